@@ -1,0 +1,137 @@
+# mqlab: set-up and everyday commands. The README's quick start is exactly `make lab` and `make test`.
+#
+#   make lab      create/refresh .venv, then JupyterLab on notebooks/ at http://127.0.0.1:$(PORT)
+#   make test     create/refresh .venv, check Java 17, run the whole suite (what CI runs: .ci/run)
+#   make doctor   report Python, Java, installer and environment state
+#   make clean    remove .venv and caches
+#
+# Knobs (environment or `make VAR=value`):
+#   PYTHON=/path/to/python3.11   interpreter for .venv (default: python3.11, else python3 if >= 3.11)
+#   MQLAB_SKIP_SPARK=1           run without Java: Spark tests are deselected (-m "not spark")
+#   MQLAB_NO_UV=1                use pip + venv even when uv is on PATH (CI has no uv: pip is the tested path)
+#   PYTEST_ARGS="-x -k foo"      extra pytest arguments for `make test`
+#   PORT=8888  LAB_ARGS=...      JupyterLab port and extra arguments for `make lab`
+#
+# Portable to GNU make 3.81 (macOS) and POSIX sh: no .ONESHELL, no .RECIPEPREFIX, no bashisms in recipes.
+
+SHELL := /bin/sh
+.DEFAULT_GOAL := help
+
+VENV     := .venv
+VENV_PY  := $(VENV)/bin/python
+EXTRAS   := spark,dev
+# The stamp's name carries pyproject.toml's checksum: editing pyproject.toml re-runs the install.
+STAMP    := $(VENV)/.mqlab-installed-$(firstword $(shell cksum < pyproject.toml))
+
+# First of python3.11, python3 that runs and is >= 3.11 (a pyenv shim without 3.11 is skipped).
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in python3.11 python3; do \
+            if command -v $$p >/dev/null 2>&1 && \
+               $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then \
+              command -v $$p; break; fi; done)
+endif
+
+UV := $(if $(filter 1 true yes,$(MQLAB_NO_UV)),,$(shell command -v uv 2>/dev/null))
+
+SKIP_SPARK  := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_SPARK))
+PYTEST_MARK := $(if $(SKIP_SPARK),-m "not spark",)
+
+PORT     ?= 8888
+LAB_ARGS ?=
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# Environment for tests, the lab and the notebooks they run.
+export MQLAB_SKIP_SPARK
+export SPARK_LOCAL_IP ?= 127.0.0.1
+export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
+export UV_PYTHON_DOWNLOADS ?= never
+
+.PHONY: help lab test venv check-python check-java doctor e2e-deps clean
+
+help:
+	@echo "make lab      JupyterLab on notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
+	@echo "make test     the whole test suite (pytest tests/, then notebooks via nbmake); what CI runs"
+	@echo "make doctor   check Python >= 3.11 and Java >= 17"
+	@echo "make clean    remove .venv and caches"
+	@echo "MQLAB_SKIP_SPARK=1 make test   run without Java (Spark tests deselected)"
+
+lab: $(STAMP)
+	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
+	@echo "==> JupyterLab on notebooks/ at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
+	    $(ALLOW_ROOT) $(LAB_ARGS)
+
+# check-java comes first so a missing Java fails in a second, before the ~1 minute install.
+test: check-java $(STAMP)
+	@status=0; \
+	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
+	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
+	if find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
+	  echo "==> notebooks via nbmake (serial, --nbmake-timeout=180)"; \
+	  $(VENV_PY) -m pytest -p no:cacheprovider --nbmake --nbmake-timeout=180 notebooks || status=$$?; \
+	else \
+	  echo "==> no notebooks/*.ipynb yet: skipping nbmake"; \
+	fi; \
+	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
+	exit $$status
+
+venv: $(STAMP)
+
+$(STAMP):
+	@$(MAKE) --no-print-directory check-python
+	@if [ ! -x $(VENV_PY) ] || ! $(VENV_PY) -c 'import sys' >/dev/null 2>&1; then \
+	  echo "==> creating $(VENV) with $(PYTHON) ($$($(PYTHON) -V 2>&1))"; \
+	  rm -rf $(VENV); \
+	  if [ -n "$(UV)" ]; then \
+	    $(UV) venv --seed --python "$(PYTHON)" $(VENV); \
+	  else \
+	    "$(PYTHON)" -m venv $(VENV) || { \
+	      echo "ERROR: '$(PYTHON) -m venv' failed. On Debian/Ubuntu: sudo apt-get install python3.11-venv" >&2; \
+	      rm -rf $(VENV); exit 1; }; \
+	  fi; \
+	fi
+	@echo "==> installing mqlab[$(EXTRAS)] into $(VENV) with $(if $(UV),uv,pip) (a new env takes about a minute: pyspark is a ~450 MB download)"
+ifneq ($(UV),)
+	$(UV) pip install --python $(VENV_PY) -e '.[$(EXTRAS)]'
+else
+	$(VENV_PY) -m pip install --progress-bar off -q -e '.[$(EXTRAS)]'
+endif
+	@rm -f $(VENV)/.mqlab-installed-*
+	@touch $@
+
+check-python:
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "ERROR: Python >= 3.11 not found (looked for python3.11, then python3)." >&2; \
+	  echo "Install Python 3.11 (Debian/Ubuntu: sudo apt-get install python3.11 python3.11-venv;" \
+	       "macOS: brew install python@3.11) or pass PYTHON=/path/to/python3.11." >&2; \
+	  exit 1; \
+	fi
+
+check-java:
+	@bash scripts/check_java.sh
+
+doctor:
+	@rc=0; \
+	if [ -n "$(PYTHON)" ]; then echo "Python: $(PYTHON) ($$($(PYTHON) -V 2>&1)) -- ok"; \
+	else echo "Python: no python3.11 / python3 >= 3.11 found -- install Python 3.11"; rc=1; fi; \
+	MQLAB_SKIP_SPARK= bash scripts/check_java.sh 2>&1 || { \
+	  if [ -n "$(SKIP_SPARK)" ]; then echo "(MQLAB_SKIP_SPARK=1: make test will deselect the Spark tests)"; \
+	  else rc=1; fi; }; \
+	echo "Installer: $(if $(UV),uv ($(UV)),pip + venv)"; \
+	if [ -f $(STAMP) ]; then echo "Environment: $(VENV) up to date with pyproject.toml"; \
+	elif [ -d $(VENV) ]; then echo "Environment: $(VENV) exists but pyproject.toml changed (make lab/test refreshes it)"; \
+	else echo "Environment: no $(VENV) yet (make lab/test creates it)"; fi; \
+	echo "SPARK_LOCAL_IP=$(SPARK_LOCAL_IP)"; \
+	exit $$rc
+
+# HOOK(lead): browser end-to-end tier (tests/e2e, marker e2e). For now this only CHECKS for Chromium and
+# installs nothing; the lead will add the install step (see shared/reference/ecosystem.md section 5).
+E2E_CHROMIUM ?= $(firstword $(wildcard /usr/bin/chromium /usr/lib/chromium/chromium /usr/bin/chromium-browser))
+e2e-deps:
+	@if [ -n "$(E2E_CHROMIUM)" ]; then echo "e2e: Chromium at $(E2E_CHROMIUM)"; \
+	else echo "e2e: no Chromium found (nothing installed yet; browser tests will be skipped)"; fi
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .cache spark-warehouse artifacts build dist *.egg-info
+	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +
+	find . -name .ipynb_checkpoints -type d -prune -not -path './.git/*' -exec rm -rf {} +

@@ -1,0 +1,290 @@
+"""The broker node: managers, store, processors and service timers on one context.
+
+Mirrors ``BrokerController`` (broker, RocketMQ 4.9.3): ``initialize`` + ``start`` become
+``on_start``, ``shutdown`` becomes ``on_stop``, and every service thread becomes a timer
+named after the Java code it replaces (DESIGN §1, STYLE §6.8):
+
+| timer | period | Java |
+|---|---|---|
+| ``PullRequestHoldService.run`` | 5 000 ms (or ``shortPollingTimeMills``) | PullRequestHoldService |
+| ``ReputMessageService.doReput`` | right after each put | ReputMessageService (1 ms loop) |
+| ``ScheduleMessageService.DeliverDelayedMessageTimerTask`` | per level, 1 000 ms then as the task says | ScheduleMessageService |
+| ``ScheduleMessageService.persist`` | 10 000 ms | flushDelayOffsetInterval |
+| ``ConsumerOffsetManager.persist`` | 5 000 ms (first after 10 000) | flushConsumerOffsetInterval |
+| ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
+| ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
+
+Request codes are dispatched to processors as ``BrokerController#registerProcessor``
+does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
+on the same store directory: ``on_start`` reloads topics, offsets and groups from
+``config/*.json`` and recovers the commit log and consume queues from their files.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
+from mqlab.broker.broker_outer_api import build_register_broker_request
+from mqlab.broker.consumer_manager import ConsumerManager
+from mqlab.broker.producer_manager import ProducerManager
+from mqlab.broker.client_manage_processor import ClientManageProcessor
+from mqlab.broker.config import BrokerConfig
+from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
+from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
+from mqlab.broker.filter import ConsumerFilterManager
+from mqlab.broker.pull_message_processor import PullMessageProcessor
+from mqlab.broker.pull_request_hold_service import PullRequestHoldService
+from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
+from mqlab.broker.send_message_processor import SendMessageProcessor
+from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
+from mqlab.broker.topic_config_manager import TopicConfigManager
+from mqlab.common.message import MessageExtBrokerInner
+from mqlab.common.mix_all import get_reply_topic
+from mqlab.remoting.codes import RequestCode
+from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
+from mqlab.runtime.context import Channel, Node
+from mqlab.store.config import MessageStoreConfig
+from mqlab.store.default_message_store import DefaultMessageStore
+from mqlab.store.status import PutMessageResult
+from mqlab.trace.events import Kind
+
+__all__ = ["BrokerController"]
+
+C = "BrokerController"
+
+
+class BrokerController(Node):
+    """One broker (master by default) as a node of a driver.
+
+    Args:
+        broker_config: ``BrokerConfig`` (name, address, toggles). Defaults to broker-a on
+            127.0.0.1:10911.
+        message_store_config: ``MessageStoreConfig``; ``store_path_root_dir`` None → a
+            fresh temp dir (kept in ``store_dir``; pass it again to restart on it).
+        name: the node name; defaults to the broker name.
+    """
+
+    def __init__(
+        self,
+        broker_config: BrokerConfig | None = None,
+        message_store_config: MessageStoreConfig | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.broker_config = broker_config or BrokerConfig()
+        self.message_store_config = message_store_config or MessageStoreConfig()
+        if self.message_store_config.store_path_root_dir is None:
+            self.message_store_config.store_path_root_dir = tempfile.mkdtemp(prefix="mqlab-store-")
+        self.store_dir = Path(self.message_store_config.store_path_root_dir)
+        super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)
+        self.message_store: DefaultMessageStore | None = None
+        self.register_count = 0
+
+    @property
+    def broker_addr(self) -> str:
+        return self.broker_config.broker_addr
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def on_start(self) -> None:
+        """``BrokerController#initialize`` + ``#start``."""
+        cfg = self.broker_config
+        now = self.ctx.now_ms
+        tracer = self.tracer
+        config_dir = self.store_dir / "config"
+        config_dir.mkdir(parents=True, exist_ok=True)
+        self.topic_config_manager = TopicConfigManager(cfg, config_dir, tracer=tracer, now_ms=now)
+        self.topic_config_manager.load()
+        self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all()
+        self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, tracer=tracer)
+        self.subscription_group_manager.load()
+        self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
+        self.consumer_offset_manager.load()
+        self.consumer_filter_manager = ConsumerFilterManager()
+        self.consumer_manager = ConsumerManager(listener=self._consumer_ids_changed, tracer=tracer)
+        self.producer_manager = ProducerManager(tracer=tracer)
+        self.rebalance_lock_manager = RebalanceLockManager(tracer=tracer)
+        self.pull_request_hold_service = PullRequestHoldService(self)
+        self.message_store = DefaultMessageStore(
+            self.message_store_config, store_host=self.broker_addr, tracer=tracer,
+            arriving_listener=self._message_arriving,
+        )  # fmt: skip
+        self.message_store.load()
+        self.send_message_processor = SendMessageProcessor(self)
+        self.pull_message_processor = PullMessageProcessor(self)
+        self.consumer_manage_processor = ConsumerManageProcessor(self)
+        self.client_manage_processor = ClientManageProcessor(self)
+        self.admin_broker_processor = AdminBrokerProcessor(self)
+        self.processor_table: dict[int, Any] = {
+            RequestCode.SEND_MESSAGE: self.send_message_processor,
+            RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
+            RequestCode.SEND_BATCH_MESSAGE: self.send_message_processor,
+            RequestCode.CONSUMER_SEND_MSG_BACK: self.send_message_processor,
+            RequestCode.PULL_MESSAGE: self.pull_message_processor,
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP: self.consumer_manage_processor,
+            RequestCode.UPDATE_CONSUMER_OFFSET: self.consumer_manage_processor,
+            RequestCode.QUERY_CONSUMER_OFFSET: self.consumer_manage_processor,
+            RequestCode.HEART_BEAT: self.client_manage_processor,
+            RequestCode.UNREGISTER_CLIENT: self.client_manage_processor,
+            RequestCode.CHECK_CLIENT_CONFIG: self.client_manage_processor,
+        }
+        ctx = self.ctx
+        self.pull_request_hold_service.start()
+        sms = self.message_store.schedule_message_service
+        for level, delay in sms.start(now):
+            ctx.set_timer(
+                "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
+                lambda lv=level: self._deliver_delayed(lv), key=f"level {level}", daemon=True,
+            )  # fmt: skip
+        ctx.set_timer(
+            "ScheduleMessageService.persist", self.message_store_config.flush_delay_offset_interval,
+            sms.persist, period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
+        )  # fmt: skip
+        ctx.set_timer(
+            "ConsumerOffsetManager.persist", 10_000, self.consumer_offset_manager.persist,
+            period_ms=cfg.flush_consumer_offset_interval, daemon=True,
+        )  # fmt: skip
+        ctx.set_timer(
+            "BrokerController.registerBrokerAll", 10_000, self.register_broker_all,
+            period_ms=max(10_000, min(cfg.register_name_server_period, 60_000)), daemon=True,
+        )  # fmt: skip
+        ctx.set_timer(
+            "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
+            period_ms=10_000, daemon=True,
+        )  # fmt: skip
+        self.request_reput()  # dispatch anything recovered but not yet in a consume queue
+        self.register_broker_all()
+        if tracer.enabled:
+            tracer.emit(C, "start", Kind.STATE, address=self.broker_addr,
+                        store_dir=str(self.store_dir),
+                        text=f"broker {cfg.broker_name} started on {self.broker_addr}")  # fmt: skip
+
+    def on_stop(self) -> None:
+        """``BrokerController#shutdown``: persist everything, unregister, flush the store."""
+        self.consumer_offset_manager.persist()
+        self.topic_config_manager.persist()
+        self.subscription_group_manager.persist()
+        if self.message_store is not None:
+            self.message_store.do_reput()
+            self.message_store.schedule_message_service.persist()
+            self.message_store.shutdown()
+
+    # -- dispatch ---------------------------------------------------------------------------------
+    def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
+        """``NettyRemotingAbstract#processRequestCommand``: the code's processor, or the default."""
+        processor = self.processor_table.get(request.code, self.admin_broker_processor)
+        return processor.process_request(channel, request)
+
+    def channel_inactive(self, channel: Channel) -> None:
+        """``ClientHousekeepingService#onChannelClose``."""
+        self.consumer_manager.do_channel_close_event(channel.remote_address, channel)
+        self.producer_manager.do_channel_close_event(channel.remote_address, channel)
+        self.pull_request_hold_service.channel_closed(channel)
+
+    # -- store access used by processors ------------------------------------------------------------
+    def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        result = self.message_store.put_message(msg, self.ctx.now_ms)
+        self.request_reput()
+        return result
+
+    def put_messages(self, msgs: list[MessageExtBrokerInner]) -> PutMessageResult:
+        result = self.message_store.put_messages(msgs, self.ctx.now_ms)
+        self.request_reput()
+        return result
+
+    def request_reput(self) -> None:
+        """Arm ReputMessageService for right after this event (Java polls every 1 ms)."""
+        if not self.ctx.has_timer("ReputMessageService.doReput"):
+            self.ctx.set_timer("ReputMessageService.doReput", 0, self._do_reput)
+
+    def _do_reput(self) -> None:
+        self.message_store.do_reput()
+
+    def _message_arriving(
+        self, topic, queue_id, logic_offset, tags_code, store_timestamp, bitmap, properties
+    ) -> None:
+        """``NotifyMessageArrivingListener#arriving``: only a master with long polling on."""
+        if (
+            self.broker_config.long_polling_enable
+            and self.message_store_config.broker_role != "SLAVE"
+        ):
+            self.pull_request_hold_service.notify_message_arriving(
+                topic, queue_id, logic_offset, tags_code, store_timestamp, bitmap, properties
+            )
+
+    def _deliver_delayed(self, level: int) -> None:
+        sms = self.message_store.schedule_message_service
+        delay = sms.execute_on_time_up(level, self.ctx.now_ms)
+        self.request_reput()
+        self.ctx.set_timer(
+            "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
+            lambda: self._deliver_delayed(level), key=f"level {level}", daemon=True,
+        )  # fmt: skip
+
+    # -- name server ----------------------------------------------------------------------------------
+    def register_broker_all(self) -> None:
+        """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server."""
+        cfg = self.broker_config
+        if not cfg.name_server_addr:
+            return
+        data_version, table = self.topic_config_manager.build_topic_config_serialize_wrapper()
+        request = build_register_broker_request(
+            cluster_name=cfg.broker_cluster_name, broker_addr=self.broker_addr,
+            broker_name=cfg.broker_name, broker_id=cfg.broker_id,
+            ha_server_addr=f"{cfg.broker_ip1}:{self.message_store_config.ha_listen_port}",
+            topic_config_table=table, data_version=data_version,
+        )  # fmt: skip
+        self.register_count += 1
+        if self.tracer.enabled:
+            self.tracer.emit(C + ".registerBrokerAll", "register", topics=len(table),
+                             text=f"register {len(table)} topic(s) with {cfg.name_server_addr}")  # fmt: skip
+        for addr in cfg.name_server_addr.split(";"):
+            self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, self._registered)
+
+    def _registered(self, response: RemotingCommand | None, error: Exception | None) -> None:
+        if error is not None and self.tracer.enabled:
+            self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
+
+    # -- consumers --------------------------------------------------------------------------------------
+    def _consumer_ids_changed(self, event: str, group: str, *args: Any) -> None:
+        """``DefaultConsumerIdsChangeListener#handle``."""
+        if event == "CHANGE":
+            channels = args[0] if args else []
+            if not self.broker_config.notify_consumer_ids_changed_enable:
+                return
+            for channel in channels:
+                req = RemotingCommand.create_request(
+                    RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
+                    NotifyConsumerIdsChangedRequestHeader(consumer_group=group).to_ext_fields(),
+                )
+                self.ctx.send_request_oneway(channel, req)
+            if self.tracer.enabled and channels:
+                self.tracer.emit(
+                    "DefaultConsumerIdsChangeListener", "notify", group=group,
+                    channels=len(channels),
+                    text=f"NOTIFY_CONSUMER_IDS_CHANGED to {len(channels)} consumer(s) of {group}",
+                )  # fmt: skip
+        elif event == "UNREGISTER":
+            self.consumer_filter_manager.unregister(group)
+        elif event == "REGISTER":
+            subs = args[0] if args else []
+            for sd in subs:
+                self.consumer_filter_manager.register(
+                    sd.topic, group, sd.sub_string, sd.expression_type, sd.sub_version
+                )
+
+    def _scan_exception_channel(self) -> None:
+        now = self.ctx.now_ms
+        self.consumer_manager.scan_not_active_channel(now)
+        self.producer_manager.scan_not_active_channel(now)
+
+    def system_topic_extras(self) -> list[str]:
+        cfg = self.broker_config
+        return [cfg.broker_cluster_name, cfg.broker_name, get_reply_topic(cfg.broker_cluster_name)]
+
+    # -- inspection ---------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"BrokerController({self.name!r}, {self.broker_addr})"

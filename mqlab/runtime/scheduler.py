@@ -1,0 +1,228 @@
+"""A tiny deterministic event scheduler on a virtual millisecond clock.
+
+SimPy's kernel in one idea (STYLE §2): every pending event is a heap entry
+``(due_ms, priority, seq)``; ``seq`` comes from a counter, so events due at the same
+time and priority run in the order they were scheduled. Integer milliseconds, clock
+starting at 0, no floats, no wall clock.
+
+Timers are named after the Java code they replace (``"RebalanceService.run"``,
+``"PullRequestHoldService.run"``) and keyed by ``(node, name, key)``: arming a timer
+with a key that is already pending replaces it, as re-scheduling a Java
+``ScheduledFuture`` of the same task would. A *daemon* timer is background work
+(periodic services, a parked pull's deadline): ``run_until_idle`` stops when only
+daemon timers remain.
+
+This module owns time and order. It must not know what a timer does.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Timer", "Scheduler", "PendingTimer", "URGENT", "NORMAL"]
+
+URGENT = 0
+NORMAL = 1
+
+
+class Timer:
+    """One pending event. Cancelling sets a flag; the heap entry is skipped when popped."""
+
+    # NOTE: performance — slots and a plain class: one Timer per frame in flight.
+    __slots__ = (
+        "due", "priority", "seq", "node", "name", "key", "callback", "period", "daemon",
+        "cancelled",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        due: int,
+        priority: int,
+        seq: int,
+        node: str,
+        name: str,
+        key: str | None,
+        callback: Callable[[], None],
+        period: int | None,
+        daemon: bool,
+    ) -> None:
+        self.due = due
+        self.priority = priority
+        self.seq = seq
+        self.node = node
+        self.name = name
+        self.key = key
+        self.callback = callback
+        self.period = period
+        self.daemon = daemon
+        self.cancelled = False
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.due, self.priority, self.seq) < (other.due, other.priority, other.seq)
+
+    @property
+    def label(self) -> str:
+        parts = [self.name, self.node]
+        if self.key is not None:
+            parts.append(self.key)
+        return " ".join(p for p in parts if p)
+
+    def __repr__(self) -> str:
+        return f"Timer({self.label!r}, due={self.due})"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTimer:
+    """What ``next_timers()`` shows a learner: when, where, what."""
+
+    due_ms: int
+    node: str
+    name: str
+    key: str | None
+    daemon: bool
+    periodic: bool
+
+    @property
+    def label(self) -> str:
+        parts = [self.name, self.node] + ([self.key] if self.key is not None else [])
+        return " ".join(p for p in parts if p)
+
+
+class Scheduler:
+    """Virtual clock + timer heap. ``now`` only moves forward."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self._heap: list[Timer] = []
+        self._seq = itertools.count()
+        self._keyed: dict[tuple[str, str, str | None], Timer] = {}
+        self._live_foreground = 0
+
+    # -- arming ----------------------------------------------------------------------------
+    def call_at(
+        self,
+        due: int,
+        callback: Callable[[], None],
+        *,
+        node: str = "",
+        name: str = "",
+        key: str | None = None,
+        period: int | None = None,
+        daemon: bool = False,
+        priority: int = NORMAL,
+        keyed: bool = True,
+    ) -> Timer:
+        """Schedule ``callback`` at absolute time ``due`` (never earlier than now).
+
+        With ``keyed`` (the default) a pending timer with the same ``(node, name, key)``
+        is cancelled first. Frames in flight use ``keyed=False``.
+        """
+        if due < self.now:
+            due = self.now
+        if keyed:
+            old = self._keyed.get((node, name, key))
+            if old is not None:
+                self._cancel(old)
+        t = Timer(due, priority, next(self._seq), node, name, key, callback, period, daemon)
+        heapq.heappush(self._heap, t)
+        if keyed:
+            self._keyed[(node, name, key)] = t
+        if not daemon:
+            self._live_foreground += 1
+        return t
+
+    def call_later(self, delay: int, callback: Callable[[], None], **kw) -> Timer:
+        if delay < 0:
+            raise ValueError(f"delay must be >= 0 ms, got {delay}")
+        return self.call_at(self.now + int(delay), callback, **kw)
+
+    def cancel(self, node: str, name: str, key: str | None = None) -> bool:
+        t = self._keyed.get((node, name, key))
+        if t is None:
+            return False
+        self._cancel(t)
+        return True
+
+    def get(self, node: str, name: str, key: str | None = None) -> Timer | None:
+        return self._keyed.get((node, name, key))
+
+    def reschedule(self, node: str, name: str, key: str | None, due: int) -> bool:
+        """Move a pending keyed timer (``ServiceThread#wakeup`` moves it to now)."""
+        t = self._keyed.get((node, name, key))
+        if t is None:
+            return False
+        self.call_at(
+            due, t.callback, node=node, name=name, key=key, period=t.period, daemon=t.daemon,
+            priority=t.priority,
+        )  # fmt: skip
+        return True
+
+    def cancel_node(self, node: str) -> int:
+        """Silence every timer of a node (the node stopped or was killed)."""
+        n = 0
+        for t in self._heap:
+            if t.node == node and not t.cancelled:
+                self._cancel(t)
+                n += 1
+        return n
+
+    def _cancel(self, t: Timer) -> None:
+        if t.cancelled:
+            return
+        t.cancelled = True
+        if not t.daemon:
+            self._live_foreground -= 1
+        k = (t.node, t.name, t.key)
+        if self._keyed.get(k) is t:
+            del self._keyed[k]
+
+    # -- running -----------------------------------------------------------------------------
+    def peek(self) -> Timer | None:
+        """The next live timer, or None."""
+        heap = self._heap
+        while heap and heap[0].cancelled:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    @property
+    def has_foreground(self) -> bool:
+        return self._live_foreground > 0
+
+    def pop(self) -> Timer | None:
+        """Remove and return the next live timer, advancing ``now`` to its due time."""
+        t = self.peek()
+        if t is None:
+            return None
+        heapq.heappop(self._heap)
+        k = (t.node, t.name, t.key)
+        if self._keyed.get(k) is t:
+            del self._keyed[k]
+        if not t.daemon:
+            self._live_foreground -= 1
+        t.cancelled = True  # consumed
+        self.now = t.due
+        return t
+
+    def run_one(self) -> Timer | None:
+        """Pop the next timer, run it, re-arm it if periodic. Returns it (None if empty)."""
+        t = self.pop()
+        if t is None:
+            return None
+        if t.period is not None:
+            # Re-arm before running, so the callback may cancel or move it.
+            self.call_at(
+                t.due + t.period, t.callback, node=t.node, name=t.name, key=t.key,
+                period=t.period, daemon=t.daemon, priority=t.priority,
+            )  # fmt: skip
+        t.callback()
+        return t
+
+    def pending(self) -> list[PendingTimer]:
+        """Live timers in firing order."""
+        live = sorted(t for t in self._heap if not t.cancelled)
+        return [
+            PendingTimer(t.due, t.node, t.name, t.key, t.daemon, t.period is not None) for t in live
+        ]

@@ -1,0 +1,504 @@
+"""The simulation driver: virtual time, an in-process network, seeded randomness.
+
+Runs the sans-IO core deterministically (DESIGN §1). Everything that happens is an
+event on one ``Scheduler``: a timer of a node firing, or a frame arriving at a node.
+
+- ``step()`` runs exactly one event and returns the trace events it produced;
+- ``advance(ms)`` runs everything due up to ``now + ms`` *inclusive* (unlike SimPy's
+  ``run(until)``: a learner who advances 15 000 ms to "let the long poll time out"
+  expects the timer due at exactly +15 000 to fire), then sets the clock to now + ms;
+- ``run_until_idle()`` runs until only daemon timers (periodic services, parked pulls'
+  deadlines) are left;
+- ``next_timers()`` lists what is pending, by name.
+
+The network carries *encoded* frames (``RemotingCommand.encode``), so the simulation
+exercises the same codec as the wire. Each direction of a connection is FIFO, like TCP:
+a frame is delivered at ``max(now + latency, previous delivery on that direction)``.
+Links can be given extra latency, jitter, a drop rate, or be cut (faults, recorded as
+trace events).
+
+Determinism (STYLE §6.9): one heap keyed ``(due_ms, priority, seq)``; RNG streams
+derived from ``(seed, node, purpose)`` with string seeding (SHA-512 based, identical in
+every process); no iteration over sets; channel ids and ephemeral ports from counters.
+Same seed + same calls → the same trace, byte for byte.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mqlab.remoting.command import RemotingCommand, RemotingCommandException
+from mqlab.runtime.context import (
+    Channel,
+    InvokeCallback,
+    Node,
+    NodeContext,
+    RemotingConnectException,
+    RemotingTimeoutException,
+)
+from mqlab.runtime.scheduler import PendingTimer, Scheduler
+from mqlab.trace.events import Kind, TraceEvent, TraceLevel
+from mqlab.trace.recorder import NodeTracer, TraceRecorder
+
+__all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection"]
+
+log = logging.getLogger(__name__)
+
+_EPHEMERAL_PORT_BASE = 50_000
+
+
+@dataclass(slots=True)
+class LinkConfig:
+    """How frames from one node to another travel. ``None`` fields use the default."""
+
+    latency_ms: int | None = None
+    jitter_ms: int = 0
+    drop_rate: float = 0.0
+    down: bool = False
+
+
+class SimConnection:
+    """A client↔server connection: two ``Channel`` ends and per-direction FIFO clocks."""
+
+    __slots__ = ("id", "client", "server", "client_end", "server_end", "last_due", "closed")
+
+    def __init__(
+        self, cid: int, client: str, server: str, client_end: Channel, server_end: Channel
+    ):
+        self.id = cid
+        self.client = client
+        self.server = server
+        self.client_end = client_end
+        self.server_end = server_end
+        self.last_due = {client: 0, server: 0}  # by sender
+        self.closed = False
+
+    def end_of(self, node: str) -> Channel:
+        return self.client_end if node == self.client else self.server_end
+
+    def peer_of(self, node: str) -> str:
+        return self.server if node == self.client else self.client
+
+
+def _code_name(code: int, is_response: bool) -> str:
+    try:
+        from mqlab.remoting.codes import RequestCode, ResponseCode
+
+        return (ResponseCode if is_response else RequestCode)(code).name
+    except (ImportError, ValueError):
+        return str(code)
+
+
+class SimContext(NodeContext):
+    """A node's view of the simulation driver."""
+
+    def __init__(self, driver: SimDriver, node: Node) -> None:
+        self.driver = driver
+        self.node = node
+        self.node_name = node.name
+        self.tracer = NodeTracer(driver.recorder, node.name, lambda: driver.scheduler.now)
+        self._rngs: dict[str, random.Random] = {}
+        self._opaque = itertools.count(1)
+        # (connection id, opaque) -> callback, for requests this node sent.
+        self.pending: dict[tuple[int, int], InvokeCallback] = {}
+
+    @property
+    def now_ms(self) -> int:
+        return self.driver.scheduler.now
+
+    def rng(self, purpose: str) -> random.Random:
+        r = self._rngs.get(purpose)
+        if r is None:
+            r = self._rngs[purpose] = random.Random(
+                f"{self.driver.seed}/{self.node_name}/{purpose}"
+            )
+        return r
+
+    # -- timers ------------------------------------------------------------------------------
+    def set_timer(self, name, delay_ms, callback, *, key=None, period_ms=None, daemon=False):
+        self.driver.scheduler.call_later(
+            int(delay_ms), self.driver._guard(self.node, callback), node=self.node_name,
+            name=name, key=key, period=period_ms, daemon=daemon,
+        )  # fmt: skip
+
+    def cancel_timer(self, name, key=None) -> bool:
+        return self.driver.scheduler.cancel(self.node_name, name, key)
+
+    def has_timer(self, name, key=None) -> bool:
+        return self.driver.scheduler.get(self.node_name, name, key) is not None
+
+    def wakeup_timer(self, name, key=None) -> bool:
+        s = self.driver.scheduler
+        return s.reschedule(self.node_name, name, key, s.now)
+
+    # -- remoting --------------------------------------------------------------------------------
+    def invoke_async(self, addr, request, timeout_ms, callback):
+        request.opaque = next(self._opaque)
+        d = self.driver
+        conn = d._connect(self.node_name, addr)
+        if conn is None:
+            d.scheduler.call_later(
+                0, lambda: callback(None, RemotingConnectException(f"connect to {addr} failed")),
+                node=self.node_name, name="NettyRemotingClient.connect failed", keyed=False,
+            )  # fmt: skip
+            return
+        key = (conn.id, request.opaque)
+        self.pending[key] = callback
+
+        def on_timeout() -> None:
+            cb = self.pending.pop(key, None)
+            if cb is not None:
+                cb(None, RemotingTimeoutException(
+                    f"wait response on the channel <{addr}> timeout, {timeout_ms}(ms)"
+                ))  # fmt: skip
+
+        d.scheduler.call_later(
+            int(timeout_ms), on_timeout, node=self.node_name,
+            name="NettyRemotingAbstract.scanResponseTable", key=f"opaque={request.opaque}",
+            daemon=True,
+        )  # fmt: skip
+        d._transmit(conn, self.node_name, request)
+
+    def invoke_oneway(self, addr, request):
+        request.opaque = next(self._opaque)
+        request.mark_oneway_rpc()
+        conn = self.driver._connect(self.node_name, addr)
+        if conn is not None:
+            self.driver._transmit(conn, self.node_name, request)
+
+    def send_response(self, channel, response):
+        conn = self.driver._conn_by_channel.get(channel.id)
+        if conn is None or conn.closed:
+            return
+        self.driver._transmit(conn, self.node_name, response)
+
+    def send_request_oneway(self, channel, request):
+        conn = self.driver._conn_by_channel.get(channel.id)
+        if conn is None or conn.closed:
+            return
+        request.opaque = next(self._opaque)
+        request.mark_oneway_rpc()
+        self.driver._transmit(conn, self.node_name, request)
+
+    def close_channel(self, channel):
+        conn = self.driver._conn_by_channel.get(channel.id)
+        if conn is not None:
+            self.driver._close(conn, reason=f"closed by {self.node_name}")
+
+
+class SimDriver:
+    """Deterministic discrete-event driver for a set of nodes.
+
+    Args:
+        seed: the run's seed; every RNG stream derives from it.
+        run_id: the ``run_id`` of every trace event.
+        trace_level: ``TraceLevel.OFF`` / ``STEPS`` / ``FRAMES``.
+        latency_ms: default one-way latency of every link (1 ms).
+        strict: re-raise exceptions from node handlers (tests, notebooks). When False a
+            handler exception becomes a SYSTEM_ERROR response and an ``error`` trace
+            event, as ``NettyRemotingAbstract#processRequestCommand`` does.
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        run_id: str = "run-0",
+        trace_level: TraceLevel = TraceLevel.STEPS,
+        latency_ms: int = 1,
+        strict: bool = True,
+    ) -> None:
+        if latency_ms < 0:
+            raise ValueError(f"latency_ms must be >= 0, got {latency_ms}")
+        self.seed = seed
+        self.scheduler = Scheduler()
+        self.recorder = TraceRecorder(run_id, trace_level)
+        self.latency_ms = latency_ms
+        self.strict = strict
+        self.nodes: dict[str, Node] = {}
+        self.contexts: dict[str, SimContext] = {}
+        self.addr_to_node: dict[str, str] = {}
+        self.links: dict[tuple[str, str], LinkConfig] = {}
+        self._conns: dict[tuple[str, str], SimConnection] = {}
+        self._conn_by_channel: dict[int, SimConnection] = {}
+        self._conn_ids = itertools.count(1)
+        self._ports = itertools.count(_EPHEMERAL_PORT_BASE + 1)
+        self._net_rng = random.Random(f"{seed}/network")
+        self._tracer = NodeTracer(self.recorder, "sim", lambda: self.scheduler.now)
+
+    # -- nodes -------------------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.scheduler.now
+
+    def add_node(self, node: Node, *, start: bool = True) -> SimContext:
+        """Attach a node (its name and listen address must be unique) and start it."""
+        if node.name in self.nodes:
+            raise ValueError(f"node name {node.name!r} is already used")
+        if node.address in self.addr_to_node:
+            raise ValueError(
+                f"address {node.address!r} is already used by {self.addr_to_node[node.address]!r}"
+            )
+        ctx = SimContext(self, node)
+        node.ctx = ctx
+        self.nodes[node.name] = node
+        self.contexts[node.name] = ctx
+        if node.address:
+            self.addr_to_node[node.address] = node.name
+        if start:
+            self.start_node(node.name)
+        return ctx
+
+    def node(self, name: str) -> Node:
+        try:
+            return self.nodes[name]
+        except KeyError:
+            raise ValueError(f"no node named {name!r}; nodes: {sorted(self.nodes)}") from None
+
+    def start_node(self, name: str) -> None:
+        node = self.node(name)
+        node.running = True
+        self._tracer_for(name).emit("SimDriver", "start", Kind.STATE, address=node.address)
+        node.on_start()
+
+    def stop_node(self, name: str, *, graceful: bool = True) -> None:
+        """Stop a node: ``graceful`` runs its shutdown (persist, unregister) first; a kill does not."""
+        node = self.node(name)
+        if not node.running:
+            return
+        if graceful:
+            node.on_stop()
+        node.running = False
+        self.scheduler.cancel_node(name)
+        self._tracer_for(name).emit(
+            "SimDriver", "stop" if graceful else "kill", Kind.STATE if graceful else Kind.FAULT
+        )
+        for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
+            self._close(conn, reason=f"{name} stopped")
+
+    def remove_node(self, name: str) -> Node:
+        """Stop (kill) and detach a node, freeing its name and address (for restarts)."""
+        self.stop_node(name, graceful=False)
+        node = self.nodes.pop(name)
+        self.contexts.pop(name)
+        if node.address and self.addr_to_node.get(node.address) == name:
+            del self.addr_to_node[node.address]
+        return node
+
+    def _tracer_for(self, name: str) -> NodeTracer:
+        ctx = self.contexts.get(name)
+        return ctx.tracer if ctx is not None else self._tracer
+
+    def _guard(self, node: Node, fn: Callable[[], None]) -> Callable[[], None]:
+        """Timers of a stopped node do nothing (cluster's ``Role.set_timer`` wrapper)."""
+
+        def run() -> None:
+            if node.running:
+                fn()
+
+        return run
+
+    # -- links and faults ------------------------------------------------------------------------
+    def set_link(self, src: str, dst: str, **kw) -> None:
+        """Configure frames from node ``src`` to node ``dst`` (see ``LinkConfig``)."""
+        cfg = self.links.setdefault((src, dst), LinkConfig())
+        for k, v in kw.items():
+            if not hasattr(cfg, k):
+                raise ValueError(f"unknown link setting {k!r}")
+            setattr(cfg, k, v)
+        self._tracer.emit("SimNetwork", "link", Kind.FAULT, src=src, dst=dst, **kw)
+
+    # -- transport ------------------------------------------------------------------------------
+    def _connect(self, client: str, addr: str) -> SimConnection | None:
+        server = self.addr_to_node.get(addr)
+        if server is None or not self.nodes[server].running:
+            return None
+        link = self.links.get((client, server))
+        if link is not None and link.down:
+            return None
+        conn = self._conns.get((client, addr))
+        if conn is not None and not conn.closed:
+            return conn
+        cid = next(self._conn_ids)
+        ip = self.nodes[client].address.rsplit(":", 1)[0] or "127.0.0.1"
+        eph = f"{ip}:{next(self._ports)}"
+        client_end = Channel(2 * cid, eph, addr, server)
+        server_end = Channel(2 * cid + 1, addr, eph, client)
+        conn = SimConnection(cid, client, server, client_end, server_end)
+        self._conns[(client, addr)] = conn
+        self._conn_by_channel[client_end.id] = conn
+        self._conn_by_channel[server_end.id] = conn
+        return conn
+
+    def _close(self, conn: SimConnection, *, reason: str) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
+        conn.client_end.closed = conn.server_end.closed = True
+        self._tracer.emit(
+            "SimNetwork", "close", Kind.STATE, conn=conn.id, client=conn.client,
+            server=conn.server, reason=reason,
+        )  # fmt: skip
+        for side in (conn.client, conn.server):
+            node = self.nodes.get(side)
+            ctx = self.contexts.get(side)
+            if node is None or ctx is None or not node.running:
+                continue
+            failed = sorted(k for k in ctx.pending if k[0] == conn.id)
+            for k in failed:
+                cb = ctx.pending.pop(k)
+                self.scheduler.call_later(
+                    0, self._guard(node, lambda cb=cb: cb(None, RemotingConnectException(reason))),
+                    node=side, name="NettyRemotingAbstract.failFast", keyed=False,
+                )  # fmt: skip
+            end = conn.end_of(side)
+            self.scheduler.call_later(
+                0, self._guard(node, lambda n=node, e=end: n.channel_inactive(e)),
+                node=side, name="channelInactive", keyed=False,
+            )  # fmt: skip
+
+    def _transmit(self, conn: SimConnection, sender: str, cmd: RemotingCommand) -> None:
+        # NOTE: performance — one encode per frame; the receiver decodes the same bytes.
+        frame = cmd.encode()
+        receiver = conn.peer_of(sender)
+        link = self.links.get((sender, receiver))
+        latency = self.latency_ms
+        if link is not None:
+            if link.down:
+                self._tracer_for(sender).emit(
+                    "SimNetwork", "drop", Kind.FAULT, reason="link down", code=cmd.code, to=receiver
+                )
+                return
+            if link.latency_ms is not None:
+                latency = link.latency_ms
+            if link.jitter_ms:
+                latency += self._net_rng.randint(0, link.jitter_ms)
+            if link.drop_rate and self._net_rng.random() < link.drop_rate:
+                self._tracer_for(sender).emit(
+                    "SimNetwork", "drop", Kind.FAULT, reason="loss", code=cmd.code, to=receiver
+                )
+                return
+        due = max(self.scheduler.now + latency, conn.last_due[sender])
+        conn.last_due[sender] = due
+        if self.recorder.level >= TraceLevel.FRAMES:
+            self._tracer_for(sender).emit(
+                "RemotingCommand", "send", Kind.SEND, code=_code_name(cmd.code, cmd.is_response),
+                opaque=cmd.opaque, to=receiver, bytes=len(frame), response=cmd.is_response,
+            )  # fmt: skip
+        label = f"{_code_name(cmd.code, cmd.is_response)} {sender}->{receiver}"
+        self.scheduler.call_at(
+            due, lambda: self._deliver(conn, receiver, frame), node=receiver, name="frame",
+            key=label, keyed=False,
+        )  # fmt: skip
+
+    def _deliver(self, conn: SimConnection, receiver: str, frame: bytes) -> None:
+        node = self.nodes.get(receiver)
+        if conn.closed or node is None or not node.running:
+            return
+        ctx = self.contexts[receiver]
+        try:
+            cmd = RemotingCommand.decode(frame)
+        except RemotingCommandException as e:
+            ctx.tracer.emit("NettyDecoder", "decode", Kind.ERROR, error=str(e))
+            self._close(conn, reason=f"malformed frame: {e}")
+            return
+        channel = conn.end_of(receiver)
+        if self.recorder.level >= TraceLevel.FRAMES:
+            ctx.tracer.emit(
+                "RemotingCommand", "recv", Kind.RECV, code=_code_name(cmd.code, cmd.is_response),
+                opaque=cmd.opaque, frm=conn.peer_of(receiver), response=cmd.is_response,
+            )  # fmt: skip
+        if cmd.is_response:
+            cb = ctx.pending.pop((conn.id, cmd.opaque), None)
+            if cb is not None:
+                self.scheduler.cancel(
+                    receiver, "NettyRemotingAbstract.scanResponseTable", f"opaque={cmd.opaque}"
+                )
+                cb(cmd, None)
+            return
+        self._process_request(node, ctx, conn, channel, cmd)
+
+    def _process_request(self, node, ctx, conn, channel, cmd) -> None:
+        """``NettyRemotingAbstract#processRequestCommand`` (facts §1.6)."""
+        try:
+            response = node.process_request(channel, cmd)
+        except Exception as e:
+            if self.strict:
+                raise
+            from mqlab.remoting.codes import ResponseCode
+
+            ctx.tracer.emit(
+                "NettyRemotingAbstract", "processRequestCommand", Kind.ERROR, error=repr(e)
+            )
+            response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, repr(e)[:200])
+        if response is None or cmd.is_oneway:
+            return
+        response.opaque = cmd.opaque
+        response.mark_response_type()
+        self._transmit(conn, node.name, response)
+
+    # -- running ---------------------------------------------------------------------------------
+    def step(self) -> list[TraceEvent]:
+        """Run exactly one event; return the trace events it produced ([] if none pending)."""
+        mark = len(self.recorder.events)
+        self.scheduler.run_one()
+        return self.recorder.events[mark:]
+
+    def advance(self, ms: int) -> list[TraceEvent]:
+        """Run every event due up to ``now + ms`` (inclusive), then set the clock there."""
+        if ms < 0:
+            raise ValueError(f"advance() takes a duration >= 0 ms, got {ms}")
+        mark = len(self.recorder.events)
+        self.run_until(self.scheduler.now + int(ms))
+        return self.recorder.events[mark:]
+
+    def run_until(self, t_ms: int) -> None:
+        s = self.scheduler
+        while True:
+            t = s.peek()
+            if t is None or t.due > t_ms:
+                break
+            s.run_one()
+        if t_ms > s.now:
+            s.now = t_ms
+
+    def run_until_idle(
+        self, *, max_ms: int | None = None, max_events: int = 10_000_000
+    ) -> list[TraceEvent]:
+        """Run until only daemon timers are pending (or ``max_ms`` of virtual time passed).
+
+        Raises:
+            RuntimeError: more than ``max_events`` events ran (something loops forever).
+        """
+        mark = len(self.recorder.events)
+        s = self.scheduler
+        limit = None if max_ms is None else s.now + max_ms
+        n = 0
+        while s.has_foreground:
+            t = s.peek()
+            if t is None or (limit is not None and t.due > limit):
+                break
+            s.run_one()
+            n += 1
+            if n > max_events:
+                raise RuntimeError(
+                    f"run_until_idle: more than {max_events} events; is something looping?"
+                )
+        return self.recorder.events[mark:]
+
+    def next_timers(
+        self, limit: int | None = None, *, include_frames: bool = True
+    ) -> list[PendingTimer]:
+        """Pending timers (and frames in flight) in firing order."""
+        out = [p for p in self.scheduler.pending() if include_frames or p.name != "frame"]
+        return out if limit is None else out[:limit]
+
+    def call_later(
+        self, delay_ms: int, fn: Callable[[], None], *, name: str = "lab action"
+    ) -> None:
+        """Schedule a driver-level action (used by the Lab for scripted scenarios)."""
+        self.scheduler.call_later(delay_ms, fn, node="lab", name=name, keyed=False)

@@ -1,0 +1,14 @@
+"""Trace events, the recorder, and their export (DESIGN §3)."""
+
+from mqlab.trace.events import COLUMNS, TRACE_SCHEMA_VERSION, Kind, TraceEvent, TraceLevel
+from mqlab.trace.recorder import NodeTracer, TraceRecorder
+
+__all__ = [
+    "COLUMNS",
+    "TRACE_SCHEMA_VERSION",
+    "Kind",
+    "NodeTracer",
+    "TraceEvent",
+    "TraceLevel",
+    "TraceRecorder",
+]

@@ -1,0 +1,89 @@
+"""Trace events: one record per step of a seed mechanism.
+
+DESIGN §3: "Tracing is the product". Each numbered step of each seed mechanism emits one
+event ``(run_id, t_ms, seq, node, component, step, kind, fields)``. ``component`` is the
+Java class (or ``Class.method``) that the step belongs to, ``step`` is the seed's step
+number as a string ("5", "2a", ...) or a short name where the seed has no number, and
+``fields`` holds plain JSON values (ints, strings, bools, lists) describing the outcome.
+
+This module owns the event shape and its schema version (documented in
+``datasets/README.md``). It must not know who emits events or how they are shown.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+__all__ = ["TraceEvent", "TraceLevel", "Kind", "TRACE_SCHEMA_VERSION", "COLUMNS"]
+
+#: Bump when a column is added, removed or changes meaning (datasets/README.md).
+TRACE_SCHEMA_VERSION = 1
+
+#: Column order of the tabular form (pandas / Parquet).
+COLUMNS = ("run_id", "t_ms", "seq", "node", "component", "step", "kind", "fields")
+
+
+class TraceLevel(IntEnum):
+    """How much a recorder keeps.
+
+    OFF keeps nothing (the hot path pays one attribute check). STEPS keeps seed steps,
+    timers firing, faults and state changes. FRAMES adds one event per remoting frame
+    sent and received.
+    """
+
+    OFF = 0
+    STEPS = 1
+    FRAMES = 2
+
+
+class Kind:
+    """Event kinds (a closed vocabulary, so figures can colour by it)."""
+
+    STEP = "step"  # a numbered seed step and its outcome
+    TIMER = "timer"  # a timer fired (the component names the Java service)
+    SEND = "send"  # a frame left a node (FRAMES level)
+    RECV = "recv"  # a frame reached a node (FRAMES level)
+    FAULT = "fault"  # an injected fault (drop, delay, kill, restart, ...)
+    STATE = "state"  # a node started, stopped, or changed a setting
+    ERROR = "error"  # a malformed frame, a handler exception, a closed connection
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    """One trace record. ``fields`` must hold JSON-serialisable values only."""
+
+    run_id: str
+    t_ms: int
+    seq: int
+    node: str
+    component: str
+    step: str
+    kind: str
+    fields: dict[str, Any]
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat row; ``fields`` becomes a compact JSON string with sorted keys."""
+        return {
+            "run_id": self.run_id,
+            "t_ms": self.t_ms,
+            "seq": self.seq,
+            "node": self.node,
+            "component": self.component,
+            "step": self.step,
+            "kind": self.kind,
+            "fields": json.dumps(self.fields, sort_keys=True, separators=(",", ":")),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_row(), sort_keys=False, separators=(",", ":"))
+
+    def describe(self) -> str:
+        """The event in words, for panels and logs: ``t=20000 broker-a Pull... step 5: ...``."""
+        text = self.fields.get("text")
+        if text is None:
+            text = ", ".join(f"{k}={v}" for k, v in self.fields.items())
+        step = f" step {self.step}" if self.step else ""
+        return f"t={self.t_ms} {self.node} {self.component}{step}: {text}"

@@ -1,0 +1,217 @@
+"""The simulation driver: frames, latency, timeouts, faults, determinism."""
+
+import pytest
+
+from mqlab.remoting.command import RemotingCommand
+from mqlab.runtime.context import Node
+from mqlab.runtime.sim import SimDriver
+from mqlab.trace.events import TraceLevel
+
+
+class Echo(Node):
+    """Answers code 1 with the same body; holds code 2 (never answers); code 3 notifies back."""
+
+    def __init__(self):
+        super().__init__("echo", "127.0.0.1:7000")
+        self.held = []
+
+    def process_request(self, channel, request):
+        self.tracer.emit("Echo", "1", got=request.code)
+        if request.code == 1:
+            return RemotingCommand.create_response(0, body=request.body)
+        if request.code == 2:
+            self.held.append((channel, request))
+            return None
+        if request.code == 3:
+            self.ctx.send_request_oneway(channel, RemotingCommand.create_request(40))
+            return RemotingCommand.create_response(0)
+        return super().process_request(channel, request)
+
+
+class Client(Node):
+    def __init__(self, name="client"):
+        super().__init__(name, "127.0.0.2:0")
+        self.results = []
+        self.notified = []
+
+    def call(self, code, body=b"x", timeout=3000):
+        def cb(resp, err):
+            self.results.append(
+                (
+                    self.ctx.now_ms,
+                    resp.code if resp else type(err).__name__,
+                    resp.body if resp else None,
+                )
+            )
+
+        self.ctx.invoke_async(
+            "127.0.0.1:7000", RemotingCommand.create_request(code, body=body), timeout, cb
+        )
+
+    def process_request(self, channel, request):
+        self.notified.append((self.ctx.now_ms, request.code, request.is_oneway))
+        return None
+
+
+def make(seed=1, **kw):
+    d = SimDriver(seed=seed, **kw)
+    echo, client = Echo(), Client()
+    d.add_node(echo)
+    d.add_node(client)
+    return d, echo, client
+
+
+def test_request_response_takes_two_latencies():
+    """With the default 1 ms latency a round trip completes at t=2."""
+    d, _, c = make()
+    c.call(1, b"hello")
+    d.run_until_idle()
+    assert c.results == [(2, 0, b"hello")]
+
+
+def test_unknown_code_gets_request_code_not_supported():
+    """The base Node answers REQUEST_CODE_NOT_SUPPORTED (3) with RocketMQ's remark."""
+    d, _, c = make()
+    got = []
+    c.ctx.invoke_async(
+        "127.0.0.1:7000",
+        RemotingCommand.create_request(999),
+        1000,
+        lambda r, e: got.append((r.code, r.remark)),
+    )
+    d.run_until_idle()
+    assert got == [(3, " request type 999 not supported")]
+
+
+def test_timeout_fires_at_exact_deadline_and_is_daemon():
+    """A held request times out at send time + timeout; run_until_idle does not wait for it."""
+    d, echo, c = make()
+    c.call(2, timeout=30000)
+    d.run_until_idle()
+    assert len(echo.held) == 1 and c.results == []
+    assert [t.name for t in d.next_timers()] == ["NettyRemotingAbstract.scanResponseTable"]
+    assert d.now == 1  # the request reached the echo node at t=1 and was held
+    d.advance(29998)
+    assert c.results == []
+    d.advance(1)
+    assert c.results == [(30000, "RemotingTimeoutException", None)]
+
+
+def test_advance_is_inclusive():
+    """advance(ms) runs events due exactly at now + ms."""
+    d, _, c = make()
+    fired = []
+    c.ctx.set_timer("T", 15000, lambda: fired.append(d.now))
+    d.advance(15000)
+    assert fired == [15000] and d.now == 15000
+
+
+def test_step_runs_one_event_and_returns_its_trace():
+    """step() delivers one frame; the echo handler's trace event comes back."""
+    d, _, c = make()
+    c.call(1)
+    evs = d.step()
+    assert [(e.node, e.component, e.step, e.fields) for e in evs] == [
+        ("echo", "Echo", "1", {"got": 1})
+    ]
+    assert d.now == 1
+
+
+def test_server_to_client_oneway_on_same_channel():
+    """NOTIFY-style oneway requests reach the client over the channel the request came on."""
+    d, _, c = make()
+    c.call(3)
+    d.run_until_idle()
+    assert c.notified == [(2, 40, True)]
+
+
+def test_connect_failure_and_kill():
+    """Invoking a dead address fails with RemotingConnectException; a kill fails pending calls."""
+    d, echo, c = make()
+    c.call(2)
+    d.run_until_idle()
+    d.stop_node("echo", graceful=False)
+    d.run_until_idle()
+    assert c.results[-1][1] == "RemotingConnectException"
+    c.call(1)
+    d.run_until_idle()
+    assert c.results[-1][1] == "RemotingConnectException"
+    assert len(c.results) == 2
+
+
+def test_link_down_drops_and_fifo_per_direction():
+    """A cut link drops frames (traced as a fault); with jitter, order per direction holds."""
+    d, _, c = make()
+    d.set_link("client", "echo", jitter_ms=50)
+    for i in range(20):
+        c.call(1, str(i).encode())
+    d.run_until_idle()
+    assert [r[2] for r in c.results] == [str(i).encode() for i in range(20)]
+    d.set_link("client", "echo", down=True)
+    c.call(1, timeout=100)
+    d.run_until_idle()
+    d.advance(100)
+    assert c.results[-1][1] == "RemotingConnectException"
+    assert any(e.kind == "fault" for e in d.recorder.events)
+
+
+def test_malformed_frame_closes_only_that_connection():
+    """A frame that does not decode closes its connection; other clients keep working."""
+    d, _, c = make()
+    other = Client("other")
+    other.address = "127.0.0.3:0"
+    d.add_node(other)
+    c.call(2)
+    other.call(1, b"ok")
+    d.run_until_idle()
+    conn = d._conns[("client", "127.0.0.1:7000")]
+    d.scheduler.call_later(
+        0, lambda: d._deliver(conn, "echo", b"\x00\x00\x00\x05\x07\x00\x00\x00\x00"), keyed=False
+    )
+    d.run_until_idle()
+    assert c.results == [(2, "RemotingConnectException", None)]
+    assert any(e.kind == "error" and e.component == "NettyDecoder" for e in d.recorder.events)
+    other.call(1, b"again")
+    d.run_until_idle()
+    assert other.results[-1][1:] == (0, b"again")
+
+
+def test_timers_of_stopped_node_are_silent():
+    """A stopped node's timers never fire."""
+    d, _, c = make()
+    fired = []
+    c.ctx.set_timer("T", 10, lambda: fired.append(1), period_ms=10)
+    d.advance(25)
+    d.stop_node("client")
+    d.advance(100)
+    assert fired == [1, 1]
+
+
+def scenario(seed):
+    d, _, c = make(seed=seed, trace_level=TraceLevel.FRAMES)
+    d.set_link("client", "echo", jitter_ms=7, drop_rate=0.2)
+    for i in range(30):
+        c.call(1, str(i).encode(), timeout=500)
+    d.run_until_idle()
+    d.advance(1000)
+    return d.recorder.to_jsonl(), c.results
+
+
+def test_same_seed_same_trace_bytes():
+    """Same seed and calls → byte-identical trace; another seed differs."""
+    a, ra = scenario(7)
+    b, rb = scenario(7)
+    c, _ = scenario(8)
+    assert a == b and ra == rb
+    assert a != c
+
+
+def test_bad_arguments_raise_value_error():
+    """Misuse names the argument."""
+    d, _, _ = make()
+    with pytest.raises(ValueError, match="advance"):
+        d.advance(-1)
+    with pytest.raises(ValueError, match="already used"):
+        d.add_node(Echo())
+    with pytest.raises(ValueError, match="no node named"):
+        d.node("nope")
