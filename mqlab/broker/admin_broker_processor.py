@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import TopicValidator
-from mqlab.remoting.bodies import LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody
+from mqlab.remoting.bodies import (
+    LockBatchRequestBody,
+    LockBatchResponseBody,
+    UnlockBatchRequestBody,
+)
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.fastjson import dumps, loads_json_body
@@ -57,7 +61,9 @@ ADMIN_CODES = (
 
 
 def _ok(ext: dict[str, str] | None = None, body: bytes | None = None) -> RemotingCommand:
-    return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields=ext or {}, body=body)
+    return RemotingCommand.create_response(
+        ResponseCode.SUCCESS, None, ext_fields=ext or {}, body=body
+    )
 
 
 def _err(code: int, remark: str) -> RemotingCommand:
@@ -88,7 +94,9 @@ class AdminBrokerProcessor:
             RequestCode.VIEW_MESSAGE_BY_ID: self.view_message_by_id,
         }.get(code)
         if handler is None:
-            return _err(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {code} not supported")
+            return _err(
+                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {code} not supported"
+            )
         try:
             return handler(channel, request)
         except RemotingCommandException as e:
@@ -107,7 +115,9 @@ class AdminBrokerProcessor:
 
     def search_offset_by_timestamp(self, channel, request):
         h = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        off = self.broker.message_store.get_offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp)
+        off = self.broker.message_store.get_offset_in_queue_by_time(
+            h.topic, h.queue_id, h.timestamp
+        )
         return _ok({"offset": str(off)})
 
     def get_earliest_msg_storetime(self, channel, request):
@@ -149,7 +159,9 @@ class AdminBrokerProcessor:
         if not ok:
             return _err(code, remark or "")
         if TopicValidator.is_system_topic(topic, self.broker.system_topic_extras()):
-            return _err(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+            return _err(
+                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+            )
         tc = TopicConfig(
             topic_name=topic,
             read_queue_nums=h.read_queue_nums if h.read_queue_nums is not None else 16,
@@ -166,7 +178,9 @@ class AdminBrokerProcessor:
     def delete_topic(self, channel, request):
         topic = request.ext("topic") or ""
         if TopicValidator.is_system_topic(topic, self.broker.system_topic_extras()):
-            return _err(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+            return _err(
+                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+            )
         self.broker.topic_config_manager.delete_topic_config(topic, self.broker.ctx.now_ms)
         self.broker.register_broker_all()
         return _ok()
@@ -205,5 +219,7 @@ class AdminBrokerProcessor:
         h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
         raw = self.broker.message_store.select_one_message_by_offset(h.offset)
         if raw is None:
-            return _err(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}")
+            return _err(
+                ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}"
+            )
         return _ok(body=bytes(raw))

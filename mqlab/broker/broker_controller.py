@@ -28,13 +28,13 @@ from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
 from mqlab.broker.broker_outer_api import build_register_broker_request
-from mqlab.broker.consumer_manager import ConsumerManager
-from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.client_manage_processor import ClientManageProcessor
 from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
+from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
 from mqlab.broker.filter import ConsumerFilterManager
+from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
 from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
@@ -103,7 +103,7 @@ class BrokerController(Node):
         self.subscription_group_manager.load()
         self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
         self.consumer_offset_manager.load()
-        self.consumer_filter_manager = ConsumerFilterManager()
+        self.consumer_filter_manager = ConsumerFilterManager(clock=lambda: self.ctx.now_ms)
         self.consumer_manager = ConsumerManager(listener=self._consumer_ids_changed, tracer=tracer)
         self.producer_manager = ProducerManager(tracer=tracer)
         self.rebalance_lock_manager = RebalanceLockManager(tracer=tracer)
@@ -242,7 +242,9 @@ class BrokerController(Node):
             self.tracer.emit(C + ".registerBrokerAll", "register", topics=len(table),
                              text=f"register {len(table)} topic(s) with {cfg.name_server_addr}")  # fmt: skip
         for addr in cfg.name_server_addr.split(";"):
-            self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, self._registered)
+            self.ctx.invoke_async(
+                addr, request, cfg.register_broker_timeout_mills, self._registered
+            )
 
     def _registered(self, response: RemotingCommand | None, error: Exception | None) -> None:
         if error is not None and self.tracer.enabled:
@@ -270,16 +272,15 @@ class BrokerController(Node):
         elif event == "UNREGISTER":
             self.consumer_filter_manager.unregister(group)
         elif event == "REGISTER":
-            subs = args[0] if args else []
-            for sd in subs:
-                self.consumer_filter_manager.register(
-                    sd.topic, group, sd.sub_string, sd.expression_type, sd.sub_version
-                )
+            self.consumer_filter_manager.register_group(group, args[0] if args else [])
 
     def _scan_exception_channel(self) -> None:
         now = self.ctx.now_ms
-        self.consumer_manager.scan_not_active_channel(now)
-        self.producer_manager.scan_not_active_channel(now)
+        # Expired channels are closed; the close event then finds nothing left to remove.
+        for channel in self.consumer_manager.scan_not_active_channel(now):
+            self.ctx.close_channel(channel)
+        for channel in self.producer_manager.scan_not_active_channel(now):
+            self.ctx.close_channel(channel)
 
     def system_topic_extras(self) -> list[str]:
         cfg = self.broker_config

@@ -61,7 +61,9 @@ class ClientManageProcessor:
         )  # fmt: skip
         tracer = broker.tracer
         for cd in data.consumer_data_set:
-            sgc = broker.subscription_group_manager.find_subscription_group_config(cd.group_name, now)
+            sgc = broker.subscription_group_manager.find_subscription_group_config(
+                cd.group_name, now
+            )
             notify = True
             if sgc is not None:
                 notify = sgc.notify_consumer_ids_changed_enable

@@ -30,6 +30,7 @@ Deliberate differences from Java, all for a reproducible lab:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,7 @@ class BrokerConfig:
         self.name_server_addr = value
 
     @classmethod
-    def from_properties(cls, text: str, *, ignore_keys: Any = ()) -> BrokerConfig:
+    def from_properties(cls, text: str, *, ignore_keys: Iterable[str] = ()) -> BrokerConfig:
         """Build a config from the text of a RocketMQ ``broker.properties`` file.
 
         Mirrors ``BrokerStartup#createBrokerController`` reading ``-c broker.conf`` with
@@ -230,7 +231,7 @@ def _convert(key: str, raw: str, default: Any) -> Any:
     return raw
 
 
-def from_properties(text: str, *, ignore_keys: Any = ()) -> BrokerConfig:
+def from_properties(text: str, *, ignore_keys: Iterable[str] = ()) -> BrokerConfig:
     """Module-level spelling of :meth:`BrokerConfig.from_properties`."""
     return BrokerConfig.from_properties(text, ignore_keys=ignore_keys)
 

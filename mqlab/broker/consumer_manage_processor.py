@@ -46,7 +46,9 @@ class ConsumerManageProcessor:
             return self.update_consumer_offset(channel, request)
         return self.query_consumer_offset(channel, request)
 
-    def get_consumer_list_by_group(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+    def get_consumer_list_by_group(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
         """``getConsumerListByGroup``: the client ids of the group's live channels."""
         h = GetConsumerListByGroupRequestHeader.from_ext_fields(request.ext_fields)
         info = self.broker.consumer_manager.get_consumer_group_info(h.consumer_group)
@@ -57,12 +59,16 @@ class ConsumerManageProcessor:
                 tracer.emit(C + ".getConsumerListByGroup", "ok", group=h.consumer_group,
                             consumer_ids=list(ids), text=f"{h.consumer_group}: {list(ids)}")  # fmt: skip
             body = GetConsumerListByGroupResponseBody(consumer_id_list=tuple(ids)).encode()
-            return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields={}, body=body)
+            return RemotingCommand.create_response(
+                ResponseCode.SUCCESS, None, ext_fields={}, body=body
+            )
         if tracer.enabled:
             tracer.emit(C + ".getConsumerListByGroup", "none", group=h.consumer_group,
                         text=f"no consumer for this group, {h.consumer_group}")  # fmt: skip
         return RemotingCommand.create_response(
-            ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {h.consumer_group}", ext_fields={}
+            ResponseCode.SYSTEM_ERROR,
+            f"no consumer for this group, {h.consumer_group}",
+            ext_fields={},
         )
 
     def update_consumer_offset(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:

@@ -164,7 +164,11 @@ class PullMessageProcessor:
             )  # fmt: skip
         if traced:
             tracer.emit(COMPONENT, "4", text=f"topic {topic} found, perm {topic_config.perm}")
-            tracer.emit(COMPONENT, "5", text=f"queue id {queue_id} < readQueueNums {topic_config.read_queue_nums}")
+            tracer.emit(
+                COMPONENT,
+                "5",
+                text=f"queue id {queue_id} < readQueueNums {topic_config.read_queue_nums}",
+            )
 
         # step 6: the subscription — from the request (SUBSCRIPTION flag) or from the
         # group's heartbeat — and, for SQL92, the consumer filter data.
@@ -175,11 +179,16 @@ class PullMessageProcessor:
                     topic, h.subscription, h.expression_type
                 )
                 if not ExpressionType.is_tag_type(subscription_data.expression_type):
+                    # Java only asserts it is not null (asserts are off): a broker goes on
+                    # without filter data, and then every message passes the SQL92 check.
                     consumer_filter_data = ConsumerFilterManager.build(
-                        topic, group, h.subscription, h.expression_type, h.sub_version or 0
+                        topic,
+                        group,
+                        h.subscription,
+                        h.expression_type,
+                        h.sub_version or 0,
+                        now_ms=broker.ctx.now_ms,
                     )
-                    if consumer_filter_data is None:
-                        raise ValueError("cannot build consumer filter data")
             except Exception:
                 return self._fail(
                     "6", ResponseCode.SUBSCRIPTION_PARSE_FAILED,

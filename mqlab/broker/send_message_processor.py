@@ -33,7 +33,6 @@ from mqlab.common.message_decoder import (
     string_to_message_properties,
 )
 from mqlab.common.mix_all import (
-    DLQ_GROUP_TOPIC_PREFIX,
     RETRY_GROUP_TOPIC_PREFIX,
     get_dlq_topic,
     get_retry_topic,
@@ -159,7 +158,9 @@ class SendMessageProcessor:
         return self._response(code, remark)
 
     # -- preSend + msgCheck --------------------------------------------------------------------------
-    def pre_send(self, channel: Channel, header: SendMessageRequestHeader) -> RemotingCommand | None:
+    def pre_send(
+        self, channel: Channel, header: SendMessageRequestHeader
+    ) -> RemotingCommand | None:
         """Checks before storing; returns an error response, or None to go on.
 
         Mirrors SendMessageProcessor#preSend and AbstractSendMessageProcessor#msgCheck
@@ -270,7 +271,9 @@ class SendMessageProcessor:
         msg.body = request.body or b""
         msg.flag = header.flag or 0
         msg.properties = props
-        msg.tags_code = java_string_hash(props[mc.PROPERTY_TAGS]) if props.get(mc.PROPERTY_TAGS) else 0
+        msg.tags_code = (
+            java_string_hash(props[mc.PROPERTY_TAGS]) if props.get(mc.PROPERTY_TAGS) else 0
+        )
         msg.born_timestamp = header.born_timestamp or 0
         msg.born_host = channel.remote_address
         msg.store_host = broker.broker_addr
@@ -313,7 +316,9 @@ class SendMessageProcessor:
         # step 6: PutMessageStatus → response.
         return self._handle_put_message_result(request, result, queue_id, C_SEND)
 
-    def _handle_retry_and_dlq(self, request, header, msg, topic_config, props) -> RemotingCommand | None:
+    def _handle_retry_and_dlq(
+        self, request, header, msg, topic_config, props
+    ) -> RemotingCommand | None:
         """SendMessageProcessor#handleRetryAndDLQ; seed 002 §1 step 3; facts §10.6 step 5."""
         broker = self.broker
         topic = header.topic or ""
@@ -356,10 +361,14 @@ class SendMessageProcessor:
         msg.sys_flag = sys_flag
         return None
 
-    def _handle_put_message_result(self, request, result, queue_id, component) -> RemotingCommand | None:
+    def _handle_put_message_result(
+        self, request, result, queue_id, component
+    ) -> RemotingCommand | None:
         """SendMessageProcessor#handlePutMessageResult; seed 002 §3; facts §10.6 step 10."""
         if result is None:
-            return self._fail(component, "6", ResponseCode.SYSTEM_ERROR, "store putMessage return null")
+            return self._fail(
+                component, "6", ResponseCode.SYSTEM_ERROR, "store putMessage return null"
+            )
         status = result.put_message_status
         code, remark = PUT_MESSAGE_STATUS_TO_RESPONSE.get(
             status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
@@ -441,11 +450,18 @@ class SendMessageProcessor:
             tags = merged.get(mc.PROPERTY_TAGS)
             msgs.append(
                 MessageExtBrokerInner(
-                    topic=topic, queue_id=queue_id, body=body, flag=flag, properties=merged,
+                    topic=topic,
+                    queue_id=queue_id,
+                    body=body,
+                    flag=flag,
+                    properties=merged,
                     properties_string=message_properties_to_string(merged),
-                    tags_code=java_string_hash(tags) if tags else 0, sys_flag=sys_flag,
-                    born_timestamp=header.born_timestamp or 0, born_host=channel.remote_address,
-                    store_host=broker.broker_addr, reconsume_times=header.reconsume_times or 0,
+                    tags_code=java_string_hash(tags) if tags else 0,
+                    sys_flag=sys_flag,
+                    born_timestamp=header.born_timestamp or 0,
+                    born_host=channel.remote_address,
+                    store_host=broker.broker_addr,
+                    reconsume_times=header.reconsume_times or 0,
                 )  # fmt: skip
             )
         result = broker.put_messages(msgs)
@@ -493,7 +509,9 @@ class SendMessageProcessor:
             topic_sys_flag, now,
         )  # fmt: skip
         if topic_config is None:
-            return self._fail(C_BACK, "4", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+            return self._fail(
+                C_BACK, "4", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
+            )
         if not PermName.is_writeable(topic_config.perm):
             return self._fail(
                 C_BACK, "4", ResponseCode.NO_PERMISSION,
@@ -524,7 +542,9 @@ class SendMessageProcessor:
                 new_topic, DLQ_NUMS_PER_GROUP, PermName.PERM_WRITE | PermName.PERM_READ, 0, now
             )
             if topic_config is None:
-                return self._fail(C_BACK, "8", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist")
+                return self._fail(
+                    C_BACK, "8", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
+                )
             props[mc.PROPERTY_DELAY_TIME_LEVEL] = "0"
             where = f"DLQ {new_topic} (reconsumeTimes {msg_ext.reconsume_times} ≥ {max_reconsume})"
         else:
@@ -555,7 +575,9 @@ class SendMessageProcessor:
         result = broker.put_message(new_msg)
         if result is not None and result.put_message_status == PutMessageStatus.PUT_OK:
             return self._response(ResponseCode.SUCCESS, None)
-        status = result.put_message_status.name if result is not None else "putMessageResult is null"
+        status = (
+            result.put_message_status.name if result is not None else "putMessageResult is null"
+        )
         return self._fail(C_BACK, "10", ResponseCode.SYSTEM_ERROR, status)
 
 
@@ -568,5 +590,3 @@ def _topic_config_str(tc) -> str:
         f"order={'true' if tc.order else 'false'}]"
     )
 
-
-__all__ += ["DLQ_GROUP_TOPIC_PREFIX"]

@@ -143,22 +143,23 @@ def _number_format(s: str) -> Sql92EvaluationError:
     return Sql92EvaluationError(f'java.lang.NumberFormatException: For input string: "{s}"')
 
 
-def _integer_value_of(s: str) -> int:
-    """``Integer.valueOf(String)``: sign + decimal digits, int32 range, no spaces."""
-    if _INT_RE.fullmatch(s):
+def _parse_java_integer(s: str, lo: int, hi: int) -> int:
+    """``Integer/Long.parseInt``: sign + decimal digits (leading zeros fine), in range."""
+    if _INT_RE.fullmatch(s) and len(s.lstrip("+-").lstrip("0")) <= 19:  # int() digit cap
         v = int(s)
-        if _INT_MIN <= v <= _INT_MAX:
+        if lo <= v <= hi:
             return v
     raise _number_format(s)
 
 
+def _integer_value_of(s: str) -> int:
+    """``Integer.valueOf(String)``: int32 range, no spaces, no decimal point."""
+    return _parse_java_integer(s, _INT_MIN, _INT_MAX)
+
+
 def _long_value_of(s: str) -> _JavaLong:
     """``Long.valueOf(String)``: as :func:`_integer_value_of` with the int64 range."""
-    if _INT_RE.fullmatch(s):
-        v = int(s)
-        if _LONG_MIN <= v <= _LONG_MAX:
-            return _JavaLong(v)
-    raise _number_format(s)
+    return _JavaLong(_parse_java_integer(s, _LONG_MIN, _LONG_MAX))
 
 
 def _double_value_of(s: str) -> float:
@@ -400,8 +401,7 @@ def _ordering(left: _Node, right: _Node, symbol: str, tok: Token) -> _Node:
                 return test(_compare_double(_double_value_of(lv), _double_value_of(rv)))
             except Sql92EvaluationError as e:
                 raise Sql92EvaluationError(
-                    "It's illegal to compare string by '>=', '>', '<', '<='. "
-                    f"lv={lv}, rv={rv}"
+                    f"It's illegal to compare string by '>=', '>', '<', '<='. lv={lv}, rv={rv}"
                 ) from e
         return test(_compare(lv, rv))
 
@@ -568,9 +568,10 @@ def _decimal(tok: Token) -> _Node:
     text = str(tok)
     if text[-1] in "lL":
         text = text[:-1]
+    if len(text) > 19 or int(text) > _LONG_MAX:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise _CompileError(f'java.lang.NumberFormatException: For input string: "{shown}"', tok)
     v = int(text)
-    if v > _LONG_MAX:
-        raise _CompileError(f'java.lang.NumberFormatException: For input string: "{text}"', tok)
     return _const(v if v <= _INT_MAX else _JavaLong(v))
 
 
@@ -764,7 +765,7 @@ def _syntax_error(expression: str, tok: Token, expected: set[str]) -> FilterExce
     if tok.type == "$END":
         pos, what = len(expression), "<EOF>"
     else:
-        pos, what = tok.start_pos or 0, f'"{tok}" {_TOKEN_IMAGES.get(tok.type, tok.type)}'
+        pos, what = tok.start_pos or 0, f'"{tok}" ({_TOKEN_IMAGES.get(tok.type, tok.type)})'
     line, col = _line_col(expression, pos)
     want = ", ".join(
         _TOKEN_IMAGES.get(t, t) for t in sorted(expected, key=lambda t: _TOKEN_ORDER.get(t, 99))
@@ -814,9 +815,7 @@ def _parse_prefix(expression: str) -> tuple[Tree, str]:
             column=col,
         ) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark failures
-        raise FilterException(
-            f"Invalid MessageSelector. {e}", expression=expression
-        ) from None
+        raise FilterException(f"Invalid MessageSelector. {e}", expression=expression) from None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -158,6 +158,18 @@ def decode_register_broker_body(
         raise RemotingCommandException(f"Failed to decode RegisterBrokerBody: {e}") from None
 
 
+def _require(header: Any, *names: str) -> None:
+    """Refuse a header whose mandatory (``@CFNotNull``) fields are missing.
+
+    Java 4.9.3 only logs ``checkFields``' exception and goes on with nulls; mqlab answers
+    SYSTEM_ERROR with that exception's text instead of letting a null key into a table.
+    """
+    for name in names:
+        if getattr(header, name) is None:
+            java = name.split("_")[0] + "".join(p.title() for p in name.split("_")[1:])
+            raise RemotingCommandException(f"the custom field <{java}> is null")
+
+
 def _response(
     code: int,
     remark: str | None = None,
@@ -322,6 +334,7 @@ class NamesrvController(Node):
         namespace as a KVTable, or none.
         """
         h = RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        _require(h, "broker_name", "broker_addr", "cluster_name", "broker_id")
         if h.body_crc32 and crc32(request.body or b"") != h.body_crc32:
             return _response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
 
@@ -342,7 +355,7 @@ class NamesrvController(Node):
             h.cluster_name,  # type: ignore[arg-type]
             h.broker_addr,  # type: ignore[arg-type]
             h.broker_name,  # type: ignore[arg-type]
-            h.broker_id if h.broker_id is not None else 0,
+            h.broker_id,  # type: ignore[arg-type]
             h.ha_server_addr,
             wrapper,
             filter_server_list,
@@ -358,11 +371,12 @@ class NamesrvController(Node):
     def unregister_broker(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
         """Mirrors ``DefaultRequestProcessor#unregisterBroker``."""
         h = UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        _require(h, "broker_name", "broker_addr", "cluster_name", "broker_id")
         self.route_info_manager.unregister_broker(
             h.cluster_name,  # type: ignore[arg-type]
             h.broker_addr,  # type: ignore[arg-type]
             h.broker_name,  # type: ignore[arg-type]
-            h.broker_id if h.broker_id is not None else 0,
+            h.broker_id,  # type: ignore[arg-type]
         )
         return _response(ResponseCode.SUCCESS)
 

@@ -51,9 +51,7 @@ class ConsumeQueue:
         "flush_least_bytes",
     )
 
-    def __init__(
-        self, topic: str, queue_id: int, store_path: str, mapped_file_size: int
-    ) -> None:
+    def __init__(self, topic: str, queue_id: int, store_path: str, mapped_file_size: int) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.store_path = store_path

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
+from mqlab.common.message_decoder import create_message_id
+
 __all__ = [
     "PutMessageStatus",
     "AppendMessageStatus",
@@ -86,7 +88,7 @@ class AppendMessageResult:
         "wrote_offset",
         "wrote_bytes",
         "_msg_id",
-        "_msg_id_supplier",
+        "_store_host",
         "store_timestamp",
         "logics_offset",
         "page_cache_rt",
@@ -98,21 +100,18 @@ class AppendMessageResult:
         status: AppendMessageStatus,
         wrote_offset: int = 0,
         wrote_bytes: int = 0,
-        msg_id: str | Callable[[], str] = "",
+        msg_id: str | Callable[[], str] | None = None,
         store_timestamp: int = 0,
         logics_offset: int = 0,
         page_cache_rt: int = 0,
         msg_num: int = 1,
+        store_host: str | None = None,
     ) -> None:
         self.status = status
         self.wrote_offset = wrote_offset
         self.wrote_bytes = wrote_bytes
-        if callable(msg_id):
-            self._msg_id: str | None = None
-            self._msg_id_supplier: Callable[[], str] | None = msg_id
-        else:
-            self._msg_id = msg_id
-            self._msg_id_supplier = None
+        self._msg_id = msg_id
+        self._store_host = store_host
         self.store_timestamp = store_timestamp
         self.logics_offset = logics_offset
         self.page_cache_rt = page_cache_rt
@@ -120,11 +119,15 @@ class AppendMessageResult:
 
     @property
     def msg_id(self) -> str:
-        if self._msg_id is None:
-            assert self._msg_id_supplier is not None, "lazy msg id needs a supplier"
-            self._msg_id = self._msg_id_supplier()
-            self._msg_id_supplier = None
-        return self._msg_id
+        """The offset message id: given, supplied by a function, or built from
+        ``store_host`` and ``wrote_offset`` (``MessageDecoder#createMessageId``)."""
+        m = self._msg_id
+        if m is None:
+            m = create_message_id(self._store_host, self.wrote_offset) if self._store_host else ""
+        elif callable(m):
+            m = m()
+        self._msg_id = m
+        return m
 
     def is_ok(self) -> bool:
         return self.status is AppendMessageStatus.PUT_OK

@@ -134,7 +134,9 @@ def test_from_properties_bad_values_name_the_key():
 
 def test_from_properties_every_field_has_a_key():
     """Every field is settable through its Java property name (camelCase, brokerIP1/2, namesrvAddr)."""
-    text = "rocketmqHome=/opt/rmq\nbrokerIP2=10.1.1.1\nisolateLogEnable=true\nmessageStorePlugIn=p\n"
+    text = (
+        "rocketmqHome=/opt/rmq\nbrokerIP2=10.1.1.1\nisolateLogEnable=true\nmessageStorePlugIn=p\n"
+    )
     bc = BrokerConfig.from_properties(text)
     assert (bc.rocketmq_home, bc.broker_ip2, bc.isolate_log_enable, bc.message_store_plug_in) == (
         "/opt/rmq",
@@ -147,7 +149,14 @@ def test_from_properties_every_field_has_a_key():
 def test_parse_properties_syntax():
     """Java Properties syntax: comments, = : and space separators, continuation, escapes."""
     text = "# c\n\n a = 1 \nb:2\nc 3\nd=x\\\n   y\ne=\\u0041\\tB\nf\n"
-    assert parse_properties(text) == {"a": "1 ", "b": "2", "c": "3", "d": "xy", "e": "A\tB", "f": ""}
+    assert parse_properties(text) == {
+        "a": "1 ",
+        "b": "2",
+        "c": "3",
+        "d": "xy",
+        "e": "A\tB",
+        "f": "",
+    }
 
 
 def test_subscription_group_config_defaults():

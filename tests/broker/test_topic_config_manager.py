@@ -3,6 +3,8 @@ facts §7.3 built-in and auto-created topics, §7.4 topics.json)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mqlab.broker.config import BrokerConfig
@@ -96,14 +98,20 @@ def test_create_topic_in_send_message_method_from_tbw102():
     tcm.topic_config_table["TBW102"].topic_filter_type = TopicFilterType.MULTI_TAG
     created = []
     tcm.on_topic_created = created.append
-    tc = tcm.create_topic_in_send_message_method("TopicTest", "TBW102", "10.0.0.5:51000", 4, 1, 2000)
+    tc = tcm.create_topic_in_send_message_method(
+        "TopicTest", "TBW102", "10.0.0.5:51000", 4, 1, 2000
+    )
     assert tc == TopicConfig("TopicTest", 4, 4, 6, TopicFilterType.MULTI_TAG, 1, False)
     assert tcm.select_topic_config("TopicTest") is tc
     assert (tcm.data_version.counter, tcm.data_version.timestamp) == (1, 2000)
     assert created == [tc]
     assert tcm.topic_config_table["TBW102"].perm == 7  # template untouched
     (component, step, kind, fields) = tracer.events[-1]
-    assert (component, step, kind) == ("TopicConfigManager.createTopicInSendMessageMethod", "5", "state")
+    assert (component, step, kind) == (
+        "TopicConfigManager.createTopicInSendMessageMethod",
+        "5",
+        "state",
+    )
     assert fields["created"] is True and fields["perm"] == 6 and fields["write_queue_nums"] == 4
 
 
@@ -208,12 +216,7 @@ def test_update_delete_and_order_topics():
 
 
 EXPECTED_HEAD = (
-    "{\n"
-    '\t"dataVersion":{\n'
-    '\t\t"counter":1,\n'
-    '\t\t"timestamp":2000\n'
-    "\t},\n"
-    '\t"topicConfigTable":{\n'
+    '{\n\t"dataVersion":{\n\t\t"counter":1,\n\t\t"timestamp":2000\n\t},\n\t"topicConfigTable":{\n'
 )
 EXPECTED_TOPIC_TEST = (
     '\t\t"TopicTest":{\n'
@@ -238,9 +241,11 @@ def test_topics_json_pretty_shape(tmp_path):
     assert text.startswith(EXPECTED_HEAD)
     assert EXPECTED_TOPIC_TEST in text
     assert text.endswith("\t\t}\n\t}\n}")
-    names = list(__import__("json").loads(text)["topicConfigTable"])
+    names = list(json.loads(text)["topicConfigTable"])
     assert names == sorted(names) and len(names) == 9
-    assert tcm.encode().startswith('{"dataVersion":{"counter":1,"timestamp":2000},"topicConfigTable":')
+    assert tcm.encode().startswith(
+        '{"dataVersion":{"counter":1,"timestamp":2000},"topicConfigTable":'
+    )
 
 
 def test_topics_json_round_trip(tmp_path):

@@ -435,6 +435,15 @@ def test_bad_header_number_is_system_error():
     assert resp.code == ResponseCode.SYSTEM_ERROR and "brokerId" in resp.remark
 
 
+def test_missing_mandatory_header_field_is_system_error():
+    """REGISTER_BROKER without brokerName → SYSTEM_ERROR naming the field; nothing stored."""
+    d, ns, _, client = setup()
+    ext = {"brokerAddr": "a", "clusterName": "c", "brokerId": "0"}
+    resp = ask(d, client, RequestCode.REGISTER_BROKER, ext)
+    assert (resp.code, resp.remark) == (1, "the custom field <brokerName> is null")
+    assert ns.route_info_manager.cluster_addr_table == {}
+
+
 def test_inspect_routes_and_trace():
     """inspect_routes() gives plain dicts; registerBroker emits a trace event."""
     d, ns, broker, _ = setup()
@@ -456,3 +465,15 @@ def test_inspect_routes_and_trace():
         "register",
         ["TopicTest"],
     )
+
+
+def test_kv_config_persisted_and_reloaded(tmp_path):
+    """With kv_config_path set, puts are written as {"configTable":…} and loaded on start."""
+    path = tmp_path / "namesrv" / "kvConfig.json"
+    d, _, _, client = setup(NamesrvConfig(kv_config_path=str(path)))
+    ask(d, client, RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k", "value": "v"})
+    assert path.read_text() == '{"configTable":{"ns":{"k":"v"}}}'
+    d2 = SimDriver(seed=7)
+    ns2 = NamesrvController(NamesrvConfig(kv_config_path=str(path)))
+    d2.add_node(ns2)
+    assert ns2.kv_config_manager.get_kv_config("ns", "k") == "v"

@@ -1,0 +1,185 @@
+"""SEND_MESSAGE(_V2) through the real codec and transport (seed 002, facts §10.6)."""
+
+from mqlab.common.message_decoder import decodes
+from mqlab.remoting.codes import RequestCode, ResponseCode
+from mqlab.remoting.headers import GetRouteInfoRequestHeader
+
+FAQ_TOPIC = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+
+def test_auto_create_topic_from_tbw102_has_4_queues_perm_6(cluster):
+    """An unknown topic is created from TBW102 with min(4, 8) = 4 queues and perm 6 (RW)."""
+    c = cluster()
+    r = c.send("TopicTest", b"hi")
+    assert r.code == ResponseCode.SUCCESS
+    assert (r.ext("queueId"), r.ext("queueOffset")) == ("0", "0")
+    assert r.ext("MSG_REGION") == "DefaultRegion" and r.ext("TRACE_ON") == "true"
+    tc = c.broker.topic_config_manager.select_topic_config("TopicTest")
+    assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (4, 4, 6)
+    # The broker re-registered: the name server routes the new topic (4 queues, perm 6).
+    route = c.call(
+        "127.0.0.1:9876",
+        RequestCode.GET_ROUTEINFO_BY_TOPIC,
+        GetRouteInfoRequestHeader(topic="TopicTest").to_ext_fields(),
+    )
+    assert route.code == ResponseCode.SUCCESS
+    assert (
+        b'"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":4' in route.response.body
+    )
+
+
+def test_auto_create_off_gives_topic_not_exist(cluster):
+    """autoCreateTopicEnable=false → TOPIC_NOT_EXIST (17) with RocketMQ's remark."""
+    c = cluster(auto_create_topic_enable=False)
+    r = c.send("TopicTest")
+    assert r.code == ResponseCode.TOPIC_NOT_EXIST == 17
+    assert r.remark == "topic[TopicTest] not exist, apply first please!" + FAQ_TOPIC
+
+
+def test_illegal_topic_names_get_system_error(cluster):
+    """`a/b`, a space, 128 chars → SYSTEM_ERROR (1) with the validator's remark; % and | are legal."""
+    c = cluster()
+    illegal = "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+    for bad in ("a/b", "a b"):
+        r = c.send(bad)
+        assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, illegal)
+    r = c.send("x" * 128)
+    assert (r.code, r.remark) == (1, "The specified topic is longer than topic max length.")
+    assert c.send("x" * 127).code == ResponseCode.SUCCESS
+    assert c.send("a%b|c").code == ResponseCode.SUCCESS
+
+
+def test_schedule_topic_is_not_allowed(cluster):
+    """SCHEDULE_TOPIC_XXXX → NO_PERMISSION (16)."""
+    c = cluster()
+    r = c.send("SCHEDULE_TOPIC_XXXX")
+    assert (r.code, r.remark) == (16, "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden.")
+
+
+def test_queue_id_out_of_range(cluster):
+    """queueId 8 on a 4-queue topic → SYSTEM_ERROR with TopicConfig#toString in the remark."""
+    c = cluster()
+    c.send("TopicTest")
+    r = c.send("TopicTest", queue_id=8)
+    assert r.code == ResponseCode.SYSTEM_ERROR
+    assert r.remark.startswith(
+        "request queueId[8] is illegal, TopicConfig [topicName=TopicTest, readQueueNums=4, "
+        "writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] "
+        "Producer: 127.0.0.1:"
+    )
+
+
+def test_stored_bytes_omit_wait_and_add_cluster(cluster):
+    """The stored properties drop WAIT (9 bytes saved) and add CLUSTER=DefaultCluster."""
+    c = cluster()
+    c.send("TopicTest", b"body", tags="TagA")
+    p = c.pull("TopicTest")
+    [m] = decodes(p.response.body)
+    assert m.properties == {"TAGS": "TagA", "CLUSTER": "DefaultCluster"}
+    assert (m.body, m.queue_offset, m.commit_log_offset) == (b"body", 0, 0)
+
+
+def test_put_message_status_to_response_code(cluster):
+    """Each store status becomes RocketMQ's response code and remark (facts §10.6 step 10)."""
+    c = cluster()
+    store = c.broker.message_store
+    illegal = (
+        "the message is illegal, maybe msg body or properties length not matched. msg body "
+        "length limit 128k, msg properties length limit 32k."
+    )
+    r = c.send("T1", b"x" * (4 * 1024 * 1024))
+    assert (r.code, r.remark) == (ResponseCode.MESSAGE_ILLEGAL, illegal)
+    store.os_page_cache_busy = True
+    r = c.send("T1", b"x")
+    assert (r.code, r.remark) == (1, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+    store.os_page_cache_busy = False
+    store.writeable = False
+    r = c.send("T1", b"x")
+    assert r.code == ResponseCode.SERVICE_NOT_AVAILABLE == 14
+    assert r.remark.startswith("service not available now.")
+    store.writeable = True
+    assert c.send("T1", b"x").code == ResponseCode.SUCCESS
+
+
+def test_send_back_goes_to_retry_topic_with_delay_level_3(cluster):
+    """CONSUMER_SEND_MSG_BACK: %RETRY%group, DELAY = 3 + reconsumeTimes, reconsumeTimes + 1."""
+    c = cluster()
+    c.send("TopicTest", b"fail me", tags="TagA")
+    r = c.call(
+        c.broker.broker_addr,
+        RequestCode.CONSUMER_SEND_MSG_BACK,
+        {"offset": "0", "group": "CG", "delayLevel": "0", "originTopic": "TopicTest"},
+    )
+    assert r.code == ResponseCode.SUCCESS
+    store = c.broker.message_store
+    # Parked in SCHEDULE_TOPIC_XXXX queue 2 (level 3 = 10 s) with REAL_TOPIC = %RETRY%CG.
+    assert store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", 2) == 1
+    assert store.get_max_offset_in_queue("%RETRY%CG", 0) == 0
+    c.d.advance(11_000)
+    assert store.get_max_offset_in_queue("%RETRY%CG", 0) == 1
+    p = c.pull("%RETRY%CG", offset=0)
+    [m] = decodes(p.response.body)
+    assert m.reconsume_times == 1
+    assert m.properties["RETRY_TOPIC"] == "TopicTest"
+    assert m.properties["DELAY"] == "3"
+    assert m.properties["ORIGIN_MESSAGE_ID"]
+
+
+def test_send_to_retry_topic_at_16_goes_to_dlq(cluster):
+    """handleRetryAndDLQ: reconsumeTimes 16 ≥ retryMaxTimes 16 → %DLQ%group (1 queue, perm 6)."""
+    c = cluster()
+    assert c.send("%RETRY%CG", b"x", reconsume_times=15).code == ResponseCode.SUCCESS
+    assert c.broker.message_store.get_max_offset_in_queue("%RETRY%CG", 0) == 1
+    assert c.send("%RETRY%CG", b"y", reconsume_times=16).code == ResponseCode.SUCCESS
+    assert c.broker.message_store.get_max_offset_in_queue("%DLQ%CG", 0) == 1
+    tc = c.broker.topic_config_manager.select_topic_config("%DLQ%CG")
+    assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (1, 1, 6)
+
+
+def test_send_back_of_a_16_times_reconsumed_message_goes_to_dlq(cluster):
+    """CONSUMER_SEND_MSG_BACK: reconsumeTimes 15 → retry at level 18; 16 → %DLQ%CG at once."""
+    c = cluster()
+    store = c.broker.message_store
+    c.send("TopicTest", b"r15", reconsume_times=15)  # commit-log offset 0
+    second = store.get_max_phy_offset()
+    c.send("TopicTest", b"r16", reconsume_times=16)
+    back = {"group": "CG", "delayLevel": "0"}
+    r = c.call(c.broker.broker_addr, RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": "0", **back})
+    assert r.code == ResponseCode.SUCCESS
+    assert store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", 17) == 1  # level 3 + 15 = 18
+    r = c.call(
+        c.broker.broker_addr, RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": str(second), **back}
+    )
+    assert r.code == ResponseCode.SUCCESS
+    assert store.get_max_offset_in_queue("%DLQ%CG", 0) == 1
+    [m] = decodes(c.pull("%DLQ%CG", group="DLQREADER", sys_flag=4).response.body)
+    assert (m.body, m.reconsume_times, m.properties["RETRY_TOPIC"]) == (b"r16", 17, "TopicTest")
+
+
+def test_send_back_unknown_offset(cluster):
+    """A commit-log offset that holds no message → SYSTEM_ERROR 'look message by offset failed'."""
+    c = cluster()
+    r = c.call(
+        c.broker.broker_addr,
+        RequestCode.CONSUMER_SEND_MSG_BACK,
+        {"offset": "999", "group": "CG", "delayLevel": "0"},
+    )
+    assert (r.code, r.remark) == (1, "look message by offset failed, 999")
+
+
+def test_v2_missing_field_is_system_error(cluster):
+    """SEND_MESSAGE_V2 without field 'b' → SYSTEM_ERROR with the decoder's text."""
+    c = cluster()
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_MESSAGE_V2, {"a": "PG"}, b"x")
+    assert r.code == 1 and "is null" in r.remark
+
+
+def test_two_brokers_auto_create_pitfall(cluster):
+    """Seed 002 §2.1.3: the first send creates the topic on one broker only; its route converges."""
+    c = cluster(brokers=2)
+    r = c.send("NewTopic", broker=c.brokers[0])
+    assert r.code == ResponseCode.SUCCESS
+    route = c.call("127.0.0.1:9876", RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "NewTopic"})
+    body = route.response.body.decode()
+    assert '"brokerName":"broker-a"' in body and '"brokerName":"broker-b"' not in body
+    assert c.brokers[1].topic_config_manager.select_topic_config("NewTopic") is None
