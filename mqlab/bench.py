@@ -28,13 +28,15 @@ __all__ = ["bench_broker", "main"]
 
 
 def _floor(n: int, body: bytes, topic: bytes, props: bytes) -> float:
-    hdr = struct.Struct(">iiiiiqqiqqqqiiq")
+    # TOTALSIZE MAGIC BODYCRC QUEUEID FLAG QOFFSET PHYOFFSET SYSFLAG BORNTS BORNHOST STORETS
+    # STOREHOST RECONSUMETIMES PREPAREDOFFSET: the 84 fixed bytes before the body length.
+    hdr = struct.Struct(">iiiiiqqiqqqqiq")
     buf = bytearray()
     t0 = time.perf_counter()
     crc = zlib.crc32(body) & 0x7FFFFFFF
     for i in range(n):
         size = 91 + len(body) + len(topic) + len(props)
-        buf += hdr.pack(size, -626843481, crc, 0, 0, i, len(buf), 0, i, 0, i, 0, 0, 0, 0)
+        buf += hdr.pack(size, -626843481, crc, 0, 0, i, len(buf), 0, i, 0, i, 0, 0, 0)
         buf += struct.pack(">i", len(body)) + body
         buf += struct.pack(">b", len(topic)) + topic
         buf += struct.pack(">h", len(props)) + props

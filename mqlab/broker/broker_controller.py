@@ -158,8 +158,8 @@ class BrokerController(Node):
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:
+            # The store path is left out on purpose: it differs between runs, behaviour not.
             tracer.emit(C, "start", Kind.STATE, address=self.broker_addr,
-                        store_dir=str(self.store_dir),
                         text=f"broker {cfg.broker_name} started on {self.broker_addr}")  # fmt: skip
 
     def on_stop(self) -> None:

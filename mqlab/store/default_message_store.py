@@ -300,6 +300,7 @@ class DefaultMessageStore:
         self.schedule_message_service.shutdown()
         self.is_shutdown = True
         self.flush()
+        self.commit_log.mapped_file_queue.close()
         if self.writeable and self.dispatch_behind_bytes() == 0:
             try:
                 os.remove(StorePathConfigHelper.get_abort_file(self.root_dir))

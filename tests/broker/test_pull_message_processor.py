@@ -261,16 +261,20 @@ def test_query_consumer_offset_rule(cluster):
     assert r.ext("offset") == "1"
 
 
-def test_same_seed_same_trace(tmp_path):
-    """Same seed and calls → byte-identical trace (store paths differ, so they are not traced)."""
+def test_same_seed_same_trace_bytes(tmp_path):
+    """Same seed and calls → the same trace, byte for byte (JSON lines), frames included."""
     from conftest import Cluster
 
+    from mqlab.trace.events import TraceLevel
+
     def run(sub):
-        c = Cluster(tmp_path / sub, seed=3)
+        c = Cluster(tmp_path / sub, seed=3, trace_level=TraceLevel.FRAMES)
         for i in range(5):
             c.send("TopicTest", f"m{i}".encode(), tags="TagA", queue_id=-1)
         c.pull("TopicTest", queue_id=1)
         c.d.advance(25_000)
-        return [(e.t_ms, e.node, e.component, e.step, e.kind) for e in c.d.recorder.events]
+        return c.d.recorder.to_jsonl()
 
-    assert run("a") == run("b")
+    a, b = run("a"), run("b")
+    assert a == b
+    assert a.count(b"\n") > 100

@@ -1,0 +1,26 @@
+"""``python -m mqlab <command>``: the command-line entry point.
+
+Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m mqlab bench broker [--messages N] [--body BYTES]")
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "bench":
+        from mqlab.bench import main as bench_main
+
+        return bench_main(rest)
+    print(f"mqlab: unknown command {cmd!r} (known: bench)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
