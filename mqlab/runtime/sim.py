@@ -229,6 +229,8 @@ class SimDriver:
         self._ports = itertools.count(_EPHEMERAL_PORT_BASE + 1)
         self._net_rng = random.Random(f"{seed}/network")
         self._tracer = NodeTracer(self.recorder, "sim", lambda: self.scheduler.now)
+        #: How many events have run so far (the "step number" a lab can fork at).
+        self.events_run = 0
 
     # -- nodes -------------------------------------------------------------------------------------
     @property
@@ -445,7 +447,8 @@ class SimDriver:
     def step(self) -> list[TraceEvent]:
         """Run exactly one event; return the trace events it produced ([] if none pending)."""
         mark = len(self.recorder.events)
-        self.scheduler.run_one()
+        if self.scheduler.run_one() is not None:
+            self.events_run += 1
         return self.recorder.events[mark:]
 
     def advance(self, ms: int) -> list[TraceEvent]:
@@ -463,6 +466,7 @@ class SimDriver:
             if t is None or t.due > t_ms:
                 break
             s.run_one()
+            self.events_run += 1
         if t_ms > s.now:
             s.now = t_ms
 
@@ -483,6 +487,7 @@ class SimDriver:
             if t is None or (limit is not None and t.due > limit):
                 break
             s.run_one()
+            self.events_run += 1
             n += 1
             if n > max_events:
                 raise RuntimeError(

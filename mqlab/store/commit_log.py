@@ -373,7 +373,7 @@ class CommitLog:
         pages are dirty, inline instead of on a 500 ms thread.
         """
         mfq = self.mapped_file_queue
-        if self.message_store_config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
+        if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
             mfq.flush(0)
             if _is_wait_store_msg_ok(msg):
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
@@ -388,7 +388,7 @@ class CommitLog:
         """Mirrors ``CommitLog#submitReplicaRequest`` with the store's injected slave state:
         SYNC_MASTER + waiting message: no slave → SLAVE_NOT_AVAILABLE; slave ack slower
         than ``slave_timeout`` → FLUSH_SLAVE_TIMEOUT."""
-        if self.message_store_config.broker_role is not BrokerRole.SYNC_MASTER:
+        if self.message_store_config.broker_role != BrokerRole.SYNC_MASTER:
             return PutMessageStatus.PUT_OK
         if not _is_wait_store_msg_ok(msg):
             return PutMessageStatus.PUT_OK
@@ -447,6 +447,9 @@ class CommitLog:
         """The ``size`` bytes at ``offset`` (a read-only view), or None if not there.
 
         Mirrors ``CommitLog#getMessage`` → ``MappedFile#selectMappedBuffer(pos, size)``.
+        Deviation: RocketMQ looks the file up with ``returnFirstOnNotFound = (offset ==
+        0)``, so once the first files are deleted, offset 0 reads the first remaining
+        file's bytes as if they were the entry at 0; mqlab answers None (it is gone).
         """
         # NOTE: performance: the file lookup of findMappedFileByOffset, inlined.
         mfs = self.mapped_file_queue.mapped_files
@@ -456,7 +459,7 @@ class CommitLog:
         index = offset // fsize - mfs[0].file_from_offset // fsize
         mf = mfs[index] if 0 <= index < len(mfs) else None
         if mf is None or not mf.file_from_offset <= offset < mf.file_from_offset + fsize:
-            mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, offset == 0)
+            mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
             if mf is None:
                 return None
         pos = offset % fsize

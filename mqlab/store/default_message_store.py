@@ -335,7 +335,7 @@ class DefaultMessageStore:
         """Mirrors ``DefaultMessageStore#checkStoreStatus``."""
         if self.is_shutdown:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.message_store_config.broker_role is BrokerRole.SLAVE:
+        if self.message_store_config.broker_role == BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if not self.writeable:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
@@ -459,7 +459,7 @@ class DefaultMessageStore:
         if self.reput_from_offset < min_offset:
             self.reput_from_offset = min_offset
         listener = self.message_arriving_listener
-        if self.message_store_config.broker_role is BrokerRole.SLAVE:
+        if self.message_store_config.broker_role == BrokerRole.SLAVE:
             listener = None
         traced = self._traced()
         check = commit_log.check_message_and_return_size
@@ -578,7 +578,7 @@ class DefaultMessageStore:
         Mirrors ``DefaultMessageStore#nextOffsetCorrection``; facts §10.1.
         """
         cfg = self.message_store_config
-        if cfg.broker_role is not BrokerRole.SLAVE or cfg.offset_check_in_slave:
+        if cfg.broker_role != BrokerRole.SLAVE or cfg.offset_check_in_slave:
             return new_offset
         return old_offset
 

@@ -141,7 +141,7 @@ def test_long_poll_parked_at_t1_answered_at_20000(cluster):
 
 def test_long_poll_exact_timing_from_t1(tmp_path):
     """The issue's example: a pull parked at t=1 ms with 15 s is answered at t=20 000 ms."""
-    from conftest import Cluster
+    from broker_cluster import Cluster
 
     from mqlab.broker.broker_controller import BrokerController
     from mqlab.broker.config import BrokerConfig
@@ -263,7 +263,7 @@ def test_query_consumer_offset_rule(cluster):
 
 def test_same_seed_same_trace_bytes(tmp_path):
     """Same seed and calls → the same trace, byte for byte (JSON lines), frames included."""
-    from conftest import Cluster
+    from broker_cluster import Cluster
 
     from mqlab.trace.events import TraceLevel
 

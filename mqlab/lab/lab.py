@@ -1,0 +1,444 @@
+"""The Lab: one simulated RocketMQ cluster a learner can build, poke, rewind and compare.
+
+``Lab(seed=…, brokers=…)`` builds a name server and brokers on a ``SimDriver`` (DESIGN
+§5). It owns the driver's clock, the seeded RNG streams, every node and the trace; there
+are no globals, so two labs in one notebook never disturb each other.
+
+Time only moves when the learner says so: ``step()`` runs one event, ``advance(ms)``
+runs everything due in the next ``ms`` (inclusive), ``run_until_idle()`` runs until only
+background timers are left. ``next_timers()`` / ``timers()`` show what will happen next.
+
+Every state-changing call is journaled, so ``fork(step=N)`` can rebuild the lab from its
+constructor arguments and replay the journal up to the N-th event (``lab.events_run``);
+``checkpoint()`` returns the current N. ``diff(other)`` aligns two labs' traces and says
+where they diverge. Listeners passed to consumers are replayed as the same objects, so a
+listener that keeps state outside the lab will see the calls twice — keep state in the
+lab (e.g. read ``consumed`` logs) when you fork.
+
+Inspectors (``topics()``, ``queues()``, ``consume_queue()``, ``commit_log()``,
+``held_pulls()``, ``consumer_offsets()``, ``timers()``) return pandas frames; see
+``mqlab.lab.inspect``.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mqlab.broker.broker_controller import BrokerController
+from mqlab.broker.config import BrokerConfig
+from mqlab.lab import inspect as _inspect
+from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.remoting.codes import RequestCode
+from mqlab.runtime.raw_client import Call, RawClient
+from mqlab.runtime.sim import SimDriver
+from mqlab.store.config import MessageStoreConfig
+from mqlab.trace.events import Kind, TraceEvent, TraceLevel
+from mqlab.trace.recorder import TraceRecorder
+
+__all__ = ["Lab", "NAMESRV_ADDR"]
+
+NAMESRV_ADDR = "127.0.0.1:9876"
+BROKER_PORT_BASE = 10911
+
+
+def _journaled(fn: Callable) -> Callable:
+    """Record a state-changing call so ``fork`` can replay it."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Lab, *args: Any, **kwargs: Any) -> Any:
+        if not self._replaying:
+            self._journal.append((fn.__name__, args, kwargs, self.driver.events_run))
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Lab:
+    """A simulated RocketMQ cluster: one name server, N brokers, and the clients you add.
+
+    Args:
+        seed: every random choice (queue picks, link jitter, ...) derives from it.
+        brokers: how many brokers (broker-a on 127.0.0.1:10911, broker-b on :10921, ...).
+        run_id: the trace's ``run_id`` (default ``f"seed-{seed}"``).
+        trace_level: ``"off"``, ``"steps"`` (default) or ``"frames"`` (or a ``TraceLevel``).
+        latency_ms: one-way latency of every link (default 1 ms).
+        store_dir: where brokers keep their files (default: a temp dir removed on close).
+        delay_levels: RocketMQ's ``messageDelayLevel`` string, e.g. ``"1s 5s 10s"``.
+        broker: ``BrokerConfig`` field overrides for every broker, e.g.
+            ``{"long_polling_enable": False, "auto_create_topic_enable": False}``.
+        store: ``MessageStoreConfig`` field overrides for every broker.
+
+    Raises:
+        ValueError: a bad argument (named in the message).
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        brokers: int = 1,
+        *,
+        run_id: str | None = None,
+        trace_level: str | TraceLevel = "steps",
+        latency_ms: int = 1,
+        store_dir: str | Path | None = None,
+        delay_levels: str | None = None,
+        broker: dict[str, Any] | None = None,
+        store: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        if not isinstance(brokers, int) or not 1 <= brokers <= 26:
+            raise ValueError(f"brokers must be an int from 1 to 26, got {brokers!r}")
+        level = _trace_level(trace_level)
+        self._init_kwargs = dict(
+            seed=seed, brokers=brokers, run_id=run_id, trace_level=level, latency_ms=latency_ms,
+            store_dir=None, delay_levels=delay_levels, broker=broker, store=store,
+        )  # fmt: skip
+        self.seed = seed
+        self.driver = SimDriver(
+            seed=seed, run_id=run_id or f"seed-{seed}", trace_level=level, latency_ms=latency_ms
+        )
+        if store_dir is None:
+            self._tmp = tempfile.mkdtemp(prefix="mqlab-lab-")
+            self.store_dir = Path(self._tmp)
+            self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
+        else:
+            self._tmp = None
+            self.store_dir = Path(store_dir)
+            self._finalizer = None
+        self._broker_overrides = dict(broker or {})
+        self._store_overrides = dict(store or {})
+        if delay_levels is not None:
+            self._store_overrides["message_delay_level"] = delay_levels
+        self._journal: list[tuple[str, tuple, dict, int]] = []
+        self._replaying = False
+        self._counters: dict[str, int] = {}
+        self.namesrv = NamesrvController()
+        self.driver.add_node(self.namesrv)
+        self.brokers: list[BrokerController] = []
+        for i in range(brokers):
+            self._add_broker(chr(ord("a") + i))
+        self._raw: RawClient | None = None
+        self.driver.run_until_idle()
+
+    # -- construction helpers ----------------------------------------------------------------
+    def _broker_configs(self, letter: str) -> tuple[BrokerConfig, MessageStoreConfig]:
+        i = ord(letter) - ord("a")
+        try:
+            bcfg = BrokerConfig(
+                broker_name=f"broker-{letter}", listen_port=BROKER_PORT_BASE + 10 * i,
+                name_server_addr=NAMESRV_ADDR, **self._broker_overrides,
+            )  # fmt: skip
+            scfg = MessageStoreConfig(
+                store_path_root_dir=str(self.store_dir / f"broker-{letter}"),
+                **self._store_overrides,
+            )
+        except TypeError as e:
+            raise ValueError(f"unknown broker or store setting: {e}") from None
+        return bcfg, scfg
+
+    def _add_broker(self, letter: str) -> BrokerController:
+        bcfg, scfg = self._broker_configs(letter)
+        b = BrokerController(bcfg, scfg)
+        self.driver.add_node(b)
+        self.brokers.append(b)
+        return b
+
+    def _next_name(self, kind: str) -> str:
+        n = self._counters.get(kind, 0) + 1
+        self._counters[kind] = n
+        return f"{kind}-{n}"
+
+    def close(self) -> None:
+        """Stop every node and remove the lab's temp store directory."""
+        for name in list(self.driver.nodes):
+            self.driver.stop_node(name, graceful=False)
+        for b in self.brokers:
+            if b.message_store is not None:
+                b.message_store.shutdown()
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self) -> Lab:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- nodes -------------------------------------------------------------------------------
+    def broker(self, name: str = "broker-a") -> BrokerController:
+        """The broker named ``name`` ("broker-a", "broker-b", …)."""
+        for b in self.brokers:
+            if b.broker_config.broker_name == name or b.name == name:
+                return b
+        raise ValueError(f"no broker named {name!r}; brokers: {[b.name for b in self.brokers]}")
+
+    @property
+    def raw(self) -> RawClient:
+        """A raw client node for hand-made requests (lesson 03 pulls one queue by hand)."""
+        if self._raw is None:
+            self._raw = RawClient("raw-client")
+            self.driver.add_node(self._raw)
+        return self._raw
+
+    # -- time ------------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        """Virtual time in ms."""
+        return self.driver.now
+
+    @property
+    def events_run(self) -> int:
+        """How many events have run: the step number ``fork(step=…)`` takes."""
+        return self.driver.events_run
+
+    @property
+    def trace(self) -> TraceRecorder:
+        return self.driver.recorder
+
+    @_journaled
+    def step(self) -> list[TraceEvent]:
+        """Run exactly one event; return the trace events it produced."""
+        return self.driver.step()
+
+    @_journaled
+    def advance(self, ms: int) -> list[TraceEvent]:
+        """Run everything due in the next ``ms`` milliseconds (inclusive)."""
+        if not isinstance(ms, int) or ms < 0:
+            raise ValueError(f"advance() takes a whole number of ms >= 0, got {ms!r}")
+        return self.driver.advance(ms)
+
+    @_journaled
+    def run_until_idle(self, max_ms: int | None = None) -> list[TraceEvent]:
+        """Run until only background timers (services, parked pulls) are pending."""
+        return self.driver.run_until_idle(max_ms=max_ms)
+
+    @_journaled
+    def advance_to_next_timer(self) -> list[TraceEvent]:
+        """Move time to the next pending timer and run what is due then."""
+        nxt = self.driver.next_timers(1)
+        if not nxt:
+            return []
+        return self.driver.advance(nxt[0].due_ms - self.now)
+
+    def next_timers(self, limit: int | None = 10, *, include_frames: bool = True):
+        return self.driver.next_timers(limit, include_frames=include_frames)
+
+    # -- raw requests ------------------------------------------------------------------------
+    @_journaled
+    def request(
+        self, broker: str, code: int | str, ext_fields: dict[str, Any] | None = None,
+        body: bytes | None = None, *, run: bool = True,
+    ) -> Call:  # fmt: skip
+        """Send one hand-made request to a broker (or "namesrv") and, by default, run until idle."""
+        if isinstance(code, str):
+            try:
+                code = RequestCode[code]
+            except KeyError:
+                raise ValueError(f"unknown request code {code!r}") from None
+        addr = NAMESRV_ADDR if broker == "namesrv" else self.broker(broker).broker_addr
+        ext = None if ext_fields is None else {k: str(v) for k, v in ext_fields.items()}
+        call = self.raw.send(addr, int(code), ext, body)
+        if run and not self._replaying:  # a replay moves time through the journal's counts
+            self.driver.run_until_idle()
+        return call
+
+    # -- faults ------------------------------------------------------------------------------
+    @_journaled
+    def set_link(self, src: str, dst: str, **settings: Any) -> None:
+        """Change how frames travel from node ``src`` to node ``dst``.
+
+        Settings: ``latency_ms``, ``jitter_ms``, ``drop_rate`` (0..1), ``down`` (bool).
+        """
+        for name in (src, dst):
+            self.driver.node(name)
+        if "drop_rate" in settings and not 0 <= settings["drop_rate"] <= 1:
+            raise ValueError(f"drop_rate must be between 0 and 1, got {settings['drop_rate']!r}")
+        self.driver.set_link(src, dst, **settings)
+
+    @_journaled
+    def kill(self, node: str) -> None:
+        """Kill a node: no shutdown, no offset persist (a crash)."""
+        self.driver.stop_node(node, graceful=False)
+
+    @_journaled
+    def stop(self, node: str) -> None:
+        """Stop a node gracefully (it persists and unregisters first)."""
+        self.driver.stop_node(node, graceful=True)
+
+    @_journaled
+    def restart_broker(self, name: str = "broker-a", *, graceful: bool = True) -> BrokerController:
+        """Stop (or kill) a broker and start a new one on the same store directory."""
+        old = self.broker(name)
+        if graceful:
+            self.driver.stop_node(old.name, graceful=True)
+        self.driver.remove_node(old.name)
+        if old.message_store is not None:
+            old.message_store.shutdown()
+        new = BrokerController(old.broker_config, old.message_store_config)
+        self.driver._tracer.emit(
+            "Lab", "restart", Kind.FAULT, broker=name, graceful=graceful,
+            text=f"restart {name} ({'graceful' if graceful else 'kill'}) on its store directory",
+        )  # fmt: skip
+        self.driver.add_node(new)
+        self.brokers[self.brokers.index(old)] = new
+        return new
+
+    # -- inspectors --------------------------------------------------------------------------
+    def topics(self, *, include_system: bool = False) -> pd.DataFrame:
+        return _inspect.topics(self.brokers, include_system=include_system)
+
+    def queues(self, topic: str | None = None) -> pd.DataFrame:
+        return _inspect.queues(self.brokers, topic)
+
+    def consume_queue(self, topic: str, queue_id: int, broker: str = "broker-a") -> pd.DataFrame:
+        return _inspect.consume_queue(self.broker(broker), topic, queue_id)
+
+    def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
+        return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
+
+    def held_pulls(self) -> pd.DataFrame:
+        return _inspect.held_pulls(self.brokers)
+
+    def consumer_offsets(self) -> pd.DataFrame:
+        return _inspect.consumer_offsets(self.brokers)
+
+    def timers(self, limit: int | None = None, *, include_frames: bool = True) -> pd.DataFrame:
+        return _inspect.timers(self.driver, limit=limit, include_frames=include_frames)
+
+    def events(self, **select: Any) -> pd.DataFrame:
+        """The trace as a frame (optionally only events matching component/step/node/kind)."""
+        evs = self.trace.select(**select) if select else self.trace.events
+        df = pd.DataFrame([e.to_row() for e in evs], columns=list(_inspect_columns()))
+        df["text"] = [e.fields.get("text", "") for e in evs]
+        return df
+
+    # -- time travel --------------------------------------------------------------------------
+    def checkpoint(self) -> int:
+        """The current step number, to ``fork`` from later."""
+        return self.driver.events_run
+
+    def fork(self, step: int | None = None) -> Lab:
+        """A new lab replayed from the same seed up to event ``step`` (default: now)."""
+        target = self.driver.events_run if step is None else step
+        if not isinstance(target, int) or not 0 <= target <= self.driver.events_run:
+            raise ValueError(
+                f"step must be between 0 and {self.driver.events_run} (events run so far), got {step!r}"
+            )
+        other = Lab(**self._init_kwargs)
+        other._replay(self._journal, target)
+        return other
+
+    def _replay(self, journal: list[tuple[str, tuple, dict, int]], target: int) -> None:
+        self._replaying = True
+        try:
+            for name, args, kwargs, at in journal:
+                if at > target:
+                    break
+                self._run_until_event(at)
+                if name in ("step", "advance", "run_until_idle", "advance_to_next_timer"):
+                    self._budgeted(name, args, kwargs, target)
+                    if self.driver.events_run >= target:
+                        break
+                else:
+                    getattr(self, name)(*args, **kwargs)
+                self._journal.append((name, args, kwargs, at))
+            self._run_until_event(target)
+        finally:
+            self._replaying = False
+
+    def _run_until_event(self, n: int) -> None:
+        while self.driver.events_run < n and self.driver.scheduler.peek() is not None:
+            self.driver.step()
+
+    def _budgeted(self, name: str, args: tuple, kwargs: dict, target: int) -> None:
+        """Replay a time-moving call, stopping at event ``target``."""
+        d = self.driver
+        if name == "step":
+            if d.events_run < target:
+                d.step()
+            return
+        if name == "advance":
+            end = d.now + (args[0] if args else kwargs["ms"])
+        elif name == "advance_to_next_timer":
+            nxt = d.next_timers(1)
+            end = nxt[0].due_ms if nxt else d.now
+        else:
+            end = None
+        while d.events_run < target:
+            t = d.scheduler.peek()
+            if t is None or (end is not None and t.due > end):
+                break
+            if end is None and not d.scheduler.has_foreground:
+                break
+            d.step()
+        if end is not None and d.events_run < target and end > d.now:
+            d.scheduler.now = end
+
+    def diff(self, other: Lab, *, context: int = 3) -> pd.DataFrame:
+        """Align two labs' traces by ``seq``; rows around the first divergence.
+
+        The frame has ``seq`` and, for each side, ``t_ms``/``node``/``component``/``step``/
+        ``text``; ``same`` says whether the events match. ``attrs["diverges_at"]`` holds
+        the first differing seq (None if the shorter trace is a prefix of the longer).
+        """
+        a, b = self.trace.events, other.trace.events
+        first = None
+        for i in range(min(len(a), len(b))):
+            if _key(a[i]) != _key(b[i]):
+                first = i
+                break
+        if first is None and len(a) != len(b):
+            first = min(len(a), len(b))
+        lo = 0 if first is None else max(0, first - context)
+        hi = min(len(a), len(b)) if first is None else first + context + 1
+        rows = []
+        for i in range(lo, min(hi, max(len(a), len(b)))):
+            ea = a[i] if i < len(a) else None
+            eb = b[i] if i < len(b) else None
+            rows.append({
+                "seq": i,
+                "same": ea is not None and eb is not None and _key(ea) == _key(eb),
+                **_side("a", ea), **_side("b", eb),
+            })  # fmt: skip
+        df = pd.DataFrame(rows)
+        df.attrs["diverges_at"] = first
+        return df
+
+
+def _key(e: TraceEvent) -> tuple:
+    return (e.t_ms, e.node, e.component, e.step, e.kind, e.to_row()["fields"])
+
+
+def _side(prefix: str, e: TraceEvent | None) -> dict[str, Any]:
+    if e is None:
+        return {f"{prefix}_t_ms": None, f"{prefix}_node": None, f"{prefix}_event": None}
+    return {
+        f"{prefix}_t_ms": e.t_ms,
+        f"{prefix}_node": e.node,
+        f"{prefix}_event": f"{e.component} {e.step}: {e.fields.get('text', '')}".strip(),
+    }
+
+
+def _inspect_columns() -> tuple[str, ...]:
+    from mqlab.trace.events import COLUMNS
+
+    return COLUMNS
+
+
+def _trace_level(level: str | TraceLevel) -> TraceLevel:
+    if isinstance(level, TraceLevel):
+        return level
+    names = {"off": TraceLevel.OFF, "steps": TraceLevel.STEPS, "frames": TraceLevel.FRAMES}
+    try:
+        return names[str(level).lower()]
+    except KeyError:
+        raise ValueError(f"trace_level must be one of {sorted(names)}, got {level!r}") from None

@@ -1,0 +1,180 @@
+"""Heartbeats, consumer lists, NOTIFY_CONSUMER_IDS_CHANGED, locks, offset queries, roles."""
+
+from mqlab.common.message import MessageQueue
+from mqlab.remoting.bodies import (
+    ConsumerData,
+    GetConsumerListByGroupResponseBody,
+    HeartbeatData,
+    LockBatchRequestBody,
+    LockBatchResponseBody,
+)
+from mqlab.remoting.codes import RequestCode, ResponseCode
+from mqlab.runtime.raw_client import RawClient
+
+
+def heartbeat(c, client, client_id, group="CG", topics=("TopicTest",)):
+    subs = tuple(
+        {"classFilterMode": False, "codeSet": [], "expressionType": "TAG", "subString": "*",
+         "subVersion": 0, "tagsSet": [], "topic": t}
+        for t in topics
+    )  # fmt: skip
+    body = HeartbeatData(
+        client_id=client_id,
+        consumer_data_set=(
+            ConsumerData(
+                group_name=group,
+                consume_type="CONSUME_PASSIVELY",
+                message_model="CLUSTERING",
+                consume_from_where="CONSUME_FROM_LAST_OFFSET",
+                subscription_data_set=subs,
+            ),
+        ),  # fmt: skip
+    ).encode()
+    call = client.send(c.broker.broker_addr, RequestCode.HEART_BEAT, None, body)
+    c.d.run_until_idle()
+    return call
+
+
+def test_heartbeat_registers_group_and_creates_retry_topic(cluster):
+    """HEART_BEAT: group auto-created, %RETRY%CG created with 1 queue perm 6, consumer listed."""
+    c = cluster()
+    assert heartbeat(c, c.client, "127.0.0.1@c1").code == ResponseCode.SUCCESS
+    tc = c.broker.topic_config_manager.select_topic_config("%RETRY%CG")
+    assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (1, 1, 6)
+    r = c.call(
+        c.broker.broker_addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "CG"}
+    )
+    assert GetConsumerListByGroupResponseBody.decode(r.response.body).consumer_id_list == (
+        "127.0.0.1@c1",
+    )
+    r = c.call(
+        c.broker.broker_addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "none"}
+    )
+    assert (r.code, r.remark) == (1, "no consumer for this group, none")
+
+
+def test_second_consumer_triggers_notify_to_both(cluster):
+    """A new channel in the group → NOTIFY_CONSUMER_IDS_CHANGED (40, oneway) to every channel."""
+    c = cluster()
+    other = RawClient("client-2")
+    c.d.add_node(other)
+    heartbeat(c, c.client, "127.0.0.1@c1")
+    assert [i.request.code for i in c.client.inbound] == [40]  # its own join is a change too
+    heartbeat(c, other, "127.0.0.1@c2")
+    assert [i.request.code for i in c.client.inbound] == [40, 40]
+    assert [i.request.code for i in other.inbound] == [40]
+    note = c.client.inbound[-1]
+    assert note.request.is_oneway and note.request.ext("consumerGroup") == "CG"
+    # A repeated heartbeat from a known channel changes nothing: no new notification.
+    heartbeat(c, other, "127.0.0.1@c2")
+    assert len(other.inbound) == 1
+
+
+def test_unregister_notifies_the_rest(cluster):
+    """UNREGISTER_CLIENT removes the consumer; the remaining one is notified."""
+    c = cluster()
+    other = RawClient("client-2")
+    c.d.add_node(other)
+    heartbeat(c, c.client, "127.0.0.1@c1")
+    heartbeat(c, other, "127.0.0.1@c2")
+    n = len(c.client.inbound)
+    other.send(
+        c.broker.broker_addr,
+        RequestCode.UNREGISTER_CLIENT,
+        {"clientID": "127.0.0.1@c2", "consumerGroup": "CG"},
+    )
+    c.d.run_until_idle()
+    assert len(c.client.inbound) == n + 1
+    r = c.call(
+        c.broker.broker_addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "CG"}
+    )
+    assert GetConsumerListByGroupResponseBody.decode(r.response.body).consumer_id_list == (
+        "127.0.0.1@c1",
+    )
+
+
+def test_channel_expires_after_120s_without_heartbeat(cluster):
+    """A consumer silent for > 120 s is dropped by the 10 s housekeeping scan."""
+    c = cluster()
+    heartbeat(c, c.client, "127.0.0.1@c1")
+    c.d.advance(120_000)
+    assert c.broker.consumer_manager.get_consumer_group_info("CG") is not None
+    c.d.advance(10_000)
+    assert c.broker.consumer_manager.get_consumer_group_info("CG") is None
+
+
+def test_lock_batch_mq_owner_and_expiry(cluster):
+    """LOCK_BATCH_MQ: the first client gets the queues; another gets none until 60 s pass."""
+    c = cluster()
+    other = RawClient("client-2")
+    c.d.add_node(other)
+    mqs = tuple(MessageQueue("TopicTest", "broker-a", q) for q in range(2))
+
+    def lock(client, cid):
+        body = LockBatchRequestBody(consumer_group="CG", client_id=cid, mq_set=mqs).encode()
+        call = client.send(c.broker.broker_addr, RequestCode.LOCK_BATCH_MQ, None, body)
+        c.d.run_until_idle()
+        return LockBatchResponseBody.decode(call.response.body).lock_ok_mq_set
+
+    assert lock(c.client, "c1") == mqs
+    assert lock(other, "c2") == ()
+    c.d.advance(60_001)
+    assert lock(other, "c2") == mqs
+
+
+def test_offset_queries(cluster):
+    """GET_MAX_OFFSET / GET_MIN_OFFSET / GET_EARLIEST_MSG_STORETIME / SEARCH_OFFSET_BY_TIMESTAMP."""
+    c = cluster()
+    times = []
+    for i in range(3):
+        c.d.advance(1000)
+        times.append(c.d.now + 1)  # stored when the request arrives, 1 ms later
+        c.send("TopicTest", f"m{i}".encode())
+    addr = c.broker.broker_addr
+    q = {"topic": "TopicTest", "queueId": "0"}
+    assert c.call(addr, RequestCode.GET_MAX_OFFSET, q).ext("offset") == "3"
+    assert c.call(addr, RequestCode.GET_MIN_OFFSET, q).ext("offset") == "0"
+    assert c.call(addr, RequestCode.GET_EARLIEST_MSG_STORETIME, q).ext("timestamp") == str(times[0])
+    r = c.call(addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, {**q, "timestamp": str(times[1])})
+    assert r.ext("offset") == "1"
+
+
+def test_rejected_transaction_message(cluster):
+    """TRAN_MSG=true with rejectTransactionMessage → NO_PERMISSION (seed 002 step 4)."""
+    c = cluster(reject_transaction_message=True)
+    r = c.send("TopicTest", props={"TRAN_MSG": "true"})
+    assert (r.code, r.remark) == (
+        16,
+        "the broker[127.0.0.1] sending transaction message is forbidden",
+    )
+
+
+def test_transaction_half_message_is_not_consumable(cluster):
+    """A prepared message is parked in RMQ_SYS_TRANS_HALF_TOPIC, not in the real topic."""
+    c = cluster()
+    c.send("TopicTest", b"plain")
+    r = c.send("TopicTest", b"half", props={"TRAN_MSG": "true"})
+    assert r.code == ResponseCode.SUCCESS
+    store = c.broker.message_store
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 1
+    assert store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0) == 1
+
+
+def test_slave_does_not_commit_and_redirects_offset_moved(cluster):
+    """On a SLAVE: no offset commit (step 11); OFFSET_MOVED becomes PULL_RETRY_IMMEDIATELY."""
+    c = cluster()
+    c.send("TopicTest")
+    c.broker.message_store_config.broker_role = "SLAVE"
+    c.pull("TopicTest", sys_flag=7, commit_offset=1)
+    assert c.broker.consumer_offset_manager.query_offset("CG", "TopicTest", 0) == -1
+    p = c.pull("TopicTest", offset=9, sys_flag=4)
+    assert (p.code, p.remark) == (ResponseCode.PULL_RETRY_IMMEDIATELY, "OFFSET_OVERFLOW_BADLY")
+    # nextOffsetCorrection keeps the request offset on a slave (offsetCheckInSlave false).
+    assert p.ext("nextBeginOffset") == "9"
+
+
+def test_unknown_request_code(cluster):
+    """An unknown code → REQUEST_CODE_NOT_SUPPORTED (3) with RocketMQ's remark."""
+    c = cluster()
+    r = c.call(c.broker.broker_addr, 9999)
+    assert (r.code, r.remark) == (3, " request type 9999 not supported")
