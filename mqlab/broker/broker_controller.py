@@ -219,6 +219,8 @@ class BrokerController(Node):
         sms = self.message_store.schedule_message_service
         delay = sms.execute_on_time_up(level, self.ctx.now_ms)
         self.request_reput()
+        if delay is None:  # the service was stopped: the chain ends, as in Java
+            return
         self.ctx.set_timer(
             "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
             lambda: self._deliver_delayed(level), key=f"level {level}", daemon=True,

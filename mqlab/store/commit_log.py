@@ -77,6 +77,8 @@ _TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 _BORN_V6 = MessageSysFlag.BORNHOST_V6_FLAG
 _STORE_V6 = MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
 _MAX_PROPERTIES = 32767
+#: Up to this many code points a string cannot exceed 32767 UTF-8 bytes (4 bytes each).
+_SAFE_PROPS_CHARS = _MAX_PROPERTIES // 4
 # NOTE: performance: enum member access through the class costs ~70 ns in CPython
 # 3.11; the hot paths use these module aliases.
 _PUT_OK_APPEND = AppendMessageStatus.PUT_OK
@@ -166,7 +168,7 @@ class CommitLog:
                     self._rewrite_delay(msg, level)
         # encoder checks (CommitLog.MessageExtEncoder#encode)
         props = msg.properties_string or ""
-        if len(props) > 10922 and _utf8_len(props) > _MAX_PROPERTIES:
+        if len(props) > _SAFE_PROPS_CHARS and _utf8_len(props) > _MAX_PROPERTIES:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
         encoded = encode_stored_message(msg)
         msg_len = len(encoded)
@@ -192,13 +194,15 @@ class CommitLog:
         put_result = PutMessageResult(_PUT_OK, result)
         # NOTE: performance: the ASYNC_FLUSH / non-SYNC_MASTER case is one subtraction.
         cfg = self.message_store_config
-        if cfg.flush_disk_type is _SYNC_FLUSH or cfg.broker_role is _SYNC_MASTER:
+        if cfg.flush_disk_type == _SYNC_FLUSH or cfg.broker_role == _SYNC_MASTER:
             self._handle_flush_and_ha(put_result, msg)
         elif mfq.get_max_offset() - mfq.flushed_where >= self._flush_least_bytes:
             mfq.flush(cfg.flush_commit_log_least_pages)
         return put_result
 
-    def _handle_flush_and_ha(self, put_result: PutMessageResult, msg: MessageExtBrokerInner) -> None:
+    def _handle_flush_and_ha(
+        self, put_result: PutMessageResult, msg: MessageExtBrokerInner
+    ) -> None:
         """Combine the flush and replication outcomes as 4.9.3's ``thenCombine`` does:
         a flush failure, then a replication failure (which wins), overwrite PUT_OK."""
         flush_status = self._handle_disk_flush(msg)
@@ -298,13 +302,14 @@ class CommitLog:
                 )
             if m.sys_flag & _TRAN_MASK != _NOT_TYPE:
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
-            if m.delay_time_level > 0:
+            delay = m.properties.get(_DELAY)
+            if delay and (not delay.lstrip("-").isdigit() or int(delay) > 0):
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         encoded_list: list[bytes] = []
         for m in msgs:
             m.store_timestamp = now_ms
             props = m.properties_string or ""
-            if len(props) > 10922 and _utf8_len(props) > _MAX_PROPERTIES:
+            if len(props) > _SAFE_PROPS_CHARS and _utf8_len(props) > _MAX_PROPERTIES:
                 return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
             encoded_list.append(encode_stored_message(m))
         total = sum(len(e) for e in encoded_list)
@@ -664,6 +669,11 @@ class CommitLog:
         """Why the entry at ``pos`` failed (slow path, for the trace)."""
         if pos + 8 > mf.disk_length and not any(mf.view[pos : min(pos + 8, mf.file_size)]):
             return None  # plain end of data
+        if pos + 8 <= mf.disk_length:
+            total, magic = _I32x2.unpack_from(mf.mm, pos)
+            if magic == MESSAGE_MAGIC_CODE and pos + total > mf.disk_length:
+                on_disk = mf.disk_length - pos
+                return f"torn entry at {pos}: declares {total} bytes, {on_disk} on disk"
         try:
             decode_stored_message(mf.mm, pos, read_body=True, check_crc=check_crc)
         except MessageDecodeError as e:

@@ -1,10 +1,12 @@
-"""The message store: put, reput (dispatch), get, recovery and file cleaning.
+"""The message store: lifecycle and recovery, put, dispatch, lookups.
 
-Mirrors ``DefaultMessageStore`` with its ``ReputMessageService``,
-``CommitLogDispatcherBuildConsumeQueue``, ``CleanCommitLogService`` and
-``CleanConsumeQueueService`` (store, RocketMQ 4.9.3); seed 003 (``getMessage`` status
-by status with ``nextBeginOffset``), seed 000 step 9; facts §4, §6, §10.1, §10.3
-(reput), §10.6 step 8 (store checks).
+Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3), split by mechanism (STYLE
+§6.1): ``getMessage`` lives in ``get_message.py`` (mixed in), ``ReputMessageService``
+in ``reput_message_service.py``, the two cleaning services in ``clean_services.py``;
+this module keeps ``load`` / ``recover`` / ``shutdown``, ``asyncPutMessage(s)`` with
+their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``),
+``findConsumeQueue`` and the offset / time / message lookups. Seed 003
+(``getMessage``), seed 000 step 9; facts §4, §6, §10.1, §10.3, §10.6 step 8.
 
 What this module owns: the consume-queue table (``topic`` → ``queueId`` →
 ``ConsumeQueue``, created on first lookup, as ``findConsumeQueue`` does), the reput
@@ -57,18 +59,14 @@ from mqlab.common.message_decoder import (
     decode_stored_message,
 )
 from mqlab.common.sysflag import MessageSysFlag
+from mqlab.store.clean_services import CleanCommitLogService, CleanConsumeQueueService
 from mqlab.store.commit_log import CommitLog
 from mqlab.store.config import BrokerRole, MessageStoreConfig, StorePathConfigHelper
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT, ConsumeQueue
-from mqlab.store.message_filter import MessageFilter
+from mqlab.store.get_message import GetMessageMixin
+from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
-from mqlab.store.status import (
-    DispatchRequest,
-    GetMessageResult,
-    GetMessageStatus,
-    PutMessageResult,
-    PutMessageStatus,
-)
+from mqlab.store.status import DispatchRequest, PutMessageResult, PutMessageStatus
 
 __all__ = ["DefaultMessageStore", "MessageArrivingListener"]
 
@@ -85,20 +83,22 @@ _MAX_PROPERTIES = 32767
 # NOTE: performance: enum members read through the class cost ~70 ns in CPython 3.11.
 _PUT_OK = PutMessageStatus.PUT_OK
 _SLAVE = BrokerRole.SLAVE
-_FOUND = GetMessageStatus.FOUND
-_NO_MATCHED_MESSAGE = GetMessageStatus.NO_MATCHED_MESSAGE
-_MESSAGE_WAS_REMOVING = GetMessageStatus.MESSAGE_WAS_REMOVING
 
 _I32 = struct.Struct(">i")
 _I32x2 = struct.Struct(">ii")
 
-C_GET = "DefaultMessageStore.getMessage"
 C_PUT = "DefaultMessageStore.putMessage"
-C_REPUT = "ReputMessageService.doReput"
+
+
+def _java_length(s: str) -> int:
+    """Java ``String#length``: UTF-16 code units (a char above U+FFFF counts twice)."""
+    return len(s) if s.isascii() else len(s.encode("utf-16-le")) // 2
+
+
 C_RECOVER = "DefaultMessageStore.recover"
 
 
-class DefaultMessageStore:
+class DefaultMessageStore(GetMessageMixin):
     """Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3). See the module essay.
 
     Args:
@@ -131,12 +131,13 @@ class DefaultMessageStore:
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
         self.schedule_message_service = ScheduleMessageService(self)
         self.commit_log = CommitLog(self)
-        #: ReputMessageService#reputFromOffset: the next commit-log byte to dispatch.
-        self.reput_from_offset = 0
+        self.reput_message_service = ReputMessageService(self)
+        self.clean_commit_log_service = CleanCommitLogService(self)
+        self.clean_consume_queue_service = CleanConsumeQueueService(self)
         #: DefaultMessageStore#shutdown: true until load() succeeds, as in Java.
         self.is_shutdown = True
         self.last_shutdown_normal: bool | None = None
-        self.clean_consume_queue_last_physical_min_offset = 0
+        self._load_called = False
         # RunningFlags and fault injection (module essay)
         self.writeable = True
         self.readable = True
@@ -162,9 +163,17 @@ class DefaultMessageStore:
         RocketMQ 4.9.3); see the module essay for the order.
 
         Returns:
-            False if a file cannot be loaded (a file longer than the configured mapped
-            size, a misnamed file, unreadable JSON is *not* fatal).
+            False if a store file cannot be loaded (longer than the configured mapped
+            size, or named off the file-size grid) or ``delayOffset.json`` and its
+            ``.bak`` are both unreadable; the store then stays shut down.
+
+        Raises:
+            ValueError: ``load()`` was already called on this object (to restart, build
+                a new ``DefaultMessageStore`` on the same directory).
         """
+        if self._load_called:
+            raise ValueError("load() was already called; build a new DefaultMessageStore")
+        self._load_called = True
         os.makedirs(self.root_dir, exist_ok=True)
         abort_file = StorePathConfigHelper.get_abort_file(self.root_dir)
         last_exit_ok = not os.path.exists(abort_file)
@@ -218,7 +227,7 @@ class DefaultMessageStore:
         Mirrors ``DefaultMessageStore#recover`` and the reput start of ``#start``.
         """
         max_phy_offset_of_consume_queue = -1
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             cq.recover()
             if cq.max_physic_offset > max_phy_offset_of_consume_queue:
                 max_phy_offset_of_consume_queue = cq.max_physic_offset
@@ -227,7 +236,7 @@ class DefaultMessageStore:
         # DefaultMessageStore#start: reput from the highest offset the queues cover.
         min_offset = self.commit_log.get_min_offset()
         max_physical_pos_in_logic_queue = min_offset
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             if cq.max_physic_offset > max_physical_pos_in_logic_queue:
                 max_physical_pos_in_logic_queue = cq.max_physic_offset
         if max_physical_pos_in_logic_queue < 0:
@@ -237,7 +246,7 @@ class DefaultMessageStore:
         self.reput_from_offset = max_physical_pos_in_logic_queue
         rebuilt = self.do_reput()
         self.recover_topic_queue_table()
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             for mf in cq.mapped_file_queue.mapped_files:
                 if mf.last_modified_ms == 0 and mf.wrote_position >= CQ_STORE_UNIT_SIZE:
                     last = mf.wrote_position - CQ_STORE_UNIT_SIZE
@@ -260,14 +269,14 @@ class DefaultMessageStore:
         """
         table: dict[str, int] = {}
         min_phy_offset = self.commit_log.get_min_offset()
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             table[f"{cq.topic}-{cq.queue_id}"] = cq.get_max_offset_in_queue()
             cq.correct_min_offset(min_phy_offset)
         self.commit_log.topic_queue_table = table
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
         """Mirrors ``DefaultMessageStore#truncateDirtyLogicFiles``."""
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             removed = cq.truncate_dirty_logic_files(phy_offset)
             if removed and self._traced():
                 self.tracer.emit(
@@ -283,7 +292,7 @@ class DefaultMessageStore:
     def destroy_logics(self) -> None:
         """Delete every consume queue. Mirrors ``DefaultMessageStore#destroyLogics``
         (recovery found no commit-log file at all)."""
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             cq.destroy()
         self.consume_queue_table.clear()
         if os.path.isdir(self._cq_store_path):
@@ -324,7 +333,7 @@ class DefaultMessageStore:
             The commit log's flushed-where offset.
         """
         where = self.commit_log.flush()
-        for cq in self._all_consume_queues():
+        for cq in self.all_consume_queues():
             cq.flush(0)
         return where
 
@@ -345,14 +354,18 @@ class DefaultMessageStore:
 
     @staticmethod
     def _check_message(msg: MessageExtBrokerInner) -> PutMessageStatus:
-        """Mirrors ``DefaultMessageStore#checkMessage``: topic > 127 or properties string
-        > 32767 chars → MESSAGE_ILLEGAL (mqlab also counts UTF-8 bytes of the topic,
-        since its length is stored in one signed byte)."""
+        """Mirrors ``DefaultMessageStore#checkMessage``: topic longer than 127 or
+        properties string longer than 32767 (Java ``String#length``, UTF-16 units) →
+        MESSAGE_ILLEGAL. mqlab also rejects a topic over 127 UTF-8 bytes, since its
+        length is stored in one signed byte."""
         topic = msg.topic
-        if len(topic) > _MAX_TOPIC or (not topic.isascii() and len(topic.encode()) > _MAX_TOPIC):
+        if not topic.isascii():
+            if _java_length(topic) > _MAX_TOPIC or len(topic.encode()) > _MAX_TOPIC:
+                return PutMessageStatus.MESSAGE_ILLEGAL
+        elif len(topic) > _MAX_TOPIC:
             return PutMessageStatus.MESSAGE_ILLEGAL
         props = msg.properties_string
-        if props and len(props) > _MAX_PROPERTIES:
+        if props and len(props) > _MAX_PROPERTIES // 2 and _java_length(props) > _MAX_PROPERTIES:
             return PutMessageStatus.MESSAGE_ILLEGAL
         return _PUT_OK
 
@@ -376,9 +389,15 @@ class DefaultMessageStore:
             self.is_shutdown
             or not self.writeable
             or self.os_page_cache_busy
-            or self.message_store_config.broker_role is _SLAVE
+            or self.message_store_config.broker_role == _SLAVE
         ):
             status = self._check_store_status()
+        elif (
+            msg.topic.isascii()
+            and len(msg.topic) <= _MAX_TOPIC
+            and len(msg.properties_string or "") <= _MAX_PROPERTIES // 2
+        ):
+            status = _PUT_OK  # checkMessage, short ASCII case inlined
         else:
             status = self._check_message(msg)
         if status is not _PUT_OK:
@@ -387,7 +406,8 @@ class DefaultMessageStore:
             if msg.store_host == "127.0.0.1:0":
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
-        if self._traced():
+        tracer = self.tracer
+        if tracer is not None and tracer.enabled:
             amr = result.append_message_result
             self.tracer.emit(
                 C_PUT,
@@ -442,85 +462,22 @@ class DefaultMessageStore:
     # ==================================================================================
     # reput (ReputMessageService) and dispatch
     # ==================================================================================
-    def do_reput(self) -> int:
-        """Dispatch every commit-log entry written since the last pass.
+    @property
+    def reput_from_offset(self) -> int:
+        """``ReputMessageService#reputFromOffset``: the next commit-log byte to dispatch."""
+        return self.reput_message_service.reput_from_offset
 
-        Mirrors ``ReputMessageService#doReput`` (store, RocketMQ 4.9.3); facts §10.3:
-        parse each entry from ``reput_from_offset`` (blank marker → next file), build
-        its consume-queue unit (NOT_TYPE / COMMIT only), then, unless SLAVE, call the
-        arriving listener with ``(topic, queueId, queueOffset + 1, tagsCode, storeTime,
-        None, properties)``.
+    @reput_from_offset.setter
+    def reput_from_offset(self, offset: int) -> None:
+        self.reput_message_service.reput_from_offset = offset
+
+    def do_reput(self) -> int:
+        """One pass of ``ReputMessageService#doReput``; see ``reput_message_service``.
 
         Returns:
             The number of entries dispatched.
         """
-        commit_log = self.commit_log
-        min_offset = commit_log.get_min_offset()
-        if self.reput_from_offset < min_offset:
-            self.reput_from_offset = min_offset
-        listener = self.message_arriving_listener
-        if self.message_store_config.broker_role == BrokerRole.SLAVE:
-            listener = None
-        traced = self._traced()
-        check = commit_log.check_message_and_return_size
-        count = 0
-        do_next = True
-        while do_next and self.reput_from_offset < commit_log.get_max_offset():
-            data = commit_log.get_data(self.reput_from_offset)
-            if data is None:
-                break
-            mf, pos, end = data
-            buf = mf.mm
-            while pos < end:
-                # NOTE: performance: the per-entry loop; one parse, one unit append.
-                req = check(buf, pos, False, False)
-                size = req.msg_size
-                if req.success:
-                    if size > 0:
-                        self.do_dispatch(req)
-                        if listener is not None:
-                            listener(
-                                req.topic,
-                                req.queue_id,
-                                req.consume_queue_offset + 1,
-                                req.tags_code,
-                                req.store_timestamp,
-                                req.bit_map,
-                                req.properties_map,
-                            )
-                        if traced:
-                            self.tracer.emit(
-                                C_REPUT,
-                                "dispatch",
-                                topic=req.topic,
-                                queue_id=req.queue_id,
-                                queue_offset=req.consume_queue_offset,
-                                commit_log_offset=req.commit_log_offset,
-                                size=size,
-                                tags_code=req.tags_code,
-                            )
-                        self.reput_from_offset += size
-                        pos += size
-                        count += 1
-                    else:  # blank marker: the rest of this file is empty
-                        self.reput_from_offset = commit_log.roll_next_file(self.reput_from_offset)
-                        break
-                elif size > 0:  # "[BUG]read total count not equals msg total size."
-                    self.reput_from_offset += size
-                    pos += size
-                else:
-                    do_next = False
-                    if traced:
-                        self.tracer.emit(
-                            C_REPUT,
-                            "error",
-                            "error",
-                            commit_log_offset=self.reput_from_offset,
-                            text="unreadable entry; skipping the rest of the file's data",
-                        )
-                    self.reput_from_offset += end - pos
-                    break
-        return count
+        return self.reput_message_service.do_reput()
 
     def do_dispatch(self, req: DispatchRequest) -> None:
         """Run the dispatchers: ``CommitLogDispatcherBuildConsumeQueue`` (NOT_TYPE and
@@ -551,11 +508,11 @@ class DefaultMessageStore:
                     )
 
     def dispatch_behind_bytes(self) -> int:
-        """Commit-log bytes not dispatched yet. Mirrors ``ReputMessageService#behind``."""
-        return self.commit_log.get_max_offset() - self.reput_from_offset
+        """Commit-log bytes not dispatched yet. Mirrors ``DefaultMessageStore#dispatchBehindBytes``."""
+        return self.reput_message_service.behind()
 
     # ==================================================================================
-    # get (facts §10.1, seed 003)
+    # consume queues and lookups (getMessage itself: get_message.GetMessageMixin)
     # ==================================================================================
     def find_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         """The queue's ``ConsumeQueue``, created (in memory only) on first lookup.
@@ -571,235 +528,6 @@ class DefaultMessageStore:
             cq.flush_least_bytes = self._cq_flush_least_bytes
             qmap[queue_id] = cq
         return cq
-
-    def next_offset_correction(self, old_offset: int, new_offset: int) -> int:
-        """``new_offset``, unless this is a SLAVE without ``offset_check_in_slave``.
-
-        Mirrors ``DefaultMessageStore#nextOffsetCorrection``; facts §10.1.
-        """
-        cfg = self.message_store_config
-        if cfg.broker_role != BrokerRole.SLAVE or cfg.offset_check_in_slave:
-            return new_offset
-        return old_offset
-
-    def check_in_disk_by_commit_offset(self, offset_py: int, max_offset_py: int) -> bool:
-        """Mirrors ``DefaultMessageStore#checkInDiskByCommitOffset``: further behind the end
-        than ``accessMessageInMemoryMaxRatio`` % of RAM. Always False unless
-        ``total_physical_memory_size`` is configured (mqlab knob)."""
-        ram = self.message_store_config.total_physical_memory_size
-        if ram is None:
-            return False
-        memory = ram * self.message_store_config.access_message_in_memory_max_ratio // 100
-        return (max_offset_py - offset_py) > memory
-
-    def is_the_batch_full(
-        self,
-        size_py: int,
-        max_msg_nums: int,
-        buffer_total: int,
-        message_total: int,
-        is_in_disk: bool,
-    ) -> bool:
-        """Mirrors ``DefaultMessageStore#isTheBatchFull``; facts §10.1: the first message
-        is always taken; then stop at ``max_msg_nums``, or at 32 messages / 256 KiB in
-        memory (8 / 64 KiB on disk)."""
-        if buffer_total == 0 or message_total == 0:
-            return False
-        if max_msg_nums <= message_total:
-            return True
-        cfg = self.message_store_config
-        if is_in_disk:
-            if buffer_total + size_py > cfg.max_transfer_bytes_on_message_in_disk:
-                return True
-            if message_total > cfg.max_transfer_count_on_message_in_disk - 1:
-                return True
-        else:
-            if buffer_total + size_py > cfg.max_transfer_bytes_on_message_in_memory:
-                return True
-            if message_total > cfg.max_transfer_count_on_message_in_memory - 1:
-                return True
-        return False
-
-    def get_message(
-        self,
-        group: str,
-        topic: str,
-        queue_id: int,
-        offset: int,
-        max_msg_nums: int,
-        message_filter: MessageFilter | None,
-    ) -> GetMessageResult | None:
-        """Read up to ``max_msg_nums`` messages of one queue from ``offset``.
-
-        Mirrors ``DefaultMessageStore#getMessage`` (store, RocketMQ 4.9.3); seed 003;
-        facts §10.1:
-
-        1. shut down or not readable → None;
-        2. defaults NO_MESSAGE_IN_QUEUE, next = offset; min / max of the queue;
-        3. max == 0 → NO_MESSAGE_IN_QUEUE, next = correct(offset, 0); offset < min →
-           OFFSET_TOO_SMALL, next = correct(offset, min); offset == max →
-           OFFSET_OVERFLOW_ONE, next = offset; offset > max → OFFSET_OVERFLOW_BADLY,
-           next = correct(offset, 0 if min == 0 else max);
-        4. else scan the units from ``offset`` to the end of that consume-queue file
-           (none → OFFSET_FOUND_NULL, next = correct(offset, start of the next file)):
-           batch full → stop; filtered out → NO_MATCHED_MESSAGE unless something was
-           found; commit-log entry gone → MESSAGE_WAS_REMOVING (and skip to the next
-           commit-log file); else add it, FOUND. next = offset + units examined.
-
-        ``correct`` is :meth:`next_offset_correction`. Returned buffers are read-only
-        views of the stored entries.
-        """
-        # step 1 (seed 000 step 10 answers SYSTEM_ERROR for None)
-        traced = self._traced()
-        if self.is_shutdown or not self.readable:
-            if traced:
-                self.tracer.emit(C_GET, "1", status=None, text="store shut down or not readable")
-            return None
-        # step 2
-        status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
-        next_begin_offset = offset
-        get_result = GetMessageResult()
-        commit_log = self.commit_log
-        max_offset_py = commit_log.get_max_offset()
-        cq = self.find_consume_queue(topic, queue_id)
-        min_offset = cq.min_logic_offset // CQ_STORE_UNIT_SIZE
-        max_offset = cq.get_max_offset_in_queue()
-        step = "3"
-        # step 3
-        if max_offset == 0:
-            status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
-            next_begin_offset = self.next_offset_correction(offset, 0)
-        elif offset < min_offset:
-            status = GetMessageStatus.OFFSET_TOO_SMALL
-            next_begin_offset = self.next_offset_correction(offset, min_offset)
-        elif offset == max_offset:
-            status = GetMessageStatus.OFFSET_OVERFLOW_ONE
-            next_begin_offset = self.next_offset_correction(offset, offset)
-        elif offset > max_offset:
-            status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
-            if min_offset == 0:
-                next_begin_offset = self.next_offset_correction(offset, min_offset)
-            else:
-                next_begin_offset = self.next_offset_correction(offset, max_offset)
-        else:
-            # step 4
-            step = "4"
-            buffer_cq = cq.get_index_buffer(offset)
-            if buffer_cq is None:
-                status = GetMessageStatus.OFFSET_FOUND_NULL
-                next_begin_offset = self.next_offset_correction(offset, cq.roll_next_file(offset))
-            else:
-                status = _NO_MATCHED_MESSAGE
-                status, examined, max_phy_offset_pulling = self._scan(
-                    buffer_cq, offset, max_msg_nums, message_filter, get_result, max_offset_py
-                )
-                next_begin_offset = offset + examined
-                ram = self.message_store_config.total_physical_memory_size
-                if ram is not None:
-                    memory = ram * self.message_store_config.access_message_in_memory_max_ratio
-                    diff = max_offset_py - max_phy_offset_pulling
-                    get_result.suggest_pulling_from_slave = diff > memory // 100
-        get_result.status = status
-        get_result.next_begin_offset = next_begin_offset
-        get_result.max_offset = max_offset
-        get_result.min_offset = min_offset
-        if traced:
-            self.tracer.emit(
-                C_GET,
-                step,
-                group=group,
-                topic=topic,
-                queue_id=queue_id,
-                offset=offset,
-                status=status.name,
-                next_begin_offset=next_begin_offset,
-                min_offset=min_offset,
-                max_offset=max_offset,
-                message_count=get_result.message_count,
-                buffer_total_size=get_result.buffer_total_size,
-            )
-        return get_result
-
-    def _scan(
-        self,
-        buffer_cq: tuple[Any, int, int],
-        offset: int,
-        max_msg_nums: int,
-        message_filter: MessageFilter | None,
-        get_result: GetMessageResult,
-        max_offset_py: int,
-    ) -> tuple[GetMessageStatus, int, int]:
-        """Step 4 of ``getMessage``: the unit loop.
-
-        Returns:
-            (status, units examined, the last commit-log offset looked at).
-        """
-        # NOTE: performance: the pull hot path. Limits are read into locals, the batch
-        # test is inlined (``is_the_batch_full`` is the readable version), buffers are
-        # views, and no object is built per unit.
-        mf, start, end = buffer_cq
-        cfg = self.message_store_config
-        mem_bytes = cfg.max_transfer_bytes_on_message_in_memory
-        mem_count = cfg.max_transfer_count_on_message_in_memory - 1
-        ram = cfg.total_physical_memory_size
-        commit_log = self.commit_log
-        get_message = commit_log.get_message
-        unpack = CQ_UNIT.unpack_from
-        mm = mf.mm
-        buffers = get_result.message_buffers
-        queue_offsets = get_result.message_queue_offsets
-        status = _NO_MATCHED_MESSAGE
-        total = 0
-        count = 0
-        next_phy_file_start = -1
-        have_next_phy = False
-        max_phy_offset_pulling = 0
-        limit = min(end - start, max(16000, max_msg_nums * CQ_STORE_UNIT_SIZE))
-        examined_bytes = limit
-        by_cq = message_filter.is_matched_by_consume_queue if message_filter else None
-        by_cl = message_filter.is_matched_by_commit_log if message_filter else None
-        for i in range(0, limit, CQ_STORE_UNIT_SIZE):
-            offset_py, size_py, tags_code = unpack(mm, start + i)  # step 4a
-            max_phy_offset_pulling = offset_py
-            if have_next_phy and offset_py < next_phy_file_start:  # step 4b
-                continue
-            if total and count:  # step 4c/4d: isTheBatchFull
-                if max_msg_nums <= count:
-                    examined_bytes = i
-                    break
-                if ram is not None and self.check_in_disk_by_commit_offset(
-                    offset_py, max_offset_py
-                ):
-                    if self.is_the_batch_full(size_py, max_msg_nums, total, count, True):
-                        examined_bytes = i
-                        break
-                elif total + size_py > mem_bytes or count > mem_count:
-                    examined_bytes = i
-                    break
-            if by_cq is not None and not by_cq(tags_code, None):  # step 4e
-                if total == 0:
-                    status = _NO_MATCHED_MESSAGE
-                continue
-            select = get_message(offset_py, size_py)  # step 4f
-            if select is None:
-                if total == 0:
-                    status = _MESSAGE_WAS_REMOVING
-                next_phy_file_start = commit_log.roll_next_file(offset_py)
-                have_next_phy = True
-                continue
-            if by_cl is not None and not by_cl(select, None):  # step 4g
-                if total == 0:
-                    status = _NO_MATCHED_MESSAGE
-                continue
-            buffers.append(select)  # step 4h
-            queue_offsets.append(offset + i // CQ_STORE_UNIT_SIZE)
-            total += size_py
-            count += 1
-            status = _FOUND
-            have_next_phy = False
-        get_result.buffer_total_size = total
-        get_result.message_count = count
-        return status, examined_bytes // CQ_STORE_UNIT_SIZE, max_phy_offset_pulling
 
     # ==================================================================================
     # offsets and lookups
@@ -853,20 +581,6 @@ class DefaultMessageStore:
         cq = self.find_consume_queue(topic, queue_id)
         return self._get_store_time(cq.get_unit(consume_queue_offset))
 
-    def check_in_disk_by_consume_offset(
-        self, topic: str, queue_id: int, consume_offset: int
-    ) -> bool:
-        """Whether the message at ``consume_offset`` is "on disk" (behind the RAM window).
-
-        Mirrors ``DefaultMessageStore#checkInDiskByConsumeOffset``. Always False by
-        default: mqlab treats everything as in memory unless
-        ``total_physical_memory_size`` is configured.
-        """
-        unit = self.find_consume_queue(topic, queue_id).get_unit(consume_offset)
-        if unit is None:
-            return False
-        return self.check_in_disk_by_commit_offset(unit[0], self.commit_log.get_max_offset())
-
     def get_max_phy_offset(self) -> int:
         """Mirrors ``DefaultMessageStore#getMaxPhyOffset``."""
         return self.commit_log.get_max_offset()
@@ -912,66 +626,38 @@ class DefaultMessageStore:
             return None
 
     # ==================================================================================
-    # cleaning (CleanCommitLogService / CleanConsumeQueueService)
+    # cleaning (clean_services)
     # ==================================================================================
     def delete_expired_commit_log_files(
         self, now_ms: int, *, clean_immediately: bool = False
     ) -> int:
-        """Delete leading commit-log files last written ``file_reserved_time`` hours ago
-        (never the current file). One pass of ``CleanCommitLogService#deleteExpiredFiles``;
-        mqlab skips its "deleteWhen 04 o'clock" and disk-space conditions: the owner
-        decides when to call it.
+        """One pass of ``CleanCommitLogService``: delete commit-log files last written
+        ``file_reserved_time`` hours ago (never the current one).
 
         Returns:
             The number of files deleted.
         """
-        expired_ms = self.message_store_config.file_reserved_time * 60 * 60 * 1000
-        deleted = self.commit_log.delete_expired_file(expired_ms, now_ms, clean_immediately)
-        if deleted and self._traced():
-            self.tracer.emit(
-                "CleanCommitLogService.deleteExpiredFiles",
-                "delete",
-                files=[os.path.basename(mf.file_name) for mf in deleted],
-                min_phy_offset=self.get_min_phy_offset(),
-            )
-        return len(deleted)
+        return self.clean_commit_log_service.delete_expired_files(now_ms, clean_immediately)
 
     def delete_expired_consume_queue_files(self) -> int:
-        """Delete consume-queue files that only index deleted entries, and move each
-        queue's min offset to its first live unit. One pass of
-        ``CleanConsumeQueueService#deleteExpiredFiles``.
+        """One pass of ``CleanConsumeQueueService``: drop consume-queue files that only
+        index deleted entries and correct every queue's min offset.
 
         Returns:
             The number of files deleted.
         """
-        min_offset = self.commit_log.get_min_offset()
-        if min_offset <= self.clean_consume_queue_last_physical_min_offset:
-            return 0
-        self.clean_consume_queue_last_physical_min_offset = min_offset
-        deleted = 0
-        for cq in self._all_consume_queues():
-            n = cq.delete_expired_file(min_offset)
-            deleted += n
-            if self._traced():
-                self.tracer.emit(
-                    "CleanConsumeQueueService.deleteExpiredFiles",
-                    "delete",
-                    topic=cq.topic,
-                    queue_id=cq.queue_id,
-                    deleted_files=n,
-                    min_offset=cq.get_min_offset_in_queue(),
-                )
-        return deleted
+        return self.clean_consume_queue_service.delete_expired_files()
 
     def clean_files_periodically(self, now_ms: int) -> None:
-        """Both cleaning passes, as RocketMQ's 10 s ``cleanFilesPeriodically`` task runs them."""
+        """Both passes, as RocketMQ's 10 s ``cleanFilesPeriodically`` task runs them."""
         self.delete_expired_commit_log_files(now_ms)
         self.delete_expired_consume_queue_files()
 
     # ==================================================================================
     # inspection helpers (for the lab)
     # ==================================================================================
-    def _all_consume_queues(self) -> list[ConsumeQueue]:
+    def all_consume_queues(self) -> list[ConsumeQueue]:
+        """Every consume queue, sorted by topic then queue id."""
         return [
             self.consume_queue_table[t][q]
             for t in sorted(self.consume_queue_table)

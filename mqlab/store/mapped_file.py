@@ -16,7 +16,8 @@ mqlab keeps the same split with plain Python:
   a file is as long as its flushed data, and a full commit-log file is exactly
   ``mapped_file_size`` long because the blank marker's padding is flushed too. Data
   written but not flushed is lost if the process dies without ``flush`` (a power cut
-  on a real broker; recovery then truncates to what reached the disk).
+  on a real broker; recovery then truncates to what reached the disk). The commit
+  log keeps its active file open between flushes; consume queues reopen per flush.
 
 What this module owns: positions (wrote / flushed), file creation, loading, truncation
 and deletion, and the offset → file arithmetic of ``MappedFileQueue``. What it must not
@@ -63,6 +64,7 @@ class MappedFile:
         "disk_length",
         "keep_fd_open",
         "_fd",
+        "_positions_from_load",
     )
 
     def __init__(self, file_name: str, file_size: int) -> None:
@@ -81,6 +83,9 @@ class MappedFile:
         #: queues reopen per flush so a broker with many queues stays under fd limits.
         self.keep_fd_open = False
         self._fd: int | None = None
+        #: load() sets the positions to the full size (as RocketMQ does) although only
+        #: ``disk_length`` bytes hold data; truncate_to needs to know.
+        self._positions_from_load = False
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -117,6 +122,7 @@ class MappedFile:
         mf.disk_length = length
         mf.wrote_position = file_size
         mf.flushed_position = file_size
+        mf._positions_from_load = True
         return mf
 
     # -- writing --------------------------------------------------------------------------
@@ -220,7 +226,13 @@ class MappedFile:
         Raises:
             OSError: the file on disk cannot be truncated.
         """
-        end = max(self.wrote_position, self.disk_length)
+        # NOTE: performance: zero only what may hold data (touching a whole 6 MB
+        # consume-queue mirror would make every loaded queue cost its full size in RAM).
+        if self._positions_from_load:
+            end = self.disk_length
+            self._positions_from_load = False
+        else:
+            end = max(self.wrote_position, self.disk_length)
         end = min(end, self.file_size)
         if end > pos:
             self.mm[pos:end] = bytes(end - pos)

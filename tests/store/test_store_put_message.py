@@ -1,0 +1,279 @@
+"""DefaultMessageStore#putMessage / #putMessages: every PutMessageStatus the store can give.
+
+Facts §10.6 steps 8–10, §4.1, §4.5; §11 (BatchPutMessageTest, SendMessageProcessorTest).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from store_helpers import STORE_HOST, make_msg, put_many
+
+from mqlab.common.message_decoder import create_message_id, decodes
+from mqlab.common.sysflag import MessageSysFlag
+from mqlab.store import (
+    BrokerRole,
+    DefaultMessageStore,
+    GetMessageStatus,
+    MessageStoreConfig,
+    PutMessageStatus,
+)
+
+
+def test_put_ok_assigns_queue_offsets_per_queue_and_offset_msg_ids(new_store):
+    """PUT_OK: queue offsets count per "topic-queueId" from 0; the msg id is store host +
+    commit-log offset in hex: 127.0.0.1:10911 at 0 → 7F00000100002A9F0000000000000000."""
+    store = new_store()
+    r0 = store.put_message(make_msg(queue_id=0), 1000)
+    r1 = store.put_message(make_msg(queue_id=1), 1001)
+    r2 = store.put_message(make_msg(queue_id=0), 1002)
+    assert [r.put_message_status for r in (r0, r1, r2)] == [PutMessageStatus.PUT_OK] * 3
+    assert all(r.is_ok() for r in (r0, r1, r2))
+    a0, a1, a2 = (r.append_message_result for r in (r0, r1, r2))
+    assert [a.logics_offset for a in (a0, a1, a2)] == [0, 0, 1]
+    assert [a.wrote_offset for a in (a0, a1, a2)] == [0, 123, 246]
+    assert a0.wrote_bytes == 123  # 91 + 14 ("Hello RocketMQ") + 9 ("TopicTest") + 9 ("TAGS\1TagA")
+    assert a0.msg_id == "7F00000100002A9F0000000000000000"
+    assert a2.msg_id == create_message_id(STORE_HOST, 246)
+    assert a2.store_timestamp == 1002
+    assert store.commit_log.topic_queue_table == {"TopicTest-0": 2, "TopicTest-1": 1}
+
+
+def test_service_not_available(new_store, tmp_path):
+    """Not loaded, not writeable, SLAVE, or shut down → SERVICE_NOT_AVAILABLE (facts §10.6
+    step 8)."""
+    unloaded = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=str(tmp_path / "u")))
+    assert unloaded.put_message(make_msg(), 1).put_message_status is (
+        PutMessageStatus.SERVICE_NOT_AVAILABLE
+    )
+    store = new_store()
+    store.writeable = False
+    assert store.put_message(make_msg(), 1).put_message_status is (
+        PutMessageStatus.SERVICE_NOT_AVAILABLE
+    )
+    store.writeable = True
+    store.message_store_config.broker_role = BrokerRole.SLAVE
+    r = store.put_message(make_msg(), 1)
+    assert r.put_message_status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert r.append_message_result is None and not r.is_ok()
+    store.message_store_config.broker_role = BrokerRole.ASYNC_MASTER
+    store.shutdown()
+    assert store.put_message(make_msg(), 1).put_message_status is (
+        PutMessageStatus.SERVICE_NOT_AVAILABLE
+    )
+
+
+def test_os_pagecache_busy(new_store):
+    """The injected page-cache-busy flag → OS_PAGECACHE_BUSY (facts §10.6 step 8)."""
+    store = new_store()
+    store.os_page_cache_busy = True
+    assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.OS_PAGECACHE_BUSY
+
+
+def test_message_illegal_topic_and_properties_length(new_store):
+    """Topic of 128 chars or a properties string of 32,768 chars → MESSAGE_ILLEGAL; 127 chars
+    is fine (DefaultMessageStore#checkMessage, facts §10.6 step 8)."""
+    store = new_store()
+    assert store.put_message(make_msg(topic="T" * 128), 1).put_message_status is (
+        PutMessageStatus.MESSAGE_ILLEGAL
+    )
+    assert store.put_message(make_msg(topic="T" * 127), 1).put_message_status is (
+        PutMessageStatus.PUT_OK
+    )
+    msg = make_msg(tags=None, properties={"a": "x" * 32766})
+    assert len(msg.properties_string) == 32768
+    assert store.put_message(msg, 1).put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_properties_size_exceeded_counts_utf8_bytes(new_store):
+    """11,002 chars but 33,002 UTF-8 bytes of properties → PROPERTIES_SIZE_EXCEEDED
+    (CommitLog.MessageExtEncoder, facts §10.6 step 8)."""
+    store = new_store()
+    msg = make_msg(tags=None, properties={"a": "中" * 11000})
+    assert len(msg.properties_string) == 11002
+    assert store.put_message(msg, 1).put_message_status is (
+        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+    )
+
+
+def test_message_illegal_when_the_entry_exceeds_max_message_size(new_store):
+    """An entry of exactly 4,194,304 bytes is stored; one byte more → MESSAGE_ILLEGAL."""
+    store = new_store()
+    overhead = 91 + 9 + 9
+    ok = store.put_message(make_msg(body=b"b" * (4_194_304 - overhead)), 1)
+    assert ok.put_message_status is PutMessageStatus.PUT_OK
+    assert ok.append_message_result.wrote_bytes == 4_194_304
+    bad = store.put_message(make_msg(body=b"b" * (4_194_304 - overhead + 1)), 1)
+    assert bad.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_message_illegal_when_the_entry_cannot_fit_a_whole_commit_log_file(new_store):
+    """mqlab addition for tiny segments: entry + 8 > file size → MESSAGE_ILLEGAL (a
+    192-byte entry fits a 200-byte file, a 193-byte one never could)."""
+    store = new_store(mapped_file_size_commit_log=200)
+    ok = store.put_message(make_msg(body=b"b" * (192 - 109)), 1)
+    assert ok.put_message_status is PutMessageStatus.PUT_OK
+    bad = store.put_message(make_msg(body=b"b" * (193 - 109)), 1)
+    assert bad.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_create_mapedfile_failed_when_the_file_cannot_be_created(new_store, tmp_path):
+    """OSError creating the commit-log file → CREATE_MAPEDFILE_FAILED; once the obstacle is
+    gone the next put succeeds (facts §10.6 step 10)."""
+    store = new_store()
+    first = tmp_path / "store" / "commitlog" / "00000000000000000000"
+    os.makedirs(first)
+    r = store.put_message(make_msg(), 1)
+    assert r.put_message_status is PutMessageStatus.CREATE_MAPEDFILE_FAILED
+    os.rmdir(first)
+    assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.PUT_OK
+
+
+def test_flush_disk_timeout_with_sync_flush_still_stores(new_store, tmp_path):
+    """SYNC_FLUSH with an injected flush delay above syncFlushTimeout (5000) →
+    FLUSH_DISK_TIMEOUT, but the message is stored and flushed (is_ok)."""
+    store = new_store(flush_disk_type="SYNC_FLUSH")
+    path = tmp_path / "store" / "commitlog" / "00000000000000000000"
+    assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.PUT_OK
+    assert os.path.getsize(path) == 123  # SYNC_FLUSH: on disk before answering
+    store.fault_flush_delay_ms = 5000
+    assert store.put_message(make_msg(), 2).put_message_status is PutMessageStatus.PUT_OK
+    store.fault_flush_delay_ms = 5001
+    r = store.put_message(make_msg(), 3)
+    assert r.put_message_status is PutMessageStatus.FLUSH_DISK_TIMEOUT
+    assert r.is_ok()
+    assert os.path.getsize(path) == 3 * 123
+    no_wait = store.put_message(make_msg(properties={"WAIT": "false"}), 4)
+    assert no_wait.put_message_status is PutMessageStatus.PUT_OK
+    store.do_reput()
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 4
+
+
+def test_async_flush_writes_the_file_later(new_store, tmp_path):
+    """ASYNC_FLUSH: a small put stays in memory (the "page cache") until flush()."""
+    store = new_store()
+    path = tmp_path / "store" / "commitlog" / "00000000000000000000"
+    store.put_message(make_msg(), 1)
+    assert os.path.getsize(path) == 0
+    assert store.flush() == 123
+    assert os.path.getsize(path) == 123
+
+
+def test_slave_not_available_and_flush_slave_timeout_on_sync_master(new_store):
+    """SYNC_MASTER: no slave → SLAVE_NOT_AVAILABLE; slave ack slower than slaveTimeout
+    (3000) → FLUSH_SLAVE_TIMEOUT; WAIT=false skips the wait (facts §10.6 step 10)."""
+    store = new_store(broker_role="SYNC_MASTER")
+    r = store.put_message(make_msg(), 1)
+    assert r.put_message_status is PutMessageStatus.SLAVE_NOT_AVAILABLE
+    assert r.is_ok()
+    r = store.put_message(make_msg(properties={"WAIT": "false"}), 1)
+    assert r.put_message_status is PutMessageStatus.PUT_OK
+    store.slave_available = True
+    assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.PUT_OK
+    store.fault_slave_ack_delay_ms = 3001
+    r = store.put_message(make_msg(), 1)
+    assert r.put_message_status is PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+    store.do_reput()
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 4
+
+
+def test_replication_status_wins_over_flush_status(new_store):
+    """SYNC_FLUSH + SYNC_MASTER, both failing: the replica status is applied last."""
+    store = new_store(broker_role="SYNC_MASTER", flush_disk_type="SYNC_FLUSH")
+    store.fault_flush_delay_ms = 6000
+    r = store.put_message(make_msg(), 1)
+    assert r.put_message_status is PutMessageStatus.SLAVE_NOT_AVAILABLE
+
+
+def test_prepared_message_gets_queue_offset_zero_and_no_unit(new_store):
+    """PREPARED: QUEUEOFFSET 0, the queue counter does not move, no consume-queue unit
+    (facts §6, §10.6 step 9)."""
+    store = new_store()
+    put_many(store, 2)
+    r = store.put_message(make_msg(sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE), 5)
+    assert r.put_message_status is PutMessageStatus.PUT_OK
+    assert r.append_message_result.logics_offset == 0
+    assert store.commit_log.topic_queue_table["TopicTest-0"] == 2
+    r = store.put_message(make_msg(body=b"after"), 6)
+    assert r.append_message_result.logics_offset == 2
+    assert store.do_reput() == 2
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 3
+    g = store.get_message("g", "TopicTest", 0, 2, 32, None)
+    assert [m.body for m in decodes(g.body())] == [b"after"]
+
+
+def test_unparsable_delay_level_is_illegal(new_store):
+    """DELAY that is not an int: Java throws NumberFormatException; mqlab → MESSAGE_ILLEGAL."""
+    store = new_store()
+    r = store.put_message(make_msg(properties={"DELAY": "soon"}), 1)
+    assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_batch_put_assigns_consecutive_queue_offsets(new_store):
+    """BatchPutMessageTest: a batch of 5 after one single message gets queue offsets 1..5
+    and a comma-joined msg id of 5 offset ids (facts §10.6 "Batch")."""
+    store = new_store()
+    store.put_message(make_msg(body=b"single"), 1)
+    batch = [make_msg(body=b"b%d" % i) for i in range(5)]
+    r = store.put_messages(batch, 2)
+    amr = r.append_message_result
+    assert r.put_message_status is PutMessageStatus.PUT_OK
+    assert (amr.logics_offset, amr.msg_num, amr.wrote_offset) == (1, 5, 115)
+    assert [m.queue_offset for m in batch] == [1, 2, 3, 4, 5]
+    ids = amr.msg_id.split(",")
+    assert ids == [create_message_id(STORE_HOST, m.commit_log_offset) for m in batch]
+    store.do_reput()
+    g = store.get_message("g", "TopicTest", 0, 0, 32, None)
+    assert g.status is GetMessageStatus.FOUND
+    assert [m.body for m in decodes(g.body())] == [b"single", b"b0", b"b1", b"b2", b"b3", b"b4"]
+    assert [m.queue_offset for m in decodes(g.body())] == [0, 1, 2, 3, 4, 5]
+
+
+def test_batch_rejects_delay_transactions_and_mixed_queues(new_store):
+    """Batches may not carry DELAY or a transaction type (MESSAGE_ILLEGAL); mixing queues
+    is API misuse (ValueError)."""
+    store = new_store()
+    r = store.put_messages([make_msg(), make_msg(properties={"DELAY": "2"})], 1)
+    assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+    prepared = make_msg(sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
+    assert store.put_messages([prepared], 1).put_message_status is (
+        PutMessageStatus.MESSAGE_ILLEGAL
+    )
+    with pytest.raises(ValueError, match="one topic and queue id"):
+        store.put_messages([make_msg(queue_id=0), make_msg(queue_id=1)], 1)
+    with pytest.raises(ValueError, match="at least one"):
+        store.put_messages([], 1)
+
+
+def test_batch_larger_than_max_message_size_is_illegal(new_store):
+    """The whole batch must fit max_message_size (4 MiB)."""
+    store = new_store()
+    msgs = [make_msg(body=b"b" * 1_500_000) for _ in range(3)]
+    assert store.put_messages(msgs, 1).put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_store_host_defaults_to_the_stores_address(new_store):
+    """A message whose store host is the model default 127.0.0.1:0 gets the store's."""
+    store = new_store()
+    msg = make_msg()
+    msg.store_host = "127.0.0.1:0"
+    r = store.put_message(msg, 1)
+    assert r.append_message_result.msg_id == "7F00000100002A9F0000000000000000"
+
+
+def test_lengths_are_counted_like_java_strings(new_store):
+    """checkMessage counts UTF-16 units (an emoji is 2), the encoder counts UTF-8 bytes
+    (an emoji is 4): 8,200 emoji → PROPERTIES_SIZE_EXCEEDED; 16,400 → MESSAGE_ILLEGAL."""
+    store = new_store()
+    r = store.put_message(make_msg(tags=None, properties={"a": "\U0001f600" * 8200}), 1)
+    assert r.put_message_status is PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+    r = store.put_message(make_msg(tags=None, properties={"a": "\U0001f600" * 16400}), 1)
+    assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_load_twice_is_api_misuse(new_store):
+    """A store object loads once; a restart builds a new object on the same directory."""
+    store = new_store()
+    with pytest.raises(ValueError, match="load"):
+        store.load()
