@@ -9,7 +9,9 @@
 3. ``processors``: SEND_MESSAGE_V2 requests through ``SendMessageProcessor`` and
    PULL_MESSAGE requests (32 per pull) through ``PullMessageProcessor``, tracing off —
    the broker's send + pull path without the transport;
-4. ``processors+trace``: the same with full step tracing on.
+4. ``processors+trace``: the same with full step tracing on;
+5. ``processors batch32`` / ``batch32+trace``: sends as SEND_BATCH_MESSAGE of 32
+   messages (how a high-throughput producer sends), pulls as above.
 
 Each figure is messages per second over the whole put + get cycle (a message counts
 once when it has been stored and read back).
@@ -92,7 +94,7 @@ def _store(n: int, body: bytes) -> float:
     return n / elapsed
 
 
-def _processors(n: int, body: bytes, trace: bool) -> float:
+def _processors(n: int, body: bytes, trace: bool, batch: int = 1) -> float:
     from mqlab.broker.broker_controller import BrokerController
     from mqlab.broker.config import BrokerConfig
     from mqlab.remoting.codes import RequestCode
@@ -111,15 +113,33 @@ def _processors(n: int, body: bytes, trace: bool) -> float:
         drv.add_node(broker)
         ch = Channel(1, broker.broker_addr, "127.0.0.1:50001", "bench")
         props = "TAGS\x01TagA\x02WAIT\x01true"
+        batch_body = b""
+        if batch > 1:
+            from mqlab.common.message import Message
+            from mqlab.common.message_decoder import encode_batch_body
+
+            batch_body = encode_batch_body([Message("BenchTopic", body, tags="TagA")] * batch)
         t0 = time.perf_counter()
-        for i in range(n):
-            req = RemotingCommand.create_request(
-                RequestCode.SEND_MESSAGE_V2,
-                {"a": "PG", "b": "BenchTopic", "c": "TBW102", "d": "8", "e": str(i & 7),
-                 "f": "0", "g": "0", "h": "0", "i": props},
-                body,
-            )  # fmt: skip
-            broker.process_request(ch, req)
+        i = 0
+        while i < n:
+            if batch > 1:
+                req = RemotingCommand.create_request(
+                    RequestCode.SEND_BATCH_MESSAGE,
+                    {"a": "PG", "b": "BenchTopic", "c": "TBW102", "d": "8", "e": str((i // batch) & 7),
+                     "f": "0", "g": "0", "h": "0", "i": "WAIT\x01true", "m": "true"},
+                    batch_body,
+                )  # fmt: skip
+                i += batch
+            else:
+                req = RemotingCommand.create_request(
+                    RequestCode.SEND_MESSAGE_V2,
+                    {"a": "PG", "b": "BenchTopic", "c": "TBW102", "d": "8", "e": str(i & 7),
+                     "f": "0", "g": "0", "h": "0", "i": props},
+                    body,
+                )  # fmt: skip
+                i += 1
+            resp = broker.process_request(ch, req)
+            assert resp.code == 0, resp
         broker.message_store.do_reput()
         got = 0
         for q in range(8):
@@ -140,8 +160,8 @@ def _processors(n: int, body: bytes, trace: bool) -> float:
                 off = nxt
         elapsed = time.perf_counter() - t0
         drv.stop_node(broker.name)
-    assert got == n, (got, n)
-    return n / elapsed
+    assert got == i, (got, i)
+    return i / elapsed
 
 
 def bench_broker(n: int = 100_000, body_size: int = 100) -> dict[str, float]:
@@ -152,6 +172,8 @@ def bench_broker(n: int = 100_000, body_size: int = 100) -> dict[str, float]:
         "store": _store(n, body),
         "processors": _processors(n, body, trace=False),
         "processors+trace": _processors(max(1, n // 4), body, trace=True),
+        "processors batch32": _processors(n, body, trace=False, batch=32),
+        "batch32+trace": _processors(max(32, n // 4), body, trace=True, batch=32),
     }
 
 
