@@ -12,13 +12,21 @@ MQClientException / MQBrokerException, carrying a response code and a message").
   (the last broker's, or TOPIC_NOT_EXIST from the name server), a ``ClientErrorCode``, or
   −1 (Java's ``MQClientException(String, Throwable)`` constructor) when there is none.
 
-Transport failures stay the ``RemotingException`` subclasses of ``mqlab.runtime.context``.
-This module knows nothing else.
+Transport failures stay the ``RemotingException`` subclasses of ``mqlab.runtime.context``
+(plus ``RemotingTooMuchRequestException``, a time budget used up before sending). This
+module knows nothing else.
 """
 
 from __future__ import annotations
 
-__all__ = ["ClientErrorCode", "MQClientException", "MQBrokerException"]
+from mqlab.runtime.context import RemotingException
+
+__all__ = [
+    "ClientErrorCode",
+    "MQClientException",
+    "MQBrokerException",
+    "RemotingTooMuchRequestException",
+]
 
 
 class ClientErrorCode:
@@ -62,3 +70,11 @@ class MQBrokerException(Exception):
         if broker_addr is not None:
             text += f" BROKER: {broker_addr}"
         super().__init__(text)
+
+
+class RemotingTooMuchRequestException(RemotingException):
+    """The call's time budget ran out before the request could be sent.
+
+    Mirrors ``RemotingTooMuchRequestException`` (remoting/exception, RocketMQ 4.9.3), e.g.
+    "sendDefaultImpl call timeout".
+    """

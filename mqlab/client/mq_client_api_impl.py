@@ -164,17 +164,21 @@ class MQClientAPIImpl:
             MQClientException: TOPIC_NOT_EXIST (17) or any code other than SUCCESS with a
                 body, with the name server's remark.
         """
-        request = _request(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic))
+        request = _request(
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic)
+        )
         response = yield from self._invoke_namesrv(request, timeout_ms)
         if response.code == ResponseCode.SUCCESS and response.body is not None:
             return TopicRouteData.decode(response.body)
         raise MQClientException(response.code, response.remark or "")
 
-    def get_default_topic_route_info_from_name_server(self, topic: str, timeout_ms: int = 3000) -> Gen:
+    def get_default_topic_route_info_from_name_server(
+        self, topic: str, timeout_ms: int = 3000
+    ) -> Gen:
         """The same request for the auto-create key (TBW102); Java only logs less."""
         return (yield from self.get_topic_route_info_from_name_server(topic, timeout_ms, False))
 
-    # -- send ----------------------------------------------------------------------------------------
+    # -- send --------------------------------------------------------------------------------------
     def build_send_request(self, msg: Message, header: SendMessageRequestHeader) -> RemotingCommand:
         """The send request for ``msg``: code by kind, V2 header, body = ``msg.body``.
 
@@ -216,7 +220,9 @@ class MQClientAPIImpl:
         response = yield Rpc(addr, request, timeout_ms)
         return self.process_send_response(broker_name, msg, response, addr)
 
-    def send_message_oneway(self, addr: str, msg: Message, header: SendMessageRequestHeader) -> None:
+    def send_message_oneway(
+        self, addr: str, msg: Message, header: SendMessageRequestHeader
+    ) -> None:
         """A oneway send: written, never answered. Mirrors ``#sendMessage`` (ONEWAY)."""
         self.instance.ctx.invoke_oneway(addr, self.build_send_request(msg, header))
 
@@ -261,8 +267,10 @@ class MQClientAPIImpl:
                     error = MQClientException(-1, f"wait response timeout {timeout_ms}ms")
                     error.__cause__ = e
                 times += 1
-                timeout_ms -= ctx.now_ms - begin
-                if times > retry_times_when_send_failed or timeout_ms <= 0:
+                # Java resends with what is left of the budget, possibly 0 ms (which then
+                # times out at once): three requests go out either way.
+                timeout_ms = max(0, timeout_ms - (ctx.now_ms - begin))
+                if times > retry_times_when_send_failed:
                     if error is e:
                         raise
                     raise error from e
@@ -317,7 +325,7 @@ class MQClientAPIImpl:
             trace_on=response.ext(mc.PROPERTY_TRACE_SWITCH) != "false",
         )
 
-    # -- pull ---------------------------------------------------------------------------------------
+    # -- pull --------------------------------------------------------------------------------------
     def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: int) -> Gen:
         """PULL_MESSAGE (11) → ``PullResult`` with the raw body in ``message_binary``.
 
@@ -352,8 +360,10 @@ class MQClientAPIImpl:
             message_binary=response.body,
         )
 
-    # -- offsets ------------------------------------------------------------------------------------
-    def _offset_call(self, addr: str, code: int, header: CommandCustomHeader, timeout_ms: int) -> Gen:
+    # -- offsets -----------------------------------------------------------------------------------
+    def _offset_call(
+        self, addr: str, code: int, header: CommandCustomHeader, timeout_ms: int
+    ) -> Gen:
         response = yield Rpc(self._vip(addr), _request(code, header), timeout_ms)
         if response.code != ResponseCode.SUCCESS:
             raise MQBrokerException(response.code, response.remark, addr)
@@ -370,7 +380,9 @@ class MQClientAPIImpl:
         Raises:
             MQBrokerException: any code but SUCCESS.
         """
-        r = yield from self._offset_call(addr, RequestCode.QUERY_CONSUMER_OFFSET, header, timeout_ms)
+        r = yield from self._offset_call(
+            addr, RequestCode.QUERY_CONSUMER_OFFSET, header, timeout_ms
+        )
         return QueryConsumerOffsetResponseHeader.from_ext_fields(r.ext_fields).offset
 
     def update_consumer_offset(
@@ -379,8 +391,10 @@ class MQClientAPIImpl:
         """UPDATE_CONSUMER_OFFSET (15), waiting for SUCCESS. Mirrors ``#updateConsumerOffset``."""
         yield from self._offset_call(addr, RequestCode.UPDATE_CONSUMER_OFFSET, header, timeout_ms)
 
-    def update_consumer_offset_oneway(self, addr: str, header: UpdateConsumerOffsetRequestHeader) -> None:
-        """UPDATE_CONSUMER_OFFSET (15) oneway (facts §1.3). Mirrors ``#updateConsumerOffsetOneway``."""
+    def update_consumer_offset_oneway(
+        self, addr: str, header: UpdateConsumerOffsetRequestHeader
+    ) -> None:
+        """UPDATE_CONSUMER_OFFSET (15), oneway (facts §1.3). ``#updateConsumerOffsetOneway``."""
         request = _request(RequestCode.UPDATE_CONSUMER_OFFSET, header)
         self.instance.ctx.invoke_oneway(self._vip(addr), request)
 
@@ -401,13 +415,19 @@ class MQClientAPIImpl:
     ) -> Gen:
         """SEARCH_OFFSET_BY_TIMESTAMP (29) → an offset. Mirrors ``#searchOffset``."""
         h = SearchOffsetRequestHeader(topic=topic, queue_id=queue_id, timestamp=timestamp)
-        r = yield from self._offset_call(addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, h, timeout_ms)
+        r = yield from self._offset_call(
+            addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, h, timeout_ms
+        )
         return SearchOffsetResponseHeader.from_ext_fields(r.ext_fields).offset
 
-    def get_earliest_msg_storetime(self, addr: str, topic: str, queue_id: int, timeout_ms: int) -> Gen:
+    def get_earliest_msg_storetime(
+        self, addr: str, topic: str, queue_id: int, timeout_ms: int
+    ) -> Gen:
         """GET_EARLIEST_MSG_STORETIME (32) → a timestamp. Mirrors ``#getEarliestMsgStoretime``."""
         h = GetEarliestMsgStoretimeRequestHeader(topic=topic, queue_id=queue_id)
-        r = yield from self._offset_call(addr, RequestCode.GET_EARLIEST_MSG_STORETIME, h, timeout_ms)
+        r = yield from self._offset_call(
+            addr, RequestCode.GET_EARLIEST_MSG_STORETIME, h, timeout_ms
+        )
         return GetEarliestMsgStoretimeResponseHeader.from_ext_fields(r.ext_fields).timestamp
 
     # -- consumer groups, heartbeats -------------------------------------------------------------
@@ -436,7 +456,9 @@ class MQClientAPIImpl:
         Raises:
             MQBrokerException: any code but SUCCESS.
         """
-        request = RemotingCommand.create_request(RequestCode.HEART_BEAT, None, heartbeat_data.encode())
+        request = RemotingCommand.create_request(
+            RequestCode.HEART_BEAT, None, heartbeat_data.encode()
+        )
         request.language = self._config.language
         response = yield Rpc(addr, request, timeout_ms)
         if response.code != ResponseCode.SUCCESS:

@@ -280,7 +280,15 @@ class SimDriver:
             "SimDriver", "stop" if graceful else "kill", Kind.STATE if graceful else Kind.FAULT
         )
         for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
-            self._close(conn, reason=f"{name} stopped")
+            if graceful and conn.last_due[name] > self.scheduler.now:
+                # TCP delivers what was written before the FIN: close after the last frame
+                # this node sent (e.g. the UNREGISTER_CLIENT its shutdown wrote).
+                self.scheduler.call_at(
+                    conn.last_due[name], lambda c=conn: self._close(c, reason=f"{name} stopped"),
+                    node=name, name="close", keyed=False,
+                )  # fmt: skip
+            else:
+                self._close(conn, reason=f"{name} stopped")
 
     def remove_node(self, name: str) -> Node:
         """Stop (kill) and detach a node, freeing its name and address (for restarts)."""

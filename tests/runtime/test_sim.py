@@ -215,3 +215,24 @@ def test_bad_arguments_raise_value_error():
         d.add_node(Echo())
     with pytest.raises(ValueError, match="no node named"):
         d.node("nope")
+
+
+class Farewell(Client):
+    def on_stop(self):
+        self.ctx.invoke_oneway("127.0.0.1:7000", RemotingCommand.create_request(35, body=b"bye"))
+
+
+def test_graceful_stop_delivers_frames_written_during_shutdown():
+    """A graceful stop closes the connection after the last frame its shutdown wrote (TCP FIN)."""
+    d = SimDriver()
+    echo = Echo()
+    d.add_node(echo)
+    f = Farewell()
+    d.add_node(f)
+    f.call(1)
+    d.run_until_idle()
+    seen = []
+    echo.process_request = lambda ch, req: seen.append(req.body) or None
+    d.stop_node("client")
+    d.run_until_idle()
+    assert seen == [b"bye"]

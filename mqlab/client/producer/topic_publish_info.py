@@ -65,13 +65,23 @@ class ThreadLocalIndex:
         """The current counter (None before the first use)."""
         return self._index
 
-    def increment_and_get(self) -> int:
-        """Draw the start on first use, add 1 (32-bit), return ``Math.abs`` of it."""
+    def _ensure_started(self) -> int:
         if self._index is None:
             start = 0 if self._rng is None else _int32(self._rng.getrandbits(32))
             self._index = _java_abs(start)
-        self._index = _int32(self._index + 1)
+        return self._index
+
+    def increment_and_get(self) -> int:
+        """Draw the start on first use, add 1 (32-bit), return ``Math.abs`` of it."""
+        self._index = _int32(self._ensure_started() + 1)
         return _java_abs(self._index)
+
+    def peek(self) -> int:
+        """What ``increment_and_get`` will return next, without moving (draws the start).
+
+        Not in Java; lets a lesson (or a test) say which queue the next send will use.
+        """
+        return _java_abs(_int32(self._ensure_started() + 1))
 
     def __repr__(self) -> str:
         return f"ThreadLocalIndex{{threadLocalIndex={self._index}}}"
