@@ -22,11 +22,9 @@ Inspectors (``topics()``, ``queues()``, ``consume_queue()``, ``commit_log()``,
 
 from __future__ import annotations
 
-import functools
 import shutil
 import tempfile
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,8 @@ import pandas as pd
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
 from mqlab.lab import inspect as _inspect
+from mqlab.lab.clients import ClientsMixin
+from mqlab.lab.journal import journaled
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.remoting.codes import RequestCode
 from mqlab.runtime.raw_client import Call, RawClient
@@ -49,19 +49,7 @@ NAMESRV_ADDR = "127.0.0.1:9876"
 BROKER_PORT_BASE = 10911
 
 
-def _journaled(fn: Callable) -> Callable:
-    """Record a state-changing call so ``fork`` can replay it."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Lab, *args: Any, **kwargs: Any) -> Any:
-        if not self._replaying:
-            self._journal.append((fn.__name__, args, kwargs, self.driver.events_run))
-        return fn(self, *args, **kwargs)
-
-    return wrapper
-
-
-class Lab:
+class Lab(ClientsMixin):
     """A simulated RocketMQ cluster: one name server, N brokers, and the clients you add.
 
     Args:
@@ -127,6 +115,7 @@ class Lab:
         for i in range(brokers):
             self._add_broker(chr(ord("a") + i))
         self._raw: RawClient | None = None
+        self._init_clients()
         self.driver.run_until_idle()
 
     # -- construction helpers ----------------------------------------------------------------
@@ -204,24 +193,24 @@ class Lab:
     def trace(self) -> TraceRecorder:
         return self.driver.recorder
 
-    @_journaled
+    @journaled
     def step(self) -> list[TraceEvent]:
         """Run exactly one event; return the trace events it produced."""
         return self.driver.step()
 
-    @_journaled
+    @journaled
     def advance(self, ms: int) -> list[TraceEvent]:
         """Run everything due in the next ``ms`` milliseconds (inclusive)."""
         if not isinstance(ms, int) or ms < 0:
             raise ValueError(f"advance() takes a whole number of ms >= 0, got {ms!r}")
         return self.driver.advance(ms)
 
-    @_journaled
+    @journaled
     def run_until_idle(self, max_ms: int | None = None) -> list[TraceEvent]:
         """Run until only background timers (services, parked pulls) are pending."""
         return self.driver.run_until_idle(max_ms=max_ms)
 
-    @_journaled
+    @journaled
     def advance_to_next_timer(self) -> list[TraceEvent]:
         """Move time to the next pending timer and run what is due then."""
         nxt = self.driver.next_timers(1)
@@ -233,7 +222,7 @@ class Lab:
         return self.driver.next_timers(limit, include_frames=include_frames)
 
     # -- raw requests ------------------------------------------------------------------------
-    @_journaled
+    @journaled
     def request(
         self, broker: str, code: int | str, ext_fields: dict[str, Any] | None = None,
         body: bytes | None = None, *, run: bool = True,
@@ -252,7 +241,7 @@ class Lab:
         return call
 
     # -- faults ------------------------------------------------------------------------------
-    @_journaled
+    @journaled
     def set_link(self, src: str, dst: str, **settings: Any) -> None:
         """Change how frames travel from node ``src`` to node ``dst``.
 
@@ -264,17 +253,17 @@ class Lab:
             raise ValueError(f"drop_rate must be between 0 and 1, got {settings['drop_rate']!r}")
         self.driver.set_link(src, dst, **settings)
 
-    @_journaled
+    @journaled
     def kill(self, node: str) -> None:
         """Kill a node: no shutdown, no offset persist (a crash)."""
         self.driver.stop_node(node, graceful=False)
 
-    @_journaled
+    @journaled
     def stop(self, node: str) -> None:
         """Stop a node gracefully (it persists and unregisters first)."""
         self.driver.stop_node(node, graceful=True)
 
-    @_journaled
+    @journaled
     def restart_broker(self, name: str = "broker-a", *, graceful: bool = True) -> BrokerController:
         """Stop (or kill) a broker and start a new one on the same store directory."""
         old = self.broker(name)

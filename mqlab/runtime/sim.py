@@ -280,9 +280,10 @@ class SimDriver:
             "SimDriver", "stop" if graceful else "kill", Kind.STATE if graceful else Kind.FAULT
         )
         for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
-            if graceful and conn.last_due[name] > self.scheduler.now:
-                # TCP delivers what was written before the FIN: close after the last frame
-                # this node sent (e.g. the UNREGISTER_CLIENT its shutdown wrote).
+            if conn.last_due[name] > self.scheduler.now:
+                # TCP delivers what was written before the FIN, even when the process was
+                # killed (the kernel closes its sockets): close after the last frame this
+                # node sent (its shutdown's UNREGISTER_CLIENT, offsets persisted just before).
                 self.scheduler.call_at(
                     conn.last_due[name], lambda c=conn: self._close(c, reason=f"{name} stopped"),
                     node=name, name="close", keyed=False,
