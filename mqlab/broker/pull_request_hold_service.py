@@ -127,6 +127,7 @@ class PullRequestHoldService:
             tracer.emit(
                 COMPONENT + ".suspendPullRequest", "suspend", key=key,
                 offset=pull_request.pull_from_this_offset,
+                consumer=pull_request.client_channel.remote_address,
                 timeout_millis=pull_request.timeout_millis, deadline=pull_request.deadline,
                 text=(
                     f"pull held: {key} offset {pull_request.pull_from_this_offset}, "
@@ -173,6 +174,8 @@ class PullRequestHoldService:
         Mirrors ``PullRequestHoldService#notifyMessageArriving`` (broker/longpolling,
         RocketMQ 4.9.3); seed 001, steps 1–5.
         """
+        if not self.pull_request_table:  # NOTE: performance: nothing parked, nothing to do
+            return
         key = self.build_key(topic, queue_id)
         # step 1 (seed 001): take all parked requests of the key and clear the list.
         request_list = self.pull_request_table.pop(key, None)
@@ -246,6 +249,14 @@ class PullRequestHoldService:
             for pr in self.pull_request_table[key]:
                 if pr.client_channel == channel:
                     self.broker.ctx.cancel_timer(TIMER_DEADLINE, f"{key} {pr.marker_key}")
+                    if self.broker.tracer.enabled:
+                        self.broker.tracer.emit(
+                            COMPONENT + ".channelClosed", "drop", key=key,
+                            offset=pr.pull_from_this_offset,
+                            consumer=channel.remote_address,
+                            text=f"{key} offset {pr.pull_from_this_offset}: the consumer's "
+                            "connection closed; the parked pull is dropped",
+                        )  # fmt: skip
             if keep:
                 self.pull_request_table[key] = keep
             else:

@@ -255,6 +255,8 @@ class ClientsMixin:
         """Which queues each consumer holds now (one row per consumer and queue)."""
         rows = []
         for name, c in sorted(self.consumers.items()):
+            if not c.default_mq_push_consumer_impl.mq_client_factory.running:
+                continue  # a stopped or killed consumer holds nothing
             for topic, mqs in sorted(c.allocation.items()):
                 for mq in mqs:
                     rows.append({"consumer": name, "client_id": c.client_id, "topic": topic,

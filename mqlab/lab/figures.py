@@ -1,0 +1,866 @@
+"""Figures: plotly pictures of a recorded run, for lessons and slides.
+
+Mirrors no RocketMQ class: this is mqlab's ``reporting.py`` (the crawler's, STYLE §6.11).
+Figures read trace events after the fact; they never touch a broker, client or driver, and
+mechanism modules never plot. Each figure comes in two halves: a pure
+``<figure>_frame(events)`` that turns events into a tidy pandas frame (tests check its
+numbers exactly, not pixels), and ``<figure>(source, ...)`` that draws that frame as a
+``plotly.graph_objects.Figure`` with a title, axis labels, a legend and hover text.
+
+``source`` may be a ``Lab``, a ``TraceRecorder``, a list of ``TraceEvent`` or a frame from
+``lab.events()`` / ``recorder.to_pandas()``. The event shapes each frame reads (component,
+step: fields) are listed in its docstring; client-side shapes are those that
+``mqlab/client/consumer`` emits, so events of those shapes alone (or synthetic ones in tests)
+are enough to draw the figure. The byte map is the exception: it draws one stored entry
+from ``inspect.commit_log_fields``.
+
+``export(fig, "fig.png")`` writes PNG/SVG/PDF for slides through the optional ``kaleido``
+package (≥ 1, which also needs Chrome); ``can_export()`` says whether it is installed, and
+``export`` says how to install it when it is not.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import re
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from mqlab.lab.inspect import commit_log_fields
+from mqlab.trace.events import Kind, TraceEvent
+
+__all__ = [
+    "sequence_timeline_frame", "request_arrows_frame", "sequence_timeline",
+    "long_poll_wait_histogram_frame", "long_poll_wait_histogram",
+    "allocation_heatmap_frame", "allocation_heatmap",
+    "offsets_over_time_frame", "offsets_over_time",
+    "commit_log_byte_map_frame", "commit_log_byte_map",
+    "flow_control_episodes_frame", "flow_control_episodes",
+    "can_export", "export", "KALEIDO_MISSING",
+]  # fmt: skip
+
+#: Marker colour per event kind (``Kind``); send/recv are drawn as arrows instead.
+KIND_COLORS = {
+    Kind.STEP: "#1f77b4", Kind.TIMER: "#7f7f7f", Kind.STATE: "#2ca02c",
+    Kind.FAULT: "#d62728", Kind.ERROR: "#ff7f0e",
+}  # fmt: skip
+REASON_COLORS = {
+    "message": "#2ca02c", "timeout": "#ff7f0e", "dropped": "#d62728", "unanswered": "#9467bd",
+}  # fmt: skip
+FLOW_CONTROL_COLORS = {"count": "#d62728", "size": "#9467bd", "span": "#8c564b"}
+OVERLAP = "overlap (2+ consumers)"
+OVERLAP_COLOR = "#222222"
+#: Topics ``offsets_over_time`` leaves out unless ``include_system=True``.
+SYSTEM_TOPICS = ("SCHEDULE_TOPIC_XXXX", "TBW102", "OFFSET_MOVED_EVENT", "SELF_TEST_TOPIC")
+MAX_FAULT_LINES = 50
+
+KALEIDO_MISSING = (
+    "exporting figures to PNG/SVG needs the optional package kaleido (version 1 or later), "
+    "which is not installed. Install it with `pip install kaleido` (kaleido >= 1 also needs "
+    "Chrome: run `plotly_get_chrome`, or install chromium). The figure still shows in the "
+    "notebook, and fig.write_html(path) needs nothing extra."
+)
+
+# components and steps read below (broker: seeds 000/001; client: seeds 003/004)
+PULL = "PullMessageProcessor.processRequest"
+HOLD = "PullRequestHoldService"
+REPUT = "ReputMessageService.doReput"
+UPDATE_OFFSET = "ConsumerManageProcessor.updateConsumerOffset"
+PUSH_PULL = "DefaultMQPushConsumerImpl.pullMessage"
+_MQ_RE = re.compile(r"MessageQueue \[topic=(.*), brokerName=(.*), queueId=(-?\d+)\]")
+
+
+# -- reading events ------------------------------------------------------------------------
+def _events(source: Any) -> list[TraceEvent]:
+    """The events of a Lab, TraceRecorder, events frame or iterable of TraceEvent, by seq."""
+    if isinstance(source, pd.DataFrame):
+        return _events_from_frame(source)
+    trace = getattr(source, "trace", None)  # a Lab
+    if trace is not None and isinstance(getattr(trace, "events", None), list):
+        return list(trace.events)
+    if isinstance(getattr(source, "events", None), list):  # a TraceRecorder
+        return list(source.events)
+    if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
+        evs = list(source)
+        bad = [e for e in evs if not isinstance(e, TraceEvent)]
+        if not bad:
+            return evs
+        raise TypeError(f"source holds {type(bad[0]).__name__}, not TraceEvent")
+    raise TypeError(
+        "source must be a Lab, a TraceRecorder, a list of TraceEvent or an events DataFrame, "
+        f"got {type(source).__name__}"
+    )
+
+
+def _events_from_frame(df: pd.DataFrame) -> list[TraceEvent]:
+    missing = {"t_ms", "seq", "node", "component", "step", "kind"} - set(df.columns)
+    if missing or not {"fields", "fields_obj"} & set(df.columns):
+        raise ValueError(f"source frame lacks trace columns {sorted(missing) or ['fields']}")
+    out = []
+    for r in df.sort_values("seq").to_dict("records"):
+        f = r.get("fields_obj", r.get("fields"))
+        f = json.loads(f) if isinstance(f, str) else dict(f or {})
+        out.append(TraceEvent(str(r.get("run_id", "")), int(r["t_ms"]), int(r["seq"]),
+                              r["node"], r["component"], r["step"], r["kind"], f))  # fmt: skip
+    return out
+
+
+def _text(e: TraceEvent) -> str:
+    """The event in words: its ``text`` field, or its fields as ``k=v``."""
+    text = e.fields.get("text")
+    if text is None:
+        text = ", ".join(f"{k}={v}" for k, v in e.fields.items())
+    return str(text)
+
+
+def _mq_label(mq: str) -> str:
+    """``MessageQueue [topic=T, brokerName=b, queueId=3]`` → ``T/b/3`` (the clients' text)."""
+    m = _MQ_RE.fullmatch(mq)
+    return f"{m[1]}/{m[2]}/{m[3]}" if m else mq
+
+
+def _queue_sort_key(label: str) -> tuple:
+    topic, _, rest = label.partition("/")
+    broker, _, qid = rest.rpartition("/")
+    return (topic, broker, int(qid) if qid.lstrip("-").isdigit() else 0, label)
+
+
+def _stopped(e: TraceEvent) -> bool:
+    """A node went away (``SimDriver`` stop or kill): its parked pulls, frames, views end."""
+    return e.component == "SimDriver" and e.step in ("stop", "kill")
+
+
+def _hover(*lines: str) -> str:
+    """Hover text: each line escaped (event text may hold "<"), joined by ``<br>``."""
+    return "<br>".join(html.escape(line, quote=False) for line in lines)
+
+
+def _empty(fig: go.Figure, what: str) -> go.Figure:
+    fig.add_annotation(text=what, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return fig
+
+
+# -- sequence timeline ---------------------------------------------------------------------
+def sequence_timeline_frame(events: Any) -> pd.DataFrame:
+    """One row per event: ``seq, t_ms, node, component, step, kind, text``."""
+    rows = [
+        {"seq": e.seq, "t_ms": e.t_ms, "node": e.node, "component": e.component,
+         "step": e.step, "kind": e.kind, "text": _text(e)}
+        for e in _events(events)
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["seq", "t_ms", "node", "component", "step", "kind", "text"])
+
+
+def request_arrows_frame(events: Any) -> pd.DataFrame:
+    """Remoting frames as arrows: each ``send`` event paired with its ``recv``.
+
+    Reads ``RemotingCommand`` send (code, opaque, to, bytes, response) and recv (code,
+    opaque, frm, response) events, which a lab records at ``trace_level="frames"``. A send
+    is paired with the first later recv of the same (sender, receiver, opaque, response);
+    one still in flight, or lost to a closed connection or a stopped node, has
+    ``delivered`` False and no receive columns.
+
+    Returns:
+        ``send_seq, t_send, src, dst, code, opaque, response, bytes, recv_seq, t_recv,
+        latency_ms, delivered`` (receive columns nullable ``Int64``).
+    """
+    rows: list[dict[str, Any]] = []
+    pending: dict[tuple, deque[dict[str, Any]]] = {}
+    for e in _events(events):
+        f = e.fields
+        if e.component == "RemotingCommand" and e.kind == Kind.SEND:
+            row = {"send_seq": e.seq, "t_send": e.t_ms, "src": e.node, "dst": f.get("to"),
+                   "code": f.get("code"), "opaque": f.get("opaque"),
+                   "response": bool(f.get("response")), "bytes": f.get("bytes"),
+                   "recv_seq": None, "t_recv": None, "latency_ms": None,
+                   "delivered": False}  # fmt: skip
+            rows.append(row)
+            key = (e.node, row["dst"], row["opaque"], row["response"])
+            pending.setdefault(key, deque()).append(row)
+        elif e.component == "RemotingCommand" and e.kind == Kind.RECV:
+            key = (f.get("frm"), e.node, f.get("opaque"), bool(f.get("response")))
+            queue = pending.get(key)
+            if queue:
+                row = queue.popleft()
+                row.update(recv_seq=e.seq, t_recv=e.t_ms, latency_ms=e.t_ms - row["t_send"],
+                           delivered=True)  # fmt: skip
+        elif _stopped(e) or (e.component == "SimNetwork" and e.step == "close"):
+            if _stopped(e):  # frames to or from a stopped node are never delivered
+                lost = [k for k in pending if e.node in (k[0], k[1])]
+            else:  # frames in flight on a closed connection are dropped
+                ends = {f.get("client"), f.get("server")}
+                lost = [k for k in pending if {k[0], k[1]} == ends]
+            for key in lost:
+                del pending[key]
+    cols = ["send_seq", "t_send", "src", "dst", "code", "opaque", "response", "bytes",
+            "recv_seq", "t_recv", "latency_ms", "delivered"]  # fmt: skip
+    df = pd.DataFrame(rows, columns=cols)
+    return df.astype({"recv_seq": "Int64", "t_recv": "Int64", "latency_ms": "Int64"})
+
+
+def sequence_timeline(
+    source: Any,
+    *,
+    nodes: list[str] | None = None,
+    start_ms: int | None = None,
+    end_ms: int | None = None,
+    title: str = "What happened, node by node",
+) -> go.Figure:
+    """Swimlanes: one lane per node, time to the right.
+
+    Markers are events coloured by kind (hover: the event in words); arrows are remoting
+    frames when the trace has FRAMES (requests solid, responses dotted); bars are pulls
+    parked in ``PullRequestHoldService`` from suspend to answer; faults are red crosses with
+    a dotted red line (the first 50).
+
+    Args:
+        source: a Lab, TraceRecorder, list of TraceEvent or events frame.
+        nodes: the lanes to show, top to bottom (default: every node, in order of first event).
+        start_ms / end_ms: a time window (inclusive).
+        title: the figure title.
+    """
+    evs = _events(source)
+    lo = -(2**62) if start_ms is None else start_ms
+    hi = 2**62 if end_ms is None else end_ms
+    ev = sequence_timeline_frame(evs)
+    ev = ev[(ev["t_ms"] >= lo) & (ev["t_ms"] <= hi)]
+    lanes = list(nodes) if nodes is not None else list(dict.fromkeys(ev["node"]))
+    ev = ev[ev["node"].isin(lanes)]
+    fig = go.Figure()
+    fig.update_layout(
+        title=title, xaxis_title="virtual time (ms)", yaxis_title="node", barmode="overlay",
+        legend_title="", hovermode="closest", height=max(320, 70 * len(lanes) + 150),
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": lanes[::-1]},
+    )  # fmt: skip
+    if ev.empty:
+        return _empty(fig, "no trace events in this window")
+    end_of_trace = int(ev["t_ms"].max())
+    # parked pulls: bars under the markers
+    pulls = long_poll_wait_histogram_frame(evs)
+    pulls = pulls[pulls["broker"].isin(lanes) & (pulls["suspend_t_ms"] <= hi)]
+    what = {"message": "woken by a message", "timeout": "answered: suspend timed out",
+            "dropped": "dropped unanswered", "unanswered": "still parked at the end"}  # fmt: skip
+    for reason in REASON_COLORS:
+        p = pulls[pulls["reason"] == reason]
+        ends = [end_of_trace if pd.isna(t) else int(t) for t in p["end_t_ms"]]
+        keep = [e >= lo for e in ends]
+        p = p[keep]
+        ends = [x for x, k in zip(ends, keep, strict=True) if k]
+        if p.empty:
+            continue
+        hover = [
+            _hover(f"parked pull {k} offset {o}", f"suspended t={s}, {what[reason]} t={a}"
+                   + ("" if reason == "unanswered" else f" after {a - s} ms"))
+            for k, o, s, a in zip(p["key"], p["offset"], p["suspend_t_ms"], ends, strict=True)
+        ]  # fmt: skip
+        fig.add_trace(go.Bar(
+            orientation="h", y=list(p["broker"]), base=list(p["suspend_t_ms"]),
+            x=[a - s for a, s in zip(ends, p["suspend_t_ms"], strict=True)], width=0.35,
+            name=f"parked pull ({reason})", marker_color=REASON_COLORS[reason], opacity=0.35,
+            hovertext=hover, hoverinfo="text",
+        ))  # fmt: skip
+    # frames: one trace per direction, line segments with an arrow head at the receiver
+    arrows = request_arrows_frame(evs)
+    arrows = arrows[arrows["delivered"] & arrows["src"].isin(lanes) & arrows["dst"].isin(lanes)]
+    arrows = arrows[(arrows["t_send"] >= lo) & (arrows["t_send"] <= hi)]
+    for response, name, dash in ((False, "request", "solid"), (True, "response", "dot")):
+        a = arrows[arrows["response"] == response]
+        if a.empty:
+            continue
+        xs: list[Any] = []
+        ys: list[Any] = []
+        texts: list[Any] = []
+        for r in a.itertuples(index=False):
+            label = _hover(f"{r.code} {r.src} → {r.dst} (opaque {r.opaque}, {r.bytes} B), "
+                           f"sent t={r.t_send}, received t={r.t_recv}")  # fmt: skip
+            xs += [r.t_send, int(r.t_recv), None]
+            ys += [r.src, r.dst, None]
+            texts += [label, label, None]
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines+markers", name=name, hovertext=texts, hoverinfo="text",
+            line={"width": 1, "dash": dash, "color": "#555555" if response else "#17becf"},
+            marker={"symbol": ["circle", "arrow", "circle"] * len(a), "angleref": "previous",
+                    "size": [3, 10, 0] * len(a)},
+        ))  # fmt: skip
+    # events: one marker trace per kind
+    for kind, color in KIND_COLORS.items():
+        k = ev[ev["kind"] == kind]
+        if k.empty:
+            continue
+        hover = [
+            _hover(f"t={t} seq {s} {n}", f"{c} step {st}", tx)
+            for t, s, n, c, st, tx in zip(k["t_ms"], k["seq"], k["node"], k["component"],
+                                          k["step"], k["text"], strict=True)
+        ]  # fmt: skip
+        fault = kind == Kind.FAULT
+        fig.add_trace(go.Scatter(
+            x=list(k["t_ms"]), y=list(k["node"]), mode="markers", name=f"{kind} event",
+            marker={"color": color, "size": 12 if fault else 7,
+                    "symbol": "x" if fault else "circle"},
+            hovertext=hover, hoverinfo="text",
+        ))  # fmt: skip
+    for t in list(ev.loc[ev["kind"] == Kind.FAULT, "t_ms"])[:MAX_FAULT_LINES]:
+        fig.add_vline(x=int(t), line_dash="dot", line_color=KIND_COLORS[Kind.FAULT], opacity=0.6)
+    return fig
+
+
+# -- long polling --------------------------------------------------------------------------
+def long_poll_wait_histogram_frame(events: Any) -> pd.DataFrame:
+    """One row per parked pull: when it was suspended, when and why it was answered.
+
+    Reads ``PullRequestHoldService.suspendPullRequest`` "suspend" (key, offset,
+    timeout_millis, deadline) and ``PullRequestHoldService.notifyMessageArriving`` step "3"
+    with ``match`` True (a message woke it: reason ``"message"``) or step "4" (suspended
+    long enough: reason ``"timeout"``); seed 001 steps 3–4. Answers are paired with
+    suspends first-in first-out per (broker, key, offset).
+
+    A pull that ends unanswered has reason ``"dropped"`` and ``end_t_ms`` set when its broker
+    stopped (``SimDriver`` stop/kill) or when a ``PullRequestHoldService.channelClosed``
+    "drop" event (key, offset) names it; any other pull without an answer is
+    ``"unanswered"`` (still parked at the end of the trace, as far as the trace tells: the
+    hold service drops a closed connection's pulls without an event today).
+
+    Returns:
+        ``broker, key, topic, queue_id, offset, suspend_seq, suspend_t_ms, timeout_millis,
+        deadline, answer_seq, answer_t_ms, wait_ms, end_t_ms, reason`` (answer and end
+        columns ``Int64``; ``end_t_ms`` is the answer or drop time).
+    """
+    rows: list[dict[str, Any]] = []
+    parked: dict[tuple, deque[dict[str, Any]]] = {}
+    for e in _events(events):
+        f = e.fields
+        if e.component == HOLD + ".suspendPullRequest" and e.step == "suspend":
+            topic, _, qid = str(f.get("key")).rpartition("@")
+            row = {"broker": e.node, "key": f.get("key"), "topic": topic,
+                   "queue_id": int(qid) if qid.lstrip("-").isdigit() else None,
+                   "offset": f.get("offset"), "suspend_seq": e.seq, "suspend_t_ms": e.t_ms,
+                   "timeout_millis": f.get("timeout_millis"), "deadline": f.get("deadline"),
+                   "answer_seq": None, "answer_t_ms": None, "wait_ms": None,
+                   "end_t_ms": None, "reason": "unanswered"}  # fmt: skip
+            rows.append(row)
+            parked.setdefault((e.node, row["key"], row["offset"]), deque()).append(row)
+        elif e.component == HOLD + ".notifyMessageArriving" and (
+            e.step == "4" or (e.step == "3" and f.get("match"))
+        ):
+            queue = parked.get((e.node, f.get("key"), f.get("offset")))
+            if queue:
+                row = queue.popleft()
+                row.update(answer_seq=e.seq, answer_t_ms=e.t_ms, end_t_ms=e.t_ms,
+                           wait_ms=e.t_ms - row["suspend_t_ms"],
+                           reason="message" if e.step == "3" else "timeout")  # fmt: skip
+        elif e.component == HOLD + ".channelClosed" and e.step == "drop":
+            queue = parked.get((e.node, f.get("key"), f.get("offset")))
+            if queue:
+                queue.popleft().update(end_t_ms=e.t_ms, reason="dropped")
+        elif _stopped(e):
+            for key in [k for k in parked if k[0] == e.node]:
+                for row in parked.pop(key):
+                    row.update(end_t_ms=e.t_ms, reason="dropped")
+    cols = ["broker", "key", "topic", "queue_id", "offset", "suspend_seq", "suspend_t_ms",
+            "timeout_millis", "deadline", "answer_seq", "answer_t_ms", "wait_ms", "end_t_ms",
+            "reason"]  # fmt: skip
+    df = pd.DataFrame(rows, columns=cols)
+    ints = ("answer_seq", "answer_t_ms", "wait_ms", "end_t_ms")
+    return df.astype(dict.fromkeys(ints, "Int64"))
+
+
+def long_poll_wait_histogram(source: Any, *, nbins: int = 30) -> go.Figure:
+    """How long parked pulls waited, one colour for woken-by-message and one for timeout."""
+    df = long_poll_wait_histogram_frame(source)
+    fig = go.Figure()
+    fig.update_layout(
+        title="Long polling: how long each parked pull waited", barmode="overlay",
+        xaxis_title="wait = answer time − suspend time (ms)", yaxis_title="parked pulls",
+        legend_title="answered because",
+    )  # fmt: skip
+    answered = df[df["reason"].isin(["message", "timeout"])]
+    if answered.empty:
+        return _empty(fig, "no answered parked pulls in this trace")
+    for reason, name in (("message", "a message arrived"), ("timeout", "the suspend timed out")):
+        d = answered[answered["reason"] == reason]
+        if d.empty:
+            continue
+        fig.add_trace(go.Histogram(
+            x=[int(w) for w in d["wait_ms"]], name=name, nbinsx=nbins, opacity=0.75,
+            marker_color=REASON_COLORS[reason],
+            hovertemplate="wait %{x} ms: %{y} pull(s)<extra>" + name + "</extra>",
+        ))  # fmt: skip
+    return fig
+
+
+# -- allocation ----------------------------------------------------------------------------
+def allocation_heatmap_frame(
+    events: Any,
+    *,
+    group: str | None = None,
+    topic: str | None = None,
+    changes_only: bool = False,
+) -> pd.DataFrame:
+    """Who owns each queue, just after each rebalance.
+
+    Reads ``RebalancePushImpl`` / ``RebalancePullImpl`` ``.rebalanceByTopic`` step "42-61"
+    (seed 004 lines 42–61: group, topic, client_id, allocated_mqs), one event per consumer
+    per round, each giving that consumer's own view. A consumer's view ends when its node
+    stops (``SimDriver`` stop/kill) or it shuts down (``*.shutdown`` with its group).
+    Broadcasting rounds (step "3-19") name no queues and are not shown.
+
+    One snapshot per time at which a rebalance result arrived (or a view ended), taken
+    after the last such event at that time; ``changes_only=True`` keeps only snapshots that
+    differ from the one before (long runs rebalance every 20 s with the same result). A
+    queue claimed by two consumers at once (a rebalance overlap: the cause of duplicates)
+    has both ids in ``owner`` joined by " + " and ``owners`` 2.
+
+    Returns:
+        ``t_ms, group, topic, queue, owner, owners`` (``owner`` "" when nobody holds it).
+    """
+    views: dict[tuple[str, str, str], tuple[str, tuple[str, ...]]] = {}
+    snapshots: list[tuple[int, dict]] = []
+    universe: set[tuple[str, str, str]] = set()
+    for e in _events(events):
+        f = e.fields
+        update: dict | None = None
+        if e.component.endswith(".rebalanceByTopic") and e.step == "42-61" and e.kind == Kind.STEP:
+            g, t = f.get("group"), f.get("topic")
+            if (group is None or g == group) and (topic is None or t == topic):
+                mqs = f.get("allocated_mqs")
+                if mqs is None:
+                    mqs = [f"{t}/?/{q}" for q in f.get("allocated", [])]
+                labels = tuple(sorted((_mq_label(str(m)) for m in mqs), key=_queue_sort_key))
+                update = {**views, (e.node, g, t): (str(f.get("client_id") or e.node), labels)}
+                universe.update((g, t, q) for q in labels)
+        elif _stopped(e) or (e.component.endswith(".shutdown") and "group" in f):
+            update = {k: v for k, v in views.items()
+                      if not (k[0] == e.node and (_stopped(e) or k[1] == f["group"]))}  # fmt: skip
+            if len(update) == len(views):
+                update = None
+        if update is not None:
+            views = update
+            if snapshots and snapshots[-1][0] == e.t_ms:
+                snapshots.pop()  # keep the state after the last change at this time
+            snapshots.append((e.t_ms, views))
+    rows: list[dict[str, Any]] = []
+    order = sorted(universe, key=lambda x: (x[0], x[1], _queue_sort_key(x[2])))
+    previous = None
+    for t_ms, vs in snapshots:
+        owners = [
+            sorted(
+                {cid for (_, vg, vt), (cid, qs) in vs.items() if vg == g and vt == t and q in qs}
+            )
+            for g, t, q in order
+        ]
+        if changes_only and owners == previous:
+            continue
+        previous = owners
+        for (g, t, q), ids in zip(order, owners, strict=True):
+            rows.append({"t_ms": t_ms, "group": g, "topic": t, "queue": q,
+                         "owner": " + ".join(ids), "owners": len(ids)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["t_ms", "group", "topic", "queue", "owner", "owners"])
+
+
+def allocation_heatmap(
+    source: Any,
+    *,
+    group: str | None = None,
+    topic: str | None = None,
+    changes_only: bool = False,
+) -> go.Figure:
+    """Queues (rows) by rebalance time (columns), each cell coloured by its consumer.
+
+    One heatmap trace plus one legend entry per consumer (and one for overlaps, if any);
+    ``changes_only=True`` keeps only the columns where the allocation changed.
+    """
+    df = allocation_heatmap_frame(source, group=group, topic=topic, changes_only=changes_only)
+    fig = go.Figure()
+    fig.update_layout(
+        title="Queue allocation after each rebalance", xaxis_title="time of rebalance (ms)",
+        yaxis_title="queue (topic/broker/id)", legend_title="consumer",
+        xaxis={"type": "category"}, yaxis={"type": "category", "autorange": "reversed"},
+    )  # fmt: skip
+    if df.empty:
+        return _empty(fig, "no rebalance results in this trace")
+    several = df["group"].nunique() > 1
+    df = df.assign(
+        row=[f"{g} · {q}" if several else q for g, q in zip(df["group"], df["queue"], strict=True)]
+    )
+    rows = list(dict.fromkeys(df["row"]))
+    times = list(dict.fromkeys(df["t_ms"]))
+    consumers = sorted({o for o, n in zip(df["owner"], df["owners"], strict=True) if n == 1})
+    cats = consumers + ([OVERLAP] if (df["owners"] > 1).any() else [])
+    palette = qualitative.Plotly + qualitative.D3
+    colors = [palette[i % len(palette)] for i in range(len(consumers))] + [OVERLAP_COLOR]
+    index = {c: i for i, c in enumerate(cats)}
+    cell = {(r, t): (o, n) for r, t, o, n in zip(df["row"], df["t_ms"], df["owner"],
+                                                 df["owners"], strict=True)}  # fmt: skip
+    z, custom = [], []
+    for r in rows:
+        cells = [cell[(r, t)] for t in times]
+        z.append([None if n == 0 else index[OVERLAP if n > 1 else o] for o, n in cells])
+        custom.append([o or "nobody" for o, _ in cells])
+    k = len(cats)
+    scale = []
+    for i in range(k):
+        scale += [[i / k, colors[i]], [(i + 1) / k, colors[i]]]
+    fig.add_trace(go.Heatmap(
+        x=[str(t) for t in times], y=rows, z=z, customdata=custom, zmin=-0.5, zmax=k - 0.5,
+        colorscale=scale, showscale=False, xgap=2, ygap=2, name="allocation",
+        hovertemplate="t=%{x} ms<br>%{y}<br>held by %{customdata}<extra></extra>",
+    ))  # fmt: skip
+    for i, c in enumerate(cats):
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name=c, showlegend=True,
+            marker={"symbol": "square", "size": 12, "color": colors[i] if c != OVERLAP
+                    else OVERLAP_COLOR},
+        ))  # fmt: skip
+    return fig
+
+
+# -- offsets and lag -----------------------------------------------------------------------
+def offsets_over_time_frame(
+    events: Any,
+    *,
+    group: str | None = None,
+    topic: str | None = None,
+    include_system: bool = False,
+) -> pd.DataFrame:
+    """Committed offset, max offset and lag per (group, queue), after every change.
+
+    Reads, on brokers: ``ReputMessageService.doReput`` "dispatch" (topic, queue_id,
+    queue_offset: the queue's max offset becomes queue_offset + 1);
+    ``ConsumerManageProcessor.updateConsumerOffset`` "commit" (group, topic, queue_id,
+    offset: UPDATE_CONSUMER_OFFSET); and ``PullMessageProcessor.processRequest`` step "11"
+    with ``committed`` True (commit_offset; group/topic/queue_id from step "1" of the same
+    request; seed 000 step 11). A queue's max offset is 0 until its first dispatch (a
+    restarted broker rebuilds its queues without dispatch events; later ones are exact).
+
+    Every dispatch adds a row for each group that ever commits on the topic (or one row
+    with group None if none does); every commit adds one row. ``lag`` = max(0, max −
+    committed), as ``ConsumerOffsetManager`` readers compute it; None before the first
+    commit.
+
+    Returns:
+        ``t_ms, seq, broker, group, topic, queue_id, queue, event, committed_offset,
+        max_offset, lag`` (offset columns ``Int64``), ``event`` "message" or "commit".
+    """
+    evs = _events(events)
+    commits: list[tuple[TraceEvent, str, str, int, int]] = []
+    request: dict[str, dict[str, Any]] = {}
+    for e in evs:
+        f = e.fields
+        if e.component == UPDATE_OFFSET and e.step == "commit":
+            commits.append((e, f["group"], f["topic"], int(f["queue_id"]), int(f["offset"])))
+        elif e.component == PULL and e.step == "1":
+            request[e.node] = f
+        elif e.component == PULL and e.step == "11" and f.get("committed"):
+            r = request.get(e.node, {})
+            if "topic" in r:
+                commits.append((e, r["group"], r["topic"], int(r["queue_id"]),
+                                int(f["commit_offset"])))  # fmt: skip
+
+    def wanted(t: str) -> bool:
+        if topic is not None:
+            return t == topic
+        return include_system or not (t in SYSTEM_TOPICS or t.lower().startswith("rmq_sys_"))
+
+    commits = [c for c in commits if wanted(c[2]) and (group is None or c[1] == group)]
+    groups_of: dict[str, list[str | None]] = {}
+    for _, g, t, _, _ in commits:
+        groups_of.setdefault(t, [])
+        if g not in groups_of[t]:
+            groups_of[t].append(g)
+    for t in groups_of:
+        groups_of[t].sort()
+    if group is not None and topic is not None:
+        groups_of.setdefault(topic, [group])
+    by_seq = {c[0].seq: c for c in commits}
+    max_off: dict[tuple[str, str, int], int] = {}
+    committed: dict[tuple[str, str | None, str, int], int] = {}
+    rows = []
+
+    def row(e: TraceEvent, g: str | None, t: str, q: int, event: str) -> None:
+        mx = max_off.get((e.node, t, q), 0)
+        c = committed.get((e.node, g, t, q))
+        rows.append({"t_ms": e.t_ms, "seq": e.seq, "broker": e.node, "group": g, "topic": t,
+                     "queue_id": q, "queue": f"{t}/{e.node}/{q}", "event": event,
+                     "committed_offset": c, "max_offset": mx,
+                     "lag": None if c is None else max(0, mx - c)})  # fmt: skip
+
+    for e in evs:
+        if e.seq in by_seq:
+            _, g, t, q, off = by_seq[e.seq]
+            committed[(e.node, g, t, q)] = off
+            row(e, g, t, q, "commit")
+        elif e.component == REPUT and e.step == "dispatch" and wanted(e.fields["topic"]):
+            t, q = e.fields["topic"], int(e.fields["queue_id"])
+            if group is not None and t not in groups_of:
+                continue
+            max_off[(e.node, t, q)] = int(e.fields["queue_offset"]) + 1
+            for g in groups_of.get(t, [None]):
+                row(e, g, t, q, "message")
+    cols = ["t_ms", "seq", "broker", "group", "topic", "queue_id", "queue", "event",
+            "committed_offset", "max_offset", "lag"]  # fmt: skip
+    df = pd.DataFrame(rows, columns=cols)
+    return df.astype({"committed_offset": "Int64", "max_offset": "Int64", "lag": "Int64"})
+
+
+def offsets_over_time(
+    source: Any,
+    *,
+    group: str | None = None,
+    topic: str | None = None,
+    include_system: bool = False,
+) -> go.Figure:
+    """Top: each queue's max offset (dashed) and each group's committed offset (solid).
+    Bottom: the lag between them. Step lines: values hold until the next change."""
+    df = offsets_over_time_frame(source, group=group, topic=topic, include_system=include_system)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+        subplot_titles=("offsets: max offset (dashed), committed offset (solid)",
+                        "lag = max offset − committed offset"),
+    )  # fmt: skip
+    fig.update_layout(title="Consumer offsets and lag per queue", legend_title="series",
+                      height=560, hovermode="x unified")  # fmt: skip
+    fig.update_xaxes(title_text="virtual time (ms)", row=2, col=1)
+    fig.update_yaxes(title_text="queue offset", row=1, col=1)
+    fig.update_yaxes(title_text="messages behind", row=2, col=1)
+    if df.empty:
+        return _empty(fig, "no messages or offset commits in this trace")
+    palette = qualitative.Plotly + qualitative.D3
+    queues = sorted(dict.fromkeys(df["queue"]), key=_queue_sort_key)
+    color = {q: palette[i % len(palette)] for i, q in enumerate(queues)}
+    for q in queues:
+        d = df[df["queue"] == q].drop_duplicates("seq")
+        fig.add_trace(go.Scatter(
+            x=list(d["t_ms"]), y=[int(v) for v in d["max_offset"]], name=f"{q} max",
+            mode="lines", line={"shape": "hv", "dash": "dash", "color": color[q]},
+            legendgroup=q, hovertemplate="max offset %{y}",
+        ), row=1, col=1)  # fmt: skip
+    for (g, q), d in df[df["group"].notna()].groupby(["group", "queue"], sort=True):
+        d = d[d["committed_offset"].notna()]
+        if d.empty:
+            continue
+        x = list(d["t_ms"])
+        fig.add_trace(go.Scatter(
+            x=x, y=[int(v) for v in d["committed_offset"]], name=f"{g} {q} committed",
+            mode="lines+markers", line={"shape": "hv", "color": color[q]}, legendgroup=q,
+            hovertemplate=f"{g} committed %{{y}}",
+        ), row=1, col=1)  # fmt: skip
+        fig.add_trace(go.Scatter(
+            x=x, y=[int(v) for v in d["lag"]], name=f"{g} {q} lag", mode="lines",
+            line={"shape": "hv", "color": color[q]}, legendgroup=q,
+            hovertemplate=f"{g} lag %{{y}}",
+        ), row=2, col=1)  # fmt: skip
+    return fig
+
+
+# -- commit-log byte map -------------------------------------------------------------------
+def _region(field: str) -> str:
+    if field in ("BODYLENGTH", "BODY"):
+        return "body"
+    if field in ("TOPICLENGTH", "TOPIC"):
+        return "topic"
+    if field in ("PROPERTIESLENGTH", "PROPERTIES"):
+        return "properties"
+    return "fixed header"
+
+
+def commit_log_byte_map_frame(entry: bytes) -> pd.DataFrame:
+    """The fields of one stored commit-log entry (facts §4.1) with where each ends.
+
+    ``inspect.commit_log_fields`` plus ``end`` (offset + size), ``region`` ("fixed header",
+    "body", "topic", "properties") and ``value_text`` (the value as a string).
+    """
+    if not isinstance(entry, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"entry must be the bytes of one stored message, got {type(entry).__name__}"
+        )
+    df = commit_log_fields(bytes(entry))
+    df["end"] = df["offset"] + df["size"]
+    df["region"] = [_region(f) for f in df["field"]]
+    df["value_text"] = [repr(v) if isinstance(v, bytes) else str(v) for v in df["value"]]
+    return df
+
+
+def commit_log_byte_map(source: Any, index: int = 0, *, broker: str = "broker-a") -> go.Figure:
+    """One horizontal bar per field of a stored message: where it starts and how long it is.
+
+    Args:
+        source: a Lab (``index`` picks the entry of ``broker``'s commit log) or the bytes
+            of one entry (``lab.commit_log(raw=True)["raw"][i]``).
+        index: which entry, counting from 0, when ``source`` is a Lab.
+        broker: which broker's commit log, when ``source`` is a Lab.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        entry, where = bytes(source), "one stored message"
+    else:
+        if not hasattr(source, "commit_log"):
+            raise TypeError(f"source must be a Lab or bytes, got {type(source).__name__}")
+        if not isinstance(index, int) or index < 0:
+            raise ValueError(f"index must be an int >= 0, got {index!r}")
+        log = source.commit_log(broker, raw=True, limit=index + 1)
+        if len(log) <= index:
+            raise ValueError(
+                f"index {index} is past the {len(log)} entries of {broker}'s commit log"
+            )
+        entry = log["raw"].iloc[index]
+        where = f"{broker} commit log entry {index} @ {int(log['commit_log_offset'].iloc[index])}"
+    df = commit_log_byte_map_frame(entry)
+    fig = go.Figure()
+    fig.update_layout(
+        title=f"Byte map of {where} ({len(entry)} bytes)", barmode="overlay",
+        xaxis_title="byte offset within the entry", yaxis_title="field", legend_title="part",
+        yaxis={"type": "category", "categoryorder": "array",
+               "categoryarray": list(df["field"])[::-1]},
+        height=max(360, 24 * len(df) + 140),
+    )  # fmt: skip
+    palette = {"fixed header": "#1f77b4", "body": "#2ca02c", "topic": "#ff7f0e",
+               "properties": "#9467bd"}  # fmt: skip
+    for region, color in palette.items():
+        d = df[df["region"] == region]
+        hover = [
+            _hover(f"{fl}: bytes {o}..{e - 1} ({s} B)", f"hex {hx}", f"value {v}")
+            for fl, o, e, s, hx, v in zip(d["field"], d["offset"], d["end"], d["size"], d["hex"],
+                                          d["value_text"], strict=True)
+        ]  # fmt: skip
+        fig.add_trace(go.Bar(
+            orientation="h", y=list(d["field"]), base=list(d["offset"]), x=list(d["size"]),
+            name=region, marker_color=color, text=[f"{s} B" for s in d["size"]],
+            textposition="inside", hovertext=hover, hoverinfo="text",
+        ))  # fmt: skip
+    return fig
+
+
+# -- flow control --------------------------------------------------------------------------
+def flow_control_episodes_frame(events: Any) -> pd.DataFrame:
+    """Runs of flow control per consumer queue: when pulling was held back, and why.
+
+    Reads ``DefaultMQPushConsumerImpl.pullMessage`` step "2.1" events that carry
+    ``flow_control`` ("count", "size" or "span"), with mq, cached, threshold, delay_ms
+    (seed 003 step 2.1: the pull is retried ``PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL`` =
+    50 ms later). Consecutive pullMessage events of one (node, mq) that are all flow
+    control of the same kind form one episode; any other pullMessage event for that queue
+    (a pull sent, step "2.5") ends it. The episode ends when the last deferred pull ran:
+    last event + its delay_ms.
+
+    Returns:
+        ``node, group, mq, queue, kind, start_t_ms, end_t_ms, duration_ms, events,
+        first_seq, last_seq, max_cached, threshold``.
+    """
+    rows: list[dict[str, Any]] = []
+    open_: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for e in _events(events):
+        if e.component != PUSH_PULL:
+            continue
+        f = e.fields
+        key = (e.node, str(f.get("mq")))
+        kind = f.get("flow_control")
+        if e.step != "2.1" or kind is None:
+            open_[key] = None
+            continue
+        ep = open_.get(key)
+        end = e.t_ms + int(f.get("delay_ms") or 0)
+        if ep is not None and ep["kind"] == kind:
+            ep.update(end_t_ms=end, duration_ms=end - ep["start_t_ms"], last_seq=e.seq,
+                      events=ep["events"] + 1,
+                      max_cached=max(ep["max_cached"], f.get("cached", 0)))  # fmt: skip
+            continue
+        ep = {"node": e.node, "group": f.get("group"), "mq": key[1], "queue": _mq_label(key[1]),
+              "kind": kind, "start_t_ms": e.t_ms, "end_t_ms": end, "duration_ms": end - e.t_ms,
+              "events": 1, "first_seq": e.seq, "last_seq": e.seq,
+              "max_cached": f.get("cached", 0), "threshold": f.get("threshold")}  # fmt: skip
+        rows.append(ep)
+        open_[key] = ep
+    cols = ["node", "group", "mq", "queue", "kind", "start_t_ms", "end_t_ms", "duration_ms",
+            "events", "first_seq", "last_seq", "max_cached", "threshold"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+_FC_WHAT = {"count": "cached messages", "size": "cached MiB", "span": "offset span"}
+
+
+def flow_control_episodes(source: Any) -> go.Figure:
+    """A bar per flow-control episode on its queue's row, one colour per kind."""
+    df = flow_control_episodes_frame(source)
+    fig = go.Figure()
+    fig.update_layout(
+        title="Flow control: when each consumer queue stopped pulling", barmode="overlay",
+        xaxis_title="virtual time (ms)", yaxis_title="consumer queue",
+        legend_title="flow control by", yaxis={"type": "category"},
+    )  # fmt: skip
+    if df.empty:
+        return _empty(fig, "no flow control in this trace")
+    several = df["node"].nunique() > 1
+    df = df.assign(
+        row=[f"{n} · {q}" if several else q for n, q in zip(df["node"], df["queue"], strict=True)]
+    )
+    rows = sorted(dict.fromkeys(df["row"]))
+    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1])
+    for kind, color in FLOW_CONTROL_COLORS.items():
+        d = df[df["kind"] == kind]
+        if d.empty:
+            continue
+        hover = [
+            _hover(f"{r}: {kind} flow control t={s}..{en} ms",
+                   f"{n} pull(s) deferred; up to {mc} {_FC_WHAT[kind]} (threshold {th})")
+            for r, s, en, n, mc, th in zip(d["row"], d["start_t_ms"], d["end_t_ms"], d["events"],
+                                           d["max_cached"], d["threshold"], strict=True)
+        ]  # fmt: skip
+        fig.add_trace(go.Bar(
+            orientation="h", y=list(d["row"]), base=list(d["start_t_ms"]),
+            x=list(d["duration_ms"]), name=f"{kind} ({_FC_WHAT[kind]})", marker_color=color,
+            opacity=0.8, hovertext=hover, hoverinfo="text",
+        ))  # fmt: skip
+    return fig
+
+
+# -- export --------------------------------------------------------------------------------
+_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def can_export() -> bool:
+    """Whether ``export`` can write images: kaleido >= 1 is installed."""
+    if importlib.util.find_spec("kaleido") is None:
+        return False
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.version import Version
+
+    try:
+        return Version(version("kaleido")) >= Version("1")
+    except PackageNotFoundError:
+        return False
+
+
+def export(
+    fig: go.Figure,
+    path: str | Path,
+    *,
+    width: int | None = None,
+    height: int | None = None,
+    scale: float | None = None,
+) -> Path:
+    """Write ``fig`` as PNG, SVG or PDF (by the suffix of ``path``) for slides.
+
+    Raises:
+        TypeError: ``fig`` is not a plotly figure.
+        ValueError: ``path`` does not end in .png, .svg or .pdf.
+        RuntimeError: kaleido is not installed (the message says how to install it).
+    """
+    if not isinstance(fig, go.Figure):
+        raise TypeError(f"fig must be a plotly Figure, got {type(fig).__name__}")
+    p = Path(path)
+    fmt = _FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"path must end in .png, .svg or .pdf, got {str(path)!r}")
+    if not can_export():
+        raise RuntimeError(KALEIDO_MISSING)
+    fig.write_image(p, format=fmt, width=width, height=height, scale=scale)
+    return p
