@@ -402,7 +402,9 @@ def _write_object(
         if not first:
             w(",")
         first = False
-        if inner is not None:
+        if inner is not None and isinstance(k, str):
+            # fastjson's MapSerializer breaks the line only before String keys; a map with
+            # int or object keys stays on one line, e.g. {0:250,1:250\n\t\t} (facts §7.4).
             w(inner)
         _write_key(k, w, inner)
         w(":")

@@ -155,7 +155,9 @@ def _consume_fn(listener: Any) -> Callable[..., Any]:
     )
 
 
-def call_listener(listener: Any, msgs: Sequence[MessageExt], context: Any, *, orderly: bool) -> ListenerOutcome:
+def call_listener(
+    listener: Any, msgs: Sequence[MessageExt], context: Any, *, orderly: bool
+) -> ListenerOutcome:
     """Call the user's listener the way the consume services do.
 
     Mirrors the try/catch around ``listener.consumeMessage`` in
@@ -188,9 +190,7 @@ def call_listener(listener: Any, msgs: Sequence[MessageExt], context: Any, *, or
         return ListenerOutcome(later, ConsumeReturnType.RETURNNULL)
     if not isinstance(status, expected):
         # A wrong type is a programming error; Java would not compile it. Say so loudly.
-        raise TypeError(
-            f"listener returned {status!r}; expected a {expected.__name__} member"
-        )
+        raise TypeError(f"listener returned {status!r}; expected a {expected.__name__} member")
     if status in (ConsumeConcurrentlyStatus.RECONSUME_LATER,
                   ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT):  # fmt: skip
         return ListenerOutcome(status, ConsumeReturnType.FAILED)
