@@ -214,7 +214,10 @@ class ClientsMixin:
     @journaled
     def persist_offsets(self, name: str | None = None) -> None:
         """Commit consumer offsets to the broker now (all consumers, or one)."""
-        names = [name] if name is not None else sorted(self.consumers)
+        names = [name] if name is not None else sorted(
+            n for n, c in self.consumers.items()
+            if c.default_mq_push_consumer_impl.mq_client_factory.running
+        )  # fmt: skip
         for n in names:
             self.consumer(
                 n
@@ -267,6 +270,8 @@ class ClientsMixin:
         """Each consumer's ProcessQueues: cached count/size, span, dropped/locked, offsets."""
         rows = []
         for name, c in sorted(self.consumers.items()):
+            if not c.default_mq_push_consumer_impl.mq_client_factory.running:
+                continue
             for mq, pq in sorted(c.process_queue_table.items()):
                 rows.append({
                     "consumer": name, "topic": mq.topic, "broker": mq.broker_name,

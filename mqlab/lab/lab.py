@@ -240,6 +240,23 @@ class Lab(ClientsMixin):
             self.driver.run_until_idle()
         return call
 
+    @journaled
+    def set_broker_config(self, broker: str | None = None, **fields: Any) -> None:
+        """Change BrokerConfig fields at run time (every broker, or one), e.g.
+        ``long_polling_enable=False``. The broker reads them on its next use, as Java does."""
+        targets = self.brokers if broker is None else [self.broker(broker)]
+        for b in targets:
+            for k, v in fields.items():
+                if not hasattr(b.broker_config, k):
+                    raise ValueError(f"BrokerConfig has no field {k!r}")
+                setattr(b.broker_config, k, v)
+        self.driver._tracer.emit(
+            "Lab", "set_broker_config", Kind.STATE, broker=broker or "all",
+            text=f"broker config on {broker or 'all brokers'}: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(fields.items())),
+            **{k: v for k, v in fields.items() if isinstance(v, bool | int | str)},
+        )  # fmt: skip
+
     # -- faults ------------------------------------------------------------------------------
     @journaled
     def set_link(self, src: str, dst: str, **settings: Any) -> None:

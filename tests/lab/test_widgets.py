@@ -1,0 +1,574 @@
+"""The control panel, driven headless: every button clicked, every toggle flipped (issue 4)."""
+
+import ipywidgets as widgets
+import pytest
+
+from mqlab.lab import Lab
+from mqlab.lab.panel_views import PanelListener, words
+from mqlab.lab.widgets import SECTIONS, ControlPanel, control_panel
+from mqlab.trace.events import Kind, TraceEvent
+
+BUTTONS = {
+    "send", "pull", "add_consumer", "remove_consumer", "kill_consumer", "rebalance",
+    "persist_offsets", "advance", "next_timer", "long_poll_timeout", "refresh",
+}  # fmt: skip
+INPUTS = {
+    "topic", "tags", "body", "count", "broker", "queue_id", "offset", "suspend", "timeout_ms",
+    "subscription", "consumer", "group", "expression", "persist_first", "advance_ms",
+    "long_polling", "auto_create_topic", "strategy", "listener",
+}  # fmt: skip
+
+
+@pytest.fixture
+def lab():
+    with Lab(seed=1) as lab:
+        yield lab
+
+
+@pytest.fixture
+def panel(lab):
+    return control_panel(lab)
+
+
+def said(panel: ControlPanel) -> str:
+    return "\n".join(panel.messages)
+
+
+def snapshot(lab: Lab) -> tuple:
+    """What a bad click must leave alone: time, events, journal, topics."""
+    return (lab.now, lab.events_run, len(lab.trace), len(lab._journal), len(lab.topics()))
+
+
+def send(panel: ControlPanel, count: int = 3, topic: str = "TopicTest") -> None:
+    panel.inputs["topic"].value = topic
+    panel.inputs["count"].value = str(count)
+    panel.buttons["send"].click()
+
+
+def max_offsets(lab: Lab, topic: str = "TopicTest") -> list[int]:
+    return lab.queues(topic)["max_offset"].tolist()
+
+
+def queues_of(lab: Lab) -> dict[str, list[int]]:
+    a = lab.allocation()
+    a = a[a["topic"] == "TopicTest"]
+    return {c: sorted(g["queue_id"]) for c, g in a.groupby("consumer")}
+
+
+# -- construction --------------------------------------------------------------------------------
+def test_control_panel_api(lab):
+    """Contract: control_panel(lab) → ControlPanel with widget, buttons, inputs, messages, refresh."""
+    p = control_panel(lab, topic="T1", group="G1")
+    assert isinstance(p, ControlPanel) and isinstance(p.widget, widgets.VBox)
+    assert len(p.widget.children) == len(SECTIONS) == 8
+    assert set(p.buttons) == BUTTONS and set(p.inputs) == INPUTS
+    assert all(isinstance(b, widgets.Button) for b in p.buttons.values())
+    assert (p.inputs["topic"].value, p.inputs["group"].value) == ("T1", "G1")
+    assert p.messages == [] and callable(p._ipython_display_)
+    assert "t = 0 ms" not in p.inspector.value and f"t = {lab.now} ms" in p.inspector.value
+
+
+def test_control_panel_sections(lab):
+    """sections=[...] shows only those rows; every button still exists; a bad name is a ValueError."""
+    p = control_panel(lab, sections=["send", "log"])
+    assert len(p.widget.children) == 2
+    assert p.buttons["send"] in p.widget.children[0].children
+    assert set(p.buttons) == BUTTONS and p.timeline is None
+    send(p, 2)
+    assert p.messages[-1].startswith("  → sent 2/2: SEND_OK") and p.inspector.value == ""
+    with pytest.raises(ValueError, match="unknown sections \\['sned'\\]"):
+        control_panel(lab, sections=["sned"])
+
+
+# -- send ---------------------------------------------------------------------------------------
+def test_send_three(lab, panel):
+    """send 3 to a new topic: auto-created with 4 queues (TBW102, facts §7.3); seed 1 picks q1–q3."""
+    send(panel, 3)
+    assert max_offsets(lab) == [0, 1, 1, 1]
+    assert "▶ t=2 send 3 to TopicTest (tags TagA)" in panel.messages
+    assert (
+        "  → sent 3/3: SEND_OK broker-a queue 1 offset 0, SEND_OK broker-a queue 2 offset 0, "
+        "SEND_OK broker-a queue 3 offset 0" in panel.messages
+    )
+    assert "PUT_OK → SUCCESS: queue 3 offset 0, commit log @358" in said(panel)
+    assert "queues of TopicTest" in panel.inspector.value
+    assert "<td>broker-a</td><td>3</td><td>0</td><td>1</td>" in panel.inspector.value
+
+
+def test_send_body_and_tags(lab, panel):
+    """The body template's {i} numbers the messages; the tags input becomes the TAGS property."""
+    panel.inputs["body"].value = "order-{i}"
+    panel.inputs["tags"].value = "TagB"
+    send(panel, 2)
+    log = lab.commit_log()
+    assert log["body"].tolist() == [b"order-0", b"order-1"]
+    assert log["tags"].tolist() == ["TagB", "TagB"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("topic", "", "⚠ topic must not be empty"),
+        ("topic", "   ", "⚠ topic must not be empty"),
+        ("topic", "bad topic!", "⚠ topic 'bad topic!' is not valid: use at most 127 of the "
+                                "characters a-z A-Z 0-9 _ - % |"),
+        ("topic", "T" * 128, f"⚠ topic '{'T' * 128}' is not valid: use at most 127 of the "
+                             "characters a-z A-Z 0-9 _ - % |"),
+        ("count", "-1", "⚠ count must be from 1 to 10000, got -1"),
+        ("count", "0", "⚠ count must be from 1 to 10000, got 0"),
+        ("count", "three", "⚠ count must be a whole number, got 'three'"),
+        ("body", "", "⚠ body must not be empty (the client rejects an empty body)"),
+        ("body", "m-{x}", "⚠ body may use {i} (the message number) only, got 'm-{x}'"),
+    ],
+)  # fmt: skip
+def test_send_bad_input(lab, panel, field, value, message):
+    """Bad send input (facts §7.1 topic rules): a clear message, nothing sent, nothing raised."""
+    before = snapshot(lab)
+    panel.inputs[field].value = value
+    panel.buttons["send"].click()
+    assert panel.messages == [message]
+    assert snapshot(lab) == before
+    assert message in panel.log.value.replace("&#x27;", "'")
+
+
+def test_send_error_from_the_lab_becomes_a_message(lab, panel, monkeypatch):
+    """An exception inside the Lab is shown, not raised into the notebook."""
+
+    def boom(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(lab, "send_many", boom)
+    panel.buttons["send"].click()
+    assert panel.messages[0] == "▶ t=2 send 1 to TopicTest (tags TagA)"
+    assert panel.messages[-1] == "✗ send failed: RuntimeError: boom"
+
+
+# -- pull once -----------------------------------------------------------------------------------
+def test_pull_once_on_empty_queue_parks(lab, panel):
+    """Seed 001: a SUSPEND pull at the max offset of an empty queue is parked for 15 000 ms."""
+    send(panel, 3)  # queue 0 stays empty
+    panel.messages.clear()
+    panel.inputs["queue_id"].value = "0"
+    panel.buttons["pull"].click()
+    held = lab.held_pulls()
+    assert held[
+        ["key", "pull_from_this_offset", "suspend_timestamp", "deadline"]
+    ].values.tolist() == [["TopicTest@0", 0, 10, 15010]]
+    assert (
+        "  t=10 broker-a PullRequestHoldService.suspendPullRequest step suspend: pull held: "
+        "TopicTest@0 offset 0, suspended 15000 ms" in panel.messages
+    )
+    assert panel.messages[-1] == (
+        "  → pull TopicTest@0 offset 0 from broker-a: no answer yet — the pull is parked "
+        "(see held pulls)"
+    )
+    assert "<td>TopicTest@0</td>" in panel.inspector.value
+    bars = {tr.name: tr for tr in panel.timeline.widget.data}
+    assert list(bars["parked pull (unanswered)"].y) == ["broker-a"]
+
+
+def test_let_long_poll_time_out(lab, panel):
+    """Facts §10.3: the parked pull (deadline 15 010) is answered by the 20 000 check: PULL_NOT_FOUND."""
+    send(panel, 3)
+    panel.inputs["queue_id"].value = "0"
+    panel.buttons["pull"].click()
+    panel.messages.clear()
+    panel.buttons["long_poll_timeout"].click()
+    assert lab.held_pulls().empty
+    assert lab.now == 20001
+    assert panel.messages[0] == (
+        "▶ t=10 let the parked pull TopicTest@0 offset 0 (deadline t=15010) time out"
+    )
+    assert "  → the hold-service check at t=20000 answered the parked pull TopicTest@0 offset 0 " \
+           "(deadline t=15010)" in panel.messages  # fmt: skip
+    assert panel.messages[-1] == (
+        "  → pull TopicTest@0 offset 0 from broker-a answered at t=20001: PULL_NOT_FOUND (19), "
+        "nextBeginOffset=0, minOffset=0, maxOffset=0 — NO_MESSAGE_IN_QUEUE"
+    )
+    bars = {tr.name: tr for tr in panel.timeline.widget.data}
+    assert list(bars["parked pull (timeout)"].y) == ["broker-a"]
+
+
+def test_let_long_poll_time_out_with_nothing_parked(lab, panel):
+    """No parked pull: a message, time does not move."""
+    before = snapshot(lab)
+    panel.buttons["long_poll_timeout"].click()
+    assert panel.messages == ["⚠ no pull is parked: pull once on an empty queue first"]
+    assert snapshot(lab) == before
+
+
+def test_pull_once_finds_messages(lab, panel):
+    """Seed 000 step 9: FOUND → SUCCESS (0) with nextBeginOffset = offset + messages."""
+    send(panel, 3)
+    panel.inputs["queue_id"].value = "1"
+    panel.inputs["offset"].value = "0"
+    panel.buttons["pull"].click()
+    assert lab.held_pulls().empty
+    assert panel.messages[-1] == (
+        "  → pull TopicTest@1 offset 0 from broker-a answered at t=11: SUCCESS (0), "
+        "nextBeginOffset=1, minOffset=0, maxOffset=1 — FOUND"
+    )
+
+
+def test_pull_once_without_suspend_answers_at_once(lab, panel):
+    """Without the SUSPEND flag an empty queue answers PULL_NOT_FOUND (19) at once (seed 000)."""
+    send(panel, 3)
+    panel.inputs["queue_id"].value = "0"
+    panel.inputs["suspend"].value = False
+    panel.buttons["pull"].click()
+    assert lab.held_pulls().empty
+    assert "answered at t=11: PULL_NOT_FOUND (19)" in panel.messages[-1]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("queue_id", "4", "⚠ queue id must be from 0 to 3, got 4"),
+        ("queue_id", "-1", "⚠ queue id must be from 0 to 3, got -1"),
+        ("queue_id", "one", "⚠ queue id must be a whole number, got 'one'"),
+        ("offset", "1.5", "⚠ offset must be a whole number, got '1.5'"),
+        ("timeout_ms", "-5", "⚠ suspend ms must be from 0 to 3600000, got -5"),
+        ("group", "", "⚠ group must be a valid name (a-z A-Z 0-9 _ - % |), got ''"),
+    ],
+)
+def test_pull_once_bad_input(lab, panel, field, value, message):
+    """Queue id out of readQueueNums (4) and non-numbers: a message, no request sent."""
+    send(panel, 3)
+    panel.messages.clear()
+    before = snapshot(lab)
+    panel.inputs[field].value = value
+    panel.buttons["pull"].click()
+    assert panel.messages == [message]
+    assert snapshot(lab) == before
+
+
+# -- consumers -----------------------------------------------------------------------------------
+def test_add_consumers_allocation(lab, panel):
+    """Two consumers, AVG (facts §10.10): contiguous blocks, consumer-1 [0, 1], consumer-2 [2, 3]."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    assert queues_of(lab) == {"consumer-1": [0, 1, 2, 3]}
+    assert "  → consumer-1 (AVG) now holds TopicTest queues [0, 1, 2, 3]" in panel.messages
+    panel.buttons["add_consumer"].click()
+    assert queues_of(lab) == {"consumer-1": [0, 1], "consumer-2": [2, 3]}
+    assert panel.messages[-1] == "  → consumer-2 (AVG) now holds TopicTest queues [2, 3]"
+    assert list(panel.inputs["consumer"].options) == ["consumer-1", "consumer-2"]
+    assert panel.inputs["consumer"].value == "consumer-2"
+    assert lab.consumer("consumer-1").message_listener is panel.listener
+    assert (
+        "<td>consumer-2</td><td>TopicTest</td><td>broker-a</td><td>3</td>" in panel.inspector.value
+    )
+
+
+def test_strategy_dropdown(lab, panel):
+    """AVG_BY_CIRCLE (facts §10.10): queue i goes to consumer i % 2 → [0, 2] and [1, 3]."""
+    send(panel, 3)
+    assert list(panel.inputs["strategy"].options) == ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"]
+    panel.inputs["strategy"].value = "AVG_BY_CIRCLE"
+    assert panel.messages[-1] == (
+        "▶ allocation strategy for consumers added next: AVG_BY_CIRCLE "
+        "(running consumers keep theirs)"
+    )
+    panel.buttons["add_consumer"].click()
+    panel.buttons["add_consumer"].click()
+    assert queues_of(lab) == {"consumer-1": [0, 2], "consumer-2": [1, 3]}
+    strategies = {n: c.allocate_message_queue_strategy.get_name() for n, c in lab.consumers.items()}
+    assert strategies == {"consumer-1": "AVG_BY_CIRCLE", "consumer-2": "AVG_BY_CIRCLE"}
+
+
+def test_kill_consumer(lab, panel):
+    """Killing consumer-2: the broker notifies consumer-1, which rebalances and takes all 4 queues."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    panel.buttons["add_consumer"].click()
+    panel.messages.clear()
+    panel.inputs["consumer"].value = "consumer-2"
+    panel.buttons["kill_consumer"].click()
+    assert panel.messages[0].endswith(" kill consumer-2")
+    assert "Lab step kill_consumer: kill consumer-2" in said(panel)
+    assert "NOTIFY_CONSUMER_IDS_CHANGED to 1 consumer(s) of CG" in said(panel)
+    assert queues_of(lab) == {"consumer-1": [0, 1, 2, 3]}
+    assert list(panel.inputs["consumer"].options) == ["consumer-1"]
+    assert "<td>consumer-2</td>" not in panel.inspector.value
+
+
+def test_kill_consumer_persist_first(lab, panel):
+    """ "persist first": consumer-2 commits queues 2 and 3 (oneway) before its connections close."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    panel.buttons["add_consumer"].click()
+    panel.inputs["persist_first"].value = True
+    panel.messages.clear()
+    panel.buttons["kill_consumer"].click()
+    t = int(panel.messages[0].split()[1][2:])
+    assert panel.messages[:3] == [
+        f"▶ t={t} kill consumer-2 (persist first)",
+        f"  t={t} consumer-2 RemoteBrokerOffsetStore.persistAll step persist: commit 2 offset(s) "
+        "of CG (oneway)",
+        f"  t={t} sim Lab step kill_consumer: kill consumer-2 right after it persisted its offsets",
+    ]
+    commits = [m for m in panel.messages if "updateConsumerOffset" in m]
+    assert commits[:2] == [
+        f"  t={t + 1} broker-a ConsumerManageProcessor.updateConsumerOffset step commit: offset of "
+        f"TopicTest@CG queue {q} := 1"
+        for q in (2, 3)
+    ]
+
+
+def test_remove_consumer(lab, panel):
+    """A clean shutdown unregisters consumer-1; consumer-2 takes all 4 queues."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    panel.buttons["add_consumer"].click()
+    panel.inputs["consumer"].value = "consumer-1"
+    panel.buttons["remove_consumer"].click()
+    assert queues_of(lab) == {"consumer-2": [0, 1, 2, 3]}
+    assert list(panel.inputs["consumer"].options) == ["consumer-2"]
+
+
+def test_consumer_buttons_without_consumer(lab, panel):
+    """remove / kill / rebalance / persist with no consumer: a message, nothing changes."""
+    before = snapshot(lab)
+    for key in ("remove_consumer", "kill_consumer", "rebalance"):
+        panel.buttons[key].click()
+    panel.buttons["persist_offsets"].click()
+    assert panel.messages == ["⚠ no running consumer chosen: add a consumer first"] * 3 + [
+        "⚠ no running consumer: nothing to persist"
+    ]
+    assert snapshot(lab) == before
+
+
+def test_rebalance(lab, panel):
+    """RebalanceService wakes at once (seed 002 step 26) and keeps the same allocation."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    panel.buttons["add_consumer"].click()
+    panel.inputs["consumer"].value = "consumer-1"
+    panel.messages.clear()
+    t = lab.now
+    panel.buttons["rebalance"].click()
+    assert panel.messages[0] == f"▶ t={t} rebalance consumer-1"
+    assert f"  t={t} consumer-1 RebalanceService.run step 26: rebalance round 4: ask every " \
+           "consumer of this client to rebalance" in panel.messages  # fmt: skip
+    assert queues_of(lab) == {"consumer-1": [0, 1], "consumer-2": [2, 3]}
+
+
+def test_persist_offsets(lab, panel):
+    """persist offsets → UPDATE_CONSUMER_OFFSET for all 5 queues (pulls had committed only 1–3)."""
+    send(panel, 3)
+    panel.buttons["add_consumer"].click()
+    cols = ["group", "topic", "queue_id", "offset", "lag"]
+    assert lab.consumer_offsets()[cols].values.tolist() == [
+        ["CG", "TopicTest", 1, 1, 0],
+        ["CG", "TopicTest", 2, 1, 0],
+        ["CG", "TopicTest", 3, 1, 0],
+    ]  # committed by the pulls' commitOffset flag (seed 000 step 11)
+    panel.messages.clear()
+    panel.buttons["persist_offsets"].click()
+    assert lab.consumer_offsets()[cols].values.tolist() == [
+        ["CG", "%RETRY%CG", 0, 0, 0],
+        ["CG", "TopicTest", 0, 0, 0],
+        ["CG", "TopicTest", 1, 1, 0],
+        ["CG", "TopicTest", 2, 1, 0],
+        ["CG", "TopicTest", 3, 1, 0],
+    ]
+    assert panel.messages[0].endswith(" persist offsets of consumer-1")
+    assert "RemoteBrokerOffsetStore.persistAll step persist: commit 5 offset(s) of CG (oneway)" in (
+        said(panel)
+    )
+    assert "<b>consumer offsets (CG)</b>" in panel.inspector.value
+    assert "<td>CG</td><td>%RETRY%CG</td><td>0</td><td>0</td><td>0</td><td>0</td>" in (
+        panel.inspector.value
+    )
+
+
+# -- time ---------------------------------------------------------------------------------------
+def test_advance(lab, panel):
+    """advance 100 ms moves the virtual clock by exactly 100."""
+    t = lab.now
+    panel.inputs["advance_ms"].value = "100"
+    panel.buttons["advance"].click()
+    assert lab.now == t + 100
+    assert panel.messages[0] == f"▶ t={t} advance 100 ms"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("abc", "⚠ ms must be a whole number, got 'abc'"),
+        ("", "⚠ ms must be a whole number, got ''"),
+        ("-5", "⚠ ms must be from 0 to 3600000, got -5"),
+        ("3600001", "⚠ ms must be from 0 to 3600000, got 3600001"),
+    ],
+)
+def test_advance_bad_input(lab, panel, value, message):
+    """Non-numeric or negative ms: a message, time stands still."""
+    before = snapshot(lab)
+    panel.inputs["advance_ms"].value = value
+    panel.buttons["advance"].click()
+    assert panel.messages == [message]
+    assert snapshot(lab) == before
+
+
+def test_advance_to_next_timer(lab, panel):
+    """ "to next timer" jumps to the first pending timer's due time."""
+    t, nxt = lab.now, lab.next_timers(1)[0]
+    panel.buttons["next_timer"].click()
+    assert lab.now == nxt.due_ms
+    assert panel.messages[0] == (
+        f"▶ t={t} advance to the next timer: {nxt.name} ({nxt.node}) at t={nxt.due_ms}"
+    )
+
+
+# -- toggles ------------------------------------------------------------------------------------
+def test_toggle_long_polling_off(lab, panel):
+    """Long polling off: park 1 000 ms (shortPollingTimeMills, §8.1); the armed 5 000 ms wait answers."""
+    send(panel, 3)
+    panel.inputs["long_polling"].value = False
+    assert [b.broker_config.long_polling_enable for b in lab.brokers] == [False]
+    assert panel.messages[-1] == (
+        "  → new pulls park for shortPollingTimeMills; the hold service checks every 1000 ms "
+        "from its next turn (t=5000)"
+    )
+    panel.inputs["queue_id"].value = "0"
+    panel.buttons["pull"].click()
+    assert lab.held_pulls()[["timeout_millis", "deadline"]].values.tolist() == [[1000, 1010]]
+    assert "pull held: TopicTest@0 offset 0, suspended 1000 ms" in said(panel)
+    panel.buttons["long_poll_timeout"].click()
+    assert lab.held_pulls().empty
+    assert "answered at t=5001: PULL_NOT_FOUND (19)" in panel.messages[-1]
+    assert lab.brokers[0].pull_request_hold_service.check_interval() == 1000
+
+
+def test_toggle_long_polling_back_on(lab, panel):
+    """Turning long polling back on restores the 15 000 ms suspend (checkbox follows the broker)."""
+    panel.inputs["long_polling"].value = False
+    panel.inputs["long_polling"].value = True
+    assert lab.brokers[0].broker_config.long_polling_enable is True
+    send(panel, 3)
+    panel.inputs["queue_id"].value = "0"
+    panel.buttons["pull"].click()
+    assert lab.held_pulls()["timeout_millis"].tolist() == [15000]
+
+
+def test_toggle_auto_create_topic_off(lab, panel):
+    """autoCreateTopicEnable=false: a send to a new topic fails with TOPIC_NOT_EXIST (17), facts §10.6."""
+    panel.inputs["auto_create_topic"].value = False
+    assert [b.broker_config.auto_create_topic_enable for b in lab.brokers] == [False]
+    send(panel, 1, topic="NewTopic")
+    assert lab.topics().empty
+    assert panel.messages[-2] == "  → sent 0/1"
+    assert panel.messages[-1].startswith("  → send failed: CODE: 17  DESC: Send [3] times")
+
+
+def test_listener_fails_toggle(lab, panel):
+    """ "listener fails": the panel's consumers answer RECONSUME_LATER (seed 004), then succeed again."""
+    send(panel, 1)
+    panel.inputs["listener"].value = "fails"
+    assert panel.listener.fails is True
+    assert panel.messages[-1] == f"▶ t={lab.now} the panel's listener now returns RECONSUME_LATER"
+    panel.buttons["add_consumer"].click()
+    d = lab.deliveries()
+    assert d[["consumer", "topic", "status"]].values.tolist() == [
+        ["consumer-1", "TopicTest", "RECONSUME_LATER"]
+    ]
+    panel.inputs["listener"].value = "succeeds"
+    assert panel.listener.fails is False
+    send(panel, 1)
+    assert lab.deliveries()["status"].tolist() == ["RECONSUME_LATER", "CONSUME_SUCCESS"]
+
+
+def test_panel_listener():
+    """PanelListener answers by its mode and counts calls."""
+    listener = PanelListener()
+    assert listener([], None).name == "CONSUME_SUCCESS"
+    listener.fails = True
+    assert listener([], None).name == "RECONSUME_LATER"
+    assert listener.calls == 2
+
+
+def test_number_inputs_take_ints(lab, panel):
+    """Numeric inputs accept an int from notebook code (stored as text, checked on click)."""
+    panel.inputs["count"].value = 2
+    panel.inputs["advance_ms"].value = 50
+    assert (panel.inputs["count"].value, panel.inputs["advance_ms"].value) == ("2", "50")
+    panel.buttons["send"].click()
+    t = lab.now
+    panel.buttons["advance"].click()
+    assert (sum(max_offsets(lab)), lab.now) == (2, t + 50)
+
+
+def test_methods_are_the_button_callbacks(lab, panel):
+    """Each action is a plain method: calling it equals clicking (send(), advance(), ...)."""
+    panel.inputs["count"].value = "2"
+    panel.send()
+    assert sum(max_offsets(lab)) == 2
+    panel.set_long_polling(False)
+    assert panel.inputs["long_polling"].value is False
+    panel.set_strategy("CONSISTENT_HASH")
+    assert panel.inputs["strategy"].value == "CONSISTENT_HASH"
+    panel.set_strategy("NOPE")
+    assert panel.messages[-1] == (
+        "⚠ strategy must be one of ['AVG', 'AVG_BY_CIRCLE', 'CONSISTENT_HASH'], got 'NOPE'"
+    )
+    panel.set_listener_fails(True)
+    assert panel.inputs["listener"].value == "fails" and panel.listener.fails
+
+
+# -- views --------------------------------------------------------------------------------------
+def test_static_plot_mode(lab, monkeypatch):
+    """MQLAB_PLOT_MODE=static: the timeline is an Output re-rendered with a plotly figure."""
+    monkeypatch.setenv("MQLAB_PLOT_MODE", "static")
+    p = control_panel(lab)
+    assert p.timeline.mode == "static" and isinstance(p.timeline.widget, widgets.Output)
+    send(p, 1)
+    out = p.timeline.widget.outputs
+    assert len(out) == 1
+    fig = out[0]["data"]["application/vnd.plotly.v1+json"]
+    assert fig["layout"]["title"]["text"].startswith("Last ")
+    assert any(tr.get("name") == "step event" for tr in fig["data"])
+
+
+def test_live_timeline_window(lab, panel):
+    """The live timeline shows only the last window_ms of the trace."""
+    send(panel, 1)
+    panel.inputs["advance_ms"].value = "20000"
+    panel.buttons["advance"].click()
+    fw = panel.timeline.widget
+    assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 1, lab.now + 1)
+    xs = [x for tr in fw.data if tr.type == "scatter" for x in tr.x]
+    assert xs and min(xs) >= lab.now - 5000
+
+
+def test_words_folds_repeats_and_summarises():
+    """Repeated lines fold to "(×n)"; more than `limit` lines keep the head and tail."""
+    evs = [TraceEvent("r", 1, i, "n", "C", "1", Kind.STEP, {"text": "same"}) for i in range(3)]
+    assert words(evs) == ["t=1 n C step 1: same (×3)"]
+    many = [TraceEvent("r", i, i, "n", f"C{i % 2}", "", Kind.STEP, {"text": f"e{i}"})
+            for i in range(30)]  # fmt: skip
+    out = words(many, limit=6)
+    assert out == ["t=0 n C0: e0", "t=1 n C1: e1", "t=2 n C0: e2",
+                   "… 25 more lines (C1 ×13, C0 ×12); see lab.events()",
+                   "t=28 n C0: e28", "t=29 n C1: e29"]  # fmt: skip
+
+
+def test_trace_off_lab():
+    """A lab with trace_level="off" still works: the panel says what it did, without events."""
+    with Lab(seed=1, trace_level="off") as lab:
+        p = control_panel(lab)
+        send(p, 2)
+        assert p.messages == [
+            "▶ t=2 send 2 to TopicTest (tags TagA)",
+            "  → sent 2/2: SEND_OK broker-a queue 1 offset 0, SEND_OK broker-a queue 2 offset 0",
+        ]
+
+
+def test_fork_replays_panel_clicks(lab, panel):
+    """Panel clicks go through the Lab's journal: a fork rebuilds the same queues."""
+    send(panel, 3)
+    panel.inputs["queue_id"].value = "0"
+    panel.buttons["pull"].click()
+    other = lab.fork()
+    assert max_offsets(other) == max_offsets(lab) == [0, 1, 1, 1]
+    assert other.held_pulls()["deadline"].tolist() == [15010]
+    other.close()
