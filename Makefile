@@ -1,13 +1,16 @@
 # mqlab: set-up and everyday commands. The README's quick start is exactly `make lab` and `make test`.
 #
 #   make lab      create/refresh .venv, then JupyterLab on notebooks/ at http://127.0.0.1:$(PORT)
-#   make test     create/refresh .venv, check Java 17, run the whole suite (what CI runs: .ci/run)
+#   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
+#                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run)
 #   make doctor   report Python, Java, installer and environment state
 #   make clean    remove .venv and caches
 #
 # Knobs (environment or `make VAR=value`):
 #   PYTHON=/path/to/python3.11   interpreter for .venv (default: python3.11, else python3 if >= 3.11)
 #   MQLAB_SKIP_SPARK=1           run without Java: Spark tests are deselected (-m "not spark")
+#   MQLAB_SKIP_E2E=1             no Chromium check/install; browser tests deselected (-m "not e2e")
+#   MQLAB_E2E_CHROMIUM=/path     Chromium/Chrome for tests/e2e (default: Debian's chromium package)
 #   MQLAB_NO_UV=1                use pip + venv even when uv is on PATH (CI has no uv: pip is the tested path)
 #   PYTEST_ARGS="-x -k foo"      extra pytest arguments for `make test`
 #   PORT=8888  LAB_ARGS=...      JupyterLab port and extra arguments for `make lab`
@@ -34,14 +37,17 @@ endif
 UV := $(if $(filter 1 true yes,$(MQLAB_NO_UV)),,$(shell command -v uv 2>/dev/null))
 
 SKIP_SPARK  := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_SPARK))
-PYTEST_MARK := $(if $(SKIP_SPARK),-m "not spark",)
+SKIP_E2E    := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_E2E))
+MARK_EXPR   := $(strip $(if $(SKIP_SPARK),not spark) $(if $(and $(SKIP_SPARK),$(SKIP_E2E)),and) \
+                 $(if $(SKIP_E2E),not e2e))
+PYTEST_MARK := $(if $(MARK_EXPR),-m "$(MARK_EXPR)",)
 
 PORT     ?= 8888
 LAB_ARGS ?=
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # Environment for tests, the lab and the notebooks they run.
-export MQLAB_SKIP_SPARK
+export MQLAB_SKIP_SPARK MQLAB_SKIP_E2E MQLAB_E2E_CHROMIUM
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
 export UV_PYTHON_DOWNLOADS ?= never
@@ -54,6 +60,7 @@ help:
 	@echo "make doctor   check Python >= 3.11 and Java >= 17"
 	@echo "make clean    remove .venv and caches"
 	@echo "MQLAB_SKIP_SPARK=1 make test   run without Java (Spark tests deselected)"
+	@echo "MQLAB_SKIP_E2E=1 make test     no Chromium install, browser tests deselected"
 
 lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
@@ -61,8 +68,9 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
 	    $(ALLOW_ROOT) $(LAB_ARGS)
 
-# check-java comes first so a missing Java fails in a second, before the ~1 minute install.
-test: check-java $(STAMP)
+# check-java comes first so a missing Java fails in a second, before the ~1 minute install; then
+# e2e-deps (Chromium for tests/e2e: never fails, at worst the browser tests are skipped).
+test: check-java e2e-deps $(STAMP)
 	@status=0; \
 	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
 	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
@@ -118,18 +126,18 @@ doctor:
 	  if [ -n "$(SKIP_SPARK)" ]; then echo "(MQLAB_SKIP_SPARK=1: make test will deselect the Spark tests)"; \
 	  else rc=1; fi; }; \
 	echo "Installer: $(if $(UV),uv ($(UV)),pip + venv)"; \
+	bash scripts/ensure_chromium.sh --check | head -n 1; \
 	if [ -f $(STAMP) ]; then echo "Environment: $(VENV) up to date with pyproject.toml"; \
 	elif [ -d $(VENV) ]; then echo "Environment: $(VENV) exists but pyproject.toml changed (make lab/test refreshes it)"; \
 	else echo "Environment: no $(VENV) yet (make lab/test creates it)"; fi; \
 	echo "SPARK_LOCAL_IP=$(SPARK_LOCAL_IP)"; \
 	exit $$rc
 
-# HOOK(lead): browser end-to-end tier (tests/e2e, marker e2e). For now this only CHECKS for Chromium and
-# installs nothing; the lead will add the install step (see shared/reference/ecosystem.md section 5).
-E2E_CHROMIUM ?= $(firstword $(wildcard /usr/bin/chromium /usr/lib/chromium/chromium /usr/bin/chromium-browser))
+# Browser end-to-end tier (tests/e2e, marker e2e; shared/reference/ecosystem.md section 5): Debian's
+# chromium driven by Playwright (Python). As root with apt-get, installs the `chromium` package when no
+# Chromium is found (never upgrades); otherwise says the e2e tests will be skipped and how to install it.
 e2e-deps:
-	@if [ -n "$(E2E_CHROMIUM)" ]; then echo "e2e: Chromium at $(E2E_CHROMIUM)"; \
-	else echo "e2e: no Chromium found (nothing installed yet; browser tests will be skipped)"; fi
+	@bash scripts/ensure_chromium.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .cache spark-warehouse artifacts build dist *.egg-info

@@ -1,6 +1,7 @@
 """``python -m mqlab <command>``: the command-line entry point.
 
-Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``).
+Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``) and ``serve``
+(a name server and brokers on real sockets for real RocketMQ clients; see ``mqlab.serve``).
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m mqlab bench broker [--messages N] [--body BYTES]")
+        print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
+        print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
         from mqlab.bench import main as bench_main
 
         return bench_main(rest)
-    print(f"mqlab: unknown command {cmd!r} (known: bench)", file=sys.stderr)
+    if cmd == "serve":
+        from mqlab.serve import main as serve_main
+
+        return serve_main(rest)
+    if cmd == "experiment":
+        from mqlab.experiments.cli import main as experiment_main
+
+        return experiment_main(rest)
+    print(f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment)", file=sys.stderr)
     return 2
 
 

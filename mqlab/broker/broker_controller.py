@@ -44,7 +44,7 @@ from mqlab.broker.topic_config_manager import TopicConfigManager
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
-from mqlab.remoting.codes import RequestCode
+from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
@@ -53,7 +53,28 @@ from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
 from mqlab.trace.events import Kind
 
-__all__ = ["BrokerController"]
+__all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
+
+#: The ``@CFNotNull`` header fields per request code (facts §2.2). SEND_MESSAGE_V2 and
+#: SEND_BATCH_MESSAGE check theirs in ``decode_send_message_header_v2``.
+REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
+    RequestCode.SEND_MESSAGE: ("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums",
+                               "queueId", "sysFlag", "bornTimestamp", "flag"),
+    RequestCode.PULL_MESSAGE: ("consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums",
+                               "sysFlag", "commitOffset", "suspendTimeoutMillis", "subVersion"),
+    RequestCode.QUERY_CONSUMER_OFFSET: ("consumerGroup", "topic", "queueId"),
+    RequestCode.UPDATE_CONSUMER_OFFSET: ("consumerGroup", "topic", "queueId", "commitOffset"),
+    RequestCode.UPDATE_AND_CREATE_TOPIC: ("topic", "defaultTopic", "readQueueNums",
+                                          "writeQueueNums", "perm", "topicFilterType"),
+    RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: ("topic", "queueId", "timestamp"),
+    RequestCode.GET_MAX_OFFSET: ("topic", "queueId"),
+    RequestCode.GET_MIN_OFFSET: ("topic", "queueId"),
+    RequestCode.GET_EARLIEST_MSG_STORETIME: ("topic", "queueId"),
+    RequestCode.VIEW_MESSAGE_BY_ID: ("offset",),
+    RequestCode.UNREGISTER_CLIENT: ("clientID",),
+    RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
+    RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
+}  # fmt: skip
 
 C = "BrokerController"
 
@@ -177,7 +198,22 @@ class BrokerController(Node):
 
     # -- dispatch ---------------------------------------------------------------------------------
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
-        """``NettyRemotingAbstract#processRequestCommand``: the code's processor, or the default."""
+        """``NettyRemotingAbstract#processRequestCommand``: the code's processor, or the default.
+
+        A request missing one of its header's ``@CFNotNull`` fields is refused with
+        SYSTEM_ERROR "the custom field <name> is null". Java 4.9.3 logs that check's failure
+        and goes on with nulls (which later throw, or end up as null keys that its
+        ConcurrentHashMaps refuse); mqlab refuses up front, so no table ever holds a
+        ``None`` topic or group.
+        """
+        required = REQUIRED_EXT_FIELDS.get(request.code)
+        if required:
+            ext = request.ext_fields or {}
+            for name in required:
+                if ext.get(name) is None:
+                    return RemotingCommand.create_response(
+                        ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is null", ext_fields={}
+                    )
         processor = self.processor_table.get(request.code, self.admin_broker_processor)
         return processor.process_request(channel, request)
 

@@ -162,6 +162,23 @@ class Lab(ClientsMixin):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- live servers (issue 6) -----------------------------------------------------------------
+    @staticmethod
+    def serve(**config: Any):
+        """Run a real name server + broker(s) on 127.0.0.1 in this process and return a
+        ``LiveLab`` with the same inspectors and timeline on the live nodes
+        (see ``mqlab.lab.attach``; config as ``python -m mqlab serve``)."""
+        from mqlab.lab.attach import serve
+
+        return serve(**config)
+
+    @staticmethod
+    def attach(trace_file: str | Path):
+        """Follow the trace file a ``python -m mqlab serve --trace FILE`` writes."""
+        from mqlab.lab.attach import attach
+
+        return attach(trace_file)
+
     # -- nodes -------------------------------------------------------------------------------
     def broker(self, name: str = "broker-a") -> BrokerController:
         """The broker named ``name`` ("broker-a", "broker-b", …)."""

@@ -170,8 +170,11 @@ class ControlPanel:
         import html
 
         text = html.escape("\n".join(self.messages[-LOG_LINES:]))
+        # A column-reverse scroll box starts scrolled to its end: the newest lines (what the
+        # click just did) are in view, in time order.
         self.log.value = (
-            f'<pre style="max-height:260px;overflow:auto;font-size:11px;margin:0">{text}</pre>'
+            '<div style="display:flex;flex-direction:column-reverse;max-height:260px;'
+            f'overflow:auto"><pre style="font-size:11px;margin:0">{text}</pre></div>'
         )
 
     def refresh(self) -> None:

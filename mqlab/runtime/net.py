@@ -34,7 +34,8 @@ Decisions, documented:
 * **Errors.** An exception in a handler becomes SYSTEM_ERROR with a short remark (not
   for oneway requests), a log line and an ``error`` trace event (facts §1.6 step 4); an
   exception in a timer or a response callback is logged and traced. Nothing a peer
-  sends can stop the loop. Every such error is also kept in ``NetDriver.errors``.
+  sends can stop the loop. Such errors are kept in ``NetDriver.errors``; connections
+  closed for malformed frames in ``NetDriver.decode_errors``.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ import asyncio
 import itertools
 import logging
 import random
+import signal
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +65,18 @@ from mqlab.runtime.context import (
 from mqlab.trace.events import Kind, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
-__all__ = ["NetDriver", "NetContext", "NetConnection", "NetTimerInfo", "bind_socket", "epoch_ms"]
+__all__ = [
+    "NetDriver",
+    "NetContext",
+    "NetConnection",
+    "NetTimerInfo",
+    "LoopThread",
+    "bind_socket",
+    "epoch_ms",
+    "local_ip",
+    "run_until_signalled",
+    "wait_for",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +85,10 @@ CONNECT_TIMEOUT_MILLIS = 3000
 #: Above this many bytes waiting in a socket's write buffer the peer stops being read.
 WRITE_HIGH_WATER = 8 * 1024 * 1024
 #: Keep at most about this many events in memory (older ones are dropped in chunks).
-DEFAULT_KEEP_EVENTS = 200_000
+DEFAULT_KEEP_EVENTS = 20_000
 
-_INVOKE_TIMEOUT = "NettyRemotingAbstract.scanResponseTable"
+#: ``NetDriver.errors`` / ``decode_errors`` keep this many of their latest entries.
+MAX_NOTES = 1000
 
 
 def epoch_ms() -> int:
@@ -101,6 +116,20 @@ def bind_socket(host: str, port: int, *, backlog: int = 1024) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def local_ip() -> str:
+    """This host's address towards other hosts, else ``127.0.0.1``.
+
+    Stands in for ``RemotingUtil#getLocalAddress`` (the broker's default ``brokerIP1``)
+    when the server listens on a wildcard address. Connecting a UDP socket sends nothing.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
+            return str(s.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
 
 
 def _fmt_addr(info: Any) -> str:
@@ -152,6 +181,7 @@ class NetConnection(asyncio.Protocol):
         self.driver = driver
         self.ctx = ctx
         self.client_side = client_side
+        self.addr = addr
         self.id = next(driver._conn_ids)
         self.channel = Channel(self.id, "", addr, addr)
         self.transport: asyncio.Transport | None = None
@@ -159,16 +189,20 @@ class NetConnection(asyncio.Protocol):
         self.buf = bytearray()
         self._out: list[bytes] = []  # frames written while a client connection is opening
         self._reading_paused = False
+        self._close_reason: str | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport), "TCP transport expected"
+        if self.closed:  # closed (its node stopped) while the connect was under way
+            transport.close()
+            return
         self.transport = transport
         transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         ch = self.channel
         ch.local_address = _fmt_addr(transport.get_extra_info("sockname"))
         ch.remote_address = _fmt_addr(transport.get_extra_info("peername"))
-        ch.remote_node = ch.remote_address
+        ch.remote_node = self.addr or ch.remote_address
         self.driver._connections[self.id] = self
         if not self.client_side and self.ctx.tracer.enabled:
             self.ctx.tracer.emit(
@@ -258,7 +292,7 @@ class NetConnection(asyncio.Protocol):
                 "NettyDecoder", "decode", Kind.ERROR, conn=self.id,
                 remote=self.channel.remote_address, error=reason,
             )  # fmt: skip
-        self.driver.errors.append(f"{self.ctx.node_name}: decode: {reason}")
+        self.driver._note(self.driver.decode_errors, f"{self.ctx.node_name}: {reason}")
         self.close(reason)
 
     def close(self, reason: str, *, abort: bool = False) -> None:
@@ -469,8 +503,11 @@ class NetDriver:
         self.keep_events = keep_events
         self.nodes: dict[str, Node] = {}
         self.contexts: dict[str, NetContext] = {}
-        self.servers: dict[str, asyncio.base_events.Server] = {}
+        self.servers: dict[str, asyncio.AbstractServer] = {}
+        #: handler, timer and callback exceptions (a core bug, or input the core mishandles)
         self.errors: list[str] = []
+        #: connections closed for malformed frames (expected with a misbehaving peer)
+        self.decode_errors: list[str] = []
         self._connections: dict[int, NetConnection] = {}
         self._client_conns: dict[tuple[str, str], NetConnection] = {}
         self._conn_ids = itertools.count(1)
@@ -613,7 +650,7 @@ class NetDriver:
                 self.loop.create_connection(lambda: conn, host, port),
                 CONNECT_TIMEOUT_MILLIS / 1000.0,
             )
-        except (OSError, asyncio.TimeoutError) as e:
+        except (TimeoutError, OSError) as e:
             if conn.ctx.tracer.enabled:
                 conn.ctx.tracer.emit(
                     "NettyRemotingClient", "connect", Kind.ERROR, addr=conn.channel.remote_address,
@@ -624,13 +661,13 @@ class NetDriver:
     def _on_closed(self, conn: NetConnection, reason: str) -> None:
         if self._connections.pop(conn.id, None) is None:
             return
-        reason = getattr(conn, "_close_reason", reason)
+        reason = conn._close_reason or reason
         conn.closed = True
         conn.channel.closed = True
         conn._out.clear()
         ctx = conn.ctx
         if conn.client_side:
-            key = (ctx.node_name, conn.channel.remote_node)
+            key = (ctx.node_name, conn.addr)
             if self._client_conns.get(key) is conn:
                 del self._client_conns[key]
         if ctx.tracer.enabled and conn.transport is not None:
@@ -694,15 +731,94 @@ class NetDriver:
 
     def _handler_error(self, ctx: NetContext, where: str, e: Exception) -> None:
         log.error("%s: error in %s", ctx.node_name, where, exc_info=e)
-        self.errors.append(f"{ctx.node_name}: {where}: {e!r}")
+        self._note(self.errors, f"{ctx.node_name}: {where}: {e!r}")
         if ctx.tracer.enabled:
             ctx.tracer.emit(
                 "NettyRemotingAbstract", "processRequestCommand", Kind.ERROR, where=where,
                 error=repr(e)[:300],
             )  # fmt: skip
 
+    @staticmethod
+    def _note(notes: list[str], text: str) -> None:
+        """Keep the last ``MAX_NOTES`` entries of an error list (a hostile peer is endless)."""
+        notes.append(text)
+        if len(notes) > MAX_NOTES:
+            del notes[: len(notes) - MAX_NOTES]
+
     def _trim_events(self, _event: Any) -> None:
         events = self.recorder.events
         keep = self.keep_events
         if keep is not None and len(events) > 2 * keep:
             del events[: len(events) - keep]
+
+
+async def wait_for(pred: Callable[[], bool], timeout_ms: int, interval_ms: int = 5) -> bool:
+    """Poll ``pred()`` on the loop until it is true or ``timeout_ms`` passed; its last value."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_ms / 1000.0
+    while not pred():
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(interval_ms / 1000.0)
+    return True
+
+
+class LoopThread:
+    """An event loop on a daemon thread, for code that is not async itself.
+
+    Tests, benchmarks and notebooks use it to run a live server beside their own code:
+    ``submit(coro)`` runs a coroutine there and waits for its result, ``call(fn)`` runs a
+    plain function on the loop's thread (the only thread that may touch the nodes).
+    """
+
+    def __init__(self, name: str = "mqlab-net") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Any, timeout: float | None = 30.0) -> Any:
+        """Run ``coro`` on the loop; return its result (or raise its exception)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def call(self, fn: Callable[[], Any], timeout: float | None = 30.0) -> Any:
+        """Run ``fn()`` on the loop's thread; return its result."""
+
+        async def run() -> Any:
+            return fn()
+
+        return self.submit(run(), timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the loop and join the thread."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def run_until_signalled(
+    start: Callable[[], Awaitable[Any]], shutdown: Callable[[], Awaitable[Any]]
+) -> None:
+    """``asyncio.run``: await ``start()``, wait for SIGINT or SIGTERM, await ``shutdown()``.
+
+    A second signal while shutting down is ignored, so the shutdown (flush, persist)
+    completes.
+    """
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await start()
+        await stop.wait()
+        log.info("signal received, shutting down")
+        await shutdown()
+
+    asyncio.run(main())

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections import deque
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,7 @@ from mqlab.common.message_decoder import (
     MESSAGE_MAGIC_CODE,
     MessageDecodeError,
     calc_msg_length,
-    create_message_id,
+    create_message_ids,
     decode_stored_message,
     encode_stored_message,
     message_properties_to_string,
@@ -107,6 +108,24 @@ _I16 = struct.Struct(">h")
 # ~1 µs. The memo holds results of a pure function only.
 _tags_hash = lru_cache(maxsize=4096)(java_string_hash)
 
+#: NOTE: performance: how many appended-but-not-yet-dispatched entries the commit log
+#: remembers for the reput (see ``CommitLog.dispatch_request_at``). A broker reputs right
+#: after every put, so a handful are pending; the bound only caps memory (~200 B each)
+#: when a store is driven without reput. Older entries fall back to parsing the bytes.
+_APPENDED_MAX = 1 << 17
+
+
+def _rememberable(topic: str, queue_id: int, store_timestamp: int) -> bool:
+    """Whether an appended entry's facts may stand in for parsing it (``CommitLog.appended``):
+    not SCHEDULE_TOPIC_XXXX (its tags code is the delivery time, computed at dispatch),
+    and plain ``str`` / ``int`` values, which read back from the bytes unchanged."""
+    return (
+        type(topic) is str
+        and type(queue_id) is int
+        and type(store_timestamp) is int
+        and topic != RMQ_SYS_SCHEDULE_TOPIC
+    )
+
 
 def _is_wait_store_msg_ok(msg: MessageExtBrokerInner) -> bool:
     """``Message#isWaitStoreMsgOK``: WAIT absent, or ``Boolean.parseBoolean(WAIT)``."""
@@ -136,6 +155,13 @@ class CommitLog:
         self.topic_queue_table: dict[str, int] = {}
         self.confirm_offset = -1
         self._flush_least_bytes = config.flush_commit_log_least_pages * OS_PAGE_SIZE
+        #: NOTE: performance: the header facts of entries appended by this process and
+        #: not dispatched yet, in offset order: ``(physical offset, size, topic, queue id,
+        #: sys flag, store timestamp, queue offset, prepared offset, properties string)``.
+        #: The reput takes them instead of re-reading the same bytes (measured: ~0.8 µs
+        #: of the ~1.9 µs parse per entry on CPython 3.11); entries recovered from disk
+        #: are still parsed by ``check_message_and_return_size``.
+        self.appended: deque[tuple] = deque(maxlen=_APPENDED_MAX)
 
     def load(self) -> bool:
         """Mirrors ``CommitLog#load``."""
@@ -267,6 +293,13 @@ class CommitLog:
         msg.commit_log_offset = wrote_offset
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
             table[key] = queue_offset + 1
+        if _rememberable(msg.topic, msg.queue_id, now_ms):
+            self.appended.append(
+                (
+                    wrote_offset, msg_len, msg.topic, msg.queue_id, msg.sys_flag, now_ms,
+                    queue_offset, msg.prepared_transaction_offset, msg.properties_string,
+                )
+            )  # fmt: skip
         return AppendMessageResult(
             _PUT_OK_APPEND,
             wrote_offset,
@@ -306,13 +339,15 @@ class CommitLog:
             if delay and (not delay.lstrip("-").isdigit() or int(delay) > 0):
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         encoded_list: list[bytes] = []
+        total = 0
         for m in msgs:
             m.store_timestamp = now_ms
             props = m.properties_string or ""
             if len(props) > _SAFE_PROPS_CHARS and _utf8_len(props) > _MAX_PROPERTIES:
                 return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-            encoded_list.append(encode_stored_message(m))
-        total = sum(len(e) for e in encoded_list)
+            encoded = encode_stored_message(m)
+            encoded_list.append(encoded)
+            total += len(encoded)
         if total > self.message_store_config.max_message_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         if total + END_FILE_MIN_BLANK_LENGTH > self.mapped_file_size:
@@ -335,18 +370,28 @@ class CommitLog:
                 return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
             pos = mf.wrote_position
         first_queue_offset = self.topic_queue_table.get(key, 0)
-        first_wrote_offset = mf.file_from_offset + pos
+        file_from = mf.file_from_offset
+        first_wrote_offset = file_from + pos
         queue_offset = first_queue_offset
         mm = mf.mm
         offsets: list[tuple[str, int]] = []
+        appended = self.appended
+        remember = _rememberable(topic, queue_id, now_ms)
         for m, encoded in zip(msgs, encoded_list, strict=True):
             n = len(encoded)
-            wrote_offset = mf.file_from_offset + pos
+            wrote_offset = file_from + pos
             mm[pos : pos + n] = encoded
             _QOFF_PHY.pack_into(mm, pos + 20, queue_offset, wrote_offset)
             m.queue_offset = queue_offset
             m.commit_log_offset = wrote_offset
             offsets.append((m.store_host, wrote_offset))
+            if remember:
+                appended.append(
+                    (
+                        wrote_offset, n, topic, queue_id, m.sys_flag, now_ms, queue_offset,
+                        m.prepared_transaction_offset, m.properties_string,
+                    )
+                )  # fmt: skip
             pos += n
             queue_offset += 1
         mf.wrote_position = pos
@@ -354,7 +399,7 @@ class CommitLog:
         self.topic_queue_table[key] = queue_offset
 
         def batch_msg_id() -> str:
-            return ",".join(create_message_id(h, o) for h, o in offsets)
+            return ",".join(create_message_ids(offsets))
 
         result = AppendMessageResult(
             AppendMessageStatus.PUT_OK,
@@ -379,7 +424,7 @@ class CommitLog:
         """
         mfq = self.mapped_file_queue
         if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
-            mfq.flush(0)
+            mfq.flush(0, sync=True)  # GroupCommitService: force() before the ack
             if _is_wait_store_msg_ok(msg):
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
                     return PutMessageStatus.FLUSH_DISK_TIMEOUT
@@ -456,7 +501,21 @@ class CommitLog:
         0)``, so once the first files are deleted, offset 0 reads the first remaining
         file's bytes as if they were the entry at 0; mqlab answers None (it is gone).
         """
-        # NOTE: performance: the file lookup of findMappedFileByOffset, inlined.
+        mf = self.file_holding(offset)
+        if mf is None:
+            return None
+        pos = offset % self.mapped_file_size
+        if pos + size <= mf.wrote_position and mf.available:
+            return mf.view[pos : pos + size]
+        return None
+
+    def file_holding(self, offset: int) -> MappedFile | None:
+        """The file whose range holds byte ``offset`` (written or not), or None.
+
+        ``getMessage``'s ``findMappedFileByOffset(offset)``; a file's start is a multiple
+        of the file size, so ``offset - file_from_offset`` is the position in it.
+        """
+        # NOTE: performance: the index arithmetic of findMappedFileByOffset, inlined.
         mfs = self.mapped_file_queue.mapped_files
         if not mfs:
             return None
@@ -465,12 +524,7 @@ class CommitLog:
         mf = mfs[index] if 0 <= index < len(mfs) else None
         if mf is None or not mf.file_from_offset <= offset < mf.file_from_offset + fsize:
             mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
-            if mf is None:
-                return None
-        pos = offset % fsize
-        if pos + size <= mf.wrote_position and mf.available:
-            return mf.view[pos : pos + size]
-        return None
+        return mf
 
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
         """The STORETIMESTAMP of the entry at ``offset``, -1 if it is not there.
@@ -596,6 +650,44 @@ class CommitLog:
             props_map,
         )
 
+    def dispatch_request_at(self, buf: object, pos: int, phy_offset: int) -> DispatchRequest:
+        """The reput's read of the entry at ``buf[pos:]`` (commit-log offset ``phy_offset``):
+        the same answer as ``check_message_and_return_size(buf, pos, False, False)``.
+
+        NOTE: performance: an entry this process appended is described from ``appended``
+        (its header facts, kept at append time) instead of re-reading its bytes; the
+        properties string is parsed here exactly as the parse would (measured ~0.8 µs
+        saved per entry). Blank markers, entries recovered from disk and entries that
+        fell out of the bounded ``appended`` are parsed.
+        """
+        appended = self.appended
+        while appended:
+            offset = appended[0][0]
+            if offset > phy_offset:
+                break
+            head = appended.popleft()
+            if offset == phy_offset:
+                (
+                    _, size, topic, queue_id, sys_flag, store_timestamp, queue_offset,
+                    prepared_offset, props_text,
+                ) = head  # fmt: skip
+                tags_code = 0
+                keys: str | None = ""
+                uniq_key = None
+                props_map = None
+                if props_text:
+                    props_map = string_to_message_properties(props_text)
+                    keys = props_map.get(_KEYS)
+                    uniq_key = props_map.get(_UNIQ_KEY)
+                    tags = props_map.get(_TAGS)
+                    if tags:
+                        tags_code = _tags_hash(tags)
+                return DispatchRequest(
+                    size, True, topic, queue_id, offset, tags_code, store_timestamp,
+                    queue_offset, keys, uniq_key, sys_flag, prepared_offset, props_map,
+                )  # fmt: skip
+        return self.check_message_and_return_size(buf, pos, False, False)
+
     # ==================================================================================
     # recovery, flush, expiry
     # ==================================================================================
@@ -614,6 +706,7 @@ class CommitLog:
             The recovered max physical offset.
         """
         check_crc = self.message_store_config.check_crc_on_recover
+        self.appended.clear()  # what is on disk now is the truth
         mfq = self.mapped_file_queue
         mfs = mfq.mapped_files
         if not mfs:

@@ -154,8 +154,11 @@ class MappedFile:
             return (write // OS_PAGE_SIZE) - (flush // OS_PAGE_SIZE) >= flush_least_pages
         return write > flush
 
-    def flush(self, flush_least_pages: int = 0) -> int:
+    def flush(self, flush_least_pages: int = 0, *, sync: bool = False) -> int:
         """Write the dirty range to disk. Mirrors ``MappedFile#flush``.
+
+        ``sync`` also fsyncs (``MappedByteBuffer#force``): SYNC_FLUSH acknowledges a send
+        only once its bytes are on the disk, not just in the OS page cache.
 
         Returns:
             The flushed position.
@@ -178,6 +181,8 @@ class MappedFile:
                 n = os.pwrite(fd, data, start)
                 start += n
                 data = data[n:]
+            if sync:
+                os.fsync(fd)
         finally:
             if self.keep_fd_open and end < self.file_size:
                 self._fd = fd
@@ -389,8 +394,8 @@ class MappedFileQueue:
         return self.get_max_offset() - self.flushed_where
 
     # -- flushing -------------------------------------------------------------------------
-    def flush(self, flush_least_pages: int = 0) -> bool:
-        """Flush from ``flushed_where`` on. Mirrors ``MappedFileQueue#flush``, except that
+    def flush(self, flush_least_pages: int = 0, *, sync: bool = False) -> bool:
+        """Flush from ``flushed_where`` on (``sync``: fsync too). Mirrors ``MappedFileQueue#flush``, except that
         it carries on into the next file when one is completely flushed (RocketMQ's
         flush thread simply runs again).
 
@@ -405,7 +410,7 @@ class MappedFileQueue:
             mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
             if mf is None:
                 break
-            pos = mf.flush(flush_least_pages)
+            pos = mf.flush(flush_least_pages, sync=sync)
             self.flushed_where = mf.file_from_offset + pos
             if pos < self.mapped_file_size or mf is self.mapped_files[-1]:
                 break

@@ -178,3 +178,16 @@ def test_unknown_request_code(cluster):
     c = cluster()
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
+
+
+def test_missing_mandatory_fields_are_refused_and_tables_stay_clean(cluster):
+    """A header without a @CFNotNull field → SYSTEM_ERROR; no None topic/group gets created."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.PULL_MESSAGE)
+    assert (r.code, r.remark) == (1, "the custom field <consumerGroup> is null")
+    r = c.call(addr, RequestCode.GET_MAX_OFFSET, {"queueId": "0"})
+    assert (r.code, r.remark) == (1, "the custom field <topic> is null")
+    assert None not in c.broker.message_store.consume_queue_table
+    assert None not in c.broker.subscription_group_manager.subscription_group_table
+    c.d.stop_node(c.broker.name)  # a graceful stop persists everything without error

@@ -16,7 +16,7 @@ def test_learner_seed_is_stable_and_validated():
 
 def test_check_pass_fail_and_never_raises():
     """Right → passed; wrong → hint; placeholder, wrong type, unknown id → clear messages."""
-    ok = check("04.1", 20001, seed=50381)
+    ok = check("04.1", 25001, seed=50381)
     assert ok and "right" in ok.message
     bad = check("04.1", 15001, seed=50381)
     assert not bad and "Hint:" in bad.message
@@ -42,6 +42,6 @@ def test_long_poll_answer_times():
 
 def test_exercise_answers_depend_on_the_seed():
     """Two learners get different numbers to predict."""
-    assert expected("04.1", 50381) == 20001
-    assert expected("04.3", 50381) == 6383
+    assert expected("04.1", 50381) == 25001
+    assert expected("04.3", 50381) == 10383
     assert expected("04.3", 7) != expected("04.3", 50381)

@@ -1,0 +1,151 @@
+"""Lesson 00 — a tour of the workbench: build a lab, send, consume, read the trace.
+
+No single seed: the tour touches seed 002 (a send auto-creates the topic), seed 004 (a
+push consumer rebalances and pulls) and seed 001 (its pulls park in
+``PullRequestHoldService``) and points to the lesson that takes each apart. The helpers
+here set up the tour's scenario, list the lessons, and pick the few events of a send →
+consume round trip out of the trace so the first timeline is readable.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mqlab.lab.check import exercise
+from mqlab.lab.lab import Lab
+
+__all__ = [
+    "LESSONS",
+    "lesson_map",
+    "round_trip",
+    "queues_held",
+    "upcoming",
+    "params_00_1",
+    "params_00_2",
+    "params_00_3",
+    "tour_lab",
+]
+
+#: (lesson, mechanism, seed, RocketMQ classes) — the map of the course.
+LESSONS = (
+    ("00", "tour: lab, send, consume, trace, control panel", "—", "Lab"),
+    ("01", "send path and topic auto-creation (two-broker pitfall)", "002",
+     "SendMessageProcessor, TopicConfigManager"),
+    ("02", "the store: commit-log and consume-queue bytes, roll-over, recovery", "003 (getMessage), facts §4/§6",
+     "CommitLog, ConsumeQueue, DefaultMessageStore"),
+    ("03", "the broker's 11-step pull processing", "000, 003",
+     "PullMessageProcessor, DefaultMessageStore#getMessage"),
+    ("04", "long polling vs short polling", "001", "PullRequestHoldService"),
+    ("05", "rebalancing and allocation strategies", "004", "RebalanceImpl, AllocateMessageQueue*"),
+    ("06", "the consumer pull loop and flow control", "003", "PullMessageService, ProcessQueue"),
+    ("07", "consumption, retry and the dead-letter queue", "004", "ConsumeMessageConcurrentlyService"),
+    ("08", "offsets and consume-from-where", "003, 004", "RemoteBrokerOffsetStore"),
+    ("09", "comparing runs with Spark", "—", "(experiments)"),
+)  # fmt: skip
+
+
+def lesson_map() -> pd.DataFrame:
+    """The lessons as a table: number, mechanism, seed, classes."""
+    return pd.DataFrame(LESSONS, columns=["lesson", "mechanism", "seed", "RocketMQ classes"])
+
+
+#: Components of one send → store → wake → pull → consume round trip.
+_ROUND_TRIP = (
+    "DefaultMQProducerImpl.sendKernelImpl",
+    "SendMessageProcessor.asyncSendMessage",
+    "PullRequestHoldService.notifyMessageArriving",
+    "PullMessageProcessor.processRequest",
+    "DefaultMQPushConsumerImpl.pullMessage",
+    "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
+    "PullRequestHoldService.suspendPullRequest",
+)
+
+
+def round_trip(lab: Lab, start_ms: int, end_ms: int | None = None) -> pd.DataFrame:
+    """The round-trip events between ``start_ms`` and ``end_ms``: who did what, when."""
+    ev = lab.events()
+    hi = ev["t_ms"].max() if end_ms is None else end_ms
+    ev = ev[(ev["t_ms"] >= start_ms) & (ev["t_ms"] <= hi) & ev["component"].isin(_ROUND_TRIP)]
+    ev = ev[(ev["component"] != "PullMessageProcessor.processRequest") | (ev["step"] == "9")]
+    return ev[["t_ms", "node", "component", "step", "text"]].reset_index(drop=True)
+
+
+def upcoming(lab: Lab, n: int = 8) -> pd.DataFrame:
+    """The next ``n`` timers, leaving out the schedule service's 18 delay-level timers."""
+    t = lab.timers(include_frames=False)
+    t = t[~t["name"].str.startswith("ScheduleMessageService")]
+    return t[["due_ms", "in_ms", "node", "name", "key"]].head(n).reset_index(drop=True)
+
+
+def queues_held(lab: Lab, topic: str = "TopicTest") -> dict[str, int]:
+    """How many queues of ``topic`` each push consumer holds now (0 if none)."""
+    a = lab.allocation()
+    a = a[a["topic"] == topic]
+    counts = a.groupby("consumer").size()
+    return {name: int(counts.get(name, 0)) for name in sorted(lab.consumers, key=_node_order)}
+
+
+def _node_order(name: str) -> tuple[str, int]:
+    kind, _, n = name.rpartition("-")
+    return (kind, int(n)) if n.isdigit() else (name, 0)
+
+
+# -- the tour's scenario and exercises --------------------------------------------------------
+def params_00_1(seed: int) -> int:
+    """Exercise 00.1: how many messages the tour sends (5..16)."""
+    return 5 + seed % 12
+
+
+def params_00_2(seed: int) -> int:
+    """Exercise 00.2: how long (ms) to wait before the late message (100..999)."""
+    return 100 + seed % 900
+
+
+def params_00_3(seed: int) -> int:
+    """Exercise 00.3: how many consumers the group ends up with (2..5)."""
+    return 2 + seed % 4
+
+
+def tour_lab(seed: int) -> Lab:
+    """The tour so far: N messages to TopicTest, then consumer-1 in group CG, run until idle."""
+    lab = Lab(seed=seed)
+    lab.send_many("TopicTest", params_00_1(seed), tags="TagA")
+    lab.push_consumer("CG", "TopicTest")
+    lab.run_until_idle()
+    return lab
+
+
+@exercise("00.1", "The lab's producer sends your N messages to the new topic TopicTest, one after "
+          "the other. Afterwards, what is the largest max_offset among the topic's queues?",
+          hint="the topic is auto-created with 4 queues and the producer takes the next queue for "
+               "each message (round robin), so the queues differ by at most one message")  # fmt: skip
+def _ex_00_1(seed: int) -> int:
+    with Lab(seed=seed) as lab:
+        lab.send_many("TopicTest", params_00_1(seed), tags="TagA")
+        return int(lab.queues("TopicTest")["max_offset"].max())
+
+
+@exercise("00.2", "After the tour's lab is idle (consumer-1 has consumed everything), you advance "
+          "your D ms and send one more message with lab.send. At what virtual time (ms) does "
+          "consumer-1 consume it?",
+          hint="consumer-1's pulls are parked in the broker; the message takes 1 ms to reach the "
+               "broker, which wakes the parked pull at once, and the pull's answer takes 1 ms back")  # fmt: skip
+def _ex_00_2(seed: int) -> int:
+    with tour_lab(seed) as lab:
+        lab.advance(params_00_2(seed))
+        lab.send("TopicTest", b"late", tags="TagA")
+        d = lab.deliveries()
+        return int(d["t_ms"].iloc[-1])
+
+
+@exercise("00.3", "Starting from the tour's lab, you add consumers to group CG until it has your K "
+          "consumers, then run until idle. How many TopicTest queues does each consumer hold? "
+          "Answer a list: [consumer-1, consumer-2, ...].",
+          hint="AllocateMessageQueueAveragely: 4 queues over K sorted consumer ids; the first "
+               "4 % K consumers get one extra, and a consumer beyond the 4th gets none")  # fmt: skip
+def _ex_00_3(seed: int) -> list[int]:
+    with tour_lab(seed) as lab:
+        for _ in range(params_00_3(seed) - 1):
+            lab.push_consumer("CG", "TopicTest")
+        lab.run_until_idle()
+        return list(queues_held(lab).values())

@@ -1,0 +1,232 @@
+"""Lesson 02 — the store: commit-log and consume-queue bytes (facts §4, §6; seed 003).
+
+Every message of every topic is appended to one commit log (``CommitLog``): a 91-byte
+fixed part plus body, topic and properties (facts §4.1). ``ReputMessageService`` then
+writes a 20-byte unit into the topic's ``ConsumeQueue`` (commit-log offset int64, size
+int32, tags hash code int64; facts §6), which is what ``DefaultMessageStore#getMessage``
+scans (seed 003). The commit log is a sequence of fixed-size files named by their start
+offset; an entry that does not fit (with 8 bytes to spare) leaves an 8-byte blank marker
+and goes to the next file. After a crash, ``CommitLog#recoverNormally`` walks the tail and
+cuts it at the first torn or invalid entry; consume-queue units past the cut are dropped.
+
+Helpers: the entry-size formula, the store's files, the raw bytes of consume-queue units,
+and ``tear_tail`` — kill a broker, lose the last bytes of its commit log (as a crash in
+the middle of a write would), restart it. ``tear_tail`` edits files outside the lab's
+journal, so ``lab.fork`` cannot replay it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import pandas as pd
+
+from mqlab.common.filter_api import java_string_hash
+from mqlab.lab.check import exercise
+from mqlab.lab.inspect import commit_log_fields
+from mqlab.lab.lab import Lab
+from mqlab.lab.lessons.lesson01 import outcome, send_raw
+
+__all__ = [
+    "send_raw",
+    "outcome",
+    "FIXED_PART",
+    "PROPS_TAGA",
+    "entry_size",
+    "entry_fields",
+    "tags_code",
+    "commit_log_files",
+    "consume_queue_bytes",
+    "tear_tail",
+    "recovery_events",
+    "params_02_1",
+    "params_02_2",
+    "params_02_3",
+    "params_02_4",
+    "ROLL_FILE_SIZE",
+]
+
+#: The fixed part of a stored entry with IPv4 hosts: 4+4+4+4+4+8+8+4+8+8+8+8+4+8 = 84 bytes
+#: of header, plus the 4-byte body length, 1-byte topic length, 2-byte properties length
+#: (facts §4.1: total = 91 + body + topic + properties).
+FIXED_PART = 91
+#: The stored properties of ``send_raw(..., tags="TagA")``: TAGS, then CLUSTER (added by the
+#: broker; WAIT is not stored). 32 bytes.
+PROPS_TAGA = "TAGS\x01TagA\x02CLUSTER\x01DefaultCluster"
+#: The small commit-log file size lesson 02 uses to watch a roll-over.
+ROLL_FILE_SIZE = 1024
+
+_CQ_UNIT = struct.Struct(">qiq")
+
+
+def entry_size(body_len: int, topic: str = "TopicTest", properties: str = PROPS_TAGA) -> int:
+    """``calMsgLength`` for IPv4 hosts: 91 + body + topic + properties bytes (facts §4.1)."""
+    return FIXED_PART + body_len + len(topic.encode()) + len(properties.encode())
+
+
+def entry_fields(lab: Lab, index: int = 0, broker: str = "broker-a") -> pd.DataFrame:
+    """The fields of commit-log entry ``index``: name, offset, size, hex, value (facts §4.1)."""
+    log = lab.commit_log(broker, raw=True, limit=index + 1)
+    if len(log) <= index:
+        raise ValueError(f"index {index} is past the {len(log)} entries of {broker}'s commit log")
+    return commit_log_fields(log["raw"].iloc[index])
+
+
+def tags_code(tag: str) -> int:
+    """The consume-queue tags code: Java's ``String.hashCode`` of the tag (facts §6)."""
+    return java_string_hash(tag)
+
+
+def commit_log_files(lab: Lab, broker: str = "broker-a") -> pd.DataFrame:
+    """The commit log's files: name (= start offset, 20 digits), start, bytes written."""
+    rows = [
+        {"file": name, "start_offset": start, "wrote_position": pos}
+        for name, start, pos in lab.broker(broker).message_store.commit_log_files()
+    ]
+    return pd.DataFrame(rows, columns=["file", "start_offset", "wrote_position"])
+
+
+def consume_queue_bytes(
+    lab: Lab, topic: str, queue_id: int, broker: str = "broker-a"
+) -> pd.DataFrame:
+    """The consume queue's units with their 20 stored bytes in hex (8 + 4 + 8, big-endian)."""
+    df = lab.consume_queue(topic, queue_id, broker)
+    df["bytes"] = [
+        _CQ_UNIT.pack(int(p), int(s), int(t)).hex(" ")
+        for p, s, t in zip(df["commit_log_offset"], df["size"], df["tags_code"], strict=True)
+    ]
+    return df
+
+
+def tear_tail(lab: Lab, cut_bytes: int, broker: str = "broker-a") -> dict:
+    """Kill ``broker``, drop the last ``cut_bytes`` of its newest commit-log file, restart it.
+
+    The kill keeps what the OS page cache held (the store is flushed first, as the kernel
+    would write it back); the cut stands for a write the crash interrupted. The restarted
+    broker recovers from the files (``CommitLog#recoverNormally``).
+
+    Returns:
+        ``file``, ``size_before``, ``size_after`` of the torn file, and the commit log's
+        ``max_phy_offset`` before the kill and after recovery.
+
+    Raises:
+        ValueError: ``cut_bytes`` is not a whole number from 1 to the file's size.
+    """
+    b = lab.broker(broker)
+    store = b.message_store
+    files = store.commit_log.mapped_file_queue.mapped_files
+    if not files:
+        raise ValueError(f"{broker} has no commit-log file to tear")
+    before = store.get_max_phy_offset()
+    store.flush()  # what the page cache holds survives the kill
+    path = files[-1].file_name
+    size = os.path.getsize(path)
+    if not isinstance(cut_bytes, int) or not 1 <= cut_bytes <= size:
+        raise ValueError(f"cut_bytes must be a whole number from 1 to {size}, got {cut_bytes!r}")
+    lab.kill(b.name)
+    with open(path, "r+b") as f:
+        f.truncate(size - cut_bytes)
+    new = lab.restart_broker(broker, graceful=False)
+    lab.run_until_idle()
+    return {
+        "file": os.path.basename(path), "size_before": size, "size_after": size - cut_bytes,
+        "max_phy_offset_before": before,
+        "max_phy_offset_after": new.message_store.get_max_phy_offset(),
+    }  # fmt: skip
+
+
+def recovery_events(lab: Lab) -> pd.DataFrame:
+    """From the first kill on: the kill, the restart and what recovery did, in words."""
+    ev = lab.events()
+    kills = ev.index[ev["step"] == "kill"]
+    if len(kills):
+        ev = ev.loc[kills[0] :]
+    keep = ev["step"].isin(["kill", "restart"]) | ev["component"].str.contains(
+        "recover|truncate", case=False
+    )
+    ev = ev[keep].copy()
+    ev["text"] = [
+        t or ", ".join(f"{k}={v}" for k, v in sorted(json.loads(f).items())) or f"{n} {s}"
+        for t, f, n, s in zip(ev["text"], ev["fields"], ev["node"], ev["step"], strict=True)
+    ]
+    return ev[["t_ms", "node", "component", "step", "text"]].reset_index(drop=True)
+
+
+# -- exercises -------------------------------------------------------------------------------
+def params_02_1(seed: int) -> int:
+    """Exercise 02.1: the body length in bytes (5..54)."""
+    return 5 + seed % 50
+
+
+def params_02_2(seed: int) -> str:
+    """Exercise 02.2: the tag ("TagA" … "TagZ")."""
+    return "Tag" + chr(ord("A") + seed % 26)
+
+
+def params_02_3(seed: int) -> dict[str, int]:
+    """Exercise 02.3: file size, message count and body length for the roll-over."""
+    return {
+        "mapped_file_size_commit_log": ROLL_FILE_SIZE,
+        "messages": 12,
+        "body_len": 20 + seed % 40,
+    }
+
+
+def params_02_4(seed: int) -> dict[str, int]:
+    """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end."""
+    return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 1 + (seed * 7) % 400}
+
+
+@exercise("02.1", "send_raw stores one message to TopicTest with tag TagA and a body of your "
+          "length. What is its TOTALSIZE (the first 4 bytes of the entry)?",
+          hint="91 fixed bytes + body + topic (9 bytes for TopicTest) + properties; the stored "
+               "properties are TAGS\\x01TagA\\x02CLUSTER\\x01DefaultCluster (32 bytes)")  # fmt: skip
+def _ex_02_1(seed: int) -> int:
+    with Lab(seed=seed) as lab:
+        send_raw(lab, body=b"x" * params_02_1(seed))
+        return int(lab.commit_log()["size"].iloc[0])
+
+
+@exercise("02.2", "A message with your tag is stored in TopicTest queue 0. What tags_code does "
+          "its consume-queue unit hold?",
+          hint="Java's String.hashCode: h = 31*h + char over the characters, as a signed 32-bit "
+               "int; \"TagA\" is 2598919 and only the last character differs")  # fmt: skip
+def _ex_02_2(seed: int) -> int:
+    with Lab(seed=seed) as lab:
+        send_raw(lab, tags=params_02_2(seed))
+        return int(lab.consume_queue("TopicTest", 0)["tags_code"].iloc[0])
+
+
+@exercise("02.3", "With mapped_file_size_commit_log = 1024, send_raw stores 12 messages (your body "
+          "length, tag TagA, queue 0). Which file holds the 12th message (its start offset) and "
+          "at which commit-log offset does that message start? Answer [file start, offset].",
+          hint="each entry is 132 + body bytes; an entry goes into the current file only if it "
+               "still leaves 8 bytes for the end-of-file blank marker, otherwise the next file "
+               "starts at the next multiple of 1024")  # fmt: skip
+def _ex_02_3(seed: int) -> list[int]:
+    p = params_02_3(seed)
+    with Lab(
+        seed=seed, store={"mapped_file_size_commit_log": p["mapped_file_size_commit_log"]}
+    ) as lab:
+        for _ in range(p["messages"]):
+            send_raw(lab, body=b"x" * p["body_len"])
+        last = int(lab.commit_log()["commit_log_offset"].iloc[-1])
+        size = p["mapped_file_size_commit_log"]
+        return [last - last % size, last]
+
+
+@exercise("02.4", "send_raw stores your number of messages (30-byte bodies, so 162 bytes each) in "
+          "TopicTest queue 0. The broker is killed and the last cut_bytes bytes of the commit log "
+          "are lost; it restarts. What is queue 0's max offset after recovery?",
+          hint="recoverNormally keeps every complete entry and cuts at the first torn one; the "
+               "consume-queue units pointing past the cut are dropped, so max offset = entries "
+               "that are still whole")  # fmt: skip
+def _ex_02_4(seed: int) -> int:
+    p = params_02_4(seed)
+    with Lab(seed=seed) as lab:
+        for _ in range(p["messages"]):
+            send_raw(lab, body=b"x" * p["body_len"])
+        tear_tail(lab, p["cut_bytes"])
+        return int(lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"])

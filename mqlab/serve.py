@@ -1,0 +1,433 @@
+"""``python -m mqlab serve``: a name server and brokers on real sockets, for real clients.
+
+Mirrors ``NamesrvStartup`` and ``BrokerStartup`` (namesrv, broker; RocketMQ 4.9.3): build
+the configs (command line over ``broker.properties`` over defaults), start a name server
+and N brokers on the asyncio driver (``mqlab.runtime.net``), and on SIGINT/SIGTERM shut
+them down gracefully (``BrokerController#shutdown``: consumer offsets, topics and
+subscription groups persisted, delay offsets persisted, the store flushed).
+
+Layout and ports:
+
+* the name server listens on ``--namesrv-port`` (9876); broker ``i`` (0-based) is named
+  ``broker-a``, ``broker-b``, … and listens on ``--broker-port + 10*i`` (10911, 10921, …);
+  port 0 lets the OS choose (tests use it; the printed lines give the real ports);
+* broker ``i`` keeps its files under ``<store>/<broker name>/`` (``commitlog/``,
+  ``consumequeue/``, ``config/topics.json``, ``config/consumerOffset.json``, …). Without
+  ``--store`` a fresh temp dir is used and printed; pass it back to restart on it;
+* only 127.0.0.1 unless ``--host`` says otherwise. Brokers advertise (register, and stamp
+  on stored messages) ``brokerIP1`` from ``--config`` if given, else the ``--host``
+  address, or for a wildcard (``0.0.0.0``) this host's outgoing address.
+
+Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
+``flushIntervalCommitLog`` = 500 ms: write the commit log and consume queues to their
+files, so a killed server loses at most that much of what was acknowledged with
+ASYNC_FLUSH) and the trace sink (``--trace FILE``: one JSON line per event, flushed every
+200 ms). ``--delay-levels`` replaces ``messageDelayLevel`` (units s/m/h/d), e.g.
+``"1s 1s 2s"`` makes the first retry (level 3) come back after 2 s.
+
+This module assembles and runs; it owns no protocol logic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from mqlab.broker.broker_controller import BrokerController
+from mqlab.broker.config import BrokerConfig, parse_properties
+from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.runtime.net import (
+    LoopThread,
+    NetDriver,
+    bind_socket,
+    local_ip,
+    run_until_signalled,
+    wait_for,
+)
+from mqlab.store.config import MessageStoreConfig
+from mqlab.trace.events import TraceEvent, TraceLevel
+
+__all__ = ["ServeConfig", "MqlabServer", "ServerThread", "load_properties", "main"]
+
+log = logging.getLogger(__name__)
+
+FLUSH_TIMER = "FlushRealTimeService.run"
+TRACE_FLUSH_TIMER = "TraceSink.flush"
+TRACE_FLUSH_MS = 200
+
+
+@dataclass(slots=True)
+class ServeConfig:
+    """What ``python -m mqlab serve`` takes on its command line.
+
+    ``broker_port`` None means: ``listenPort`` from ``config`` if it has one, else 10911.
+    """
+
+    host: str = "127.0.0.1"
+    namesrv_port: int = 9876
+    broker_port: int | None = None
+    brokers: int = 1
+    store: str | None = None
+    config: str | None = None
+    delay_levels: str | None = None
+    trace: str | None = None
+    trace_level: str = "steps"
+    run_id: str = "serve"
+    #: extra ``broker.properties`` keys applied after the file (tests, notebooks).
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.brokers <= 26:
+            raise ValueError(f"brokers must be between 1 and 26, got {self.brokers}")
+        for name in ("namesrv_port", "broker_port"):
+            v = getattr(self, name)
+            if v is not None and not 0 <= v <= 65535:
+                raise ValueError(f"{name} must be a TCP port (0-65535), got {v}")
+        if self.trace_level.upper() not in TraceLevel.__members__:
+            raise ValueError(
+                f"trace_level must be one of {[m.lower() for m in TraceLevel.__members__]}, "
+                f"got {self.trace_level!r}"
+            )
+
+
+# -- broker.properties -----------------------------------------------------------------------
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _store_key_table() -> dict[str, dataclasses.Field]:
+    return {_camel(f.name): f for f in dataclasses.fields(MessageStoreConfig)}
+
+
+def _convert_store_value(key: str, raw: str, f: dataclasses.Field) -> Any:
+    value = raw.strip()
+    kind = str(f.type)
+    if "bool" in kind:
+        if value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ValueError(f"broker.properties key {key!r}: expected true/false, got {raw!r}")
+    if "int" in kind:
+        try:
+            return int(value, 10)
+        except ValueError:
+            raise ValueError(
+                f"broker.properties key {key!r}: expected an integer, got {raw!r}"
+            ) from None
+    return value
+
+
+def load_properties(text: str) -> tuple[BrokerConfig, dict[str, Any], set[str]]:
+    """Split a ``broker.properties`` text into a ``BrokerConfig`` and store settings.
+
+    Mirrors ``BrokerStartup#createBrokerController`` (``properties2Object`` into
+    ``BrokerConfig`` and ``MessageStoreConfig`` from the same file).
+
+    Returns:
+        ``(broker config, {MessageStoreConfig field: value}, the BrokerConfig keys given)``.
+
+    Raises:
+        ValueError: a key of neither config, or a value that does not parse (the
+            message names the key).
+    """
+    props = parse_properties(text)
+    store_keys = _store_key_table()
+    store_values = {
+        store_keys[k].name: _convert_store_value(k, v, store_keys[k])
+        for k, v in props.items()
+        if k in store_keys
+    }
+    broker_config = BrokerConfig.from_properties(text, ignore_keys=store_keys)
+    return broker_config, store_values, {k for k in props if k not in store_keys}
+
+
+def _properties_text(props: dict[str, str]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+class _TraceSink:
+    """Writes every trace event as one JSON line; the file is flushed every 200 ms."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        self.dirty = False
+
+    def __call__(self, event: TraceEvent) -> None:
+        self.file.write(event.to_json() + "\n")
+        self.dirty = True
+
+    def flush(self) -> None:
+        if self.dirty and not self.file.closed:
+            self.file.flush()
+            self.dirty = False
+
+    def close(self) -> None:
+        if not self.file.closed:
+            self.file.flush()
+            self.file.close()
+
+
+class MqlabServer:
+    """A name server and ``config.brokers`` brokers on one ``NetDriver``.
+
+    ``await start()`` binds every port first (so port 0 works and the brokers know their
+    real address), then starts the name server and the brokers; ``await stop()`` stops
+    them gracefully (brokers first). Must be used on the driver's event loop.
+    """
+
+    def __init__(self, config: ServeConfig | None = None) -> None:
+        self.config = config or ServeConfig()
+        self.driver: NetDriver | None = None
+        self.namesrv: NamesrvController | None = None
+        self.brokers: list[BrokerController] = []
+        self.store_root: Path | None = None
+        self._sink: _TraceSink | None = None
+        self._unsubscribe: Any = None
+
+    @property
+    def namesrv_addr(self) -> str:
+        assert self.namesrv is not None, "server not started"
+        return self.namesrv.address
+
+    @property
+    def broker_addrs(self) -> dict[str, str]:
+        return {b.broker_config.broker_name: b.broker_addr for b in self.brokers}
+
+    def broker(self, name: str = "broker-a") -> BrokerController:
+        for b in self.brokers:
+            if b.broker_config.broker_name == name:
+                return b
+        raise ValueError(f"no broker named {name!r}; brokers: {sorted(self.broker_addrs)}")
+
+    def _advertised_host(self, base: BrokerConfig, given: set[str]) -> str:
+        host = self.config.host
+        if "brokerIP1" in given:
+            return base.broker_ip1
+        if host in ("0.0.0.0", "::", ""):
+            return local_ip()
+        return host
+
+    def _broker_configs(self) -> list[tuple[BrokerConfig, MessageStoreConfig]]:
+        cfg = self.config
+        text = ""
+        if cfg.config:
+            text = Path(cfg.config).read_text(encoding="utf-8")
+        text += _properties_text(cfg.properties)
+        base, store_values, given = load_properties(text)
+        if cfg.delay_levels is not None:
+            store_values["message_delay_level"] = cfg.delay_levels
+        port0 = cfg.broker_port
+        if port0 is None:
+            port0 = base.listen_port if "listenPort" in given else 10911
+        self.store_root = Path(cfg.store or tempfile.mkdtemp(prefix="mqlab-serve-"))
+        host = self._advertised_host(base, given)
+        out = []
+        for i in range(cfg.brokers):
+            name = base.broker_name if cfg.brokers == 1 and "brokerName" in given else None
+            name = name or f"broker-{chr(ord('a') + i)}"
+            bc = dataclasses.replace(
+                base, broker_name=name, listen_port=port0 + 10 * i if port0 else 0,
+                broker_ip1=host,
+            )  # fmt: skip
+            sv = dict(store_values)
+            if cfg.brokers > 1 or "store_path_root_dir" not in sv:
+                sv["store_path_root_dir"] = str(self.store_root / name)
+            out.append((bc, MessageStoreConfig(**sv)))
+        return out
+
+    async def start(self) -> None:
+        """Bind, then start the name server and every broker.
+
+        Raises:
+            OSError: a port is taken; nothing keeps running then.
+            ValueError: a bad ``--config`` key or value.
+        """
+        cfg = self.config
+        broker_cfgs = self._broker_configs()
+        bind_host = cfg.host
+        socks = []
+        try:
+            ns_sock = bind_socket(bind_host, cfg.namesrv_port)
+            socks.append(ns_sock)
+            for bc, _ in broker_cfgs:
+                s = bind_socket(bind_host, bc.listen_port)
+                socks.append(s)
+                bc.listen_port = s.getsockname()[1]
+        except OSError:
+            for s in socks:
+                s.close()
+            raise
+        ns_port = ns_sock.getsockname()[1]
+        ns_host = broker_cfgs[0][0].broker_ip1
+        level = TraceLevel[cfg.trace_level.upper()]
+        self.driver = driver = NetDriver(run_id=cfg.run_id, trace_level=level)
+        if cfg.trace:
+            self._sink = _TraceSink(cfg.trace)
+            self._unsubscribe = driver.recorder.subscribe(self._sink)
+        self.namesrv = NamesrvController(address=f"{ns_host}:{ns_port}")
+        ctx = await driver.add_node(self.namesrv, sock=ns_sock)
+        if self._sink is not None:
+            ctx.set_timer(
+                TRACE_FLUSH_TIMER, TRACE_FLUSH_MS, self._sink.flush, period_ms=TRACE_FLUSH_MS,
+                daemon=True,
+            )  # fmt: skip
+        for (bc, sc), sock in zip(broker_cfgs, socks[1:], strict=True):
+            bc.name_server_addr = self.namesrv.address
+            broker = BrokerController(bc, sc)
+            bctx = await driver.add_node(broker, sock=sock)
+            interval = sc.flush_interval_commit_log
+            bctx.set_timer(
+                FLUSH_TIMER, interval, self._flusher(broker), period_ms=interval, daemon=True
+            )
+            self.brokers.append(broker)
+        # "ready" means routable: wait for every broker's first REGISTER_BROKER to land.
+        live = self.namesrv.route_info_manager.broker_live_table
+        if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
+            log.warning("not every broker registered with the name server within 5 s")
+
+    @staticmethod
+    def _flusher(broker: BrokerController):
+        def flush() -> None:
+            if broker.message_store is not None:
+                broker.message_store.flush()
+
+        return flush
+
+    async def stop(self) -> None:
+        """Graceful shutdown: brokers (persist, flush), then the name server."""
+        driver = self.driver
+        if driver is None:
+            return
+        for b in reversed(self.brokers):
+            await driver.stop_node(b.name)
+        if self.namesrv is not None:
+            await driver.stop_node(self.namesrv.name)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._sink is not None:
+            self._sink.close()
+
+    def describe(self) -> list[str]:
+        """The lines ``serve`` prints once it listens."""
+        lines = [f"mqlab serve: name server {self.namesrv_addr}"]
+        for b in self.brokers:
+            lines.append(
+                f"mqlab serve: {b.broker_config.broker_name} {b.broker_addr} "
+                f"store {b.message_store_config.store_path_root_dir}"
+            )
+        if self.config.trace:
+            lines.append(f"mqlab serve: trace ({self.config.trace_level}) -> {self.config.trace}")
+        lines.append("mqlab serve: ready (Ctrl-C to stop)")
+        return lines
+
+
+class ServerThread:
+    """A ``MqlabServer`` on its own event-loop thread (tests, benchmarks, notebooks).
+
+    ``call(fn)`` runs ``fn(server)`` on the loop's thread, the only safe way to look at
+    the nodes while clients are connected.
+    """
+
+    def __init__(self, config: ServeConfig | None = None) -> None:
+        self.server = MqlabServer(config)
+        self._loop = LoopThread("mqlab-serve")
+        try:
+            self._loop.submit(self.server.start())
+        except BaseException:
+            self._loop.close()
+            raise
+
+    @property
+    def namesrv_addr(self) -> str:
+        return self.server.namesrv_addr
+
+    def call(self, fn, timeout: float = 30.0):
+        return self._loop.call(lambda: fn(self.server), timeout)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Graceful shutdown (as on SIGTERM); does nothing the second time."""
+        if self._loop.loop.is_closed():
+            return
+        try:
+            self._loop.submit(self.server.stop(), timeout)
+        finally:
+            self._loop.close()
+
+    def __enter__(self) -> ServerThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m mqlab serve",
+        description="Run a RocketMQ-compatible name server and broker(s) on real sockets.",
+    )
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    ap.add_argument("--namesrv-port", type=int, default=9876, help="name server port (9876)")
+    ap.add_argument(
+        "--broker-port", type=int, default=None,
+        help="first broker's port (10911; broker i listens on port + 10*i; 0 = any)",
+    )  # fmt: skip
+    ap.add_argument("--brokers", type=int, default=1, help="number of brokers (1)")
+    ap.add_argument("--store", default=None, help="store directory (default: a new temp dir)")
+    ap.add_argument("--config", default=None, help="a RocketMQ broker.properties file")
+    ap.add_argument(
+        "--delay-levels", default=None,
+        help='messageDelayLevel, e.g. "1s 1s 2s" (default "1s 5s 10s 30s 1m ... 2h")',
+    )  # fmt: skip
+    ap.add_argument("--trace", default=None, help="append trace events as JSON lines to FILE")
+    ap.add_argument(
+        "--trace-level", default="steps", choices=["off", "steps", "frames"],
+        help="how much to trace (steps)",
+    )  # fmt: skip
+    ap.add_argument("--log-level", default="INFO", help="Python logging level (INFO)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        config = ServeConfig(
+            host=args.host, namesrv_port=args.namesrv_port, broker_port=args.broker_port,
+            brokers=args.brokers, store=args.store, config=args.config,
+            delay_levels=args.delay_levels, trace=args.trace, trace_level=args.trace_level,
+            run_id=f"serve-{os.getpid()}",
+        )  # fmt: skip
+    except ValueError as e:
+        print(f"mqlab serve: {e}", file=sys.stderr)
+        return 2
+    server = MqlabServer(config)
+
+    async def start() -> None:
+        await server.start()
+        for line in server.describe():
+            print(line, flush=True)
+
+    try:
+        run_until_signalled(start, server.stop)
+    except (OSError, ValueError) as e:
+        print(f"mqlab serve: {e}", file=sys.stderr)
+        return 1
+    print("mqlab serve: stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

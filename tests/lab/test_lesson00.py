@@ -1,0 +1,138 @@
+"""Lesson 00 (tour): exercise answers for fixed seeds, helpers, and the notebooks of lessons 00–04."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from mqlab.lab.check import EXERCISES, check, expected
+from mqlab.lab.lessons import lesson00 as L
+
+ROOT = Path(__file__).resolve().parents[2]
+STEMS = ["00_tour", "01_send_path", "02_store", "03_pull_processing", "04_long_polling"]
+
+
+@pytest.mark.parametrize(
+    ("ex_id", "seed", "answer"),
+    [
+        ("00.1", 0, 2),  # N = 5: queues hold 2, 1, 1, 1
+        ("00.1", 50381, 3),  # N = 10: 3, 3, 2, 2
+        ("00.2", 20521, 854),  # idle at 31, D = 821, +2 ms
+        ("00.2", 50381, 1014),  # D = 981
+        ("00.3", 0, [2, 2]),
+        ("00.3", 3, [1, 1, 1, 1, 0]),
+    ],
+)
+def test_exercise_answers(ex_id, seed, answer):
+    """The computed answers for two seeds each (round robin over 4 queues; 1 ms hops; averagely)."""
+    assert expected(ex_id, seed) == answer
+    assert check(ex_id, answer, seed=seed)
+
+
+def test_exercises_registered_with_hints():
+    """Lesson 00 registers 00.1–00.3, each with a question and a hint."""
+    for ex_id in ("00.1", "00.2", "00.3"):
+        assert EXERCISES[ex_id].question and EXERCISES[ex_id].hint
+
+
+def test_params_in_range():
+    """Seeds pick N in 5..16, D in 100..999 ms and K in 2..5."""
+    assert [L.params_00_1(s) for s in (0, 11, 12)] == [5, 16, 5]
+    assert [L.params_00_2(s) for s in (0, 899, 900)] == [100, 999, 100]
+    assert [L.params_00_3(s) for s in (0, 3, 4)] == [2, 5, 2]
+
+
+def test_tour_lab_parks_one_pull_per_queue_and_retry_queue():
+    """After the tour, 5 pulls are parked: TopicTest@0..3 and %RETRY%CG@0 (seed 001 suspend)."""
+    with L.tour_lab(1) as lab:
+        assert len(lab.deliveries()) == L.params_00_1(1)
+        assert sorted(lab.held_pulls()["key"]) == [
+            "%RETRY%CG@0", "TopicTest@0", "TopicTest@1", "TopicTest@2", "TopicTest@3",
+        ]  # fmt: skip
+        assert L.queues_held(lab) == {"consumer-1": 4}
+
+
+def test_round_trip_and_upcoming():
+    """round_trip keeps send/store/pull/consume events; upcoming hides the 18 delay timers."""
+    with L.tour_lab(1) as lab:
+        rt = L.round_trip(lab, 0)
+        assert set(rt["component"]) >= {
+            "DefaultMQProducerImpl.sendKernelImpl",
+            "SendMessageProcessor.asyncSendMessage",
+            "PullMessageProcessor.processRequest",
+            "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
+        }
+        assert set(rt.loc[rt["component"] == "PullMessageProcessor.processRequest", "step"]) == {
+            "9"
+        }
+        up = L.upcoming(lab, 8)
+        assert len(up) == 8
+        assert not up["name"].str.startswith("ScheduleMessageService").any()
+        assert "PullRequestHoldService.run" in set(up["name"])
+
+
+def test_lesson_map_lists_ten_lessons():
+    """The map has lessons 00–09 with their seeds (04 ↔ seed 001)."""
+    m = L.lesson_map()
+    assert list(m["lesson"]) == [f"{i:02d}" for i in range(10)]
+    assert m.set_index("lesson").loc["04", "seed"] == "001"
+
+
+# -- the notebooks of lessons 00–04 --------------------------------------------------------
+def _builder():
+    name = "build_lessons_00_04"
+    if name not in sys.modules:  # dataclasses need the module registered while it loads
+        path = ROOT / "tools" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_notebooks_match_builder_and_have_no_outputs(stem):
+    """The committed notebooks are what tools/build_lessons_00_04.py writes, with no outputs."""
+    b = _builder()
+    for solutions, path in (
+        (False, ROOT / "notebooks" / f"{stem}.ipynb"),
+        (True, ROOT / "notebooks" / "solutions" / f"{stem}_solutions.ipynb"),
+    ):
+        on_disk = nbformat.read(path, as_version=4)
+        built = b.build(stem, b.LESSONS[stem], solutions=solutions)
+        assert [c["source"] for c in on_disk["cells"]] == [c["source"] for c in built.cells]
+        assert [c["id"] for c in on_disk["cells"]] == [c["id"] for c in built.cells]
+        assert on_disk["metadata"]["kernelspec"]["name"] == "python3"
+        assert "widgets" not in on_disk["metadata"]
+        for c in on_disk["cells"]:
+            if c["cell_type"] == "code":
+                assert c["outputs"] == [] and c["execution_count"] is None
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_notebook_rules(stem):
+    """First code cell imports from mqlab only and builds the lab; exercises follow the contract."""
+    b = _builder()
+    learner = b.build(stem, b.LESSONS[stem], solutions=False)
+    solution = b.build(stem, b.LESSONS[stem], solutions=True)
+    first = next(c for c in learner.cells if c.cell_type == "code").source.splitlines()
+    imports = [ln for ln in first if ln.startswith(("import ", "from "))]
+    assert imports and all(ln.startswith("from mqlab") for ln in imports)
+    assert 'LEARNER = "your-name"' in first and "SEED = learner_seed(LEARNER)" in first
+    assert any(ln.startswith("lab = Lab(seed=SEED") for ln in first)
+    for c in learner.cells:
+        if c.cell_type == "code":
+            assert len(c.source.splitlines()) <= 8, c.source
+            assert "import" not in c.source or c is learner.cells[1]
+    ids = [c.source.split()[2] for c in learner.cells if c.source.startswith("### Exercise")]
+    assert 2 <= len(ids) <= 4
+    for ex_id in ids:
+        assert f'check("{ex_id}", answer, seed=SEED)' in [c.source for c in learner.cells]
+        assert f'assert check("{ex_id}", answer, seed=SEED)' in [c.source for c in solution.cells]
+    assert sum(c.source == "answer = ...  # your prediction" for c in learner.cells) == len(ids)
+    assert any("control_panel(lab" in c.source for c in learner.cells)
+    assert any("figure" in c.source for c in learner.cells if c.cell_type == "code")

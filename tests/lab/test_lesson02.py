@@ -1,0 +1,92 @@
+"""Lesson 02 (the store, facts §4 and §6): exercise answers for fixed seeds and the store helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.lab import Lab
+from mqlab.lab.check import check, expected
+from mqlab.lab.lessons import lesson02 as L
+
+
+@pytest.mark.parametrize(
+    ("ex_id", "seed", "answer"),
+    [
+        ("02.1", 20521, 158),  # 91 + 26 + 9 + 32
+        ("02.1", 50381, 168),  # 91 + 36 + 9 + 32
+        ("02.2", 20521, 2598926),  # "TagH"
+        ("02.2", 50381, 2598938),  # "TagT"
+        ("02.3", 20521, [1024, 1789]),  # 153-byte entries, 6 per file: file 1, slot 5
+        ("02.3", 50381, [2048, 2221]),  # 173-byte entries, 5 per file: file 2, slot 1
+        ("02.4", 20521, 6),  # 7 × 162 bytes, 48 torn off → 6 whole
+        ("02.4", 50381, 5),  # 268 torn off → 5 whole
+    ],
+)
+def test_exercise_answers(ex_id, seed, answer):
+    """The computed answers for two seeds each (facts §4.1 sizes, §6 tags code, roll-over, recovery)."""
+    assert expected(ex_id, seed) == answer
+    assert check(ex_id, answer, seed=seed)
+
+
+def test_entry_size_and_tags_code_vectors():
+    """91 + body + topic + properties (facts §4.1); tags code vectors of facts §6."""
+    assert L.entry_size(5) == 137
+    assert L.entry_size(0, "T", "") == 92
+    assert len(L.PROPS_TAGA) == 32
+    assert [L.tags_code(t) for t in ("TagA", "TagB", "*", "中文")] == [2598919, 2598920, 42, 646394]
+
+
+def test_entry_fields_and_consume_queue_bytes():
+    """The stored entry's fields and the 20-byte CQ unit of a known message."""
+    with Lab(seed=1) as lab:
+        L.send_raw(lab, body=b"hello")
+        L.send_raw(lab, body=b"hello")
+        f = L.entry_fields(lab, 1).set_index("field")
+        assert f.loc["TOTALSIZE", "value"] == 137
+        assert f.loc["MAGICCODE", "hex"] == "da a3 20 a7"
+        assert f.loc["PHYSICALOFFSET", "value"] == 137
+        assert f.loc["QUEUEOFFSET", "value"] == 1
+        assert (f.loc["TOPIC", "offset"], f.loc["PROPERTIES", "size"]) == (94, 32)
+        cq = L.consume_queue_bytes(lab, "TopicTest", 0)
+        assert list(cq["commit_log_offset"]) == [0, 137]
+        assert cq["bytes"].iloc[1] == (
+            "00 00 00 00 00 00 00 89 00 00 00 89 00 00 00 00 00 27 a8 07"
+        )  # offset 137, size 137, tags code 2598919 = 0x27A807
+        with pytest.raises(ValueError, match="past the 2 entries"):
+            L.entry_fields(lab, 2)
+
+
+def test_commit_log_files_roll_over():
+    """With 1024-byte files, 153-byte entries: 6 per file, blank marker, next file named 1024."""
+    with Lab(seed=1, store={"mapped_file_size_commit_log": L.ROLL_FILE_SIZE}) as lab:
+        for _ in range(7):
+            L.send_raw(lab, body=b"x" * 21)
+        files = L.commit_log_files(lab)
+        assert list(files["file"]) == ["00000000000000000000", "00000000000000001024"]
+        assert list(files["wrote_position"]) == [1024, 153]
+        assert list(lab.commit_log()["commit_log_offset"])[-2:] == [765, 1024]
+
+
+def test_tear_tail_cuts_the_torn_entry():
+    """Tearing 40 bytes off 5 entries of 162: 4 survive, CQ truncated, offsets continue at 4."""
+    with Lab(seed=1) as lab:
+        for _ in range(5):
+            L.send_raw(lab, body=b"x" * 30)
+        info = L.tear_tail(lab, 40)
+        assert info == {"file": "00000000000000000000", "size_before": 810, "size_after": 770,
+                        "max_phy_offset_before": 810, "max_phy_offset_after": 648}  # fmt: skip
+        assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 4
+        ev = L.recovery_events(lab)
+        assert list(ev["step"])[:4] == ["kill", "restart", "truncate", "truncate"]
+        assert "torn entry at 648: declares 162 bytes, 122 on disk" in ev["text"].iloc[2]
+        assert L.outcome(L.send_raw(lab, body=b"next"))["queue_offset"] == 4
+        with pytest.raises(ValueError, match="cut_bytes"):
+            L.tear_tail(lab, 0)
+
+
+def test_params():
+    """Body lengths, tags and cuts come from the seed."""
+    assert [L.params_02_1(s) for s in (0, 49, 50)] == [5, 54, 5]
+    assert [L.params_02_2(s) for s in (0, 25, 26)] == ["TagA", "TagZ", "TagA"]
+    assert L.params_02_3(0) == {"mapped_file_size_commit_log": 1024, "messages": 12, "body_len": 20}
+    assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 8}

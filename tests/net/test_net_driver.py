@@ -1,0 +1,350 @@
+"""The asyncio network driver on its own: framing, dispatch, held requests, invokes, timers.
+
+Mirrors the role of NettyRemotingServer/Client; facts §1.1 (frame layout, 16 MiB limit),
+§1.3 (flags), §1.6 (dispatch: unknown codes, exceptions → SYSTEM_ERROR, oneway);
+cpp-client-wire §1 (JSON replies with type byte 0, extFields on every reply, many requests
+in flight on one connection).
+"""
+
+import asyncio
+import json
+import struct
+
+import pytest
+
+from mqlab.remoting.command import RemotingCommand, SerializeType, split_frames
+from mqlab.runtime.context import Node, RemotingConnectException, RemotingTimeoutException
+from mqlab.runtime.net import NetDriver, bind_socket, epoch_ms
+from mqlab.trace.events import TraceLevel
+
+
+class Echo(Node):
+    """1: echo the body; 2: hold (answer later with ``release``); 3: raise; 4: notify back."""
+
+    def __init__(self, address="127.0.0.1:0"):
+        super().__init__("echo", address)
+        self.held = []
+        self.inactive = []
+
+    def process_request(self, channel, request):
+        if request.code == 1:
+            return RemotingCommand.create_response(0, body=request.body)
+        if request.code == 2:
+            self.held.append((channel, request))
+            return None
+        if request.code == 3:
+            raise ValueError("boom")
+        if request.code == 4:
+            self.ctx.send_request_oneway(channel, RemotingCommand.create_request(40, {"g": "G"}))
+            return RemotingCommand.create_response(0)
+        return super().process_request(channel, request)
+
+    def release(self, body):
+        channel, request = self.held.pop(0)
+        resp = RemotingCommand.create_response(0, body=body)
+        resp.opaque = request.opaque
+        resp.mark_response_type()
+        self.ctx.send_response(channel, resp)
+
+    def channel_inactive(self, channel):
+        self.inactive.append(channel.remote_address)
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 20))
+
+
+async def start_echo(**kw):
+    driver = NetDriver(trace_level=kw.pop("trace_level", TraceLevel.STEPS), **kw)
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    echo = Echo(f"127.0.0.1:{port}")
+    await driver.add_node(echo, sock=sock)
+    return driver, echo, port
+
+
+class Wire:
+    """A raw TCP peer: write frames, read decoded frames."""
+
+    def __init__(self, reader, writer):
+        self.reader, self.writer, self.buf = reader, writer, bytearray()
+
+    @classmethod
+    async def open(cls, port):
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    def send(self, code, ext=None, body=None, opaque=1, flag=0):
+        req = RemotingCommand.create_request(code, ext, body)
+        req.opaque, req.flag = opaque, flag
+        self.writer.write(req.encode())
+
+    async def recv(self, timeout=5):
+        while True:
+            frames = split_frames(self.buf)
+            if frames:
+                self.buf[:0] = b"".join(struct.pack(">i", len(f)) + f for f in frames[1:])
+                return frames[0]
+            chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+def test_reply_is_json_type_byte_0_with_string_extfields_and_same_opaque():
+    """A reply: serialize byte 0, header JSON with flag bit 0 set, the request's opaque, and an
+    extFields object even when the node set none (cpp-client-wire §1 response rules)."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(1, {"queueId": "0"}, b"ping", opaque=77)
+        payload = await w.recv()
+        word = struct.unpack(">I", payload[:4])[0]
+        assert word >> 24 == 0
+        header = json.loads(payload[4 : 4 + (word & 0xFFFFFF)])
+        assert (header["code"], header["flag"], header["opaque"]) == (0, 1, 77)
+        assert header["extFields"] == {}
+        assert payload[4 + (word & 0xFFFFFF) :] == b"ping"
+        await driver.close()
+
+    run(main())
+
+
+def test_rocketmq_binary_request_gets_a_json_reply():
+    """A ROCKETMQ-serialized request (type byte 1) is decoded; the reply is JSON (byte 0), as a
+    Java server answers in its own configured type (facts §1.2, §1.5)."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        req = RemotingCommand(1, ext_fields={"k": "v"}, body=b"bin", opaque=8,
+                              serialize_type=SerializeType.ROCKETMQ)  # fmt: skip
+        frame = req.encode()
+        assert frame[4] == 1
+        w.writer.write(frame)
+        payload = await w.recv()
+        assert payload[0] == 0
+        resp = RemotingCommand.decode_payload(payload)
+        assert (resp.opaque, resp.body, resp.is_response) == (8, b"bin", True)
+        await driver.close()
+
+    run(main())
+
+
+def test_many_requests_in_flight_on_one_connection_answer_out_of_order():
+    """A held request (None from process_request) does not block later ones on the same
+    connection; its answer comes when the node sends it (long polling, facts §10.3)."""
+
+    async def main():
+        driver, echo, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(2, opaque=1)
+        w.send(2, opaque=2)
+        w.send(1, body=b"third", opaque=3)
+        first = RemotingCommand.decode_payload(await w.recv())
+        assert (first.opaque, first.body) == (3, b"third")
+        echo.release(b"late-1")
+        echo.release(b"late-2")
+        got = [RemotingCommand.decode_payload(await w.recv()) for _ in range(2)]
+        assert [(c.opaque, c.body) for c in got] == [(1, b"late-1"), (2, b"late-2")]
+        await driver.close()
+
+    run(main())
+
+
+def test_frames_split_and_coalesced_across_reads():
+    """Frames cut at every byte and several frames in one write are all decoded, in order."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        frames = b""
+        for i in range(3):
+            req = RemotingCommand.create_request(1, None, f"m{i}".encode())
+            req.opaque = i
+            frames += req.encode()
+        for b in frames[:10]:
+            w.writer.write(bytes([b]))
+            await w.writer.drain()
+            await asyncio.sleep(0.001)
+        w.writer.write(frames[10:])
+        got = [RemotingCommand.decode_payload(await w.recv()) for _ in range(3)]
+        assert [(c.opaque, c.body) for c in got] == [(0, b"m0"), (1, b"m1"), (2, b"m2")]
+        await driver.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (struct.pack(">i", 16_777_213) + b"x", "bad frame length 16777213"),
+        (struct.pack(">i", 3) + b"xyz", "bad frame length 3"),
+        (struct.pack(">iI", 6, 100) + b"{}", "header length 100 exceeds frame payload 2"),
+        (struct.pack(">iI", 7, 3) + b"{x}", "header is not JSON"),
+        (struct.pack(">iI", 6, (5 << 24) | 2) + b"{}", "unknown serialize type 5"),
+    ],
+)
+def test_malformed_frame_closes_only_that_connection(bad, error):
+    """Over 16 MiB (length + 4 > 16,777,216), length < 4, bad JSON, unknown serialize type:
+    that connection is closed with a decode error event; frames before it were answered and
+    another connection is served (facts §1.1; STYLE §6.10)."""
+
+    async def main():
+        driver, echo, port = await start_echo()
+        other = await Wire.open(port)
+        w = await Wire.open(port)
+        ok = RemotingCommand.create_request(1, None, b"before")
+        ok.opaque = 5
+        w.writer.write(ok.encode() + bad)
+        first = RemotingCommand.decode_payload(await w.recv())
+        assert (first.opaque, first.body) == (5, b"before")
+        assert await w.recv() is None  # closed by the broker
+        other.send(1, body=b"still here", opaque=9)
+        assert RemotingCommand.decode_payload(await other.recv()).body == b"still here"
+        [err] = driver.decode_errors
+        assert error in err
+        [ev] = driver.recorder.select(component="NettyDecoder", step="decode")
+        assert error in ev.fields["error"]
+        await asyncio.sleep(0.05)
+        assert len(echo.inactive) == 1
+        await driver.close()
+
+    run(main())
+
+
+def test_handler_exception_is_system_error_and_unknown_code_not_supported():
+    """An exception → SYSTEM_ERROR (1) with a remark, the connection stays open; an unknown
+    code → REQUEST_CODE_NOT_SUPPORTED (3) " request type 999 not supported" (facts §1.6)."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(3, opaque=1)
+        resp = RemotingCommand.decode_payload(await w.recv())
+        assert (resp.code, resp.remark, resp.ext_fields) == (1, "ValueError: boom", {})
+        w.send(999, opaque=2)
+        resp = RemotingCommand.decode_payload(await w.recv())
+        assert (resp.code, resp.remark) == (3, " request type 999 not supported")
+        assert driver.errors == ["echo: process_request code 3: ValueError('boom')"]
+        await driver.close()
+
+    run(main())
+
+
+def test_oneway_request_gets_no_reply_and_server_notify_is_oneway():
+    """flag 2 (oneway) → no reply; a node's send_request_oneway reaches the client with the
+    oneway bit set (NOTIFY_CONSUMER_IDS_CHANGED, facts §1.3)."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(1, body=b"nobody", opaque=1, flag=2)
+        w.send(4, opaque=2)
+        got = [RemotingCommand.decode_payload(await w.recv()) for _ in range(2)]
+        notify = next(c for c in got if not c.is_response)
+        assert (notify.code, notify.flag, notify.ext_fields) == (40, 2, {"g": "G"})
+        assert [c.opaque for c in got if c.is_response] == [2]
+        await driver.close()
+
+    run(main())
+
+
+class Caller(Node):
+    def __init__(self):
+        super().__init__("caller", "")
+        self.results = []
+
+    def call(self, addr, code, timeout_ms=2000):
+        def cb(resp, err):
+            self.results.append(resp.body if resp is not None else type(err))
+
+        self.ctx.invoke_async(
+            addr, RemotingCommand.create_request(code, None, b"hi"), timeout_ms, cb
+        )
+        assert self.results == []  # never called back before invoke_async returns
+
+
+def test_invoke_async_response_timeout_and_connect_failure():
+    """invoke_async: the response body; RemotingTimeoutException after the timeout on a held
+    request; RemotingConnectException when nothing listens."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        caller = Caller()
+        await driver.add_node(caller)
+        caller.call(f"127.0.0.1:{port}", 1)
+        caller.call(f"127.0.0.1:{port}", 2, timeout_ms=100)
+        dead = bind_socket("127.0.0.1", 0)
+        dead_port = dead.getsockname()[1]
+        dead.close()
+        caller.call(f"127.0.0.1:{dead_port}", 1)
+        await asyncio.sleep(0.4)
+        assert sorted(map(str, caller.results)) == sorted(
+            map(str, [b"hi", RemotingTimeoutException, RemotingConnectException])
+        )
+        assert len(driver.connections("caller")) == 1  # one connection per address
+        await driver.close()
+
+    run(main())
+
+
+class Ticker(Node):
+    def __init__(self):
+        super().__init__("ticker", "")
+        self.fired = []
+
+    def on_start(self):
+        self.ctx.set_timer("Periodic.run", 20, lambda: self.fired.append("p"), period_ms=20)
+        self.ctx.set_timer("Once", 10_000, lambda: self.fired.append("once"), key="k")
+        self.ctx.set_timer("Replaced", 10, lambda: self.fired.append("old"))
+        self.ctx.set_timer("Replaced", 30, lambda: self.fired.append("new"))
+        self.ctx.set_timer("Cancelled", 10, lambda: self.fired.append("cancelled"))
+        self.ctx.cancel_timer("Cancelled")
+
+
+def test_timers_replace_cancel_period_wakeup_and_stop():
+    """Timers keyed by (node, name, key): re-arming replaces, cancel silences, periodic
+    repeats, wakeup fires now (ServiceThread#wakeup), a stopped node's timers go silent
+    (STYLE §6.8)."""
+
+    async def main():
+        driver = NetDriver()
+        t = Ticker()
+        await driver.add_node(t)
+        names = [(i.name, i.key, i.periodic) for i in driver.pending_timers()]
+        assert names == [("Periodic.run", None, True), ("Replaced", None, False),
+                         ("Once", "k", False)]  # fmt: skip
+        assert t.ctx.wakeup_timer("Once", "k") is True
+        await asyncio.sleep(0.11)
+        assert t.fired.count("once") == 1 and "new" in t.fired and "old" not in t.fired
+        assert "cancelled" not in t.fired
+        assert 3 <= t.fired.count("p") <= 6
+        await driver.stop_node("ticker")
+        n = len(t.fired)
+        await asyncio.sleep(0.05)
+        assert len(t.fired) == n and driver.pending_timers() == []
+        await driver.close()
+
+    run(main())
+
+
+def test_now_ms_is_epoch_wall_clock_and_frames_trace():
+    """now_ms is epoch ms (store/born timestamps are compared across processes); with
+    TraceLevel.FRAMES every frame in and out is a recv/send event."""
+
+    async def main():
+        before = epoch_ms()
+        driver, echo, port = await start_echo(trace_level=TraceLevel.FRAMES)
+        assert before <= echo.ctx.now_ms <= epoch_ms()
+        w = await Wire.open(port)
+        w.send(1, body=b"x", opaque=4)
+        await w.recv()
+        frames = [
+            (e.kind, e.fields["opaque"], e.fields["response"])
+            for e in driver.recorder.select(component="RemotingCommand")
+        ]
+        assert frames == [("recv", 4, False), ("send", 4, True)]
+        await driver.close()
+
+    run(main())

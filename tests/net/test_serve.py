@@ -1,0 +1,97 @@
+"""``python -m mqlab serve``: configuration, broker layout, CLI errors, several brokers.
+
+Issue 6 "Server"; facts §1.6 (ports 9876 / 10911), §8.1 and §8.2 (broker.properties keys).
+"""
+
+import json
+
+import pytest
+from cpp_harness import CPP_CLIENT, run_client
+
+from mqlab.serve import MqlabServer, ServeConfig, load_properties, main
+from mqlab.store.config import FlushDiskType
+
+
+def test_load_properties_splits_broker_and_store_keys():
+    """One broker.properties feeds BrokerConfig and MessageStoreConfig, as BrokerStartup does."""
+    text = (
+        "brokerClusterName=LabCluster\nautoCreateTopicEnable=false\n"
+        "flushDiskType=SYNC_FLUSH\nmessageDelayLevel=1s 2s\nmappedFileSizeCommitLog=65536\n"
+    )
+    bc, store, given = load_properties(text)
+    assert (bc.broker_cluster_name, bc.auto_create_topic_enable) == ("LabCluster", False)
+    assert store == {
+        "flush_disk_type": "SYNC_FLUSH",
+        "message_delay_level": "1s 2s",
+        "mapped_file_size_commit_log": 65536,
+    }
+    assert given == {"brokerClusterName", "autoCreateTopicEnable"}
+
+
+def test_load_properties_rejects_unknown_key_and_bad_number():
+    """A typo or a non-number is a ValueError naming the key (Java ignores both silently)."""
+    with pytest.raises(ValueError, match="'brokerNmae'"):
+        load_properties("brokerNmae=x\n")
+    with pytest.raises(ValueError, match="'mappedFileSizeCommitLog'"):
+        load_properties("mappedFileSizeCommitLog=big\n")
+
+
+def test_brokers_get_consecutive_ports_names_and_store_dirs(tmp_path):
+    """--brokers 3: broker-a/b/c on 10911/10921/10931, files under <store>/<name>/."""
+    cfg = tmp_path / "broker.properties"
+    cfg.write_text("flushDiskType=SYNC_FLUSH\nbrokerClusterName=C1\n")
+    srv = MqlabServer(ServeConfig(brokers=3, store=str(tmp_path / "s"), config=str(cfg),
+                                  delay_levels="1s 1s 2s"))  # fmt: skip
+    got = [
+        (b.broker_name, b.broker_addr, b.broker_cluster_name, s.store_path_root_dir,
+         s.flush_disk_type, s.message_delay_level)
+        for b, s in srv._broker_configs()
+    ]  # fmt: skip
+    assert got == [
+        (f"broker-{x}", f"127.0.0.1:{port}", "C1", str(tmp_path / "s" / f"broker-{x}"),
+         FlushDiskType.SYNC_FLUSH, "1s 1s 2s")
+        for x, port in (("a", 10911), ("b", 10921), ("c", 10931))
+    ]  # fmt: skip
+
+
+def test_serve_config_validates_arguments():
+    """Out-of-range ports, broker counts and trace levels are ValueErrors naming the field."""
+    with pytest.raises(ValueError, match="brokers"):
+        ServeConfig(brokers=0)
+    with pytest.raises(ValueError, match="namesrv_port"):
+        ServeConfig(namesrv_port=70000)
+    with pytest.raises(ValueError, match="trace_level"):
+        ServeConfig(trace_level="all")
+
+
+def test_cli_bad_config_exits_1_with_the_key(tmp_path, capsys):
+    """`serve --config` with an unknown key prints it and exits 1 without serving."""
+    cfg = tmp_path / "broker.properties"
+    cfg.write_text("noSuchKey=1\n")
+    rc = main(["--config", str(cfg), "--namesrv-port", "0", "--broker-port", "0",
+               "--store", str(tmp_path / "s")])  # fmt: skip
+    assert rc == 1
+    assert "unknown broker.properties key 'noSuchKey'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@CPP_CLIENT
+def test_two_brokers_register_and_serve_the_cpp_client(live, tmp_path):
+    """--brokers 2: both register with the name server (TBW102 routes to both); the C++
+    producer's sends are acked and the trace file gets one JSON line per event."""
+    trace = tmp_path / "trace.jsonl"
+    server = live(brokers=2, trace=str(trace))
+
+    def route(srv):
+        data = srv.namesrv.route_info_manager.pickup_topic_route_data("TBW102")
+        return sorted(b.broker_name for b in data.broker_datas) if data else []
+
+    assert server.call(route) == ["broker-a", "broker-b"]
+    ops = [{"op": "sync", "topic": "TwoBrokers", "tags": "T", "body": f"m{i}"} for i in range(8)]
+    res = run_client(tmp_path, "produce", {"ns": server.namesrv_addr, "ops": ops})["results"]
+    assert [r["status"] for r in res] == [0] * 8
+    server.stop()
+    lines = [json.loads(ln) for ln in trace.read_text().splitlines()]
+    nodes = {ln["node"] for ln in lines}
+    assert {"namesrv", "broker-a", "broker-b"} <= nodes
+    assert all(ln["run_id"] == "serve" for ln in lines)
