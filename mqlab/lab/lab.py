@@ -344,6 +344,20 @@ class Lab(ClientsMixin):
         df["text"] = [e.fields.get("text", "") for e in evs]
         return df
 
+    def log(self, *, since_ms: int | None = None, limit: int | None = 40, **select: Any) -> None:
+        """Print trace events in words, one per line (pandas would cut the text column).
+
+        ``select`` filters like ``events()`` (component=…, step=…, node=…, kind=…).
+        """
+        evs = self.trace.select(**select) if select else self.trace.events
+        if since_ms is not None:
+            evs = [e for e in evs if e.t_ms >= since_ms]
+        if limit is not None and len(evs) > limit:
+            print(f"... {len(evs) - limit} earlier event(s) not shown")
+            evs = evs[-limit:]
+        for e in evs:
+            print(e.describe())
+
     # -- time travel --------------------------------------------------------------------------
     def checkpoint(self) -> int:
         """The current step number, to ``fork`` from later."""

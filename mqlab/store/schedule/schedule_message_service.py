@@ -383,7 +383,10 @@ class ScheduleMessageService:
             )
         self.task_offset_table[level] = next_offset
         if delivered:
-            self._trace(level, "3", offset=next_offset, delivered=delivered)
+            self._trace(
+                level, "3", offset=next_offset, delivered=delivered,
+                text=f"level {level}: delivered {delivered} message(s); next offset {next_offset}",
+            )  # fmt: skip
         return self.DELAY_FOR_A_WHILE
 
     def message_time_up(self, msg_ext: MessageExt) -> MessageExtBrokerInner:

@@ -1,0 +1,64 @@
+"""Lesson 07 (consumption, retry and the DLQ): helpers and exact exercise answers."""
+
+import pytest
+
+from mqlab.lab.check import check, expected
+from mqlab.lab.checkers import check_retry_timing
+from mqlab.lab.lessons import lesson07 as L
+
+
+def test_flaky_retries_on_the_delay_table():
+    """Facts §10.7: retries 1..3 use levels 3, 4, 5 = 10 s, 30 s, 1 min (+ the 100 ms schedule tick)."""
+    with L.retry_lab(1, L.Flaky(3)) as lab:
+        lab.send("TopicTest", "order-1", tags="Flaky")
+        lab.advance(120_000)
+        h = L.delivery_history(lab)
+        gaps = h["since_previous_ms"].dropna().astype(int).tolist()
+        assert [g // 100 * 100 for g in gaps] == [10_000, 30_100, 60_100]
+        assert list(h["reconsume_times"].iloc[-4:]) == [0, 1, 2, 3]
+        assert check_retry_timing(lab, "CG").ok
+        assert L.schedule_queues_used(lab) == [2, 3, 4]
+
+
+def test_dlq_after_16_retries_with_fast_levels():
+    """Facts §10.7 step 8: reconsumeTimes 16 ≥ maxReconsumeTimes 16 → %DLQ%CG queue 0."""
+    with L.retry_lab(1, L.Flaky(100), delay_levels=L.FAST_LEVELS) as lab:
+        lab.send("TopicTest", "order-1", tags="Flaky")
+        lab.advance(30_000)
+        q = lab.queues().set_index("topic")
+        assert q.loc["%DLQ%CG", "max_offset"] == 1 and q.loc["%RETRY%CG", "max_offset"] == 16
+        assert L.sent_back(lab) == 17
+
+
+def test_retry_schedule_table():
+    """Facts §10.7: 16 retries at levels 3..18 sum to 17 140 s; schedule queue = level − 1."""
+    s = L.retry_schedule()
+    assert list(s["delay_level"]) == list(range(3, 19))
+    assert list(s["schedule_queue"]) == list(range(2, 18))
+    assert s["since_first_ms"].iloc[-1] == 17_140_000
+    assert L.retry_schedule(L.FAST_LEVELS, retries=3)["since_first_ms"].tolist() == [
+        1000, 2000, 3000
+    ]  # fmt: skip
+
+
+def test_flaky_validates():
+    """Flaky refuses a negative fail count, naming the argument."""
+    with pytest.raises(ValueError, match="fail_times"):
+        L.Flaky(-1)
+
+
+@pytest.mark.parametrize(
+    ("ex", "seed", "want"),
+    [
+        ("07.1", 7, 220),
+        ("07.1", 12345, 40),
+        ("07.2", 7, [3, [2, 3]]),
+        ("07.2", 12345, [4, [2, 3, 4]]),
+        ("07.3", 250, 8),
+        ("07.3", 99999, 9),
+    ],
+)
+def test_exercise_answers(ex, seed, want):
+    """Exercises 07.1–07.3 (seed 004 §6–7, facts §10.7, §10.15) have these exact answers."""
+    assert expected(ex, seed) == want
+    assert check(ex, want, seed=seed)
