@@ -178,6 +178,11 @@ def bench_broker(n: int = 100_000, body_size: int = 100) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["net"]:  # the real C++ client over TCP: see mqlab.bench_net
+        from mqlab.bench_net import main as bench_net_main
+
+        return bench_net_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m mqlab.bench", description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["broker"])
     ap.add_argument("--messages", type=int, default=100_000)

@@ -130,6 +130,9 @@ class BrokerController(Node):
         self.producer_manager = ProducerManager(tracer=tracer)
         self.rebalance_lock_manager = RebalanceLockManager(tracer=tracer)
         self.pull_request_hold_service = PullRequestHoldService(self)
+        # Set before the store loads: recovery's reput dispatches through _message_arriving.
+        self._schedule_sleeping: set[int] = set()
+        self._schedule_phase = (now + 1000) % 100  # ScheduleMessageService.DELAY_FOR_A_WHILE
         self.message_store = DefaultMessageStore(
             self.message_store_config, store_host=self.broker_addr, tracer=tracer,
             arriving_listener=self._message_arriving,
@@ -156,8 +159,6 @@ class BrokerController(Node):
         ctx = self.ctx
         self.pull_request_hold_service.start()
         sms = self.message_store.schedule_message_service
-        self._schedule_sleeping: set[int] = set()
-        self._schedule_phase = (now + 1000) % sms.DELAY_FOR_A_WHILE
         for level, delay in sms.start(now):
             ctx.set_timer(
                 "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
@@ -212,7 +213,9 @@ class BrokerController(Node):
             for name in required:
                 if ext.get(name) is None:
                     return RemotingCommand.create_response(
-                        ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is null", ext_fields={}
+                        ResponseCode.SYSTEM_ERROR,
+                        f"the custom field <{name}> is null",
+                        ext_fields={},
                     )
         processor = self.processor_table.get(request.code, self.admin_broker_processor)
         return processor.process_request(channel, request)

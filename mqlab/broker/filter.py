@@ -43,6 +43,9 @@ __all__ = [
     "filter_messages_by_tags",
 ]
 
+_TAG = ExpressionType.TAG
+_SUB_ALL = SubscriptionData.SUB_ALL
+
 #: ``ConsumerFilterManager.MS_24_HOUR``; also ``BrokerConfig.filterDataCleanTimeSpan``'s default.
 MS_24_HOUR = 24 * 3600 * 1000
 
@@ -451,8 +454,11 @@ class ExpressionMessageFilter:
         sd = self.subscription_data
         if sd is None or sd.class_filter_mode:
             return True
-        if ExpressionType.is_tag_type(sd.expression_type):
-            if tags_code is None or sd.sub_string == SubscriptionData.SUB_ALL:
+        # NOTE: performance: runs for every unit a pull scans; ExpressionType.is_tag_type
+        # inlined (None, "" or "TAG"), ~0.1 µs per unit.
+        expression_type = sd.expression_type
+        if expression_type is None or expression_type == "" or expression_type == _TAG:
+            if tags_code is None or sd.sub_string == _SUB_ALL:
                 return True
             return _to_int32(tags_code) in sd.code_set
         return True  # SQL92: "no expression or no bloom" → matched
@@ -468,7 +474,10 @@ class ExpressionMessageFilter:
         and evaluation errors (Java logs "Message Filter error") do not.
         """
         sd = self.subscription_data
-        if sd is None or sd.class_filter_mode or ExpressionType.is_tag_type(sd.expression_type):
+        if sd is None or sd.class_filter_mode:
+            return True
+        expression_type = sd.expression_type  # NOTE: performance: is_tag_type inlined
+        if expression_type is None or expression_type == "" or expression_type == _TAG:
             return True
         return _evaluate(self.consumer_filter_data, msg_buffer, properties)
 

@@ -65,6 +65,9 @@ GET_MESSAGE_STATUS_TO_RESPONSE_CODE: dict[GetMessageStatus, int] = {
 }
 
 
+_FOUND = GetMessageStatus.FOUND
+
+
 def _java_remote(channel: Channel) -> str:
     """``channel.remoteAddress()`` as Java prints an ``InetSocketAddress``."""
     return "/" + channel.remote_address
@@ -315,7 +318,10 @@ class PullMessageProcessor:
             )
         else:
             suggest = MASTER_ID
-        code = GET_MESSAGE_STATUS_TO_RESPONSE_CODE.get(status)
+        if status is _FOUND:  # NOTE: performance: the usual case without Enum.__hash__
+            code = ResponseCode.SUCCESS
+        else:
+            code = GET_MESSAGE_STATUS_TO_RESPONSE_CODE.get(status)
         if code is None:
             # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE: an empty queue. Asking for
             # offset 0 is "nothing yet"; any other offset has "moved".

@@ -75,9 +75,16 @@ class LanguageCode:
 
 _INT = struct.Struct(">i")
 _SHORT = struct.Struct(">h")
-#: json.dumps output that fastjson would write differently (see ``encode_header``).
-_NOT_FASTJSON = re.compile(r"\\u00(?:0b|1[a-f])|[\x7f-\x9f]")
+#: json.dumps output that fastjson would write differently (see ``encode_header``): the
+#: escapes of U+000B and U+001A..U+001F, and raw U+007F..U+009F (two patterns, see there).
+_FASTJSON_ESCAPES = re.compile(r"\\u00(?:0b|1[a-f])")
+_C1_CONTROLS = re.compile(r"[\x7f-\x9f]")
+# NOTE: performance: json.dumps / json.loads with options build a new JSONEncoder /
+# JSONDecoder on every call (~1 µs each); these are built once with the same options.
+_JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_JSON_DECODER = json.JSONDecoder(strict=False)
 _PREFIX = struct.Struct(">iI")
+_UINT = struct.Struct(">I")
 _BIN_FIXED = struct.Struct(">hbhii")  # code, language, version, opaque, flag
 
 
@@ -187,8 +194,12 @@ class RemotingCommand:
         if self.serialize_type == SerializeType.ROCKETMQ:
             return self._encode_binary_header()
         d = self.header_dict()
-        text = json.dumps(d, separators=(",", ":"), ensure_ascii=False)
-        if _NOT_FASTJSON.search(text) is not None:
+        text = _JSON_ENCODER.encode(d)
+        # NOTE: performance: _NOT_FASTJSON's two halves searched apart, the second only
+        # when the text has U+007F or non-ASCII: ~0.3 µs instead of ~2.7 µs per header.
+        if _FASTJSON_ESCAPES.search(text) is not None or (
+            ("\x7f" in text or not text.isascii()) and _C1_CONTROLS.search(text) is not None
+        ):
             # Rare: a string holds U+000B, U+001A..U+001F or U+007F..U+009F, which fastjson
             # escapes differently from json.dumps; write it exactly as fastjson would.
             text = fastjson.dumps(d)
@@ -250,7 +261,7 @@ class RemotingCommand:
         payload = memoryview(payload)
         if len(payload) < 4:
             raise RemotingCommandException("frame has no header-length word")
-        word = int.from_bytes(payload[:4], "big")
+        (word,) = _UINT.unpack_from(payload, 0)
         stype = (word >> 24) & 0xFF
         hlen = word & 0xFFFFFF
         if hlen > len(payload) - 4:
@@ -272,7 +283,16 @@ class RemotingCommand:
     @classmethod
     def _from_json_header(cls, header: bytes) -> RemotingCommand:
         try:
-            d = fastjson.loads(header.decode("utf-8"))
+            text = header.decode("utf-8")
+            try:
+                # fastjson.loads's own first step (standard JSON, raw control characters
+                # allowed) with the decoder built once, trying first the usual header
+                # that fills the text exactly; anything else goes to fastjson.loads.
+                d, end = _JSON_DECODER.raw_decode(text)
+                if end != len(text):
+                    d = _JSON_DECODER.decode(text)
+            except (json.JSONDecodeError, RecursionError):
+                d = fastjson.loads(text)
         except (UnicodeDecodeError, ValueError) as e:
             raise RemotingCommandException(f"header is not JSON: {e}") from None
         if not isinstance(d, dict):
@@ -284,7 +304,11 @@ class RemotingCommand:
                 if not isinstance(ext, dict):
                     raise RemotingCommandException("extFields is not an object")
                 # a JSON null value reads as an absent field, as in Java's HashMap.get
-                ext = {str(k): _ext_str(v) for k, v in ext.items() if v is not None}
+                ext = {
+                    k if type(k) is str else str(k): v if type(v) is str else _ext_str(v)
+                    for k, v in ext.items()
+                    if v is not None
+                }  # NOTE: performance: str keys and values (the usual) skip the calls
             remark = d.get("remark")
             return cls(
                 code,

@@ -13,6 +13,12 @@ not know: clocks (``now_ms`` is the store timestamp) and consume queues (the rep
 service builds them from what is appended here; recovery asks the store to truncate
 them).
 
+A performance shortcut, not a RocketMQ mechanism: ``appended`` records the header facts
+of each entry this process writes, and ``dispatch_request_at`` answers the reput from
+that record instead of re-parsing the bytes just written — the same ``DispatchRequest``
+as ``checkMessageAndReturnSize`` (tests/store/test_store_perf_shortcuts.py). Entries
+read back from disk (recovery, restart) are always parsed.
+
 Put path, in the order of ``CommitLog#asyncPutMessage`` (4.9.3):
 
 1. store timestamp := ``now_ms``; delay rewrite for NOT_TYPE / COMMIT messages with
@@ -377,10 +383,12 @@ class CommitLog:
         offsets: list[tuple[str, int]] = []
         appended = self.appended
         remember = _rememberable(topic, queue_id, now_ms)
+        # One write of the whole batch (Java puts its encoded batch buffer at once), then
+        # each entry's QUEUEOFFSET and PHYSICALOFFSET are patched in place.
+        mm[pos : pos + total] = b"".join(encoded_list)
         for m, encoded in zip(msgs, encoded_list, strict=True):
             n = len(encoded)
             wrote_offset = file_from + pos
-            mm[pos : pos + n] = encoded
             _QOFF_PHY.pack_into(mm, pos + 20, queue_offset, wrote_offset)
             m.queue_offset = queue_offset
             m.commit_log_offset = wrote_offset

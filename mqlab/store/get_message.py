@@ -221,14 +221,20 @@ class GetMessageMixin:
         """
         # NOTE: performance: the pull hot path. Limits are read into locals, the batch
         # test is inlined (``is_the_batch_full`` is the readable version), buffers are
-        # views, and no object is built per unit.
+        # views, no object is built per unit, and ``CommitLog#getMessage`` is inlined
+        # with its file lookup done once per commit-log file (~0.25 µs per unit).
         mf, start, end = buffer_cq
         cfg = self.message_store_config
         mem_bytes = cfg.max_transfer_bytes_on_message_in_memory
         mem_count = cfg.max_transfer_count_on_message_in_memory - 1
         ram = cfg.total_physical_memory_size
         commit_log = self.commit_log
-        get_message = commit_log.get_message
+        file_holding = commit_log.file_holding
+        file_size = commit_log.mapped_file_size
+        # the commit-log file of the previous unit, and its range [cl_from, cl_end)
+        cl_file = None
+        cl_from = 0
+        cl_end = -1
         unpack = CQ_UNIT.unpack_from
         mm = mf.mm
         buffers = get_result.message_buffers
@@ -265,7 +271,19 @@ class GetMessageMixin:
                 if total == 0:
                     status = _NO_MATCHED_MESSAGE
                 continue
-            select = get_message(offset_py, size_py)  # step 4f
+            # step 4f: CommitLog#getMessage, with the file lookup done once per file
+            if not cl_from <= offset_py < cl_end:
+                cl_file = file_holding(offset_py)
+                if cl_file is None:
+                    cl_from, cl_end = 0, -1
+                else:
+                    cl_from = cl_file.file_from_offset
+                    cl_end = cl_from + file_size
+            select = None
+            if cl_file is not None:
+                p = offset_py - cl_from
+                if p + size_py <= cl_file.wrote_position and cl_file.available:
+                    select = cl_file.view[p : p + size_py]
             if select is None:
                 if total == 0:
                     status = _MESSAGE_WAS_REMOVING

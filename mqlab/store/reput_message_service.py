@@ -4,8 +4,9 @@ Mirrors ``DefaultMessageStore.ReputMessageService#doReput`` / ``#behind`` (store
 RocketMQ 4.9.3); facts §10.3 (reput and the arriving listener), §4.1 (blank marker).
 
 What this module owns: ``reput_from_offset``, the next commit-log byte to dispatch, and
-the walk from there to the end of the log: parse each entry
-(``CommitLog#check_message_and_return_size``), hand it to the store's dispatchers, and
+the walk from there to the end of the log: read each entry
+(``CommitLog#dispatch_request_at``: ``checkMessageAndReturnSize``'s answer, taken from the
+append record for entries this process wrote), hand it to the store's dispatchers, and
 tell the arriving listener (the broker's long polling) unless the broker is a SLAVE.
 What it must not know: time. RocketMQ runs this every 1 ms on its own thread; mqlab's
 owner calls ``do_reput()`` (the broker schedules it right after each put).
@@ -63,7 +64,7 @@ class ReputMessageService:
         tracer = store.tracer
         traced = tracer is not None and tracer.enabled
         do_dispatch = store.do_dispatch
-        check = commit_log.check_message_and_return_size
+        read = commit_log.dispatch_request_at
         count = 0
         do_next = True
         while do_next and self.reput_from_offset < commit_log.get_max_offset():
@@ -72,9 +73,10 @@ class ReputMessageService:
                 break
             mf, pos, end = data
             buf = mf.mm
+            file_from = mf.file_from_offset
             while pos < end:
-                # NOTE: performance: the per-entry loop; one parse, one unit append.
-                req = check(buf, pos, False, False)
+                # NOTE: performance: the per-entry loop; one read, one unit append.
+                req = read(buf, pos, file_from + pos)
                 size = req.msg_size
                 if req.success:
                     if size > 0:

@@ -183,3 +183,30 @@ def test_two_brokers_auto_create_pitfall(cluster):
     body = route.response.body.decode()
     assert '"brokerName":"broker-a"' in body and '"brokerName":"broker-b"' not in body
     assert c.brokers[1].topic_config_manager.select_topic_config("NewTopic") is None
+
+
+def test_batch_stores_own_properties_then_the_batch_properties(cluster):
+    """SEND_BATCH_MESSAGE: each entry stores its own properties + \\u0002 + the batch's (facts §4.6)."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import decode_stored_message, encode_batch_body
+
+    c = cluster()
+    c.send("TopicTest")  # create the topic
+    msgs = [Message("TopicTest", f"b{i}", tags="TagA", properties={"k": str(i)}) for i in range(3)]
+    ext = {"a": "PG", "b": "TopicTest", "c": "TBW102", "d": "4", "e": "1", "f": "0", "g": "0",
+           "h": "0", "i": "WAIT\x01true", "m": "true"}  # fmt: skip
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_BATCH_MESSAGE, ext, encode_batch_body(msgs))
+    assert (r.code, r.ext("queueId"), r.ext("queueOffset")) == (0, "1", "0")
+    entries = [raw for _, _, raw in c.broker.message_store.iter_commit_log_entries()][1:]
+    stored = [decode_stored_message(raw) for raw in entries]
+    assert [(m.queue_id, m.queue_offset, m.body) for m in stored] == [
+        (1, 0, b"b0"), (1, 1, b"b1"), (1, 2, b"b2")]  # fmt: skip
+    own = "k\x010\x02TAGS\x01TagA\x02WAIT\x01true"
+    raw_props = entries[0][-len(own) - len("\x02WAIT\x01true\x02CLUSTER\x01DefaultCluster") :]
+    assert raw_props.decode() == own + "\x02WAIT\x01true\x02CLUSTER\x01DefaultCluster"
+    assert stored[0].properties == {
+        "k": "0",
+        "TAGS": "TagA",
+        "WAIT": "true",
+        "CLUSTER": "DefaultCluster",
+    }

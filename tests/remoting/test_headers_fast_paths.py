@@ -1,0 +1,92 @@
+"""Header decoding shortcuts answer exactly like the table-driven, fully checked decode.
+
+Facts §1.4 (extFields are strings; numbers parse as Java int / long).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.remoting.command import RemotingCommandException
+from mqlab.remoting.headers import (
+    SEND_MESSAGE_V2_FIELDS,
+    SendMessageRequestHeader,
+    _parse_int,
+    _parse_integer,
+    _parse_long,
+    decode_send_message_header_v2,
+)
+
+VALUES = [
+    "0", "7", "007", "2147483647", "2147483648", "-2147483648", "-2147483649", "+5", "-0",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "", " 1", "1 ",
+    "1.0", "x", "٣", "１", 5, -5, True, 2**40, None, 1.5,
+]  # fmt: skip
+
+
+def _outcome(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except RemotingCommandException as e:
+        return ("error", str(e))
+
+
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+def test_integer_and_long_fast_paths_match_the_full_parse(value):
+    """For digits, signs, range edges (2147483647 / 2^63 − 1), spaces, non-ASCII digits and
+    non-strings, the fast parsers give the full parse's value or error text (facts §1.4)."""
+    assert _outcome(_parse_integer, value, "q") == _outcome(_parse_int, value, "q", 32)
+    assert _outcome(_parse_long, value, "q") == _outcome(_parse_int, value, "q", 64)
+
+
+def test_v2_decode_reports_the_first_bad_field_in_order():
+    """decodeSendMessageHeaderV2 walks a..m in order: the first missing required field or
+    bad number is the one reported (facts §1.4)."""
+    ext = {"a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "x", "f": "0", "g": "soon"}
+    with pytest.raises(RemotingCommandException, match="<e> is not a number"):
+        decode_send_message_header_v2(ext)
+    del ext["e"]
+    with pytest.raises(RemotingCommandException, match="<e> is null"):
+        decode_send_message_header_v2(ext)
+
+
+def _reference_v2(ext):
+    """The table-driven decode: SEND_MESSAGE_V2_FIELDS in order, a..h required."""
+    if ext is None:
+        raise RemotingCommandException("the ext fields is null")
+    parsers = {name: parse for name, _, parse in SendMessageRequestHeader._SPEC}
+    kw = {}
+    for short, name in SEND_MESSAGE_V2_FIELDS:
+        v = ext.get(short)
+        if v is None:
+            if short in "abcdefgh":
+                raise RemotingCommandException(f"the custom field <{short}> is null")
+            continue
+        kw[name] = parsers[name](v, short)
+    return SendMessageRequestHeader(**kw)
+
+
+_FULL = {
+    "a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "-1", "f": "0", "g": "1650000000000",
+    "h": "0", "i": "TAGS\x01A", "j": "3", "k": "1", "l": "16", "m": "TRUE",
+}  # fmt: skip
+
+
+def _variants():
+    yield None
+    yield dict(_FULL)
+    for key in _FULL:
+        yield {k: v for k, v in _FULL.items() if k != key}  # one field missing
+        yield {**_FULL, key: "x"}  # one field not a number (or any text)
+        yield {**_FULL, key: None}  # a JSON null
+    yield {**_FULL, "d": "x", "g": "y"}  # two bad numbers: d is reported
+    yield {**_FULL, "e": "2147483648"}
+    yield {**_FULL, "j": "x", "l": "y"}
+    yield {**_FULL, "unknown": "1", "k": "false", "m": "0"}
+
+
+@pytest.mark.parametrize("ext", list(_variants()))
+def test_v2_decode_matches_the_table_driven_decode(ext):
+    """decodeSendMessageHeaderV2 written field by field gives the table-driven decode's
+    header or its error, for missing, null, bad and out-of-range fields (facts §1.4)."""
+    assert _outcome(decode_send_message_header_v2, ext) == _outcome(_reference_v2, ext)
