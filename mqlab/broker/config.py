@@ -423,6 +423,28 @@ class ConfigManager:
     def config_file_path(self) -> Path | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @staticmethod
+    def decode_versioned_table(
+        json_string: str, table_key: str, from_json: Any, file_label: str
+    ) -> tuple[dict[str, Any], Any]:
+        """Parse ``{"dataVersion": {...}, "<table_key>": {name: {...}}}`` (topics.json,
+        subscriptionGroup.json): the loaded entries and the file's DataVersion.
+
+        Raises:
+            ValueError: the text is not such an object.
+        """
+        from mqlab.common.topic_config import DataVersion
+        from mqlab.remoting import fastjson
+
+        obj = fastjson.loads(json_string)
+        if not isinstance(obj, dict):
+            raise ValueError(f"{file_label}: expected a JSON object")
+        table = obj.get(table_key) or {}
+        if not isinstance(table, dict):
+            raise ValueError(f"{file_label}: {table_key} must be an object")
+        loaded = {str(k): from_json(v) for k, v in table.items()}
+        return loaded, DataVersion.from_json_dict(obj.get("dataVersion") or {})
+
     def load(self) -> bool:
         """Read the file into memory; on an empty or unreadable file read ``<file>.bak``.
 

@@ -252,6 +252,15 @@ class SendMessageProcessor:
             )  # fmt: skip
         return None
 
+    def _target_queue(self, header: SendMessageRequestHeader):
+        """After preSend: the topic, its config and the queue id (random when < 0)."""
+        topic = header.topic or ""
+        topic_config = self.broker.topic_config_manager.select_topic_config(topic)
+        queue_id = header.queue_id if header.queue_id is not None else 0
+        if queue_id < 0:
+            queue_id = self.random_queue_id(topic_config.write_queue_nums)
+        return topic, topic_config, queue_id
+
     # -- one message --------------------------------------------------------------------------------
     def send_message(
         self, channel: Channel, request: RemotingCommand, header: SendMessageRequestHeader
@@ -268,11 +277,7 @@ class SendMessageProcessor:
         err = self.pre_send(channel, header)
         if err is not None:
             return err
-        topic = header.topic or ""
-        topic_config = broker.topic_config_manager.select_topic_config(topic)
-        queue_id = header.queue_id if header.queue_id is not None else 0
-        if queue_id < 0:
-            queue_id = self.random_queue_id(topic_config.write_queue_nums)
+        topic, topic_config, queue_id = self._target_queue(header)
         # step 2: the inner message from the request.
         msg = MessageExtBrokerInner(topic=topic, queue_id=queue_id)
         props = string_to_message_properties(header.properties or "")
@@ -436,11 +441,7 @@ class SendMessageProcessor:
         err = self.pre_send(channel, header)
         if err is not None:
             return err
-        topic = header.topic or ""
-        topic_config = broker.topic_config_manager.select_topic_config(topic)
-        queue_id = header.queue_id if header.queue_id is not None else 0
-        if queue_id < 0:
-            queue_id = self.random_queue_id(topic_config.write_queue_nums)
+        topic, topic_config, queue_id = self._target_queue(header)
         if len(topic.encode()) > TopicValidator.TOPIC_MAX_LENGTH:
             return self._fail(
                 C_SEND, "2", ResponseCode.MESSAGE_ILLEGAL,

@@ -199,14 +199,10 @@ class SubscriptionGroupManager(ConfigManager):
         Raises:
             ValueError: the text is not a SubscriptionGroupManager object.
         """
-        obj = fastjson.loads(json_string)
-        if not isinstance(obj, dict):
-            raise ValueError("subscriptionGroup.json: expected a JSON object")
-        table = obj.get("subscriptionGroupTable") or {}
-        if not isinstance(table, dict):
-            raise ValueError("subscriptionGroup.json: subscriptionGroupTable must be an object")
-        loaded = {str(k): SubscriptionGroupConfig.from_json_dict(v) for k, v in table.items()}
-        version = DataVersion.from_json_dict(obj.get("dataVersion") or {})
+        loaded, version = self.decode_versioned_table(
+            json_string, "subscriptionGroupTable", SubscriptionGroupConfig.from_json_dict,
+            "subscriptionGroup.json",
+        )  # fmt: skip
         self.subscription_group_table.update(loaded)
         self.data_version.assign_new_one(version)
 

@@ -426,14 +426,9 @@ class TopicConfigManager(ConfigManager):
         Raises:
             ValueError: the text is not a TopicConfigSerializeWrapper.
         """
-        obj = fastjson.loads(json_string)
-        if not isinstance(obj, dict):
-            raise ValueError("topics.json: expected a JSON object")
-        table = obj.get("topicConfigTable") or {}
-        if not isinstance(table, dict):
-            raise ValueError("topics.json: topicConfigTable must be an object")
-        loaded = {str(k): TopicConfig.from_json_dict(v) for k, v in table.items()}
-        version = DataVersion.from_json_dict(obj.get("dataVersion") or {})
+        loaded, version = self.decode_versioned_table(
+            json_string, "topicConfigTable", TopicConfig.from_json_dict, "topics.json"
+        )
         self.topic_config_table.update(loaded)
         self.data_version.assign_new_one(version)
 
