@@ -122,6 +122,11 @@ def find_duplicates(lab: Lab, group: str | None = None) -> CheckReport:
         ):
             if cur.reconsume_times > prev.reconsume_times:
                 cause, seq = "retry", None
+            elif cur.reconsume_times == prev.reconsume_times > 0:
+                # Two retry copies with the same count: two owners of the queue (a rebalance
+                # overlap) both failed the message and both sent it back.
+                rb = [ev for ev in events if ev[2] == "rebalance" and ev[0] <= cur.t_ms]
+                cause, seq = "rebalance overlap (sent back twice)", (rb[-1][1] if rb else None)
             else:
                 between = [ev for ev in events if prev.t_ms <= ev[0] <= cur.t_ms]
                 faults = [ev for ev in between if ev[2] == "fault"]

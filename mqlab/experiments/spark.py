@@ -1,0 +1,273 @@
+"""Sweeps on Spark: runs as Spark tasks, results as DataFrames, written as Parquet.
+
+Mirrors no RocketMQ class. ``run_sweep_spark(sweep)`` ships each ``RunConfig`` (as JSON)
+to an executor: ``sparkContext.parallelize(configs, n).mapPartitions(run)`` on a classic
+session, or ``mapInArrow`` over a DataFrame of configs on Spark Connect (which has no RDD
+API). A task calls ``task.execute`` (the same code as the local runners, so the rows are
+identical) and returns one row per run: the metrics columns plus the run's events as an
+array of structs. The driver persists that, and ``SparkSweepResult`` exposes ``metrics``
+(the array dropped) and ``events`` (exploded) as DataFrames; ``write(dir)`` writes both
+with ``partitionBy("point")`` in the layout of ``mqlab.experiments.parquet``.
+
+Sessions (``get_session``):
+
+* default: an embedded ``local[*]`` session: UI off, no console progress, 2 shuffle
+  partitions, bound to 127.0.0.1 (``SPARK_LOCAL_IP``), ``PYSPARK_PYTHON`` = this
+  interpreter (ecosystem notes §3);
+* a cluster: ``MQLAB_SPARK_MASTER=spark://host:7077`` (or ``yarn``, ``k8s://…``), or
+  ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept;
+* Spark Connect: ``SPARK_REMOTE=sc://host:15002`` (needs ``pyspark[connect]``).
+
+A local session maps the AppCDS archive ``.cache/spark-cds.jsa`` of the checkout when it
+exists (``-XX:SharedArchiveFile``, ecosystem notes §3.4: about half the JVM start);
+``build_cds_archive()`` makes it (one extra JVM start; the tests' conftest calls it). A
+stale archive (another JDK or pyspark) is ignored by the JVM (``-Xshare:auto``).
+
+On a cluster every executor's Python must import ``mqlab`` (the same version as the
+driver): install it into the executors' environment (``pip install mqlab`` on each node,
+or ship a packed venv with ``spark.archives`` and point ``spark.pyspark.python`` at it).
+mqlab's runs need only Python packages (pandas, pyarrow, plotly): no JVM jars. The run
+itself writes a temp store directory on the executor and removes it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mqlab.experiments.parquet import manifest, write_manifest
+from mqlab.experiments.schema import EVENT_COLUMNS, arrow_schema, metrics_columns, spark_schema
+from mqlab.experiments.sweep import RunConfig, Sweep
+from mqlab.experiments.task import execute
+
+__all__ = [
+    "LOCAL_CONFIG",
+    "get_session",
+    "run_sweep_spark",
+    "SparkSweepResult",
+    "is_connect",
+    "cds_archive_path",
+    "build_cds_archive",
+]
+
+#: Settings of the embedded session (ecosystem notes §3.2): quiet, small, loopback only.
+LOCAL_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.python.worker.reuse": "true",
+}
+
+
+def cds_archive_path() -> Path:
+    """``.cache/spark-cds.jsa`` next to the ``mqlab`` package (``$MQLAB_SPARK_CDS`` overrides)."""
+    env = os.environ.get("MQLAB_SPARK_CDS")
+    if env:
+        return Path(env)
+    import mqlab
+
+    return Path(mqlab.__file__).resolve().parent.parent / ".cache" / "spark-cds.jsa"
+
+
+_QUIET_CDS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def build_cds_archive(path: str | Path | None = None, *, timeout_s: float = 300) -> bool:
+    """Write the AppCDS archive by starting (and stopping) a session in a subprocess.
+
+    The JVM dumps the classes it loaded when it exits (``-XX:ArchiveClassesAtExit``).
+    Returns whether the archive exists afterwards.
+    """
+    import subprocess
+    import time
+
+    target = Path(path) if path is not None else cds_archive_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    opts = f"{_QUIET_CDS} -XX:ArchiveClassesAtExit={target}"
+    code = (
+        "from mqlab.experiments.spark import get_session\n"
+        f"s = get_session('local[1]', config={{'spark.driver.extraJavaOptions': {opts!r}}})\n"
+        "s.range(10).groupBy().count().collect()\n"
+        "s.stop()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=timeout_s, capture_output=True,
+                   check=False)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)  # the JVM writes the archive as it exits, after Python has
+    return target.exists()
+
+
+def get_session(master: str | None = None, *, app_name: str = "mqlab",
+                config: dict[str, str] | None = None):  # fmt: skip
+    """A SparkSession: embedded ``local[*]`` unless told otherwise (see the module notes).
+
+    Args:
+        master: ``local[2]``, ``spark://…``, ``yarn``, ``sc://…`` (Connect); default from
+            ``SPARK_REMOTE``, ``MQLAB_SPARK_MASTER``, ``config["spark.master"]``, else
+            ``local[*]``.
+        app_name: the application name.
+        config: extra Spark settings (``MQLAB_SPARK_JAVA_OPTS`` sets the driver's JVM
+            options; otherwise a local session maps the AppCDS archive if there is one).
+    """
+    from pyspark.sql import SparkSession
+
+    config = dict(config or {})
+    remote = master if master and master.startswith("sc://") else os.environ.get("SPARK_REMOTE")
+    if remote:
+        builder = SparkSession.builder.remote(remote).appName(app_name)
+        for k, v in config.items():
+            builder = builder.config(k, v)
+        return builder.getOrCreate()
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    master = master or os.environ.get("MQLAB_SPARK_MASTER") or config.pop("spark.master", None)
+    if master is None and not under_submit:
+        master = "local[*]"
+    builder = SparkSession.builder.appName(app_name)
+    settings: dict[str, str] = {}
+    if master is not None:
+        builder = builder.master(master)
+        if master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            settings.update(LOCAL_CONFIG)
+    java_opts = os.environ.get("MQLAB_SPARK_JAVA_OPTS")
+    if java_opts:
+        settings["spark.driver.extraJavaOptions"] = java_opts
+    elif master is not None and master.startswith("local") and cds_archive_path().exists():
+        settings["spark.driver.extraJavaOptions"] = (
+            f"{_QUIET_CDS} -XX:SharedArchiveFile={cds_archive_path()}"
+        )
+    settings.update(config)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no ``sparkContext``, no RDDs)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _columns(sweep: Sweep) -> list[tuple[str, str]]:
+    return metrics_columns(sweep.param_types)
+
+
+def _combined_schema(sweep: Sweep):
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        list(spark_schema(_columns(sweep)).fields)
+        + [T.StructField("run_events", T.ArrayType(spark_schema(EVENT_COLUMNS)), True)]
+    )
+
+
+def _rdd_partition(configs: Iterator[str]) -> Iterator[tuple]:
+    """``mapPartitions`` body: run each config, yield metrics values + the events list."""
+    for text in configs:
+        out = execute(RunConfig.from_json(text))
+        yield (*out.metrics.values(), out.events)
+
+
+def _arrow_partition(columns: list[tuple[str, str]]):
+    """``mapInArrow`` body (Spark Connect): the same rows as Arrow record batches."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        fields = list(arrow_schema(columns)) + [
+            pa.field("run_events", pa.list_(pa.struct(list(arrow_schema(EVENT_COLUMNS)))))
+        ]
+        schema = pa.schema(fields)
+        names = [n for n, _ in EVENT_COLUMNS]
+        for batch in batches:
+            for text in batch.column("config").to_pylist():
+                out = execute(RunConfig.from_json(text))
+                row = dict(out.metrics)
+                row["run_events"] = [dict(zip(names, e, strict=True)) for e in out.events]
+                yield pa.RecordBatch.from_pylist([row], schema=schema)
+
+    return run
+
+
+@dataclass(slots=True)
+class SparkSweepResult:
+    """A sweep's results as Spark DataFrames (``metrics``: one row per run; ``events``)."""
+
+    sweep: Sweep
+    metrics: Any
+    events: Any
+    combined: Any
+
+    def write(self, out_dir: str | Path, *, command: str | None = None) -> str:
+        """Write partitioned Parquet (and, for a local path, ``sweep.json``)."""
+        out = str(out_dir).rstrip("/")
+        for name, df in (("metrics", self.metrics), ("events", self.events)):
+            (df.write.mode("overwrite").partitionBy("point").option("compression", "zstd")
+             .parquet(f"{out}/{name}"))  # fmt: skip
+        if "://" not in out or out.startswith("file://"):
+            local = out.removeprefix("file://")
+            runs = len(self.sweep.configs())
+            write_manifest(local, manifest(self.sweep, runs=runs, command=command))
+        return out
+
+    def to_pandas(self) -> tuple[Any, Any]:
+        """(metrics, events) as pandas frames in the local runners' canonical order."""
+        from mqlab.experiments.parquet import sort_events, sort_metrics
+
+        return sort_metrics(self.metrics.toPandas()), sort_events(self.events.toPandas())
+
+    def unpersist(self) -> None:
+        self.combined.unpersist()
+
+
+def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = None,
+                    method: str | None = None) -> SparkSweepResult:  # fmt: skip
+    """Run every configuration of ``sweep`` as Spark tasks.
+
+    Args:
+        sweep: what to run.
+        spark: a session (default ``get_session()``).
+        slices: how many tasks (default: 4 per core of a classic session, 64 on Spark
+            Connect, never more than runs). Each task gets every n-th run, so a slow grid
+            point is spread over all tasks.
+        method: ``"rdd"`` (``parallelize().mapPartitions()``; classic sessions) or
+            ``"arrow"`` (``mapInArrow``; also Spark Connect). Default: by session kind.
+
+    Returns:
+        A ``SparkSweepResult``; the runs have executed (the combined frame is persisted).
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    spark = spark or get_session()
+    configs = [c.to_json() for c in sweep.configs()]
+    connect = is_connect(spark)
+    n = slices or (64 if connect else 4 * spark.sparkContext.defaultParallelism)
+    n = max(1, min(n, len(configs)))
+    strided = [c for i in range(n) for c in configs[i::n]]  # task i: runs i, i + n, …
+    method = method or ("arrow" if connect else "rdd")
+    schema = _combined_schema(sweep)
+    if method == "rdd":
+        rdd = spark.sparkContext.parallelize(strided, n).mapPartitions(_rdd_partition)
+        combined = spark.createDataFrame(rdd, schema, verifySchema=False)
+    elif method == "arrow":
+        cfg = spark.createDataFrame([(i % n, c) for i, c in enumerate(configs)],
+                                    "task long, config string")  # fmt: skip
+        combined = cfg.repartition(n, "task").mapInArrow(_arrow_partition(_columns(sweep)), schema)
+    else:
+        raise ValueError(f"method must be 'rdd' or 'arrow', got {method!r}")
+    combined = combined.persist(StorageLevel.MEMORY_AND_DISK)
+    combined.count()  # run now: both frames below read the persisted rows
+    metrics = combined.drop("run_events")
+    events = combined.select(F.explode("run_events").alias("e")).select("e.*")
+    return SparkSweepResult(sweep, metrics, events, combined)

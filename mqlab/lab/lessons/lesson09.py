@@ -1,0 +1,327 @@
+"""Lesson 09 — comparing runs with Spark (the experiments issue; seeds 001, 003, 004).
+
+One run answers "what happened"; a question like "is long polling cheaper?" needs many
+seeded runs and an aggregate. ``mqlab.experiments`` describes runs as data (``Scenario``,
+``Sweep``), runs them (sequentially, in a process pool, or as Spark tasks) and writes
+Parquet; ``datasets/`` ships four recorded sweeps. This module gives the notebook its
+Spark session (or ``None`` with ``MQLAB_SKIP_SPARK=1`` / no Java: every helper then
+works on pandas), one summary and one figure per comparison, a small sweep to run fresh,
+and the exercises.
+
+Nothing here imports pyspark at import time (``mqlab.lab.check`` imports every lesson).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from mqlab.experiments import aggregate as agg
+from mqlab.experiments import datasets
+from mqlab.experiments.runners import run_sequential
+from mqlab.experiments.scenario import Scenario
+from mqlab.experiments.sweep import Sweep
+from mqlab.lab.check import exercise
+from mqlab.lab.lab import Lab
+
+__all__ = [
+    "Skipped",
+    "spark_session",
+    "load",
+    "to_pandas",
+    "sql",
+    "idle_pulls_by_hand",
+    "polling_summary",
+    "polling_figure",
+    "churn_summary",
+    "churn_figure",
+    "crash_pairs",
+    "crash_comparison",
+    "crash_figure",
+    "flow_summary",
+    "flow_figure",
+    "batch_scenario",
+    "fresh_sweep",
+    "run_sweep",
+    "schema",
+    "params_09_1",
+    "params_09_2",
+    "STRATEGIES",
+]
+
+STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
+_MODE = {True: "long polling", False: "short polling"}
+_COLORS = {"long polling": "#1f77b4", "short polling": "#ff7f0e", False: "#d62728",
+           True: "#2ca02c"}  # fmt: skip
+
+
+class Skipped:
+    """What a Spark-only cell shows when Spark is off."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"(skipped: {self.what} needs Spark; MQLAB_SKIP_SPARK=1 or no Java)"
+
+    def _repr_html_(self) -> str:
+        return f'<div style="color:#7f7f7f;font-family:monospace">{self!r}</div>'
+
+
+def spark_session(app_name: str = "mqlab-lesson09") -> Any:
+    """The embedded Spark session, or None when Spark is off (the notebook uses pandas then).
+
+    ``MQLAB_SKIP_SPARK=1`` turns Spark off; so does a missing pyspark or Java. The master
+    comes from ``MQLAB_SPARK_MASTER`` / ``SPARK_REMOTE`` (default ``local[*]``).
+    """
+    if os.environ.get("MQLAB_SKIP_SPARK", "").lower() in ("1", "true", "yes"):
+        print("MQLAB_SKIP_SPARK=1: Spark is off; the cells below use pandas on the same files.")
+        return None
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("pyspark is not installed (pip install 'mqlab[spark]'); using pandas.")
+        return None
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        print("no Java 17 found; using pandas.")
+        return None
+    from mqlab.experiments.spark import get_session
+
+    return get_session(app_name=app_name)
+
+
+def load(spark: Any, name: str) -> Any:
+    """A shipped dataset's metrics: a Spark DataFrame, or pandas when ``spark`` is None."""
+    if spark is None:
+        return datasets.load_metrics(name)
+    return datasets.spark_table(spark, name, "metrics")
+
+
+def to_pandas(df: Any) -> pd.DataFrame:
+    """A small (aggregated) frame as pandas, whatever it was."""
+    return df.toPandas() if agg.is_spark(df) else df
+
+
+def schema(df: Any) -> pd.DataFrame:
+    """Column names and types (Spark: from the plan's schema, so no job runs)."""
+    return pd.DataFrame([(name, str(kind)) for name, kind in df.dtypes], columns=["column", "type"])
+
+
+def sql(spark: Any, query: str, **views: Any) -> Any:
+    """Run Spark SQL over DataFrames registered under the given view names."""
+    if spark is None:
+        return Skipped("Spark SQL")
+    for name, df in views.items():
+        df.createOrReplaceTempView(name)
+    return spark.sql(query).toPandas()
+
+
+# -- one run by hand ---------------------------------------------------------------------
+def idle_pulls_by_hand(lab: Lab, ms: int = 60_000) -> int:
+    """One consumer on an idle 4-queue topic for ``ms``: PULL_MESSAGE requests it sent."""
+    lab.send("TopicTest", b"create the topic")
+    c = lab.push_consumer("CG", "TopicTest", consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    lab.advance(2_000)
+    before = c.stats.pulls_issued
+    lab.advance(ms)
+    return c.stats.pulls_issued - before
+
+
+# -- 1. long vs short polling --------------------------------------------------------------
+def polling_summary(metrics: Any) -> pd.DataFrame:
+    """Mean pulls issued (95 % CI) and mean p50 latency per (long_polling, rate_per_s)."""
+    keys = ["long_polling", "rate_per_s"]
+    ci = to_pandas(agg.confidence_intervals(metrics, ["pulls_issued", "latency_p50_ms"], keys))
+    out = ci[ci["metric"] == "pulls_issued"].drop(columns="metric")
+    lat = ci[ci["metric"] == "latency_p50_ms"][[*keys, "mean"]]
+    out = out.merge(lat.rename(columns={"mean": "latency_p50_ms"}), on=keys, how="left")
+    out.insert(0, "mode", out["long_polling"].map(_MODE))
+    return out.sort_values(keys, ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def polling_figure(summary: pd.DataFrame) -> go.Figure:
+    """Pulls issued and median latency per message rate, long vs short polling."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "PULL_MESSAGE requests in 65 s (mean, 95 % CI)", "delivery latency p50 (ms, mean)"))  # fmt: skip
+    for mode, d in summary.groupby("mode", sort=False):
+        x = [f"{r:g} msg/s" for r in d["rate_per_s"]]
+        fig.add_trace(go.Bar(x=x, y=d["mean"], name=mode, marker_color=_COLORS[mode],
+                             error_y={"type": "data", "array": d["half_width"]}), 1, 1)  # fmt: skip
+        fig.add_trace(go.Bar(x=x, y=d["latency_p50_ms"], name=mode, showlegend=False,
+                             marker_color=_COLORS[mode]), 1, 2)  # fmt: skip
+    fig.update_layout(title="Long polling vs short polling (seed 001)", barmode="group",
+                      legend_title="broker")  # fmt: skip
+    fig.update_xaxes(title_text="message rate")
+    return fig
+
+
+# -- 2. allocation strategies under churn ------------------------------------------------------
+def churn_summary(metrics: Any) -> pd.DataFrame:
+    """Per strategy: mean (95 % CI) of queue_moves, duplicates and convergence_ms."""
+    names = ["queue_moves", "duplicates", "convergence_ms"]
+    ci = to_pandas(agg.confidence_intervals(metrics, names, "strategy"))
+    return ci[["metric", "strategy", "n", "mean", "half_width"]].reset_index(drop=True)
+
+
+def churn_figure(summary: pd.DataFrame) -> go.Figure:
+    """Queue moves, duplicates and time to converge per allocation strategy."""
+    metrics = ["queue_moves", "duplicates", "convergence_ms"]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=(
+        "queues moved", "duplicate deliveries", "time to converge (ms, worst change)"))  # fmt: skip
+    for i, metric in enumerate(metrics, start=1):
+        d = summary[summary["metric"] == metric]
+        fig.add_trace(go.Bar(x=d["strategy"], y=d["mean"], showlegend=False,
+                             marker_color=["#1f77b4", "#9467bd", "#8c564b"][: len(d)],
+                             error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
+    fig.update_layout(title="Allocation strategies under churn: join, crash, leave (seed 004)")
+    return fig
+
+
+# -- 3. crash before / after offset persist ------------------------------------------------------
+def crash_pairs(metrics: Any) -> pd.DataFrame:
+    """Duplicates per seed without (a) and with (b) persisting offsets before the crash."""
+    return to_pandas(agg.paired_differences(metrics, "persist_first", False, True, "duplicates"))
+
+
+def crash_comparison(metrics: Any) -> pd.DataFrame:
+    """The paired comparison: persist_first=True minus False on the same seeds."""
+    return to_pandas(agg.paired_comparison(metrics, "persist_first", False, True, "duplicates"))
+
+
+def crash_figure(pairs: pd.DataFrame) -> go.Figure:
+    """Each seed's duplicates without and with persisting first, joined by a line."""
+    fig = go.Figure()
+    for r in pairs.itertuples():
+        fig.add_trace(go.Scatter(x=["kill", "persist, then kill"], y=[r.a, r.b], mode="lines",
+                                 line={"color": "#bbbbbb"}, showlegend=False,
+                                 hovertemplate=f"seed {r.seed}: %{{y}}<extra></extra>"))  # fmt: skip
+    for label, col, persisted in (("kill", "a", False), ("persist, then kill", "b", True)):
+        fig.add_trace(go.Scatter(x=[label] * len(pairs), y=pairs[col], mode="markers",
+                                 name=label, marker={"color": _COLORS[persisted], "size": 9}))  # fmt: skip
+    fig.update_layout(title="Duplicates after a consumer crash, paired by seed (seeds 003/004)",
+                      yaxis_title="duplicate deliveries", xaxis_title="")  # fmt: skip
+    return fig
+
+
+# -- 4. flow-control thresholds ------------------------------------------------------------------
+def flow_summary(metrics: Any) -> pd.DataFrame:
+    """Per pullThresholdForQueue: mean (95 % CI) of episodes, pulls and p99 latency."""
+    names = ["flow_control_episodes", "pulls_issued", "latency_p99_ms"]
+    ci = to_pandas(agg.confidence_intervals(metrics, names, "pull_threshold_for_queue"))
+    return ci[["metric", "pull_threshold_for_queue", "mean", "half_width"]].reset_index(drop=True)
+
+
+def flow_figure(summary: pd.DataFrame) -> go.Figure:
+    """Flow-control episodes, pulls and p99 latency against the threshold (log axis)."""
+    titles = {"flow_control_episodes": "flow-control episodes", "pulls_issued": "pulls issued",
+              "latency_p99_ms": "latency p99 (ms)"}  # fmt: skip
+    fig = make_subplots(rows=1, cols=3, subplot_titles=list(titles.values()))
+    for i, (metric, _) in enumerate(titles.items(), start=1):
+        d = summary[summary["metric"] == metric]
+        fig.add_trace(go.Scatter(x=d["pull_threshold_for_queue"], y=d["mean"], mode="lines+markers",
+                                 showlegend=False,
+                                 error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
+        fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i)
+    fig.update_layout(
+        title="Flow control under a burst: threshold vs episodes and latency (seed 003)"
+    )
+    return fig
+
+
+# -- a fresh sweep ---------------------------------------------------------------------------------
+def batch_scenario(seed: int) -> Scenario:
+    """A 5 s scenario for the design exercise: 2 consumers, 20 msg/s Poisson plus a burst of
+    100 at 1 s, 4 queues."""
+    return Scenario.from_dict({
+        "name": "batch", "seed": seed, "duration_ms": 5_000, "drain_ms": 2_000,
+        "producers": [{"rate_per_s": 20, "arrival": "poisson",
+                       "bursts": [{"at_ms": 1_000, "count": 100}]}],
+        "consumers": [{"count": 2, "consume_time_ms": 5}],
+    })  # fmt: skip
+
+
+def fresh_sweep(seed: int) -> Sweep:
+    """Long vs short polling at 2 msg/s, 2 seeds from ``seed``: 4 short runs."""
+    base = Scenario.from_dict({
+        "name": "fresh", "duration_ms": 5_000, "drain_ms": 1_000,
+        "producers": [{"rate_per_s": 2, "arrival": "poisson"}], "consumers": [{"count": 1}],
+    })  # fmt: skip
+    return Sweep.from_dict({
+        "sweep": "fresh", "scenario": base.to_dict(),
+        "grid": {"long_polling": {"path": "broker.long_polling_enable", "values": [True, False]}},
+        "seeds": {"start": seed, "count": 2}, "events": "none",
+    })  # fmt: skip
+
+
+def run_sweep(sweep: Sweep, spark: Any = None) -> Any:
+    """Run ``sweep`` as Spark tasks (metrics as a Spark DataFrame), or here with pandas."""
+    if spark is None:
+        return run_sequential(sweep, progress=False).metrics
+    from mqlab.experiments.spark import run_sweep_spark
+
+    return run_sweep_spark(sweep, spark).metrics
+
+
+# -- exercises -------------------------------------------------------------------------------------
+def _rate(seed: int) -> int:
+    return (0, 1, 10)[seed % 3]
+
+
+@exercise("09.1", "long_vs_short_polling, at the message rate L.params_09_1(SEED): how many times "
+          "more PULL_MESSAGE requests does short polling send than long polling? Answer the ratio "
+          "of the mean pulls_issued, rounded to 1 decimal.",
+          hint="filter rate_per_s, average pulls_issued per long_polling, divide short by long; "
+               "with nothing to deliver, long polling answers a parked pull every 20 s and short "
+               "polling every 2 s")  # fmt: skip
+def _ex_09_1(seed: int) -> float:
+    s = polling_summary(datasets.load_metrics("long_vs_short_polling"))
+    s = s[s["rate_per_s"] == _rate(seed)].set_index("long_polling")["mean"]
+    return round(float(s[False] / s[True]), 1)
+
+
+def params_09_1(seed: int) -> int:
+    """The message rate exercise 09.1 asks about."""
+    return _rate(seed)
+
+
+@exercise("09.2", "allocation_under_churn: the mean queue_moves of the strategy L.params_09_2(SEED), "
+          "rounded to 2 decimals.",
+          hint="confidence_intervals(metrics, 'queue_moves', 'strategy') has the mean per strategy")  # fmt: skip
+def _ex_09_2(seed: int) -> float:
+    m = datasets.load_metrics("allocation_under_churn")
+    return round(float(m[m["strategy"] == params_09_2(seed)]["queue_moves"].mean()), 2)
+
+
+def params_09_2(seed: int) -> str:
+    """The strategy exercise 09.2 asks about."""
+    return STRATEGIES[seed % 3]
+
+
+@exercise("09.3", "crash_offset_persist: on how many seeds did persisting offsets before the kill "
+          "give strictly fewer duplicates than killing without persisting?",
+          hint="paired_comparison(metrics, 'persist_first', False, True, 'duplicates') counts it "
+               "in b_lower")  # fmt: skip
+def _ex_09_3(seed: int) -> int:
+    return int(crash_comparison(datasets.load_metrics("crash_offset_persist"))["b_lower"].iloc[0])
+
+
+@exercise("09.4", "Design a sweep: on L.batch_scenario(SEED), compare consumers.0.pull_batch_size 1 "
+          "and 32 over seeds SEED, SEED+1, SEED+2 (column 'batch'). Hypothesis: bigger batches need "
+          "fewer pulls. Answer the mean paired difference of pulls_issued (32 minus 1), rounded to 1 "
+          "decimal.",
+          hint="Sweep(L.batch_scenario(SEED), grid=(Param('batch', 'consumers.0.pull_batch_size', "
+               "(1, 32)),), seeds=(SEED, SEED + 1, SEED + 2)); run it; paired_comparison(metrics, "
+               "'batch', 1, 32, 'pulls_issued')")  # fmt: skip
+def _ex_09_4(seed: int) -> float:
+    from mqlab.experiments.sweep import Param
+
+    sweep = Sweep(batch_scenario(seed), grid=(Param("batch", "consumers.0.pull_batch_size", (1, 32)),),
+                  seeds=(seed, seed + 1, seed + 2), events="none")  # fmt: skip
+    metrics = run_sequential(sweep, progress=False).metrics
+    c = agg.paired_comparison(metrics, "batch", 1, 32, "pulls_issued")
+    return round(float(c["mean_diff"].iloc[0]), 1)
