@@ -1,11 +1,11 @@
 """End-to-end simulation benchmark: producer → broker → push consumers.
 
-``python -m mqlab.bench_e2e [--messages N] [--batch B] [--trace]`` builds a Lab with one
-broker, a topic of 8 queues and 4 push consumers in one group, sends N messages (single
-sends, or batches of B), runs until every message was handed to a listener, and prints
-messages/s of wall time for the whole flow (frames encoded and decoded on every hop),
-beside the raw-Python floor of ``mqlab.bench``. Issue 3's targets: ≥ 200k msg/s with
-tracing off (≤ 5× the floor) and ≥ 50k msg/s with full step tracing.
+``python -m mqlab.bench_e2e [--messages N] [--batch B] [--trace] [--repeat R]`` builds a
+Lab with one broker, a topic of 8 queues and 4 push consumers in one group, sends N messages
+(single sends, or batches of B), runs until every message was handed to a listener, and
+prints messages/s of wall time for the whole flow (frames encoded and decoded on every hop),
+beside the raw-Python floor of ``mqlab.bench`` (the best of R runs). Issue 3's targets:
+≥ 200k msg/s with tracing off (≤ 5× the floor) and ≥ 50k msg/s with full step tracing.
 """
 
 from __future__ import annotations
@@ -66,16 +66,24 @@ def main(argv: list[str] | None = None) -> int:
         "--batch", type=int, default=1, help="send batches of this many (1 = single sends)"
     )
     ap.add_argument("--trace", action="store_true", help="full step tracing on")
+    ap.add_argument("--repeat", type=int, default=1, help="run this many times and report the best")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error(f"--repeat must be >= 1, got {args.repeat}")
     from mqlab.bench import _floor
 
     floor = _floor(100_000, bytes(100), b"BenchTopic", b"TAGS\x01TagA\x02CLUSTER\x01DefaultCluster")
-    r = bench_e2e(args.messages, batch=args.batch, trace=args.trace)
+    runs = [
+        bench_e2e(args.messages, batch=args.batch, trace=args.trace) for _ in range(args.repeat)
+    ]
+    r = max(runs, key=lambda run: run["msg_per_s"])
+    if args.repeat > 1:
+        print("runs: " + ", ".join(f"{run['msg_per_s']:,.0f}" for run in runs) + " msg/s")
     print(f"mqlab end-to-end: {r['messages']} messages, batch {args.batch}, trace "
           f"{'on' if args.trace else 'off'}, 8 queues, 4 consumers")  # fmt: skip
     print(f"delivered {r['delivered']} in {r['seconds']:.2f} s: {r['msg_per_s']:,.0f} msg/s "
           f"({r['msg_per_s'] / floor:.3f} x floor {floor:,.0f} msg/s); {r['events']} events")  # fmt: skip
-    return 0 if r["delivered"] >= r["messages"] else 1
+    return 0 if all(run["delivered"] >= run["messages"] for run in runs) else 1
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus
 from mqlab.common.message import Message
 from mqlab.lab.journal import journaled
 from mqlab.trace.events import Kind
@@ -34,14 +35,10 @@ __all__ = ["ClientsMixin", "always_succeed"]
 
 def always_succeed(msgs: list, context: Any) -> Any:
     """The default listener: consume everything successfully."""
-    from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
-
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
 def always_succeed_orderly(msgs: list, context: Any) -> Any:
-    from mqlab.client.consumer.listener import ConsumeOrderlyStatus
-
     return ConsumeOrderlyStatus.SUCCESS
 
 

@@ -12,15 +12,24 @@ with a key that is already pending replaces it, as re-scheduling a Java
 (periodic services, a parked pull's deadline): ``run_until_idle`` stops when only
 daemon timers remain.
 
+NOTE: performance — the heap holds tuples ``(due, priority, seq, timer)``, so ``heapq``
+compares them in C instead of calling a Python ``Timer.__lt__`` ~13 times per push or pop.
+Cancelled timers stay in the heap until popped (lazy deletion); RPC timeouts (3 s sends,
+30 s pulls) are almost always cancelled, so when cancelled entries outnumber live ones the
+heap is rebuilt without them (in bench_e2e's single sends the heap averaged 2 500 entries
+instead of 13 800). Together: arming a frame, arming and cancelling an RPC timeout and
+running one event went from 7.5 to 2.9 µs. ``seq`` is unique, so the order never depends
+on how the heap is laid out: compaction cannot change which timer runs next.
+
 This module owns time and order. It must not know what a timer does.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from heapq import heapify, heappop, heappush
 
 __all__ = ["Timer", "Scheduler", "PendingTimer", "URGENT", "NORMAL"]
 
@@ -61,6 +70,7 @@ class Timer:
         self.cancelled = False
 
     def __lt__(self, other: Timer) -> bool:
+        """Firing order (the scheduler's heap compares ``(due, priority, seq)`` tuples)."""
         return (self.due, self.priority, self.seq) < (other.due, other.priority, other.seq)
 
     @property
@@ -94,12 +104,16 @@ class PendingTimer:
 class Scheduler:
     """Virtual clock + timer heap. ``now`` only moves forward."""
 
+    #: Compact the heap only past this size (a small heap is cheap to skip through).
+    _COMPACT_MIN = 256
+
     def __init__(self) -> None:
         self.now = 0
-        self._heap: list[Timer] = []
+        self._heap: list[tuple[int, int, int, Timer]] = []
         self._seq = itertools.count()
         self._keyed: dict[tuple[str, str, str | None], Timer] = {}
         self._live_foreground = 0
+        self._cancelled_in_heap = 0
 
     # -- arming ----------------------------------------------------------------------------
     def call_at(
@@ -122,14 +136,15 @@ class Scheduler:
         """
         if due < self.now:
             due = self.now
+        seq = next(self._seq)
+        t = Timer(due, priority, seq, node, name, key, callback, period, daemon)
         if keyed:
-            old = self._keyed.get((node, name, key))
+            k = (node, name, key)
+            old = self._keyed.get(k)
             if old is not None:
                 self._cancel(old)
-        t = Timer(due, priority, next(self._seq), node, name, key, callback, period, daemon)
-        heapq.heappush(self._heap, t)
-        if keyed:
-            self._keyed[(node, name, key)] = t
+            self._keyed[k] = t
+        heappush(self._heap, (due, priority, seq, t))
         if not daemon:
             self._live_foreground += 1
         return t
@@ -163,7 +178,8 @@ class Scheduler:
     def cancel_node(self, node: str) -> int:
         """Silence every timer of a node (the node stopped or was killed)."""
         n = 0
-        for t in self._heap:
+        for entry in list(self._heap):  # a snapshot: cancelling may compact the heap
+            t = entry[3]
             if t.node == node and not t.cancelled:
                 self._cancel(t)
                 n += 1
@@ -178,14 +194,26 @@ class Scheduler:
         k = (t.node, t.name, t.key)
         if self._keyed.get(k) is t:
             del self._keyed[k]
+        self._cancelled_in_heap += 1
+        heap = self._heap
+        if self._cancelled_in_heap * 2 > len(heap) and len(heap) > self._COMPACT_MIN:
+            # NOTE: performance — lazy-deletion compaction (see the module note).
+            live = [e for e in heap if not e[3].cancelled]
+            heapify(live)
+            self._heap = live
+            self._cancelled_in_heap = 0
 
     # -- running -----------------------------------------------------------------------------
     def peek(self) -> Timer | None:
         """The next live timer, or None."""
         heap = self._heap
-        while heap and heap[0].cancelled:
-            heapq.heappop(heap)
-        return heap[0] if heap else None
+        while heap:
+            t = heap[0][3]
+            if not t.cancelled:
+                return t
+            heappop(heap)
+            self._cancelled_in_heap -= 1
+        return None
 
     @property
     def has_foreground(self) -> bool:
@@ -193,18 +221,21 @@ class Scheduler:
 
     def pop(self) -> Timer | None:
         """Remove and return the next live timer, advancing ``now`` to its due time."""
-        t = self.peek()
-        if t is None:
-            return None
-        heapq.heappop(self._heap)
-        k = (t.node, t.name, t.key)
-        if self._keyed.get(k) is t:
-            del self._keyed[k]
-        if not t.daemon:
-            self._live_foreground -= 1
-        t.cancelled = True  # consumed
-        self.now = t.due
-        return t
+        heap = self._heap
+        while heap:
+            t = heappop(heap)[3]
+            if t.cancelled:
+                self._cancelled_in_heap -= 1
+                continue
+            k = (t.node, t.name, t.key)
+            if self._keyed.get(k) is t:
+                del self._keyed[k]
+            if not t.daemon:
+                self._live_foreground -= 1
+            t.cancelled = True  # consumed
+            self.now = t.due
+            return t
+        return None
 
     def run_one(self) -> Timer | None:
         """Pop the next timer, run it, re-arm it if periodic. Returns it (None if empty)."""
@@ -222,7 +253,8 @@ class Scheduler:
 
     def pending(self) -> list[PendingTimer]:
         """Live timers in firing order."""
-        live = sorted(t for t in self._heap if not t.cancelled)
+        live = sorted(e for e in self._heap if not e[3].cancelled)
         return [
-            PendingTimer(t.due, t.node, t.name, t.key, t.daemon, t.period is not None) for t in live
+            PendingTimer(t.due, t.node, t.name, t.key, t.daemon, t.period is not None)
+            for t in (e[3] for e in live)
         ]

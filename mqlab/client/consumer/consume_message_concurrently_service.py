@@ -31,10 +31,11 @@ What it must not know: pulling and rebalancing.
 from __future__ import annotations
 
 from collections.abc import Generator
+from functools import partial
 from typing import Any
 
 from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix
-from mqlab.client.consumer.consumer_enums import MessageModel
+from mqlab.client.consumer.consumer_enums import MessageModel, message_model_of
 from mqlab.client.consumer.listener import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
@@ -54,6 +55,7 @@ Gen = Generator[Any, Any, Any]
 C = "ConsumeMessageConcurrentlyService"
 #: Re-submit delay after a failed send-back or a rejected submission (facts §9).
 SUBMIT_LATER_DELAY = 5000
+BROADCASTING = MessageModel.BROADCASTING
 #: ProcessQueue#cleanExpiredMsg sends an expired message back with this delay level.
 EXPIRED_DELAY_LEVEL = 3
 
@@ -109,6 +111,14 @@ class ConsumeMessageConcurrentlyService:
         if tracer.enabled:
             tracer.emit(component, step, kind, group=self.consumer_group, **fields)
 
+    def _tracing(self) -> bool:
+        """Is the trace on? Hot paths ask first, so that tracing off builds no event text.
+
+        NOTE: performance — per consumed message the two events' fields (offset lists, the
+        sentence in ``text``) cost several µs to build, which tracing off threw away.
+        """
+        return self.default_mq_push_consumer_impl.tracer.enabled
+
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         """Schedule ``cleanExpireMsg`` every ``consumeTimeout`` minutes (first after one period).
@@ -146,16 +156,18 @@ class ConsumeMessageConcurrentlyService:
         ``dispatch_to_consume`` only matters for orderly consumption.
         """
         batch = self.default_mq_push_consumer.consume_message_batch_max_size
-        chunks = [list(msgs[i : i + batch]) for i in range(0, len(msgs), batch)] or [[]]
+        chunks = [msgs[i : i + batch] for i in range(0, len(msgs), batch)] or [[]]
         step = "16-22" if len(chunks) == 1 else "23-47"
         pool = self.consume_executor
         for i, chunk in enumerate(chunks):
             request = ConsumeRequest(chunk, process_queue, message_queue)
-            if not pool.submit(lambda worker, r=request: self._run(r, worker)):
+            if not pool.submit(partial(self._run, request)):  # run(worker) on a worker
                 # seed 004 lines 39-44: rejected → this chunk and the rest, 5 s later
                 rest = [m for c in chunks[i:] for m in c]
                 self.submit_consume_request_later(rest, process_queue, message_queue)
                 break
+        if not self._tracing():
+            return
         self._emit(
             C + ".submitConsumeRequest", step, mq=str(message_queue), msgs=len(msgs),
             requests=len(chunks), active=pool.active_count, queued=pool.queue_size,
@@ -185,7 +197,7 @@ class ConsumeMessageConcurrentlyService:
     def _run(self, request: ConsumeRequest, worker: str) -> None:
         spawn(
             self.ctx, self._consume(request, worker), name=f"{C}.ConsumeRequest {worker}",
-            on_done=lambda task: self._done(task, worker),
+            on_done=partial(self._done, worker=worker),
         )  # fmt: skip
 
     def _done(self, task: Any, worker: str) -> None:
@@ -213,9 +225,9 @@ class ConsumeMessageConcurrentlyService:
         # seed 004 line 51: a retried message shows its original topic
         impl.reset_retry_and_namespace(msgs, self.consumer_group)
         # seed 004 lines 53-58: stamp the consume start time (cleanExpiredMsg reads it)
-        begin = self.ctx.now_ms
+        begin = str(self.ctx.now_ms)
         for msg in msgs:
-            msg.put_property(mc.PROPERTY_CONSUME_START_TIMESTAMP, str(begin))
+            msg.properties[mc.PROPERTY_CONSUME_START_TIMESTAMP] = begin
         # seed 004 line 61: the listener; lines 92-99: exception / null → RECONSUME_LATER
         outcome = call_listener(self.message_listener, msgs, context, orderly=False)
         consume_ms = (
@@ -223,16 +235,20 @@ class ConsumeMessageConcurrentlyService:
         )
         status = outcome.status
         impl.record_consumed(msgs, mq, status.value, worker)
-        self._emit(
-            C + ".ConsumeRequest.run", "61", mq=str(mq), worker=worker,
-            offsets=[m.queue_offset for m in msgs],
-            reconsume_times=[m.reconsume_times for m in msgs], status=status.value,
-            return_type=outcome.return_type.value, error=outcome.error, consume_ms=consume_ms,
-            text=f"{worker} consumes {_mq_text(mq)} offsets {[m.queue_offset for m in msgs]} "
-            f"(reconsumeTimes {[m.reconsume_times for m in msgs]}) → {status.value}"
-            + (f" ({outcome.return_type.value}: {outcome.error})" if outcome.error else "")
-            + (f", takes {consume_ms} ms" if consume_ms else ""),
-        )  # fmt: skip
+        if self._tracing():
+            offsets = [m.queue_offset for m in msgs]
+            reconsume_times = [m.reconsume_times for m in msgs]
+            status_name = status.value
+            return_type_name = outcome.return_type.value
+            self._emit(
+                C + ".ConsumeRequest.run", "61", mq=str(mq), worker=worker, offsets=offsets,
+                reconsume_times=reconsume_times, status=status_name,
+                return_type=return_type_name, error=outcome.error, consume_ms=consume_ms,
+                text=f"{worker} consumes {_mq_text(mq)} offsets {offsets} "
+                f"(reconsumeTimes {reconsume_times}) → {status_name}"
+                + (f" ({return_type_name}: {outcome.error})" if outcome.error else "")
+                + (f", takes {consume_ms} ms" if consume_ms else ""),
+            )  # fmt: skip
         if consume_ms > 0:
             yield Sleep(consume_ms)
         return_type = outcome.return_type
@@ -277,7 +293,7 @@ class ConsumeMessageConcurrentlyService:
             ack_index = -1
             impl.stats.consume_failed += len(msgs)
         failed = msgs[ack_index + 1 :]
-        if MessageModel(self.default_mq_push_consumer.message_model) is MessageModel.BROADCASTING:
+        if message_model_of(self.default_mq_push_consumer.message_model) is BROADCASTING:
             # seed 004 lines 36-41: broadcasting drops what failed
             for msg in failed:
                 self._emit(C + ".processConsumeResult", "36-41", Kind.ERROR, mq=str(mq),
@@ -305,11 +321,14 @@ class ConsumeMessageConcurrentlyService:
         offset = pq.remove_message(msgs, self.ctx.now_ms)
         if offset >= 0 and not pq.dropped:
             impl.offset_store.update_offset(mq, offset, True)
+        if not self._tracing():
+            return
+        status_name = status.value
         self._emit(
-            C + ".processConsumeResult", "65-69", mq=str(mq), status=status.value,
+            C + ".processConsumeResult", "65-69", mq=str(mq), status=status_name,
             ack_index=ack_index, removed=[m.queue_offset for m in msgs], commit_offset=offset,
             cached=pq.msg_count,
-            text=f"{status.value} on {_mq_text(mq)}: ackIndex {ack_index}; "
+            text=f"{status_name} on {_mq_text(mq)}: ackIndex {ack_index}; "
             f"{len(msgs)} removed from the process queue, consume offset → {offset}",
         )  # fmt: skip
 

@@ -36,7 +36,7 @@ from collections.abc import Generator
 from typing import Any
 
 from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix
-from mqlab.client.consumer.consumer_enums import MessageModel
+from mqlab.client.consumer.consumer_enums import MessageModel, message_model_of
 from mqlab.client.consumer.listener import (
     ConsumeOrderlyContext,
     ConsumeOrderlyStatus,
@@ -114,12 +114,19 @@ class ConsumeMessageOrderlyService:
         return self.default_mq_push_consumer_impl.ctx
 
     def _clustering(self) -> bool:
-        return MessageModel(self.default_mq_push_consumer.message_model) is MessageModel.CLUSTERING
+        return (
+            message_model_of(self.default_mq_push_consumer.message_model) is MessageModel.CLUSTERING
+        )
 
     def _emit(self, component: str, step: str, kind: str = Kind.STEP, **fields: Any) -> None:
         tracer = self.default_mq_push_consumer_impl.tracer
         if tracer.enabled:
             tracer.emit(component, step, kind, group=self.consumer_group, **fields)
+
+    def _tracing(self) -> bool:
+        """Is the trace on? (NOTE: performance — the per-message events' text is only built
+        when it is, as in ConsumeMessageConcurrentlyService.)"""
+        return self.default_mq_push_consumer_impl.tracer.enabled
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
@@ -294,17 +301,18 @@ class ConsumeMessageOrderlyService:
             consume_ms = consume_time_of(self.message_listener, msgs, dpc.consume_time_ms)
             status: ConsumeOrderlyStatus = outcome.status
             impl.record_consumed(msgs, mq, status.value, worker)
-            self._emit(
-                C + ".ConsumeRequest.run", "consume", mq=str(mq), worker=worker,
-                offsets=[m.queue_offset for m in msgs],
-                reconsume_times=[m.reconsume_times for m in msgs], status=status.value,
-                return_type=outcome.return_type.value, error=outcome.error,
-                consume_ms=consume_ms,
-                text=f"orderly: {worker} consumes {_mq_text(mq)} offsets "
-                f"{[m.queue_offset for m in msgs]} → {status.value}"
-                + (f" ({outcome.error})" if outcome.error else "")
-                + (f", takes {consume_ms} ms" if consume_ms else ""),
-            )  # fmt: skip
+            if self._tracing():
+                self._emit(
+                    C + ".ConsumeRequest.run", "consume", mq=str(mq), worker=worker,
+                    offsets=[m.queue_offset for m in msgs],
+                    reconsume_times=[m.reconsume_times for m in msgs], status=status.value,
+                    return_type=outcome.return_type.value, error=outcome.error,
+                    consume_ms=consume_ms,
+                    text=f"orderly: {worker} consumes {_mq_text(mq)} offsets "
+                    f"{[m.queue_offset for m in msgs]} → {status.value}"
+                    + (f" ({outcome.error})" if outcome.error else "")
+                    + (f", takes {consume_ms} ms" if consume_ms else ""),
+                )  # fmt: skip
             if consume_ms > 0:
                 yield Sleep(consume_ms)
             self.consume_locked.pop(mq, None)  # pq.getConsumeLock().unlock()
@@ -360,6 +368,8 @@ class ConsumeMessageOrderlyService:
             suspended = True
         if commit_offset >= 0 and not pq.dropped:
             impl.offset_store.update_offset(mq, commit_offset, False)
+        if not self._tracing():
+            return continue_consume
         delay = context.suspend_current_queue_time_millis
         if delay == -1:
             delay = self.default_mq_push_consumer.suspend_current_queue_time_millis

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 from mqlab.runtime.context import NodeContext
 
@@ -139,7 +140,7 @@ class ConsumeThreadPool:
 
     def _start(self, worker: str, task: Task) -> None:
         self.busy[worker] = True
-        self.ctx.set_timer(self.start_timer_name, 0, lambda: task(worker), key=worker)
+        self.ctx.set_timer(self.start_timer_name, 0, partial(task, worker), key=worker)
 
     def set_core_pool_size(self, core_pool_size: int) -> None:
         """``ThreadPoolExecutor#setCorePoolSize``: more workers start on queued tasks at once."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from mqlab.client.consumer.consumer_enums import MessageModel, ServiceState
+from mqlab.client.consumer.consumer_enums import MessageModel, ServiceState, message_model_of
 from mqlab.client.consumer.pull_api_wrapper import PullResult, PullStatus
 from mqlab.client.consumer.pull_request import PullRequest
 from mqlab.client.consumer.rebalance_impl import NETWORK_ERRORS
@@ -192,7 +192,7 @@ class PullMessageMixin:
         begin = self.ctx.now_ms
         commit_offset_enable = False
         commit_offset_value = 0
-        if MessageModel(dpc.message_model) is MessageModel.CLUSTERING:
+        if message_model_of(dpc.message_model) is MessageModel.CLUSTERING:
             commit_offset_value = yield from self.offset_store.read_offset(
                 mq, ReadOffsetType.READ_FROM_MEMORY
             )
@@ -206,12 +206,13 @@ class PullMessageMixin:
         )
         # step 2.5 (seed 003): PULL_MESSAGE, suspended up to 15 s at the broker, 30 s timeout
         self.stats.pulls_issued += 1
-        self._emit(
-            PULL, "2.5", mq=str(mq), offset=pr.next_offset, sys_flag=sys_flag,
-            commit_offset=commit_offset_value, max_nums=dpc.pull_batch_size,
-            text=f"pull {_mq_text(mq)} from offset {pr.next_offset} (up to "
-            f"{dpc.pull_batch_size}, sysFlag {sys_flag}, commitOffset {commit_offset_value})",
-        )  # fmt: skip
+        if self.tracer.enabled:  # NOTE: performance — no event text when tracing is off
+            self._emit(
+                PULL, "2.5", mq=str(mq), offset=pr.next_offset, sys_flag=sys_flag,
+                commit_offset=commit_offset_value, max_nums=dpc.pull_batch_size,
+                text=f"pull {_mq_text(mq)} from offset {pr.next_offset} (up to "
+                f"{dpc.pull_batch_size}, sysFlag {sys_flag}, commitOffset {commit_offset_value})",
+            )  # fmt: skip
         try:
             result = yield from self.pull_api_wrapper.pull_kernel_impl(
                 mq, sub_expression, sd.expression_type, sd.sub_version, pr.next_offset,
@@ -257,14 +258,16 @@ class PullMessageMixin:
                 return
             first_msg_offset = msgs[0].queue_offset
             dispatch_to_consume = pq.put_message(msgs)
-            self._emit(
-                PULL, "2.6", mq=str(mq), status=status.name, found=len(msgs),
-                first=first_msg_offset, last=msgs[-1].queue_offset, next_offset=pr.next_offset,
-                cached=pq.msg_count, rt_ms=self.ctx.now_ms - begin,
-                text=f"FOUND {len(msgs)} on {_mq_text(mq)} (offsets {first_msg_offset}.."
-                f"{msgs[-1].queue_offset}); {pq.msg_count} cached; submit to consume, "
-                f"next pull from {pr.next_offset}",
-            )  # fmt: skip
+            if self.tracer.enabled:  # NOTE: performance — no event text when tracing is off
+                self._emit(
+                    PULL, "2.6", mq=str(mq), status=status.name, found=len(msgs),
+                    first=first_msg_offset, last=msgs[-1].queue_offset,
+                    next_offset=pr.next_offset, cached=pq.msg_count,
+                    rt_ms=self.ctx.now_ms - begin,
+                    text=f"FOUND {len(msgs)} on {_mq_text(mq)} (offsets {first_msg_offset}.."
+                    f"{msgs[-1].queue_offset}); {pq.msg_count} cached; submit to consume, "
+                    f"next pull from {pr.next_offset}",
+                )  # fmt: skip
             self.consume_message_service.submit_consume_request(msgs, pq, mq, dispatch_to_consume)
             if dpc.pull_interval > 0:
                 self.execute_pull_request_later(pr, dpc.pull_interval)

@@ -191,10 +191,29 @@ def call_listener(
     if not isinstance(status, expected):
         # A wrong type is a programming error; Java would not compile it. Say so loudly.
         raise TypeError(f"listener returned {status!r}; expected a {expected.__name__} member")
+    # NOTE: performance — one shared (frozen) outcome per status: building one per call
+    # was ~0.6 µs per consumed message. The common answer is found by identity (an enum
+    # member hashes in Python).
+    if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
+        return _CONSUME_SUCCESS_OUTCOME
+    return _STATUS_OUTCOMES[status]
+
+
+def _outcome_of(status: Any) -> ListenerOutcome:
+    """RECONSUME_LATER / SUSPEND_CURRENT_QUEUE_A_MOMENT are FAILED, the rest SUCCESS."""
     if status in (ConsumeConcurrentlyStatus.RECONSUME_LATER,
                   ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT):  # fmt: skip
         return ListenerOutcome(status, ConsumeReturnType.FAILED)
     return ListenerOutcome(status, ConsumeReturnType.SUCCESS)
+
+
+#: The outcome of each status a listener may return (see ``call_listener``).
+_STATUS_OUTCOMES: dict[Any, ListenerOutcome] = {
+    status: _outcome_of(status)
+    for statuses in (ConsumeConcurrentlyStatus, ConsumeOrderlyStatus)
+    for status in statuses
+}
+_CONSUME_SUCCESS_OUTCOME = _STATUS_OUTCOMES[ConsumeConcurrentlyStatus.CONSUME_SUCCESS]
 
 
 def consume_time_of(listener: Any, msgs: Sequence[MessageExt], default: Any = 0) -> int:

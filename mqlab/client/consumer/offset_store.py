@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqlab.client.exception import MQBrokerException, MQClientException
 from mqlab.common.message import MessageQueue
-from mqlab.common.mix_all import MASTER_ID, compare_and_increase_only
+from mqlab.common.mix_all import MASTER_ID
 from mqlab.common.util_all import is_blank
 from mqlab.remoting.fastjson import FrozenKey, dumps, loads
 from mqlab.remoting.headers import (
@@ -100,12 +100,16 @@ class OffsetStore(ABC):
         """
         if mq is None:
             return
-        if mq not in self.offset_table:
-            self.offset_table[mq] = int(offset)
-        elif increase_only:
-            compare_and_increase_only(self.offset_table, mq, int(offset))
-        else:
-            self.offset_table[mq] = int(offset)
+        # NOTE: performance — one look-up instead of two or three (a MessageQueue hashes in
+        # Python, ~0.15 µs a time; the consume path updates once per message). The values
+        # are ints, so a missing key is the only None.
+        table = self.offset_table
+        offset = int(offset)
+        prev = table.get(mq)
+        if prev is None or not increase_only:
+            table[mq] = offset
+        elif offset > prev:  # MixAll#compareAndIncreaseOnly
+            table[mq] = offset
 
     def read_offset_from_memory(self, mq: MessageQueue) -> int:
         """READ_FROM_MEMORY without the generator: the cached offset, −1 if none."""

@@ -228,13 +228,21 @@ class PullAPIWrapper:
             kept = msgs
             if subscription_data.tags_set and not subscription_data.class_filter_mode:
                 tags = set(subscription_data.tags_set)
-                kept = [m for m in msgs if m.tags is not None and m.tags in tags]
+                tags_key = mc.PROPERTY_TAGS
+                kept = [
+                    m for m in msgs if (t := m.properties.get(tags_key)) is not None and t in tags
+                ]
+            # NOTE: performance — the two offsets are formatted once per pull, not per message.
+            min_offset = str(pull_result.min_offset)
+            max_offset = str(pull_result.max_offset)
+            broker_name = mq.broker_name
             for m in kept:
                 # Java also sets transactionId := UNIQ_KEY on TRAN_MSG messages; MessageExt
                 # has no transaction_id field in mqlab (transactions are not modelled).
-                m.put_property(mc.PROPERTY_MIN_OFFSET, str(pull_result.min_offset))
-                m.put_property(mc.PROPERTY_MAX_OFFSET, str(pull_result.max_offset))
-                m.broker_name = mq.broker_name
+                props = m.properties
+                props[mc.PROPERTY_MIN_OFFSET] = min_offset
+                props[mc.PROPERTY_MAX_OFFSET] = max_offset
+                m.broker_name = broker_name
             pull_result.msg_found_list = kept
             tracer = self.instance.tracer
             if tracer.enabled:
