@@ -13,7 +13,7 @@ Sessions (``get_session``):
 
 * default: an embedded ``local[*]`` session: UI off, no console progress, 2 shuffle
   partitions, bound to 127.0.0.1 (``SPARK_LOCAL_IP``), ``PYSPARK_PYTHON`` = this
-  interpreter (ecosystem notes §3);
+  interpreter (ecosystem notes §3), a C1-only JIT and the serial GC (``LOCAL_JAVA_OPTS``);
 * a cluster: ``MQLAB_SPARK_MASTER=spark://host:7077`` (or ``yarn``, ``k8s://…``), or
   ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept;
 * Spark Connect: ``SPARK_REMOTE=sc://host:15002`` (needs ``pyspark[connect]``).
@@ -46,6 +46,7 @@ from mqlab.experiments.task import execute
 
 __all__ = [
     "LOCAL_CONFIG",
+    "LOCAL_JAVA_OPTS",
     "get_session",
     "run_sweep_spark",
     "SparkSweepResult",
@@ -64,6 +65,12 @@ LOCAL_CONFIG = {
     "spark.sql.session.timeZone": "UTC",
     "spark.python.worker.reuse": "true",
 }
+
+#: JVM options of an embedded session: the C1 JIT only and the serial collector. The driver
+#: JVM of a local session is short-lived and only plans tiny jobs (the runs are Python), so
+#: C2 compilation threads and a parallel GC cost start-up CPU that never pays back: about
+#: half of the session start and of the first query on a 2-core machine (issue 4).
+LOCAL_JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def cds_archive_path() -> Path:
@@ -141,10 +148,10 @@ def get_session(master: str | None = None, *, app_name: str = "mqlab",
     java_opts = os.environ.get("MQLAB_SPARK_JAVA_OPTS")
     if java_opts:
         settings["spark.driver.extraJavaOptions"] = java_opts
-    elif master is not None and master.startswith("local") and cds_archive_path().exists():
-        settings["spark.driver.extraJavaOptions"] = (
-            f"{_QUIET_CDS} -XX:SharedArchiveFile={cds_archive_path()}"
-        )
+    elif master is not None and master.startswith("local"):
+        cds = cds_archive_path()
+        share = f"{_QUIET_CDS} -XX:SharedArchiveFile={cds} " if cds.exists() else ""
+        settings["spark.driver.extraJavaOptions"] = share + LOCAL_JAVA_OPTS
     settings.update(config)
     for k, v in settings.items():
         builder = builder.config(k, v)

@@ -55,6 +55,9 @@ __all__ = [
 ]
 
 STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
+#: The lesson's tables have at most a few hundred rows: adaptive execution would only split
+#: each query into more jobs (a stage per shuffle, plus a sampling job per sort).
+_LESSON_CONFIG = {"spark.sql.adaptive.enabled": "false"}
 _MODE = {True: "long polling", False: "short polling"}
 _COLORS = {"long polling": "#1f77b4", "short polling": "#ff7f0e", False: "#d62728",
            True: "#2ca02c"}  # fmt: skip
@@ -92,7 +95,7 @@ def spark_session(app_name: str = "mqlab-lesson09") -> Any:
         return None
     from mqlab.experiments.spark import get_session
 
-    return get_session(app_name=app_name)
+    return get_session(app_name=app_name, config=_LESSON_CONFIG)
 
 
 def load(spark: Any, name: str) -> Any:
@@ -109,7 +112,8 @@ def to_pandas(df: Any) -> pd.DataFrame:
 
 def schema(df: Any) -> pd.DataFrame:
     """Column names and types (Spark: from the plan's schema, so no job runs)."""
-    return pd.DataFrame([(name, str(kind)) for name, kind in df.dtypes], columns=["column", "type"])
+    pairs = df.dtypes if agg.is_spark(df) else df.dtypes.items()
+    return pd.DataFrame([(name, str(kind)) for name, kind in pairs], columns=["column", "type"])
 
 
 def sql(spark: Any, query: str, **views: Any) -> Any:
@@ -258,13 +262,14 @@ def fresh_sweep(seed: int) -> Sweep:
     })  # fmt: skip
 
 
-def run_sweep(sweep: Sweep, spark: Any = None) -> Any:
-    """Run ``sweep`` as Spark tasks (metrics as a Spark DataFrame), or here with pandas."""
+def run_sweep(sweep: Sweep, spark: Any = None, slices: int | None = None) -> Any:
+    """Run ``sweep`` as ``slices`` Spark tasks (metrics as a Spark DataFrame), or here with
+    pandas. ``slices=None``: ``run_sweep_spark``'s default (4 per core, at most one per run)."""
     if spark is None:
         return run_sequential(sweep, progress=False).metrics
     from mqlab.experiments.spark import run_sweep_spark
 
-    return run_sweep_spark(sweep, spark).metrics
+    return run_sweep_spark(sweep, spark, slices=slices).metrics
 
 
 # -- exercises -------------------------------------------------------------------------------------
