@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
-from mqlab.lab.check import EXERCISES
+from nbcells import Cell, Code, Exercise, Md
+from nbcells import build as _build
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "09_comparing_runs_with_spark"
@@ -33,60 +30,12 @@ LEARNER_PATH = ROOT / "notebooks" / f"{NAME}.ipynb"
 SOLUTIONS_PATH = ROOT / "notebooks" / "solutions" / f"{NAME}_solutions.ipynb"
 
 
-@dataclass(frozen=True)
-class Md:
-    text: str
-
-
-@dataclass(frozen=True)
-class Code:
-    src: str
-
-
-@dataclass(frozen=True)
-class Exercise:
-    id: str  # "09.1"; the question is the registered one (mqlab.lab.lessons.lesson09)
-    params: str | None  # a cell showing the learner's numbers (None: no such cell)
-    solution: str  # the worked answer; must assign ``answer``
-
-
-Cell = Md | Code | Exercise
-
-
 def build(cells: list[Cell], *, solutions: bool) -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    out = []
-    for cell in cells:
-        if isinstance(cell, Md):
-            text = cell.text.strip("\n")
-            if solutions and not out:
-                text = text.replace("\n", " — solutions\n", 1)
-            out.append(new_markdown_cell(text))
-        elif isinstance(cell, Code):
-            out.append(new_code_cell(cell.src.strip("\n")))
-        else:
-            note = ("*Worked answer below.*" if solutions else
-                    "*Work it out: replace the `...` with your answer and run the check.*")  # fmt: skip
-            question = EXERCISES[cell.id].question
-            out.append(new_markdown_cell(f"### Exercise {cell.id}\n\n{question}\n\n{note}"))
-            if cell.params:
-                out.append(new_code_cell(cell.params.strip("\n")))
-            check = f'check("{cell.id}", answer, seed=SEED)'
-            if solutions:
-                out.append(new_code_cell(cell.solution.strip("\n")))
-                out.append(new_code_cell(f"assert {check}"))
-            else:
-                out.append(new_code_cell("answer = ...  # your answer"))
-                out.append(new_code_cell(check))
-    for i, c in enumerate(out):
-        c.id = f"l09-{'s' if solutions else 'l'}{i:03d}"
-    nb.cells = out
-    nbformat.validate(nb)
-    return nb
+    return _build(
+        cells, solutions=solutions, prefix="l09",
+        learner_note="*Work it out: replace the `...` with your answer and run the check.*",
+        placeholder="answer = ...  # your answer",
+    )  # fmt: skip
 
 
 # fmt: off

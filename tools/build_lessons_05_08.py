@@ -16,80 +16,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
-from mqlab.lab.check import EXERCISES
+from nbcells import Cell, Code, Exercise, Md, build
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-
-
-@dataclass(frozen=True)
-class Md:
-    text: str
-
-
-@dataclass(frozen=True)
-class Code:
-    src: str
-
-
-@dataclass(frozen=True)
-class Exercise:
-    id: str  # "05.1"; the question is the registered one (mqlab.lab.lessons.lessonNN)
-    params: str | None  # a cell showing the learner's numbers (None: no such cell)
-    solution: str  # the worked answer; must assign ``answer``
-
-
-Cell = Md | Code | Exercise
-
-
-def _strip(s: str) -> str:
-    return s.strip("\n")
-
-
-def build(cells: list[Cell], *, solutions: bool, prefix: str) -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    out = []
-    for cell in cells:
-        if isinstance(cell, Md):
-            text = _strip(cell.text)
-            if solutions and not out:
-                text = text.replace("\n", " — solutions\n", 1)
-            out.append(new_markdown_cell(text))
-        elif isinstance(cell, Code):
-            out.append(new_code_cell(_strip(cell.src)))
-        else:
-            note = (
-                "*Worked answer below.*"
-                if solutions
-                else "*Predict first: replace the `...` with your answer and run the check.*"
-            )
-            question = EXERCISES[cell.id].question
-            out.append(new_markdown_cell(f"### Exercise {cell.id}\n\n{question}\n\n{note}"))
-            if cell.params:
-                out.append(new_code_cell(_strip(cell.params)))
-            check = f'check("{cell.id}", answer, seed=SEED)'
-            if solutions:
-                out.append(new_code_cell(_strip(cell.solution)))
-                out.append(new_code_cell(f"assert {check}"))
-            else:
-                out.append(new_code_cell("answer = ...  # your prediction"))
-                out.append(new_code_cell(check))
-    for i, c in enumerate(out):
-        c.id = f"{prefix}-{'s' if solutions else 'l'}{i:03d}"
-    nb.cells = out
-    nbformat.validate(nb)
-    return nb
 
 
 # ============================================================================================
