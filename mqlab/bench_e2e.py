@@ -6,15 +6,24 @@ Lab with one broker, a topic of 8 queues and 4 push consumers in one group, send
 prints messages/s of wall time for the whole flow (frames encoded and decoded on every hop),
 beside the raw-Python floor of ``mqlab.bench`` (the best of R runs). Issue 3's targets:
 ≥ 200k msg/s with tracing off (≤ 5× the floor) and ≥ 50k msg/s with full step tracing.
+
+It also prints the *codec ceiling*: the per-message work that no design of this package can
+skip, done in one straight loop with mqlab's own codec and nothing else — no scheduler, no
+frames, no processors, no pull loop. Per message: the producer's ``Message`` and its properties
+text, the broker's ``MessageExtBrokerInner`` with the properties parsed (tags code, keys), the
+commit-log entry (``encode_stored_message``), a 20-byte consume-queue unit written and read,
+the consumer's ``decode_stored_message``, a ProcessQueue put/remove and one listener call.
+Its µs per message is a lower bound for the end-to-end figure, and each stage is timed alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import struct
 import sys
 import time
 
-__all__ = ["bench_e2e", "main"]
+__all__ = ["bench_e2e", "codec_ceiling", "codec_stages", "main"]
 
 
 def bench_e2e(
@@ -57,6 +66,83 @@ def bench_e2e(
             "events": events}  # fmt: skip
 
 
+def _pipeline_parts(body_size: int = 100):
+    from mqlab.common.message import Message, MessageExtBrokerInner
+    from mqlab.common.message_decoder import (
+        decode_stored_message,
+        encode_stored_message,
+        message_properties_to_string,
+        string_to_message_properties,
+    )
+
+    return (Message, MessageExtBrokerInner, encode_stored_message, decode_stored_message,
+            message_properties_to_string, string_to_message_properties, bytes(body_size))  # fmt: skip
+
+
+_CQ_UNIT = struct.Struct(">qiq")  # ConsumeQueue unit: commit-log offset, size, tags code
+
+
+def codec_ceiling(n: int = 100_000, *, body_size: int = 100) -> dict:
+    """The per-message work every message needs, in one loop (see the module docstring).
+
+    Returns ``{"messages", "seconds", "msg_per_s", "us_per_msg", "consumed"}``, where
+    ``consumed`` is the list of queue offsets the "listener" saw (0 … n-1, 8 queues' worth of
+    offsets interleaved as ``i // 8``), so a test can check that the loop did the work.
+    """
+    Message, Inner, encode, decode, props_to_str, str_to_props, body = _pipeline_parts(body_size)
+    cq = _CQ_UNIT
+    buf = bytearray()
+    cache: dict[int, object] = {}
+    consumed: list[int] = []
+    listener = consumed.append
+    t0 = time.perf_counter()
+    for i in range(n):
+        msg = Message("BenchTopic", body, tags="TagA")  # producer
+        props = props_to_str(msg.properties)
+        inner = Inner(topic=msg.topic, body=msg.body, flag=msg.flag, queue_id=i & 7)  # broker
+        inner.properties = str_to_props(props)
+        inner.properties_string = props
+        inner.queue_offset = i >> 3
+        inner.commit_log_offset = pos = len(buf)
+        inner.born_timestamp = inner.store_timestamp = i
+        inner.born_host, inner.store_host = "127.0.0.1:50000", "127.0.0.1:10911"
+        buf += encode(inner)  # commit log
+        offset, _size, _tags_code = cq.unpack(cq.pack(pos, len(buf) - pos, 0))  # consume queue
+        ext = decode(buf, offset)  # consumer: pull body → MessageExt
+        cache[ext.queue_offset] = ext  # ProcessQueue#putMessage
+        listener(ext.queue_offset)  # the listener
+        del cache[ext.queue_offset]  # ProcessQueue#removeMessage
+    elapsed = time.perf_counter() - t0
+    return {"messages": n, "seconds": elapsed, "msg_per_s": n / elapsed,
+            "us_per_msg": elapsed / n * 1e6, "consumed": consumed}  # fmt: skip
+
+
+def codec_stages(n: int = 50_000, *, body_size: int = 100) -> dict[str, float]:
+    """µs per call of each stage of :func:`codec_ceiling`, each timed alone (best of 3)."""
+    import timeit
+
+    Message, Inner, encode, decode, props_to_str, str_to_props, body = _pipeline_parts(body_size)
+    msg = Message("BenchTopic", body, tags="TagA")
+    props = props_to_str(msg.properties)
+    inner = Inner(topic=msg.topic, body=body, queue_id=1, properties=str_to_props(props))
+    inner.properties_string = props
+    inner.born_host, inner.store_host = "127.0.0.1:50000", "127.0.0.1:10911"
+    entry = encode(inner)
+    cq = _CQ_UNIT
+    stages = {
+        "Message()": lambda: Message("BenchTopic", body, tags="TagA"),
+        "properties -> text": lambda: props_to_str(msg.properties),
+        "text -> properties": lambda: str_to_props(props),
+        "MessageExtBrokerInner()": lambda: Inner(topic="BenchTopic", body=body, queue_id=1),
+        "encode_stored_message": lambda: encode(inner),
+        "consume queue unit": lambda: cq.unpack(cq.pack(0, 150, 0)),
+        "decode_stored_message": lambda: decode(entry, 0),
+    }
+    return {
+        name: min(timeit.repeat(fn, number=n, repeat=3)) / n * 1e6 for name, fn in stages.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab.bench_e2e", description=__doc__.splitlines()[0]
@@ -67,9 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--trace", action="store_true", help="full step tracing on")
     ap.add_argument("--repeat", type=int, default=1, help="run this many times and report the best")
+    ap.add_argument(
+        "--ceiling", type=int, default=100_000, metavar="N",
+        help="messages for the codec-ceiling loop (0 = skip it)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.ceiling < 0:
+        ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
     from mqlab.bench import _floor
 
     floor = _floor(100_000, bytes(100), b"BenchTopic", b"TAGS\x01TagA\x02CLUSTER\x01DefaultCluster")
@@ -83,7 +175,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{'on' if args.trace else 'off'}, 8 queues, 4 consumers")  # fmt: skip
     print(f"delivered {r['delivered']} in {r['seconds']:.2f} s: {r['msg_per_s']:,.0f} msg/s "
           f"({r['msg_per_s'] / floor:.3f} x floor {floor:,.0f} msg/s); {r['events']} events")  # fmt: skip
-    return 0 if all(run["delivered"] >= run["messages"] for run in runs) else 1
+    ok = all(run["delivered"] >= run["messages"] for run in runs)
+    if not args.ceiling:
+        return 0 if ok else 1
+    ceiling = max((codec_ceiling(args.ceiling) for _ in range(3)), key=lambda c: c["msg_per_s"])
+    print(f"codec ceiling (per-message work only, one loop, no protocol): "
+          f"{ceiling['msg_per_s']:,.0f} msg/s = {ceiling['us_per_msg']:.2f} µs/msg "
+          f"(the 200k target allows 5.00)")  # fmt: skip
+    for name, us in codec_stages(max(args.ceiling // 2, 1)).items():
+        print(f"  {name:<26}{us:>6.2f} µs")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
