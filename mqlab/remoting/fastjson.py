@@ -13,7 +13,10 @@ fastjson is not standard JSON in three ways that matter on the wire:
   characters inside strings (``loads`` also takes trailing commas and Java number
   suffixes such as ``12L``);
 * its writer escapes U+0000–U+001F (``\\b \\t \\n \\f \\r`` short, the rest ``\\u00XX`` with
-  upper-case hex), ``"``, ``\\`` and U+007F–U+009F; other non-ASCII is written as is.
+  upper-case hex), ``"``, ``\\``, U+007F–U+009F and the line/paragraph separators U+2028 and
+  U+2029 (``\\u2028``, ``\\u2029``); other non-ASCII is written as is. (Read from 1.2.76's
+  ``SerializeWriter#writeStringWithDoubleQuote`` and ``IOUtils.specicalFlags_doubleQuotes``;
+  field names go through the same method.)
 
 Parsing choice: an object used as a map key becomes a :class:`FrozenKey`, a hashable
 tuple of ``(name, value)`` pairs sorted by name (nested objects are FrozenKeys, nested
@@ -348,7 +351,7 @@ class _Parser:
 # Writing
 # ---------------------------------------------------------------------------------------
 
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\x7f-\x9f]')
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\x7f-\x9f\u2028\u2029]')
 _SHORT_ESCAPES = {
     '"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
 }  # fmt: skip

@@ -364,6 +364,14 @@ def test_encode_writes_fastjson_escapes() -> None:
     assert '"i":"a\\u0001b\\u001Fc\\u007Fd\u00e9"' in text
 
 
+def test_encode_escapes_the_line_and_paragraph_separators() -> None:
+    """fastjson 1.2.76 writes U+2028 / U+2029 as \\u2028 / \\u2029 in names and values alike."""
+    cmd = RemotingCommand(10, ext_fields={"k\u2028": "v\u2029"}, remark="r\u2028")
+    text = cmd.encode_header().decode()
+    assert '"k\\u2028":"v\\u2029"' in text and '"remark":"r\\u2028"' in text
+    assert RemotingCommand.decode(cmd.encode()).ext_fields == {"k\u2028": "v\u2029"}
+
+
 # -- replies the C++ client can read (cpp doc §1 "Response header rules") -----------------------
 
 

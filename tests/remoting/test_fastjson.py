@@ -173,11 +173,13 @@ def test_loads_json_body_bad(body: bytes | None) -> None:
         ("\b\t\n\f\r", '"\\b\\t\\n\\f\\r"'),
         ('"\\', '"\\"\\\\"'),
         ("/", '"/"'),
-        ("中文\u00e9\u2028", '"中文\u00e9\u2028"'),
+        ("中文\u00e9\u00a0", '"中文\u00e9\u00a0"'),
+        ("a\u2028b\u2029", '"a\\u2028b\\u2029"'),  # SerializeWriter escapes both separators
     ],
 )
 def test_dumps_string_escapes(s: str, expected: str) -> None:
-    """Control chars and U+007F..U+009F as \\u00XX upper-case, short escapes for \\b\\t\\n\\f\\r, other text as is."""
+    """Control chars and U+007F..U+009F as \\u00XX upper-case, U+2028/U+2029 as \\u2028/\\u2029,
+    short escapes for \\b\\t\\n\\f\\r, other text as is (fastjson 1.2.76 SerializeWriter)."""
     assert dumps(s) == expected
     assert loads(dumps(s)) == s
 
