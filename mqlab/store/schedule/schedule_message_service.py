@@ -34,6 +34,7 @@ Two 4.9.3 details, kept on purpose and documented:
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from mqlab.common import message_const as mc
@@ -53,6 +54,21 @@ __all__ = ["ScheduleMessageService"]
 _TIME_UNIT_TABLE = {"s": 1000, "m": 1000 * 60, "h": 1000 * 60 * 60, "d": 1000 * 60 * 60 * 24}
 
 C_TASK = "ScheduleMessageService.DeliverDelayedMessageTimerTask"
+
+#: ``Long.parseLong``: an optional sign, then decimal digits (Unicode Nd, as Java's).
+_LONG = re.compile(r"[+-]?\d+")
+
+
+def _parse_long(text: str) -> int:
+    """Mirrors ``Long.parseLong``: ValueError unless a signed decimal within 64 bits."""
+    if not _LONG.fullmatch(text) or not -(1 << 63) <= int(text) < 1 << 63:
+        raise ValueError(f"For input string: {text!r}")
+    return int(text)
+
+
+def _to_long(n: int) -> int:
+    """``n`` as a Java ``long`` (two's complement wrap of ``tu * num``)."""
+    return (n + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _loads_offset_table(text: str) -> dict[int, int]:
@@ -131,19 +147,30 @@ class ScheduleMessageService:
         """Build the level table from ``message_delay_level`` ("1s 5s 10s …", units
         s/m/h/d). Mirrors ``ScheduleMessageService#parseDelayLevel``.
 
+        Java's ``String.split(" ")`` drops trailing empty strings only, so trailing
+        spaces are fine but a leading or doubled space leaves an empty entry, which
+        fails (``substring(-1)``). An entry with an unknown unit or a bad number still
+        counts in ``max_delay_level`` (Java raises ``maxDelayLevel`` before it fails).
+
         Returns:
-            False (and a partial table) if an entry has an unknown unit or no number.
+            False (and the table of the entries before it) if an entry is empty, has
+            an unknown unit or its number is not a Java long.
         """
         level_string = self.store.message_store_config.message_delay_level
+        values = level_string.split(" ")
+        if len(values) > 1:  # String.split(" ") without a match returns [the string]
+            while values and not values[-1]:
+                values.pop()
         table: dict[int, int] = {}
         max_level = 0
         try:
-            for i, value in enumerate(level_string.split(" ")):
-                tu = _TIME_UNIT_TABLE[value[-1]]
+            for i, value in enumerate(values):
+                tu = _TIME_UNIT_TABLE.get(value[-1])  # "" → IndexError (Java: substring)
                 level = i + 1
                 max_level = max(max_level, level)
-                table[level] = tu * int(value[:-1])
-        except (KeyError, IndexError, ValueError):
+                # an unknown unit → None * n → TypeError (Java: NullPointerException)
+                table[level] = _to_long(tu * _parse_long(value[:-1]))
+        except (IndexError, TypeError, ValueError):
             self.delay_level_table = table
             self.max_delay_level = max_level
             return False
