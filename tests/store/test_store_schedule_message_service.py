@@ -204,6 +204,48 @@ def test_correct_delay_offset_clamps_into_the_queue_range(new_store, tmp_path):
     assert again.schedule_message_service.offset_table == {1: 0, 3: 0}
 
 
+def test_start_reloads_the_file_over_the_corrected_offsets(new_store, tmp_path):
+    """ScheduleMessageService.java:130: start() runs ConfigManager#load again, so the
+    chain starts at the file's 99, the first run (1000 ms) moves it to the empty queue's
+    max 0, and the table / next persist keep 99 until the level delivers."""
+    new_store().shutdown()
+    path = tmp_path / "store" / "config" / "delayOffset.json"
+    path.parent.mkdir()
+    path.write_text('{"offsetTable":{1:99,3:0}}')
+    sms = new_store(message_delay_level="1s 5s 10s").schedule_message_service
+    assert sms.offset_table == {1: 0, 3: 0}  # load(): correctDelayOffset
+    assert sms.start(0) == [(1, 1000), (2, 1000), (3, 1000)]
+    assert sms.offset_table == {1: 99, 3: 0}
+    assert sms.task_offset_table == {1: 99, 2: 0, 3: 0}
+    assert sms.execute_on_time_up(1, 1000) == 100
+    assert (sms.offset_table[1], sms.task_offset_table[1]) == (99, 0)
+    sms.persist()
+    assert loads(path.read_text()) == {"offsetTable": {1: 99, 3: 0}}
+
+
+def test_a_stored_offset_past_the_end_skips_what_arrives_before_the_first_run(new_store, tmp_path):
+    """4.9.3's first delivery round after a restart with delayOffset {1:3} over an empty
+    queue: a message parked at offset 0 before the first run is skipped (the chain jumps
+    from 3 to the max, 1), and the level never delivers it."""
+    new_store().shutdown()
+    path = tmp_path / "store" / "config" / "delayOffset.json"
+    path.parent.mkdir()
+    path.write_text('{"offsetTable":{1:3}}')
+    store = new_store(message_delay_level="1s")
+    sms = store.schedule_message_service
+    sms.start(0)
+    store.put_message(make_msg(properties={"DELAY": "1"}), 500)
+    store.do_reput()
+    assert sms.execute_on_time_up(1, 1000) == 100
+    assert sms.task_offset_table[1] == 1
+    assert sms.execute_on_time_up(1, 5000) == 100
+    store.do_reput()
+    assert store.get_message("g", "TopicTest", 0, 0, 32, None).status is (
+        GetMessageStatus.NO_MESSAGE_IN_QUEUE
+    )
+    assert sms.offset_table == {1: 3}
+
+
 def test_execute_before_start_or_for_unknown_level(new_store):
     """A task of a stopped service does nothing (None: no reschedule); an unknown level is
     API misuse."""

@@ -18,15 +18,21 @@ delays, and the owner calls ``execute_on_time_up(level, now_ms)`` when a level's
 fires and re-arms it with the delay that call returns (100 ms after a pass or when
 nothing is due; 10 000 ms after an unexpected error; None once the service is shut
 down, when RocketMQ's task stops rescheduling itself). ``persist()`` is for the owner's
-``flush_delay_offset_interval`` (10 s) timer.
+timer: first 10 000 ms after start, then every ``flush_delay_offset_interval`` (10 s).
 
-Two 4.9.3 details, kept on purpose and documented:
+Three 4.9.3 details, kept on purpose and documented:
 
 * ``messageTimeup`` computes the delivered message's stored properties string *before*
   it clears ``DELAY`` (and sets ``WAIT=false``) in the property map, so the re-stored
   message still carries ``DELAY``, ``REAL_TOPIC`` and ``REAL_QID`` (facts §10.9,
   inferred from statement order). Because the map no longer has ``DELAY``, the store
   does not park it again.
+* ``start()`` re-reads ``delayOffset.json`` (4.9.3's ``start()`` calls ``super.load()``
+  again), which undoes ``correctDelayOffset``: each chain starts at the file's offset,
+  and one outside the queue's range is only moved to the queue's min or max by the
+  chain's first run (1000 ms later; it delivers nothing). ``offset_table`` and the next
+  persist keep the file's value until the level delivers. A stored offset beyond the
+  end can so skip messages parked before that first run, as in 4.9.3.
 * 4.9.3 persists "task start offset + 1" after a delivery (a quirk that can re-deliver
   after a restart); mqlab persists "delivered unit's offset + 1", as facts §10.9 asks.
 """
@@ -252,9 +258,12 @@ class ScheduleMessageService:
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, now_ms: int) -> list[tuple[int, int]]:
-        """Begin one timer chain per level at its stored offset (0 if none).
+        """Re-read ``delayOffset.json``, then begin one timer chain per level at its
+        stored offset (0 if none).
 
-        Mirrors ``ScheduleMessageService#start``; facts §10.9.
+        Mirrors ``ScheduleMessageService#start``; facts §10.9. The first persist is the
+        owner's: RocketMQ runs it 10 000 ms after start, then every
+        ``flush_delay_offset_interval``.
 
         Returns:
             ``(level, FIRST_DELAY_TIME = 1000)`` for every level, in level order; [] if
@@ -263,6 +272,9 @@ class ScheduleMessageService:
         if self.started:
             return []
         self.started = True
+        # ScheduleMessageService.java:130 runs ConfigManager#load again: the file's
+        # offsets overwrite the ones correctDelayOffset clamped in load() (module essay).
+        self._load_config()
         timers = []
         for level in sorted(self.delay_level_table):
             self.task_offset_table[level] = self.offset_table.get(level, 0)
