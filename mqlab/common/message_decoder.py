@@ -24,7 +24,13 @@ compressed form). The sys-flag bits 0x10 / 0x20 always follow the host type.
 
 Malformed entries raise :class:`MessageDecodeError` (a ``ValueError``); Java returns
 ``null`` / a failed ``DispatchRequest`` instead, which the callers here turn into the
-same outcomes (``decodes`` stops at the first failure, exactly like Java's loop).
+same outcomes. mqlab's decoder is stricter than Java's on purpose: it always applies
+``checkMessageAndReturnSize``'s magic and TOTALSIZE checks, whereas
+``MessageDecoder#decode`` (what a client runs on a pull body) skips the magic unread,
+never compares TOTALSIZE with what it read, and fails only when a read throws (the
+buffer runs out, a negative topic length, a body that will not inflate). So
+:func:`decodes` stops, keeping the entries before it, at garbage that Java would still
+turn into messages.
 """
 
 from __future__ import annotations
@@ -526,7 +532,9 @@ def decodes(body: bytes | bytearray | memoryview, *, inflate: bool = True) -> li
 
     Mirrors ``MessageDecoder#decodes`` → ``clientDecode`` (common/message, RocketMQ
     4.9.3); facts §4.6: bodies are inflated when COMPRESSED, and decoding stops
-    (silently) at the first entry that fails, keeping the ones before it.
+    (silently) at the first entry that fails, keeping the ones before it. "Fails" is
+    stricter than Java's (module essay): a wrong magic or TOTALSIZE stops here too,
+    where Java's decode reads on.
     """
     result: list[MessageExt] = []
     pos = 0

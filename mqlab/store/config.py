@@ -9,7 +9,9 @@ must not know: anything about the files themselves; ``DefaultMessageStore`` read
 Teaching defaults that differ from RocketMQ (each field's comment says so):
 
 * ``store_path_root_dir`` is ``None``: the owner (the Lab, a test) passes a directory,
-  usually a temp dir, instead of ``~/store``.
+  usually a temp dir, instead of ``~/store``. ``store_path_commit_log`` left ``None``
+  then means ``<root>/commitlog``; RocketMQ's default is a fixed ``~/store/commitlog``
+  that does not follow ``storePathRootDir``.
 * ``mapped_file_size_commit_log`` is 16 MiB instead of 1 GiB, so a lesson can watch a
   file roll over; it may be set down to a few KiB.
 * ``total_physical_memory_size`` is an mqlab knob: ``None`` (default) treats every
@@ -65,7 +67,9 @@ class MessageStoreConfig:
     # -- paths ------------------------------------------------------------------------
     #: mqlab: None → the owner passes a directory (RocketMQ: ``~/store``).
     store_path_root_dir: str | None = None
-    #: None → ``<root>/commitlog`` (RocketMQ's default derivation).
+    #: mqlab: None → ``<root>/commitlog``, read when the store opens. RocketMQ's default
+    #: is a fixed ``~/store/commitlog`` (a field initializer that does not follow
+    #: ``storePathRootDir``), and ``getStorePathCommitLog()`` returns the field as is.
     store_path_commit_log: str | None = None
 
     # -- file sizes -------------------------------------------------------------------
@@ -102,8 +106,8 @@ class MessageStoreConfig:
     flush_consume_queue_thorough_interval: int = 1000 * 60
     commit_interval_commit_log: int = 200
     commit_commit_log_least_pages: int = 4
-    flush_commit_log_timed: bool = False
-    use_reentrant_lock_when_put_message: bool = False
+    flush_commit_log_timed: bool = True
+    use_reentrant_lock_when_put_message: bool = True
     os_page_cache_busy_time_out_mills: int = 1000
     transient_store_pool_enable: bool = False
     transient_store_pool_size: int = 5
@@ -126,7 +130,7 @@ class MessageStoreConfig:
     clean_resource_interval: int = 10000
     delete_commit_log_files_interval: int = 100
     delete_consume_queue_files_interval: int = 100
-    destroy_mapped_file_interval_forcibly: int = 1000 * 120
+    destroy_maped_file_interval_forcibly: int = 1000 * 120  # (sic) destroyMapedFile...
     clean_file_forcibly_enable: bool = True
 
     # -- index and queries (not implemented by mqlab; kept for completeness) ---------
@@ -171,7 +175,10 @@ class MessageStoreConfig:
         return units * _CQ_STORE_UNIT_SIZE
 
     def get_store_path_commit_log(self) -> str:
-        """``store_path_commit_log`` or ``<root>/commitlog``.
+        """``store_path_commit_log`` or, mqlab's default, ``<root>/commitlog``.
+
+        Mirrors ``MessageStoreConfig#getStorePathCommitLog``, which returns the field;
+        RocketMQ's field defaults to ``~/store/commitlog`` whatever ``storePathRootDir``.
 
         Raises:
             ValueError: neither the commit-log path nor ``store_path_root_dir`` is set.

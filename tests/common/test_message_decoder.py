@@ -318,7 +318,9 @@ def test_corrupt_compressed_body_raises_on_inflate():
 
 
 def test_decodes_concatenated_and_stops_at_first_failure():
-    """A pull body is entries end to end; decoding stops at the first bad one (facts §4.6)."""
+    """A pull body is entries end to end; decoding stops at the first bad one (facts §4.6).
+    mqlab-stricter (module essay): a wrong magic or TOTALSIZE stops it too, where Java's
+    MessageDecoder#decode reads on."""
     entries = [
         encode_stored_message(_inner(queue_offset=i, commit_log_offset=1000 + 200 * i))
         for i in range(3)
@@ -332,6 +334,9 @@ def test_decodes_concatenated_and_stops_at_first_failure():
     assert [m.queue_offset for m in decodes(good + b"\x00\x00\x00\x10garbage!")] == [0, 1, 2]
     broken = bytearray(good)
     broken[len(entries[0]) + 4] = 0  # second entry's magic
+    assert [m.queue_offset for m in decodes(bytes(broken))] == [0]
+    broken = bytearray(good)
+    broken[len(entries[0]) + 3] ^= 1  # second entry's TOTALSIZE off by one
     assert [m.queue_offset for m in decodes(bytes(broken))] == [0]
     assert decodes(b"") == []
 

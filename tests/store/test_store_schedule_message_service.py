@@ -6,11 +6,16 @@ Facts §10.8, §10.9, §7.4 (delayOffset.json), §11 (ScheduleMessageServiceTest
 from __future__ import annotations
 
 import pytest
-from store_helpers import RecordingTracer, make_msg
+from store_helpers import STORE_HOST, RecordingTracer, make_msg
 
 from mqlab.common.message_decoder import decodes
 from mqlab.remoting.fastjson import loads
-from mqlab.store import GetMessageStatus, PutMessageStatus
+from mqlab.store import (
+    DefaultMessageStore,
+    GetMessageStatus,
+    MessageStoreConfig,
+    PutMessageStatus,
+)
 
 SCHEDULE = "SCHEDULE_TOPIC_XXXX"
 
@@ -31,6 +36,40 @@ def test_parse_delay_level_units_and_errors(new_store):
     assert sms.delay_level_table == {1: 2000, 2: 86_400_000}
     store.message_store_config.message_delay_level = "1s 5x"
     assert sms.parse_delay_level() is False
+
+
+def test_parse_delay_level_splits_like_java_string_split(new_store):
+    """String.split(" ") drops trailing empty strings only: "1s 5s 10s " loads 3 levels,
+    a doubled or leading space leaves an empty entry that fails (Java: substring(-1)),
+    and " " alone is no level at all (checked against 4.9.3's parseDelayLevel on a JVM)."""
+    store = new_store(message_delay_level="1s 5s 10s  ")
+    sms = store.schedule_message_service
+    assert (sms.max_delay_level, sms.delay_level_table) == (3, {1: 1000, 2: 5000, 3: 10_000})
+    cfg = store.message_store_config
+    for level_string, ok, max_level, table in [
+        ("1s  5s", False, 1, {1: 1000}),
+        (" 1s", False, 0, {}),
+        ("", False, 0, {}),
+        (" ", True, 0, {}),
+        ("1s 5x 2s", False, 2, {1: 1000}),  # the unit is looked up before maxDelayLevel
+        ("1s 1_0s", False, 2, {1: 1000}),  # Long.parseLong: no "_" ...
+        ("1s \t5s", False, 2, {1: 1000}),  # ... no whitespace
+        ("1s 99999999999999999999s", False, 2, {1: 1000}),  # ... within 64 bits
+        ("1s +5s -5s", True, 3, {1: 1000, 2: 5000, 3: -5000}),
+        ("1s 9223372036854775807d", True, 2, {1: 1000, 2: -86_400_000}),  # long wraps
+    ]:
+        cfg.message_delay_level = level_string
+        assert sms.parse_delay_level() is ok, level_string
+        assert (sms.max_delay_level, sms.delay_level_table) == (max_level, table), level_string
+
+
+def test_a_bad_delay_level_string_fails_the_store_load(tmp_path):
+    """parseDelayLevel false → ScheduleMessageService#load false → the store does not
+    load (DefaultMessageStore#load)."""
+    cfg = MessageStoreConfig(store_path_root_dir=str(tmp_path), message_delay_level="1s  5s")
+    store = DefaultMessageStore(cfg, store_host=STORE_HOST)
+    assert store.load() is False
+    assert store.is_shutdown
 
 
 def test_level_queue_mapping_and_deliver_timestamp(new_store):
@@ -163,6 +202,48 @@ def test_correct_delay_offset_clamps_into_the_queue_range(new_store, tmp_path):
     path.write_text('{"offsetTable":{1:99,3:0}}')
     again = new_store()
     assert again.schedule_message_service.offset_table == {1: 0, 3: 0}
+
+
+def test_start_reloads_the_file_over_the_corrected_offsets(new_store, tmp_path):
+    """ScheduleMessageService.java:130: start() runs ConfigManager#load again, so the
+    chain starts at the file's 99, the first run (1000 ms) moves it to the empty queue's
+    max 0, and the table / next persist keep 99 until the level delivers."""
+    new_store().shutdown()
+    path = tmp_path / "store" / "config" / "delayOffset.json"
+    path.parent.mkdir()
+    path.write_text('{"offsetTable":{1:99,3:0}}')
+    sms = new_store(message_delay_level="1s 5s 10s").schedule_message_service
+    assert sms.offset_table == {1: 0, 3: 0}  # load(): correctDelayOffset
+    assert sms.start(0) == [(1, 1000), (2, 1000), (3, 1000)]
+    assert sms.offset_table == {1: 99, 3: 0}
+    assert sms.task_offset_table == {1: 99, 2: 0, 3: 0}
+    assert sms.execute_on_time_up(1, 1000) == 100
+    assert (sms.offset_table[1], sms.task_offset_table[1]) == (99, 0)
+    sms.persist()
+    assert loads(path.read_text()) == {"offsetTable": {1: 99, 3: 0}}
+
+
+def test_a_stored_offset_past_the_end_skips_what_arrives_before_the_first_run(new_store, tmp_path):
+    """4.9.3's first delivery round after a restart with delayOffset {1:3} over an empty
+    queue: a message parked at offset 0 before the first run is skipped (the chain jumps
+    from 3 to the max, 1), and the level never delivers it."""
+    new_store().shutdown()
+    path = tmp_path / "store" / "config" / "delayOffset.json"
+    path.parent.mkdir()
+    path.write_text('{"offsetTable":{1:3}}')
+    store = new_store(message_delay_level="1s")
+    sms = store.schedule_message_service
+    sms.start(0)
+    store.put_message(make_msg(properties={"DELAY": "1"}), 500)
+    store.do_reput()
+    assert sms.execute_on_time_up(1, 1000) == 100
+    assert sms.task_offset_table[1] == 1
+    assert sms.execute_on_time_up(1, 5000) == 100
+    store.do_reput()
+    assert store.get_message("g", "TopicTest", 0, 0, 32, None).status is (
+        GetMessageStatus.NO_MESSAGE_IN_QUEUE
+    )
+    assert sms.offset_table == {1: 3}
 
 
 def test_execute_before_start_or_for_unknown_level(new_store):

@@ -18,15 +18,21 @@ delays, and the owner calls ``execute_on_time_up(level, now_ms)`` when a level's
 fires and re-arms it with the delay that call returns (100 ms after a pass or when
 nothing is due; 10 000 ms after an unexpected error; None once the service is shut
 down, when RocketMQ's task stops rescheduling itself). ``persist()`` is for the owner's
-``flush_delay_offset_interval`` (10 s) timer.
+timer: first 10 000 ms after start, then every ``flush_delay_offset_interval`` (10 s).
 
-Two 4.9.3 details, kept on purpose and documented:
+Three 4.9.3 details, kept on purpose and documented:
 
 * ``messageTimeup`` computes the delivered message's stored properties string *before*
   it clears ``DELAY`` (and sets ``WAIT=false``) in the property map, so the re-stored
   message still carries ``DELAY``, ``REAL_TOPIC`` and ``REAL_QID`` (facts §10.9,
   inferred from statement order). Because the map no longer has ``DELAY``, the store
   does not park it again.
+* ``start()`` re-reads ``delayOffset.json`` (4.9.3's ``start()`` calls ``super.load()``
+  again), which undoes ``correctDelayOffset``: each chain starts at the file's offset,
+  and one outside the queue's range is only moved to the queue's min or max by the
+  chain's first run (1000 ms later; it delivers nothing). ``offset_table`` and the next
+  persist keep the file's value until the level delivers. A stored offset beyond the
+  end can so skip messages parked before that first run, as in 4.9.3.
 * 4.9.3 persists "task start offset + 1" after a delivery (a quirk that can re-deliver
   after a restart); mqlab persists "delivered unit's offset + 1", as facts §10.9 asks.
 """
@@ -34,6 +40,7 @@ Two 4.9.3 details, kept on purpose and documented:
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from mqlab.common import message_const as mc
@@ -53,6 +60,21 @@ __all__ = ["ScheduleMessageService"]
 _TIME_UNIT_TABLE = {"s": 1000, "m": 1000 * 60, "h": 1000 * 60 * 60, "d": 1000 * 60 * 60 * 24}
 
 C_TASK = "ScheduleMessageService.DeliverDelayedMessageTimerTask"
+
+#: ``Long.parseLong``: an optional sign, then decimal digits (Unicode Nd, as Java's).
+_LONG = re.compile(r"[+-]?\d+")
+
+
+def _parse_long(text: str) -> int:
+    """Mirrors ``Long.parseLong``: ValueError unless a signed decimal within 64 bits."""
+    if not _LONG.fullmatch(text) or not -(1 << 63) <= int(text) < 1 << 63:
+        raise ValueError(f"For input string: {text!r}")
+    return int(text)
+
+
+def _to_long(n: int) -> int:
+    """``n`` as a Java ``long`` (two's complement wrap of ``tu * num``)."""
+    return (n + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _loads_offset_table(text: str) -> dict[int, int]:
@@ -131,19 +153,30 @@ class ScheduleMessageService:
         """Build the level table from ``message_delay_level`` ("1s 5s 10s …", units
         s/m/h/d). Mirrors ``ScheduleMessageService#parseDelayLevel``.
 
+        Java's ``String.split(" ")`` drops trailing empty strings only, so trailing
+        spaces are fine but a leading or doubled space leaves an empty entry, which
+        fails (``substring(-1)``). An entry with an unknown unit or a bad number still
+        counts in ``max_delay_level`` (Java raises ``maxDelayLevel`` before it fails).
+
         Returns:
-            False (and a partial table) if an entry has an unknown unit or no number.
+            False (and the table of the entries before it) if an entry is empty, has
+            an unknown unit or its number is not a Java long.
         """
         level_string = self.store.message_store_config.message_delay_level
+        values = level_string.split(" ")
+        if len(values) > 1:  # String.split(" ") without a match returns [the string]
+            while values and not values[-1]:
+                values.pop()
         table: dict[int, int] = {}
         max_level = 0
         try:
-            for i, value in enumerate(level_string.split(" ")):
-                tu = _TIME_UNIT_TABLE[value[-1]]
+            for i, value in enumerate(values):
+                tu = _TIME_UNIT_TABLE.get(value[-1])  # "" → IndexError (Java: substring)
                 level = i + 1
                 max_level = max(max_level, level)
-                table[level] = tu * int(value[:-1])
-        except (KeyError, IndexError, ValueError):
+                # an unknown unit → None * n → TypeError (Java: NullPointerException)
+                table[level] = _to_long(tu * _parse_long(value[:-1]))
+        except (IndexError, TypeError, ValueError):
             self.delay_level_table = table
             self.max_delay_level = max_level
             return False
@@ -225,9 +258,12 @@ class ScheduleMessageService:
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, now_ms: int) -> list[tuple[int, int]]:
-        """Begin one timer chain per level at its stored offset (0 if none).
+        """Re-read ``delayOffset.json``, then begin one timer chain per level at its
+        stored offset (0 if none).
 
-        Mirrors ``ScheduleMessageService#start``; facts §10.9.
+        Mirrors ``ScheduleMessageService#start``; facts §10.9. The first persist is the
+        owner's: RocketMQ runs it 10 000 ms after start, then every
+        ``flush_delay_offset_interval``.
 
         Returns:
             ``(level, FIRST_DELAY_TIME = 1000)`` for every level, in level order; [] if
@@ -236,6 +272,9 @@ class ScheduleMessageService:
         if self.started:
             return []
         self.started = True
+        # ScheduleMessageService.java:130 runs ConfigManager#load again: the file's
+        # offsets overwrite the ones correctDelayOffset clamped in load() (module essay).
+        self._load_config()
         timers = []
         for level in sorted(self.delay_level_table):
             self.task_offset_table[level] = self.offset_table.get(level, 0)
