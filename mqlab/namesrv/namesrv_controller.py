@@ -83,11 +83,16 @@ V3_0_11 = 37
 APPLY_TOPIC_URL = "http://rocketmq.apache.org/docs/faq/"
 
 
+def _s(value: str | None) -> str:
+    """Java's string concatenation of a possibly-null String: ``null`` prints as "null"."""
+    return "null" if value is None else value
+
+
 def topic_not_exist_remark(topic: str | None) -> str:
     """The GET_ROUTEINFO_BY_TOPIC miss remark, ``FAQUrl.suggestTodo`` suffix included."""
     return (
         "No topic route info in name server for the topic: "
-        + ("null" if topic is None else topic)
+        + _s(topic)
         + suggest_todo(APPLY_TOPIC_URL)
     )
 
@@ -304,7 +309,8 @@ class NamesrvController(Node):
             ext = GetKVConfigResponseHeader(value=value).to_ext_fields()
             return _response(ResponseCode.SUCCESS, ext_fields=ext)
         return _response(
-            ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {h.namespace} Key: {h.key}"
+            ResponseCode.QUERY_NOT_FOUND,
+            f"No config item, Namespace: {_s(h.namespace)} Key: {_s(h.key)}",
         )
 
     def delete_kv_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
@@ -321,7 +327,9 @@ class NamesrvController(Node):
         body = self.kv_config_manager.get_kv_list_by_namespace(namespace)  # type: ignore[arg-type]
         if body is not None:
             return _response(ResponseCode.SUCCESS, body=body)
-        return _response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace}")
+        return _response(
+            ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {_s(namespace)}"
+        )
 
     # -- broker registration (103, 104, 322) ----------------------------------------------
     def register_broker(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:

@@ -349,6 +349,18 @@ def test_kv_list_by_namespace():
     assert (hit.code, hit.body) == (0, b'{"table":{"key":"value"}}')
 
 
+def test_kv_remarks_print_null_for_missing_header_fields():
+    """DefaultRequestProcessor#getKVConfig / #getKVListByNamespace (~183, ~466): Java concatenates
+    a null String as "null" (the @CFNotNull failure is only logged by decodeCommandCustomHeader)."""
+    d, _, _, client = setup()
+    kv = ask(d, client, RequestCode.GET_KV_CONFIG, {})
+    assert (kv.code, kv.remark) == (22, "No config item, Namespace: null Key: null")
+    kv = ask(d, client, RequestCode.GET_KV_CONFIG, {"key": "k"})
+    assert (kv.code, kv.remark) == (22, "No config item, Namespace: null Key: k")
+    kvlist = ask(d, client, RequestCode.GET_KVLIST_BY_NAMESPACE, {})
+    assert (kvlist.code, kvlist.remark) == (22, "No config item, Namespace: null")
+
+
 def test_order_topic_config_in_register_reply_and_route():
     """ORDER_TOPIC_CONFIG: KVTable in the register reply; orderTopicConf when enabled."""
     d, _, broker, client = setup(NamesrvConfig(order_message_enable=True))
