@@ -3,7 +3,7 @@
 Mirrors ``NamesrvController`` (namesrv), ``DefaultRequestProcessor`` (namesrv/processor)
 and ``BrokerHousekeepingService`` (namesrv/routeinfo), RocketMQ 4.9.3, with
 ``NamesrvConfig`` (common/namesrv); facts §2.1 (codes 100–106, 205/206, 216, 219, 224,
-322, 327), §2.2, §2.5, §2.6, §9 and §10.17.
+304, 311–313, 318/319, 322, 327), §2.2, §2.5, §2.6, §9 and §10.17.
 
 What it owns: the mapping from request codes to ``RouteInfoManager`` /
 ``KVConfigManager`` calls, the reply shapes, and one timer,
@@ -21,6 +21,9 @@ Where mqlab differs from Java, on purpose:
 * a header or body that does not decode is answered SYSTEM_ERROR with the decoder's
   message (Java gets there through an exception caught by NettyRemotingAbstract);
 * the KV table is persisted only when ``NamesrvConfig.kv_config_path`` is set.
+
+GET_UNIT_TOPIC_LIST and its two siblings list topics by the ``topicSysFlag`` (TopicSysFlag
+FLAG_UNIT / FLAG_UNIT_SUB, set by unit-mode clients) of each topic's first QueueData.
 
 The namesrv headers that ``mqlab.remoting.headers`` does not define (wipe/add write perm,
 QUERY_DATA_VERSION, GET_TOPICS_BY_CLUSTER, GET_KVLIST_BY_NAMESPACE,
@@ -222,6 +225,10 @@ class NamesrvController(Node):
             RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic_in_namesrv,
             RequestCode.GET_KVLIST_BY_NAMESPACE: self.get_kv_list_by_namespace,
             RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
+            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self.get_system_topic_list_from_ns,
+            RequestCode.GET_UNIT_TOPIC_LIST: self.get_unit_topic_list,
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self.get_has_unit_sub_topic_list,
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self.get_has_unit_sub_un_unit_topic_list,
         }
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -413,7 +420,7 @@ class NamesrvController(Node):
         ext = {"changed": "true" if changed else "false"}
         return _response(ResponseCode.SUCCESS, ext_fields=ext, body=body)
 
-    # -- routes (105, 106, 206, 216, 224) --------------------------------------------------
+    # -- routes and topic lists (105, 106, 206, 216, 224, 304, 311-313) -----------------------
     def get_route_info_by_topic(
         self, channel: Channel, request: RemotingCommand
     ) -> RemotingCommand:
@@ -460,6 +467,33 @@ class NamesrvController(Node):
     def get_topics_by_cluster(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
         """Mirrors ``DefaultRequestProcessor#getTopicsByCluster`` (TopicList body)."""
         topics = self.route_info_manager.get_topics_by_cluster(request.ext("cluster"))  # type: ignore[arg-type]
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
+    def get_system_topic_list_from_ns(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``#getSystemTopicListFromNs``: TopicList of cluster and broker names with
+        one ``brokerAddr`` (``RouteInfoManager#getSystemTopicList``)."""
+        topics, broker_addr = self.route_info_manager.get_system_topic_list()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics, broker_addr))
+
+    def get_unit_topic_list(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getUnitTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_unit_topics()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
+    def get_has_unit_sub_topic_list(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getHasUnitSubTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_has_unit_sub_topic_list()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
+    def get_has_unit_sub_un_unit_topic_list(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getHasUnitSubUnUnitTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_has_unit_sub_un_unit_topic_list()
         return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
 
     # -- write permission (205, 327) ------------------------------------------------------

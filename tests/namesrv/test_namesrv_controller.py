@@ -405,6 +405,52 @@ def test_cluster_info_and_topic_lists():
     assert (unknown.code, unknown.body) == (0, b'{"topicList":[]}')
 
 
+def test_system_topic_list_from_ns():
+    """GET_SYSTEM_TOPIC_LIST_FROM_NS (304): TopicList of the cluster and broker names with a
+    brokerAddr (DefaultRequestProcessor#getSystemTopicListFromNs); none registered → no addr."""
+    d, _, broker, client = setup()
+    empty = ask(d, client, RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS)
+    assert (empty.code, empty.remark, empty.ext_fields, empty.body) == (
+        0,
+        None,
+        {},
+        b'{"topicList":[]}',
+    )
+    broker.register()
+    d.run_until_idle()
+    resp = ask(d, client, RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS)
+    assert (resp.code, resp.remark, resp.body) == (
+        0,
+        None,
+        b'{"brokerAddr":"127.0.0.1:10911","topicList":["DefaultCluster","broker-a"]}',
+    )
+
+
+def test_unit_topic_lists():
+    """GET_UNIT_TOPIC_LIST (311), GET_HAS_UNIT_SUB_TOPIC_LIST (312),
+    GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST (313): TopicList bodies by the topics' topicSysFlag."""
+    d, _, broker, client = setup()
+    topics = {
+        n: TopicConfig(n, 4, 4, topic_sys_flag=f)
+        for n, f in (("N", 0), ("U", 1), ("S", 2), ("US", 3))
+    }
+    broker.register(topics)
+    d.run_until_idle()
+    bodies = [
+        ask(d, client, code)
+        for code in (
+            RequestCode.GET_UNIT_TOPIC_LIST,
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST,
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
+        )
+    ]
+    assert [(r.code, r.remark, r.body) for r in bodies] == [
+        (0, None, b'{"topicList":["U","US"]}'),
+        (0, None, b'{"topicList":["S","US"]}'),
+        (0, None, b'{"topicList":["S"]}'),
+    ]
+
+
 def test_delete_topic_in_namesrv():
     """DELETE_TOPIC_IN_NAMESRV (216) drops the topic's route."""
     d, _, broker, client = setup()
