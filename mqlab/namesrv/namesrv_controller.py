@@ -3,10 +3,10 @@
 Mirrors ``NamesrvController`` (namesrv), ``DefaultRequestProcessor`` (namesrv/processor)
 and ``BrokerHousekeepingService`` (namesrv/routeinfo), RocketMQ 4.9.3, with
 ``NamesrvConfig`` (common/namesrv); facts §2.1 (codes 100–106, 205/206, 216, 219, 224,
-322, 327), §2.2, §2.5, §2.6, §9 and §10.17.
+304, 311–313, 318/319, 322, 327), §2.2, §2.5, §2.6, §9 and §10.17.
 
 What it owns: the mapping from request codes to ``RouteInfoManager`` /
-``KVConfigManager`` calls, the reply shapes, and one timer,
+``KVConfigManager`` / ``Configuration`` calls, the reply shapes, and one timer,
 ``RouteInfoManager.scanNotActiveBroker`` (first after 5 s, then every 10 s, as
 ``NamesrvController#initialize`` schedules it). A closed connection goes to
 ``RouteInfoManager#onChannelDestroy`` (Java: BrokerHousekeepingService).
@@ -20,7 +20,12 @@ Where mqlab differs from Java, on purpose:
   returns null, so a Java name server never answers it and the caller times out);
 * a header or body that does not decode is answered SYSTEM_ERROR with the decoder's
   message (Java gets there through an exception caught by NettyRemotingAbstract);
-* the KV table is persisted only when ``NamesrvConfig.kv_config_path`` is set.
+* the KV table is persisted only when ``NamesrvConfig.kv_config_path`` is set at start;
+  UPDATE_NAMESRV_CONFIG changes the config fields (GET_NAMESRV_CONFIG shows them) but
+  writes no file and does not move the KV file (``mqlab.namesrv.configuration``).
+
+GET_UNIT_TOPIC_LIST and its two siblings list topics by the ``topicSysFlag`` (TopicSysFlag
+FLAG_UNIT / FLAG_UNIT_SUB, set by unit-mode clients) of each topic's first QueueData.
 
 The namesrv headers that ``mqlab.remoting.headers`` does not define (wipe/add write perm,
 QUERY_DATA_VERSION, GET_TOPICS_BY_CLUSTER, GET_KVLIST_BY_NAMESPACE,
@@ -40,6 +45,7 @@ from typing import Any
 from mqlab.common.faq_url import suggest_todo
 from mqlab.common.topic_config import DataVersion, TopicConfig
 from mqlab.common.util_all import crc32
+from mqlab.namesrv.configuration import Configuration, NettyServerConfig, string_to_properties
 from mqlab.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from mqlab.namesrv.route_info_manager import (
     RouteInfoManager,
@@ -83,11 +89,16 @@ V3_0_11 = 37
 APPLY_TOPIC_URL = "http://rocketmq.apache.org/docs/faq/"
 
 
+def _s(value: str | None) -> str:
+    """Java's string concatenation of a possibly-null String: ``null`` prints as "null"."""
+    return "null" if value is None else value
+
+
 def topic_not_exist_remark(topic: str | None) -> str:
     """The GET_ROUTEINFO_BY_TOPIC miss remark, ``FAQUrl.suggestTodo`` suffix included."""
     return (
         "No topic route info in name server for the topic: "
-        + ("null" if topic is None else topic)
+        + _s(topic)
         + suggest_todo(APPLY_TOPIC_URL)
     )
 
@@ -97,7 +108,9 @@ class NamesrvConfig:
     """Name server settings. Mirrors ``NamesrvConfig`` (common/namesrv, RocketMQ 4.9.3).
 
     ``kv_config_path`` defaults to None (in memory) where Java uses
-    ``~/namesrv/kvConfig.json``; ``config_store_path`` is kept for completeness.
+    ``~/namesrv/kvConfig.json``; ``config_store_path`` (Java: ``~/namesrv/namesrv.properties``)
+    is only shown and set by GET/UPDATE_NAMESRV_CONFIG, as is ``rocketmq_home`` (Java: the
+    ROCKETMQ_HOME it cannot start without). A None field is left out of GET_NAMESRV_CONFIG.
     """
 
     rocketmq_home: str | None = None
@@ -189,6 +202,8 @@ class NamesrvController(Node):
         namesrv_config: settings (defaults: ``NamesrvConfig()``).
         name: node name (``"namesrv"``).
         address: listen address (``"127.0.0.1:9876"``).
+        netty_server_config: listen-side settings (defaults: ``NettyServerConfig`` with the
+            address's port as ``listenPort``).
     """
 
     def __init__(
@@ -197,9 +212,15 @@ class NamesrvController(Node):
         *,
         name: str = "namesrv",
         address: str = "127.0.0.1:9876",
+        netty_server_config: NettyServerConfig | None = None,
     ) -> None:
         super().__init__(name, address)
         self.namesrv_config = namesrv_config if namesrv_config is not None else NamesrvConfig()
+        if netty_server_config is None:
+            netty_server_config = NettyServerConfig(listen_port=int(address.rsplit(":", 1)[1]))
+        self.netty_server_config = netty_server_config
+        #: ``new Configuration(log, namesrvConfig, nettyServerConfig)`` (NamesrvController).
+        self.configuration = Configuration(self.namesrv_config, self.netty_server_config)
         self.route_info_manager = RouteInfoManager()
         self.kv_config_manager = KVConfigManager(self.namesrv_config.kv_config_path)
         self._processors: dict[int, Callable[[Channel, RemotingCommand], RemotingCommand]] = {
@@ -217,6 +238,12 @@ class NamesrvController(Node):
             RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic_in_namesrv,
             RequestCode.GET_KVLIST_BY_NAMESPACE: self.get_kv_list_by_namespace,
             RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
+            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self.get_system_topic_list_from_ns,
+            RequestCode.GET_UNIT_TOPIC_LIST: self.get_unit_topic_list,
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self.get_has_unit_sub_topic_list,
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self.get_has_unit_sub_un_unit_topic_list,
+            RequestCode.UPDATE_NAMESRV_CONFIG: self.update_config,
+            RequestCode.GET_NAMESRV_CONFIG: self.get_config,
         }
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -304,7 +331,8 @@ class NamesrvController(Node):
             ext = GetKVConfigResponseHeader(value=value).to_ext_fields()
             return _response(ResponseCode.SUCCESS, ext_fields=ext)
         return _response(
-            ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {h.namespace} Key: {h.key}"
+            ResponseCode.QUERY_NOT_FOUND,
+            f"No config item, Namespace: {_s(h.namespace)} Key: {_s(h.key)}",
         )
 
     def delete_kv_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
@@ -321,7 +349,9 @@ class NamesrvController(Node):
         body = self.kv_config_manager.get_kv_list_by_namespace(namespace)  # type: ignore[arg-type]
         if body is not None:
             return _response(ResponseCode.SUCCESS, body=body)
-        return _response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace}")
+        return _response(
+            ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {_s(namespace)}"
+        )
 
     # -- broker registration (103, 104, 322) ----------------------------------------------
     def register_broker(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
@@ -405,7 +435,7 @@ class NamesrvController(Node):
         ext = {"changed": "true" if changed else "false"}
         return _response(ResponseCode.SUCCESS, ext_fields=ext, body=body)
 
-    # -- routes (105, 106, 206, 216, 224) --------------------------------------------------
+    # -- routes and topic lists (105, 106, 206, 216, 224, 304, 311-313) -----------------------
     def get_route_info_by_topic(
         self, channel: Channel, request: RemotingCommand
     ) -> RemotingCommand:
@@ -454,6 +484,33 @@ class NamesrvController(Node):
         topics = self.route_info_manager.get_topics_by_cluster(request.ext("cluster"))  # type: ignore[arg-type]
         return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
 
+    def get_system_topic_list_from_ns(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``#getSystemTopicListFromNs``: TopicList of cluster and broker names with
+        one ``brokerAddr`` (``RouteInfoManager#getSystemTopicList``)."""
+        topics, broker_addr = self.route_info_manager.get_system_topic_list()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics, broker_addr))
+
+    def get_unit_topic_list(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getUnitTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_unit_topics()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
+    def get_has_unit_sub_topic_list(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getHasUnitSubTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_has_unit_sub_topic_list()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
+    def get_has_unit_sub_un_unit_topic_list(
+        self, channel: Channel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Mirrors ``DefaultRequestProcessor#getHasUnitSubUnUnitTopicList`` (TopicList body)."""
+        topics = self.route_info_manager.get_has_unit_sub_un_unit_topic_list()
+        return _response(ResponseCode.SUCCESS, body=encode_topic_list(topics))
+
     # -- write permission (205, 327) ------------------------------------------------------
     def wipe_write_perm_of_broker(
         self, channel: Channel, request: RemotingCommand
@@ -468,3 +525,28 @@ class NamesrvController(Node):
         """Mirrors ``DefaultRequestProcessor#addWritePermOfBroker``: header ``addTopicCount``."""
         count = self.route_info_manager.add_write_perm_of_broker_by_lock(request.ext("brokerName"))  # type: ignore[arg-type]
         return _response(ResponseCode.SUCCESS, ext_fields={"addTopicCount": str(count)})
+
+    # -- configuration (318, 319) ---------------------------------------------------------
+    def update_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+        """UPDATE_NAMESRV_CONFIG: ``key=value`` lines in the body.
+
+        Mirrors ``DefaultRequestProcessor#updateConfig`` (RocketMQ 4.9.3): no body → SUCCESS
+        and nothing changes; a body that ``MixAll#string2Properties`` cannot load (a
+        malformed ``\\uXXXX``) → SYSTEM_ERROR "string2Properties error"; else
+        ``Configuration#update`` and SUCCESS. 4.9.3 refuses no key: ``kvConfigPath`` and
+        ``configStorePath`` are accepted too (mqlab writes no file, see
+        ``mqlab.namesrv.configuration``).
+        """
+        if request.body is not None:
+            # new String(body, "UTF-8"): undecodable bytes become U+FFFD.
+            properties = string_to_properties(request.body.decode("utf-8", errors="replace"))
+            if properties is None:
+                return _response(ResponseCode.SYSTEM_ERROR, "string2Properties error")
+            self.configuration.update(properties)
+        return _response(ResponseCode.SUCCESS)
+
+    def get_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+        """GET_NAMESRV_CONFIG: the ``key=value\\n`` text of ``NamesrvConfig`` and
+        ``NettyServerConfig`` as the body. Mirrors ``DefaultRequestProcessor#getConfig``."""
+        content = self.configuration.get_all_configs_format_string()
+        return _response(ResponseCode.SUCCESS, body=content.encode("utf-8") if content else None)

@@ -6,7 +6,8 @@ trades in; facts §2.5, §2.6, §9 (expiry) and §10.17; seed 002, "autoCreateTo
 
 State (the five Java maps, same names in snake_case):
 
-* ``topic_queue_table``: topic → {brokerName → QueueData} (Java: a list per topic);
+* ``topic_queue_table``: topic → {brokerName → QueueData} (Java: a list per topic; the
+  dict keeps the list's order);
 * ``broker_addr_table``: brokerName → BrokerData {cluster, brokerName, brokerId → addr};
 * ``cluster_addr_table``: clusterName → set of brokerNames;
 * ``broker_live_table``: brokerAddr → BrokerLiveInfo {last update, dataVersion, channel,
@@ -22,18 +23,22 @@ QueueData was created or changed, so a notebook can show the convergence.
 What this module must not know: requests, bytes on the wire, timers. Time comes in as
 ``now_ms``; the controller closes channels that ``scan_not_active_broker`` expires.
 Java iterates HashMaps; here every walk is sorted (topics, brokerNames, clusters,
-addresses), so runs are reproducible.
+addresses), so runs are reproducible. One exception: ``get_system_topic_list`` picks its
+``brokerAddr`` by Java's HashMap iteration order (computed from ``String#hashCode``), as
+the order decides the value there.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from mqlab.common.filter_api import java_string_hash
 from mqlab.common.mix_all import MASTER_ID
 from mqlab.common.perm_name import PermName
+from mqlab.common.sysflag import TopicSysFlag
 from mqlab.common.topic_config import DataVersion, TopicConfig
 from mqlab.remoting.bodies import BrokerData, ClusterInfo, QueueData, TopicRouteData
 from mqlab.remoting.fastjson import dumps
@@ -50,6 +55,8 @@ __all__ = [
     "TopicConfigSerializeWrapper",
     "encode_topic_list",
 ]
+
+K = TypeVar("K")
 
 #: ``RouteInfoManager.BROKER_CHANNEL_EXPIRED_TIME``: 2 minutes without a registration.
 BROKER_CHANNEL_EXPIRED_TIME = 1000 * 60 * 2
@@ -123,6 +130,33 @@ def _clone(bd: BrokerData) -> BrokerData:
         broker_name=bd.broker_name,
         broker_addrs={i: addrs[i] for i in sorted(addrs)},
     )
+
+
+def _java_long_hash(value: int) -> int:
+    """``Long#hashCode``: ``(int) (value ^ (value >>> 32))``, as an unsigned 32-bit int."""
+    u = value & 0xFFFF_FFFF_FFFF_FFFF
+    return (u ^ (u >> 32)) & 0xFFFF_FFFF
+
+
+def _hash_map_order(
+    keys: Mapping[K, Any], initial_capacity: int, hash_code: Callable[[K], int]
+) -> list[K]:
+    """The order in which a ``java.util.HashMap`` iterates ``keys`` (given in insertion order).
+
+    Bucket ``(h ^ h >>> 16) & (capacity - 1)`` first, then insertion order inside a bucket.
+    The capacity is the smallest power of two from ``initial_capacity`` up that holds the
+    current size at load factor 0.75 (Java never shrinks a map that once grew bigger).
+    Only getSystemTopicList needs this: there the iteration order picks a value.
+    """
+    capacity = initial_capacity
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(k: K) -> int:
+        h = hash_code(k) & 0xFFFF_FFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
 
 
 class RouteInfoManager:
@@ -238,7 +272,10 @@ class RouteInfoManager:
         """Put this broker's QueueData for one topic; "new", "changed" or "same".
 
         Mirrors ``RouteInfoManager#createAndUpdateQueueData`` (RocketMQ 4.9.3): an equal
-        QueueData is kept, a different one replaced ("topic changed" in Java's log).
+        QueueData is kept, a different one replaced ("topic changed" in Java's log). Java
+        removes the old one from the topic's list and appends the new one, so a changed
+        QueueData moves to the end (``by_broker`` keeps Java's list order: the unit-topic
+        lists read its first entry).
         """
         queue_data = QueueData(
             broker_name=broker_name,
@@ -254,6 +291,7 @@ class RouteInfoManager:
         old = by_broker.get(broker_name)
         if old == queue_data:
             return "same"
+        by_broker.pop(broker_name, None)  # it.remove(), then queueDataList.add(queueData)
         by_broker[broker_name] = queue_data
         return "new" if old is None else "changed"
 
@@ -386,6 +424,61 @@ class RouteInfoManager:
         names = self.cluster_addr_table.get(cluster, set())
         return sorted(
             t for t, by_broker in self.topic_queue_table.items() if names & by_broker.keys()
+        )
+
+    def get_system_topic_list(self) -> tuple[list[str], str | None]:
+        """GET_SYSTEM_TOPIC_LIST_FROM_NS: every cluster name and brokerName, plus one address.
+
+        Mirrors ``RouteInfoManager#getSystemTopicList`` (RocketMQ 4.9.3): the "topics" are
+        the keys and the brokerNames of ``clusterAddrTable``; ``brokerAddr`` is the first
+        address of the first BrokerData that has one, in Java's HashMap iteration order
+        (``brokerAddrTable`` is a ``HashMap(128)``, ``brokerAddrs`` a ``HashMap<Long,…>``),
+        so not necessarily the first brokerName alphabetically, nor always the master.
+
+        Returns:
+            (sorted names, brokerAddr or None when no broker is registered).
+        """
+        topics = set(self.cluster_addr_table)
+        for names in self.cluster_addr_table.values():
+            topics |= names
+        broker_addr = None
+        for name in _hash_map_order(self.broker_addr_table, 128, java_string_hash):
+            addrs = self.broker_addr_table[name].broker_addrs
+            if addrs:
+                broker_addr = addrs[_hash_map_order(addrs, 16, _java_long_hash)[0]]
+                break
+        return sorted(topics), broker_addr
+
+    def _topics_with_first_sys_flag(self, test: Callable[[int], bool]) -> list[str]:
+        """Topics whose first QueueData's ``topicSysFlag`` passes ``test``, sorted.
+
+        Java looks at ``queueDatas.get(0)`` only: the QueueData registered first (or
+        changed last by ``createAndUpdateQueueData``), not every broker's.
+        """
+        return sorted(
+            topic
+            for topic, by_broker in self.topic_queue_table.items()
+            if by_broker and test(next(iter(by_broker.values())).topic_sys_flag)
+        )
+
+    def get_unit_topics(self) -> list[str]:
+        """GET_UNIT_TOPIC_LIST: topics with FLAG_UNIT. Mirrors ``#getUnitTopics``."""
+        return self._topics_with_first_sys_flag(TopicSysFlag.has_unit_flag)
+
+    def get_has_unit_sub_topic_list(self) -> list[str]:
+        """GET_HAS_UNIT_SUB_TOPIC_LIST: topics with FLAG_UNIT_SUB.
+
+        Mirrors ``RouteInfoManager#getHasUnitSubTopicList``.
+        """
+        return self._topics_with_first_sys_flag(TopicSysFlag.has_unit_sub_flag)
+
+    def get_has_unit_sub_un_unit_topic_list(self) -> list[str]:
+        """GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: FLAG_UNIT_SUB without FLAG_UNIT.
+
+        Mirrors ``RouteInfoManager#getHasUnitSubUnUnitTopicList``.
+        """
+        return self._topics_with_first_sys_flag(
+            lambda f: not TopicSysFlag.has_unit_flag(f) and TopicSysFlag.has_unit_sub_flag(f)
         )
 
     # -- write permission -----------------------------------------------------------------

@@ -349,6 +349,18 @@ def test_kv_list_by_namespace():
     assert (hit.code, hit.body) == (0, b'{"table":{"key":"value"}}')
 
 
+def test_kv_remarks_print_null_for_missing_header_fields():
+    """DefaultRequestProcessor#getKVConfig / #getKVListByNamespace (~183, ~466): Java concatenates
+    a null String as "null" (the @CFNotNull failure is only logged by decodeCommandCustomHeader)."""
+    d, _, _, client = setup()
+    kv = ask(d, client, RequestCode.GET_KV_CONFIG, {})
+    assert (kv.code, kv.remark) == (22, "No config item, Namespace: null Key: null")
+    kv = ask(d, client, RequestCode.GET_KV_CONFIG, {"key": "k"})
+    assert (kv.code, kv.remark) == (22, "No config item, Namespace: null Key: k")
+    kvlist = ask(d, client, RequestCode.GET_KVLIST_BY_NAMESPACE, {})
+    assert (kvlist.code, kvlist.remark) == (22, "No config item, Namespace: null")
+
+
 def test_order_topic_config_in_register_reply_and_route():
     """ORDER_TOPIC_CONFIG: KVTable in the register reply; orderTopicConf when enabled."""
     d, _, broker, client = setup(NamesrvConfig(order_message_enable=True))
@@ -391,6 +403,52 @@ def test_cluster_info_and_topic_lists():
     assert by_cluster.body == b'{"topicList":["TopicTest"]}'
     unknown = ask(d, client, RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": "default-cluster"})
     assert (unknown.code, unknown.body) == (0, b'{"topicList":[]}')
+
+
+def test_system_topic_list_from_ns():
+    """GET_SYSTEM_TOPIC_LIST_FROM_NS (304): TopicList of the cluster and broker names with a
+    brokerAddr (DefaultRequestProcessor#getSystemTopicListFromNs); none registered → no addr."""
+    d, _, broker, client = setup()
+    empty = ask(d, client, RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS)
+    assert (empty.code, empty.remark, empty.ext_fields, empty.body) == (
+        0,
+        None,
+        {},
+        b'{"topicList":[]}',
+    )
+    broker.register()
+    d.run_until_idle()
+    resp = ask(d, client, RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS)
+    assert (resp.code, resp.remark, resp.body) == (
+        0,
+        None,
+        b'{"brokerAddr":"127.0.0.1:10911","topicList":["DefaultCluster","broker-a"]}',
+    )
+
+
+def test_unit_topic_lists():
+    """GET_UNIT_TOPIC_LIST (311), GET_HAS_UNIT_SUB_TOPIC_LIST (312),
+    GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST (313): TopicList bodies by the topics' topicSysFlag."""
+    d, _, broker, client = setup()
+    topics = {
+        n: TopicConfig(n, 4, 4, topic_sys_flag=f)
+        for n, f in (("N", 0), ("U", 1), ("S", 2), ("US", 3))
+    }
+    broker.register(topics)
+    d.run_until_idle()
+    bodies = [
+        ask(d, client, code)
+        for code in (
+            RequestCode.GET_UNIT_TOPIC_LIST,
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST,
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
+        )
+    ]
+    assert [(r.code, r.remark, r.body) for r in bodies] == [
+        (0, None, b'{"topicList":["U","US"]}'),
+        (0, None, b'{"topicList":["S","US"]}'),
+        (0, None, b'{"topicList":["S"]}'),
+    ]
 
 
 def test_delete_topic_in_namesrv():
@@ -477,3 +535,83 @@ def test_kv_config_persisted_and_reloaded(tmp_path):
     ns2 = NamesrvController(NamesrvConfig(kv_config_path=str(path)))
     d2.add_node(ns2)
     assert ns2.kv_config_manager.get_kv_config("ns", "k") == "v"
+
+
+DEFAULT_CONFIG_TEXT = (
+    b"clusterTest=false\nlistenPort=9876\norderMessageEnable=false\nproductEnvName=center\n"
+    b"serverAsyncSemaphoreValue=64\nserverCallbackExecutorThreads=0\n"
+    b"serverChannelMaxIdleTimeSeconds=120\nserverOnewaySemaphoreValue=256\n"
+    b"serverPooledByteBufAllocatorEnable=true\nserverSelectorThreads=3\nserverSocketBacklog=1024\n"
+    b"serverSocketRcvBufSize=0\nserverSocketSndBufSize=0\nserverWorkerThreads=8\n"
+    b"useEpollNativeSelector=false\nwriteBufferHighWaterMark=0\nwriteBufferLowWaterMark=0\n"
+)
+
+
+def test_get_namesrv_config_body():
+    """GET_NAMESRV_CONFIG (319): NamesrvConfig + NettyServerConfig as "key=value\\n" text
+    (Configuration#getAllConfigsFormatString); null fields (rocketmqHome, the two paths) left out."""
+    d, _, _, client = setup()
+    resp = ask(d, client, RequestCode.GET_NAMESRV_CONFIG)
+    assert (resp.code, resp.remark, resp.ext_fields, resp.body) == (
+        0,
+        None,
+        {},
+        DEFAULT_CONFIG_TEXT,
+    )
+
+
+def test_update_namesrv_config_then_get():
+    """UPDATE_NAMESRV_CONFIG (318): SUCCESS; known fields change, unknown keys are dropped, an
+    unparsable int is ignored, non-ASCII comes back as ISO-8859-1 mojibake; the new
+    orderMessageEnable is used by the next GET_ROUTEINFO_BY_TOPIC."""
+    d, ns, broker, client = setup()
+    body = "orderMessageEnable=true\nlistenPort=x\nproductEnvName=é\nnope=1\n".encode()
+    resp = ask(d, client, RequestCode.UPDATE_NAMESRV_CONFIG, body=body)
+    assert (resp.code, resp.remark, resp.ext_fields, resp.body) == (0, None, {}, None)
+    assert ns.namesrv_config.order_message_enable is True
+    got = ask(d, client, RequestCode.GET_NAMESRV_CONFIG).body
+    assert got == DEFAULT_CONFIG_TEXT.replace(
+        b"orderMessageEnable=false", b"orderMessageEnable=true"
+    ).replace(b"productEnvName=center", "productEnvName=Ã©".encode())
+    ask(
+        d,
+        client,
+        RequestCode.PUT_KV_CONFIG,
+        {"namespace": "ORDER_TOPIC_CONFIG", "key": "TopicTest", "value": "broker-a:4"},
+    )
+    broker.register()
+    d.run_until_idle()
+    assert b'"orderTopicConf":"broker-a:4"' in route(d, client).body
+
+
+def test_update_namesrv_config_without_body_or_bad_escape():
+    """No body → SUCCESS, nothing changes; a body Properties#load refuses (malformed \\uxxxx)
+    → SYSTEM_ERROR "string2Properties error" (DefaultRequestProcessor#updateConfig)."""
+    d, _, _, client = setup()
+    assert ask(d, client, RequestCode.UPDATE_NAMESRV_CONFIG).code == 0
+    bad = ask(d, client, RequestCode.UPDATE_NAMESRV_CONFIG, body=b"clusterTest=true\nx=\\u12zz\n")
+    assert (bad.code, bad.remark) == (1, "string2Properties error")
+    assert ask(d, client, RequestCode.GET_NAMESRV_CONFIG).body == DEFAULT_CONFIG_TEXT
+
+
+def test_update_namesrv_config_paths_accepted_but_no_file_written(tmp_path):
+    """4.9.3 refuses no key: kvConfigPath / configStorePath are set (GET shows them); mqlab
+    then writes no file from a request (Java would persist both there)."""
+    d, ns, _, client = setup()
+    kv, store = tmp_path / "kv.json", tmp_path / "namesrv.properties"
+    body = f"kvConfigPath={kv}\nconfigStorePath={store}\n".encode()
+    assert ask(d, client, RequestCode.UPDATE_NAMESRV_CONFIG, body=body).code == 0
+    assert (ns.namesrv_config.kv_config_path, ns.namesrv_config.config_store_path) == (
+        str(kv),
+        str(store),
+    )
+    got = ask(d, client, RequestCode.GET_NAMESRV_CONFIG).body.decode()
+    assert f"configStorePath={store}\n" in got and f"kvConfigPath={kv}\n" in got
+    ask(d, client, RequestCode.PUT_KV_CONFIG, {"namespace": "n", "key": "k", "value": "v"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_listen_port_follows_the_address():
+    """NettyServerConfig.listenPort: the controller's port (NamesrvStartup sets 9876)."""
+    ns = NamesrvController(address="127.0.0.1:19876")
+    assert ns.configuration.all_configs["listenPort"] == "19876"

@@ -236,3 +236,55 @@ def test_snapshot_plain_dicts():
         "counter": 1,
         "timestamp": 1_650_000_000_000,
     }
+
+
+def test_system_topic_list_is_cluster_and_broker_names():
+    """RouteInfoManager#getSystemTopicList: cluster names + brokerNames; none registered → no addr."""
+    rim = RouteInfoManager()
+    assert rim.get_system_topic_list() == ([], None)
+    register(rim)
+    register(rim, "broker-b", ADDR_B, cluster="OtherCluster")
+    topics, _ = rim.get_system_topic_list()
+    assert topics == ["DefaultCluster", "OtherCluster", "broker-a", "broker-b"]
+
+
+def test_system_topic_list_broker_addr_follows_java_hash_map_order():
+    """brokerAddr: first BrokerData of brokerAddrTable (HashMap(128)), first id of its brokerAddrs
+    (HashMap<Long,String>), in Java iteration order. Checked with a JDK: HashMap(128) iterates
+    broker-d (bucket 70), broker-b (88), broker-c (89), broker-a (91); ids 1 then 16 iterate 16, 1."""
+    rim = RouteInfoManager()
+    register(rim, "broker-a", ADDR_A)
+    register(rim, "broker-b", ADDR_B)
+    assert rim.get_system_topic_list()[1] == ADDR_B
+    rim = RouteInfoManager()
+    register(rim, "broker-a", ADDR_A, broker_id=1)
+    register(rim, "broker-a", ADDR_A_SLAVE, broker_id=16)
+    assert rim.get_system_topic_list()[1] == ADDR_A_SLAVE
+
+
+def flagged(counter=1, **topics):
+    """A wrapper whose topics are given as name=topicSysFlag (4 queues, perm 6)."""
+    table = {n: TopicConfig(n, 4, 4, 6, topic_sys_flag=f) for n, f in topics.items()}
+    return TopicConfigSerializeWrapper(table, DataVersion(1_650_000_000_000, counter))
+
+
+def test_unit_topic_lists_by_topic_sys_flag():
+    """getUnitTopics (FLAG_UNIT 1), getHasUnitSubTopicList (FLAG_UNIT_SUB 2),
+    getHasUnitSubUnUnitTopicList (2 without 1)."""
+    rim = RouteInfoManager()
+    register(rim, w=flagged(N=0, U=1, S=2, US=3))
+    assert rim.get_unit_topics() == ["U", "US"]
+    assert rim.get_has_unit_sub_topic_list() == ["S", "US"]
+    assert rim.get_has_unit_sub_un_unit_topic_list() == ["S"]
+
+
+def test_unit_topic_lists_read_the_first_queue_data_only():
+    """Java tests queueDatas.get(0); createAndUpdateQueueData moves a changed QueueData to the end."""
+    rim = RouteInfoManager()
+    register(rim, "broker-a", ADDR_A, w=flagged(T=0))
+    register(rim, "broker-b", ADDR_B, w=flagged(T=1))
+    assert rim.get_unit_topics() == []  # broker-a's QueueData is first
+    register(rim, "broker-a", ADDR_A, w=flagged(counter=2, T=2))  # changed: removed, appended
+    assert list(rim.topic_queue_table["T"]) == ["broker-b", "broker-a"]
+    assert rim.get_unit_topics() == ["T"]
+    assert rim.get_has_unit_sub_topic_list() == []
