@@ -108,6 +108,14 @@ class ConsumerCluster:
         self.consumers.append(c)
         return c
 
+    def shared_consumers(self, groups, *, name="shared", **settings):
+        """One (not started) push consumer per group, all on one MQClientInstance ``name``."""
+        inst = MQClientInstance(
+            ClientConfig(local_offset_store_dir=str(self.tmp_path / "offsets")), name=name
+        )
+        self.d.add_node(inst)
+        return {g: DefaultMQPushConsumer(g, inst, **settings) for g in groups}
+
     def events(self, *, node=None, component=None, step=None):
         return self.d.recorder.select(node=node, component=component, step=step)
 
@@ -336,6 +344,40 @@ def test_suspend_retries_pulls_every_1000_ms_and_resume_consumes(tmp_path):
 # -- offsets ---------------------------------------------------------------------------------------
 
 
+def _paused_groups(tmp_path, groups):
+    cl = ConsumerCluster(tmp_path, queues=1)
+    consumers = cl.shared_consumers(groups)
+    seen = {g: [] for g in groups}
+    for g, c in consumers.items():
+        c.subscribe("T", "*")
+        c.register_message_listener(
+            lambda msgs, ctx, g=g: seen[g].extend((cl.d.now, m.body) for m in msgs) or OK
+        )
+        c.start()
+    cl.d.advance(3000)
+    for c in consumers.values():
+        c.suspend()
+    cl.d.advance(40_000)  # each group re-arms its pull request every 1000 ms
+    for c in consumers.values():
+        c.resume()
+    cl.d.advance(1000)
+    for i in range(3):
+        cl.send_and_wait(body=f"m{i}".encode())
+    cl.d.advance(20_000)
+    return seen, {g: c.stats.pulls_issued for g, c in consumers.items()}
+
+
+def test_paused_groups_on_one_instance_keep_their_own_later_pulls(tmp_path):
+    """Two paused groups on one client instance, one queue: each group's
+    executePullRequestLater is its own task (Java's schedule()), so after resume both pull and
+    consume at the times one group alone does."""
+    alone = _paused_groups(tmp_path / "alone", ["GA"])
+    both = _paused_groups(tmp_path / "both", ["GA", "GB"])
+    expected = [(44104, b"m0"), (44107, b"m1"), (44110, b"m2")]
+    assert alone == ({"GA": expected}, {"GA": 9})
+    assert both == ({"GA": expected, "GB": expected}, {"GA": 9, "GB": 9})
+
+
 def test_broadcasting_offsets_persist_to_local_file(tmp_path):
     """BROADCASTING: every consumer gets every message; offsets go to <dir>/<cid>/<group>/offsets.json."""
     cl = ConsumerCluster(tmp_path)
@@ -458,7 +500,7 @@ def test_offset_illegal_drops_the_queue_and_fixes_the_offset_10_s_later(tmp_path
     pq = c.process_queue_table[mq0]
     assert pq.dropped
     (t,) = [t for t in cl.d.next_timers() if t.name == "PullMessageService.executeTaskLater"]
-    assert t.due_ms == illegal[0].t_ms + 10_000 and t.key == str(mq0)
+    assert t.due_ms == illegal[0].t_ms + 10_000 and t.key == f"CG@{mq0}#1"
     cl.d.advance(t.due_ms - cl.d.now)
     assert mq0 not in c.process_queue_table
     cl.d.advance(1)  # the oneway UPDATE_CONSUMER_OFFSET reaches the broker

@@ -22,8 +22,11 @@ The flow of one pulled batch::
 A consume request is a generator task on a worker; the send-backs are RPCs, so the worker
 stays busy until they are answered, as Java's consume thread blocks on them. Timers:
 ``ConsumeMessageConcurrentlyService.ConsumeRequest.run`` (a worker starts, keyed by worker),
-``ConsumeMessageConcurrentlyService.submitConsumeRequestLater`` (5 s, keyed by queue and first
-offset, daemon) and ``ProcessQueue.cleanExpiredMsg`` (every ``consumeTimeout`` minutes, daemon).
+``ConsumeMessageConcurrentlyService.submitConsumeRequestLater`` (5 s, daemon; keyed
+``<group>@<mq>#<n>``, n counting this service's re-submissions, so that no re-submission
+replaces another — of this group or of another group on the client instance: each Java
+``schedule()`` is its own task) and ``ProcessQueue.cleanExpiredMsg`` (every ``consumeTimeout``
+minutes, daemon).
 
 What it must not know: pulling and rebalancing.
 """
@@ -34,7 +37,7 @@ from collections.abc import Generator
 from functools import partial
 from typing import Any
 
-from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix
+from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix, timer_key_prefix
 from mqlab.client.consumer.consumer_enums import MessageModel, message_model_of
 from mqlab.client.consumer.listener import (
     ConsumeConcurrentlyContext,
@@ -99,8 +102,10 @@ class ConsumeMessageConcurrentlyService:
         self.consume_executor = ConsumeThreadPool(
             default_mq_push_consumer_impl.ctx, thread_prefix(self.consumer_group),
             dpc.consume_thread_min, dpc.consume_thread_max, C + ".ConsumeRequest.run",
+            timer_key_prefix(self.consumer_group),
         )  # fmt: skip
         self.stopped = False
+        self._later_seq = 0  # numbers submitConsumeRequestLater's tasks: one timer key each
 
     @property
     def ctx(self):
@@ -182,15 +187,15 @@ class ConsumeMessageConcurrentlyService:
         """Re-submit ``msgs`` after 5000 ms (failed send-back or rejection).
 
         Mirrors ConsumeMessageConcurrentlyService#submitConsumeRequestLater (seed 004 line
-        54–59). Keyed by queue and first offset, so two pending re-submissions of one queue
-        do not replace each other.
+        54–59). Keyed ``<group>@<mq>#<n>``: no pending re-submission replaces another.
         """
         if self.stopped or not msgs:
             return
+        self._later_seq += 1
         self.ctx.set_timer(
             C + ".submitConsumeRequestLater", SUBMIT_LATER_DELAY,
             lambda: self.submit_consume_request(msgs, process_queue, message_queue, True),
-            key=f"{message_queue}@{msgs[0].queue_offset}", daemon=True,
+            key=f"{self.consumer_group}@{message_queue}#{self._later_seq}", daemon=True,
         )  # fmt: skip
 
     # -- ConsumeRequest#run ----------------------------------------------------------------------
