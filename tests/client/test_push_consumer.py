@@ -525,6 +525,15 @@ def test_pull_exception_retries_after_pull_time_delay_mills_when_exception(tmp_p
     assert c.stats.pulls["EXCEPTION"] >= 3
 
 
+def test_client_config_pull_time_delay_mills_when_exception_reaches_the_push_consumer():
+    """DefaultMQPushConsumerImpl's constructor copies ClientConfig#pullTimeDelayMillsWhenException
+    over its own 3000 (DefaultMQPushConsumerImpl.java:118): the client config's value is used."""
+    inst = MQClientInstance(ClientConfig(pull_time_delay_mills_when_exception=2500), name="cfg")
+    c = DefaultMQPushConsumer("CG", inst)
+    assert c.pull_time_delay_mills_when_exception == 2500
+    assert c.default_mq_push_consumer_impl.pull_time_delay_mills_when_exception == 2500
+
+
 def test_shutdown_hands_the_queues_to_the_other_consumer(tmp_path):
     """c1 shuts down (offsets committed, UNREGISTER_CLIENT): c2 rebalances to all 4 queues."""
     cl = ConsumerCluster(tmp_path)
