@@ -275,6 +275,56 @@ def test_sql92_needs_enable_property_filter(tmp_path):
     assert c.stats.pulls.get("EXCEPTION", 0) >= 1
 
 
+def test_check_client_in_broker_transport_failure_text(tmp_path):
+    """CHECK_CLIENT_CONFIG cannot reach the broker: MQClientInstance#checkClientInBroker's
+    wrapped MQClientException (code -1, the cause kept), Java's text word for word."""
+    cl = ConsumerCluster(tmp_path)
+    c = cl.consumer("c1", expression="a > 5", expression_type="SQL92", start=False)
+    cl.d.set_link("c1", "broker-a", down=True)  # the name server still routes to broker-a
+    c.start()
+    cl.d.advance(3000)
+    (e,) = cl.events(node="c1", component="DefaultMQPushConsumerImpl.checkClientInBroker")
+    assert e.t_ms == 104  # after the two route look-ups; the connect fails at once
+    err = c.default_mq_push_consumer_impl.check_client_error
+    assert err.response_code == -1
+    assert (
+        str(err)
+        == err.error_message
+        == (
+            "Check client in broker error, maybe because you use SQL92 to filter message, but "
+            "server has not been upgraded to support!This error would not affect the launch of "
+            "consumer, but may has impact on message receiving if you have use the new features "
+            "which are not supported by server, please check the log!"
+        )
+    )
+    assert repr(err.__cause__) == "RemotingConnectException('connect to 127.0.0.1:10911 failed')"
+
+
+def test_check_client_in_broker_checks_every_consumer_and_stops_at_the_first_failure(tmp_path):
+    """checkClientInBroker walks the instance's whole consumerTable: a TAG consumer started
+    after a refused SQL92 group gets that group's failure; one CHECK_CLIENT_CONFIG per start,
+    since the first failure ends the check (MQClientInstance.java:430-466)."""
+    cl = ConsumerCluster(tmp_path)
+    consumers = cl.shared_consumers(["GA", "GB"])
+    consumers["GA"].subscribe("T", MessageSelector.by_sql("a > 5"))
+    consumers["GA"].subscribe("U", MessageSelector.by_sql("b > 5"))
+    consumers["GB"].subscribe("T", "*")
+    for c in consumers.values():
+        c.register_message_listener(lambda msgs, ctx: OK)
+    consumers["GA"].start()
+    cl.d.advance(3000)
+    consumers["GB"].start()
+    cl.d.advance(3000)
+    refused = "The broker does not support consumer to filter message by SQL92"
+    for g in ("GA", "GB"):
+        err = consumers[g].default_mq_push_consumer_impl.check_client_error
+        assert (err.response_code, err.error_message) == (1, refused), g
+    checks = cl.events(node="shared", component="DefaultMQPushConsumerImpl.checkClientInBroker")
+    assert [(e.fields["group"], e.fields["checked_group"], e.fields["topic"]) for e in checks] == [
+        ("GA", "GA", "T"), ("GB", "GA", "T"),
+    ]  # fmt: skip
+
+
 def test_sql92_with_property_filter_selects_by_property(tmp_path):
     """enablePropertyFilter=true: "a > 5" delivers a=7 and a=9 and never a=1 (push only)."""
     cl = ConsumerCluster(tmp_path, broker_kw={"enable_property_filter": True})
