@@ -27,6 +27,7 @@ from mqlab.common import message_const as mc
 from mqlab.common.message import MessageExt, MessageQueue
 from mqlab.runtime.context import Node
 from mqlab.runtime.sim import SimDriver
+from mqlab.runtime.task import Sleep
 from mqlab.trace.events import TraceLevel
 
 MQ = MessageQueue("T", "broker-a", 0)
@@ -244,6 +245,42 @@ def test_clean_expired_msg_sends_back_after_15_minutes():
     assert u.sent_back == []
     u.d.advance(15 * 60 * 1000)
     assert u.sent_back == [(0, 3, None)]  # no broker name: the message's store host
+    assert u.pq.msg_count == 0
+
+
+def test_clean_expired_msg_keeps_a_message_whose_send_back_failed():
+    """sendMessageBack throws (broker and inner-producer fallback both failed): Java skips
+    removeMessage (ProcessQueue.java:107-129), so the message stays cached; the failure is
+    traced as "send expired msg exception"."""
+    u = Unit(lambda msgs, ctx: OK, consume_time_ms=40 * 60 * 1000, send_back_fails=True)
+    u.svc.start()
+    u.submit([0])
+    u.d.advance(30 * 60 * 1000)
+    assert u.pq.msg_count == 1 and u.pq.msg_tree_map.keys() == [0]
+    (e,) = u.d.recorder.select(component="ProcessQueue.cleanExpiredMsg")
+    assert (e.t_ms, e.kind, e.fields["queue_offset"]) == (30 * 60 * 1000, "error", 0)
+    assert e.fields["text"] == "send expired msg exception: broker down"
+
+
+def test_clean_expired_msg_removes_after_the_send_back_returns():
+    """The send-back is a synchronous RPC in Java: the message leaves the process queue when
+    it has returned (here 7 ms later), and the next expired message is sent back after it."""
+    u = Unit(lambda msgs, ctx: OK, consume_time_ms=40 * 60 * 1000)
+    sends = []
+
+    def slow_send_back(msg, delay_level, broker_name):
+        sends.append((u.d.now, msg.queue_offset))
+        yield Sleep(7)
+
+    u.impl.send_message_back = slow_send_back
+    u.svc.start()
+    u.submit([0])
+    u.submit([1])
+    u.d.advance(30 * 60 * 1000)
+    assert sends == [(1_800_000, 0)] and u.pq.msg_count == 2
+    u.d.advance(7)
+    assert sends == [(1_800_000, 0), (1_800_007, 1)] and u.pq.msg_tree_map.keys() == [1]
+    u.d.advance(7)
     assert u.pq.msg_count == 0
 
 

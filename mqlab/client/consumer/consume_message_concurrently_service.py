@@ -362,30 +362,33 @@ class ConsumeMessageConcurrentlyService:
 
         Mirrors ConsumeMessageConcurrentlyService#cleanExpireMsg → ProcessQueue#cleanExpiredMsg
         (RocketMQ 4.9.3); seed 004 "cleanExpireMsg" / "ProcessQueue#cleanExpiredMsg"; facts
-        §10.13. The send-back (an RPC) starts here and completes in the background; the
-        ProcessQueue removes the message at once (Java removes it after the RPC returns).
+        §10.13. A task: queue after queue, message after message, each send-back waited for
+        (Java's scheduler thread blocks on it); a failed one leaves the message cached.
         """
-        impl = self.default_mq_push_consumer_impl
+        spawn(self.ctx, self._clean_expire_msg(), name=f"{C}.cleanExpireMsg")
+
+    def _clean_expire_msg(self) -> Gen:
         timeout = int(self.default_mq_push_consumer.consume_timeout)
-        now = self.ctx.now_ms
-        for mq, pq in list(impl.rebalance_impl.process_queue_table.items()):
-
-            def send_back(msg: MessageExt, delay_level: int, mq: MessageQueue = mq) -> bool:
-                spawn(self.ctx, self._send_back_expired(msg, delay_level, mq),
-                      name=f"{C}.cleanExpireMsg {mq}")  # fmt: skip
-                return True
-
-            n = pq.clean_expired_msg(now, timeout, send_back)
+        table = self.default_mq_push_consumer_impl.rebalance_impl.process_queue_table
+        for mq, pq in list(table.items()):
+            n = yield from pq.clean_expired_msg(
+                lambda: self.ctx.now_ms, timeout,
+                lambda msg, delay_level, mq=mq: self._send_back_expired(msg, delay_level, mq),
+            )  # fmt: skip
             if n:
                 self._emit("ProcessQueue.cleanExpiredMsg", "29", mq=str(mq), sent_back=n,
                            text=f"{n} message(s) of {_mq_text(mq)} consumed for more than "
                            f"{timeout} min: sent back with delay level {EXPIRED_DELAY_LEVEL}")  # fmt: skip
 
     def _send_back_expired(self, msg: MessageExt, delay_level: int, mq: MessageQueue) -> Gen:
+        """``pushConsumer.sendMessageBack(msg, 3)``; False where Java throws."""
         impl = self.default_mq_push_consumer_impl
         try:
             # DefaultMQPushConsumer#sendMessageBack(msg, 3): no broker name → the store host
             yield from impl.send_message_back(msg, delay_level, None)
         except Exception as e:  # noqa: BLE001 — Java logs "send expired msg exception"
-            self._emit("ProcessQueue.cleanExpiredMsg", "29", Kind.ERROR, error=repr(e),
+            self._emit("ProcessQueue.cleanExpiredMsg", "29", Kind.ERROR, mq=str(mq),
+                       queue_offset=msg.queue_offset, error=repr(e),
                        text=f"send expired msg exception: {e}")  # fmt: skip
+            return False
+        return True
