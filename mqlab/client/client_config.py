@@ -38,7 +38,9 @@ class ClientConfig:
     poll_name_server_interval: int = 30_000  # ms between route refreshes
     heartbeat_broker_interval: int = 30_000  # ms between heartbeats
     persist_consumer_offset_interval: int = 5_000  # ms between offset commits
-    pull_time_delay_mills_when_exception: int = 1_000  # not used by the push consumer (§9)
+    # ms before a push consumer pulls again after an exception: DefaultMQPushConsumerImpl's
+    # constructor copies it over its own field's 3000 (DefaultMQPushConsumerImpl.java:118)
+    pull_time_delay_mills_when_exception: int = 1_000
     vip_channel_enabled: bool = False  # -Dcom.rocketmq.sendMessageWithVIPChannel
     mq_client_api_timeout: int = 3_000  # ms, route / heartbeat / admin RPCs
     language: str = "JAVA"

@@ -10,16 +10,18 @@ side map, and the flags and timestamps rebalance reads (dropped, locked, last pu
 lock). The offset to commit is *the smallest offset still buffered*: a slow message holds the
 consumer offset back, which is why ``get_max_span`` exists.
 
-What it must not know: clocks (every time is a ``now_ms`` argument), threads (Java's read/write
-lock and ``consumeLock`` vanish: the core is single-threaded), brokers or offset stores (sending
-an expired message back is a callable handed in).
+What it must not know: clocks (every time is a ``now_ms`` argument; ``clean_expired_msg``, which
+waits on send-backs, takes a ``now`` callable), threads (Java's read/write lock and
+``consumeLock`` vanish: the core is single-threaded), brokers or offset stores (sending an
+expired message back is a generator function handed in).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mqlab.common import message_const as mc
 from mqlab.common.message import MessageExt
@@ -254,23 +256,26 @@ class ProcessQueue:
 
     def clean_expired_msg(
         self,
-        now_ms: int,
+        now: Callable[[], int],
         consume_timeout_minutes: int,
-        send_back: Callable[[MessageExt, int], bool],
+        send_back: Callable[[MessageExt, int], Generator[Any, Any, bool]],
         *,
         consume_orderly: bool = False,
-    ) -> int:
+    ) -> Generator[Any, Any, int]:
         """Send the oldest messages whose consumption has run too long back to the broker.
 
         Mirrors ProcessQueue#cleanExpiredMsg (client/impl/consumer, RocketMQ 4.9.3); seed 004
         "ProcessQueue#cleanExpiredMsg" lines 2–48; facts §10.13. Run every
-        ``consume_timeout_minutes`` by the concurrent consume service.
+        ``consume_timeout_minutes`` by the concurrent consume service, as a task: each
+        send-back is a synchronous RPC in Java, and the message is removed only after it
+        returned (ProcessQueue.java:107-129).
 
         Args:
-            now_ms: the current time.
+            now: the clock (Java reads ``System.currentTimeMillis()`` in every round).
             consume_timeout_minutes: ``consumeTimeout`` (15 by default).
-            send_back: ``DefaultMQPushConsumer#sendMessageBack(msg, delayLevel)``; returns
-                False where Java would throw (the message then stays and the loop goes on).
+            send_back: a generator function, ``DefaultMQPushConsumer#sendMessageBack(msg,
+                delayLevel)``; returns False where Java would throw (the message then stays
+                cached and the loop goes on).
             consume_orderly: orderly consumers never clean (Java returns at once).
 
         Returns:
@@ -289,15 +294,15 @@ class ProcessQueue:
                 break
             msg = first[1]
             start = msg.properties.get(mc.PROPERTY_CONSUME_START_TIMESTAMP)
-            if not start or now_ms - int(start) <= timeout_ms:
+            if not start or now() - int(start) <= timeout_ms:
                 break
-            # seed 004 line 29: send it back with delay level 3
-            if not send_back(msg, _EXPIRED_MSG_DELAY_LEVEL):
+            # seed 004 line 29: send it back with delay level 3; a failure skips the removal
+            if not (yield from send_back(msg, _EXPIRED_MSG_DELAY_LEVEL)):
                 continue
             sent_back += 1
             # seed 004 lines 32-48: remove it if it is still the first message
             if self.msg_tree_map and msg.queue_offset == self.msg_tree_map.first_key():
-                self.remove_message([msg], now_ms)
+                self.remove_message([msg], now())
         return sent_back
 
     # -- concurrent consumption ------------------------------------------------------------------

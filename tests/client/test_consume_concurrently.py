@@ -16,15 +16,18 @@ from test_push_consumer import LATER, OK, ConsumerCluster
 from mqlab.client.consumer.consume_message_concurrently_service import (
     ConsumeMessageConcurrentlyService,
 )
+from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix, timer_key_prefix
 from mqlab.client.consumer.default_mq_push_consumer_impl import (
     DefaultMQPushConsumerImpl,
     PushConsumerStats,
 )
+from mqlab.client.exception import MQClientException
 from mqlab.client.process_queue import ProcessQueue
 from mqlab.common import message_const as mc
 from mqlab.common.message import MessageExt, MessageQueue
 from mqlab.runtime.context import Node
 from mqlab.runtime.sim import SimDriver
+from mqlab.runtime.task import Sleep
 from mqlab.trace.events import TraceLevel
 
 MQ = MessageQueue("T", "broker-a", 0)
@@ -107,6 +110,29 @@ def test_pool_never_grows_past_consume_thread_min():
     assert u.d.now == 300
 
 
+def test_pools_of_groups_sharing_100_chars_both_start_their_tasks():
+    """Groups alike in their first 100 characters name their threads alike
+    (ConsumeMessageThread_<group[:100]>_1); the start timers' keys carry the whole group,
+    so one pool's start does not replace the other's (Java's executors are separate)."""
+    d = SimDriver(seed=1)
+    node = Node("c", "")
+    d.add_node(node)
+    ran = []
+    pools = []
+    for g in ("G" * 100 + "A", "G" * 100 + "B"):
+        pool = ConsumeThreadPool(node.ctx, thread_prefix(g), 1, 1, "ConsumeRequest.run",
+                                 timer_key_prefix(g))  # fmt: skip
+        pool.submit(lambda worker, g=g: ran.append((g[-1], worker)))
+        pools.append(pool)
+    keys = [t.key for t in d.next_timers()]
+    assert keys == [f"{'G' * 100}A/ConsumeMessageThread_{'G' * 100}_1",
+                    f"{'G' * 100}B/ConsumeMessageThread_{'G' * 100}_1"]  # fmt: skip
+    d.run_until_idle()
+    assert ran == [("A", f"ConsumeMessageThread_{'G' * 100}_1"),
+                   ("B", f"ConsumeMessageThread_{'G' * 100}_1")]  # fmt: skip
+    assert timer_key_prefix("G" * 100) == ""  # the thread name holds the whole group
+
+
 def test_slow_message_holds_the_commit_offset_back():
     """Offsets commit at the smallest cached offset: a slow offset 0 keeps the offset at 0."""
     u = Unit(lambda msgs, ctx: OK,
@@ -167,7 +193,7 @@ def test_failed_send_back_is_consumed_here_again_after_5000_ms():
     assert seen == [(0, 0)] and u.pq.msg_count == 1
     assert u.store.updates == [(0, True)]  # removeMessage([]) → the smallest cached offset
     (t,) = [t for t in u.d.next_timers() if "submitConsumeRequestLater" in t.name]
-    assert (t.due_ms, t.key) == (5000, f"{MQ}@0")
+    assert (t.due_ms, t.key) == (5000, f"CG@{MQ}#1")
     u.d.advance(1)
     assert seen == [(0, 0), (5000, 1)]
     assert u.pq.msg_count == 0 and u.store.updates[-1] == (1, True)
@@ -219,6 +245,42 @@ def test_clean_expired_msg_sends_back_after_15_minutes():
     assert u.sent_back == []
     u.d.advance(15 * 60 * 1000)
     assert u.sent_back == [(0, 3, None)]  # no broker name: the message's store host
+    assert u.pq.msg_count == 0
+
+
+def test_clean_expired_msg_keeps_a_message_whose_send_back_failed():
+    """sendMessageBack throws (broker and inner-producer fallback both failed): Java skips
+    removeMessage (ProcessQueue.java:107-129), so the message stays cached; the failure is
+    traced as "send expired msg exception"."""
+    u = Unit(lambda msgs, ctx: OK, consume_time_ms=40 * 60 * 1000, send_back_fails=True)
+    u.svc.start()
+    u.submit([0])
+    u.d.advance(30 * 60 * 1000)
+    assert u.pq.msg_count == 1 and u.pq.msg_tree_map.keys() == [0]
+    (e,) = u.d.recorder.select(component="ProcessQueue.cleanExpiredMsg")
+    assert (e.t_ms, e.kind, e.fields["queue_offset"]) == (30 * 60 * 1000, "error", 0)
+    assert e.fields["text"] == "send expired msg exception: broker down"
+
+
+def test_clean_expired_msg_removes_after_the_send_back_returns():
+    """The send-back is a synchronous RPC in Java: the message leaves the process queue when
+    it has returned (here 7 ms later), and the next expired message is sent back after it."""
+    u = Unit(lambda msgs, ctx: OK, consume_time_ms=40 * 60 * 1000)
+    sends = []
+
+    def slow_send_back(msg, delay_level, broker_name):
+        sends.append((u.d.now, msg.queue_offset))
+        yield Sleep(7)
+
+    u.impl.send_message_back = slow_send_back
+    u.svc.start()
+    u.submit([0])
+    u.submit([1])
+    u.d.advance(30 * 60 * 1000)
+    assert sends == [(1_800_000, 0)] and u.pq.msg_count == 2
+    u.d.advance(7)
+    assert sends == [(1_800_000, 0), (1_800_007, 1)] and u.pq.msg_tree_map.keys() == [1]
+    u.d.advance(7)
     assert u.pq.msg_count == 0
 
 
@@ -310,6 +372,38 @@ def test_in_flight_messages_are_redelivered_after_a_rebalance(tmp_path):
     assert sorted({r.mq.queue_id for r in c2.consumed}) == [2, 3]
     assert c1.stats.results_dropped == 4
     assert [r.reconsume_times for r in c2.consumed] == [0, 0, 0, 0]
+
+
+def test_failed_send_backs_of_two_groups_on_one_instance_both_retry_after_5000_ms(tmp_path):
+    """Two groups on one client instance both fail to send one message back: each group's
+    submitConsumeRequestLater is its own task, so both consume it again 5 s later with
+    reconsumeTimes 1 and commit offset 1 — what one group alone does."""
+    cl = ConsumerCluster(tmp_path, queues=1)
+    consumers = cl.shared_consumers(["GA", "GB"])
+    calls = {"GA": [], "GB": []}
+
+    def failing_send_back(msg, delay_level, broker_name):
+        raise MQClientException(-1, "send-back and the fallback send failed")
+        yield  # pragma: no cover
+
+    for g, c in consumers.items():
+        c.subscribe("T", "*")
+
+        def listener(msgs, ctx, g=g):
+            calls[g].append((cl.d.now, msgs[0].queue_offset, msgs[0].reconsume_times))
+            return LATER if len(calls[g]) == 1 else OK
+
+        c.register_message_listener(listener)
+        c.start()
+        c.default_mq_push_consumer_impl.send_message_back = failing_send_back
+    cl.d.advance(3000)
+    cl.send_and_wait(body=b"x")
+    cl.d.advance(30_000)
+    assert calls == {"GA": [(3104, 0, 0), (8104, 0, 1)], "GB": [(3104, 0, 0), (8104, 0, 1)]}
+    mq = MessageQueue("T", "broker-a", 0)
+    for c in consumers.values():
+        assert c.offset_store.read_offset_from_memory(mq) == 1
+        assert (c.process_queue_table[mq].msg_count, c.stats.send_back_failed) == (0, 1)
 
 
 def test_update_core_pool_size_starts_queued_requests():

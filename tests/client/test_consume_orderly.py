@@ -132,6 +132,35 @@ def test_second_orderly_consumer_takes_over_unlocked_queues(tmp_path):
     assert sorted({r.mq.queue_id for r in c1.consumed}) == [0, 1]
 
 
+def test_orderly_groups_on_one_instance_keep_their_own_delayed_tasks(tmp_path):
+    """Two orderly groups on one client instance suspend one queue a moment: each group's
+    submitConsumeRequestLater (and pull-later) is its own task, so both re-consume 1000 ms
+    later and consume the next message at once — what one group alone does."""
+    cl = ConsumerCluster(tmp_path, queues=1)
+    consumers = cl.shared_consumers(["GA", "GB"])
+    calls = {"GA": [], "GB": []}
+    for g, c in consumers.items():
+        c.subscribe("T", "*")
+
+        def listener(msgs, ctx, g=g):
+            calls[g].append((cl.d.now, [m.body for m in msgs]))
+            return SUSPEND if len(calls[g]) == 1 else SUCCESS
+
+        c.register_message_listener_orderly(listener)
+        c.start()
+    cl.d.advance(5000)
+    cl.send_and_wait(body=b"x", queue_id=0)
+    cl.d.advance(60_000)
+    cl.send_and_wait(body=b"y", queue_id=0)
+    cl.d.advance(60_000)
+    expected = [(5104, [b"x"]), (6104, [b"x"]), (65107, [b"y"])]
+    assert calls == {"GA": expected, "GB": expected}
+    mq = MessageQueue("T", "broker-a", 0)
+    for c in consumers.values():
+        assert c.offset_store.read_offset_from_memory(mq) == 2
+        assert c.process_queue_table[mq].msg_count == 0
+
+
 # -- unit ----------------------------------------------------------------------------------------------
 
 
@@ -155,7 +184,25 @@ def test_submit_later_clamps_to_10_30000_ms(asked, armed):
     d, svc = unit_service()
     svc.submit_consume_request_later(ProcessQueue(0), MessageQueue("T", "b", 0), asked)
     (t,) = [t for t in d.next_timers() if t.name.endswith("submitConsumeRequestLater")]
-    assert t.due_ms == armed and t.key == str(MessageQueue("T", "b", 0))
+    assert t.due_ms == armed and t.key == f"CG@{MessageQueue('T', 'b', 0)}#1"
+
+
+def test_delayed_tasks_of_one_queue_do_not_replace_each_other():
+    """submitConsumeRequestLater / tryLockLaterAndReconsume twice for one queue: two timers
+    (keys <group>@<mq>#<n>), as Java schedules two tasks."""
+    d, svc = unit_service()
+    mq = MessageQueue("T", "b", 0)
+    svc.submit_consume_request_later(ProcessQueue(0), mq, 500)
+    svc.submit_consume_request_later(ProcessQueue(0), mq, 100)
+    svc.try_lock_later_and_reconsume(mq, ProcessQueue(0), 100)
+    svc.try_lock_later_and_reconsume(mq, ProcessQueue(0), 10)
+    timers = [(t.due_ms, t.name.split(".")[-1], t.key) for t in d.next_timers()]
+    assert timers == [
+        (10, "tryLockLaterAndReconsume", f"CG@{mq}#4"),
+        (100, "submitConsumeRequestLater", f"CG@{mq}#2"),
+        (100, "tryLockLaterAndReconsume", f"CG@{mq}#3"),
+        (500, "submitConsumeRequestLater", f"CG@{mq}#1"),
+    ]
 
 
 def test_orderly_max_reconsume_times_default_is_integer_max():

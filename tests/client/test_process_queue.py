@@ -236,9 +236,18 @@ class SendBack:
         self.ok = ok
         self.calls: list[tuple[int, int]] = []
 
-    def __call__(self, m: MessageExt, delay_level: int) -> bool:
+    def __call__(self, m: MessageExt, delay_level: int):
         self.calls.append((m.queue_offset, delay_level))
         return self.ok
+        yield  # pragma: no cover — a generator function, as the consume service's
+
+
+def clean(pq: ProcessQueue, now_ms: int, send_back, **kw) -> int:
+    """Run cleanExpiredMsg at ``now_ms`` with send-backs that answer at once."""
+    gen = pq.clean_expired_msg(lambda: now_ms, 15, send_back, **kw)
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    return stop.value.value
 
 
 def started(offset: int, at_ms: int | None) -> MessageExt:
@@ -252,7 +261,7 @@ def test_clean_expired_msg_up_to_16():
     pq = ProcessQueue(0)
     pq.put_message([started(i, 0) for i in range(20)])
     send_back = SendBack()
-    assert pq.clean_expired_msg(CONSUME_TIMEOUT_MS + 1, 15, send_back) == 16
+    assert clean(pq, CONSUME_TIMEOUT_MS + 1, send_back) == 16
     assert send_back.calls == [(i, 3) for i in range(16)]
     assert pq.msg_tree_map.keys() == [16, 17, 18, 19]
     assert pq.msg_count == 4
@@ -263,7 +272,7 @@ def test_clean_expired_msg_timeout_is_strict():
     pq = ProcessQueue(0)
     pq.put_message([started(0, 1000)])
     send_back = SendBack()
-    assert pq.clean_expired_msg(1000 + CONSUME_TIMEOUT_MS, 15, send_back) == 0
+    assert clean(pq, 1000 + CONSUME_TIMEOUT_MS, send_back) == 0
     assert send_back.calls == []
 
 
@@ -272,7 +281,7 @@ def test_clean_expired_msg_stops_at_first_fresh_or_unstarted():
     pq = ProcessQueue(0)
     pq.put_message([started(0, 0), started(1, None), started(2, 0)])
     send_back = SendBack()
-    assert pq.clean_expired_msg(CONSUME_TIMEOUT_MS + 1, 15, send_back) == 1
+    assert clean(pq, CONSUME_TIMEOUT_MS + 1, send_back) == 1
     assert send_back.calls == [(0, 3)]
     assert pq.msg_tree_map.keys() == [1, 2]
 
@@ -282,7 +291,7 @@ def test_clean_expired_msg_failed_send_back_keeps_message():
     pq = ProcessQueue(0)
     pq.put_message([started(i, 0) for i in range(3)])
     send_back = SendBack(ok=False)
-    assert pq.clean_expired_msg(CONSUME_TIMEOUT_MS + 1, 15, send_back) == 0
+    assert clean(pq, CONSUME_TIMEOUT_MS + 1, send_back) == 0
     assert send_back.calls == [(0, 3), (0, 3), (0, 3)]
     assert pq.msg_count == 3
 
@@ -292,7 +301,7 @@ def test_clean_expired_msg_orderly_noop():
     pq = ProcessQueue(0)
     pq.put_message([started(0, 0)])
     send_back = SendBack()
-    assert pq.clean_expired_msg(10**9, 15, send_back, consume_orderly=True) == 0
+    assert clean(pq, 10**9, send_back, consume_orderly=True) == 0
     assert send_back.calls == []
 
 
@@ -301,11 +310,12 @@ def test_clean_expired_msg_not_removed_if_no_longer_first():
     pq = ProcessQueue(0)
     pq.put_message([started(5, 0)])
 
-    def send_back(m: MessageExt, delay_level: int) -> bool:
+    def send_back(m: MessageExt, delay_level: int):
         pq.put_message([msg(1)])
         return True
+        yield  # pragma: no cover
 
-    assert pq.clean_expired_msg(CONSUME_TIMEOUT_MS + 1, 15, send_back) == 1
+    assert clean(pq, CONSUME_TIMEOUT_MS + 1, send_back) == 1
     assert pq.msg_tree_map.keys() == [1, 5]
 
 

@@ -77,19 +77,41 @@ def test_requests_queued_before_start_wait_for_start():
     assert [p[1] for p in consumer.pulled] == [0]
 
 
-def test_later_is_a_daemon_timer_keyed_by_queue():
-    """executePullRequestLater: timer PullMessageService.executePullRequestLater keyed str(mq)."""
+def test_later_is_a_daemon_timer_keyed_by_group_queue_and_sequence():
+    """executePullRequestLater: timer PullMessageService.executePullRequestLater keyed
+    <group>@<mq>#<n>."""
     d, inst, consumer = setup()
     svc = inst.pull_message_service
     svc.start()
     r = pr(3, offset=9)
     svc.execute_pull_request_later(r, 50)
     (t,) = [t for t in d.next_timers() if t.name == "PullMessageService.executePullRequestLater"]
-    assert (t.due_ms, t.key, t.daemon) == (50, str(r.message_queue), True)
+    assert (t.due_ms, t.key, t.daemon) == (50, f"CG@{r.message_queue}#1", True)
     d.advance(49)
     assert consumer.pulled == []
     d.advance(1)
     assert consumer.pulled == [(50, 3, 9)]
+
+
+def test_later_requests_of_two_groups_on_one_queue_both_fire():
+    """Two groups' requests for one queue (and two tasks) scheduled later: Java's schedule()
+    makes a task each, so each fires at its own time; none replaces another."""
+    d, inst, consumer = setup()
+    other = FakeConsumer(d)
+    inst.consumer_table["CG2"] = other
+    svc = inst.pull_message_service
+    svc.start()
+    svc.execute_pull_request_later(pr(0, offset=1), 1000)
+    svc.execute_pull_request_later(pr(0, offset=2, group="CG2"), 50)
+    fired = []
+    svc.execute_task_later(lambda: fired.append(("a", d.now)), 300, key="CG@mq")
+    svc.execute_task_later(lambda: fired.append(("b", d.now)), 200, key="CG@mq")
+    keys = sorted(t.key for t in d.next_timers() if t.name.startswith("PullMessageService."))
+    assert keys == [f"CG2@{MessageQueue('T', 'b', 0)}#2", f"CG@{MessageQueue('T', 'b', 0)}#1",
+                    "CG@mq#3", "CG@mq#4"]  # fmt: skip
+    d.advance(1000)
+    assert other.pulled == [(50, 0, 2)] and consumer.pulled == [(1000, 0, 1)]
+    assert fired == [("b", 200), ("a", 300)]
 
 
 def test_later_for_a_dropped_queue_is_not_rearmed():

@@ -108,6 +108,14 @@ class ConsumerCluster:
         self.consumers.append(c)
         return c
 
+    def shared_consumers(self, groups, *, name="shared", **settings):
+        """One (not started) push consumer per group, all on one MQClientInstance ``name``."""
+        inst = MQClientInstance(
+            ClientConfig(local_offset_store_dir=str(self.tmp_path / "offsets")), name=name
+        )
+        self.d.add_node(inst)
+        return {g: DefaultMQPushConsumer(g, inst, **settings) for g in groups}
+
     def events(self, *, node=None, component=None, step=None):
         return self.d.recorder.select(node=node, component=component, step=step)
 
@@ -267,6 +275,56 @@ def test_sql92_needs_enable_property_filter(tmp_path):
     assert c.stats.pulls.get("EXCEPTION", 0) >= 1
 
 
+def test_check_client_in_broker_transport_failure_text(tmp_path):
+    """CHECK_CLIENT_CONFIG cannot reach the broker: MQClientInstance#checkClientInBroker's
+    wrapped MQClientException (code -1, the cause kept), Java's text word for word."""
+    cl = ConsumerCluster(tmp_path)
+    c = cl.consumer("c1", expression="a > 5", expression_type="SQL92", start=False)
+    cl.d.set_link("c1", "broker-a", down=True)  # the name server still routes to broker-a
+    c.start()
+    cl.d.advance(3000)
+    (e,) = cl.events(node="c1", component="DefaultMQPushConsumerImpl.checkClientInBroker")
+    assert e.t_ms == 104  # after the two route look-ups; the connect fails at once
+    err = c.default_mq_push_consumer_impl.check_client_error
+    assert err.response_code == -1
+    assert (
+        str(err)
+        == err.error_message
+        == (
+            "Check client in broker error, maybe because you use SQL92 to filter message, but "
+            "server has not been upgraded to support!This error would not affect the launch of "
+            "consumer, but may has impact on message receiving if you have use the new features "
+            "which are not supported by server, please check the log!"
+        )
+    )
+    assert repr(err.__cause__) == "RemotingConnectException('connect to 127.0.0.1:10911 failed')"
+
+
+def test_check_client_in_broker_checks_every_consumer_and_stops_at_the_first_failure(tmp_path):
+    """checkClientInBroker walks the instance's whole consumerTable: a TAG consumer started
+    after a refused SQL92 group gets that group's failure; one CHECK_CLIENT_CONFIG per start,
+    since the first failure ends the check (MQClientInstance.java:430-466)."""
+    cl = ConsumerCluster(tmp_path)
+    consumers = cl.shared_consumers(["GA", "GB"])
+    consumers["GA"].subscribe("T", MessageSelector.by_sql("a > 5"))
+    consumers["GA"].subscribe("U", MessageSelector.by_sql("b > 5"))
+    consumers["GB"].subscribe("T", "*")
+    for c in consumers.values():
+        c.register_message_listener(lambda msgs, ctx: OK)
+    consumers["GA"].start()
+    cl.d.advance(3000)
+    consumers["GB"].start()
+    cl.d.advance(3000)
+    refused = "The broker does not support consumer to filter message by SQL92"
+    for g in ("GA", "GB"):
+        err = consumers[g].default_mq_push_consumer_impl.check_client_error
+        assert (err.response_code, err.error_message) == (1, refused), g
+    checks = cl.events(node="shared", component="DefaultMQPushConsumerImpl.checkClientInBroker")
+    assert [(e.fields["group"], e.fields["checked_group"], e.fields["topic"]) for e in checks] == [
+        ("GA", "GA", "T"), ("GB", "GA", "T"),
+    ]  # fmt: skip
+
+
 def test_sql92_with_property_filter_selects_by_property(tmp_path):
     """enablePropertyFilter=true: "a > 5" delivers a=7 and a=9 and never a=1 (push only)."""
     cl = ConsumerCluster(tmp_path, broker_kw={"enable_property_filter": True})
@@ -334,6 +392,40 @@ def test_suspend_retries_pulls_every_1000_ms_and_resume_consumes(tmp_path):
 
 
 # -- offsets ---------------------------------------------------------------------------------------
+
+
+def _paused_groups(tmp_path, groups):
+    cl = ConsumerCluster(tmp_path, queues=1)
+    consumers = cl.shared_consumers(groups)
+    seen = {g: [] for g in groups}
+    for g, c in consumers.items():
+        c.subscribe("T", "*")
+        c.register_message_listener(
+            lambda msgs, ctx, g=g: seen[g].extend((cl.d.now, m.body) for m in msgs) or OK
+        )
+        c.start()
+    cl.d.advance(3000)
+    for c in consumers.values():
+        c.suspend()
+    cl.d.advance(40_000)  # each group re-arms its pull request every 1000 ms
+    for c in consumers.values():
+        c.resume()
+    cl.d.advance(1000)
+    for i in range(3):
+        cl.send_and_wait(body=f"m{i}".encode())
+    cl.d.advance(20_000)
+    return seen, {g: c.stats.pulls_issued for g, c in consumers.items()}
+
+
+def test_paused_groups_on_one_instance_keep_their_own_later_pulls(tmp_path):
+    """Two paused groups on one client instance, one queue: each group's
+    executePullRequestLater is its own task (Java's schedule()), so after resume both pull and
+    consume at the times one group alone does."""
+    alone = _paused_groups(tmp_path / "alone", ["GA"])
+    both = _paused_groups(tmp_path / "both", ["GA", "GB"])
+    expected = [(44104, b"m0"), (44107, b"m1"), (44110, b"m2")]
+    assert alone == ({"GA": expected}, {"GA": 9})
+    assert both == ({"GA": expected, "GB": expected}, {"GA": 9, "GB": 9})
 
 
 def test_broadcasting_offsets_persist_to_local_file(tmp_path):
@@ -458,7 +550,7 @@ def test_offset_illegal_drops_the_queue_and_fixes_the_offset_10_s_later(tmp_path
     pq = c.process_queue_table[mq0]
     assert pq.dropped
     (t,) = [t for t in cl.d.next_timers() if t.name == "PullMessageService.executeTaskLater"]
-    assert t.due_ms == illegal[0].t_ms + 10_000 and t.key == str(mq0)
+    assert t.due_ms == illegal[0].t_ms + 10_000 and t.key == f"CG@{mq0}#1"
     cl.d.advance(t.due_ms - cl.d.now)
     assert mq0 not in c.process_queue_table
     cl.d.advance(1)  # the oneway UPDATE_CONSUMER_OFFSET reaches the broker
@@ -481,6 +573,15 @@ def test_pull_exception_retries_after_pull_time_delay_mills_when_exception(tmp_p
     assert len(failures) >= 3
     assert {b - a for a, b in zip(failures[1:], failures[2:], strict=False)} == {1000}
     assert c.stats.pulls["EXCEPTION"] >= 3
+
+
+def test_client_config_pull_time_delay_mills_when_exception_reaches_the_push_consumer():
+    """DefaultMQPushConsumerImpl's constructor copies ClientConfig#pullTimeDelayMillsWhenException
+    over its own 3000 (DefaultMQPushConsumerImpl.java:118): the client config's value is used."""
+    inst = MQClientInstance(ClientConfig(pull_time_delay_mills_when_exception=2500), name="cfg")
+    c = DefaultMQPushConsumer("CG", inst)
+    assert c.pull_time_delay_mills_when_exception == 2500
+    assert c.default_mq_push_consumer_impl.pull_time_delay_mills_when_exception == 2500
 
 
 def test_shutdown_hands_the_queues_to_the_other_consumer(tmp_path):

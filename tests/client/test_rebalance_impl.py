@@ -24,7 +24,7 @@ from mqlab.client.consumer.rebalance_push_impl import RebalancePushImpl
 from mqlab.client.exception import MQClientException
 from mqlab.client.process_queue import ProcessQueue
 from mqlab.common.filter_api import FilterAPI
-from mqlab.common.message import MessageQueue
+from mqlab.common.message import MessageExt, MessageQueue
 from mqlab.runtime.context import Node
 from mqlab.runtime.sim import SimDriver
 from mqlab.runtime.task import Sleep, spawn
@@ -280,6 +280,25 @@ def test_removed_queue_is_dropped_persisted_and_forgotten():
     changed = h.run(h.ri.update_process_queue_table_in_rebalance("T", set(), False))
     assert changed is True and pq.dropped and MQ not in h.ri.process_queue_table
     assert h.store.persisted == [MQ] and h.store.removed == [MQ]
+
+
+def test_delayed_unlocks_of_one_queue_are_separate_tasks():
+    """unlockDelay (a queue removed with messages cached) twice within 20 s: two timers
+    RebalancePushImpl.unlockDelay keyed <group>@<mq>#<n>, each unlocking at its own time."""
+    h = Harness()
+    unlocked = []
+    h.ri._spawn_unlock = lambda mq: unlocked.append((h.d.now, mq))
+    pq = ProcessQueue(0)
+    pq.put_message([MessageExt(topic="T", queue_offset=0, body=b"x")])
+    assert h.ri._unlock_delay(MQ, pq) is True
+    h.d.advance(5000)
+    h.ri._unlock_delay(MQ, pq)
+    timers = [
+        (t.due_ms, t.key) for t in h.d.next_timers() if t.name == "RebalancePushImpl.unlockDelay"
+    ]
+    assert timers == [(20_000, f"CG@{MQ}#1"), (25_000, f"CG@{MQ}#2")]
+    h.d.advance(20_000)
+    assert unlocked == [(20_000, MQ), (25_000, MQ)]
 
 
 def test_pull_idle_for_more_than_120_s_is_dropped_for_push_only():

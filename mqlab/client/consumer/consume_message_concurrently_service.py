@@ -22,8 +22,11 @@ The flow of one pulled batch::
 A consume request is a generator task on a worker; the send-backs are RPCs, so the worker
 stays busy until they are answered, as Java's consume thread blocks on them. Timers:
 ``ConsumeMessageConcurrentlyService.ConsumeRequest.run`` (a worker starts, keyed by worker),
-``ConsumeMessageConcurrentlyService.submitConsumeRequestLater`` (5 s, keyed by queue and first
-offset, daemon) and ``ProcessQueue.cleanExpiredMsg`` (every ``consumeTimeout`` minutes, daemon).
+``ConsumeMessageConcurrentlyService.submitConsumeRequestLater`` (5 s, daemon; keyed
+``<group>@<mq>#<n>``, n counting this service's re-submissions, so that no re-submission
+replaces another — of this group or of another group on the client instance: each Java
+``schedule()`` is its own task) and ``ProcessQueue.cleanExpiredMsg`` (every ``consumeTimeout``
+minutes, daemon).
 
 What it must not know: pulling and rebalancing.
 """
@@ -34,7 +37,7 @@ from collections.abc import Generator
 from functools import partial
 from typing import Any
 
-from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix
+from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix, timer_key_prefix
 from mqlab.client.consumer.consumer_enums import MessageModel, message_model_of
 from mqlab.client.consumer.listener import (
     ConsumeConcurrentlyContext,
@@ -99,8 +102,10 @@ class ConsumeMessageConcurrentlyService:
         self.consume_executor = ConsumeThreadPool(
             default_mq_push_consumer_impl.ctx, thread_prefix(self.consumer_group),
             dpc.consume_thread_min, dpc.consume_thread_max, C + ".ConsumeRequest.run",
+            timer_key_prefix(self.consumer_group),
         )  # fmt: skip
         self.stopped = False
+        self._later_seq = 0  # numbers submitConsumeRequestLater's tasks: one timer key each
 
     @property
     def ctx(self):
@@ -182,15 +187,15 @@ class ConsumeMessageConcurrentlyService:
         """Re-submit ``msgs`` after 5000 ms (failed send-back or rejection).
 
         Mirrors ConsumeMessageConcurrentlyService#submitConsumeRequestLater (seed 004 line
-        54–59). Keyed by queue and first offset, so two pending re-submissions of one queue
-        do not replace each other.
+        54–59). Keyed ``<group>@<mq>#<n>``: no pending re-submission replaces another.
         """
         if self.stopped or not msgs:
             return
+        self._later_seq += 1
         self.ctx.set_timer(
             C + ".submitConsumeRequestLater", SUBMIT_LATER_DELAY,
             lambda: self.submit_consume_request(msgs, process_queue, message_queue, True),
-            key=f"{message_queue}@{msgs[0].queue_offset}", daemon=True,
+            key=f"{self.consumer_group}@{message_queue}#{self._later_seq}", daemon=True,
         )  # fmt: skip
 
     # -- ConsumeRequest#run ----------------------------------------------------------------------
@@ -357,30 +362,33 @@ class ConsumeMessageConcurrentlyService:
 
         Mirrors ConsumeMessageConcurrentlyService#cleanExpireMsg → ProcessQueue#cleanExpiredMsg
         (RocketMQ 4.9.3); seed 004 "cleanExpireMsg" / "ProcessQueue#cleanExpiredMsg"; facts
-        §10.13. The send-back (an RPC) starts here and completes in the background; the
-        ProcessQueue removes the message at once (Java removes it after the RPC returns).
+        §10.13. A task: queue after queue, message after message, each send-back waited for
+        (Java's scheduler thread blocks on it); a failed one leaves the message cached.
         """
-        impl = self.default_mq_push_consumer_impl
+        spawn(self.ctx, self._clean_expire_msg(), name=f"{C}.cleanExpireMsg")
+
+    def _clean_expire_msg(self) -> Gen:
         timeout = int(self.default_mq_push_consumer.consume_timeout)
-        now = self.ctx.now_ms
-        for mq, pq in list(impl.rebalance_impl.process_queue_table.items()):
-
-            def send_back(msg: MessageExt, delay_level: int, mq: MessageQueue = mq) -> bool:
-                spawn(self.ctx, self._send_back_expired(msg, delay_level, mq),
-                      name=f"{C}.cleanExpireMsg {mq}")  # fmt: skip
-                return True
-
-            n = pq.clean_expired_msg(now, timeout, send_back)
+        table = self.default_mq_push_consumer_impl.rebalance_impl.process_queue_table
+        for mq, pq in list(table.items()):
+            n = yield from pq.clean_expired_msg(
+                lambda: self.ctx.now_ms, timeout,
+                lambda msg, delay_level, mq=mq: self._send_back_expired(msg, delay_level, mq),
+            )  # fmt: skip
             if n:
                 self._emit("ProcessQueue.cleanExpiredMsg", "29", mq=str(mq), sent_back=n,
                            text=f"{n} message(s) of {_mq_text(mq)} consumed for more than "
                            f"{timeout} min: sent back with delay level {EXPIRED_DELAY_LEVEL}")  # fmt: skip
 
     def _send_back_expired(self, msg: MessageExt, delay_level: int, mq: MessageQueue) -> Gen:
+        """``pushConsumer.sendMessageBack(msg, 3)``; False where Java throws."""
         impl = self.default_mq_push_consumer_impl
         try:
             # DefaultMQPushConsumer#sendMessageBack(msg, 3): no broker name → the store host
             yield from impl.send_message_back(msg, delay_level, None)
         except Exception as e:  # noqa: BLE001 — Java logs "send expired msg exception"
-            self._emit("ProcessQueue.cleanExpiredMsg", "29", Kind.ERROR, error=repr(e),
+            self._emit("ProcessQueue.cleanExpiredMsg", "29", Kind.ERROR, mq=str(mq),
+                       queue_offset=msg.queue_offset, error=repr(e),
                        text=f"send expired msg exception: {e}")  # fmt: skip
+            return False
+        return True

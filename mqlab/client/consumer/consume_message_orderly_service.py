@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Generator
 from typing import Any
 
-from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix
+from mqlab.client.consumer.consume_pool import ConsumeThreadPool, thread_prefix, timer_key_prefix
 from mqlab.client.consumer.consumer_enums import MessageModel, message_model_of
 from mqlab.client.consumer.listener import (
     ConsumeOrderlyContext,
@@ -101,8 +101,10 @@ class ConsumeMessageOrderlyService:
         self.consume_executor = ConsumeThreadPool(
             default_mq_push_consumer_impl.ctx, thread_prefix(self.consumer_group),
             dpc.consume_thread_min, dpc.consume_thread_max, C + ".ConsumeRequest.run",
+            timer_key_prefix(self.consumer_group),
         )  # fmt: skip
         self.stopped = False
+        self._later_seq = 0  # numbers the delayed tasks: one timer key each (see _later_key)
         #: MessageQueueLock: the request consuming each queue, and who waits for it.
         self.mq_lock_holder: dict[MessageQueue, OrderlyConsumeRequest] = {}
         self.mq_lock_waiters: dict[MessageQueue, deque[tuple[OrderlyConsumeRequest, str]]] = {}
@@ -192,8 +194,14 @@ class ConsumeMessageOrderlyService:
         self.ctx.set_timer(
             C + ".submitConsumeRequestLater", time_millis,
             lambda: self.submit_consume_request(None, process_queue, message_queue, True),
-            key=str(message_queue), daemon=True,
+            key=self._later_key(message_queue), daemon=True,
         )  # fmt: skip
+
+    def _later_key(self, mq: MessageQueue) -> str:
+        """``<group>@<mq>#<n>``: each Java ``schedule()`` is its own task, which no later one
+        replaces — of this group or of another group on the client instance."""
+        self._later_seq += 1
+        return f"{self.consumer_group}@{mq}#{self._later_seq}"
 
     def try_lock_later_and_reconsume(
         self, mq: MessageQueue, process_queue: ProcessQueue, delay_mills: int
@@ -209,7 +217,7 @@ class ConsumeMessageOrderlyService:
             spawn(self.ctx, self._try_lock(mq, process_queue), name=C + ".lockOneMQ")
 
         self.ctx.set_timer(
-            C + ".tryLockLaterAndReconsume", delay_mills, fire, key=str(mq), daemon=True
+            C + ".tryLockLaterAndReconsume", delay_mills, fire, key=self._later_key(mq), daemon=True
         )
 
     def _try_lock(self, mq: MessageQueue, pq: ProcessQueue) -> Gen:

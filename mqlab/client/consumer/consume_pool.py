@@ -13,7 +13,10 @@ exactly that: at most ``core_pool_size`` workers, the rest waits in FIFO order.
 
 A worker is a name (``ConsumeMessageThread_<group>_<n>``, n from 1, as ``ThreadFactoryImpl``
 numbers threads). A task starts on a timer named by the owning service (one per worker, keyed
-by the worker's name), so starting is asynchronous like ``executor.submit``; the task calls
+by the worker's name), so starting is asynchronous like ``executor.submit``. Two groups whose
+first 100 characters agree name their threads alike (Java too), so their timer keys start
+with the whole group (:func:`timer_key_prefix`): one pool's start never replaces another's.
+The task calls
 :meth:`ConsumeThreadPool.release` when it is done (after its modelled consume time and result
 processing), and the next queued task starts on that worker. An idle worker waiting longest
 takes the next task (``LinkedBlockingQueue#take`` wakes waiters in order).
@@ -29,7 +32,7 @@ from functools import partial
 
 from mqlab.runtime.context import NodeContext
 
-__all__ = ["ConsumeThreadPool", "thread_prefix"]
+__all__ = ["ConsumeThreadPool", "thread_prefix", "timer_key_prefix"]
 
 _GROUP_NAME_MAX_IN_PREFIX = 100
 
@@ -37,6 +40,12 @@ _GROUP_NAME_MAX_IN_PREFIX = 100
 def thread_prefix(consumer_group: str) -> str:
     """``ConsumeMessageThread_<group (first 100 chars)>_`` (facts §11)."""
     return f"ConsumeMessageThread_{consumer_group[:_GROUP_NAME_MAX_IN_PREFIX]}_"
+
+
+def timer_key_prefix(consumer_group: str) -> str:
+    """What the start timers' keys add before the worker name: nothing when the thread name
+    holds the whole group, else ``<group>/`` (the thread names of two groups could collide)."""
+    return "" if len(consumer_group) <= _GROUP_NAME_MAX_IN_PREFIX else f"{consumer_group}/"
 
 
 Task = Callable[[str], None]
@@ -52,6 +61,8 @@ class ConsumeThreadPool:
         maximum_pool_size: ``consumeThreadMax`` (kept for display; never reached).
         start_timer_name: the timer a task starts on, e.g.
             ``"ConsumeMessageConcurrentlyService.ConsumeRequest.run"``.
+        timer_key_prefix: put before the worker name in the start timer's key (see
+            :func:`timer_key_prefix`).
     """
 
     def __init__(
@@ -61,6 +72,7 @@ class ConsumeThreadPool:
         core_pool_size: int,
         maximum_pool_size: int,
         start_timer_name: str,
+        timer_key_prefix: str = "",
     ) -> None:
         if core_pool_size < 1:
             raise ValueError(f"core_pool_size must be >= 1, got {core_pool_size}")
@@ -69,6 +81,7 @@ class ConsumeThreadPool:
         self.core_pool_size = core_pool_size
         self.maximum_pool_size = maximum_pool_size
         self.start_timer_name = start_timer_name
+        self.timer_key_prefix = timer_key_prefix
         self.workers: list[str] = []
         self.busy: dict[str, bool] = {}
         self._idle: deque[str] = deque()
@@ -140,7 +153,9 @@ class ConsumeThreadPool:
 
     def _start(self, worker: str, task: Task) -> None:
         self.busy[worker] = True
-        self.ctx.set_timer(self.start_timer_name, 0, partial(task, worker), key=worker)
+        self.ctx.set_timer(
+            self.start_timer_name, 0, partial(task, worker), key=self.timer_key_prefix + worker
+        )
 
     def set_core_pool_size(self, core_pool_size: int) -> None:
         """``ThreadPoolExecutor#setCorePoolSize``: more workers start on queued tasks at once."""

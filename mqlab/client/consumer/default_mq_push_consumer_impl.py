@@ -406,11 +406,14 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         factory.rebalance_immediately()
 
     def check_client_in_broker(self) -> Gen:
-        """CHECK_CLIENT_CONFIG for each SQL92 subscription (the broker's enablePropertyFilter).
+        """CHECK_CLIENT_CONFIG for each SQL92 subscription of every consumer on the instance.
 
         Mirrors MQClientInstance#checkClientInBroker (client/impl/factory, RocketMQ 4.9.3);
-        facts §2.7 step 2. Java's ``start()`` throws the failure after the consumer is already
-        running; here it is kept in ``check_client_error`` and traced.
+        facts §2.7 step 2. Java checks the whole ``consumerTable`` (so a consumer's start also
+        reports another group's refused subscription), stops at the first failure, and stops
+        altogether at a consumer without subscriptions (``return``, MQClientInstance.java:437).
+        Java's ``start()`` throws the failure after the consumer is already running; here it
+        is kept in ``check_client_error`` and traced.
         """
         from mqlab.remoting.codes import RequestCode, ResponseCode
         from mqlab.remoting.command import RemotingCommand
@@ -418,33 +421,44 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         from mqlab.runtime.task import Rpc
 
         factory = self.mq_client_factory
-        for sd in self.subscriptions():
-            if ExpressionType.is_tag_type(sd.expression_type):
-                continue
-            addr = factory.find_broker_addr_by_topic(sd.topic)
-            if addr is None:
-                continue
-            body = dumps({"clientId": factory.client_id, "group": self.group_name(),
-                          "subscriptionData": sd.to_json_dict()}).encode()  # fmt: skip
-            request = RemotingCommand.create_request(RequestCode.CHECK_CLIENT_CONFIG, None, body)
-            try:
-                response = yield Rpc(addr, request, factory.client_config.mq_client_api_timeout)
-            except NETWORK_ERRORS as e:
-                error = MQClientException(
-                    -1,
-                    "Check client in broker error, maybe because you use "
-                    f"{sd.expression_type} to filter message, but server has not been upgraded "
-                    f"to support!{e}",
-                )
-            else:
-                if response.code == ResponseCode.SUCCESS:
+        for group, consumer in sorted(factory.consumer_table.items()):
+            subscription_inner = consumer.subscriptions()
+            if not subscription_inner:
+                return
+            for sd in subscription_inner:
+                if ExpressionType.is_tag_type(sd.expression_type):
                     continue
-                error = MQClientException(response.code, response.remark or "")
-            self.check_client_error = error
-            self._emit(C + ".checkClientInBroker", "check", Kind.ERROR, topic=sd.topic,
-                       code=error.response_code, error=str(error),
-                       text=f"broker {addr} refuses {sd.expression_type} "
-                       f"{sd.sub_string!r}: {error}")  # fmt: skip
+                addr = factory.find_broker_addr_by_topic(sd.topic)
+                if addr is None:
+                    continue
+                body = dumps({"clientId": factory.client_id, "group": group,
+                              "subscriptionData": sd.to_json_dict()}).encode()  # fmt: skip
+                request = RemotingCommand.create_request(
+                    RequestCode.CHECK_CLIENT_CONFIG, None, body
+                )
+                try:
+                    response = yield Rpc(addr, request, factory.client_config.mq_client_api_timeout)
+                except NETWORK_ERRORS as e:
+                    error = MQClientException(
+                        -1,
+                        "Check client in broker error, maybe because you use "
+                        f"{sd.expression_type} to filter message, but server has not been "
+                        "upgraded to support!This error would not affect the launch of consumer, "
+                        "but may has impact on message receiving if you have use the new "
+                        "features which are not supported by server, please check the log!",
+                    )
+                    error.__cause__ = e
+                else:
+                    if response.code == ResponseCode.SUCCESS:
+                        continue
+                    error = MQClientException(response.code, response.remark or "")
+                self.check_client_error = error
+                self._emit(C + ".checkClientInBroker", "check", Kind.ERROR, topic=sd.topic,
+                           checked_group=group, code=error.response_code, error=str(error),
+                           cause=None if error.__cause__ is None else str(error.__cause__),
+                           text=f"CHECK_CLIENT_CONFIG of group {group}'s {sd.expression_type} "
+                           f"{sd.sub_string!r} on {addr} failed: {error}")  # fmt: skip
+                return
 
     def _task_failed(self, task: Any) -> None:
         if task.error is not None:

@@ -298,7 +298,9 @@ class PullMessageMixin:
                 text=f"OFFSET_ILLEGAL on {_mq_text(mq)}: drop the queue; in "
                 f"{OFFSET_ILLEGAL_FIX_DELAY} ms store offset {pr.next_offset} and remove it",
             )  # fmt: skip
-            self.execute_task_later(lambda: self._fix_offset(pr), OFFSET_ILLEGAL_FIX_DELAY, str(mq))
+            self.execute_task_later(
+                lambda: self._fix_offset(pr), OFFSET_ILLEGAL_FIX_DELAY, f"{pr.consumer_group}@{mq}"
+            )
 
     def _fix_offset(self, pr: PullRequest) -> None:
         """The OFFSET_ILLEGAL task: store the broker's offset, persist, drop the queue."""

@@ -13,14 +13,19 @@ request, plus a single-thread scheduler for "later" work. Here:
   (0 ms) if it is not armed; each firing takes exactly one request (so ``step()`` shows one
   pull at a time) and re-arms while requests remain;
 * ``execute_pull_request_later`` is a timer ``PullMessageService.executePullRequestLater``
-  keyed by ``str(mq)`` that puts the request back after the delay (50 ms flow control,
-  1000 ms paused, the exception delay, ``pullInterval``). These timers are *daemon*: a paused
-  consumer retries forever, and ``run_until_idle`` must still return;
+  that puts the request back after the delay (50 ms flow control, 1000 ms paused, the
+  exception delay, ``pullInterval``). These timers are *daemon*: a paused consumer retries
+  forever, and ``run_until_idle`` must still return;
 * ``execute_task_later`` is the scheduler's ``schedule(Runnable)`` (the OFFSET_ILLEGAL fix-up).
+
+Each Java ``schedule()`` is a task of its own that nothing replaces, while arming a timer
+whose ``(node, name, key)`` is pending replaces it. The instance's consumer groups share this
+service, so each later timer gets its own key: ``<group>@<mq>#<n>``, n counting this
+service's scheduled tasks.
 
 A request whose process queue is already dropped is not re-armed for later: Java would
 schedule it and then discard it in ``pullMessage`` ("the pull request is dropped"); skipping
-the timer keeps the ``str(mq)`` key free for the queue's next, live pull request.
+the timer spares that no-op.
 
 What it must not know: flow control, brokers, offsets (that is ``DefaultMQPushConsumerImpl``).
 """
@@ -59,6 +64,7 @@ class PullMessageService:
         self.pull_request_queue: deque[PullRequest] = deque()
         self.stopped = True
         self.pulls_taken = 0
+        self._later_seq = 0  # numbers the scheduled tasks: one timer key each
 
     @property
     def ctx(self) -> NodeContext:
@@ -104,7 +110,7 @@ class PullMessageService:
 
         Mirrors PullMessageService#executePullRequestLater (RocketMQ 4.9.3); seed 003 step 2.1
         ("50 毫秒以后再拉取"). Timer ``PullMessageService.executePullRequestLater`` keyed by
-        ``str(mq)``, daemon.
+        ``<group>@<mq>#<n>``, daemon.
         """
         if self.stopped:
             return
@@ -113,18 +119,25 @@ class PullMessageService:
         self.ctx.set_timer(
             LATER_TIMER, int(time_delay),
             lambda: self.execute_pull_request_immediately(pull_request),
-            key=str(pull_request.message_queue), daemon=True,
+            key=self._task_key(f"{pull_request.consumer_group}@{pull_request.message_queue}"),
+            daemon=True,
         )  # fmt: skip
 
     def execute_task_later(self, task: Callable[[], None], time_delay: int, key: str) -> None:
         """Run ``task`` after ``time_delay`` ms on the service's scheduler.
 
         Mirrors PullMessageService#executeTaskLater (RocketMQ 4.9.3); used for the
-        OFFSET_ILLEGAL fix-up 10 000 ms later (seed 003 "OFFSET_ILLEGAL").
+        OFFSET_ILLEGAL fix-up 10 000 ms later (seed 003 "OFFSET_ILLEGAL"). ``key`` names the
+        task in ``next_timers()``; the timer's key is ``<key>#<n>``.
         """
         if self.stopped:
             return
-        self.ctx.set_timer(TASK_LATER_TIMER, int(time_delay), task, key=key)
+        self.ctx.set_timer(TASK_LATER_TIMER, int(time_delay), task, key=self._task_key(key))
+
+    def _task_key(self, label: str) -> str:
+        """A key no pending timer has: every Java ``schedule()`` is its own task."""
+        self._later_seq += 1
+        return f"{label}#{self._later_seq}"
 
     # -- the service loop --------------------------------------------------------------------------
     def _arm(self) -> None:

@@ -57,6 +57,7 @@ class RebalancePushImpl(RebalanceImpl):
     def __init__(self, default_mq_push_consumer_impl: Any, *args: Any) -> None:
         super().__init__(*args)
         self.default_mq_push_consumer_impl = default_mq_push_consumer_impl
+        self._unlock_delay_seq = 0  # numbers the delayed unlocks: one timer key each
 
     @property
     def _config(self) -> Any:
@@ -120,11 +121,17 @@ class RebalancePushImpl(RebalanceImpl):
         return True
 
     def _unlock_delay(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
-        """Unlock now, or in 20 s if the queue still holds messages. Mirrors #unlockDelay."""
+        """Unlock now, or in 20 s if the queue still holds messages. Mirrors #unlockDelay.
+
+        The timer is keyed ``<group>@<mq>#<n>``: each Java ``schedule()`` is its own task,
+        which no later unlock (of this group or another on the instance) replaces.
+        """
         if pq.has_temp_message():
+            self._unlock_delay_seq += 1
             self.ctx.set_timer(
                 "RebalancePushImpl.unlockDelay", UNLOCK_DELAY_TIME_MILLS,
-                lambda: self._spawn_unlock(mq), key=str(mq), daemon=True,
+                lambda: self._spawn_unlock(mq),
+                key=f"{self.consumer_group}@{mq}#{self._unlock_delay_seq}", daemon=True,
             )  # fmt: skip
         else:
             self._spawn_unlock(mq)
