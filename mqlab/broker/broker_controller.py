@@ -48,6 +48,7 @@ from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
+from mqlab.store.commit_log import StoreRuntimeException
 from mqlab.store.config import MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
@@ -218,7 +219,15 @@ class BrokerController(Node):
                         ext_fields={},
                     )
         processor = self.processor_table.get(request.code, self.admin_broker_processor)
-        return processor.process_request(channel, request)
+        try:
+            return processor.process_request(channel, request)
+        except StoreRuntimeException as e:
+            # NettyRemotingAbstract#processRequestCommand catches what a processor throws
+            # and answers SYSTEM_ERROR with RemotingHelper.exceptionSimpleDesc(e).
+            if self.tracer.enabled:
+                self.tracer.emit(C, "processRequestCommand", code="SYSTEM_ERROR", remark=str(e),
+                                 text=f"request {request.code} threw {e.message!r}")  # fmt: skip
+            return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, str(e), ext_fields={})
 
     def channel_inactive(self, channel: Channel) -> None:
         """``ClientHousekeepingService#onChannelClose``."""
@@ -232,8 +241,12 @@ class BrokerController(Node):
         self.request_reput()
         return result
 
-    def put_messages(self, msgs: list[MessageExtBrokerInner]) -> PutMessageResult:
-        result = self.message_store.put_messages(msgs, self.ctx.now_ms)
+    def put_messages(
+        self, msgs: list[MessageExtBrokerInner], batch_properties: dict[str, str], body_length: int
+    ) -> PutMessageResult:
+        result = self.message_store.put_messages(
+            msgs, self.ctx.now_ms, batch_properties=batch_properties, body_length=body_length
+        )
         self.request_reput()
         return result
 

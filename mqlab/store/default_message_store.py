@@ -421,37 +421,55 @@ class DefaultMessageStore(GetMessageMixin):
             )
         return result
 
-    def put_messages(self, msgs: list[MessageExtBrokerInner], now_ms: int) -> PutMessageResult:
+    def put_messages(
+        self,
+        msgs: list[MessageExtBrokerInner],
+        now_ms: int,
+        *,
+        batch_properties: dict[str, str] | None = None,
+        body_length: int | None = None,
+    ) -> PutMessageResult:
         """Store a batch (one topic, one queue) with consecutive queue offsets.
 
-        Mirrors ``DefaultMessageStore#asyncPutMessages`` (store, RocketMQ 4.9.3); the
-        store checks of ``put_message``, then ``CommitLog#put_messages``.
+        Mirrors ``DefaultMessageStore#asyncPutMessages`` (store, RocketMQ 4.9.3):
+        ``checkStoreStatus``, then ``checkMessages`` (topic longer than 127, or the
+        client's batch body longer than ``max_message_size`` → MESSAGE_ILLEGAL; no
+        per-message properties check), then ``CommitLog#put_messages``.
+
+        Args:
+            msgs: the entries (see ``CommitLog#put_messages``).
+            now_ms: the store timestamp.
+            batch_properties: the batch's own properties (request header + CLUSTER).
+            body_length: the length of the request body the batch was decoded from;
+                None: as if each message's stored properties were its own (20 + body
+                + 2 + properties bytes per message, the batch body format).
 
         Raises:
             ValueError: ``msgs`` is empty or mixes topics / queue ids.
+            StoreRuntimeException: see ``CommitLog#put_messages``.
         """
         if not msgs:
             raise ValueError("msgs must hold at least one message")
         status = self._check_store_status()
         if status is PutMessageStatus.PUT_OK:
-            for m in msgs:
-                topic = m.topic
-                if (
-                    topic.isascii()
-                    and len(topic) <= _MAX_TOPIC
-                    and len(m.properties_string or "") <= _MAX_PROPERTIES // 2
-                ):
-                    continue  # NOTE: performance: checkMessage's short ASCII case inlined
-                status = self._check_message(m)
-                if status is not PutMessageStatus.PUT_OK:
-                    break
+            # checkMessages
+            if body_length is None:
+                body_length = sum(
+                    22 + len(m.body or b"") + len((m.properties_string or "").encode())
+                    for m in msgs
+                )
+            topic = msgs[0].topic  # mqlab also counts UTF-8 bytes, as in _check_message
+            if _java_length(topic) > _MAX_TOPIC or len(topic.encode()) > _MAX_TOPIC:
+                status = PutMessageStatus.MESSAGE_ILLEGAL
+            elif body_length > self.message_store_config.max_message_size:
+                status = PutMessageStatus.MESSAGE_ILLEGAL
         if status is not PutMessageStatus.PUT_OK:
             result = PutMessageResult(status)
         else:
             for m in msgs:
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
-            result = self.commit_log.put_messages(msgs, now_ms)
+            result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
