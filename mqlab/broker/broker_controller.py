@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
-from mqlab.broker.broker_outer_api import build_register_broker_request
+from mqlab.broker.broker_outer_api import (
+    MQBrokerException,
+    RegisterBrokerResult,
+    build_register_broker_request,
+    parse_register_broker_response,
+)
 from mqlab.broker.client_manage_processor import ClientManageProcessor
 from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
@@ -45,7 +50,7 @@ from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
 from mqlab.remoting.codes import RequestCode, ResponseCode
-from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
 from mqlab.store.commit_log import StoreRuntimeException
@@ -56,8 +61,11 @@ from mqlab.trace.events import Kind
 
 __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
 
-#: The ``@CFNotNull`` header fields per request code (facts §2.2). SEND_MESSAGE_V2 and
-#: SEND_BATCH_MESSAGE check theirs in ``decode_send_message_header_v2``.
+#: The ``@CFNotNull`` header fields per request code (facts §2.2) that mqlab refuses up
+#: front (see ``process_request``). SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE check theirs in
+#: ``decode_send_message_header_v2``. Left out on purpose: fields Java gets through without
+#: (``CreateTopicRequestHeader.order`` defaults to false and is never read;
+#: ``DeleteTopicRequestHeader.topic`` null fails ``validateTopic`` as blank).
 REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.SEND_MESSAGE: ("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums",
                                "queueId", "sysFlag", "bornTimestamp", "flag"),
@@ -121,7 +129,8 @@ class BrokerController(Node):
         config_dir.mkdir(parents=True, exist_ok=True)
         self.topic_config_manager = TopicConfigManager(cfg, config_dir, tracer=tracer, now_ms=now)
         self.topic_config_manager.load()
-        self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all()
+        # TopicConfigManager#createTopicIn*: registerBrokerAll(false, true, true), no order check
+        self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all(False)
         self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, tracer=tracer)
         self.subscription_group_manager.load()
         self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
@@ -333,8 +342,14 @@ class BrokerController(Node):
         self._arm_schedule_level(level, due - now)
 
     # -- name server ----------------------------------------------------------------------------------
-    def register_broker_all(self) -> None:
-        """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server."""
+    def register_broker_all(self, check_order_config: bool = True) -> None:
+        """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server.
+
+        With ``check_order_config`` (start, the 30 s task, UPDATE_AND_CREATE_TOPIC), the
+        first successful reply's ORDER_TOPIC_CONFIG KV table sets which topics are ordered
+        (``doRegisterBrokerAll`` → ``TopicConfigManager#updateOrderTopicConfig``); a reply
+        without a table changes nothing.
+        """
         cfg = self.broker_config
         if not cfg.name_server_addr:
             return
@@ -349,14 +364,25 @@ class BrokerController(Node):
         if self.tracer.enabled:
             self.tracer.emit(C + ".registerBrokerAll", "register", topics=len(table),
                              text=f"register {len(table)} topic(s) with {cfg.name_server_addr}")  # fmt: skip
-        for addr in cfg.name_server_addr.split(";"):
-            self.ctx.invoke_async(
-                addr, request, cfg.register_broker_timeout_mills, self._registered
-            )
+        results: list[RegisterBrokerResult] = []  # registerBrokerResultList of this round
 
-    def _registered(self, response: RemotingCommand | None, error: Exception | None) -> None:
-        if error is not None and self.tracer.enabled:
-            self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
+        def registered(response: RemotingCommand | None, error: Exception | None) -> None:
+            if error is None and response is not None:
+                try:
+                    result = parse_register_broker_response(response, self.broker_addr)
+                except (MQBrokerException, RemotingCommandException) as e:
+                    error = e
+                else:
+                    results.append(result)
+                    if check_order_config and len(results) == 1:  # registerBrokerResultList.get(0)
+                        self.topic_config_manager.update_order_topic_config(
+                            result.kv_table, self.ctx.now_ms
+                        )
+            if error is not None and self.tracer.enabled:
+                self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
+
+        for addr in cfg.name_server_addr.split(";"):
+            self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, registered)
 
     # -- consumers --------------------------------------------------------------------------------------
     def _consumer_ids_changed(self, event: str, group: str, *args: Any) -> None:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from mqlab.common.message import MessageExt, MessageExtBrokerInner
@@ -58,7 +58,9 @@ from mqlab.common.message_decoder import (
     MessageDecodeError,
     decode_stored_message,
 )
+from mqlab.common.mix_all import is_lmq
 from mqlab.common.sysflag import MessageSysFlag
+from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from mqlab.store.clean_services import CleanCommitLogService, CleanConsumeQueueService
 from mqlab.store.commit_log import CommitLog
 from mqlab.store.config import BrokerRole, MessageStoreConfig, StorePathConfigHelper
@@ -681,6 +683,45 @@ class DefaultMessageStore(GetMessageMixin):
         """Both passes, as RocketMQ's 10 s ``cleanFilesPeriodically`` task runs them."""
         self.delete_expired_commit_log_files(now_ms)
         self.delete_expired_consume_queue_files()
+
+    def clean_unused_topic(self, topics: Iterable[str]) -> int:
+        """Destroy the consume queues of every topic not in ``topics``.
+
+        Mirrors ``DefaultMessageStore#cleanUnusedTopic`` (store, RocketMQ 4.9.3), called
+        by DELETE_TOPIC_IN_BROKER with the topics still configured. SCHEDULE_TOPIC_XXXX,
+        RMQ_SYS_TRANS_OP_HALF_TOPIC and ``%LMQ%`` topics are kept. Each destroyed queue
+        is also dropped from the commit log's ``topic_queue_table``
+        (``removeQueueFromTopicQueueTable``), so a topic created again starts at queue
+        offset 0. The commit-log entries stay.
+
+        Returns:
+            0, as Java does.
+        """
+        keep = set(topics)
+        for topic in sorted(self.consume_queue_table):
+            if topic in keep or topic in (RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC):
+                continue
+            if is_lmq(topic):
+                continue
+            self._destroy_topic_queues(topic, self.consume_queue_table.pop(topic).values())
+        return 0
+
+    def clean_unused_lmq_topic(self, topic: str) -> None:
+        """Destroy queue 0 of an ``%LMQ%`` topic. Mirrors ``DefaultMessageStore#cleanUnusedLmqTopic``."""
+        qmap = self.consume_queue_table.pop(topic, None)
+        if qmap is not None and 0 in qmap:
+            self._destroy_topic_queues(topic, [qmap[0]])
+
+    def _destroy_topic_queues(self, topic: str, queues: Iterable[ConsumeQueue]) -> None:
+        for cq in sorted(queues, key=lambda q: q.queue_id):
+            cq.destroy()
+            # CommitLog#removeQueueFromTopicQueueTable
+            self.commit_log.topic_queue_table.pop(f"{topic}-{cq.queue_id}", None)
+        if self._traced():
+            self.tracer.emit(
+                "DefaultMessageStore.cleanUnusedTopic", "destroy", topic=topic,
+                text=f"consume queues of {topic} destroyed",
+            )  # fmt: skip
 
     # ==================================================================================
     # inspection helpers (for the lab)
