@@ -259,3 +259,34 @@ def test_order_comes_from_the_name_servers_order_topic_config(cluster):
     assert r.code == ResponseCode.SUCCESS
     assert c.broker.topic_config_manager.select_topic_config("OrdT").order is True
     assert c.broker.topic_config_manager.is_order_topic("OrdT")
+
+
+def test_check_client_config_remarks(cluster):
+    """checkClientConfig (property filter on): TAG → SUCCESS; a compile failure →
+    SUBSCRIPTION_PARSE_FAILED with MQFilterException#getMessage (the cause's toString);
+    an unknown type or no subString → NullPointerException, remark null."""
+    import json
+
+    c = cluster(enable_property_filter=True)
+
+    def check(expression_type, sub_string):
+        sd = {"topic": "T", "subString": sub_string, "expressionType": expression_type}
+        body = json.dumps({"clientId": "c", "group": "CG", "subscriptionData": sd}).encode()
+        r = c.call(c.broker.broker_addr, RequestCode.CHECK_CLIENT_CONFIG, None, body)
+        return r.code, r.remark
+
+    assert check("TAG", "x") == (ResponseCode.SUCCESS, None)
+    assert check("SQL92", "a > 1") == (ResponseCode.SUCCESS, None)
+    code, remark = check("SQL92", "a >")
+    assert code == ResponseCode.SUBSCRIPTION_PARSE_FAILED == 23
+    assert remark.startswith(
+        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF> at line 1, column 4"
+    )
+    assert check("SQL92", "")[1].startswith(
+        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF>"
+    )
+    assert check("SQL92", "a > 'x'") == (
+        23, "java.lang.RuntimeException: Value ''x'' cannot be compared. (at line 1, column 3, "
+        "offset 2)")  # fmt: skip
+    assert check("FOO", "a > 1") == (23, None)
+    assert check("SQL92", None) == (23, None)
