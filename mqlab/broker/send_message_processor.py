@@ -85,10 +85,12 @@ PUT_MESSAGE_STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] =
     ),
     PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL),
     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL),
+    # "{disk_util}" is filled in by _handle_put_message_result (SendMessageProcessor#diskUtil).
     PutMessageStatus.SERVICE_NOT_AVAILABLE: (
         ResponseCode.SERVICE_NOT_AVAILABLE,
         "service not available now. It may be caused by one of the following reasons: the broker's "
-        "disk is full, messages are put to the slave, message store has been shut down, etc.",
+        "disk is full [{disk_util}], messages are put to the slave, message store has been shut "
+        "down, etc.",
     ),
     PutMessageStatus.OS_PAGECACHE_BUSY: (
         ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
@@ -390,6 +392,8 @@ class SendMessageProcessor:
                 status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
             )
             sent = status in _SENT
+            if status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
+                remark = remark.format(disk_util=self.disk_util())
         response = self._response(code, remark)
         tracer = self.broker.tracer
         if sent:
@@ -417,6 +421,16 @@ class SendMessageProcessor:
                 text=f"{status_name} → {code_name}",
             )  # fmt: skip
         return response
+
+    def disk_util(self) -> str:
+        """``diskUtil``: the used fraction of the commit-log, consume-queue and index paths.
+
+        Mirrors SendMessageProcessor#diskUtil (broker/processor, RocketMQ 4.9.3):
+        ``String.format("CL: %5.2f CQ: %5.2f INDEX: %5.2f", ...)``. mqlab's paths share one
+        simulated disk, ``DefaultMessageStore.disk_used_ratio``.
+        """
+        ratio = self.broker.message_store.disk_used_ratio
+        return f"CL: {ratio:5.2f} CQ: {ratio:5.2f} INDEX: {ratio:5.2f}"
 
     def random_queue_id(self, write_queue_nums: int) -> int:
         """``randomQueueId``: ``(random.nextInt() % 99999999) % writeQueueNums`` (abs)."""

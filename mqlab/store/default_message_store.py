@@ -37,7 +37,11 @@ Fault injection (plain attributes, for lessons and tests):
   gives FLUSH_DISK_TIMEOUT (the message is stored);
 * ``slave_available`` (default False: mqlab has no HA connection) and
   ``fault_slave_ack_delay_ms`` — with SYNC_MASTER, SLAVE_NOT_AVAILABLE or, above
-  ``slave_timeout``, FLUSH_SLAVE_TIMEOUT.
+  ``slave_timeout``, FLUSH_SLAVE_TIMEOUT;
+* ``disk_used_ratio`` (default 0.0) — the used fraction of the one simulated disk
+  that holds every store path, as ``UtilAll#getDiskPartitionSpaceUsedPercent``
+  returns it (0.0–1.0). mqlab never measures the real disk (runs must not depend on
+  it); only the broker's SERVICE_NOT_AVAILABLE remark shows it.
 
 Everything counts as "in memory" unless ``total_physical_memory_size`` is configured,
 so ``check_in_disk_by_consume_offset`` is False by default.
@@ -147,6 +151,7 @@ class DefaultMessageStore(GetMessageMixin):
         self.fault_flush_delay_ms = 0
         self.slave_available = False
         self.fault_slave_ack_delay_ms = 0
+        self.disk_used_ratio = 0.0
         self._cq_store_path = StorePathConfigHelper.get_store_path_consume_queue(self.root_dir)
         self._cq_file_size = config.get_mapped_file_size_consume_queue()
         self._cq_flush_least_bytes = config.flush_consume_queue_least_pages * 4096

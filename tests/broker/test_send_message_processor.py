@@ -96,7 +96,13 @@ def test_put_message_status_to_response_code(cluster):
     store.writeable = False
     r = c.send("T1", b"x")
     assert r.code == ResponseCode.SERVICE_NOT_AVAILABLE == 14
-    assert r.remark.startswith("service not available now.")
+    assert r.remark == (
+        "service not available now. It may be caused by one of the following reasons: the "
+        "broker's disk is full [CL:  0.00 CQ:  0.00 INDEX:  0.00], messages are put to the "
+        "slave, message store has been shut down, etc."
+    )
+    store.disk_used_ratio = 0.93  # SendMessageProcessor#diskUtil, "%5.2f"
+    assert "[CL:  0.93 CQ:  0.93 INDEX:  0.93]" in c.send("T1", b"x").remark
     store.writeable = True
     assert c.send("T1", b"x").code == ResponseCode.SUCCESS
 
