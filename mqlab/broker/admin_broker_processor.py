@@ -7,9 +7,11 @@ UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_TOPIC_
 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
 VIEW_MESSAGE_BY_ID; facts §2.1, §2.4, §10.16, §11 AdminBrokerProcessorTest.
 
-Left out (they teach nothing about the seeds' mechanisms): ACL, stats, runtime info
-beyond a few counters, the message index (QUERY_MESSAGE by key), and the broker
-config update codes. Unknown codes get REQUEST_CODE_NOT_SUPPORTED.
+Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
+about the seeds' mechanisms) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
+does: among others the broker config codes (UPDATE_BROKER_CONFIG 25,
+GET_BROKER_CONFIG 26), GET_BROKER_RUNTIME_INFO (28), topic and consume stats, ACL,
+the message index (QUERY_MESSAGE by key) and the consumer-connection queries.
 """
 
 from __future__ import annotations
