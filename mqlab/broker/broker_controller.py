@@ -214,8 +214,13 @@ class BrokerController(Node):
         A request missing one of its header's ``@CFNotNull`` fields is refused with
         SYSTEM_ERROR "the custom field <name> is null". Java 4.9.3 logs that check's failure
         and goes on with nulls (which later throw, or end up as null keys that its
-        ConcurrentHashMaps refuse); mqlab refuses up front, so no table ever holds a
-        ``None`` topic or group.
+        ConcurrentHashMaps refuse): in ``RemotingCommand#decodeCommandCustomHeader`` the
+        ``throw`` (RemotingCommand.java:256) sits inside the per-field ``try`` whose
+        ``catch (Throwable e)`` only logs (l.281-282). mqlab refuses up front, so no table
+        ever holds a ``None`` topic or group.
+
+        A ``StoreRuntimeException`` out of a processor (the store threw, as Java's does)
+        becomes SYSTEM_ERROR with its ``exceptionSimpleDesc`` text, as in Java.
         """
         required = REQUIRED_EXT_FIELDS.get(request.code)
         if required:
