@@ -7,16 +7,19 @@ UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_TOPIC_
 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
 VIEW_MESSAGE_BY_ID; facts §2.1, §2.4, §10.16, §11 AdminBrokerProcessorTest.
 
-Left out (they teach nothing about the seeds' mechanisms): ACL, stats, runtime info
-beyond a few counters, the message index (QUERY_MESSAGE by key), and the broker
-config update codes. Unknown codes get REQUEST_CODE_NOT_SUPPORTED.
+Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
+about the seeds' mechanisms) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
+does: among others the broker config codes (UPDATE_BROKER_CONFIG 25,
+GET_BROKER_CONFIG 26), GET_BROKER_RUNTIME_INFO (28), topic and consume stats, ACL,
+the message index (QUERY_MESSAGE by key) and the consumer-connection queries.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mqlab.common.topic_config import TopicConfig
+from mqlab.common.mix_all import is_lmq
+from mqlab.common.topic_config import TopicConfig, TopicFilterType
 from mqlab.common.topic_validator import TopicValidator
 from mqlab.remoting.bodies import (
     LockBatchRequestBody,
@@ -152,37 +155,67 @@ class AdminBrokerProcessor:
 
     # -- topics and groups --------------------------------------------------------------------------
     def update_and_create_topic(self, channel, request):
-        """``updateAndCreateTopic``: validate, refuse system topics, store, re-register."""
+        """``updateAndCreateTopic``: validate, refuse system topics, store, re-register.
+
+        Mirrors AdminBrokerProcessor#updateAndCreateTopic (broker/processor, RocketMQ
+        4.9.3). The request's ``order`` is not read: Java builds ``new TopicConfig(topic)``
+        (order false) and sets only queues, filter type, perm and sys flag; a topic is
+        ordered when the name server's ORDER_TOPIC_CONFIG says so, applied from the
+        registration reply (``updateOrderTopicConfig``).
+        """
         h = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
+        # CreateTopicRequestHeader#checkFields: TopicFilterType.valueOf throws (→ SYSTEM_ERROR)
+        if h.topic_filter_type not in TopicFilterType.__members__:
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                f"topicFilterType = [{h.topic_filter_type}] value invalid",
+            )
         topic = h.topic or ""
         ok, code, remark = TopicValidator.validate_topic(topic)
         if not ok:
             return _err(code, remark or "")
         if TopicValidator.is_system_topic(topic, self.broker.system_topic_extras()):
             return _err(
-                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+                ResponseCode.SYSTEM_ERROR, TopicValidator.system_topic_conflict_remark(topic)
             )
         tc = TopicConfig(
             topic_name=topic,
-            read_queue_nums=h.read_queue_nums if h.read_queue_nums is not None else 16,
-            write_queue_nums=h.write_queue_nums if h.write_queue_nums is not None else 16,
-            perm=h.perm if h.perm is not None else 6,
-            topic_filter_type=h.topic_filter_type or "SINGLE_TAG",
+            read_queue_nums=h.read_queue_nums,
+            write_queue_nums=h.write_queue_nums,
+            perm=h.perm,
+            topic_filter_type=h.topic_filter_type,
             topic_sys_flag=h.topic_sys_flag or 0,
-            order=bool(h.order),
         )
         self.broker.topic_config_manager.update_topic_config(tc, self.broker.ctx.now_ms)
+        # Java: registerIncrementBrokerData (this topic only); mqlab registers them all.
         self.broker.register_broker_all()
         return _ok()
 
     def delete_topic(self, channel, request):
-        topic = request.ext("topic") or ""
+        """``deleteTopic``: validate, refuse system topics, drop the config and the queues.
+
+        Mirrors AdminBrokerProcessor#deleteTopic (broker/processor, RocketMQ 4.9.3): the
+        store's ``cleanUnusedTopic`` destroys every consume queue whose topic is no longer
+        configured (a re-created topic starts at offset 0); there is no re-registration,
+        so the name server keeps the route until the next ``registerBrokerAll``. A
+        missing ``topic`` is not refused up front: Java's header decoding only logs it,
+        and ``validateTopic(null)`` answers "blank".
+        """
+        topic = request.ext("topic")
+        ok, code, remark = TopicValidator.validate_topic(topic)
+        if not ok:
+            return _err(code, remark or "")
         if TopicValidator.is_system_topic(topic, self.broker.system_topic_extras()):
             return _err(
-                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+                ResponseCode.SYSTEM_ERROR, TopicValidator.system_topic_conflict_remark(topic)
             )
-        self.broker.topic_config_manager.delete_topic_config(topic, self.broker.ctx.now_ms)
-        self.broker.register_broker_all()
+        store = self.broker.message_store
+        if is_lmq(topic):
+            store.clean_unused_lmq_topic(topic)
+            return _ok()
+        tcm = self.broker.topic_config_manager
+        tcm.delete_topic_config(topic, self.broker.ctx.now_ms)
+        store.clean_unused_topic(tcm.topic_config_table.keys())
         return _ok()
 
     def get_all_topic_config(self, channel, request):

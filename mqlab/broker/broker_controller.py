@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
-from mqlab.broker.broker_outer_api import build_register_broker_request
+from mqlab.broker.broker_outer_api import (
+    MQBrokerException,
+    RegisterBrokerResult,
+    build_register_broker_request,
+    parse_register_broker_response,
+)
 from mqlab.broker.client_manage_processor import ClientManageProcessor
 from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
@@ -45,9 +50,10 @@ from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
 from mqlab.remoting.codes import RequestCode, ResponseCode
-from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
+from mqlab.store.commit_log import StoreRuntimeException
 from mqlab.store.config import MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
@@ -55,8 +61,11 @@ from mqlab.trace.events import Kind
 
 __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
 
-#: The ``@CFNotNull`` header fields per request code (facts §2.2). SEND_MESSAGE_V2 and
-#: SEND_BATCH_MESSAGE check theirs in ``decode_send_message_header_v2``.
+#: The ``@CFNotNull`` header fields per request code (facts §2.2) that mqlab refuses up
+#: front (see ``process_request``). SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE check theirs in
+#: ``decode_send_message_header_v2``. Left out on purpose: fields Java gets through without
+#: (``CreateTopicRequestHeader.order`` defaults to false and is never read;
+#: ``DeleteTopicRequestHeader.topic`` null fails ``validateTopic`` as blank).
 REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.SEND_MESSAGE: ("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums",
                                "queueId", "sysFlag", "bornTimestamp", "flag"),
@@ -120,7 +129,8 @@ class BrokerController(Node):
         config_dir.mkdir(parents=True, exist_ok=True)
         self.topic_config_manager = TopicConfigManager(cfg, config_dir, tracer=tracer, now_ms=now)
         self.topic_config_manager.load()
-        self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all()
+        # TopicConfigManager#createTopicIn*: registerBrokerAll(false, true, true), no order check
+        self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all(False)
         self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, tracer=tracer)
         self.subscription_group_manager.load()
         self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
@@ -204,8 +214,13 @@ class BrokerController(Node):
         A request missing one of its header's ``@CFNotNull`` fields is refused with
         SYSTEM_ERROR "the custom field <name> is null". Java 4.9.3 logs that check's failure
         and goes on with nulls (which later throw, or end up as null keys that its
-        ConcurrentHashMaps refuse); mqlab refuses up front, so no table ever holds a
-        ``None`` topic or group.
+        ConcurrentHashMaps refuse): in ``RemotingCommand#decodeCommandCustomHeader`` the
+        ``throw`` (RemotingCommand.java:256) sits inside the per-field ``try`` whose
+        ``catch (Throwable e)`` only logs (l.281-282). mqlab refuses up front, so no table
+        ever holds a ``None`` topic or group.
+
+        A ``StoreRuntimeException`` out of a processor (the store threw, as Java's does)
+        becomes SYSTEM_ERROR with its ``exceptionSimpleDesc`` text, as in Java.
         """
         required = REQUIRED_EXT_FIELDS.get(request.code)
         if required:
@@ -218,7 +233,15 @@ class BrokerController(Node):
                         ext_fields={},
                     )
         processor = self.processor_table.get(request.code, self.admin_broker_processor)
-        return processor.process_request(channel, request)
+        try:
+            return processor.process_request(channel, request)
+        except StoreRuntimeException as e:
+            # NettyRemotingAbstract#processRequestCommand catches what a processor throws
+            # and answers SYSTEM_ERROR with RemotingHelper.exceptionSimpleDesc(e).
+            if self.tracer.enabled:
+                self.tracer.emit(C, "processRequestCommand", code="SYSTEM_ERROR", remark=str(e),
+                                 text=f"request {request.code} threw {e.message!r}")  # fmt: skip
+            return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, str(e), ext_fields={})
 
     def channel_inactive(self, channel: Channel) -> None:
         """``ClientHousekeepingService#onChannelClose``."""
@@ -232,8 +255,12 @@ class BrokerController(Node):
         self.request_reput()
         return result
 
-    def put_messages(self, msgs: list[MessageExtBrokerInner]) -> PutMessageResult:
-        result = self.message_store.put_messages(msgs, self.ctx.now_ms)
+    def put_messages(
+        self, msgs: list[MessageExtBrokerInner], batch_properties: dict[str, str], body_length: int
+    ) -> PutMessageResult:
+        result = self.message_store.put_messages(
+            msgs, self.ctx.now_ms, batch_properties=batch_properties, body_length=body_length
+        )
         self.request_reput()
         return result
 
@@ -320,8 +347,14 @@ class BrokerController(Node):
         self._arm_schedule_level(level, due - now)
 
     # -- name server ----------------------------------------------------------------------------------
-    def register_broker_all(self) -> None:
-        """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server."""
+    def register_broker_all(self, check_order_config: bool = True) -> None:
+        """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server.
+
+        With ``check_order_config`` (start, the 30 s task, UPDATE_AND_CREATE_TOPIC), the
+        first successful reply's ORDER_TOPIC_CONFIG KV table sets which topics are ordered
+        (``doRegisterBrokerAll`` → ``TopicConfigManager#updateOrderTopicConfig``); a reply
+        without a table changes nothing.
+        """
         cfg = self.broker_config
         if not cfg.name_server_addr:
             return
@@ -336,14 +369,25 @@ class BrokerController(Node):
         if self.tracer.enabled:
             self.tracer.emit(C + ".registerBrokerAll", "register", topics=len(table),
                              text=f"register {len(table)} topic(s) with {cfg.name_server_addr}")  # fmt: skip
-        for addr in cfg.name_server_addr.split(";"):
-            self.ctx.invoke_async(
-                addr, request, cfg.register_broker_timeout_mills, self._registered
-            )
+        results: list[RegisterBrokerResult] = []  # registerBrokerResultList of this round
 
-    def _registered(self, response: RemotingCommand | None, error: Exception | None) -> None:
-        if error is not None and self.tracer.enabled:
-            self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
+        def registered(response: RemotingCommand | None, error: Exception | None) -> None:
+            if error is None and response is not None:
+                try:
+                    result = parse_register_broker_response(response, self.broker_addr)
+                except (MQBrokerException, RemotingCommandException) as e:
+                    error = e
+                else:
+                    results.append(result)
+                    if check_order_config and len(results) == 1:  # registerBrokerResultList.get(0)
+                        self.topic_config_manager.update_order_topic_config(
+                            result.kv_table, self.ctx.now_ms
+                        )
+            if error is not None and self.tracer.enabled:
+                self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
+
+        for addr in cfg.name_server_addr.split(";"):
+            self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, registered)
 
     # -- consumers --------------------------------------------------------------------------------------
     def _consumer_ids_changed(self, event: str, group: str, *args: Any) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mqlab.broker.consumer_manager import ClientChannelInfo
-from mqlab.common.filter_api import ExpressionType, FilterAPI, SubscriptionData
+from mqlab.common.filter_api import ExpressionType, SubscriptionData
 from mqlab.common.mix_all import get_retry_topic
 from mqlab.common.perm_name import PermName
 from mqlab.remoting.bodies import HeartbeatData
@@ -111,7 +111,15 @@ class ClientManageProcessor:
         return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields={})
 
     def check_client_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
-        """``checkClientConfig``: a SQL92 subscription must compile and be allowed."""
+        """``checkClientConfig``: a non-TAG subscription must be allowed and compile.
+
+        Mirrors ClientManageProcessor#checkClientConfig (broker/processor, RocketMQ
+        4.9.3): ``FilterFactory.INSTANCE.get(type).compile(subString)``, any exception →
+        SUBSCRIPTION_PARSE_FAILED with ``e.getMessage()``. That is null for an unknown
+        type (no filter registered: NullPointerException) or a missing subString, and for
+        a selector that does not compile it is ``MQFilterException``'s cause's
+        ``toString()`` (see ``_filter_exception_message``).
+        """
         from mqlab.common.sql92 import FilterException, compile_sql92
         from mqlab.remoting.fastjson import loads_json_body
 
@@ -130,11 +138,37 @@ class ClientManageProcessor:
                 f"The broker does not support consumer to filter message by {expression_type}",
                 ext_fields={},
             )
-        try:
-            FilterAPI.build_subscription_data(sd.get("topic") or "", sub_string, expression_type)
-            compile_sql92(sub_string or "")
-        except (FilterException, ValueError) as e:
+        if expression_type != ExpressionType.SQL92 or not isinstance(sub_string, str):
+            # FilterFactory.get(type) is null, or the parse cache is asked for a null key:
+            # a NullPointerException, whose message is null.
             return RemotingCommand.create_response(
-                ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(e), ext_fields={}
+                ResponseCode.SUBSCRIPTION_PARSE_FAILED, None, ext_fields={}
+            )
+        try:
+            compile_sql92(sub_string)
+        except FilterException as e:
+            return RemotingCommand.create_response(
+                ResponseCode.SUBSCRIPTION_PARSE_FAILED, _filter_exception_message(e), ext_fields={}
             )
         return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields={})
+
+
+_INVALID = "Invalid MessageSelector. "
+
+
+def _filter_exception_message(e: Exception) -> str:
+    """``MQFilterException#getMessage`` for a selector that does not compile.
+
+    Java builds it as ``MQFilterException("Invalid MessageSelector. ", cause)`` with
+    ``super(cause)``, so the message is the cause's ``toString()`` (class name, ": ",
+    text) and "Invalid MessageSelector. " is not in it. The cause's class follows from
+    mqlab's message; the text after it is mqlab's (JavaCC words it a little differently).
+    """
+    text = str(e).removeprefix(_INVALID)
+    if text.startswith("java."):
+        return text  # e.g. java.lang.NumberFormatException: For input string: "..."
+    if text.startswith("Lexical error"):
+        return f"org.apache.rocketmq.filter.parser.TokenMgrError: {text}"
+    if text.startswith(("Encountered", "Expression will not result in a boolean value")):
+        return f"org.apache.rocketmq.filter.parser.ParseException: {text}"
+    return f"java.lang.RuntimeException: {text}"  # ComparisonExpression / ConstantExpression

@@ -394,12 +394,15 @@ class PullMessageProcessor:
             },
             separators=(",", ":"),
         ).encode()
-        props = {mc.PROPERTY_TAGS: h.consumer_group, mc.PROPERTY_KEYS: h.consumer_group}
+        # setTags, setDelayTimeLevel(0), setKeys: DELAY=0 is stored too.
+        props = {
+            mc.PROPERTY_TAGS: h.consumer_group,
+            mc.PROPERTY_DELAY_TIME_LEVEL: "0",
+            mc.PROPERTY_KEYS: h.consumer_group,
+        }
         now = broker.ctx.now_ms
         msg = MessageExtBrokerInner(
-            topic=TopicValidator.RMQ_SYS_OFFSET_MOVED_EVENT
-            if hasattr(TopicValidator, "RMQ_SYS_OFFSET_MOVED_EVENT")
-            else "OFFSET_MOVED_EVENT",
+            topic=TopicValidator.RMQ_SYS_OFFSET_MOVED_EVENT,
             body=body,
             properties=props,
             properties_string=message_properties_to_string(props),

@@ -85,10 +85,12 @@ PUT_MESSAGE_STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] =
     ),
     PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL),
     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, _ILLEGAL),
+    # "{disk_util}" is filled in by _handle_put_message_result (SendMessageProcessor#diskUtil).
     PutMessageStatus.SERVICE_NOT_AVAILABLE: (
         ResponseCode.SERVICE_NOT_AVAILABLE,
         "service not available now. It may be caused by one of the following reasons: the broker's "
-        "disk is full, messages are put to the slave, message store has been shut down, etc.",
+        "disk is full [{disk_util}], messages are put to the slave, message store has been shut "
+        "down, etc.",
     ),
     PutMessageStatus.OS_PAGECACHE_BUSY: (
         ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
@@ -113,12 +115,6 @@ _WAIT = mc.PROPERTY_WAIT_STORE_MSG_OK
 _validate_topic = lru_cache(maxsize=4096)(TopicValidator.validate_topic)
 
 
-def _true(v: str | None) -> bool:
-    """A boolean extField. Java's ``Boolean.parseBoolean`` reads "1" as false, but the
-    official C++ client sends ``batch:"1"`` (cpp-client-wire §4.3), so "1" counts too."""
-    return v is not None and (v == "1" or v.lower() == "true")
-
-
 class SendMessageProcessor:
     """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320), CONSUMER_SEND_MSG_BACK (36)."""
 
@@ -137,18 +133,20 @@ class SendMessageProcessor:
                 header = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         except RemotingCommandException as e:
             # AbstractSendMessageProcessor#parseRequestHeader throws; the remoting layer
-            # answers SYSTEM_ERROR with the exception text.
-            return self._response(ResponseCode.SYSTEM_ERROR, str(e))
-        batch = (
-            request.code == RequestCode.SEND_BATCH_MESSAGE
-            or header.batch
-            or _true(request.ext("batch"))
-        )
-        if batch:
+            # answers SYSTEM_ERROR with the exception text (no preSend extFields yet).
+            return self._response(ResponseCode.SYSTEM_ERROR, str(e), region=False)
+        # Java looks at requestHeader.isBatch() only: 320 with m=false is stored as one
+        # message whose body is the whole batch body. (The C++ client's SEND_MESSAGE with
+        # batch:"1" counts as a batch: the header decoder reads "1" as true.)
+        if header.batch:
             return self.send_batch_message(channel, request, header)
         return self.send_message(channel, request, header)
 
-    def _response(self, code: int, remark: str | None) -> RemotingCommand:
+    def _response(self, code: int, remark: str | None, region: bool = True) -> RemotingCommand:
+        """A response; ``region``: with preSend's MSG_REGION / TRACE_ON extFields (send
+        paths), or without (send-back and header errors: ``createResponseCommand(null)``)."""
+        if not region:
+            return RemotingCommand.create_response(code, remark, ext_fields={})
         cfg = self.broker.broker_config
         return RemotingCommand.create_response(
             code,
@@ -159,7 +157,9 @@ class SendMessageProcessor:
             },
         )
 
-    def _fail(self, component: str, step: str, code: int, remark: str) -> RemotingCommand:
+    def _fail(
+        self, component: str, step: str, code: int, remark: str, region: bool = True
+    ) -> RemotingCommand:
         tracer = self.broker.tracer
         if tracer.enabled:
             tracer.emit(
@@ -167,7 +167,7 @@ class SendMessageProcessor:
                 text=f"{component.split('.')[-1]} step {step} fails: {ResponseCode(code).name} "
                 f"({remark.splitlines()[0]})",
             )  # fmt: skip
-        return self._response(code, remark)
+        return self._response(code, remark, region)
 
     # -- preSend + msgCheck --------------------------------------------------------------------------
     def pre_send(
@@ -321,10 +321,9 @@ class SendMessageProcessor:
             )
             msg.topic = "RMQ_SYS_TRANS_HALF_TOPIC"
             msg.queue_id = 0
-            saved = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
+            # Recomputed from the map, which holds WAIT again: the half message stores it
+            # (the 9-byte saving above is undone, as in Java).
             msg.properties_string = message_properties_to_string(props)
-            if saved is not None:
-                props[mc.PROPERTY_WAIT_STORE_MSG_OK] = saved
             if traced:
                 tracer.emit(C_SEND, "4", text="transaction half message → RMQ_SYS_TRANS_HALF_TOPIC")
         # step 5: put into the store.
@@ -393,6 +392,8 @@ class SendMessageProcessor:
                 status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
             )
             sent = status in _SENT
+            if status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
+                remark = remark.format(disk_util=self.disk_util())
         response = self._response(code, remark)
         tracer = self.broker.tracer
         if sent:
@@ -421,6 +422,16 @@ class SendMessageProcessor:
             )  # fmt: skip
         return response
 
+    def disk_util(self) -> str:
+        """``diskUtil``: the used fraction of the commit-log, consume-queue and index paths.
+
+        Mirrors SendMessageProcessor#diskUtil (broker/processor, RocketMQ 4.9.3):
+        ``String.format("CL: %5.2f CQ: %5.2f INDEX: %5.2f", ...)``. mqlab's paths share one
+        simulated disk, ``DefaultMessageStore.disk_used_ratio``.
+        """
+        ratio = self.broker.message_store.disk_used_ratio
+        return f"CL: {ratio:5.2f} CQ: {ratio:5.2f} INDEX: {ratio:5.2f}"
+
     def random_queue_id(self, write_queue_nums: int) -> int:
         """``randomQueueId``: ``(random.nextInt() % 99999999) % writeQueueNums`` (abs)."""
         return self.broker.ctx.rng("send random queue").randint(0, 99_999_998) % max(
@@ -442,15 +453,12 @@ class SendMessageProcessor:
         if err is not None:
             return err
         topic, topic_config, queue_id = self._target_queue(header)
-        if len(topic.encode()) > TopicValidator.TOPIC_MAX_LENGTH:
+        # 4.9.3 checks only the topic length here (the "batch request does not support
+        # retry group" refusal is 5.x); msgCheck's validateTopic already caps it at 127.
+        if len(topic) > TopicValidator.TOPIC_MAX_LENGTH:
             return self._fail(
                 C_SEND, "2", ResponseCode.MESSAGE_ILLEGAL,
                 f"message topic length too long {len(topic)}",
-            )  # fmt: skip
-        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return self._fail(
-                C_SEND, "2", ResponseCode.MESSAGE_ILLEGAL,
-                f"batch request does not support retry group {topic}",
             )  # fmt: skip
         try:
             entries = decode_batch_body_raw(request.body or b"")
@@ -490,8 +498,13 @@ class SendMessageProcessor:
                     reconsume_times=reconsume_times,
                 )  # fmt: skip
             )
-        result = broker.put_messages(msgs)
+        # The store reads DELAY and WAIT from batch_props only (messageExtBatch's own map).
+        result = broker.put_messages(msgs, batch_props, len(request.body or b""))
         return self._handle_put_message_result(request, result, queue_id, C_SEND)
+
+    def _fail_back(self, component: str, step: str, code: int, remark: str) -> RemotingCommand:
+        """A send-back failure: ``createResponseCommand(null)``, no MSG_REGION / TRACE_ON."""
+        return self._fail(component, step, code, remark, region=False)
 
     # -- consumer send-back --------------------------------------------------------------------------
     def consumer_send_msg_back(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
@@ -509,14 +522,14 @@ class SendMessageProcessor:
         # step 1: the group's config.
         sgc = broker.subscription_group_manager.find_subscription_group_config(group, now)
         if sgc is None:
-            return self._fail(
+            return self._fail_back(
                 C_BACK, "1", ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {group} "
                 f"{faq_url.suggest_todo(faq_url.SUBSCRIPTION_GROUP_NOT_EXIST)}",
             )  # fmt: skip
         # step 2: broker writable.
         if not PermName.is_writeable(cfg.broker_permission):
-            return self._fail(
+            return self._fail_back(
                 C_BACK, "2", ResponseCode.NO_PERMISSION,
                 f"the broker[{cfg.broker_ip1}] sending message is forbidden",
             )  # fmt: skip
@@ -524,7 +537,7 @@ class SendMessageProcessor:
         if sgc.retry_queue_nums <= 0:
             if tracer.enabled:
                 tracer.emit(C_BACK, "3", text="retryQueueNums <= 0: message dropped")
-            return self._response(ResponseCode.SUCCESS, None)
+            return self._response(ResponseCode.SUCCESS, None, region=False)
         # step 4: the retry topic (created if needed).
         new_topic = get_retry_topic(group)
         queue_id = self.random_queue_id(sgc.retry_queue_nums)
@@ -535,11 +548,11 @@ class SendMessageProcessor:
             topic_sys_flag, now,
         )  # fmt: skip
         if topic_config is None:
-            return self._fail(
+            return self._fail_back(
                 C_BACK, "4", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
             )
         if not PermName.is_writeable(topic_config.perm):
-            return self._fail(
+            return self._fail_back(
                 C_BACK, "4", ResponseCode.NO_PERMISSION,
                 f"the topic[{new_topic}] sending message is forbidden",
             )  # fmt: skip
@@ -547,7 +560,7 @@ class SendMessageProcessor:
         offset = h.offset if h.offset is not None else -1
         msg_ext = broker.message_store.look_message_by_offset(offset)
         if msg_ext is None:
-            return self._fail(
+            return self._fail_back(
                 C_BACK, "5", ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {offset}"
             )
         props = dict(msg_ext.properties)
@@ -568,7 +581,7 @@ class SendMessageProcessor:
                 new_topic, DLQ_NUMS_PER_GROUP, PermName.PERM_WRITE | PermName.PERM_READ, 0, now
             )
             if topic_config is None:
-                return self._fail(
+                return self._fail_back(
                     C_BACK, "8", ResponseCode.SYSTEM_ERROR, f"topic[{new_topic}] not exist"
                 )
             props[mc.PROPERTY_DELAY_TIME_LEVEL] = "0"
@@ -588,7 +601,6 @@ class SendMessageProcessor:
         origin_msg_id = props.get(mc.PROPERTY_ORIGIN_MESSAGE_ID) or msg_ext.msg_id
         props[mc.PROPERTY_ORIGIN_MESSAGE_ID] = origin_msg_id
         tags = props.get(mc.PROPERTY_TAGS)
-        wait = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK)
         new_msg = MessageExtBrokerInner(
             topic=new_topic, queue_id=queue_id, body=msg_ext.body, flag=msg_ext.flag,
             properties=props, properties_string=message_properties_to_string(props),
@@ -596,15 +608,14 @@ class SendMessageProcessor:
             born_timestamp=msg_ext.born_timestamp, born_host=msg_ext.born_host,
             store_host=broker.broker_addr, reconsume_times=msg_ext.reconsume_times + 1,
         )  # fmt: skip
-        props[mc.PROPERTY_WAIT_STORE_MSG_OK] = wait
         # step 10: put (DELAY > 0 parks it in SCHEDULE_TOPIC_XXXX first).
         result = broker.put_message(new_msg)
         if result is not None and result.put_message_status == PutMessageStatus.PUT_OK:
-            return self._response(ResponseCode.SUCCESS, None)
+            return self._response(ResponseCode.SUCCESS, None, region=False)
         status = (
             result.put_message_status.name if result is not None else "putMessageResult is null"
         )
-        return self._fail(C_BACK, "10", ResponseCode.SYSTEM_ERROR, status)
+        return self._fail_back(C_BACK, "10", ResponseCode.SYSTEM_ERROR, status)
 
 
 def _topic_config_str(tc) -> str:

@@ -33,6 +33,10 @@ Put path, in the order of ``CommitLog#asyncPutMessage`` (4.9.3):
    ``sync_flush_timeout``; ASYNC_FLUSH: once 4 pages are dirty, standing in for
    ``FlushRealTimeService``) and replication (SYNC_MASTER: SLAVE_NOT_AVAILABLE /
    FLUSH_SLAVE_TIMEOUT from the store's injected slave state).
+
+Batches (``CommitLog#asyncPutMessages``) differ: DELAY > 0 is refused, not rewritten,
+DELAY and WAIT are read from the batch's own properties only, and the encoder *throws*
+(``StoreRuntimeException``) when an entry or the batch exceeds ``max_message_size``.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ from mqlab.store.status import (
 if TYPE_CHECKING:
     from mqlab.store.default_message_store import DefaultMessageStore
 
-__all__ = ["CommitLog", "END_FILE_MIN_BLANK_LENGTH"]
+__all__ = ["CommitLog", "END_FILE_MIN_BLANK_LENGTH", "StoreRuntimeException"]
 
 #: CommitLog.END_FILE_MIN_BLANK_LENGTH: room always left for the blank marker.
 END_FILE_MIN_BLANK_LENGTH = 4 + 4
@@ -121,6 +125,26 @@ _tags_hash = lru_cache(maxsize=4096)(java_string_hash)
 _APPENDED_MAX = 1 << 17
 
 
+class StoreRuntimeException(RuntimeError):
+    """A ``java.lang.RuntimeException`` the 4.9.3 store throws instead of returning a
+    status (the batch encoder's size checks). Nothing in the store catches it; the
+    broker answers SYSTEM_ERROR with ``str(e)``, which is what Java's remoting layer
+    puts in the remark: ``RemotingHelper#exceptionSimpleDesc`` (the exception, then its
+    first stack frame).
+
+    Args:
+        message: Java's exception message.
+        line: the line of ``CommitLog.java`` (4.9.3) that throws it.
+    """
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(
+            f"java.lang.RuntimeException: {message}, org.apache.rocketmq.store."
+            f"CommitLog$MessageExtEncoder.encode(CommitLog.java:{line})"
+        )
+        self.message = message
+
+
 def _rememberable(topic: str, queue_id: int, store_timestamp: int) -> bool:
     """Whether an appended entry's facts may stand in for parsing it (``CommitLog.appended``):
     not SCHEDULE_TOPIC_XXXX (its tags code is the delivery time, computed at dispatch),
@@ -133,9 +157,9 @@ def _rememberable(topic: str, queue_id: int, store_timestamp: int) -> bool:
     )
 
 
-def _is_wait_store_msg_ok(msg: MessageExtBrokerInner) -> bool:
+def _is_wait_store_msg_ok(properties: dict[str, str]) -> bool:
     """``Message#isWaitStoreMsgOK``: WAIT absent, or ``Boolean.parseBoolean(WAIT)``."""
-    v = msg.properties.get(mc.PROPERTY_WAIT_STORE_MSG_OK)
+    v = properties.get(mc.PROPERTY_WAIT_STORE_MSG_OK)
     return v is None or v.lower() == "true"
 
 
@@ -227,18 +251,17 @@ class CommitLog:
         # NOTE: performance: the ASYNC_FLUSH / non-SYNC_MASTER case is one subtraction.
         cfg = self.message_store_config
         if cfg.flush_disk_type == _SYNC_FLUSH or cfg.broker_role == _SYNC_MASTER:
-            self._handle_flush_and_ha(put_result, msg)
+            self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(msg.properties))
         elif mfq.get_max_offset() - mfq.flushed_where >= self._flush_least_bytes:
             mfq.flush(cfg.flush_commit_log_least_pages)
         return put_result
 
-    def _handle_flush_and_ha(
-        self, put_result: PutMessageResult, msg: MessageExtBrokerInner
-    ) -> None:
+    def _handle_flush_and_ha(self, put_result: PutMessageResult, wait: bool) -> None:
         """Combine the flush and replication outcomes as 4.9.3's ``thenCombine`` does:
-        a flush failure, then a replication failure (which wins), overwrite PUT_OK."""
-        flush_status = self._handle_disk_flush(msg)
-        replica_status = self._handle_ha(msg)
+        a flush failure, then a replication failure (which wins), overwrite PUT_OK.
+        ``wait``: the message's (or batch's) ``isWaitStoreMsgOK``."""
+        flush_status = self._handle_disk_flush(wait)
+        replica_status = self._handle_ha(wait)
         if flush_status is not PutMessageStatus.PUT_OK:
             put_result.put_message_status = flush_status
         if replica_status is not PutMessageStatus.PUT_OK:
@@ -318,16 +341,33 @@ class CommitLog:
             msg.store_host,
         )
 
-    def put_messages(self, msgs: list[MessageExtBrokerInner], now_ms: int) -> PutMessageResult:
+    def put_messages(
+        self,
+        msgs: list[MessageExtBrokerInner],
+        now_ms: int,
+        batch_properties: dict[str, str] | None = None,
+    ) -> PutMessageResult:
         """Append a batch as consecutive entries of one queue, all in one file.
 
-        Mirrors ``CommitLog#asyncPutMessages`` and the batch ``doAppend`` (store,
-        RocketMQ 4.9.3); facts §10.6 ("Batch"): only NOT_TYPE messages without DELAY
-        (else MESSAGE_ILLEGAL); the whole batch ≤ ``max_message_size``; queue offsets
-        consecutive from the queue's next offset; msg id = comma-joined offset ids.
+        Mirrors ``CommitLog#asyncPutMessages``, ``MessageExtEncoder#encode(MessageExtBatch)``
+        and the batch ``doAppend`` (store, RocketMQ 4.9.3); facts §10.6 ("Batch"). Only
+        NOT_TYPE batches (else MESSAGE_ILLEGAL); the *batch's own* properties decide DELAY
+        (> 0 → MESSAGE_ILLEGAL) and WAIT (flush / replication wait), as Java reads
+        ``messageExtBatch.getDelayTimeLevel()`` / ``isWaitStoreMsgOK()``: a DELAY or WAIT
+        inside one message is only a stored property. Queue offsets are consecutive from
+        the queue's next offset; msg id = comma-joined offset ids.
+
+        Args:
+            msgs: the entries, each with its stored (own + batch) properties.
+            now_ms: the store timestamp.
+            batch_properties: the ``MessageExtBatch``'s map (the request header's
+                properties + CLUSTER); None: empty.
 
         Raises:
             ValueError: ``msgs`` is empty or mixes topics / queue ids.
+            StoreRuntimeException: the encoder's ``RuntimeException``: an entry, or the
+                running total, over ``max_message_size`` ("message size exceeded"), or the
+                batch's properties over 32767 bytes.
         """
         if not msgs:
             raise ValueError("msgs must hold at least one message")
@@ -341,23 +381,33 @@ class CommitLog:
                 )
             if m.sys_flag & _TRAN_MASK != _NOT_TYPE:
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
-            delay = m.properties.get(_DELAY)
-            if delay and (not delay.lstrip("-").isdigit() or int(delay) > 0):
-                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        batch_properties = batch_properties or {}
+        delay = batch_properties.get(_DELAY)
+        # Java's Integer.parseInt would throw on a non-number; mqlab answers MESSAGE_ILLEGAL
+        # as for a single message.
+        if delay and (not delay.lstrip("-").isdigit() or int(delay) > 0):
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        # MessageExtEncoder#encode(MessageExtBatch), CommitLog.java:1605-1656 (4.9.3)
+        if _utf8_len(message_properties_to_string(batch_properties)) > _MAX_PROPERTIES:
+            raise StoreRuntimeException("Properties size of messageExtBatch exceeded!", 1610)
+        max_size = self.message_store_config.max_message_size
         encoded_list: list[bytes] = []
         total = 0
         for m in msgs:
             m.store_timestamp = now_ms
             props = m.properties_string or ""
+            # mqlab: Java writes (short) of a longer length, a corrupt entry; mqlab refuses.
             if len(props) > _SAFE_PROPS_CHARS and _utf8_len(props) > _MAX_PROPERTIES:
                 return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
             encoded = encode_stored_message(m)
-            encoded_list.append(encoded)
+            if len(encoded) > max_size:
+                raise StoreRuntimeException("message size exceeded", 1649)
             total += len(encoded)
-        if total > self.message_store_config.max_message_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            if total > max_size:
+                raise StoreRuntimeException("message size exceeded", 1655)
+            encoded_list.append(encoded)
         if total + END_FILE_MIN_BLANK_LENGTH > self.mapped_file_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)  # mqlab: see put_message
         key = f"{topic}-{queue_id}"
         mfq = self.mapped_file_queue
         try:
@@ -419,10 +469,10 @@ class CommitLog:
             msg_num=len(msgs),
         )
         put_result = PutMessageResult(PutMessageStatus.PUT_OK, result)
-        self._handle_flush_and_ha(put_result, msgs[0])
+        self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(batch_properties))
         return put_result
 
-    def _handle_disk_flush(self, msg: MessageExtBrokerInner) -> PutMessageStatus:
+    def _handle_disk_flush(self, wait: bool) -> PutMessageStatus:
         """Mirrors ``CommitLog#submitFlushRequest`` (GroupCommitService / FlushRealTimeService).
 
         SYNC_FLUSH flushes now and reports FLUSH_DISK_TIMEOUT when the store's injected
@@ -433,7 +483,7 @@ class CommitLog:
         mfq = self.mapped_file_queue
         if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
             mfq.flush(0, sync=True)  # GroupCommitService: force() before the ack
-            if _is_wait_store_msg_ok(msg):
+            if wait:
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
                     return PutMessageStatus.FLUSH_DISK_TIMEOUT
             return PutMessageStatus.PUT_OK
@@ -442,13 +492,13 @@ class CommitLog:
             mfq.flush(self.message_store_config.flush_commit_log_least_pages)
         return PutMessageStatus.PUT_OK
 
-    def _handle_ha(self, msg: MessageExtBrokerInner) -> PutMessageStatus:
+    def _handle_ha(self, wait: bool) -> PutMessageStatus:
         """Mirrors ``CommitLog#submitReplicaRequest`` with the store's injected slave state:
         SYNC_MASTER + waiting message: no slave → SLAVE_NOT_AVAILABLE; slave ack slower
         than ``slave_timeout`` → FLUSH_SLAVE_TIMEOUT."""
         if self.message_store_config.broker_role != BrokerRole.SYNC_MASTER:
             return PutMessageStatus.PUT_OK
-        if not _is_wait_store_msg_ok(msg):
+        if not wait:
             return PutMessageStatus.PUT_OK
         if not self.store.slave_available:
             return PutMessageStatus.SLAVE_NOT_AVAILABLE

@@ -37,7 +37,11 @@ Fault injection (plain attributes, for lessons and tests):
   gives FLUSH_DISK_TIMEOUT (the message is stored);
 * ``slave_available`` (default False: mqlab has no HA connection) and
   ``fault_slave_ack_delay_ms`` — with SYNC_MASTER, SLAVE_NOT_AVAILABLE or, above
-  ``slave_timeout``, FLUSH_SLAVE_TIMEOUT.
+  ``slave_timeout``, FLUSH_SLAVE_TIMEOUT;
+* ``disk_used_ratio`` (default 0.0) — the used fraction of the one simulated disk
+  that holds every store path, as ``UtilAll#getDiskPartitionSpaceUsedPercent``
+  returns it (0.0–1.0). mqlab never measures the real disk (runs must not depend on
+  it); only the broker's SERVICE_NOT_AVAILABLE remark shows it.
 
 Everything counts as "in memory" unless ``total_physical_memory_size`` is configured,
 so ``check_in_disk_by_consume_offset`` is False by default.
@@ -48,7 +52,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from mqlab.common.message import MessageExt, MessageExtBrokerInner
@@ -58,7 +62,9 @@ from mqlab.common.message_decoder import (
     MessageDecodeError,
     decode_stored_message,
 )
+from mqlab.common.mix_all import is_lmq
 from mqlab.common.sysflag import MessageSysFlag
+from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from mqlab.store.clean_services import CleanCommitLogService, CleanConsumeQueueService
 from mqlab.store.commit_log import CommitLog
 from mqlab.store.config import BrokerRole, MessageStoreConfig, StorePathConfigHelper
@@ -145,6 +151,7 @@ class DefaultMessageStore(GetMessageMixin):
         self.fault_flush_delay_ms = 0
         self.slave_available = False
         self.fault_slave_ack_delay_ms = 0
+        self.disk_used_ratio = 0.0
         self._cq_store_path = StorePathConfigHelper.get_store_path_consume_queue(self.root_dir)
         self._cq_file_size = config.get_mapped_file_size_consume_queue()
         self._cq_flush_least_bytes = config.flush_consume_queue_least_pages * 4096
@@ -421,37 +428,55 @@ class DefaultMessageStore(GetMessageMixin):
             )
         return result
 
-    def put_messages(self, msgs: list[MessageExtBrokerInner], now_ms: int) -> PutMessageResult:
+    def put_messages(
+        self,
+        msgs: list[MessageExtBrokerInner],
+        now_ms: int,
+        *,
+        batch_properties: dict[str, str] | None = None,
+        body_length: int | None = None,
+    ) -> PutMessageResult:
         """Store a batch (one topic, one queue) with consecutive queue offsets.
 
-        Mirrors ``DefaultMessageStore#asyncPutMessages`` (store, RocketMQ 4.9.3); the
-        store checks of ``put_message``, then ``CommitLog#put_messages``.
+        Mirrors ``DefaultMessageStore#asyncPutMessages`` (store, RocketMQ 4.9.3):
+        ``checkStoreStatus``, then ``checkMessages`` (topic longer than 127, or the
+        client's batch body longer than ``max_message_size`` → MESSAGE_ILLEGAL; no
+        per-message properties check), then ``CommitLog#put_messages``.
+
+        Args:
+            msgs: the entries (see ``CommitLog#put_messages``).
+            now_ms: the store timestamp.
+            batch_properties: the batch's own properties (request header + CLUSTER).
+            body_length: the length of the request body the batch was decoded from;
+                None: as if each message's stored properties were its own (20 + body
+                + 2 + properties bytes per message, the batch body format).
 
         Raises:
             ValueError: ``msgs`` is empty or mixes topics / queue ids.
+            StoreRuntimeException: see ``CommitLog#put_messages``.
         """
         if not msgs:
             raise ValueError("msgs must hold at least one message")
         status = self._check_store_status()
         if status is PutMessageStatus.PUT_OK:
-            for m in msgs:
-                topic = m.topic
-                if (
-                    topic.isascii()
-                    and len(topic) <= _MAX_TOPIC
-                    and len(m.properties_string or "") <= _MAX_PROPERTIES // 2
-                ):
-                    continue  # NOTE: performance: checkMessage's short ASCII case inlined
-                status = self._check_message(m)
-                if status is not PutMessageStatus.PUT_OK:
-                    break
+            # checkMessages
+            if body_length is None:
+                body_length = sum(
+                    22 + len(m.body or b"") + len((m.properties_string or "").encode())
+                    for m in msgs
+                )
+            topic = msgs[0].topic  # mqlab also counts UTF-8 bytes, as in _check_message
+            if _java_length(topic) > _MAX_TOPIC or len(topic.encode()) > _MAX_TOPIC:
+                status = PutMessageStatus.MESSAGE_ILLEGAL
+            elif body_length > self.message_store_config.max_message_size:
+                status = PutMessageStatus.MESSAGE_ILLEGAL
         if status is not PutMessageStatus.PUT_OK:
             result = PutMessageResult(status)
         else:
             for m in msgs:
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
-            result = self.commit_log.put_messages(msgs, now_ms)
+            result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -663,6 +688,45 @@ class DefaultMessageStore(GetMessageMixin):
         """Both passes, as RocketMQ's 10 s ``cleanFilesPeriodically`` task runs them."""
         self.delete_expired_commit_log_files(now_ms)
         self.delete_expired_consume_queue_files()
+
+    def clean_unused_topic(self, topics: Iterable[str]) -> int:
+        """Destroy the consume queues of every topic not in ``topics``.
+
+        Mirrors ``DefaultMessageStore#cleanUnusedTopic`` (store, RocketMQ 4.9.3), called
+        by DELETE_TOPIC_IN_BROKER with the topics still configured. SCHEDULE_TOPIC_XXXX,
+        RMQ_SYS_TRANS_OP_HALF_TOPIC and ``%LMQ%`` topics are kept. Each destroyed queue
+        is also dropped from the commit log's ``topic_queue_table``
+        (``removeQueueFromTopicQueueTable``), so a topic created again starts at queue
+        offset 0. The commit-log entries stay.
+
+        Returns:
+            0, as Java does.
+        """
+        keep = set(topics)
+        for topic in sorted(self.consume_queue_table):
+            if topic in keep or topic in (RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC):
+                continue
+            if is_lmq(topic):
+                continue
+            self._destroy_topic_queues(topic, self.consume_queue_table.pop(topic).values())
+        return 0
+
+    def clean_unused_lmq_topic(self, topic: str) -> None:
+        """Destroy queue 0 of an ``%LMQ%`` topic. Mirrors ``DefaultMessageStore#cleanUnusedLmqTopic``."""
+        qmap = self.consume_queue_table.pop(topic, None)
+        if qmap is not None and 0 in qmap:
+            self._destroy_topic_queues(topic, [qmap[0]])
+
+    def _destroy_topic_queues(self, topic: str, queues: Iterable[ConsumeQueue]) -> None:
+        for cq in sorted(queues, key=lambda q: q.queue_id):
+            cq.destroy()
+            # CommitLog#removeQueueFromTopicQueueTable
+            self.commit_log.topic_queue_table.pop(f"{topic}-{cq.queue_id}", None)
+        if self._traced():
+            self.tracer.emit(
+                "DefaultMessageStore.cleanUnusedTopic", "destroy", topic=topic,
+                text=f"consume queues of {topic} destroyed",
+            )  # fmt: skip
 
     # ==================================================================================
     # inspection helpers (for the lab)

@@ -178,6 +178,11 @@ def test_unknown_request_code(cluster):
     c = cluster()
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
+    # Not modelled (module essay of admin_broker_processor): answered the same way.
+    for code in (RequestCode.UPDATE_BROKER_CONFIG, RequestCode.GET_BROKER_CONFIG,
+                 RequestCode.GET_BROKER_RUNTIME_INFO):  # fmt: skip
+        r = c.call(c.broker.broker_addr, code)
+        assert (r.code, r.remark) == (3, f" request type {int(code)} not supported")
 
 
 def test_missing_mandatory_fields_are_refused_and_tables_stay_clean(cluster):
@@ -191,3 +196,102 @@ def test_missing_mandatory_fields_are_refused_and_tables_stay_clean(cluster):
     assert None not in c.broker.message_store.consume_queue_table
     assert None not in c.broker.subscription_group_manager.subscription_group_table
     c.d.stop_node(c.broker.name)  # a graceful stop persists everything without error
+
+
+def _create_topic_ext(topic, **kw):
+    ext = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": "4", "writeQueueNums": "4",
+           "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}  # fmt: skip
+    ext.update(kw)
+    return ext
+
+
+def test_delete_topic_validates_and_cleans_unused_consume_queues(cluster):
+    """AdminBrokerProcessor#deleteTopic: validateTopic and isSystemTopic → SYSTEM_ERROR with
+    their remarks (a missing topic reads as blank); then deleteTopicConfig +
+    cleanUnusedTopic (queues destroyed, offsets restart at 0), and no re-registration."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    store = c.broker.message_store
+    c.send("TopicTest", b"x")
+    c.send("TopicTest", b"y")
+    r = c.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": "a/b"})
+    assert (r.code, r.remark) == (
+        1, "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$")  # fmt: skip
+    r = c.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {})
+    assert (r.code, r.remark) == (1, "The specified topic is blank.")
+    r = c.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": "SCHEDULE_TOPIC_XXXX"})
+    assert (r.code, r.remark) == (
+        1,
+        "The topic[SCHEDULE_TOPIC_XXXX] is conflict with system topic.",
+    )
+    registered = c.broker.register_count
+    r = c.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": "TopicTest"})
+    assert (r.code, r.remark) == (ResponseCode.SUCCESS, None)
+    assert c.broker.register_count == registered
+    assert c.broker.topic_config_manager.select_topic_config("TopicTest") is None
+    assert "TopicTest" not in store.consume_queue_table
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 0
+    assert c.send("TopicTest", b"z").ext("queueOffset") == "0"
+
+
+def test_update_and_create_topic_ignores_order_and_checks_filter_type(cluster):
+    """updateAndCreateTopic never reads `order` (new TopicConfig(topic)); an unknown
+    topicFilterType fails CreateTopicRequestHeader#checkFields → SYSTEM_ERROR."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    tcm = c.broker.topic_config_manager
+    r = c.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("OrdT", order="true"))
+    assert r.code == ResponseCode.SUCCESS
+    assert tcm.select_topic_config("OrdT").order is False
+    r = c.call(
+        addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("T2", topicFilterType="BOGUS")
+    )
+    assert (r.code, r.remark) == (1, "topicFilterType = [BOGUS] value invalid")
+    assert tcm.select_topic_config("T2") is None
+    ext = _create_topic_ext("T3")
+    del ext["order"]  # Java's header decoding only logs a missing @CFNotNull field
+    assert c.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext).code == ResponseCode.SUCCESS
+
+
+def test_order_comes_from_the_name_servers_order_topic_config(cluster):
+    """doRegisterBrokerAll(checkOrderConfig=true) → updateOrderTopicConfig(kvTable): the
+    registration after UPDATE_AND_CREATE_TOPIC marks the name server's order topics."""
+    c = cluster()
+    kv = {"namespace": "ORDER_TOPIC_CONFIG", "key": "OrdT", "value": "broker-a:4"}
+    assert c.call("127.0.0.1:9876", RequestCode.PUT_KV_CONFIG, kv).code == ResponseCode.SUCCESS
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("OrdT"))
+    assert r.code == ResponseCode.SUCCESS
+    assert c.broker.topic_config_manager.select_topic_config("OrdT").order is True
+    assert c.broker.topic_config_manager.is_order_topic("OrdT")
+
+
+def test_check_client_config_remarks(cluster):
+    """checkClientConfig (property filter on): TAG → SUCCESS; a compile failure →
+    SUBSCRIPTION_PARSE_FAILED with MQFilterException#getMessage (the cause's toString);
+    an unknown type or no subString → NullPointerException, remark null."""
+    import json
+
+    c = cluster(enable_property_filter=True)
+
+    def check(expression_type, sub_string):
+        sd = {"topic": "T", "subString": sub_string, "expressionType": expression_type}
+        body = json.dumps({"clientId": "c", "group": "CG", "subscriptionData": sd}).encode()
+        r = c.call(c.broker.broker_addr, RequestCode.CHECK_CLIENT_CONFIG, None, body)
+        return r.code, r.remark
+
+    assert check("TAG", "x") == (ResponseCode.SUCCESS, None)
+    assert check("SQL92", "a > 1") == (ResponseCode.SUCCESS, None)
+    code, remark = check("SQL92", "a >")
+    assert code == ResponseCode.SUBSCRIPTION_PARSE_FAILED == 23
+    assert remark.startswith(
+        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF> at line 1, column 4"
+    )
+    assert check("SQL92", "")[1].startswith(
+        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF>"
+    )
+    assert check("SQL92", "a > 'x'") == (
+        23, "java.lang.RuntimeException: Value ''x'' cannot be compared. (at line 1, column 3, "
+        "offset 2)")  # fmt: skip
+    assert check("FOO", "a > 1") == (23, None)
+    assert check("SQL92", None) == (23, None)

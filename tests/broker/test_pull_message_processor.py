@@ -111,6 +111,20 @@ def test_status_codes_for_empty_and_overflow(cluster):
     assert c.broker.message_store.get_max_offset_in_queue("OFFSET_MOVED_EVENT", 0) == 2
 
 
+def test_offset_moved_event_message(cluster):
+    """generateOffsetMovedEvent: TAGS = KEYS = the group, DELAY=0 (setDelayTimeLevel(0),
+    PullMessageProcessor.java:529), body = the OffsetMovedEvent JSON."""
+    c = cluster()
+    c.send("TopicTest")
+    assert c.pull("TopicTest", offset=5).code == 21
+    [m] = decodes(c.pull("OFFSET_MOVED_EVENT", group="EVT", sys_flag=4).response.body)
+    assert m.properties == {"TAGS": "CG", "DELAY": "0", "KEYS": "CG"}
+    assert m.body == (
+        b'{"consumerGroup":"CG","messageQueue":{"brokerName":"broker-a","queueId":0,'
+        b'"topic":"TopicTest"},"offsetNew":0,"offsetRequest":5}'
+    )
+
+
 def test_no_matched_message_is_retry_immediately(cluster):
     """Only non-matching tags → NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY (20), next past them."""
     c = cluster()

@@ -96,7 +96,13 @@ def test_put_message_status_to_response_code(cluster):
     store.writeable = False
     r = c.send("T1", b"x")
     assert r.code == ResponseCode.SERVICE_NOT_AVAILABLE == 14
-    assert r.remark.startswith("service not available now.")
+    assert r.remark == (
+        "service not available now. It may be caused by one of the following reasons: the "
+        "broker's disk is full [CL:  0.00 CQ:  0.00 INDEX:  0.00], messages are put to the "
+        "slave, message store has been shut down, etc."
+    )
+    store.disk_used_ratio = 0.93  # SendMessageProcessor#diskUtil, "%5.2f"
+    assert "[CL:  0.93 CQ:  0.93 INDEX:  0.93]" in c.send("T1", b"x").remark
     store.writeable = True
     assert c.send("T1", b"x").code == ResponseCode.SUCCESS
 
@@ -168,10 +174,11 @@ def test_send_back_unknown_offset(cluster):
 
 
 def test_v2_missing_field_is_system_error(cluster):
-    """SEND_MESSAGE_V2 without field 'b' → SYSTEM_ERROR with the decoder's text."""
+    """SEND_MESSAGE_V2 without field 'b' → SYSTEM_ERROR with the decoder's text; the
+    exception leaves before preSend, so no MSG_REGION / TRACE_ON."""
     c = cluster()
     r = c.call(c.broker.broker_addr, RequestCode.SEND_MESSAGE_V2, {"a": "PG"}, b"x")
-    assert r.code == 1 and "is null" in r.remark
+    assert (r.code, r.remark, r.response.ext_fields) == (1, "the custom field <b> is null", {})
 
 
 def test_two_brokers_auto_create_pitfall(cluster):
@@ -210,3 +217,136 @@ def test_batch_stores_own_properties_then_the_batch_properties(cluster):
         "WAIT": "true",
         "CLUSTER": "DefaultCluster",
     }
+
+
+def _batch_ext(topic="TopicTest", props="WAIT\x01true", batch="true"):
+    return {"a": "PG", "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "0",
+            "h": "0", "i": props, "m": batch}  # fmt: skip
+
+
+def test_batch_delay_is_read_from_the_header_only(cluster):
+    """asyncSendBatchMessage: DELAY in the header's properties → MESSAGE_ILLEGAL
+    (CommitLog.java:749); DELAY inside one message of the body is stored as a property."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+
+    c = cluster()
+    body = encode_batch_body(
+        [Message("TopicTest", b"a", properties={"DELAY": "3"}), Message("TopicTest", b"b")]
+    )
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(props="DELAY\x013"), body)
+    assert r.code == ResponseCode.MESSAGE_ILLEGAL
+    assert r.remark.startswith("the message is illegal")
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(), body)
+    assert (r.code, r.ext("queueOffset")) == (ResponseCode.SUCCESS, "0")
+    [m0, m1] = decodes(c.pull("TopicTest").response.body)
+    assert m0.properties == {"DELAY": "3", "WAIT": "true", "CLUSTER": "DefaultCluster"}
+    assert c.broker.message_store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", 2) == 0
+
+
+def test_batch_wait_is_read_from_the_header_only(cluster):
+    """SYNC_FLUSH, flush slower than 5 s: a message's own WAIT=false does not stop the batch
+    from waiting (messageExtBatch.isWaitStoreMsgOK(), CommitLog.java:834) → FLUSH_DISK_TIMEOUT."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+
+    c = cluster()
+    c.broker.message_store_config.flush_disk_type = "SYNC_FLUSH"
+    c.broker.message_store.fault_flush_delay_ms = 10_000
+    body = encode_batch_body([Message("TopicTest", b"a", properties={"WAIT": "false"})])
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(props=""), body)
+    assert r.code == ResponseCode.FLUSH_DISK_TIMEOUT
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(props="WAIT\x01false"), body)
+    assert r.code == ResponseCode.SUCCESS
+
+
+def test_batch_over_max_message_size(cluster):
+    """Body > maxMessageSize → MESSAGE_ILLEGAL (checkMessages); body within it but stored
+    entries over it → the encoder's RuntimeException → SYSTEM_ERROR with
+    exceptionSimpleDesc, no extFields (NettyRemotingAbstract#processRequestCommand)."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+
+    c = cluster()
+    c.broker.message_store_config.max_message_size = 1000
+    addr = c.broker.broker_addr
+    three = encode_batch_body([Message("TopicTest", b"x" * 250) for _ in range(3)])
+    assert len(three) == 843  # 3 × (20 + 250 + 2 + len("WAIT\x01true"))
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(), three)
+    assert (r.code, r.remark, r.response.ext_fields) == (
+        ResponseCode.SYSTEM_ERROR,
+        "java.lang.RuntimeException: message size exceeded, "
+        "org.apache.rocketmq.store.CommitLog$MessageExtEncoder.encode(CommitLog.java:1655)",
+        {},
+    )
+    four = encode_batch_body([Message("TopicTest", b"x" * 250) for _ in range(4)])
+    r = c.call(addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext(), four)
+    assert r.code == ResponseCode.MESSAGE_ILLEGAL
+    assert r.remark.startswith("the message is illegal")
+
+
+def test_batch_to_a_retry_topic_is_stored(cluster):
+    """4.9.3 has no "batch request does not support retry group" check (that is 5.x):
+    a batch to %RETRY%CG is stored like any other."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+
+    c = cluster()
+    body = encode_batch_body([Message("%RETRY%CG", b"a"), Message("%RETRY%CG", b"b")])
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_BATCH_MESSAGE, _batch_ext("%RETRY%CG"), body)
+    assert (r.code, r.ext("queueOffset")) == (ResponseCode.SUCCESS, "0")
+    assert c.broker.message_store.get_max_offset_in_queue("%RETRY%CG", 0) == 2
+
+
+def test_send_batch_code_with_batch_false_is_one_message(cluster):
+    """asyncProcessRequest looks at requestHeader.isBatch() only: code 320 with m=false
+    stores the whole body as one message."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+
+    c = cluster()
+    body = encode_batch_body([Message("TopicTest", b"a"), Message("TopicTest", b"b")])
+    ext = _batch_ext(batch="false")
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_BATCH_MESSAGE, ext, body)
+    assert (r.code, r.ext("queueOffset")) == (ResponseCode.SUCCESS, "0")
+    [m] = decodes(c.pull("TopicTest").response.body)
+    assert m.body == body
+
+
+def test_transaction_half_message_keeps_wait(cluster):
+    """parseHalfMessageInner recomputes the properties string from the map, which holds
+    WAIT again: the half message stores WAIT=true (SendMessageProcessor.java:310)."""
+    c = cluster()
+    r = c.send("TopicTest", b"half", tags="T", props={"TRAN_MSG": "true", "PGROUP": "PG"})
+    assert r.code == ResponseCode.SUCCESS
+    m = c.broker.message_store.look_message_by_offset(0)
+    assert m.topic == "RMQ_SYS_TRANS_HALF_TOPIC"
+    assert m.properties == {
+        "TRAN_MSG": "true", "PGROUP": "PG", "TAGS": "T", "CLUSTER": "DefaultCluster",
+        "WAIT": "true", "REAL_TOPIC": "TopicTest", "REAL_QID": "0",
+    }  # fmt: skip
+
+
+def test_send_back_to_dlq_stores_wait_false_and_no_region(cluster):
+    """asyncConsumerSendMsgBack: setWaitStoreMsgOK(false) before the properties string is
+    built, so the DLQ entry stores WAIT=false; its responses come from
+    createResponseCommand(null): no MSG_REGION / TRACE_ON (facts §10.7 step 9)."""
+    c = cluster()
+    c.send("TopicTest", b"x", tags="TagA", reconsume_times=16)
+    back = {"offset": "0", "group": "CG", "delayLevel": "0"}
+    r = c.call(c.broker.broker_addr, RequestCode.CONSUMER_SEND_MSG_BACK, back)
+    assert (r.code, r.remark, r.response.ext_fields) == (ResponseCode.SUCCESS, None, {})
+    [m] = decodes(c.pull("%DLQ%CG", group="DLQREADER", sys_flag=4).response.body)
+    assert m.properties == {
+        "TAGS": "TagA", "CLUSTER": "DefaultCluster", "RETRY_TOPIC": "TopicTest",
+        "WAIT": "false", "DELAY": "0", "ORIGIN_MESSAGE_ID": "7F00000100002A9F0000000000000000",
+    }  # fmt: skip
+    c.broker.broker_config.broker_permission = 4
+    r = c.call(c.broker.broker_addr, RequestCode.CONSUMER_SEND_MSG_BACK, back)
+    assert (r.code, r.remark, r.response.ext_fields) == (
+        ResponseCode.NO_PERMISSION,
+        "the broker[127.0.0.1] sending message is forbidden",
+        {},
+    )

@@ -156,3 +156,25 @@ def test_consume_queue_first_file_for_a_later_offset_is_pre_filled(tmp_path):
     first = cq.mapped_file_queue.mapped_files[0]
     assert first.file_from_offset == 80
     assert struct.unpack(">qiq", first.mm[0:20]) == (0, 0x7FFFFFFF, 0)
+
+
+def test_clean_unused_topic_destroys_queues_of_unlisted_topics(new_store, tmp_path):
+    """DefaultMessageStore#cleanUnusedTopic: queues of topics not listed are destroyed
+    (files gone, topicQueueTable entry removed → next offset 0); SCHEDULE_TOPIC_XXXX and
+    %LMQ% topics stay; the commit log keeps its entries."""
+    store = new_store()
+    for topic in ("Keep", "Gone", "%LMQ%x"):
+        store.put_message(make_msg(topic=topic), 1)
+    store.put_message(make_msg(properties={"DELAY": "1"}), 2)
+    store.do_reput()
+    store.flush()
+    cq_dir = tmp_path / "store" / "consumequeue"
+    assert sorted(p.name for p in cq_dir.iterdir()) == [
+        "%LMQ%x", "Gone", "Keep", "SCHEDULE_TOPIC_XXXX"]  # fmt: skip
+    assert store.clean_unused_topic(["Keep"]) == 0
+    assert sorted(store.consume_queue_table) == ["%LMQ%x", "Keep", "SCHEDULE_TOPIC_XXXX"]
+    assert list((cq_dir / "Gone" / "0").iterdir()) == []
+    assert "Gone-0" not in store.commit_log.topic_queue_table
+    assert store.put_message(make_msg(topic="Gone"), 3).append_message_result.logics_offset == 0
+    assert store.put_message(make_msg(topic="Keep"), 4).append_message_result.logics_offset == 1
+    assert len(list(store.iter_commit_log_entries())) == 6

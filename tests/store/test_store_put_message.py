@@ -19,6 +19,7 @@ from mqlab.store import (
     MessageStoreConfig,
     PutMessageStatus,
 )
+from mqlab.store.commit_log import StoreRuntimeException
 
 
 def test_put_ok_assigns_queue_offsets_per_queue_and_offset_msg_ids(new_store):
@@ -231,11 +232,13 @@ def test_batch_put_assigns_consecutive_queue_offsets(new_store):
 
 
 def test_batch_rejects_delay_transactions_and_mixed_queues(new_store):
-    """Batches may not carry DELAY or a transaction type (MESSAGE_ILLEGAL); mixing queues
-    is API misuse (ValueError)."""
+    """CommitLog#asyncPutMessages: the batch's own DELAY > 0 or a transaction type →
+    MESSAGE_ILLEGAL (DELAY 0 is fine); mixing queues is API misuse (ValueError)."""
     store = new_store()
-    r = store.put_messages([make_msg(), make_msg(properties={"DELAY": "2"})], 1)
+    r = store.put_messages([make_msg()], 1, batch_properties={"DELAY": "2"})
     assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+    r = store.put_messages([make_msg()], 1, batch_properties={"DELAY": "0"})
+    assert r.put_message_status is PutMessageStatus.PUT_OK
     prepared = make_msg(sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE)
     assert store.put_messages([prepared], 1).put_message_status is (
         PutMessageStatus.MESSAGE_ILLEGAL
@@ -246,11 +249,57 @@ def test_batch_rejects_delay_transactions_and_mixed_queues(new_store):
         store.put_messages([], 1)
 
 
+def test_batch_delay_inside_one_message_is_a_plain_property(new_store):
+    """Java reads messageExtBatch.getDelayTimeLevel() (CommitLog.java:749), the batch's own
+    map: a DELAY inside one message is stored as is, in the batch's queue, not parked."""
+    store = new_store()
+    r = store.put_messages([make_msg(), make_msg(properties={"DELAY": "2"})], 1)
+    assert r.put_message_status is PutMessageStatus.PUT_OK
+    store.do_reput()
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 2
+    assert store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", 1) == 0
+    g = store.get_message("g", "TopicTest", 0, 0, 32, None)
+    assert [m.properties for m in decodes(g.body())] == [
+        {"TAGS": "TagA"}, {"TAGS": "TagA", "DELAY": "2"}]  # fmt: skip
+
+
+def test_batch_wait_is_the_batchs_own(new_store):
+    """SYNC_FLUSH with a flush slower than syncFlushTimeout: the batch waits unless its own
+    WAIT is false (messageExtBatch.isWaitStoreMsgOK(), CommitLog.java:834); a message's
+    WAIT=false does not change that."""
+    store = new_store(flush_disk_type="SYNC_FLUSH")
+    store.fault_flush_delay_ms = 5001
+    r = store.put_messages([make_msg(properties={"WAIT": "false"})], 1)
+    assert r.put_message_status is PutMessageStatus.FLUSH_DISK_TIMEOUT
+    r = store.put_messages([make_msg()], 2, batch_properties={"WAIT": "false"})
+    assert r.put_message_status is PutMessageStatus.PUT_OK
+
+
 def test_batch_larger_than_max_message_size_is_illegal(new_store):
-    """The whole batch must fit max_message_size (4 MiB)."""
+    """checkMessages: the client's batch body over max_message_size (4 MiB) → MESSAGE_ILLEGAL;
+    without ``body_length`` it is 22 + body + properties per message."""
     store = new_store()
     msgs = [make_msg(body=b"b" * 1_500_000) for _ in range(3)]
     assert store.put_messages(msgs, 1).put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+    r = store.put_messages([make_msg()], 1, body_length=4 * 1024 * 1024 + 1)
+    assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+
+
+def test_batch_encoder_throws_message_size_exceeded(new_store):
+    """A body within max_message_size whose stored entries are not: Java's batch encoder
+    throws RuntimeException("message size exceeded") (CommitLog.java:1649 for one entry,
+    1655 for the running total); the message carries exceptionSimpleDesc's text."""
+    store = new_store(max_message_size=1000)
+    three = [make_msg(tags=None, body=b"x" * 250) for _ in range(3)]  # body 3 × 272 = 816
+    with pytest.raises(StoreRuntimeException) as e:
+        store.put_messages(three, 1)
+    assert str(e.value) == (
+        "java.lang.RuntimeException: message size exceeded, "
+        "org.apache.rocketmq.store.CommitLog$MessageExtEncoder.encode(CommitLog.java:1655)"
+    )
+    with pytest.raises(StoreRuntimeException, match=r"CommitLog\.java:1649\)$"):
+        store.put_messages([make_msg(tags=None, body=b"x" * 950)], 1, body_length=972)
+    assert store.get_max_phy_offset() == 0
 
 
 def test_store_host_defaults_to_the_stores_address(new_store):
