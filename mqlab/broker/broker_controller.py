@@ -174,9 +174,10 @@ class BrokerController(Node):
                 "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
                 lambda lv=level: self._deliver_delayed(lv), key=f"level {level}", daemon=True,
             )  # fmt: skip
+        # ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
         ctx.set_timer(
-            "ScheduleMessageService.persist", self.message_store_config.flush_delay_offset_interval,
-            sms.persist, period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
+            "ScheduleMessageService.persist", 10_000, sms.persist,
+            period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
         )  # fmt: skip
         ctx.set_timer(
             "ConsumerOffsetManager.persist", 10_000, self.consumer_offset_manager.persist,

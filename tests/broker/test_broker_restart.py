@@ -86,3 +86,23 @@ def test_restart_rebuilds_deleted_consume_queues(cluster):
     assert [b.message_store.get_max_offset_in_queue("TopicTest", q) for q in range(2)] == [3, 3]
     p = c.pull("TopicTest", queue_id=1, sys_flag=4)
     assert [m.body for m in decodes(p.response.body)] == [b"m1", b"m3", b"m5"]
+
+
+def test_delay_offset_persist_runs_first_at_10000_ms_then_every_interval(tmp_path):
+    """ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
+    — the first persist is at a fixed 10 s whatever the interval (facts §8)."""
+    from mqlab.broker.config import BrokerConfig
+    from mqlab.runtime.sim import SimDriver
+    from mqlab.store.config import MessageStoreConfig
+
+    d = SimDriver(seed=1)
+    store = MessageStoreConfig(store_path_root_dir=str(tmp_path), flush_delay_offset_interval=3000)
+    d.add_node(BrokerController(BrokerConfig(), store))
+
+    def due():
+        return [t.due_ms for t in d.next_timers() if t.name == "ScheduleMessageService.persist"]
+
+    start = d.now
+    assert due() == [start + 10_000]
+    d.advance(10_000)
+    assert due() == [start + 13_000]
