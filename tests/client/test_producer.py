@@ -15,7 +15,11 @@ import pytest
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
 from mqlab.client.consumer.pull_api_wrapper import PullAPIWrapper, PullStatus
-from mqlab.client.exception import MQBrokerException, MQClientException
+from mqlab.client.exception import (
+    MQBrokerException,
+    MQClientException,
+    RemotingTooMuchRequestException,
+)
 from mqlab.client.mq_client_instance import MQClientInstance
 from mqlab.client.producer import (
     DefaultMQProducer,
@@ -223,6 +227,24 @@ def test_sync_send_gives_up_after_three_attempts(tmp_path):
     assert len(sent) == 3 and sent[0] != sent[1] and sent[0] == sent[2]
     assert sum(1 for s in seen for q, _ in s if q.code == RequestCode.SEND_MESSAGE_V2) == 3
     assert isinstance(e.__cause__, MQBrokerException)
+
+
+def test_sync_send_timeout_is_not_resent_with_a_used_up_budget(tmp_path):
+    """The reply comes after 4 s: the one attempt times out at +3000 ms and is not resent (sendDefaultImpl call timeout)."""
+    c = make_cluster(tmp_path, brokers=2)
+    warm_up_route(c, "T")
+    for b in ("broker-a", "broker-b"):
+        c.d.set_link("producer-1", b, latency_ms=4000)
+    seen = [spy(b) for b in c.brokers]
+    t0 = c.d.now
+    f = c.producer.send(Message("T", b"x"))
+    c.d.run_until(t0 + 2999)
+    assert not f.done
+    c.d.run_until(t0 + 3000)
+    assert isinstance(f.error, RemotingTooMuchRequestException)
+    assert str(f.error) == "sendDefaultImpl call timeout"
+    c.d.run_until(t0 + 20000)
+    assert sum(1 for s in seen for q, _ in s if q.code == RequestCode.SEND_MESSAGE_V2) == 1
 
 
 def test_non_retry_code_is_thrown_at_once(tmp_path):

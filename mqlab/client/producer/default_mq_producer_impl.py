@@ -378,7 +378,12 @@ class DefaultMQProducerImpl(SendKernelImpl):
                 mq = self.select_one_message_queue(tp_info, last_broker_name)
                 brokers_sent.append(mq.broker_name)
                 cost = ctx.now_ms - begin_first
-                if timeout_ms < cost:
+                # Java: `timeout < costTime`. NOTE: a timed-out Java attempt returns after
+                # the timeout *plus* some processing time, so costTime > timeout and Java
+                # never resends on a used-up budget; virtual time has no such overhead (the
+                # timeout fires at exactly begin + timeout), so a budget used up exactly
+                # counts as used up here. Otherwise mqlab would resend with 0 ms left.
+                if timeout_ms <= cost:
                     call_timeout = True
                     break
                 if tracer.enabled:
