@@ -21,7 +21,11 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from mqlab.client.exception import MQBrokerException, MQClientException
+from mqlab.client.exception import (
+    MQBrokerException,
+    MQClientException,
+    RemotingTooMuchRequestException,
+)
 from mqlab.client.producer.message_batch import MessageBatch
 from mqlab.client.producer.send_result import SendResult, SendStatus
 from mqlab.common import message_const as mc
@@ -87,6 +91,10 @@ SEND_RESPONSE_STATUS = {
 }
 
 C = "MQClientAPIImpl"
+
+#: ``NettyRemotingAbstract#scanResponseTable`` drops an async request only once
+#: ``beginTimestamp + timeoutMillis + 1000 <= now``.
+SCAN_RESPONSE_TABLE_GRACE_MS = 1000
 
 
 def _request(code: int, header: CommandCustomHeader | None, body: bytes | None = None):
@@ -242,14 +250,23 @@ class MQClientAPIImpl:
         Mirrors ``MQClientAPIImpl#sendMessageAsync`` + ``#onExceptionImpl`` (client/impl,
         RocketMQ 4.9.3): when the request could not be written or timed out, resend the
         *same* request (same queue id) up to ``retry_times_when_send_failed`` more times,
-        to the broker of a queue chosen while avoiding the failed broker (or to the same
-        broker when there is no publish info, e.g. an orderly send). A broker *answer*
-        with a refusing code is not retried: its ``MQBrokerException`` goes straight to
-        the callback.
+        with what is left of the budget, to the broker of a queue chosen while avoiding
+        the failed broker (or to the same broker when there is no publish info, e.g. an
+        orderly send). A broker *answer* with a refusing code is not retried: its
+        ``MQBrokerException`` goes straight to the callback.
+
+        Timeouts are Java's: an asynchronous request is only given up by
+        ``NettyRemotingAbstract#scanResponseTable`` once ``begin + timeout + 1000 <= now``
+        (a reply within that second still succeeds). By then the budget is negative, so
+        each resend fails in ``NettyRemotingClient#invokeAsync`` before anything is
+        written ("invokeAsync call the addr[...] timeout"), and that is what the callback
+        finally gets: a timed-out async send is never written twice.
 
         Raises:
             MQBrokerException: the broker refused (no retry).
-            MQClientException: "wait response timeout <n>ms" after the last attempt.
+            MQClientException: "wait response timeout <n>ms" with no retry left.
+            RemotingTooMuchRequestException: a resend with the budget used up (the usual
+                end of a timed-out send).
             RemotingConnectException: the last attempt could not connect.
         """
         request = self.build_send_request(msg, header)
@@ -260,16 +277,24 @@ class MQClientAPIImpl:
             try:
                 if addr is None:
                     raise RemotingConnectException("connect to null failed")
-                response = yield Rpc(addr, request, timeout_ms)
+                # NettyRemotingClient#invokeAsync: `timeoutMillis < costTime` → thrown
+                # before writing. (Java gets the channel first, so an unreachable broker
+                # would give RemotingConnectException instead; mqlab checks the budget
+                # first, as the context connects only when the request is sent.)
+                if timeout_ms < 0:
+                    raise RemotingTooMuchRequestException(
+                        f"invokeAsync call the addr[{addr}] timeout"
+                    )
+                # NOTE: scanResponseTable runs every 1 s, so Java's timeout fires between
+                # timeout + 1000 and timeout + 2000 ms; mqlab leaves out the tick rounding.
+                response = yield Rpc(addr, request, timeout_ms + SCAN_RESPONSE_TABLE_GRACE_MS)
             except RemotingException as e:
                 error: Exception = e
                 if isinstance(e, RemotingTimeoutException):
                     error = MQClientException(-1, f"wait response timeout {timeout_ms}ms")
                     error.__cause__ = e
-                times += 1
-                # Java resends with what is left of the budget, possibly 0 ms (which then
-                # times out at once): three requests go out either way.
-                timeout_ms = max(0, timeout_ms - (ctx.now_ms - begin))
+                times += 1  # onExceptionImpl: curTimes.incrementAndGet()
+                timeout_ms -= ctx.now_ms - begin  # `timeoutMillis - cost`, may go negative
                 if times > retry_times_when_send_failed:
                     if error is e:
                         raise
@@ -283,9 +308,9 @@ class MQClientAPIImpl:
                 if self.instance.tracer.enabled:
                     self.instance.tracer.emit(
                         C + ".onExceptionImpl", "retry", Kind.STEP, times=times,
-                        broker=retry_broker, addr=addr, error=str(e),
+                        broker=retry_broker, addr=addr, error=str(error),
                         text=f"async send retry {times}/{retry_times_when_send_failed} "
-                        f"to {retry_broker} after: {e}",
+                        f"to {retry_broker} after: {error}",
                     )  # fmt: skip
                 broker_name = retry_broker
                 continue  # the same request; invoke_async gives it a new opaque

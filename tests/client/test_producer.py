@@ -299,6 +299,26 @@ def test_async_send_connect_error_is_resent_to_the_other_broker(tmp_path):
     assert r.message_queue.queue_id == first.queue_id  # Java resends the same header (queue id)
 
 
+def test_async_send_timeout_is_stored_once(tmp_path):
+    """Async, replies after 8 s: given up at +4000 ms (timeout + scan grace); the resends fail unwritten; one message stored."""
+    c = make_cluster(tmp_path, brokers=2)
+    warm_up_route(c, "T")
+    for b in ("broker-a", "broker-b"):
+        c.d.set_link("producer-1", b, latency_ms=4000)
+    t0 = c.d.now
+    calls = []
+    c.producer.send(Message("T", b"x"), callback=lambda r, e: calls.append((c.d.now - t0, r, e)))
+    c.d.run_until(t0 + 20000)
+    ((dt, r, e),) = calls
+    assert dt == 4000 and r is None
+    assert isinstance(e, RemotingTooMuchRequestException)
+    assert re.fullmatch(r"invokeAsync call the addr\[127\.0\.0\.1:109[12]1\] timeout", str(e))
+    stored = sum(
+        b.message_store.get_max_offset_in_queue("T", q) for b in c.brokers for q in range(4)
+    )
+    assert stored == 1
+
+
 def test_oneway_send_is_stored_without_a_result(tmp_path):
     """send_oneway completes with no result once written; the broker stores the message."""
     c = make_cluster(tmp_path)
