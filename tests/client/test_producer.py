@@ -35,6 +35,7 @@ from mqlab.common.sysflag import MessageSysFlag, PullSysFlag
 from mqlab.common.topic_config import TopicConfig
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.remoting.codes import RequestCode
+from mqlab.runtime.context import RemotingConnectException
 from mqlab.runtime.sim import SimDriver
 from mqlab.runtime.task import spawn
 from mqlab.store.config import MessageStoreConfig
@@ -327,6 +328,22 @@ def test_oneway_send_is_stored_without_a_result(tmp_path):
     assert f.done and f.result is None and f.error is None
     store = c.brokers[0].message_store
     assert sum(store.get_max_offset_in_queue("T", q) for q in range(4)) == 1
+
+
+def test_oneway_send_to_an_unreachable_broker_fails_after_one_attempt(tmp_path):
+    """invokeOneway throws RemotingConnectException: "Send [1] times, still failed", code CONNECT_BROKER_EXCEPTION."""
+    c = make_cluster(tmp_path)
+    warm_up_route(c, "T")
+    c.d.set_link("producer-1", "broker-a", down=True)
+    f = c.producer.send_oneway(Message("T", b"x"))
+    c.d.run_until_idle()
+    assert f.done and f.result is None
+    assert isinstance(f.error, MQClientException) and f.error.response_code == 10001
+    assert f.error.error_message == (
+        "Send [1] times, still failed, cost [0]ms, Topic: T, BrokersSent: [broker-a]"
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+    assert isinstance(f.error.__cause__, RemotingConnectException)
 
 
 # -- orderly --------------------------------------------------------------------------------------
