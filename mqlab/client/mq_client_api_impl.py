@@ -132,32 +132,37 @@ class MQClientAPIImpl:
     def get_name_server_address_list(self) -> list[str]:
         return self._config.namesrv_addr_list()
 
-    def _namesrv_addr(self) -> str:
-        """The name server to ask: the last one that worked, else the next in the list.
+    def _invoke_namesrv(self, request: RemotingCommand, timeout_ms: int) -> Gen:
+        """``invokeSync(null, ...)``: the chosen name server, else each one in turn.
 
-        Mirrors ``NettyRemotingClient#getAndCreateNameserverChannel`` (Java starts the
-        rotation at a random index; mqlab at the first address).
+        Mirrors ``NettyRemotingClient#getAndCreateNameserverChannel`` (remoting/netty,
+        RocketMQ 4.9.3): keep the last name server that worked; when it cannot be reached,
+        try the next ones (``namesrvIndex`` + 1, wrapping) within this one call, and throw
+        only when none can be reached. Java starts the rotation at a random index; mqlab at
+        the first address. A connection that breaks after the request was written reaches
+        this loop as the same ``RemotingConnectException`` and also moves on.
 
         Raises:
-            RemotingConnectException: no name server is configured.
+            RemotingConnectException: no name server configured ("connect to null
+                failed") or none reachable ("connect to [a, b] failed").
         """
         addrs = self.get_name_server_address_list()
-        if not addrs:
-            raise RemotingConnectException("connect to null failed: no name server address")
         if self._namesrv_chosen in addrs:
-            return self._namesrv_chosen  # type: ignore[return-value]
-        addr = addrs[self._namesrv_index % len(addrs)]
-        self._namesrv_index += 1
-        self._namesrv_chosen = addr
-        return addr
-
-    def _invoke_namesrv(self, request: RemotingCommand, timeout_ms: int) -> Gen:
-        addr = self._namesrv_addr()
-        try:
-            return (yield Rpc(addr, request, timeout_ms))
-        except RemotingConnectException:
-            self._namesrv_chosen = None  # the next call tries the next name server
-            raise
+            try:
+                return (yield Rpc(self._namesrv_chosen, request, timeout_ms))
+            except RemotingConnectException:
+                self._namesrv_chosen = None  # its channel is gone: choose again
+        if not addrs:  # Java: no channel, invokeSync throws RemotingConnectException(null)
+            raise RemotingConnectException("connect to null failed")
+        for _ in addrs:
+            addr = addrs[self._namesrv_index % len(addrs)]
+            self._namesrv_index += 1
+            self._namesrv_chosen = addr
+            try:
+                return (yield Rpc(addr, request, timeout_ms))
+            except RemotingConnectException:
+                continue  # createChannel returned null: the next one
+        raise RemotingConnectException(f"connect to [{', '.join(addrs)}] failed")
 
     # -- name server ------------------------------------------------------------------------------
     def get_topic_route_info_from_name_server(

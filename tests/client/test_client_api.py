@@ -458,16 +458,23 @@ def test_route_lookup_topic_not_exist_and_success():
     assert ns.requests[0].code == RequestCode.GET_ROUTEINFO_BY_TOPIC == 105
 
 
-def test_name_server_rotation_after_connect_failure():
-    """A name server that cannot be reached is left for the next one in the list."""
+def test_name_server_rotation_within_one_call():
+    """getAndCreateNameserverChannel: the first name server is down, the same call asks the next; it stays chosen."""
     d = SimDriver(seed=1)
     ns = FakeServer("namesrv", "127.0.0.1:9877", reply(17, "none"))
     d.add_node(ns)
     inst = MQClientInstance(ClientConfig(namesrv_addr=f"{NAMESRV};127.0.0.1:9877"), name="c1")
     d.add_node(inst)
     api = inst.mq_client_api_impl
-    assert isinstance(
-        run(d, inst, api.get_topic_route_info_from_name_server("X")).error, RemotingConnectException
-    )
-    assert run(d, inst, api.get_topic_route_info_from_name_server("X")).error.response_code == 17
-    assert len(ns.requests) >= 1
+    for _ in range(2):
+        e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+        assert isinstance(e, MQClientException) and e.response_code == 17
+    assert len(ns.requests) == 2
+    d.stop_node("namesrv")
+    d.run_until_idle()
+    e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+    assert isinstance(e, RemotingConnectException)
+    assert str(e) == f"connect to [{NAMESRV}, 127.0.0.1:9877] failed"
+    inst.client_config.namesrv_addr = None
+    e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+    assert isinstance(e, RemotingConnectException) and str(e) == "connect to null failed"

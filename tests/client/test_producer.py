@@ -14,6 +14,7 @@ import pytest
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
+from mqlab.client.client_config import ClientConfig
 from mqlab.client.consumer.pull_api_wrapper import PullAPIWrapper, PullStatus
 from mqlab.client.exception import (
     MQBrokerException,
@@ -194,6 +195,18 @@ def test_auto_created_topic_converges_on_the_first_broker(tmp_path):
     owners = [b.broker_config.broker_name for b in c.brokers
               if b.topic_config_manager.select_topic_config("T") is not None]  # fmt: skip
     assert owners == [first]
+
+
+def test_first_send_with_the_first_name_server_down(tmp_path):
+    """Two name servers, the first unreachable: the first route lookup asks the second within the same call; SEND_OK."""
+    c = make_cluster(tmp_path, start_producer=False)
+    inst = MQClientInstance(ClientConfig(namesrv_addr="127.0.0.1:9999;127.0.0.1:9876"), name="p2")
+    c.d.add_node(inst)
+    producer = DefaultMQProducer("PG2", inst)
+    producer.start()
+    f = producer.send(Message("T", b"x"))
+    c.d.run_until_idle()
+    assert f.error is None and f.result.send_status is SendStatus.SEND_OK
 
 
 def test_sync_send_retries_on_the_other_broker(tmp_path):
