@@ -183,7 +183,7 @@ class MQClientAPIImpl:
         response = yield from self._invoke_namesrv(request, timeout_ms)
         if response.code == ResponseCode.SUCCESS and response.body is not None:
             return TopicRouteData.decode(response.body)
-        raise MQClientException(response.code, response.remark or "")
+        raise MQClientException(response.code, response.remark)
 
     def get_default_topic_route_info_from_name_server(
         self, topic: str, timeout_ms: int = 3000

@@ -161,7 +161,10 @@ def test_send_message_broker_error_raises_mq_broker_exception(env):
     e = task.error
     assert isinstance(e, MQBrokerException)
     assert (e.response_code, e.error_message, e.broker_addr) == (1, "Broker is broken.", BROKER)
-    assert str(e) == f"CODE: 1  DESC: Broker is broken. BROKER: {BROKER}"
+    assert str(e) == (
+        f"CODE: 1  DESC: Broker is broken. BROKER: {BROKER}"
+        "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
+    )
 
 
 def test_send_message_region_and_trace_switch_come_from_ext_fields(env):

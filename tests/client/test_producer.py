@@ -241,6 +241,30 @@ def test_sync_send_gives_up_after_three_attempts(tmp_path):
     assert len(sent) == 3 and sent[0] != sent[1] and sent[0] == sent[2]
     assert sum(1 for s in seen for q, _ in s if q.code == RequestCode.SEND_MESSAGE_V2) == 3
     assert isinstance(e.__cause__, MQBrokerException)
+    assert str(e) == e.error_message  # setResponseCode(1): no "CODE: 1  DESC: " prefix
+    assert e.error_message.endswith(
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+
+
+def test_no_route_and_no_name_server_texts(tmp_path):
+    """No route: plain "No route info of this topic: X\nSee ..." (10005); no name server address: 10004, plain."""
+    c = make_cluster(tmp_path, auto_create_topic_enable=False)
+    e = send(c, Message("NoSuchTopic", b"x")).error
+    assert isinstance(e, MQClientException) and e.response_code == 10005
+    assert str(e) == (
+        "No route info of this topic: NoSuchTopic"
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+    # validateNameServerSetting (the route lookup before it already fails without one)
+    inst = MQClientInstance(ClientConfig(namesrv_addr=None), name="p2")
+    with pytest.raises(MQClientException) as info:
+        DefaultMQProducer("PG2", inst).default_mq_producer_impl._validate_name_server_setting()
+    assert info.value.response_code == 10004
+    assert str(info.value) == (
+        "No name server address, please set it."
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
 
 
 def test_sync_send_timeout_is_not_resent_with_a_used_up_budget(tmp_path):
@@ -503,13 +527,16 @@ def test_retry_topic_moves_reconsume_times_into_the_header(tmp_path):
 def test_validation_errors(tmp_path):
     """Client checks (Validators): empty body → code 13; illegal topic; SCHEDULE_TOPIC_XXXX forbidden."""
     c = make_cluster(tmp_path)
+    faq = "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
     e = send(c, Message("T", b"")).error
     assert isinstance(e, MQClientException) and e.response_code == 13
     assert e.error_message == "the message body length is zero"
+    assert str(e) == "CODE: 13  DESC: the message body length is zero" + faq
     e = send(c, Message("bad topic", b"x")).error
     assert e.error_message.startswith("The specified topic[bad topic] contains illegal characters")
     e = send(c, Message("SCHEDULE_TOPIC_XXXX", b"x")).error
     assert e.error_message == "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."
+    assert str(e) == e.error_message + faq and e.response_code == -1
     with pytest.raises(TypeError):
         c.producer.send("not a message")
 

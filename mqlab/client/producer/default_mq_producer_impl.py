@@ -444,12 +444,12 @@ class DefaultMQProducerImpl(SendKernelImpl):
                 code = ClientErrorCode.ACCESS_BROKER_TIMEOUT
             elif isinstance(exception, MQClientException):
                 code = ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION
-            raise MQClientException(code, info) from exception
+            # MQClientException(info, exception).setResponseCode(...): no "CODE:" prefix
+            raise MQClientException(-1, info).set_response_code(code) from exception
         self._validate_name_server_setting()
         raise MQClientException(
-            ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
-            f"No route info of this topic: {msg.topic}{suggest_todo(NO_TOPIC_ROUTE_INFO)}",
-        )
+            -1, f"No route info of this topic: {msg.topic}{suggest_todo(NO_TOPIC_ROUTE_INFO)}"
+        ).set_response_code(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION)
 
     def _trace_attempt_failed(
         self, mq: MessageQueue, times: int, total: int, e: BaseException, *, retry: bool
