@@ -21,7 +21,11 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from mqlab.client.exception import MQBrokerException, MQClientException
+from mqlab.client.exception import (
+    MQBrokerException,
+    MQClientException,
+    RemotingTooMuchRequestException,
+)
 from mqlab.client.producer.message_batch import MessageBatch
 from mqlab.client.producer.send_result import SendResult, SendStatus
 from mqlab.common import message_const as mc
@@ -88,6 +92,10 @@ SEND_RESPONSE_STATUS = {
 
 C = "MQClientAPIImpl"
 
+#: ``NettyRemotingAbstract#scanResponseTable`` drops an async request only once
+#: ``beginTimestamp + timeoutMillis + 1000 <= now``.
+SCAN_RESPONSE_TABLE_GRACE_MS = 1000
+
 
 def _request(code: int, header: CommandCustomHeader | None, body: bytes | None = None):
     ext = None if header is None else header.to_ext_fields()
@@ -124,32 +132,37 @@ class MQClientAPIImpl:
     def get_name_server_address_list(self) -> list[str]:
         return self._config.namesrv_addr_list()
 
-    def _namesrv_addr(self) -> str:
-        """The name server to ask: the last one that worked, else the next in the list.
+    def _invoke_namesrv(self, request: RemotingCommand, timeout_ms: int) -> Gen:
+        """``invokeSync(null, ...)``: the chosen name server, else each one in turn.
 
-        Mirrors ``NettyRemotingClient#getAndCreateNameserverChannel`` (Java starts the
-        rotation at a random index; mqlab at the first address).
+        Mirrors ``NettyRemotingClient#getAndCreateNameserverChannel`` (remoting/netty,
+        RocketMQ 4.9.3): keep the last name server that worked; when it cannot be reached,
+        try the next ones (``namesrvIndex`` + 1, wrapping) within this one call, and throw
+        only when none can be reached. Java starts the rotation at a random index; mqlab at
+        the first address. A connection that breaks after the request was written reaches
+        this loop as the same ``RemotingConnectException`` and also moves on.
 
         Raises:
-            RemotingConnectException: no name server is configured.
+            RemotingConnectException: no name server configured ("connect to null
+                failed") or none reachable ("connect to [a, b] failed").
         """
         addrs = self.get_name_server_address_list()
-        if not addrs:
-            raise RemotingConnectException("connect to null failed: no name server address")
         if self._namesrv_chosen in addrs:
-            return self._namesrv_chosen  # type: ignore[return-value]
-        addr = addrs[self._namesrv_index % len(addrs)]
-        self._namesrv_index += 1
-        self._namesrv_chosen = addr
-        return addr
-
-    def _invoke_namesrv(self, request: RemotingCommand, timeout_ms: int) -> Gen:
-        addr = self._namesrv_addr()
-        try:
-            return (yield Rpc(addr, request, timeout_ms))
-        except RemotingConnectException:
-            self._namesrv_chosen = None  # the next call tries the next name server
-            raise
+            try:
+                return (yield Rpc(self._namesrv_chosen, request, timeout_ms))
+            except RemotingConnectException:
+                self._namesrv_chosen = None  # its channel is gone: choose again
+        if not addrs:  # Java: no channel, invokeSync throws RemotingConnectException(null)
+            raise RemotingConnectException("connect to null failed")
+        for _ in addrs:
+            addr = addrs[self._namesrv_index % len(addrs)]
+            self._namesrv_index += 1
+            self._namesrv_chosen = addr
+            try:
+                return (yield Rpc(addr, request, timeout_ms))
+            except RemotingConnectException:
+                continue  # createChannel returned null: the next one
+        raise RemotingConnectException(f"connect to [{', '.join(addrs)}] failed")
 
     # -- name server ------------------------------------------------------------------------------
     def get_topic_route_info_from_name_server(
@@ -170,7 +183,7 @@ class MQClientAPIImpl:
         response = yield from self._invoke_namesrv(request, timeout_ms)
         if response.code == ResponseCode.SUCCESS and response.body is not None:
             return TopicRouteData.decode(response.body)
-        raise MQClientException(response.code, response.remark or "")
+        raise MQClientException(response.code, response.remark)
 
     def get_default_topic_route_info_from_name_server(
         self, topic: str, timeout_ms: int = 3000
@@ -242,14 +255,23 @@ class MQClientAPIImpl:
         Mirrors ``MQClientAPIImpl#sendMessageAsync`` + ``#onExceptionImpl`` (client/impl,
         RocketMQ 4.9.3): when the request could not be written or timed out, resend the
         *same* request (same queue id) up to ``retry_times_when_send_failed`` more times,
-        to the broker of a queue chosen while avoiding the failed broker (or to the same
-        broker when there is no publish info, e.g. an orderly send). A broker *answer*
-        with a refusing code is not retried: its ``MQBrokerException`` goes straight to
-        the callback.
+        with what is left of the budget, to the broker of a queue chosen while avoiding
+        the failed broker (or to the same broker when there is no publish info, e.g. an
+        orderly send). A broker *answer* with a refusing code is not retried: its
+        ``MQBrokerException`` goes straight to the callback.
+
+        Timeouts are Java's: an asynchronous request is only given up by
+        ``NettyRemotingAbstract#scanResponseTable`` once ``begin + timeout + 1000 <= now``
+        (a reply within that second still succeeds). By then the budget is negative, so
+        each resend fails in ``NettyRemotingClient#invokeAsync`` before anything is
+        written ("invokeAsync call the addr[...] timeout"), and that is what the callback
+        finally gets: a timed-out async send is never written twice.
 
         Raises:
             MQBrokerException: the broker refused (no retry).
-            MQClientException: "wait response timeout <n>ms" after the last attempt.
+            MQClientException: "wait response timeout <n>ms" with no retry left.
+            RemotingTooMuchRequestException: a resend with the budget used up (the usual
+                end of a timed-out send).
             RemotingConnectException: the last attempt could not connect.
         """
         request = self.build_send_request(msg, header)
@@ -260,16 +282,24 @@ class MQClientAPIImpl:
             try:
                 if addr is None:
                     raise RemotingConnectException("connect to null failed")
-                response = yield Rpc(addr, request, timeout_ms)
+                # NettyRemotingClient#invokeAsync: `timeoutMillis < costTime` → thrown
+                # before writing. (Java gets the channel first, so an unreachable broker
+                # would give RemotingConnectException instead; mqlab checks the budget
+                # first, as the context connects only when the request is sent.)
+                if timeout_ms < 0:
+                    raise RemotingTooMuchRequestException(
+                        f"invokeAsync call the addr[{addr}] timeout"
+                    )
+                # NOTE: scanResponseTable runs every 1 s, so Java's timeout fires between
+                # timeout + 1000 and timeout + 2000 ms; mqlab leaves out the tick rounding.
+                response = yield Rpc(addr, request, timeout_ms + SCAN_RESPONSE_TABLE_GRACE_MS)
             except RemotingException as e:
                 error: Exception = e
                 if isinstance(e, RemotingTimeoutException):
                     error = MQClientException(-1, f"wait response timeout {timeout_ms}ms")
                     error.__cause__ = e
-                times += 1
-                # Java resends with what is left of the budget, possibly 0 ms (which then
-                # times out at once): three requests go out either way.
-                timeout_ms = max(0, timeout_ms - (ctx.now_ms - begin))
+                times += 1  # onExceptionImpl: curTimes.incrementAndGet()
+                timeout_ms -= ctx.now_ms - begin  # `timeoutMillis - cost`, may go negative
                 if times > retry_times_when_send_failed:
                     if error is e:
                         raise
@@ -283,9 +313,9 @@ class MQClientAPIImpl:
                 if self.instance.tracer.enabled:
                     self.instance.tracer.emit(
                         C + ".onExceptionImpl", "retry", Kind.STEP, times=times,
-                        broker=retry_broker, addr=addr, error=str(e),
+                        broker=retry_broker, addr=addr, error=str(error),
                         text=f"async send retry {times}/{retry_times_when_send_failed} "
-                        f"to {retry_broker} after: {e}",
+                        f"to {retry_broker} after: {error}",
                     )  # fmt: skip
                 broker_name = retry_broker
                 continue  # the same request; invoke_async gives it a new opaque

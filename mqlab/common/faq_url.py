@@ -25,3 +25,13 @@ UNKNOWN_HOST_EXCEPTION = _FAQ
 def suggest_todo(url: str) -> str:
     """``FAQUrl#suggestTodo``: ``"\\nSee <url> for further details."``."""
     return f"\nSee {url} for further details."
+
+
+def attach_default_url(error_message: str | None) -> str | None:
+    """``FAQUrl#attachDefaultURL``: append the FAQ line unless the text has a ``"\\nSee "`` tip.
+
+    Every ``MQClientException`` / ``MQBrokerException`` text goes through it.
+    """
+    if error_message is not None and "\nSee " not in error_message:
+        return f"{error_message}\nFor more information, please visit the url, {UNEXPECTED_EXCEPTION_URL}"
+    return error_message

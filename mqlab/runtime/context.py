@@ -138,7 +138,12 @@ class NodeContext(ABC):
         """
 
     @abstractmethod
-    def invoke_oneway(self, addr: str, request: RemotingCommand) -> None: ...
+    def invoke_oneway(self, addr: str, request: RemotingCommand) -> None:
+        """Write a request that gets no response (``NettyRemotingClient#invokeOneway``).
+
+        Raises:
+            RemotingConnectException: no connection to ``addr`` can be had, as in Java.
+        """
 
     @abstractmethod
     def send_response(self, channel: Channel, response: RemotingCommand) -> None:

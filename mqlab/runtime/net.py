@@ -446,8 +446,9 @@ class NetContext(NodeContext):
         request.opaque = next(self._opaque)
         request.mark_oneway_rpc()
         conn = self.driver._connect(self, addr)
-        if conn is not None:
-            self.driver._send(conn, request)
+        if conn is None:  # NettyRemotingClient#invokeOneway: no channel → throw
+            raise RemotingConnectException(f"connect to <{addr}> failed")
+        self.driver._send(conn, request)
 
     def send_response(self, channel: Channel, response: RemotingCommand) -> None:
         conn = self.driver._connections.get(channel.id)

@@ -211,8 +211,9 @@ class SimContext(NodeContext):
         request.opaque = next(self._opaque)
         request.mark_oneway_rpc()
         conn = self.driver._connect(self.node_name, addr)
-        if conn is not None:
-            self.driver._transmit(conn, self.node_name, request)
+        if conn is None:  # NettyRemotingClient#invokeOneway: no active channel → throw
+            raise RemotingConnectException(f"connect to {addr} failed")
+        self.driver._transmit(conn, self.node_name, request)
 
     def send_response(self, channel, response):
         conn = self.driver._conn_by_channel.get(channel.id)

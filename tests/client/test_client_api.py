@@ -9,7 +9,11 @@ import pytest
 
 from mqlab.client.client_config import ClientConfig
 from mqlab.client.consumer.pull_api_wrapper import PullStatus
-from mqlab.client.exception import MQBrokerException, MQClientException
+from mqlab.client.exception import (
+    MQBrokerException,
+    MQClientException,
+    RemotingTooMuchRequestException,
+)
 from mqlab.client.mq_client_instance import MQClientInstance
 from mqlab.client.producer.message_batch import MessageBatch
 from mqlab.client.producer.send_result import SendStatus
@@ -157,7 +161,10 @@ def test_send_message_broker_error_raises_mq_broker_exception(env):
     e = task.error
     assert isinstance(e, MQBrokerException)
     assert (e.response_code, e.error_message, e.broker_addr) == (1, "Broker is broken.", BROKER)
-    assert str(e) == f"CODE: 1  DESC: Broker is broken. BROKER: {BROKER}"
+    assert str(e) == (
+        f"CODE: 1  DESC: Broker is broken. BROKER: {BROKER}"
+        "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
+    )
 
 
 def test_send_message_region_and_trace_switch_come_from_ext_fields(env):
@@ -226,19 +233,51 @@ def test_send_message_oneway_sets_the_oneway_flag(env):
     assert server.requests[0].flag & 0x2 == 0x2
 
 
-def test_async_send_retries_timeouts_then_fails(env):
-    """Async send: 1 + retryTimesWhenSendAsyncFailed (2) attempts on timeouts (facts §2.7, onExceptionImpl)."""
+def test_async_send_timeout_is_given_up_by_the_scan_then_resends_fail_unwritten(env):
+    """Async timeout (scanResponseTable: timeout + 1000 ms); the resends' budget is negative, so invokeAsync throws unwritten."""
     d, server, inst = env
     know_broker(inst)
     producer = inst.default_mq_producer.default_mq_producer_impl
     gen = inst.mq_client_api_impl.send_message_async(
         BROKER, "broker-a", Message("T", b"x"), send_header(), 3000, None, producer, 2
     )
+    task = spawn(inst.ctx, gen, name="test", on_done=lambda t: None)
+    d.advance(3999)
+    assert not task.done
+    d.advance(1)
+    assert task.done and len(server.requests) == 1
+    assert isinstance(task.error, RemotingTooMuchRequestException)
+    assert str(task.error) == f"invokeAsync call the addr[{BROKER}] timeout"
+
+
+def test_async_send_timeout_without_retries_reports_wait_response_timeout(env):
+    """retryTimesWhenSendAsyncFailed 0: the callback gets MQClientException "wait response timeout 3000ms" (-1)."""
+    d, server, inst = env
+    know_broker(inst)
+    producer = inst.default_mq_producer.default_mq_producer_impl
+    gen = inst.mq_client_api_impl.send_message_async(
+        BROKER, "broker-a", Message("T", b"x"), send_header(), 3000, None, producer, 0
+    )
     task = run(d, inst, gen, advance_ms=5000)
-    assert len(server.requests) == 3
-    # the first attempt used the whole 3000 ms budget; the resends get what is left: 0 ms
-    assert isinstance(task.error, MQClientException)
-    assert task.error.error_message == "wait response timeout 0ms"
+    assert isinstance(task.error, MQClientException) and task.error.response_code == -1
+    assert task.error.error_message == "wait response timeout 3000ms"
+    assert len(server.requests) == 1
+
+
+def test_async_send_reply_within_the_scan_grace_still_succeeds(env):
+    """A reply 3400 ms after the async send (past the 3000 ms timeout, before the scan's +1000) is a success."""
+    d, server, inst = env
+    know_broker(inst)
+    server.handler = reply(0, ext={"msgId": "1", "queueId": "1", "queueOffset": "7"})
+    d.set_link("c1", "broker-a", latency_ms=1700)
+    d.set_link("broker-a", "c1", latency_ms=1700)
+    producer = inst.default_mq_producer.default_mq_producer_impl
+    gen = inst.mq_client_api_impl.send_message_async(
+        BROKER, "broker-a", Message("T", b"x"), send_header(), 3000, None, producer, 2
+    )
+    task = run(d, inst, gen)
+    assert task.error is None and task.result.queue_offset == 7
+    assert len(server.requests) == 1 and d.now == 3400
 
 
 def test_async_send_resends_on_connect_error_and_not_on_broker_error(env):
@@ -422,16 +461,23 @@ def test_route_lookup_topic_not_exist_and_success():
     assert ns.requests[0].code == RequestCode.GET_ROUTEINFO_BY_TOPIC == 105
 
 
-def test_name_server_rotation_after_connect_failure():
-    """A name server that cannot be reached is left for the next one in the list."""
+def test_name_server_rotation_within_one_call():
+    """getAndCreateNameserverChannel: the first name server is down, the same call asks the next; it stays chosen."""
     d = SimDriver(seed=1)
     ns = FakeServer("namesrv", "127.0.0.1:9877", reply(17, "none"))
     d.add_node(ns)
     inst = MQClientInstance(ClientConfig(namesrv_addr=f"{NAMESRV};127.0.0.1:9877"), name="c1")
     d.add_node(inst)
     api = inst.mq_client_api_impl
-    assert isinstance(
-        run(d, inst, api.get_topic_route_info_from_name_server("X")).error, RemotingConnectException
-    )
-    assert run(d, inst, api.get_topic_route_info_from_name_server("X")).error.response_code == 17
-    assert len(ns.requests) >= 1
+    for _ in range(2):
+        e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+        assert isinstance(e, MQClientException) and e.response_code == 17
+    assert len(ns.requests) == 2
+    d.stop_node("namesrv")
+    d.run_until_idle()
+    e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+    assert isinstance(e, RemotingConnectException)
+    assert str(e) == f"connect to [{NAMESRV}, 127.0.0.1:9877] failed"
+    inst.client_config.namesrv_addr = None
+    e = run(d, inst, api.get_topic_route_info_from_name_server("X")).error
+    assert isinstance(e, RemotingConnectException) and str(e) == "connect to null failed"

@@ -26,7 +26,7 @@ from mqlab.remoting.bodies import BrokerData, QueueData, TopicRouteData
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.fastjson import dumps, loads
-from mqlab.runtime.context import Node
+from mqlab.runtime.context import Node, RemotingConnectException
 from mqlab.runtime.sim import SimDriver
 from mqlab.runtime.task import spawn
 from mqlab.store.config import MessageStoreConfig
@@ -192,6 +192,23 @@ def test_persist_one_queue_and_sync_update():
     d.run_until_idle()
     assert [r.flag for r in broker.requests] == [2, 0]
     assert task.done and task.error is None
+
+
+def test_persist_all_to_an_unreachable_broker_is_logged_not_thrown():
+    """persistAll: the oneway update throws RemotingConnectException; updateConsumeOffsetToBroker logs it, offsets kept."""
+    d, broker, inst = fake_env()
+    store = RemoteBrokerOffsetStore(inst, "G")
+    store.update_offset(MQ, 18, False)
+    d.set_link("c1", "broker-a", down=True)
+    task = store.update_consume_offset_to_broker(MQ, 18, True)
+    store.persist_all([MQ])
+    d.run_until_idle()
+    assert broker.requests == []
+    assert isinstance(task.error, RemotingConnectException)
+    assert str(task.error) == f"connect to {A} failed"
+    assert store.offset_table == {MQ: 18}
+    errors = [e for e in d.recorder.events if e.kind == "error"]
+    assert len(errors) == 2 and all("updateConsumeOffsetToBroker" in e.component for e in errors)
 
 
 def test_remove_offset_and_clone_offset_table():

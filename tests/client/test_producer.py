@@ -14,8 +14,13 @@ import pytest
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
+from mqlab.client.client_config import ClientConfig
 from mqlab.client.consumer.pull_api_wrapper import PullAPIWrapper, PullStatus
-from mqlab.client.exception import MQBrokerException, MQClientException
+from mqlab.client.exception import (
+    MQBrokerException,
+    MQClientException,
+    RemotingTooMuchRequestException,
+)
 from mqlab.client.mq_client_instance import MQClientInstance
 from mqlab.client.producer import (
     DefaultMQProducer,
@@ -31,6 +36,7 @@ from mqlab.common.sysflag import MessageSysFlag, PullSysFlag
 from mqlab.common.topic_config import TopicConfig
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.remoting.codes import RequestCode
+from mqlab.runtime.context import RemotingConnectException
 from mqlab.runtime.sim import SimDriver
 from mqlab.runtime.task import spawn
 from mqlab.store.config import MessageStoreConfig
@@ -191,6 +197,18 @@ def test_auto_created_topic_converges_on_the_first_broker(tmp_path):
     assert owners == [first]
 
 
+def test_first_send_with_the_first_name_server_down(tmp_path):
+    """Two name servers, the first unreachable: the first route lookup asks the second within the same call; SEND_OK."""
+    c = make_cluster(tmp_path, start_producer=False)
+    inst = MQClientInstance(ClientConfig(namesrv_addr="127.0.0.1:9999;127.0.0.1:9876"), name="p2")
+    c.d.add_node(inst)
+    producer = DefaultMQProducer("PG2", inst)
+    producer.start()
+    f = producer.send(Message("T", b"x"))
+    c.d.run_until_idle()
+    assert f.error is None and f.result.send_status is SendStatus.SEND_OK
+
+
 def test_sync_send_retries_on_the_other_broker(tmp_path):
     """A SYSTEM_ERROR reply is retried on a queue of the other broker (lastBrokerName avoidance), which stores it."""
     c = make_cluster(tmp_path, brokers=2)
@@ -223,6 +241,48 @@ def test_sync_send_gives_up_after_three_attempts(tmp_path):
     assert len(sent) == 3 and sent[0] != sent[1] and sent[0] == sent[2]
     assert sum(1 for s in seen for q, _ in s if q.code == RequestCode.SEND_MESSAGE_V2) == 3
     assert isinstance(e.__cause__, MQBrokerException)
+    assert str(e) == e.error_message  # setResponseCode(1): no "CODE: 1  DESC: " prefix
+    assert e.error_message.endswith(
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+
+
+def test_no_route_and_no_name_server_texts(tmp_path):
+    """No route: plain "No route info of this topic: X\nSee ..." (10005); no name server address: 10004, plain."""
+    c = make_cluster(tmp_path, auto_create_topic_enable=False)
+    e = send(c, Message("NoSuchTopic", b"x")).error
+    assert isinstance(e, MQClientException) and e.response_code == 10005
+    assert str(e) == (
+        "No route info of this topic: NoSuchTopic"
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+    # validateNameServerSetting (the route lookup before it already fails without one)
+    inst = MQClientInstance(ClientConfig(namesrv_addr=None), name="p2")
+    with pytest.raises(MQClientException) as info:
+        DefaultMQProducer("PG2", inst).default_mq_producer_impl._validate_name_server_setting()
+    assert info.value.response_code == 10004
+    assert str(info.value) == (
+        "No name server address, please set it."
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+
+
+def test_sync_send_timeout_is_not_resent_with_a_used_up_budget(tmp_path):
+    """The reply comes after 4 s: the one attempt times out at +3000 ms and is not resent (sendDefaultImpl call timeout)."""
+    c = make_cluster(tmp_path, brokers=2)
+    warm_up_route(c, "T")
+    for b in ("broker-a", "broker-b"):
+        c.d.set_link("producer-1", b, latency_ms=4000)
+    seen = [spy(b) for b in c.brokers]
+    t0 = c.d.now
+    f = c.producer.send(Message("T", b"x"))
+    c.d.run_until(t0 + 2999)
+    assert not f.done
+    c.d.run_until(t0 + 3000)
+    assert isinstance(f.error, RemotingTooMuchRequestException)
+    assert str(f.error) == "sendDefaultImpl call timeout"
+    c.d.run_until(t0 + 20000)
+    assert sum(1 for s in seen for q, _ in s if q.code == RequestCode.SEND_MESSAGE_V2) == 1
 
 
 def test_non_retry_code_is_thrown_at_once(tmp_path):
@@ -277,6 +337,26 @@ def test_async_send_connect_error_is_resent_to_the_other_broker(tmp_path):
     assert r.message_queue.queue_id == first.queue_id  # Java resends the same header (queue id)
 
 
+def test_async_send_timeout_is_stored_once(tmp_path):
+    """Async, replies after 8 s: given up at +4000 ms (timeout + scan grace); the resends fail unwritten; one message stored."""
+    c = make_cluster(tmp_path, brokers=2)
+    warm_up_route(c, "T")
+    for b in ("broker-a", "broker-b"):
+        c.d.set_link("producer-1", b, latency_ms=4000)
+    t0 = c.d.now
+    calls = []
+    c.producer.send(Message("T", b"x"), callback=lambda r, e: calls.append((c.d.now - t0, r, e)))
+    c.d.run_until(t0 + 20000)
+    ((dt, r, e),) = calls
+    assert dt == 4000 and r is None
+    assert isinstance(e, RemotingTooMuchRequestException)
+    assert re.fullmatch(r"invokeAsync call the addr\[127\.0\.0\.1:109[12]1\] timeout", str(e))
+    stored = sum(
+        b.message_store.get_max_offset_in_queue("T", q) for b in c.brokers for q in range(4)
+    )
+    assert stored == 1
+
+
 def test_oneway_send_is_stored_without_a_result(tmp_path):
     """send_oneway completes with no result once written; the broker stores the message."""
     c = make_cluster(tmp_path)
@@ -285,6 +365,22 @@ def test_oneway_send_is_stored_without_a_result(tmp_path):
     assert f.done and f.result is None and f.error is None
     store = c.brokers[0].message_store
     assert sum(store.get_max_offset_in_queue("T", q) for q in range(4)) == 1
+
+
+def test_oneway_send_to_an_unreachable_broker_fails_after_one_attempt(tmp_path):
+    """invokeOneway throws RemotingConnectException: "Send [1] times, still failed", code CONNECT_BROKER_EXCEPTION."""
+    c = make_cluster(tmp_path)
+    warm_up_route(c, "T")
+    c.d.set_link("producer-1", "broker-a", down=True)
+    f = c.producer.send_oneway(Message("T", b"x"))
+    c.d.run_until_idle()
+    assert f.done and f.result is None
+    assert isinstance(f.error, MQClientException) and f.error.response_code == 10001
+    assert f.error.error_message == (
+        "Send [1] times, still failed, cost [0]ms, Topic: T, BrokersSent: [broker-a]"
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+    assert isinstance(f.error.__cause__, RemotingConnectException)
 
 
 # -- orderly --------------------------------------------------------------------------------------
@@ -431,13 +527,16 @@ def test_retry_topic_moves_reconsume_times_into_the_header(tmp_path):
 def test_validation_errors(tmp_path):
     """Client checks (Validators): empty body → code 13; illegal topic; SCHEDULE_TOPIC_XXXX forbidden."""
     c = make_cluster(tmp_path)
+    faq = "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
     e = send(c, Message("T", b"")).error
     assert isinstance(e, MQClientException) and e.response_code == 13
     assert e.error_message == "the message body length is zero"
+    assert str(e) == "CODE: 13  DESC: the message body length is zero" + faq
     e = send(c, Message("bad topic", b"x")).error
     assert e.error_message.startswith("The specified topic[bad topic] contains illegal characters")
     e = send(c, Message("SCHEDULE_TOPIC_XXXX", b"x")).error
     assert e.error_message == "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."
+    assert str(e) == e.error_message + faq and e.response_code == -1
     with pytest.raises(TypeError):
         c.producer.send("not a message")
 

@@ -199,7 +199,10 @@ def test_check_config_group_and_listener_and_thread_order():
     c = new_consumer(consume_thread_min=30)
     with pytest.raises(MQClientException) as e:
         c.check_config()
-    assert str(e.value) == "consumeThreadMin (30) is larger than consumeThreadMax (20)"
+    assert str(e.value) == (
+        "consumeThreadMin (30) is larger than consumeThreadMax (20)"
+        "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
+    )
     c = DefaultMQPushConsumer("bad group!", inst)
     c.register_message_listener(lambda m, x: OK)
     with pytest.raises(MQClientException, match=r"contains illegal characters"):

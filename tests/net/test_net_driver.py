@@ -289,6 +289,20 @@ def test_invoke_async_response_timeout_and_connect_failure():
     run(main())
 
 
+def test_invoke_oneway_to_a_bad_address_raises():
+    """invoke_oneway with no channel to be had throws RemotingConnectException (invokeOneway)."""
+
+    async def main():
+        driver = NetDriver(trace_level=TraceLevel.STEPS)
+        caller = Caller()
+        await driver.add_node(caller)
+        with pytest.raises(RemotingConnectException, match=r"^connect to <no-port> failed$"):
+            caller.ctx.invoke_oneway("no-port", RemotingCommand.create_request(35))
+        await driver.close()
+
+    run(main())
+
+
 class Ticker(Node):
     def __init__(self):
         super().__init__("ticker", "")

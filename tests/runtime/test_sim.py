@@ -3,7 +3,7 @@
 import pytest
 
 from mqlab.remoting.command import RemotingCommand
-from mqlab.runtime.context import Node
+from mqlab.runtime.context import Node, RemotingConnectException
 from mqlab.runtime.sim import SimDriver
 from mqlab.trace.events import TraceLevel
 
@@ -137,6 +137,24 @@ def test_connect_failure_and_kill():
     d.run_until_idle()
     assert c.results[-1][1] == "RemotingConnectException"
     assert len(c.results) == 2
+
+
+def test_invoke_oneway_without_a_connection_raises():
+    """invokeOneway to a dead node or over a cut link throws RemotingConnectException; nothing is written."""
+    d, echo, c = make()
+    seen = []
+    echo.process_request = lambda ch, req: seen.append(req.code) or None
+    d.set_link("client", "echo", down=True)
+    with pytest.raises(RemotingConnectException, match=r"^connect to 127\.0\.0\.1:7000 failed$"):
+        c.ctx.invoke_oneway("127.0.0.1:7000", RemotingCommand.create_request(35))
+    d.set_link("client", "echo", down=False)
+    c.ctx.invoke_oneway("127.0.0.1:7000", RemotingCommand.create_request(35))
+    d.run_until_idle()
+    d.stop_node("echo")
+    with pytest.raises(RemotingConnectException):
+        c.ctx.invoke_oneway("127.0.0.1:7000", RemotingCommand.create_request(35))
+    d.run_until_idle()
+    assert seen == [35]
 
 
 def test_link_down_drops_and_fifo_per_direction():

@@ -378,7 +378,12 @@ class DefaultMQProducerImpl(SendKernelImpl):
                 mq = self.select_one_message_queue(tp_info, last_broker_name)
                 brokers_sent.append(mq.broker_name)
                 cost = ctx.now_ms - begin_first
-                if timeout_ms < cost:
+                # Java: `timeout < costTime`. NOTE: a timed-out Java attempt returns after
+                # the timeout *plus* some processing time, so costTime > timeout and Java
+                # never resends on a used-up budget; virtual time has no such overhead (the
+                # timeout fires at exactly begin + timeout), so a budget used up exactly
+                # counts as used up here. Otherwise mqlab would resend with 0 ms left.
+                if timeout_ms <= cost:
                     call_timeout = True
                     break
                 if tracer.enabled:
@@ -439,12 +444,12 @@ class DefaultMQProducerImpl(SendKernelImpl):
                 code = ClientErrorCode.ACCESS_BROKER_TIMEOUT
             elif isinstance(exception, MQClientException):
                 code = ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION
-            raise MQClientException(code, info) from exception
+            # MQClientException(info, exception).setResponseCode(...): no "CODE:" prefix
+            raise MQClientException(-1, info).set_response_code(code) from exception
         self._validate_name_server_setting()
         raise MQClientException(
-            ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
-            f"No route info of this topic: {msg.topic}{suggest_todo(NO_TOPIC_ROUTE_INFO)}",
-        )
+            -1, f"No route info of this topic: {msg.topic}{suggest_todo(NO_TOPIC_ROUTE_INFO)}"
+        ).set_response_code(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION)
 
     def _trace_attempt_failed(
         self, mq: MessageQueue, times: int, total: int, e: BaseException, *, retry: bool

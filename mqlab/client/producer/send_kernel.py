@@ -64,10 +64,10 @@ class SendKernelImpl:
     def _validate_name_server_setting(self) -> None:
         if not self.instance.mq_client_api_impl.get_name_server_address_list():
             raise MQClientException(
-                ClientErrorCode.NO_NAME_SERVER_EXCEPTION,
+                -1,
                 f"No name server address, please set it."
                 f"{suggest_todo(NAME_SERVER_ADDR_NOT_EXIST_URL)}",
-            )
+            ).set_response_code(ClientErrorCode.NO_NAME_SERVER_EXCEPTION)
 
     # -- sendKernelImpl ----------------------------------------------------------------------------
     def send_kernel_impl(
