@@ -290,15 +290,15 @@ def test_check_client_in_broker_transport_failure_text(tmp_path):
     assert e.t_ms == 104  # after the two route look-ups; the connect fails at once
     err = c.default_mq_push_consumer_impl.check_client_error
     assert err.response_code == -1
-    assert (
-        str(err)
-        == err.error_message
-        == (
-            "Check client in broker error, maybe because you use SQL92 to filter message, but "
-            "server has not been upgraded to support!This error would not affect the launch of "
-            "consumer, but may has impact on message receiving if you have use the new features "
-            "which are not supported by server, please check the log!"
-        )
+    assert err.error_message == (
+        "Check client in broker error, maybe because you use SQL92 to filter message, but "
+        "server has not been upgraded to support!This error would not affect the launch of "
+        "consumer, but may has impact on message receiving if you have use the new features "
+        "which are not supported by server, please check the log!"
+    )
+    # getMessage() went through FAQUrl#attachDefaultURL (no "\nSee " tip in the text)
+    assert str(err) == err.error_message + (
+        "\nFor more information, please visit the url, http://rocketmq.apache.org/docs/faq/"
     )
     assert repr(err.__cause__) == "RemotingConnectException('connect to 127.0.0.1:10911 failed')"
 
