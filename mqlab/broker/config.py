@@ -37,6 +37,7 @@ from typing import Any
 
 from mqlab.common.mix_all import MASTER_ID
 from mqlab.common.perm_name import PermName
+from mqlab.common.properties import load_properties
 from mqlab.common.topic_validator import RMQ_SYS_TRACE_TOPIC
 
 __all__ = [
@@ -236,83 +237,16 @@ def from_properties(text: str, *, ignore_keys: Iterable[str] = ()) -> BrokerConf
     return BrokerConfig.from_properties(text, ignore_keys=ignore_keys)
 
 
-_PROPERTY_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
 def parse_properties(text: str) -> dict[str, str]:
-    """Read Java ``Properties#load`` syntax into an ordered ``{key: value}``.
+    """Read a ``broker.properties`` text as Java's ``Properties#load`` does, keys in file order.
 
-    Supported: ``#`` and ``!`` comment lines, blank lines, ``key=value``, ``key:value`` and
-    ``key value`` separators with whitespace around them, a trailing backslash
-    continuing the line (leading whitespace of the next line dropped), and the escapes
-    ``\\t \\n \\r \\f \\uXXXX`` (any other escaped char stands for itself). A later
-    duplicate key wins, as in Java.
+    Comment lines (``#``, ``!``), blank lines, ``=``/``:``/whitespace separators, backslash
+    continuations and escapes; a later duplicate key wins (``mqlab.common.properties``).
 
     Raises:
         ValueError: a malformed ``\\uXXXX`` escape.
     """
-    out: dict[str, str] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        logical = lines[i].lstrip(" \t\f")
-        i += 1
-        if not logical or logical[0] in "#!":
-            continue
-        while _continues(logical) and i < len(lines):
-            logical = logical[:-1] + lines[i].lstrip(" \t\f")
-            i += 1
-        if _continues(logical):
-            logical = logical[:-1]
-        key, value = _split_key_value(logical)
-        out[_unescape(key)] = _unescape(value)
-    return out
-
-
-def _continues(line: str) -> bool:
-    n = len(line) - len(line.rstrip("\\"))
-    return n % 2 == 1
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    j = 0
-    while j < len(line):
-        c = line[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c in "=: \t\f":
-            break
-        j += 1
-    key = line[:j]
-    rest = line[j:].lstrip(" \t\f")
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
-    return key, rest
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out: list[str] = []
-    j = 0
-    while j < len(s):
-        c = s[j]
-        if c != "\\" or j + 1 >= len(s):
-            out.append(c)
-            j += 1
-            continue
-        e = s[j + 1]
-        if e == "u":
-            digits = s[j + 2 : j + 6]
-            if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise ValueError(f"malformed \\uxxxx escape in properties text: {s!r}")
-            out.append(chr(int(digits, 16)))
-            j += 6
-        else:
-            out.append(_PROPERTY_ESCAPES.get(e, e))
-            j += 2
-    return "".join(out)
+    return load_properties(text)
 
 
 @dataclass(slots=True)

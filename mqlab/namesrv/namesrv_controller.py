@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqlab.common.faq_url import suggest_todo
+from mqlab.common.properties import string_to_properties
 from mqlab.common.topic_config import DataVersion, TopicConfig
 from mqlab.common.util_all import crc32
-from mqlab.namesrv.configuration import Configuration, NettyServerConfig, string_to_properties
+from mqlab.namesrv.configuration import Configuration, NettyServerConfig
 from mqlab.namesrv.kv_config_manager import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from mqlab.namesrv.route_info_manager import (
     RouteInfoManager,

@@ -159,6 +159,14 @@ def test_parse_properties_syntax():
     }
 
 
+def test_parse_properties_ends_lines_only_at_cr_and_lf():
+    """Properties#load ends a line at \\n, \\r or \\r\\n only: U+0085 and form feed are text
+    (str.splitlines would split there); a malformed \\uXXXX is refused."""
+    assert parse_properties("a=x\x85y\rb=1\r\nc=\x0cz") == {"a": "x\x85y", "b": "1", "c": "z"}
+    with pytest.raises(ValueError, match="Malformed"):
+        parse_properties("a=\\u12")
+
+
 def test_subscription_group_config_defaults():
     """consumeEnable/FromMin/Broadcast true, retryQueueNums 1, retryMaxTimes 16, brokerId 0,
     whichBrokerWhenConsumeSlowly 1, notifyConsumerIdsChangedEnable true (facts §8.3)."""

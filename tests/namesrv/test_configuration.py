@@ -6,15 +6,14 @@ Expected values of ``string_to_properties`` were produced by ``java.util.Propert
 
 import pytest
 
-from mqlab.namesrv import NamesrvConfig
-from mqlab.namesrv.configuration import (
-    Configuration,
-    NettyServerConfig,
+from mqlab.common.properties import (
     object_to_properties,
     properties_to_object,
     properties_to_string,
     string_to_properties,
 )
+from mqlab.namesrv import NamesrvConfig
+from mqlab.namesrv.configuration import Configuration, NettyServerConfig
 
 
 def test_properties_to_string_skips_null_and_escapes_nothing():
