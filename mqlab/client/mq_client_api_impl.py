@@ -27,6 +27,7 @@ from mqlab.client.exception import (
     RemotingTooMuchRequestException,
 )
 from mqlab.client.producer.message_batch import MessageBatch
+from mqlab.client.producer.send_future import CommunicationMode
 from mqlab.client.producer.send_result import SendResult, SendStatus
 from mqlab.common import message_const as mc
 from mqlab.common.message import Message, MessageExt, MessageQueue
@@ -356,17 +357,35 @@ class MQClientAPIImpl:
         )
 
     # -- pull --------------------------------------------------------------------------------------
-    def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: int) -> Gen:
+    def pull_message(
+        self,
+        addr: str,
+        header: PullMessageRequestHeader,
+        timeout_ms: int,
+        communication_mode: CommunicationMode = CommunicationMode.SYNC,
+    ) -> Gen:
         """PULL_MESSAGE (11) → ``PullResult`` with the raw body in ``message_binary``.
 
         Mirrors ``MQClientAPIImpl#pullMessage`` + ``#processPullResponse`` (client/impl,
-        RocketMQ 4.9.3); seed 003 (pullKernelImpl → pullMessage); facts §3.
+        RocketMQ 4.9.3); seed 003 (pullKernelImpl → pullMessage); facts §3. ASYNC (the push
+        consumer, a pull with a callback) is ``pullMessageAsync``: its timeout is found by
+        ``scanResponseTable``, ``SCAN_RESPONSE_TABLE_GRACE_MS`` after ``timeout_ms``, and a
+        reply arriving before then still counts; SYNC (``pullMessageSync``) waits exactly
+        ``timeout_ms``.
 
         Raises:
             MQBrokerException: any code but 0/19/20/21.
         """
         request = _request(RequestCode.PULL_MESSAGE, header)
-        response = yield Rpc(addr, request, timeout_ms)
+        if communication_mode is not CommunicationMode.ASYNC:
+            response = yield Rpc(addr, request, timeout_ms)
+            return self.process_pull_response(response, addr)
+        try:
+            response = yield Rpc(addr, request, timeout_ms + SCAN_RESPONSE_TABLE_GRACE_MS)
+        except RemotingTimeoutException as e:
+            # pullMessageAsync's InvokeCallback (Java appends ". Request: " + the request's
+            # toString, a HashMap print of its fields; mqlab leaves that out)
+            raise MQClientException(-1, f"wait response from {addr} timeout :{timeout_ms}ms") from e
         return self.process_pull_response(response, addr)
 
     def process_pull_response(self, response: RemotingCommand, addr: str) -> PullResult:

@@ -16,6 +16,7 @@ from mqlab.client.exception import (
 )
 from mqlab.client.mq_client_instance import MQClientInstance
 from mqlab.client.producer.message_batch import MessageBatch
+from mqlab.client.producer.send_future import CommunicationMode
 from mqlab.client.producer.send_result import SendStatus
 from mqlab.common.message import Message, MessageExt, MessageQueue
 from mqlab.remoting.bodies import (
@@ -35,7 +36,7 @@ from mqlab.remoting.headers import (
     SendMessageRequestHeader,
     UpdateConsumerOffsetRequestHeader,
 )
-from mqlab.runtime.context import Node, RemotingConnectException
+from mqlab.runtime.context import Node, RemotingConnectException, RemotingTimeoutException
 from mqlab.runtime.sim import SimDriver
 from mqlab.runtime.task import spawn
 
@@ -329,6 +330,44 @@ def test_pull_message_maps_codes_to_pull_status(env, code, status):
     assert r.suggest_which_broker_id == 1 and r.message_binary == b"raw"
     assert server.requests[0].code == RequestCode.PULL_MESSAGE
     assert server.requests[0].ext_fields["queueOffset"] == "456"
+
+
+def _pull_header():
+    return PullMessageRequestHeader(consumer_group="G", topic="T", queue_id=1, queue_offset=0,
+                                    max_msg_nums=32, sys_flag=2, commit_offset=0,
+                                    suspend_timeout_millis=15000, sub_version=0)  # fmt: skip
+
+
+def test_async_pull_timeout_is_found_by_the_scan_1000_ms_late(env):
+    """pullMessageAsync: scanResponseTable drops it at timeout + 1000 ms; the callback gets
+    MQClientException "wait response from <addr> timeout :30000ms" (-1). A SYNC pull
+    (pullMessageSync) times out at exactly 30000 ms."""
+    d, server, inst = env  # the fake broker never answers
+    api = inst.mq_client_api_impl
+    task = spawn(inst.ctx, api.pull_message(BROKER, _pull_header(), 30000, CommunicationMode.ASYNC),
+                 name="async", on_done=lambda t: None)  # fmt: skip
+    sync = spawn(inst.ctx, api.pull_message(BROKER, _pull_header(), 30000),
+                 name="sync", on_done=lambda t: None)  # fmt: skip
+    d.advance(30_000)
+    assert isinstance(sync.error, RemotingTimeoutException) and not task.done
+    d.advance(999)
+    assert not task.done
+    d.advance(1)
+    assert isinstance(task.error, MQClientException) and task.error.response_code == -1
+    assert task.error.error_message == f"wait response from {BROKER} timeout :30000ms"
+
+
+def test_async_pull_reply_within_the_scan_grace_is_a_result(env):
+    """A pull reply 30 400 ms after an async pull (past its 30 s, before the scan) is used."""
+    d, server, inst = env
+    server.handler = reply(19, ext={"suggestWhichBrokerId": "0", "nextBeginOffset": "0",
+                                    "minOffset": "0", "maxOffset": "0"})  # fmt: skip
+    d.set_link("c1", "broker-a", latency_ms=15200)
+    d.set_link("broker-a", "c1", latency_ms=15200)
+    api = inst.mq_client_api_impl
+    task = run(d, inst, api.pull_message(BROKER, _pull_header(), 30000, CommunicationMode.ASYNC))
+    assert task.error is None and task.result.pull_status is PullStatus.NO_NEW_MSG
+    assert d.now == 30_400
 
 
 def test_pull_message_other_code_raises(env):

@@ -578,6 +578,25 @@ def test_pull_exception_retries_after_pull_time_delay_mills_when_exception(tmp_p
     assert c.stats.pulls["EXCEPTION"] >= 3
 
 
+def test_lost_pull_times_out_when_the_scan_finds_it_then_pulls_again_1000_ms_later(tmp_path):
+    """Pull replies are lost: the async pull (30 s) is given up by scanResponseTable at 31 s,
+    PullCallback#onException → executePullRequestLater(1000): pulls go out 32 s apart."""
+    cl = ConsumerCluster(tmp_path)
+    cl.consumer("c1")
+    cl.d.advance(3000)  # the first pull of queue 0 went out at 114 ms and is parked
+    cl.d.set_link("broker-a", "c1", drop_rate=1.0)  # requests arrive, replies are lost
+    cl.d.advance(97_000)
+    mq0 = str(MessageQueue("T", "broker-a", 0))
+    events = cl.events(node="c1", component="DefaultMQPushConsumerImpl.pullMessage")
+    issued = [e.t_ms for e in events if e.step == "2.5" and e.fields["mq"] == mq0]
+    failed = [e for e in events if e.step == "2.6" and e.fields.get("status") == "EXCEPTION"
+              and e.fields["mq"] == mq0]  # fmt: skip
+    assert issued == [114, 32_114, 64_114, 96_114]
+    assert [f.t_ms for f in failed] == [31_114, 63_114, 95_114]
+    error = failed[0].fields["error"]
+    assert error.startswith("wait response from 127.0.0.1:10911 timeout :30000ms")
+
+
 def test_client_config_pull_time_delay_mills_when_exception_reaches_the_push_consumer():
     """DefaultMQPushConsumerImpl's constructor copies ClientConfig#pullTimeDelayMillsWhenException
     over its own 3000 (DefaultMQPushConsumerImpl.java:118): the client config's value is used."""

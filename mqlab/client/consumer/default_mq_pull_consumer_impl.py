@@ -32,6 +32,7 @@ from mqlab.client.consumer.pull_api_wrapper import PullAPIWrapper
 from mqlab.client.consumer.rebalance_impl import NETWORK_ERRORS
 from mqlab.client.consumer.rebalance_pull_impl import RebalancePullImpl
 from mqlab.client.exception import MQClientException
+from mqlab.client.producer.send_future import CommunicationMode
 from mqlab.client.producer.validators import Validators
 from mqlab.common import message_const as mc
 from mqlab.common.faq_url import (
@@ -375,6 +376,7 @@ class DefaultMQPullConsumerImpl:
             result = yield from self.pull_api_wrapper.pull_kernel_impl(
                 mq, sd.sub_string, sd.expression_type, 0 if is_tag else sd.sub_version, offset,
                 max_nums, sys_flag, 0, d.broker_suspend_max_time_millis, timeout_millis,
+                CommunicationMode.SYNC if callback is None else CommunicationMode.ASYNC,
             )  # fmt: skip
             return self.pull_api_wrapper.process_pull_result(mq, result, sd)
 
@@ -396,8 +398,6 @@ class DefaultMQPullConsumerImpl:
         is the setting (16); the fallback message goes to ``%RETRY%<group>`` with
         RECONSUME_TIME + 1 and DELAY 3 + reconsumeTimes, as the push consumer's does.
         """
-        from mqlab.client.producer.default_mq_producer_impl import CommunicationMode
-
         self._is_running()
         factory = self.mq_client_factory
         d = self.default_mq_pull_consumer

@@ -35,6 +35,7 @@ from mqlab.client.consumer.consumer_enums import MessageModel, ServiceState, mes
 from mqlab.client.consumer.pull_api_wrapper import PullResult, PullStatus
 from mqlab.client.consumer.pull_request import PullRequest
 from mqlab.client.consumer.rebalance_impl import NETWORK_ERRORS
+from mqlab.client.producer.send_future import CommunicationMode
 from mqlab.common.filter_api import SubscriptionData
 from mqlab.common.message import MessageQueue
 from mqlab.common.sysflag import PullSysFlag
@@ -218,6 +219,7 @@ class PullMessageMixin:
                 mq, sub_expression, sd.expression_type, sd.sub_version, pr.next_offset,
                 dpc.pull_batch_size, sys_flag, commit_offset_value,
                 BROKER_SUSPEND_MAX_TIME_MILLIS, CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND,
+                CommunicationMode.ASYNC,
             )  # fmt: skip
         except NETWORK_ERRORS as e:
             # PullCallback#onException (and pullKernelImpl's own throws)

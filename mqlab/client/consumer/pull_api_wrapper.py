@@ -25,6 +25,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from mqlab.client.exception import MQClientException
+from mqlab.client.producer.send_future import CommunicationMode
 from mqlab.common import message_const as mc
 from mqlab.common.filter_api import ExpressionType, SubscriptionData
 from mqlab.common.message import MessageExt, MessageQueue
@@ -142,6 +143,7 @@ class PullAPIWrapper:
         commit_offset: int,
         broker_suspend_max_time_millis: int,
         timeout_millis: int,
+        communication_mode: CommunicationMode = CommunicationMode.SYNC,
     ) -> Generator[Any, Any, PullResult]:
         """Find the broker node for ``mq`` and send PULL_MESSAGE → ``PullResult``.
 
@@ -195,7 +197,9 @@ class PullAPIWrapper:
                 f"{offset} (sysFlag {sys_flag_inner})",
             )  # fmt: skip
         return (
-            yield from inst.mq_client_api_impl.pull_message(broker_addr, header, timeout_millis)
+            yield from inst.mq_client_api_impl.pull_message(
+                broker_addr, header, timeout_millis, communication_mode
+            )
         )
 
     def _compute_pull_from_which_filter_server(self, topic: str, broker_addr: str) -> str:
