@@ -45,6 +45,27 @@ def test_fetch_subscribe_message_queues(tmp_path):
         wait(cl, c.fetch_subscribe_message_queues("NOPE"))
 
 
+def test_fetch_subscribe_message_queues_of_a_write_only_topic(tmp_path):
+    """A route with no readable queue: MQAdminImpl's "Namesrv return empty" is thrown inside
+    its try, so the caller gets the outer text with the FAQ tip (the inner one is the cause)."""
+    from mqlab.common.topic_config import TopicConfig
+
+    cl = ConsumerCluster(tmp_path)
+    cl.broker.topic_config_manager.update_topic_config(TopicConfig("W", perm=2), cl.d.now)
+    cl.broker.register_broker_all()
+    cl.d.advance(10)
+    c = pull_consumer(cl)
+    with pytest.raises(MQClientException) as e:
+        wait(cl, c.fetch_subscribe_message_queues("W"))
+    assert e.value.error_message == (
+        "Can not find Message Queue for this topic, W"
+        "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
+    assert e.value.__cause__.error_message == (
+        "Can not find Message Queue for this topic, W Namesrv return empty"
+    )
+
+
 def test_pull_at_an_offset_then_past_the_end(tmp_path):
     """pull(mq, "*", 0, 32) → FOUND 5, next 5; pull at 5 → NO_NEW_MSG (no long polling)."""
     cl = ConsumerCluster(tmp_path)

@@ -104,15 +104,16 @@ class MQAdminImpl:
         api = self.mq_client_factory.mq_client_api_impl
         try:
             route = yield from api.get_topic_route_info_from_name_server(topic, self.timeout_millis)
-        except Exception as e:  # noqa: BLE001
+            mqs = topic_route_data_to_topic_subscribe_info(topic, route)
+            if not mqs:
+                raise MQClientException(
+                    -1, f"Can not find Message Queue for this topic, {topic} Namesrv return empty"
+                )
+        except Exception as e:  # noqa: BLE001 — Java's catch (Exception e) also wraps the
+            # "Namesrv return empty" it threw inside the try: the caller sees this text
             raise MQClientException(
                 -1,
                 f"Can not find Message Queue for this topic, {topic}"
                 + suggest_todo(MQLIST_NOT_EXIST),
             ) from e
-        mqs = topic_route_data_to_topic_subscribe_info(topic, route)
-        if not mqs:
-            raise MQClientException(
-                -1, f"Can not find Message Queue for this topic, {topic} Namesrv return empty"
-            )
         return mqs
