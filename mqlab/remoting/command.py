@@ -76,8 +76,9 @@ class LanguageCode:
 _INT = struct.Struct(">i")
 _SHORT = struct.Struct(">h")
 #: json.dumps output that fastjson would write differently (see ``encode_header``): the
-#: escapes of U+000B and U+001A..U+001F, and raw U+007F..U+009F (two patterns, see there).
-_FASTJSON_ESCAPES = re.compile(r"\\u00(?:0b|1[a-f])")
+#: lower-case hex escapes of U+000B, U+000E, U+000F and U+001A..U+001F (fastjson writes
+#: them upper-case), and raw U+007F..U+009F, U+2028, U+2029 (two patterns, see there).
+_FASTJSON_ESCAPES = re.compile(r"\\u00(?:0b|0e|0f|1[a-f])")
 _C1_CONTROLS = re.compile(r"[\x7f-\x9f\u2028\u2029]")  # and the separators fastjson escapes
 # NOTE: performance: json.dumps / json.loads with options build a new JSONEncoder /
 # JSONDecoder on every call (~1 µs each); these are built once with the same options.

@@ -364,6 +364,12 @@ def test_encode_writes_fastjson_escapes() -> None:
     assert '"i":"a\\u0001b\\u001Fc\\u007Fd\u00e9"' in text
 
 
+def test_encode_writes_upper_case_hex_for_u000e_and_u000f() -> None:
+    """fastjson's escape table writes U+000E/U+000F as \\u000E/\\u000F (upper-case hex)."""
+    text = RemotingCommand(10, remark="a\x0eb\x0fc").encode_header().decode()
+    assert '"remark":"a\\u000Eb\\u000Fc"' in text
+
+
 def test_encode_escapes_the_line_and_paragraph_separators() -> None:
     """fastjson 1.2.76 writes U+2028 / U+2029 as \\u2028 / \\u2029 in names and values alike."""
     cmd = RemotingCommand(10, ext_fields={"k\u2028": "v\u2029"}, remark="r\u2028")

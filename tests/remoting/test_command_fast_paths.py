@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mqlab.remoting import fastjson
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 
-_NOT_FASTJSON = re.compile(r"\\u00(?:0b|1[a-f])|[\x7f-\x9f\u2028\u2029]")
+_NOT_FASTJSON = re.compile(r"\\u00(?:0b|0e|0f|1[a-f])|[\x7f-\x9f\u2028\u2029]")
 
 
 def _reference_header(cmd: RemotingCommand) -> bytes:
@@ -31,14 +31,14 @@ def _reference_header(cmd: RemotingCommand) -> bytes:
 SPECIAL = [
     "", "plain", "TAGS\x01TagA\x02WAIT\x01true", "\x0b", "\x1a", "\x1f", "\x1e\x01", "\x7f",
     "\x80", "\x9f", "\xa0", "中文", "é\x9f", "\\u000b", '"quoted"', "\n\t\r\x08\x0c", "\x00",
-    "\u2028", "a\u2029b",
+    "\u2028", "a\u2029b", "\x0e", "a\x0fb",
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("value", SPECIAL, ids=repr)
 def test_header_text_is_the_same_as_the_reference_encoder(value):
-    """U+000B, U+001A..U+001F, U+007F..U+009F and U+2028/U+2029 switch to fastjson's escapes,
-    anything else is json.dumps text — byte for byte as before (facts §1.7)."""
+    """U+000B, U+000E, U+000F, U+001A..U+001F, U+007F..U+009F and U+2028/U+2029 switch to
+    fastjson's escapes, anything else is json.dumps text — byte for byte (facts §1.7)."""
     cmd = RemotingCommand(310, ext_fields={"i": value}, remark=value or None, opaque=3)
     assert cmd.encode_header() == _reference_header(cmd)
 
