@@ -296,6 +296,10 @@ class SendMessageProcessor:
         props[mc.PROPERTY_CLUSTER] = cfg.broker_cluster_name
         # There is no need to store "WAIT=true": saves 9 bytes per message.
         wait = props.pop(_WAIT, None)
+        if wait is not None:
+            # origProps.remove(WAIT) does not shrink the HashMap's table, which sets the
+            # stored order: a None value is skipped but still counts for the table size.
+            props[_WAIT] = None
         msg.properties_string = message_properties_to_string(props)
         if wait is not None:
             props[_WAIT] = wait

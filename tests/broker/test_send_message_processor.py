@@ -77,6 +77,22 @@ def test_stored_bytes_omit_wait_and_add_cluster(cluster):
     [m] = decodes(p.response.body)
     assert m.properties == {"TAGS": "TagA", "CLUSTER": "DefaultCluster"}
     assert (m.body, m.queue_offset, m.commit_log_offset) == (b"body", 0, 0)
+    # messageProperties2String iterates the HashMap: CLUSTER's bucket (12) before TAGS' (14)
+    [(_, _, raw)] = c.broker.message_store.iter_commit_log_entries()
+    assert raw.endswith(b"\x00\x20CLUSTER\x01DefaultCluster\x02TAGS\x01TagA")
+
+
+def test_stored_properties_keep_the_table_size_wait_had(cluster):
+    """12 client properties + CLUSTER: origProps.remove(WAIT) leaves the HashMap's table at
+    32 buckets, so the 12 stored pairs come in that order (as a JVM prints it), not in the
+    16-bucket order 12 keys would have (SendMessageProcessor.java:296-303)."""
+    c = cluster()
+    user = {f"k{i}": f"v{i}" for i in range(1, 9)}
+    c.send("TopicTest", tags="TagA", props={"KEYS": "order-1", "UNIQ_KEY": "U", **user})
+    [(_, _, raw)] = c.broker.message_store.iter_commit_log_entries()
+    stored = "".join(f"{k}\x01{v}\x02" for k, v in user.items())
+    stored += "KEYS\x01order-1\x02UNIQ_KEY\x01U\x02CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
+    assert raw.endswith(len(stored).to_bytes(2, "big") + stored.encode())
 
 
 def test_put_message_status_to_response_code(cluster):
@@ -208,9 +224,9 @@ def test_batch_stores_own_properties_then_the_batch_properties(cluster):
     stored = [decode_stored_message(raw) for raw in entries]
     assert [(m.queue_id, m.queue_offset, m.body) for m in stored] == [
         (1, 0, b"b0"), (1, 1, b"b1"), (1, 2, b"b2")]  # fmt: skip
-    own = "k\x010\x02TAGS\x01TagA\x02WAIT\x01true"
-    raw_props = entries[0][-len(own) - len("\x02WAIT\x01true\x02CLUSTER\x01DefaultCluster") :]
-    assert raw_props.decode() == own + "\x02WAIT\x01true\x02CLUSTER\x01DefaultCluster"
+    own = "k\x010\x02WAIT\x01true\x02TAGS\x01TagA"  # both parts in HashMap order
+    raw_props = entries[0][-len(own) - len("\x02CLUSTER\x01DefaultCluster\x02WAIT\x01true") :]
+    assert raw_props.decode() == own + "\x02CLUSTER\x01DefaultCluster\x02WAIT\x01true"
     assert stored[0].properties == {
         "k": "0",
         "TAGS": "TagA",

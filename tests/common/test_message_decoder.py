@@ -83,11 +83,48 @@ def test_body_crc_vector():
 
 
 def test_message_properties_to_string_order_and_nulls():
-    """Pairs keep insertion order, None values are skipped, no trailing \\u0002 (§4.4)."""
+    """None values are skipped, no trailing \\u0002, empty gives "" (§4.4)."""
     s = message_properties_to_string({"a": "123", "NullValueKey": None, "b": "hello"})
     assert s == f"a{S1}123{S2}b{S1}hello"
     assert message_properties_to_string({}) == ""
     assert message_properties_to_string(None) == ""
+
+
+_K8 = {f"k{i}": f"v{i}" for i in range(1, 9)}
+_PRODUCER = {"TAGS": "TagA", "WAIT": "true", "UNIQ_KEY": "7F0000010F2C18B4AAC2066E8AE80000"}
+_MANY = {"TAGS": "TagA", "KEYS": "order-1", "UNIQ_KEY": "U", **_K8}
+# Key orders printed by a JVM (Java 17) running messageProperties2String's loop over
+# java.util.HashMaps filled in the dict's order (/tmp/audit/props/PropsOrder.java).
+HASHMAP_ORDER = [
+    # a 4.9.3 broker stores TAGS + CLUSTER as CLUSTER (bucket 12) before TAGS (14)
+    ({"TAGS": "TagA", "CLUSTER": "DefaultCluster"}, "CLUSTER TAGS"),
+    # a Java client's SEND header: TAGS, WAIT from the constructor, then UNIQ_KEY
+    (_PRODUCER, "UNIQ_KEY WAIT TAGS"),
+    # UNIQ_KEY and CLUSTER share bucket 12: insertion order breaks the tie
+    ({"UNIQ_KEY": "U", "CLUSTER": "C"}, "UNIQ_KEY CLUSTER"),
+    ({"CLUSTER": "C", "UNIQ_KEY": "U"}, "CLUSTER UNIQ_KEY"),
+    # 12 keys: a table of 16 buckets; 13 keys: resized to 32, which reorders them
+    (
+        {**_MANY, "CLUSTER": "DefaultCluster"},
+        "k1 KEYS k2 k3 k4 k5 k6 UNIQ_KEY k7 CLUSTER k8 TAGS",
+    ),
+    (
+        {**_MANY, "WAIT": "true", "CLUSTER": "DefaultCluster"},
+        "k1 k2 k3 k4 k5 k6 k7 k8 KEYS UNIQ_KEY CLUSTER WAIT TAGS",
+    ),
+    # String#hashCode over UTF-16 units (😀 is a surrogate pair)
+    ({"中文": "v", "😀": "x", "é": "y", "TAGS": "TagA"}, "中文 😀 é TAGS"),
+]
+
+
+@pytest.mark.parametrize(("props", "order"), HASHMAP_ORDER)
+def test_message_properties_to_string_iterates_like_a_java_hash_map(props, order):
+    """Pairs come in HashMap bucket order, (h ^ h >>> 16) & (capacity - 1), ties in
+    insertion order, capacity 16 doubled past 0.75 full (MessageDecoder#messageProperties2String)."""
+    expected = S2.join(f"{k}{S1}{props[k]}" for k in order.split())
+    assert message_properties_to_string(props) == expected
+    # the string parses back (in its own order) to a map that serializes the same way
+    assert message_properties_to_string(string_to_message_properties(expected)) == expected
 
 
 STRING2PROPS = [
@@ -397,7 +434,7 @@ def test_socket_address_bytes_round_trip():
 def test_batch_body_golden_bytes():
     """One batch entry is TOTALSIZE, MAGIC 0, CRC 0, FLAG, BODYLEN, BODY, PROPLEN, PROPS (§4.6)."""
     m = Message("topic", b"body", flag=12, properties={"key": "value"})
-    props = f"key{S1}value{S2}WAIT{S1}true".encode()
+    props = f"WAIT{S1}true{S2}key{S1}value".encode()  # HashMap order: WAIT in bucket 13, key in 14
     expected = struct.pack(">iiiii", 20 + 4 + 2 + len(props), 0, 0, 12, 4) + b"body"
     expected += struct.pack(">h", len(props)) + props
     assert encode_batch_body([m]) == expected
@@ -415,7 +452,7 @@ def test_batch_body_round_trip_100_messages():
     for i, (flag, body, props) in enumerate(decoded):
         assert (flag, body, props["key"]) == (i, f"body{i}".encode(), f"value{i}")
     raw = decode_batch_body_raw(encode_batch_body(msgs[:1]))
-    assert raw == [(0, b"body0", f"key{S1}value0{S2}WAIT{S1}true")]
+    assert raw == [(0, b"body0", f"WAIT{S1}true{S2}key{S1}value0")]
 
 
 def test_batch_body_truncated_raises():

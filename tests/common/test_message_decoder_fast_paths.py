@@ -56,7 +56,7 @@ def test_batch_body_walk_is_the_same_for_bytes_bytearray_and_memoryview(kind):
     body = _batch()
     got = decode_batch_body_raw(kind(body))
     assert got == [
-        (0, b"", "TAGS\x01TagA\x02WAIT\x01true"),
+        (0, b"", "WAIT\x01true\x02TAGS\x01TagA"),  # HashMap order, as a Java client's
         (7, "ünïcode".encode(), "KEYS\x01k1 k2\x02WAIT\x01true"),
         (0, b"x" * 300, "a\x01b\x02WAIT\x01false"),
     ]
