@@ -141,13 +141,13 @@ def _hash_map_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     """
     capacity = 16
     while len(keys) > capacity * 3 // 4:
-        capacity <<= 1
-    mask = capacity - 1
-    buckets = []
-    for k in keys:
+        capacity *= 2
+
+    def bucket(k: str) -> int:
         h = java_string_hash(k) & 0xFFFF_FFFF
-        buckets.append((h ^ (h >> 16)) & mask)
-    return tuple(k for _, _, k in sorted(zip(buckets, range(len(keys)), keys, strict=True)))
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return tuple(sorted(keys, key=bucket))  # sorted() is stable: insertion order within a bucket
 
 
 def message_properties_to_string(properties: Mapping[str, str | None] | None) -> str:
