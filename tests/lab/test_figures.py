@@ -264,7 +264,7 @@ def test_commit_log_byte_map_frame_matches_the_layout(long_poll_lab):
         ["TOPICLENGTH", 89, 1, 90, "9"],
         ["TOPIC", 90, 9, 99, "TopicTest"],
         ["PROPERTIESLENGTH", 99, 2, 101, "32"],
-        ["PROPERTIES", 101, 32, 133, "TAGS=TagA; CLUSTER=DefaultCluster"],
+        ["PROPERTIES", 101, 32, 133, "CLUSTER=DefaultCluster; TAGS=TagA"],
     ]
     assert df["value_text"][1] == "-626843481"  # MAGICCODE 0xDAA320A7
     assert df["offset"][1:].tolist() == df["end"][:-1].tolist()  # fields tile the entry

@@ -47,6 +47,9 @@ def test_entry_fields_and_consume_queue_bytes():
         assert f.loc["PHYSICALOFFSET", "value"] == 137
         assert f.loc["QUEUEOFFSET", "value"] == 1
         assert (f.loc["TOPIC", "offset"], f.loc["PROPERTIES", "size"]) == (94, 32)
+        # HashMap order: CLUSTER (bucket 12) before TAGS (bucket 14), as a 4.9.3 broker writes
+        assert f.loc["PROPERTIES", "value"] == "CLUSTER=DefaultCluster; TAGS=TagA"
+        assert L.PROPS_TAGA == "CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
         cq = L.consume_queue_bytes(lab, "TopicTest", 0)
         assert list(cq["commit_log_offset"]) == [0, 137]
         assert cq["bytes"].iloc[1] == (

@@ -52,9 +52,10 @@ __all__ = [
 #: of header, plus the 4-byte body length, 1-byte topic length, 2-byte properties length
 #: (facts §4.1: total = 91 + body + topic + properties).
 FIXED_PART = 91
-#: The stored properties of ``send_raw(..., tags="TagA")``: TAGS, then CLUSTER (added by the
-#: broker; WAIT is not stored). 32 bytes.
-PROPS_TAGA = "TAGS\x01TagA\x02CLUSTER\x01DefaultCluster"
+#: The stored properties of ``send_raw(..., tags="TagA")``: CLUSTER (added by the broker; WAIT
+#: is not stored), then TAGS, in the broker's ``HashMap`` order (CLUSTER hashes to bucket 12,
+#: TAGS to 14; facts §4.4). 32 bytes.
+PROPS_TAGA = "CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
 #: The small commit-log file size lesson 02 uses to watch a roll-over.
 ROLL_FILE_SIZE = 1024
 
@@ -182,7 +183,7 @@ def params_02_4(seed: int) -> dict[str, int]:
 @exercise("02.1", "send_raw stores one message to TopicTest with tag TagA and a body of your "
           "length. What is its TOTALSIZE (the first 4 bytes of the entry)?",
           hint="91 fixed bytes + body + topic (9 bytes for TopicTest) + properties; the stored "
-               "properties are TAGS\\x01TagA\\x02CLUSTER\\x01DefaultCluster (32 bytes)")  # fmt: skip
+               "properties are CLUSTER\\x01DefaultCluster\\x02TAGS\\x01TagA (32 bytes)")  # fmt: skip
 def _ex_02_1(seed: int) -> int:
     with Lab(seed=seed) as lab:
         send_raw(lab, body=b"x" * params_02_1(seed))
