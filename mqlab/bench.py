@@ -112,7 +112,7 @@ def _processors(n: int, body: bytes, trace: bool, batch: int = 1) -> float:
         )
         drv.add_node(broker)
         ch = Channel(1, broker.broker_addr, "127.0.0.1:50001", "bench")
-        props = "TAGS\x01TagA\x02WAIT\x01true"
+        props = "WAIT\x01true\x02TAGS\x01TagA"  # a Java client's HashMap order
         batch_body = b""
         if batch > 1:
             from mqlab.common.message import Message
@@ -166,7 +166,7 @@ def _processors(n: int, body: bytes, trace: bool, batch: int = 1) -> float:
 
 def bench_broker(n: int = 100_000, body_size: int = 100) -> dict[str, float]:
     body = bytes(range(256)) * (body_size // 256) + bytes(body_size % 256)
-    topic, props = b"BenchTopic", b"TAGS\x01TagA\x02CLUSTER\x01DefaultCluster"
+    topic, props = b"BenchTopic", b"CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
     return {
         "floor": _floor(n, body, topic, props),
         "store": _store(n, body),

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
     from mqlab.bench import _floor
 
-    floor = _floor(100_000, bytes(100), b"BenchTopic", b"TAGS\x01TagA\x02CLUSTER\x01DefaultCluster")
+    floor = _floor(100_000, bytes(100), b"BenchTopic", b"CLUSTER\x01DefaultCluster\x02TAGS\x01TagA")
     runs = [
         bench_e2e(args.messages, batch=args.batch, trace=args.trace) for _ in range(args.repeat)
     ]
