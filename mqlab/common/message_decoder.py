@@ -41,7 +41,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from mqlab.common.filter_api import java_string_hash
+from mqlab.common.java_hash_map import hash_map_order
 from mqlab.common.message import Message, MessageExt, MessageExtBrokerInner
 from mqlab.common.sysflag import MessageSysFlag
 
@@ -125,29 +125,14 @@ class MessageDecodeError(ValueError):
 
 @lru_cache(maxsize=4096)
 def _hash_map_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The keys in ``java.util.HashMap`` iteration order (Java 8+), given insertion order.
-
-    A ``HashMap`` iterates its table bucket by bucket, each bucket's entries in insertion
-    order (``resize`` splits a bucket keeping relative order). The bucket is
-    ``(h ^ (h >>> 16)) & (capacity - 1)`` with ``h = key.hashCode()`` (``HashMap#hash``);
-    the capacity starts at 16 and doubles while size > 0.75 * capacity. Two
-    approximations: the capacity comes from the current size (a Java map never shrinks,
-    so one that held 13+ keys before a ``remove`` keeps a larger table), and treeified
-    bins (9+ keys in one bucket of a 64+ table) are ignored.
+    """The keys in ``java.util.HashMap`` iteration order, given insertion order
+    (``mqlab.common.java_hash_map``: bucket by bucket, insertion order inside a bucket).
 
     NOTE: performance: memoised per key tuple (a workload has a handful of key sets).
     With a hit, serializing 3 properties costs ~0.7 µs against ~0.45 µs for a plain
     dict-order join (CPython 3.11); a miss adds ~1 µs per key.
     """
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFF_FFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return tuple(sorted(keys, key=bucket))  # sorted() is stable: insertion order within a bucket
+    return tuple(hash_map_order(keys))
 
 
 def message_properties_to_string(properties: Mapping[str, str | None] | None) -> str:

@@ -33,9 +33,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from mqlab.common.filter_api import java_string_hash
+from mqlab.common.java_hash_map import hash_map_order, java_long_hash
 from mqlab.common.mix_all import MASTER_ID
 from mqlab.common.perm_name import PermName
 from mqlab.common.sysflag import TopicSysFlag
@@ -56,7 +56,6 @@ __all__ = [
     "encode_topic_list",
 ]
 
-K = TypeVar("K")
 
 #: ``RouteInfoManager.BROKER_CHANNEL_EXPIRED_TIME``: 2 minutes without a registration.
 BROKER_CHANNEL_EXPIRED_TIME = 1000 * 60 * 2
@@ -130,33 +129,6 @@ def _clone(bd: BrokerData) -> BrokerData:
         broker_name=bd.broker_name,
         broker_addrs={i: addrs[i] for i in sorted(addrs)},
     )
-
-
-def _java_long_hash(value: int) -> int:
-    """``Long#hashCode``: ``(int) (value ^ (value >>> 32))``, as an unsigned 32-bit int."""
-    u = value & 0xFFFF_FFFF_FFFF_FFFF
-    return (u ^ (u >> 32)) & 0xFFFF_FFFF
-
-
-def _hash_map_order(
-    keys: Mapping[K, Any], initial_capacity: int, hash_code: Callable[[K], int]
-) -> list[K]:
-    """The order in which a ``java.util.HashMap`` iterates ``keys`` (given in insertion order).
-
-    Bucket ``(h ^ h >>> 16) & (capacity - 1)`` first, then insertion order inside a bucket.
-    The capacity is the smallest power of two from ``initial_capacity`` up that holds the
-    current size at load factor 0.75 (Java never shrinks a map that once grew bigger).
-    Only getSystemTopicList needs this: there the iteration order picks a value.
-    """
-    capacity = initial_capacity
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(k: K) -> int:
-        h = hash_code(k) & 0xFFFF_FFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
 
 
 class RouteInfoManager:
@@ -442,10 +414,10 @@ class RouteInfoManager:
         for names in self.cluster_addr_table.values():
             topics |= names
         broker_addr = None
-        for name in _hash_map_order(self.broker_addr_table, 128, java_string_hash):
+        for name in hash_map_order(self.broker_addr_table, initial_capacity=128):
             addrs = self.broker_addr_table[name].broker_addrs
             if addrs:
-                broker_addr = addrs[_hash_map_order(addrs, 16, _java_long_hash)[0]]
+                broker_addr = addrs[hash_map_order(addrs, hash_code=java_long_hash)[0]]
                 break
         return sorted(topics), broker_addr
 
