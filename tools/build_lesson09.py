@@ -71,8 +71,8 @@ lab = Lab(seed=SEED)
 ## 1. One run, by hand
 
 Start one consumer on an idle 4-queue topic and count its PULL_MESSAGE requests over
-60 s. Each pull finds nothing and the broker parks it (`PullMessageProcessor` step 12 →
-`PullRequestHoldService#suspendPullRequest`, seed 001) for the consumer's 15 s
+60 s. Each pull finds nothing and the broker parks it (`PullMessageProcessor`, between seed
+000's steps 10 and 11: PULL_NOT_FOUND → `PullRequestHoldService#suspendPullRequest`, seed 001) for the consumer's 15 s
 `brokerSuspendMaxTimeMillis`. The hold service checks every 5 000 ms, so a parked pull is
 answered 20 s after it arrived. The consumer pulls 5 queues: the 4 of TopicTest and
 `%RETRY%CG`.
@@ -169,7 +169,7 @@ answer
 
 `RemoteBrokerOffsetStore#persistAll` commits offsets every 5 s (seed 004). Each pull also
 carries the queue's offset (`commitOffset` with the COMMIT_OFFSET sys flag, committed by
-`PullMessageProcessor`, facts §10.2 step 13). So a crash forgets only the progress made
+`PullMessageProcessor`, seed 000 step 11). So a crash forgets only the progress made
 since the last pull or persist, plus whatever the listener was still working on; the
 successor delivers those messages again. A
 **paired** comparison runs both variants on the same seeds, so each seed has the same sends

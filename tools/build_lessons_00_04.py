@@ -133,7 +133,8 @@ lab.deliveries()
 """),
     md("""
 The parked pulls: one per TopicTest queue, and one for the group's retry topic
-`%RETRY%CG`, which every push consumer subscribes to as well.
+`%RETRY%CG`, which a CLUSTERING push consumer (the default) subscribes to as well
+(`DefaultMQPushConsumerImpl#copySubscription`; a BROADCASTING one does not).
 """),
     code("""
 lab.held_pulls()
@@ -227,8 +228,8 @@ L.lesson_map()
     md("""
 **What the model leaves out.** Time is virtual and every link takes 1 ms unless you say
 otherwise; the broker runs a request's processing in one event (no thread pools, no
-queueing delay); there is one master per broker name (no slaves, no HA), no ACL, no
-message traces, and the store keeps real files but never runs out of page cache. The
+queueing delay); there is a master/slave role flag (a SLAVE refuses writes and keeps
+request offsets) but no replication, DLedger or failover, no ACL, no message traces, and the store keeps real files but never runs out of page cache. The
 trace shows what RocketMQ *decides*, not how long a real JVM takes to decide it.
 """),
 ]
@@ -516,11 +517,25 @@ small.commit_log()[["commit_log_offset", "size", "queue_offset"]]
     md("""
 ## A crash with a torn tail, and recovery
 
-`L.tear_tail` kills the broker, keeps what the page cache held, and drops the last bytes
-of the newest commit-log file, as a crash in the middle of a write would. On restart,
-`CommitLog#recoverNormally` walks the last files entry by entry (magic code, CRC, length)
-and cuts at the first entry that is not whole; consume-queue units that point past the cut
-are dropped (`truncateDirtyLogicFiles`), and queue offsets continue from what survived.
+`L.tear_tail` kills the broker (no shutdown step runs: what the page cache held survives,
+and the `abort` file stays behind), then drops the last bytes of the newest commit-log
+file. In 4.9.3 a commit-log file is preallocated at its full size, and
+`MappedFileQueue#doLoad` refuses to load a file of any other length, so a crash never
+leaves a short file: the cut stands for a **torn write inside a preallocated file**, where
+the last entry is only partly there and the rest of the file is zeros. mqlab's files are
+not preallocated (a file is as long as its flushed data) and it loads a shorter one,
+reading the missing bytes as zeros: the same bytes recovery would see.
+
+On restart the `abort` file tells `DefaultMessageStore#load` that the last exit was not
+clean (`lastExitOK = !isTempFileExist()`; the trace shows `last_shutdown_normal=False`),
+so 4.9.3 runs `CommitLog#recoverAbnormally`: it goes back from the newest file to the
+first one whose first message is older than the checkpoint's (`StoreCheckpoint`) minimum
+timestamp, walks forward entry by entry (magic code, CRC, length), dispatching each entry
+to the consume queues again, and cuts at the first entry that is not whole. mqlab keeps no
+checkpoint and simplifies: it walks the last files as `recoverNormally` does (the trace
+names that method), cuts at the same place, and its reput rebuilds any missing
+consume-queue units. Either way, units that point past the cut are dropped
+(`truncateDirtyLogicFiles`), and queue offsets continue from what survived.
 """),
     ex("02.4"),
     code("""
@@ -573,7 +588,7 @@ Seed 000 walks `PullMessageProcessor#processRequest` (RocketMQ 4.9.3) in eleven 
 | 1 | the broker is readable (`brokerPermission`) | NO_PERMISSION 16 |
 | 2 | the consumer group's subscription config | SUBSCRIPTION_GROUP_NOT_EXIST 26 |
 | 3 | the group may consume (`consumeEnable`) | NO_PERMISSION 16 |
-| 4 | the topic's config | TOPIC_NOT_EXIST 17 |
+| 4 | the topic's config; the topic is readable (`perm`) | TOPIC_NOT_EXIST 17; NO_PERMISSION 16 (`the topic[X] pulling message is forbidden`) |
 | 5 | `0 <= queueId < readQueueNums` | SYSTEM_ERROR 1 |
 | 6 | the subscription (from the request, or from the group's heartbeat) and filter data | SUBSCRIPTION_NOT_EXIST 24, … |
 | 7 | a non-TAG expression needs `enablePropertyFilter` | SYSTEM_ERROR 1 |

@@ -655,9 +655,13 @@ It consumed all 12. `computePullFromWhere` first reads the stored offset
 (READ_FROM_STORE → QUERY_CONSUMER_OFFSET). Only −1, meaning "none", lets
 `consumeFromWhere` decide. The broker has no offset for this new group, but
 `queryConsumerOffset` answers **0** rather than "not found" whenever the queue's min offset
-is still 0 and its first message is not yet on disk (seed 003: "这就意味着ConsumeFromWhere中定义的三种枚举类型都不会生效,直接从0开始消费").
-Only a topic whose old files were deleted or have gone cold gets QUERY_NOT_FOUND, and
-then GET_MAX_OFFSET.
+is still 0 and `checkInDiskByConsumeOffset(topic, queueId, 0)` is false (seed 003: "这就意味着ConsumeFromWhere中定义的三种枚举类型都不会生效,直接从0开始消费").
+That check is not about flushing: it asks whether the queue's first message lies more than
+`accessMessageInMemoryMaxRatio` (40 %) of the machine's RAM behind the commit log's end,
+i.e. whether it has likely dropped out of the page cache. Only a topic whose old files were
+deleted (min offset > 0) or whose first message is that far behind the end gets
+QUERY_NOT_FOUND, and then GET_MAX_OFFSET. By default mqlab treats every message as in memory, so a
+new group on a young topic always starts at 0 here.
 """),
     Code("""
 L.print_events(lab.events(component="ConsumerManageProcessor.queryConsumerOffset"), limit=5)
@@ -738,8 +742,10 @@ report.findings[["queue_offset", "first_t_ms", "again_t_ms", "again_consumer", "
 """),
     Md("""
 Each finding names its cause and the trace `seq` of the kill. The broker's offset was
-the one persisted at 10 s. Every message handed to the listener after that, including
-the one in the listener when the kill came, was delivered again by consumer-2.
+the one persisted at 10 s: the lowest offset still in the ProcessQueue, which is the
+message that was in the listener at that moment (it was handed over before 10 s and had
+not finished). consumer-2 starts from there, so that message, every message handed to the
+listener after it, and the one in the listener when the kill came were delivered again.
 """),
     Exercise("08.3", "L.params_08_3(SEED)", """
 p = L.params_08_3(SEED)
@@ -769,7 +775,7 @@ control_panel(lab, sections=["send", "consumers", "time", "inspect", "log"])
   FIRST.
 * Clustering offsets reach the broker every 5 s and with every pull. Broadcasting offsets
   stay in a local file.
-* A crash re-delivers what was consumed after the last offset the broker got. With a
+* A crash re-delivers everything consumed from the last offset the broker got on. With a
   fast listener that is next to nothing; with a slow one, up to 5 s of work. Listeners
   must be idempotent.
 """),

@@ -4,8 +4,9 @@ RocketMQ promises *at-least-once* delivery: nothing acknowledged is lost, but a 
 may arrive twice. These checkers read a lab after a run and report findings, each
 pointing at the trace event (``seq``) that explains it:
 
-- ``check_at_least_once``: every message the broker stored for a topic was handed to a
-  listener of the group (or is still in flight) — nothing lost;
+- ``check_at_least_once``: every message the broker stored for a topic that the group's
+  subscription selects was handed to a listener of the group, or is still in flight (cached
+  in a running consumer's ProcessQueue, waiting for a consume thread) — nothing lost;
 - ``find_duplicates``: messages delivered more than once, with the likely cause:
   ``rebalance overlap`` (the queue moved between consumers while messages were in
   flight), ``crash before offset persist`` (a consumer was killed and its successor
@@ -21,12 +22,16 @@ Each returns a ``CheckReport`` (``ok``, a frame of findings, a one-line summary)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from mqlab.common import message_const as mc
+from mqlab.common.filter_api import ExpressionType, SubscriptionData
 from mqlab.common.message_decoder import decode_stored_message
+from mqlab.common.sql92 import FilterException, compile_sql92
 
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
@@ -62,9 +67,10 @@ class CheckReport:
         return f'<div style="color:{colour};font-family:monospace">{self}</div>{table}'
 
 
-def _stored_ids(lab: Lab, topic: str) -> pd.DataFrame:
-    """Messages the brokers stored for ``topic``: queue, offset, client msg id."""
-    rows = []
+def _stored_ids(lab: Lab, topic: str) -> tuple[pd.DataFrame, list[dict[str, str]]]:
+    """Messages the brokers stored for ``topic`` (queue, offset, client msg id), and the
+    properties of each row (for the subscription filter)."""
+    rows, props = [], []
     for b in lab.brokers:
         store = b.message_store
         for _, _, raw in store.iter_commit_log_entries():
@@ -74,24 +80,74 @@ def _stored_ids(lab: Lab, topic: str) -> pd.DataFrame:
             rows.append({"broker": b.broker_config.broker_name, "queue_id": m.queue_id,
                          "queue_offset": m.queue_offset, "msg_id": m.client_msg_id(),
                          "store_timestamp": m.store_timestamp})  # fmt: skip
-    return pd.DataFrame(
+            props.append(m.properties)
+    frame = pd.DataFrame(
         rows, columns=["broker", "queue_id", "queue_offset", "msg_id", "store_timestamp"]
     )
+    return frame, props
+
+
+def _matcher(sd: SubscriptionData) -> Callable[[dict[str, str]], bool]:
+    """Whether a listener with this subscription can ever get a message (by its properties):
+    TAG by tag string, as ``PullAPIWrapper#processPullResult`` re-checks it; SQL92 by the
+    expression, as ``ExpressionMessageFilter#isMatchedByCommitLog`` (only TRUE matches)."""
+    if ExpressionType.is_tag_type(sd.expression_type) or sd.class_filter_mode:
+        if not sd.tags_set or sd.class_filter_mode:
+            return lambda _props: True
+        wanted = frozenset(sd.tags_set)
+        return lambda props: props.get(mc.PROPERTY_TAGS) in wanted
+    try:
+        return compile_sql92(sd.sub_string or "")
+    except FilterException:  # the broker rejects such a subscription: nothing is delivered
+        return lambda _props: False
 
 
 def check_at_least_once(lab: Lab, topic: str, group: str) -> CheckReport:
-    """Every stored message of ``topic`` reached a listener of ``group`` at least once."""
-    stored = _stored_ids(lab, topic)
+    """Every stored message of ``topic`` that ``group`` subscribes to reached a listener of
+    ``group`` at least once, or is still in flight.
+
+    Expected messages are those the subscription of some consumer of ``group`` in this lab
+    selects (every message when the lab has no consumer of ``group``); a TagB message is not
+    expected by a ``TagA`` group. "In flight" means cached in a running consumer's
+    ProcessQueue (pulled, not yet handed to the listener): not lost, just not consumed yet.
+    Findings: one row per message not delivered, ``state`` "lost" or "in flight".
+    """
+    stored, props = _stored_ids(lab, topic)
+    consumers = [c for _, c in sorted(lab.consumers.items()) if c.consumer_group == group]
+    subs = [_matcher(sd) for c in consumers
+            if (sd := c.default_mq_push_consumer_impl.rebalance_impl.subscription_inner.get(topic))
+            is not None]  # fmt: skip
+    expected = [not subs or any(match(p) for match in subs) for p in props]
+    filtered_out = len(stored) - sum(expected)
+    stored = stored[pd.Series(expected, index=stored.index, dtype=bool)]
     d = lab.deliveries()
     got = set(d[(d["group"] == group) & (d["topic"] == topic)]["msg_id"])
-    lost = stored[~stored["msg_id"].isin(got)]
-    ok = lost.empty
-    summary = (
-        f"all {len(stored)} stored message(s) were delivered"
-        if ok
-        else f"{len(lost)} of {len(stored)} stored message(s) never reached a listener of {group}"
-    )
-    return CheckReport("at-least-once", ok, summary, lost.reset_index(drop=True))
+    cached: set[str] = set()
+    for c in consumers:
+        if not c.default_mq_push_consumer_impl.mq_client_factory.running:
+            continue  # a killed consumer's cache died with it
+        for mq, pq in c.process_queue_table.items():
+            if mq.topic == topic:
+                for tree in (pq.msg_tree_map, pq.consuming_msg_orderly_tree_map):
+                    cached.update(m.client_msg_id() for m in tree.values())
+    missing = stored[~stored["msg_id"].isin(got)].copy()
+    missing["state"] = ["in flight" if i in cached else "lost" for i in missing["msg_id"]]
+    lost = int((missing["state"] == "lost").sum())
+    in_flight = len(missing) - lost
+    ok = lost == 0
+    delivered = len(stored) - len(missing)
+    if ok and not in_flight:
+        summary = f"all {len(stored)} expected message(s) were delivered"
+    elif ok:
+        summary = (f"{delivered} of {len(stored)} expected message(s) delivered, {in_flight} "
+                   "still in flight (cached in a ProcessQueue), none lost")  # fmt: skip
+    else:
+        summary = f"{lost} of {len(stored)} expected message(s) never reached a listener of {group}"
+        if in_flight:
+            summary += f" ({in_flight} more still in flight)"
+    if filtered_out:
+        summary += f"; {filtered_out} not selected by the subscription"
+    return CheckReport("at-least-once", ok, summary, missing.reset_index(drop=True))
 
 
 def _fault_events(lab: Lab) -> list[tuple[int, int, str, str]]:

@@ -290,7 +290,15 @@ class Lab(ClientsMixin):
     @journaled
     def kill(self, node: str) -> None:
         """Kill a node: no shutdown, no offset persist (a crash)."""
+        self._kill(node)
+
+    def _kill(self, node: str) -> None:
+        """SIGKILL: the node runs none of its shutdown; a broker's store keeps only what its
+        mapped files (the page cache) held, and its ``abort`` file stays."""
         self.driver.stop_node(node, graceful=False)
+        for b in self.brokers:
+            if b.name == node and b.message_store is not None:
+                b.message_store.kill()
 
     @journaled
     def stop(self, node: str) -> None:
@@ -299,13 +307,20 @@ class Lab(ClientsMixin):
 
     @journaled
     def restart_broker(self, name: str = "broker-a", *, graceful: bool = True) -> BrokerController:
-        """Stop (or kill) a broker and start a new one on the same store directory."""
+        """Stop (or kill) a broker and start a new one on the same store directory.
+
+        ``graceful``: ``BrokerController#shutdown`` runs (offsets and delay offsets
+        persisted, store flushed, ``abort`` file removed) and the new store recovers
+        normally. Otherwise the broker is killed (see :meth:`kill`): the ``abort`` file
+        stays, so the new store takes the abnormal-recovery path (``last_shutdown_normal``
+        False).
+        """
         old = self.broker(name)
         if graceful:
             self.driver.stop_node(old.name, graceful=True)
+        else:
+            self._kill(old.name)
         self.driver.remove_node(old.name)
-        if old.message_store is not None:
-            old.message_store.shutdown()
         new = BrokerController(old.broker_config, old.message_store_config)
         self.driver._tracer.emit(
             "Lab", "restart", Kind.FAULT, broker=name, graceful=graceful,

@@ -25,8 +25,10 @@ dropped), then reput from the highest commit-log offset any consume queue covers
 only rebuilt if no other queue covers later entries, so delete the whole
 ``consumequeue`` dir to rebuild everything), then rebuild ``topic_queue_table`` from the
 queues' max offsets. mqlab has no checkpoint file, so an abnormal shutdown (the
-``abort`` file left behind) is recovered like a normal one; ``last_shutdown_normal``
-records which it was.
+``abort`` file left behind: a ``kill()``, not a ``shutdown()``) is recovered like a normal
+one; ``last_shutdown_normal`` records which it was. RocketMQ's ``recoverAbnormally``
+instead walks forward from the newest file whose first message is older than the
+checkpoint, re-dispatching every entry; it cuts at the same first invalid entry.
 
 Fault injection (plain attributes, for lessons and tests):
 
@@ -329,6 +331,22 @@ class DefaultMessageStore(GetMessageMixin):
                 "state",
                 max_phy_offset=self.get_max_phy_offset(),
             )
+
+    def kill(self) -> None:
+        """The broker process is killed (SIGKILL): none of ``shutdown``'s steps run.
+
+        What was written into the mapped files survives, because the kernel writes the
+        page cache back (mqlab: ``flush`` writes the mirrors to the files). Nothing else
+        happens: no reput catch-up (recovery rebuilds the missing units), no delay-offset
+        persist (``delayOffset.json`` keeps what the 10 s timer last wrote), and the
+        ``abort`` file stays, so the next ``load`` sees an abnormal exit
+        (``DefaultMessageStore#load``: ``lastExitOK = !isTempFileExist()``). Idempotent.
+        """
+        if self.is_shutdown:
+            return
+        self.is_shutdown = True
+        self.flush()
+        self.commit_log.mapped_file_queue.close()
 
     def flush(self) -> int:
         """Flush the commit log and every consume queue to disk.

@@ -32,6 +32,57 @@ def test_lost_messages_are_reported():
     assert not r.ok and len(r.findings) == 5 and "5 of 5" in r.summary
 
 
+def test_messages_in_flight_are_not_lost():
+    """8 messages, one consume thread, 1 000 ms each: after 2 500 ms three were handed to the
+    listener and five wait in the ProcessQueue — in flight, not lost; later all eight."""
+    lab = Lab(seed=3)
+    lab.send_many("TopicTest", 8)
+    lab.push_consumer(
+        "CG", "TopicTest", consume_time_ms=1000, consume_thread_min=1, consume_thread_max=1
+    )
+    lab.advance(2500)
+    r = check_at_least_once(lab, "TopicTest", "CG")
+    assert r.ok
+    assert r.summary == (
+        "3 of 8 expected message(s) delivered, 5 still in flight (cached in a ProcessQueue), "
+        "none lost"
+    )
+    assert list(r.findings["state"]) == ["in flight"] * 5
+    lab.advance(10_000)
+    r = check_at_least_once(lab, "TopicTest", "CG")
+    assert r.ok and r.summary == "all 8 expected message(s) were delivered" and r.findings.empty
+
+
+def test_a_killed_consumers_cache_is_lost_until_a_successor_reads_it():
+    """Cached messages of a killed consumer are no longer in flight: reported lost."""
+    lab = Lab(seed=3)
+    lab.send_many("TopicTest", 8)
+    lab.push_consumer(
+        "CG", "TopicTest", consume_time_ms=1000, consume_thread_min=1, consume_thread_max=1
+    )
+    lab.advance(2500)
+    lab.kill_consumer("consumer-1")
+    r = check_at_least_once(lab, "TopicTest", "CG")
+    assert not r.ok and r.summary == "5 of 8 expected message(s) never reached a listener of CG"
+    assert list(r.findings["state"]) == ["lost"] * 5
+
+
+def test_messages_the_subscription_filters_out_are_not_expected():
+    """A TagA group is not expected to get TagB messages (TAG and SQL92 subscriptions)."""
+    lab = Lab(seed=3, broker={"enable_property_filter": True})
+    for i in range(6):
+        lab.send("TopicTest", f"m{i}", tags="TagA" if i % 2 else "TagB")
+    lab.push_consumer("CG", "TopicTest", "TagA")
+    lab.push_consumer("SG", "TopicTest", "TAGS = 'TagB'", expression_type="SQL92")
+    lab.advance(5000)
+    for group in ("CG", "SG"):
+        r = check_at_least_once(lab, "TopicTest", group)
+        assert r.ok and r.findings.empty
+        assert r.summary == (
+            "all 3 expected message(s) were delivered; 3 not selected by the subscription"
+        )
+
+
 def test_crash_before_offset_persist_causes_duplicates():
     """Kill a consumer between offset persists: its successor re-reads from the last commit.
 

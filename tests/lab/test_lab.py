@@ -99,6 +99,23 @@ def test_broker_overrides_and_restart():
     assert lab.queues("TopicTest")["max_offset"].tolist()[0] == 3
 
 
+@pytest.mark.parametrize("graceful", [True, False])
+def test_a_killed_broker_restarts_abnormally_and_forgets_unpersisted_delay_offsets(graceful):
+    """A delay-level-1 message reaches TopicTest at ~1 s; the broker restarts at 2.5 s, before
+    the 10 s delayOffset.json persist. Graceful: BrokerController#shutdown persists the delay
+    offsets and removes the abort file. Kill: nothing is persisted, the abort file stays, the
+    load is abnormal, and the schedule service delivers the message to TopicTest again."""
+    lab = Lab(seed=2)
+    lab.send("TopicTest", "later", delay_level=1)
+    lab.advance(2500)
+    assert lab.queues("TopicTest")["max_offset"].sum() == 1
+    lab.restart_broker("broker-a", graceful=graceful)
+    lab.advance(5000)
+    load = lab.events(component="DefaultMessageStore.load")["fields"].tolist()[-1]
+    assert f'"last_shutdown_normal":{str(graceful).lower()}' in load
+    assert lab.queues("TopicTest")["max_offset"].sum() == (1 if graceful else 2)
+
+
 def test_fork_replays_to_a_step_and_diff_finds_divergence():
     """fork(step) rebuilds the same state; diff shows where two runs part."""
     lab = Lab(seed=5)

@@ -215,6 +215,32 @@ def test_flushed_data_survives_the_process_dying(tmp_path):
     again.shutdown()
 
 
+def test_kill_keeps_the_page_cache_and_the_abort_file_and_persists_nothing(tmp_path):
+    """kill() (SIGKILL): the written bytes survive (the kernel writes the page cache back),
+    nothing of shutdown runs — the abort file stays, the delay offsets are not persisted, the
+    undispatched entry is not reput — so the next load is abnormal and reput rebuilds it."""
+    cfg = MessageStoreConfig(store_path_root_dir=str(tmp_path / "store"))
+    dead = DefaultMessageStore(cfg, store_host=STORE_HOST)
+    assert dead.load()
+    dead.schedule_message_service.start(0)
+    put_many(dead, 2)
+    dead.put_message(make_msg(body=b"msg-2"), 1002)  # stored, not yet dispatched
+    dead.schedule_message_service.update_offset(3, 7)
+    dead.kill()
+    assert dead.is_shutdown
+    assert os.path.exists(tmp_path / "store" / "abort")
+    assert not os.path.exists(tmp_path / "store" / "config" / "delayOffset.json")
+    assert os.path.getsize(_commit_log_file(tmp_path)) == 3 * ENTRY
+    again = DefaultMessageStore(
+        MessageStoreConfig(store_path_root_dir=str(tmp_path / "store")), store_host=STORE_HOST
+    )
+    assert again.load()
+    assert again.last_shutdown_normal is False
+    assert again.schedule_message_service.offset_table == {}
+    assert _bodies(again) == [b"msg-0", b"msg-1", b"msg-2"]
+    again.shutdown()
+
+
 def test_no_commit_log_files_means_no_consume_queues(new_store, tmp_path):
     """Every commit-log file gone: the consume queues are destroyed too
     (CommitLog#recoverNormally → destroyLogics)."""

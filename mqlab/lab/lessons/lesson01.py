@@ -241,8 +241,9 @@ def params_01_3(seed: int) -> dict[str, int]:
 @exercise("01.3", "autoCreateTopicEnable is off. (a) What code does the first send to the new "
           "topic NewTopic get? (b) An admin then creates NewTopic with your read/write queue "
           "numbers (params_01_3) and you send to your queue id: what code now? Answer [a, b].",
-          hint="with auto-create off TBW102 is not inheritable, so step 4 answers TOPIC_NOT_EXIST "
-               "(17); step 5 rejects queueId >= max(writeQueueNums, readQueueNums) with "
+          hint="with auto-create off the broker never creates TBW102, so step 4's "
+               "createTopicInSendMessageMethod finds 'default topic[TBW102] not exist' and answers "
+               "TOPIC_NOT_EXIST (17); step 5 rejects queueId >= max(writeQueueNums, readQueueNums) with "
                "SYSTEM_ERROR (1)")  # fmt: skip
 def _ex_01_3(seed: int) -> list[int]:
     p = params_01_3(seed)

@@ -6,12 +6,14 @@ writes a 20-byte unit into the topic's ``ConsumeQueue`` (commit-log offset int64
 int32, tags hash code int64; facts §6), which is what ``DefaultMessageStore#getMessage``
 scans (seed 003). The commit log is a sequence of fixed-size files named by their start
 offset; an entry that does not fit (with 8 bytes to spare) leaves an 8-byte blank marker
-and goes to the next file. After a crash, ``CommitLog#recoverNormally`` walks the tail and
-cuts it at the first torn or invalid entry; consume-queue units past the cut are dropped.
+and goes to the next file. After a kill the ``abort`` file is left behind and 4.9.3 runs
+``CommitLog#recoverAbnormally`` (mqlab walks the tail as ``recoverNormally`` does, having no
+checkpoint), cutting at the first torn or invalid entry; consume-queue units past the cut are
+dropped.
 
 Helpers: the entry-size formula, the store's files, the raw bytes of consume-queue units,
-and ``tear_tail`` — kill a broker, lose the last bytes of its commit log (as a crash in
-the middle of a write would), restart it. ``tear_tail`` edits files outside the lab's
+and ``tear_tail`` — kill a broker, lose the last bytes of its commit log (a torn write
+inside a preallocated file), restart it. ``tear_tail`` edits files outside the lab's
 journal, so ``lab.fork`` cannot replay it.
 """
 
@@ -104,9 +106,12 @@ def consume_queue_bytes(
 def tear_tail(lab: Lab, cut_bytes: int, broker: str = "broker-a") -> dict:
     """Kill ``broker``, drop the last ``cut_bytes`` of its newest commit-log file, restart it.
 
-    The kill keeps what the OS page cache held (the store is flushed first, as the kernel
-    would write it back); the cut stands for a write the crash interrupted. The restarted
-    broker recovers from the files (``CommitLog#recoverNormally``).
+    The kill keeps what the OS page cache held (the kernel writes it back) and leaves the
+    ``abort`` file. The cut stands for a write the crash interrupted inside a preallocated
+    4.9.3 file (whose ``MappedFileQueue#doLoad`` refuses a file of the wrong length): mqlab's
+    files are not preallocated and a shorter one loads with zeros after its end. The
+    restarted broker sees an abnormal exit (4.9.3: ``CommitLog#recoverAbnormally``; mqlab
+    walks the files as ``recoverNormally`` does, having no checkpoint).
 
     Returns:
         ``file``, ``size_before``, ``size_after`` of the torn file, and the commit log's
@@ -221,9 +226,9 @@ def _ex_02_3(seed: int) -> list[int]:
 @exercise("02.4", "send_raw stores your number of messages (30-byte bodies, so 162 bytes each) in "
           "TopicTest queue 0. The broker is killed and the last cut_bytes bytes of the commit log "
           "are lost; it restarts. What is queue 0's max offset after recovery?",
-          hint="recoverNormally keeps every complete entry and cuts at the first torn one; the "
-               "consume-queue units pointing past the cut are dropped, so max offset = entries "
-               "that are still whole")  # fmt: skip
+          hint="recovery (recoverAbnormally after a kill) keeps every complete entry and cuts at "
+               "the first torn one; the consume-queue units pointing past the cut are dropped, "
+               "so max offset = entries that are still whole")  # fmt: skip
 def _ex_02_4(seed: int) -> int:
     p = params_02_4(seed)
     with Lab(seed=seed) as lab:

@@ -55,7 +55,7 @@ C_PULL = "PullMessageProcessor.processRequest"
 STEPS = [str(i) for i in range(1, 12)]
 STEP_NAMES = {
     "1": "broker readable", "2": "subscription group", "3": "consume enabled",
-    "4": "topic config", "5": "queue id range", "6": "subscription / filter data",
+    "4": "topic config / readable", "5": "queue id range", "6": "subscription / filter data",
     "7": "property filter switch", "8": "message filter", "9": "getMessage",
     "10": "null result", "11": "commit offset",
 }  # fmt: skip

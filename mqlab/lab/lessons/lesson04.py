@@ -126,8 +126,8 @@ def _ex_04_2(seed: int) -> int:
 
 @exercise("04.3", "Long polling: while the pull is parked, a matching message reaches the broker at "
           "parked + 3 000 ms. When does the consumer receive it?",
-          hint="reput dispatches the message as soon as it is stored and wakes the parked pull at once; "
-               "count the two 1 ms hops")  # fmt: skip
+          hint="the message is already at the broker at parked + 3 000; reput dispatches it as soon as "
+               "it is stored and wakes the parked pull at once, so only the reply's 1 ms hop remains")  # fmt: skip
 def _ex_04_3(seed: int) -> int:
     at = park_time(seed)
     return time_pull(seed, park_at=at, message_at=at + 3000).received_at

@@ -165,7 +165,9 @@ def params_08_3(seed: int) -> dict[str, int]:
           "group consume?",
           hint="computePullFromWhere first reads the stored offset (QUERY_CONSUMER_OFFSET); for a "
                "group with no offset the broker answers 0 — not 'not found' — while the queue's "
-               "min offset is 0 and its first message is not on disk, and an offset ≥ 0 wins over "
+               "min offset is 0 and its first message is within the last 40 % of RAM of the commit "
+               "log (checkInDiskByConsumeOffset is a distance-from-the-end test, not a flush "
+               "test; by default mqlab keeps everything in memory), and an offset ≥ 0 wins over "
                "consumeFromWhere")  # fmt: skip
 def _ex_08_1(seed: int) -> int:
     p = params_08_1(seed)
