@@ -299,7 +299,7 @@ class RemotingCommand:
         if not isinstance(d, dict):
             raise RemotingCommandException("header JSON is not an object")
         try:
-            code = int(d["code"])
+            code = int(d.get("code", 0))  # fastjson leaves Java's `int code` at 0
             ext = d.get("extFields")
             if ext is not None:
                 if not isinstance(ext, dict):

@@ -364,6 +364,14 @@ def test_encode_writes_fastjson_escapes() -> None:
     assert '"i":"a\\u0001b\\u001Fc\\u007Fd\u00e9"' in text
 
 
+def test_header_without_code_reads_as_code_0() -> None:
+    """fastjson leaves a missing ``code`` at Java's int default 0 (RemotingCommand.java:72)."""
+    header = b'{"opaque":7,"flag":0}'
+    frame = (4 + len(header)).to_bytes(4, "big") + len(header).to_bytes(4, "big") + header
+    cmd = RemotingCommand.decode(frame)
+    assert (cmd.code, cmd.opaque, cmd.is_response) == (0, 7, False)
+
+
 def test_encode_writes_upper_case_hex_for_u000e_and_u000f() -> None:
     """fastjson's escape table writes U+000E/U+000F as \\u000E/\\u000F (upper-case hex)."""
     text = RemotingCommand(10, remark="a\x0eb\x0fc").encode_header().decode()
@@ -443,7 +451,6 @@ MALFORMED = [
     ("header_not_json", json_frame("{nope")),
     ("header_not_utf8", struct.pack(">II", 6, 2) + b"\xff\xfe"),
     ("header_json_array", json_frame("[1,2]")),
-    ("header_without_code", json_frame('{"flag":0}')),
     ("ext_fields_not_object", json_frame('{"code":1,"extFields":[1]}')),
     ("serialize_type_7", struct.pack(">II", 6, (7 << 24) | 2) + b"{}"),
     ("binary_truncated", rocketmq_frame("0067 00 091d 0000")),
