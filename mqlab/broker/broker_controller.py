@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
+from mqlab.broker.broker_configuration import BrokerConfiguration, NettyClientConfig
 from mqlab.broker.broker_outer_api import (
     MQBrokerException,
     RegisterBrokerResult,
@@ -49,6 +50,7 @@ from mqlab.broker.topic_config_manager import TopicConfigManager
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
+from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
@@ -147,7 +149,13 @@ class BrokerController(Node):
             self.message_store_config, store_host=self.broker_addr, tracer=tracer,
             arriving_listener=self._message_arriving,
         )  # fmt: skip
+        self.message_store.store_stats_service.message_store_boot_timestamp = now
         self.message_store.load()
+        # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
+        self.configuration = BrokerConfiguration(
+            cfg, NettyServerConfig(listen_port=cfg.listen_port), NettyClientConfig(),
+            self.message_store_config, now_ms=now,
+        )  # fmt: skip
         self.send_message_processor = SendMessageProcessor(self)
         self.pull_message_processor = PullMessageProcessor(self)
         self.consumer_manage_processor = ConsumerManageProcessor(self)

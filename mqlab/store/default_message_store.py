@@ -75,6 +75,7 @@ from mqlab.store.get_message import GetMessageMixin
 from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
 from mqlab.store.status import DispatchRequest, PutMessageResult, PutMessageStatus
+from mqlab.store.store_stats_service import StoreStatsService
 
 __all__ = ["DefaultMessageStore", "MessageArrivingListener"]
 
@@ -142,6 +143,7 @@ class DefaultMessageStore(GetMessageMixin):
         self.reput_message_service = ReputMessageService(self)
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        self.store_stats_service = StoreStatsService()
         #: DefaultMessageStore#shutdown: true until load() succeeds, as in Java.
         self.is_shutdown = True
         self.last_shutdown_normal: bool | None = None
@@ -431,6 +433,7 @@ class DefaultMessageStore(GetMessageMixin):
             if msg.store_host == "127.0.0.1:0":
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
+        self._count_put(msg.topic, result, 1)
         tracer = self.tracer
         if tracer is not None and tracer.enabled:
             amr = result.append_message_result
@@ -495,6 +498,7 @@ class DefaultMessageStore(GetMessageMixin):
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
             result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
+        self._count_put(msgs[0].topic, result, len(msgs))
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -508,6 +512,14 @@ class DefaultMessageStore(GetMessageMixin):
                 commit_log_offset=amr.wrote_offset if amr is not None else None,
             )
         return result
+
+    def _count_put(self, topic: str, result: PutMessageResult, msg_num: int) -> None:
+        """``StoreStatsService``'s put counters: OK puts by topic, else a failed put."""
+        amr = result.append_message_result
+        if result.is_ok() and amr is not None:
+            self.store_stats_service.on_put(topic, msg_num, amr.wrote_bytes)
+        else:
+            self.store_stats_service.put_message_failed_times += 1
 
     # ==================================================================================
     # reput (ReputMessageService) and dispatch

@@ -1,0 +1,199 @@
+"""GET/UPDATE_BROKER_CONFIG, GET_BROKER_RUNTIME_INFO and the stats/connection queries."""
+
+import hashlib
+
+from test_client_and_admin import heartbeat
+
+from mqlab.broker.broker_configuration import _UNMODELLED_STORE_DEFAULTS
+from mqlab.common.properties import load_properties
+from mqlab.remoting.bodies import HeartbeatData, ProducerData
+from mqlab.remoting.codes import RequestCode, ResponseCode
+from mqlab.remoting.fastjson import loads
+
+#: The key order a JDK 17 broker writes for mqlab's defaults: checked once against JDK 17
+#: by replaying the same four setProperty sequences and merges in Java (same text).
+FIRST_KEYS = ("shortPollingTimeMills,serverSocketBacklog,clientWorkerThreads,"
+              "clientAsyncSemaphoreValue,channelNotActiveInterval,enableConsumeQueueExt,"
+              "clientSocketSndBufSize,haHousekeepingInterval,consumerManageThreadPoolNums,"
+              "transactionCheckInterval,storePathRootDir,autoCreateTopicEnable")  # fmt: skip
+ALL_KEYS_MD5 = "4fd9bbefe6552d866fbe3da84f38c710"  # md5 of "key\n" per line, in order
+
+
+def _config(c):
+    r = c.call(c.broker.broker_addr, RequestCode.GET_BROKER_CONFIG)
+    assert r.code == ResponseCode.SUCCESS
+    return r.response.body.decode(), r.response.ext("version")
+
+
+def test_get_broker_config_is_the_four_objects_in_jdk17_properties_order(cluster):
+    """GET_BROKER_CONFIG (26): 176 key=value lines, Java's key set and order, + version."""
+    c = cluster()
+    text, version = _config(c)
+    lines = text.splitlines()
+    keys = [line.split("=", 1)[0] for line in lines]
+    assert len(lines) == 176 and text.endswith("\n")
+    assert ",".join(keys[:12]) == FIRST_KEYS
+    assert hashlib.md5("".join(k + "\n" for k in keys).encode()).hexdigest() == ALL_KEYS_MD5
+    props = load_properties(text)
+    assert props["listenPort"] == "10911"  # NettyServerConfig, the broker's port
+    assert props["brokerIP1"] == "127.0.0.1" and props["namesrvAddr"] == "127.0.0.1:9876"
+    assert props["brokerRole"] == "ASYNC_MASTER" and props["flushDiskType"] == "ASYNC_FLUSH"
+    assert props["useTLS"] == "false" and props["clientOnewaySemaphoreValue"] == "65535"
+    assert props["haTransferBatchSize"] == "32768"  # unmodelled: Java's default
+    assert props["storePathCommitLog"] == str(c.broker.store_dir / "commitlog")
+    # null fields are left out, as object2Properties does
+    assert "rocketmqHome" not in props and "haMasterAddress" not in props
+    assert "dLegerGroup" not in props and "totalPhysicalMemorySize" not in props
+    assert version == '{"counter":0,"timestamp":0}'
+
+
+def test_update_broker_config_sets_fields_skips_what_java_skips(cluster):
+    """UPDATE_BROKER_CONFIG (25): ints/booleans/strings set, enums and bad ints skipped."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    c.d.advance(500)
+    body = (b"flushConsumerOffsetInterval=7000\nlongPollingEnable=FALSE\nbrokerRole=SLAVE\n"
+            b"defaultQueryMaxNum=12x\nhaTransferBatchSize=5\nnoSuchKey=1\n")  # fmt: skip
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, body)
+    assert (r.code, r.remark) == (ResponseCode.SUCCESS, None)
+    cfg = c.broker.broker_config
+    assert (cfg.flush_consumer_offset_interval, cfg.long_polling_enable) == (7000, False)
+    assert c.broker.message_store_config.broker_role.name == "ASYNC_MASTER"
+    assert c.broker.message_store_config.default_query_max_num == 32
+    text, version = _config(c)
+    props = load_properties(text)
+    assert props["flushConsumerOffsetInterval"] == "7000"
+    assert props["brokerRole"] == "ASYNC_MASTER"  # the object's value merged back in
+    assert props["defaultQueryMaxNum"] == "32"
+    assert props["haTransferBatchSize"] == "5" and "noSuchKey" not in props
+    assert version == '{"counter":1,"timestamp":503}'
+    assert _UNMODELLED_STORE_DEFAULTS["haTransferBatchSize"] == "32768"  # default untouched
+    # no body: nothing changes, SUCCESS
+    assert c.call(addr, RequestCode.UPDATE_BROKER_CONFIG).code == ResponseCode.SUCCESS
+    assert _config(c)[1] == '{"counter":1,"timestamp":503}'
+
+
+def test_update_broker_permission_reregisters(cluster):
+    """brokerPermission: the topic data version moves on and the broker re-registers."""
+    c = cluster()
+    before = (c.broker.register_count, c.broker.topic_config_manager.data_version.counter)
+    r = c.call(c.broker.broker_addr, RequestCode.UPDATE_BROKER_CONFIG, None, b"brokerPermission=4")
+    assert r.code == ResponseCode.SUCCESS and c.broker.broker_config.broker_permission == 4
+    after = (c.broker.register_count, c.broker.topic_config_manager.data_version.counter)
+    assert after == (before[0] + 1, before[1] + 1)
+
+
+RUNTIME_KEYS = {
+    "bootTimestamp", "runtime", "putMessageEntireTimeMax", "putMessageTimesTotal",
+    "putMessageFailedTimes", "putMessageSizeTotal", "putMessageDistributeTime",
+    "putMessageAverageSize", "dispatchMaxBuffer", "getMessageEntireTimeMax", "putTps",
+    "getFoundTps", "getMissTps", "getTotalTps", "getTransferedTps", "commitLogDiskRatio",
+    "consumeQueueDiskRatio", "commitLogMinOffset", "commitLogMaxOffset", "brokerVersionDesc",
+    "brokerVersion", "msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning",
+    "msgPutTotalTodayNow", "msgGetTotalYesterdayMorning", "msgGetTotalTodayMorning",
+    "msgGetTotalTodayNow", "sendThreadPoolQueueSize", "sendThreadPoolQueueCapacity",
+    "pullThreadPoolQueueSize", "pullThreadPoolQueueCapacity", "queryThreadPoolQueueSize",
+    "queryThreadPoolQueueCapacity", "EndTransactionQueueSize",
+    "EndTransactionThreadPoolQueueCapacity", "dispatchBehindBytes", "pageCacheLockTimeMills",
+    "sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
+    "queryThreadPoolQueueHeadWaitTimeMills", "earliestMessageTimeStamp",
+    "startAcceptSendRequestTimeStamp", "remainTransientStoreBufferNumbs",
+    "remainHowManyDataToFlush", "commitLogDirCapacity",
+}  # fmt: skip
+
+
+def test_broker_runtime_info_counts_puts_and_gets(cluster):
+    """GET_BROKER_RUNTIME_INFO (28): KVTable with prepareRuntimeInfo's keys, exact counters."""
+    c = cluster()
+    c.d.advance(61_000)
+    for _ in range(3):
+        c.send("TopicTest")  # 127 bytes each
+    c.pull("TopicTest", max_msgs=2)
+    r = c.call(c.broker.broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+    assert r.code == ResponseCode.SUCCESS
+    table = loads(r.response.body.decode())["table"]
+    path = str(c.broker.store_dir / "commitlog")
+    assert set(table) == RUNTIME_KEYS | {f"commitLogDiskRatio_{path}"}
+    assert (table["putMessageTimesTotal"], table["msgPutTotalTodayNow"]) == ("3", "3")
+    assert (table["putMessageSizeTotal"], table["putMessageAverageSize"]) == ("381", "127.0")
+    assert (table["commitLogMinOffset"], table["commitLogMaxOffset"]) == ("0", "381")
+    assert table["msgGetTotalTodayNow"] == "2" and table["putMessageFailedTimes"] == "0"
+    assert table["runtime"] == "[ 0 days, 0 hours, 1 minutes, 1 seconds ]"
+    assert (table["brokerVersionDesc"], table["brokerVersion"]) == ("V4_9_3", "399")
+    first = c.broker.message_store.look_message_by_offset(0).store_timestamp
+    assert table["earliestMessageTimeStamp"] == str(first) and 61_000 < first < 61_010
+    assert table["remainTransientStoreBufferNumbs"] == "2147483647"
+    assert table["sendThreadPoolQueueCapacity"] == "10000"
+    assert table["putTps"] == "  " and table["getTotalTps"] == "0.0 0.0 0.0"
+    # no messages: putMessageTimesTotal is 1 (Java: totalTimes 0 → 1), average 0.0
+    fresh = cluster()
+    t = loads(fresh.call(fresh.broker.broker_addr, 28).response.body.decode())["table"]
+    assert (t["putMessageTimesTotal"], t["putMessageAverageSize"]) == ("1", "0.0")
+    assert t["earliestMessageTimeStamp"] == "-1"
+    assert t["commitLogMinOffset"] == str(fresh.broker.message_store.get_min_phy_offset())
+
+
+def test_topic_stats_and_consume_stats(cluster):
+    """GET_TOPIC_STATS_INFO (202) and GET_CONSUME_STATS (208): offsets and store times."""
+    c = cluster()
+    c.d.advance(1000)
+    for q in (0, 0, 1):
+        c.send("TopicTest", queue_id=q)
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": "TopicTest"})
+    table = {
+        k.to_dict()["queueId"]: v for k, v in loads(r.response.body.decode())["offsetTable"].items()
+    }
+    store = c.broker.message_store
+
+    def stored(q, o):
+        unit = store.find_consume_queue("TopicTest", q).get_unit(o)
+        return store.look_message_by_offset(unit[0], unit[1]).store_timestamp
+
+    assert 1000 < stored(0, 0) < stored(0, 1) < stored(1, 0)
+    assert table == {
+        0: {"lastUpdateTimestamp": stored(0, 1), "maxOffset": 2, "minOffset": 0},
+        1: {"lastUpdateTimestamp": stored(1, 0), "maxOffset": 1, "minOffset": 0},
+        2: {"lastUpdateTimestamp": 0, "maxOffset": 0, "minOffset": 0},
+        3: {"lastUpdateTimestamp": 0, "maxOffset": 0, "minOffset": 0},
+    }
+    r = c.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": "Nope"})
+    assert (r.code, r.remark) == (ResponseCode.TOPIC_NOT_EXIST, "topic[Nope] not exist")
+    c.call(addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+           {"consumerGroup": "CG", "topic": "TopicTest", "queueId": "0", "commitOffset": "1"})  # fmt: skip
+    r = c.call(addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": "CG"})
+    body = loads(r.response.body.decode())
+    assert body["consumeTps"] == 0.0
+    stats = {k.to_dict()["queueId"]: v for k, v in body["offsetTable"].items()}
+    assert stats[0] == {"brokerOffset": 2, "consumerOffset": 1, "lastTimestamp": stored(0, 0)}
+    assert stats[1] == {"brokerOffset": 1, "consumerOffset": 0, "lastTimestamp": 0}
+    assert len(stats) == 4
+    # HashMap<MessageQueue, ...> order on the wire: queue 3, 2, 1, 0 for these hashes
+    assert r.response.body.decode().index('"queueId":3') < r.response.body.decode().index(
+        '"queueId":0'
+    )
+
+
+def test_consumer_and_producer_connections(cluster):
+    """GET_CONSUMER_CONNECTION_LIST (203) and GET_PRODUCER_CONNECTION_LIST (204)."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    r = c.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "CG"})
+    assert (r.code, r.remark) == (
+        ResponseCode.CONSUMER_NOT_ONLINE,
+        "the consumer group[CG] not online",
+    )
+    heartbeat(c, c.client, "127.0.0.1@c1")
+    r = c.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "CG"})
+    body = loads(r.response.body.decode())
+    assert [x["clientId"] for x in body["connectionSet"]] == ["127.0.0.1@c1"]
+    assert body["connectionSet"][0]["language"] == "JAVA"
+    assert (body["consumeType"], body["messageModel"]) == ("CONSUME_PASSIVELY", "CLUSTERING")
+    assert list(body["subscriptionTable"]) == ["TopicTest"]
+    r = c.call(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "PG"})
+    assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, "the producer group[PG] not exist")
+    hb = HeartbeatData(client_id="127.0.0.1@p1", producer_data_set=(ProducerData(group_name="PG"),))
+    c.call(addr, RequestCode.HEART_BEAT, None, hb.encode())
+    r = c.call(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "PG"})
+    conns = loads(r.response.body.decode())["connectionSet"]
+    assert [(x["clientId"], x["language"]) for x in conns] == [("127.0.0.1@p1", "JAVA")]
