@@ -1,11 +1,12 @@
-"""Queue offsets, orderly locks, topic admin, broker config, stats and message lookup.
+"""Queue offsets, orderly locks, topic admin, broker config, runtime info and stats.
 
-Mirrors the parts of ``AdminBrokerProcessor`` and ``QueryMessageProcessor``
-(broker/processor, RocketMQ 4.9.3) that clients and ``mqadmin`` use: GET_MAX_OFFSET,
+Mirrors the parts of ``AdminBrokerProcessor`` (broker/processor, RocketMQ 4.9.3) that
+clients and ``mqadmin`` use (the message lookups QUERY_MESSAGE and VIEW_MESSAGE_BY_ID are
+``query_message_processor``'s): GET_MAX_OFFSET,
 GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, LOCK_BATCH_MQ /
 UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_TOPIC_CONFIG,
-UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
-VIEW_MESSAGE_BY_ID; and for ``mqadmin``: UPDATE_BROKER_CONFIG (25) and GET_BROKER_CONFIG
+UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET;
+and for ``mqadmin``: UPDATE_BROKER_CONFIG (25) and GET_BROKER_CONFIG
 (26) over ``broker_configuration.BrokerConfiguration`` (Java's ``Configuration``, its text in
 a JDK 17 ``Properties`` order), GET_BROKER_RUNTIME_INFO (28, ``prepareRuntimeInfo``: which
 values are counted and which are modelled constants is in its docstring),
@@ -49,10 +50,8 @@ from mqlab.remoting.headers import (
     GetMaxOffsetRequestHeader,
     GetMinOffsetRequestHeader,
     SearchOffsetRequestHeader,
-    ViewMessageRequestHeader,
 )
 from mqlab.runtime.context import Channel
-from mqlab.store.config import StorePathConfigHelper
 
 if TYPE_CHECKING:
     from mqlab.broker.broker_controller import BrokerController
@@ -74,7 +73,6 @@ ADMIN_CODES = (
     RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
     RequestCode.GET_ALL_CONSUMER_OFFSET,
     RequestCode.GET_ALL_DELAY_OFFSET,
-    RequestCode.VIEW_MESSAGE_BY_ID,
     RequestCode.UPDATE_BROKER_CONFIG,
     RequestCode.GET_BROKER_CONFIG,
     RequestCode.GET_BROKER_RUNTIME_INFO,
@@ -116,7 +114,6 @@ class AdminBrokerProcessor:
             RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: self.update_and_create_subscription_group,
             RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
             RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
-            RequestCode.VIEW_MESSAGE_BY_ID: self.view_message_by_id,
             RequestCode.UPDATE_BROKER_CONFIG: self.update_broker_config,
             RequestCode.GET_BROKER_CONFIG: self.get_broker_config,
             RequestCode.GET_BROKER_RUNTIME_INFO: self.get_broker_runtime_info,
@@ -275,17 +272,6 @@ class AdminBrokerProcessor:
         sms = self.broker.message_store.schedule_message_service
         return _ok(body=dumps({"offsetTable": dict(sms.offset_table)}).encode())
 
-    # -- lookup ------------------------------------------------------------------------------------
-    def view_message_by_id(self, channel, request):
-        """QueryMessageProcessor#viewMessageById: the raw stored entry at a commit-log offset."""
-        h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
-        raw = self.broker.message_store.select_one_message_by_offset(h.offset)
-        if raw is None:
-            return _err(
-                ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}"
-            )
-        return _ok(body=bytes(raw))
-
     # -- broker config and runtime info ---------------------------------------------------------
     def update_broker_config(self, channel, request):
         """``updateBrokerConfig``: ``key=value`` lines in the body → ``Configuration#update``.
@@ -329,8 +315,11 @@ class AdminBrokerProcessor:
         ``putMessageFailedTimes``, ``msgPutTotalTodayNow``, ``msgGetTotalTodayNow``),
         ``bootTimestamp`` / ``runtime`` on the simulated clock, the commit-log offsets,
         ``dispatchBehindBytes``, ``remainHowManyDataToFlush``, each delay level's
-        ``scheduleMessageOffset_<level>``, the earliest message time, the queue
-        capacities from ``BrokerConfig``, and the disk figures of the store directory.
+        ``scheduleMessageOffset_<level>``, the earliest message time and the queue
+        capacities from ``BrokerConfig``. The disk ratios are the store's simulated
+        ``disk_used_ratio`` (mqlab never lets the real disk drive behaviour);
+        ``commitLogDirCapacity`` alone shows the real partition of the store directory
+        (``File#getTotalSpace`` / ``#getUsableSpace``), for display only.
 
         Modelled constants, because mqlab has no thread pools and no sampling threads:
         the thread-pool queue sizes and head wait times are 0 (a request is handled as it
@@ -365,12 +354,12 @@ class AdminBrokerProcessor:
             info[name] = "  "
         info["getTotalTps"] = "0.0 0.0 0.0"
         # DefaultMessageStore#getRuntimeInfo
+        # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
         cl_path = store.message_store_config.get_store_path_commit_log()
-        cl_ratio = _disk_used_ratio(cl_path)
-        info[f"commitLogDiskRatio_{cl_path}"] = java_double_to_string(cl_ratio)
-        info["commitLogDiskRatio"] = java_double_to_string(cl_ratio)
-        cq_path = StorePathConfigHelper.get_store_path_consume_queue(store.root_dir)
-        info["consumeQueueDiskRatio"] = java_double_to_string(_disk_used_ratio(cq_path))
+        cl_ratio = java_double_to_string(store.disk_used_ratio if os.path.exists(cl_path) else -1.0)
+        info[f"commitLogDiskRatio_{cl_path}"] = cl_ratio
+        info["commitLogDiskRatio"] = cl_ratio
+        info["consumeQueueDiskRatio"] = java_double_to_string(store.disk_used_ratio)
         sms = store.schedule_message_service
         for level, delay_offset in sms.offset_table.items():  # buildRunningStats
             max_offset = store.get_max_offset_in_queue(SCHEDULE_TOPIC, level - 1)
@@ -559,15 +548,6 @@ def _format_runtime(ms: int) -> str:
     parts = (ms // day, (ms % day) // hour, (ms % hour) // minute, (ms % minute) // 1000)
     d, h, m, s = (f"{p:,}" for p in parts)
     return f"[ {d} days, {h} hours, {m} minutes, {s} seconds ]"
-
-
-def _disk_used_ratio(path: str) -> float:
-    """``UtilAll#getDiskPartitionSpaceUsedPercent``: (total - free) / total, -1 when the
-    path does not exist."""
-    if not os.path.exists(path):
-        return -1.0
-    usage = shutil.disk_usage(path)
-    return (usage.total - usage.free) / usage.total if usage.total else -1.0
 
 
 def human_readable_byte_count(n: int) -> str:

@@ -43,6 +43,7 @@ from mqlab.broker.filter import ConsumerFilterManager
 from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
+from mqlab.broker.query_message_processor import QueryMessageProcessor
 from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
 from mqlab.broker.send_message_processor import SendMessageProcessor
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
@@ -82,6 +83,7 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.GET_MIN_OFFSET: ("topic", "queueId"),
     RequestCode.GET_EARLIEST_MSG_STORETIME: ("topic", "queueId"),
     RequestCode.VIEW_MESSAGE_BY_ID: ("offset",),
+    RequestCode.QUERY_MESSAGE: ("topic", "key", "maxNum", "beginTimestamp", "endTimestamp"),
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
@@ -161,6 +163,7 @@ class BrokerController(Node):
         self.consumer_manage_processor = ConsumerManageProcessor(self)
         self.client_manage_processor = ClientManageProcessor(self)
         self.admin_broker_processor = AdminBrokerProcessor(self)
+        self.query_message_processor = QueryMessageProcessor(self)
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -173,6 +176,8 @@ class BrokerController(Node):
             RequestCode.HEART_BEAT: self.client_manage_processor,
             RequestCode.UNREGISTER_CLIENT: self.client_manage_processor,
             RequestCode.CHECK_CLIENT_CONFIG: self.client_manage_processor,
+            RequestCode.QUERY_MESSAGE: self.query_message_processor,
+            RequestCode.VIEW_MESSAGE_BY_ID: self.query_message_processor,
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()

@@ -197,3 +197,63 @@ def test_consumer_and_producer_connections(cluster):
     r = c.call(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "PG"})
     conns = loads(r.response.body.decode())["connectionSet"]
     assert [(x["clientId"], x["language"]) for x in conns] == [("127.0.0.1@p1", "JAVA")]
+
+
+def _query(c, key, max_num="32", begin="0", end=str(2**63 - 1), unique=False, topic="TopicTest"):
+    ext = {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin,
+           "endTimestamp": end}  # fmt: skip
+    if unique:
+        ext["_UNIQUE_KEY_QUERY"] = "true"
+    return c.call(c.broker.broker_addr, RequestCode.QUERY_MESSAGE, ext)
+
+
+def test_query_message_by_key_answers_the_stored_entries(cluster):
+    """QUERY_MESSAGE (12): the entries under topic#key concatenated oldest first, with the
+    index's last update; none → QUERY_NOT_FOUND (22)."""
+    from mqlab.common.message_decoder import decodes as decode_messages
+
+    c = cluster()
+    for i in range(4):
+        props = {"KEYS": f"order-{i % 2} all", "UNIQ_KEY": f"7F0000010000{i:020X}"}
+        c.send("TopicTest", body=f"m{i}".encode(), props=props)
+    store = c.broker.message_store
+    r = _query(c, "order-1")
+    assert r.code == ResponseCode.SUCCESS and r.remark is None
+    msgs = decode_messages(r.response.body)
+    assert [m.body for m in msgs] == [b"m1", b"m3"]
+    last = store.index_service.index_file_list[-1].index_header
+    assert r.ext("indexLastUpdateTimestamp") == str(last.end_timestamp)
+    assert r.ext("indexLastUpdatePhyoffset") == str(msgs[-1].commit_log_offset)
+    assert len(decode_messages(_query(c, "all", max_num="3").response.body)) == 3
+    r = _query(c, "nope")
+    assert (r.code, r.remark) == (
+        ResponseCode.QUERY_NOT_FOUND,
+        "can not find message, maybe time range not correct",
+    )
+    # queryMessage copies the index's last update only from a lookup that found offsets
+    assert (r.ext("indexLastUpdateTimestamp"), r.ext("indexLastUpdatePhyoffset")) == ("0", "0")
+    # by unique key (queryMsgByUniqueKey): maxNum becomes defaultQueryMaxNum (32)
+    uniq = msgs[0].properties["UNIQ_KEY"]
+    r = _query(c, uniq, max_num="0", unique=True)
+    assert [m.body for m in decode_messages(r.response.body)] == [b"m1"]
+    assert _query(c, uniq, max_num="0").code == ResponseCode.QUERY_NOT_FOUND  # maxNum 0
+    r = c.call(c.broker.broker_addr, RequestCode.QUERY_MESSAGE, {"topic": "TopicTest"})
+    assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, "the custom field <key> is null")
+
+
+def test_view_message_by_id_is_the_raw_entry(cluster):
+    """VIEW_MESSAGE_BY_ID (33): the stored entry at the offset; else SYSTEM_ERROR."""
+    c = cluster()
+    c.send("TopicTest", body=b"x")
+    c.send("TopicTest", body=b"y")
+    store = c.broker.message_store
+    second = store.find_consume_queue("TopicTest", 0).get_unit(1)[0]
+    r = c.call(c.broker.broker_addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": str(second)})
+    assert r.code == ResponseCode.SUCCESS and r.response.body == store.select_one_message_by_offset(
+        second
+    )
+    r = c.call(c.broker.broker_addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": "99999"})
+    assert (r.code, r.remark) == (
+        ResponseCode.SYSTEM_ERROR,
+        "can not find message by the offset, 99999",
+    )
