@@ -80,6 +80,7 @@ ADMIN_CODES = (
     RequestCode.GET_CONSUMER_CONNECTION_LIST,
     RequestCode.GET_PRODUCER_CONNECTION_LIST,
     RequestCode.GET_CONSUME_STATS,
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
 )
 
 
@@ -121,6 +122,7 @@ class AdminBrokerProcessor:
             RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
             RequestCode.GET_PRODUCER_CONNECTION_LIST: self.get_producer_connection_list,
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
         }.get(code)
         if handler is None:
             return _err(
@@ -527,6 +529,86 @@ class AdminBrokerProcessor:
                 }
         body = {"consumeTps": 0.0, "offsetTable": _mq_map(table)}
         return _ok(body=dumps(body).encode())
+
+    # -- reset offsets (mqadmin resetOffsetByTime) -------------------------------------------------
+    def reset_offset(self, channel, request):
+        """INVOKE_BROKER_TO_RESET_OFFSET (222): ``resetOffset`` → ``Broker2Client#resetOffset``.
+
+        For each write queue of the topic: the offset for ``timestamp`` (-1: the max
+        offset; a negative answer becomes 0), used when ``isForce`` or when it is below the
+        group's committed offset, else the committed offset stays. A queue without a
+        committed offset makes the whole request SYSTEM_ERROR "THe consumer group <g> not
+        exist". The table goes to every online consumer of the group as a oneway
+        RESET_CONSUMER_CLIENT_OFFSET (220) request (a ``ResetOffsetBodyForC`` list when
+        the request came from a CPP client), and back in the reply body. The broker does
+        not change its own offsets: each client commits the reset offsets itself
+        (``MQClientInstance#resetOffset``). No consumer online → CONSUMER_NOT_ONLINE, on
+        which mqadmin falls back to the old path (GET_CONSUME_STATS, SEARCH_OFFSET_BY_
+        TIMESTAMP, UPDATE_CONSUMER_OFFSET per queue).
+        """
+        topic, group = request.ext("topic"), request.ext("group")
+        timestamp = int(request.ext("timestamp"))
+        is_force = request.ext("isForce", "false").lower() == "true"
+        is_c = request.language == "CPP"
+        broker = self.broker
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}",
+            )
+        store = broker.message_store
+        table: dict[MessageQueue, int] = {}
+        for i in range(tc.write_queue_nums):
+            mq = MessageQueue(topic, broker.broker_config.broker_name, i)
+            consumer_offset = broker.consumer_offset_manager.query_offset(group, topic, i)
+            if consumer_offset == -1:
+                return _err(ResponseCode.SYSTEM_ERROR, f"THe consumer group <{group}> not exist")
+            if timestamp == -1:
+                ts_offset = store.get_max_offset_in_queue(topic, i)
+            else:
+                ts_offset = store.get_offset_in_queue_by_time(topic, i, timestamp)
+            ts_offset = max(ts_offset, 0)
+            table[mq] = ts_offset if is_force or ts_offset < consumer_offset else consumer_offset
+        table = _mq_map(table)
+        ext = {"topic": topic, "group": group, "timestamp": str(timestamp), "isForce": "false"}
+        if is_c:  # ResetOffsetBodyForC: a list of MessageQueueForC
+            body = {"offsetTable": [
+                {"brokerName": mq.broker_name, "offset": off, "queueId": mq.queue_id, "topic": mq.topic}
+                for mq, off in table.items()
+            ]}  # fmt: skip
+        else:
+            body = {"offsetTable": table}
+        to_client = RemotingCommand.create_request(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET, ext, body=dumps(body).encode()
+        )
+        info = broker.consumer_manager.get_consumer_group_info(group)
+        if info is None or not info.get_all_channel():
+            return _err(
+                ResponseCode.CONSUMER_NOT_ONLINE,
+                "Consumer not online, so can not reset offset, "
+                f"Group: {group} Topic: {topic} Timestamp: {timestamp}",
+            )
+        for ch, cinfo in info.channel_info_table.items():
+            if cinfo.version < V3_0_7_SNAPSHOT:
+                return _err(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"the client does not support this feature. version={cinfo.version}",
+                )
+            broker.ctx.send_request_oneway(ch, to_client)
+        if broker.tracer.enabled:
+            broker.tracer.emit(
+                "Broker2Client.resetOffset", "reset", group=group, topic=topic,
+                timestamp=timestamp, force=is_force, clients=len(info.channel_info_table),
+                offsets={f"{mq.broker_name}:{mq.queue_id}": off for mq, off in table.items()},
+                text=f"RESET_CONSUMER_CLIENT_OFFSET to {len(info.channel_info_table)} "
+                f"consumer(s) of {group}",
+            )  # fmt: skip
+        return _ok(body=dumps({"offsetTable": table}).encode())
+
+
+#: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.
+V3_0_7_SNAPSHOT = 28
 
 
 def _mq_hash(mq: MessageQueue) -> int:

@@ -84,6 +84,7 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.GET_EARLIEST_MSG_STORETIME: ("topic", "queueId"),
     RequestCode.VIEW_MESSAGE_BY_ID: ("offset",),
     RequestCode.QUERY_MESSAGE: ("topic", "key", "maxNum", "beginTimestamp", "endTimestamp"),
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: ("topic", "group", "timestamp", "isForce"),
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),

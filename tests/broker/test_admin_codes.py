@@ -6,7 +6,7 @@ from test_client_and_admin import heartbeat
 
 from mqlab.broker.broker_configuration import _UNMODELLED_STORE_DEFAULTS
 from mqlab.common.properties import load_properties
-from mqlab.remoting.bodies import HeartbeatData, ProducerData
+from mqlab.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.fastjson import loads
 
@@ -256,4 +256,85 @@ def test_view_message_by_id_is_the_raw_entry(cluster):
     assert (r.code, r.remark) == (
         ResponseCode.SYSTEM_ERROR,
         "can not find message by the offset, 99999",
+    )
+
+
+def _hb(c, client, client_id, version):
+    body = HeartbeatData(
+        client_id=client_id,
+        consumer_data_set=(
+            ConsumerData(group_name="CG", consume_type="CONSUME_PASSIVELY",
+                         message_model="CLUSTERING", consume_from_where="CONSUME_FROM_LAST_OFFSET",
+                         subscription_data_set=()),
+        ),
+    ).encode()  # fmt: skip
+    client.send(c.broker.broker_addr, RequestCode.HEART_BEAT, None, body, version=version)
+    c.d.run_until_idle()
+
+
+def _reset(c, timestamp, force="true", group="CG", topic="TopicTest", language="JAVA"):
+    ext = {"topic": topic, "group": group, "timestamp": str(timestamp), "isForce": force}
+    call = c.client.send(c.broker.broker_addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext,
+                         language=language)  # fmt: skip
+    c.d.run_until_idle()
+    return call
+
+
+def _offsets(body):
+    return {k.to_dict()["queueId"]: v for k, v in loads(body.decode())["offsetTable"].items()}
+
+
+def test_invoke_broker_to_reset_offset(cluster):
+    """INVOKE_BROKER_TO_RESET_OFFSET (222): offsets by time per write queue, isForce rule,
+    RESET_CONSUMER_CLIENT_OFFSET (220) oneway to each consumer, the table in the reply."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    c.d.advance(1000)
+    for q in (0, 0, 0, 1):
+        c.send("TopicTest", queue_id=q)
+    c.d.advance(5000)
+    t = c.d.now
+    c.send("TopicTest", queue_id=0)
+    for q, off in ((0, 4), (1, 1), (2, 0), (3, 0)):
+        c.call(addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+               {"consumerGroup": "CG", "topic": "TopicTest", "queueId": str(q), "commitOffset": str(off)})  # fmt: skip
+    r = _reset(c, t)
+    assert (r.code, r.remark) == (
+        ResponseCode.CONSUMER_NOT_ONLINE,
+        f"Consumer not online, so can not reset offset, Group: CG Topic: TopicTest Timestamp: {t}",
+    )
+    _hb(c, c.client, "127.0.0.1@c1", version=399)
+    n = len(c.client.inbound)
+    r = _reset(c, t)
+    assert r.code == ResponseCode.SUCCESS
+    # by time (ConsumeQueue#getOffsetInQueueByTime: the unit stored nearest to t):
+    # queue 0 → 3 (stored at t), queue 1 → 0 (its only message, before t), empty → 0
+    assert _offsets(r.response.body) == {0: 3, 1: 0, 2: 0, 3: 0}
+    [note] = c.client.inbound[n:]
+    assert note.request.code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET and note.request.is_oneway
+    assert note.request.ext_fields == {"topic": "TopicTest", "group": "CG", "timestamp": str(t),
+                                       "isForce": "false"}  # fmt: skip
+    assert _offsets(note.request.body) == {0: 3, 1: 0, 2: 0, 3: 0}
+    # not forced: only offsets below the committed one move; -1 = the max offset
+    assert _offsets(_reset(c, t, force="false").response.body) == {0: 3, 1: 0, 2: 0, 3: 0}
+    assert _offsets(_reset(c, -1, force="false").response.body) == {0: 4, 1: 1, 2: 0, 3: 0}
+    assert _offsets(_reset(c, -1).response.body) == {0: 4, 1: 1, 2: 0, 3: 0}
+    # the broker's own offsets do not move: the clients commit the reset
+    assert c.broker.consumer_offset_manager.query_offset("CG", "TopicTest", 0) == 4
+    # a CPP caller gets ResetOffsetBodyForC to its consumers: a list of MessageQueueForC
+    n = len(c.client.inbound)
+    assert _reset(c, t, language="CPP").code == ResponseCode.SUCCESS
+    body = loads(c.client.inbound[n].request.body.decode())
+    pairs = sorted((e["queueId"], e["offset"]) for e in body["offsetTable"])
+    assert pairs == [(0, 3), (1, 0), (2, 0), (3, 0)]
+    assert sorted(body["offsetTable"][0]) == ["brokerName", "offset", "queueId", "topic"]
+    r = _reset(c, t, group="NoOffsets")
+    assert (r.code, r.remark) == (
+        ResponseCode.SYSTEM_ERROR,
+        "THe consumer group <NoOffsets> not exist",
+    )
+    r = _reset(c, t, topic="Nope")
+    assert (r.code, r.remark) == (
+        ResponseCode.SYSTEM_ERROR,
+        "[reset-offset] reset offset failed, no topic in this broker. topic=Nope",
     )
