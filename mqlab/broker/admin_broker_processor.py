@@ -12,7 +12,9 @@ a JDK 17 ``Properties`` order), GET_BROKER_RUNTIME_INFO (28, ``prepareRuntimeInf
 values are counted and which are modelled constants is in its docstring),
 GET_TOPIC_STATS_INFO (202, ``topicStatus``), GET_CONSUMER_CONNECTION_LIST (203) and
 GET_CONSUME_STATS (208, ``consumerProgress`` / ``consumerConnection``),
-GET_PRODUCER_CONNECTION_LIST (204, ``producerConnection``). Bodies are fastjson's: bean
+GET_PRODUCER_CONNECTION_LIST (204, ``producerConnection``), INVOKE_BROKER_TO_RESET_OFFSET
+(222, ``resetOffsetByTime``: ``Broker2Client#resetOffset``), QUERY_TOPIC_CONSUME_BY_WHO
+(300, the message track of ``queryMsgById``). Bodies are fastjson's: bean
 fields sorted, ``HashMap<MessageQueue, ...>`` tables in Java's iteration order.
 
 Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
@@ -81,6 +83,7 @@ ADMIN_CODES = (
     RequestCode.GET_PRODUCER_CONNECTION_LIST,
     RequestCode.GET_CONSUME_STATS,
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+    RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
 )
 
 
@@ -123,6 +126,7 @@ class AdminBrokerProcessor:
             RequestCode.GET_PRODUCER_CONNECTION_LIST: self.get_producer_connection_list,
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
             RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
+            RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: self.query_topic_consume_by_who,
         }.get(code)
         if handler is None:
             return _err(
@@ -529,6 +533,19 @@ class AdminBrokerProcessor:
                 }
         body = {"consumeTps": 0.0, "offsetTable": _mq_map(table)}
         return _ok(body=dumps(body).encode())
+
+    def query_topic_consume_by_who(self, channel, request):
+        """QUERY_TOPIC_CONSUME_BY_WHO (300): groups subscribed to the topic or holding
+        offsets on it (GroupList body; a HashSet in Java, written in its order).
+
+        Mirrors AdminBrokerProcessor#queryTopicConsumeByWho; ``queryMsgById``'s message
+        track asks it.
+        """
+        topic = request.ext("topic")
+        broker = self.broker
+        groups = set(broker.consumer_manager.query_topic_consume_by_who(topic))
+        groups.update(broker.consumer_offset_manager.which_group_by_topic(topic))
+        return _ok(body=dumps({"groupList": hash_map_order(sorted(groups))}).encode())
 
     # -- reset offsets (mqadmin resetOffsetByTime) -------------------------------------------------
     def reset_offset(self, channel, request):

@@ -338,3 +338,16 @@ def test_invoke_broker_to_reset_offset(cluster):
         ResponseCode.SYSTEM_ERROR,
         "[reset-offset] reset offset failed, no topic in this broker. topic=Nope",
     )
+
+
+def test_query_topic_consume_by_who(cluster):
+    """QUERY_TOPIC_CONSUME_BY_WHO (300): subscribed groups plus groups with offsets."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    heartbeat(c, c.client, "127.0.0.1@c1")  # CG subscribes TopicTest
+    c.call(addr, RequestCode.UPDATE_CONSUMER_OFFSET,
+           {"consumerGroup": "Old", "topic": "TopicTest", "queueId": "0", "commitOffset": "0"})  # fmt: skip
+    r = c.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, {"topic": "TopicTest"})
+    assert sorted(loads(r.response.body.decode())["groupList"]) == ["CG", "Old"]
+    r = c.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, {"topic": "None"})
+    assert loads(r.response.body.decode()) == {"groupList": []}

@@ -40,7 +40,7 @@ def test_running_consumer_reconsumes_from_the_reset_point():
     10 s after the reset, and the broker ends with the consumer's commits (4, 4)."""
     lab, t = _lab()
     before = lab.deliveries()
-    assert sorted(zip(before.queue_id, before.queue_offset)) == [
+    assert sorted(zip(before.queue_id, before.queue_offset, strict=True)) == [
         (q, o) for q in (0, 1) for o in range(4)
     ]
     call = _reset(lab, t)
@@ -49,7 +49,12 @@ def test_running_consumer_reconsumes_from_the_reset_point():
     reset_at = call.done_at
     lab.advance(30_000)
     after = lab.deliveries().iloc[len(before) :]
-    assert sorted(zip(after.queue_id, after.queue_offset)) == [(0, 2), (0, 3), (1, 2), (1, 3)]
+    assert sorted(zip(after.queue_id, after.queue_offset, strict=True)) == [
+        (0, 2),
+        (0, 3),
+        (1, 2),
+        (1, 3),
+    ]
     # the client waited Java's 10 s (TimeUnit.SECONDS.sleep(10)) before committing and resuming
     steps = lab.events(component="MQClientInstance.resetOffset")
     assert steps.step.tolist() == ["1", "2"]
@@ -81,7 +86,12 @@ def test_each_consumer_of_the_group_resets_its_own_queues():
     _reset(lab, t)
     lab.advance(30_000)
     after = lab.deliveries().iloc[n:]
-    assert sorted(zip(after.queue_id, after.queue_offset)) == [(0, 2), (0, 3), (1, 2), (1, 3)]
+    assert sorted(zip(after.queue_id, after.queue_offset, strict=True)) == [
+        (0, 2),
+        (0, 3),
+        (1, 2),
+        (1, 3),
+    ]
     assert after.groupby("queue_id").consumer.nunique().tolist() == [1, 1]
     assert len(lab.events(component="MQClientInstance.resetOffset", step="1")) == 2
     lab.close()
