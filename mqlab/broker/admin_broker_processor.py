@@ -362,7 +362,7 @@ class AdminBrokerProcessor:
         # DefaultMessageStore#getRuntimeInfo
         # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
         cl_path = store.message_store_config.get_store_path_commit_log()
-        cl_ratio = java_double_to_string(store.disk_used_ratio if os.path.exists(cl_path) else -1.0)
+        cl_ratio = java_double_to_string(store.disk_used_ratio)
         info[f"commitLogDiskRatio_{cl_path}"] = cl_ratio
         info["commitLogDiskRatio"] = cl_ratio
         info["consumeQueueDiskRatio"] = java_double_to_string(store.disk_used_ratio)
@@ -588,7 +588,8 @@ class AdminBrokerProcessor:
             ts_offset = max(ts_offset, 0)
             table[mq] = ts_offset if is_force or ts_offset < consumer_offset else consumer_offset
         table = _mq_map(table)
-        ext = {"topic": topic, "group": group, "timestamp": str(timestamp), "isForce": "false"}
+        # extFields in Java's HashMap order (as a 4.9.3 broker writes them)
+        ext = {"topic": topic, "isForce": "false", "group": group, "timestamp": str(timestamp)}
         if is_c:  # ResetOffsetBodyForC: a list of MessageQueueForC
             body = {"offsetTable": [
                 {"brokerName": mq.broker_name, "offset": off, "queueId": mq.queue_id, "topic": mq.topic}
@@ -621,7 +622,11 @@ class AdminBrokerProcessor:
                 text=f"RESET_CONSUMER_CLIENT_OFFSET to {len(info.channel_info_table)} "
                 f"consumer(s) of {group}",
             )  # fmt: skip
-        return _ok(body=dumps({"offsetTable": table}).encode())
+        # Broker2Client#resetOffset sets SUCCESS but keeps createResponseCommand's remark
+        return RemotingCommand.create_response(
+            ResponseCode.SUCCESS, "not set any response code", ext_fields={},
+            body=dumps({"offsetTable": table}).encode(),
+        )  # fmt: skip
 
 
 #: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.

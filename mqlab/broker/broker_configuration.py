@@ -16,10 +16,14 @@ How Java writes the text (``Configuration#getAllConfigsFormatString``):
 
 A JDK 17 ``Properties`` iterates an internal ``ConcurrentHashMap``, whose order depends on
 the keys' hashes and on the insertion history; ``mqlab.common.java_hash_map.JavaProperties``
-replays both, so the text comes out in the order a 4.9.3 broker on JDK 17 writes it.
+replays both, so the text comes out in the order a 4.9.3 broker on JDK 17 writes it
+(checked against a running 4.9.3 broker: the same 177 keys in the same order, given its
+``rocketmqHome``).
 
 Fields mqlab does not model (the HA tuning, DLedger, the consume-queue ext sizes, the
-Netty client settings, ...) are shown with their Java defaults, so the key set is Java's;
+Netty client settings, ...) are shown with their Java defaults (``bitMapLengthConsumeQueueExt``
+with the value ``ConsumerFilterManager`` gives it: 112 for the default bloom settings), so
+the key set is Java's;
 an update to one is kept and shown, and changes nothing else. Values that depend on the
 host in Java are mqlab's own (``brokerIP1``, ``brokerName``, ``storePathRootDir``, the
 thread counts Java derives from the CPU count: mqlab fixes 4 CPUs); a null field is left
@@ -28,9 +32,11 @@ out, as Java leaves out ``rocketmqHome`` when ``ROCKETMQ_HOME`` is unset.
 ``UPDATE_BROKER_CONFIG`` (``Configuration#update``): a key already in ``allConfigs`` takes
 the new text (``mergeIfExist``), then every object takes every key it has a setter for
 (``MixAll#properties2Object``: ``Integer.parseInt`` / ``Long.parseLong`` /
-``Boolean.parseBoolean``, a value that does not parse or an enum-typed setter such as
-``brokerRole`` is skipped silently), and the data version moves on. The next GET merges the
-objects' fields in again, so a skipped value shows the field's real value. Java also
+``Boolean.parseBoolean``; ``brokerRole`` and ``flushDiskType`` through their
+``setXxx(String)`` overloads, ``Enum#valueOf``, so a running broker really changes role, as a
+4.9.3 broker does; a value that does not parse is skipped silently), and the data version
+moves on. The next GET merges the objects' fields in again, so a skipped value shows the
+field's real value. Java also
 writes the text to ``broker.properties`` under the store's config dir
 (``Configuration#persist``); mqlab, which also serves real sockets, writes no file from a
 request (as for the name server's UPDATE_NAMESRV_CONFIG).
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +55,7 @@ from typing import Any
 from mqlab.common.java_hash_map import JavaProperties
 from mqlab.common.properties import java_name
 from mqlab.common.topic_config import DataVersion
+from mqlab.store.config import BrokerRole, FlushDiskType
 
 __all__ = ["BrokerConfiguration", "NettyClientConfig"]
 
@@ -194,6 +202,14 @@ class NettyClientConfig:
     write_buffer_low_water_mark: int = 0
 
 
+def bloom_filter_bits(f: int, n: int) -> int:
+    """``BloomFilter.createByFn(f, n).getM()`` (filter/util, RocketMQ 4.9.3): the bits for
+    ``n`` elements at an ``f`` % error rate, rounded up to whole bytes (20 %, 32 → 112)."""
+    error_rate = f / 100.0
+    m = math.ceil(n * (math.log(1 / error_rate) / math.log(2)) * (math.log(math.e) / math.log(2)))
+    return 8 * math.ceil(m / 8.0)
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -213,7 +229,11 @@ def _parse(java_type: str, text: str) -> Any:
         return text.lower() == "true"
     if java_type == "String":
         return text
-    raise ValueError(java_type)  # an enum-typed setter: properties2Object skips it
+    # MessageStoreConfig#setBrokerRole(String) / #setFlushDiskType(String): Enum#valueOf
+    enum_type = {"BrokerRole": BrokerRole, "FlushDiskType": FlushDiskType}[java_type]
+    if text not in enum_type.__members__:
+        raise ValueError(text)  # IllegalArgumentException, ignored by properties2Object
+    return enum_type[text]
 
 
 class BrokerConfiguration:
@@ -243,6 +263,13 @@ class BrokerConfiguration:
         ]
         #: Values of Java fields mqlab does not model (Java defaults, then updates).
         self.unmodelled: dict[str, str | None] = dict(_UNMODELLED_STORE_DEFAULTS)
+        # ConsumerFilterManager's constructor sets it to its bloom filter's bit count
+        self.unmodelled["bitMapLengthConsumeQueueExt"] = str(
+            bloom_filter_bits(
+                broker_config.max_error_rate_of_bloom_filter,
+                broker_config.expect_consumer_num_use_filter,
+            )
+        )
         self.data_version = DataVersion(timestamp=now_ms)
         self.all_configs = JavaProperties()
         for obj, fields in self.sections:  # Configuration#registerConfig, in order

@@ -54,9 +54,9 @@ class QueryMessageProcessor:
         result = self.broker.message_store.query_message(
             h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp
         )
-        ext = {
-            "indexLastUpdateTimestamp": str(result.index_last_update_timestamp),
+        ext = {  # in Java's HashMap order, as a 4.9.3 broker writes them
             "indexLastUpdatePhyoffset": str(result.index_last_update_phyoffset),
+            "indexLastUpdateTimestamp": str(result.index_last_update_timestamp),
         }
         tracer = self.broker.tracer
         if tracer.enabled:
