@@ -265,6 +265,8 @@ class DefaultMessageStore(GetMessageMixin):
         if max_physical_pos_in_logic_queue < min_offset:
             max_physical_pos_in_logic_queue = min_offset
         self.reput_from_offset = max_physical_pos_in_logic_queue
+        if not last_exit_ok:
+            self._recover_index_abnormally(max_physical_pos_in_logic_queue)
         rebuilt = self.do_reput()
         self.recover_topic_queue_table()
         for cq in self.all_consume_queues():
@@ -282,6 +284,28 @@ class DefaultMessageStore(GetMessageMixin):
                 rebuilt_units=rebuilt,
                 max_phy_offset=self.get_max_phy_offset(),
             )
+
+    def _recover_index_abnormally(self, stop: int) -> None:
+        """The index after an abnormal exit (``index.index_service`` essay): drop the files
+        newer than the last full one, then index the last commit-log file's entries again
+        up to ``stop``, where the reput takes over (``CommitLog#recoverAbnormally``
+        re-dispatches from its checkpoint file)."""
+        svc = self.index_service
+        svc.destroyed_on_recovery = svc.destroy_after_checkpoint()
+        last = self.commit_log.mapped_file_queue.get_last_mapped_file()
+        if not svc.destroyed_on_recovery or last is None:
+            return
+        if not self.message_store_config.message_index_enable:
+            return
+        buf, base, pos = last.mm, last.file_from_offset, 0
+        while pos < last.wrote_position and base + pos < stop:
+            req = self.commit_log.check_message_and_return_size(buf, pos, False, False)
+            if not req.success or req.msg_size <= 0:
+                break  # the blank end-of-file marker, or the end of valid data
+            svc.build_index(req.topic, base + pos, req.store_timestamp, req.sys_flag,
+                            req.keys, req.uniq_key)  # fmt: skip
+            svc.reindexed_on_recovery += 1
+            pos += req.msg_size
 
     def recover_topic_queue_table(self) -> None:
         """``topic_queue_table`` := every queue's max offset; correct the min offsets.

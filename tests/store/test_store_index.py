@@ -150,8 +150,9 @@ def test_rolled_back_and_disabled_are_not_indexed(new_store):
 
 
 def test_index_survives_restart_and_is_not_rebuilt_twice(tmp_path):
-    """Normal and abnormal (kill) restarts reload the files; the reput after recovery skips
-    entries before the file's endPhyOffset (Java's ``<``: the last one is indexed again)."""
+    """A kill drops the (not full) file and indexes the last commit-log file again; a
+    normal restart reloads the files, and the reput skips entries before the file's
+    endPhyOffset (Java's ``<``: the one at it is indexed again)."""
     root = str(tmp_path / "s")
     store = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=root))
     assert store.load()
@@ -160,6 +161,8 @@ def test_index_survives_restart_and_is_not_rebuilt_twice(tmp_path):
     again = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=root))
     assert again.load() and again.last_shutdown_normal is False
     [f] = again.index_service.index_file_list
+    assert again.index_service.destroyed_on_recovery == ["19700101000001000"]
+    assert again.index_service.reindexed_on_recovery == 3
     assert f.index_header.index_count == 4
     assert again.index_service.query_offset("TopicTest", "k", 32, 0, 2**62).phy_offsets == [
         offs[2],
@@ -177,4 +180,50 @@ def test_index_survives_restart_and_is_not_rebuilt_twice(tmp_path):
     r = third.query_message("TopicTest", "k", 32, 0, 2**63 - 1)
     want = [third.select_one_message_by_offset(o) for o in (*offs, offs[2])]
     assert [bytes(x) for x in r.message_buffers] == want
+    third.shutdown()
+
+
+def test_abnormal_exit_drops_files_after_the_last_full_one_and_reindexes(tmp_path):
+    """After a kill, files ending after the last full file's end (Java: the checkpoint's
+    indexMsgTimestamp) are deleted; the last commit-log file is indexed again."""
+    root = str(tmp_path / "s")
+
+    def open_store():
+        st = DefaultMessageStore(
+            MessageStoreConfig(
+                store_path_root_dir=root, mapped_file_size_commit_log=1000,
+                max_hash_slot_num=8, max_index_num=4,
+            )
+        )  # fmt: skip
+        assert st.load()
+        return st
+
+    store = open_store()
+    offs = [_put(store, 1000 * (i + 1), keys="k") for i in range(9)]  # 9 × 130-byte entries
+    names = [os.path.basename(f.file_name) for f in store.index_service.index_file_list]
+    assert [f.index_header.index_count for f in store.index_service.index_file_list] == [4, 4, 4]
+    # 7 entries in file 0 (0..910), the rest from 1000 on (a 90-byte blank ends file 0)
+    assert offs == [0, 130, 260, 390, 520, 650, 780, 1000, 1130]
+    store.kill()
+    again = open_store()
+    svc = again.index_service
+    # all three files are full (count 4 = indexNum): none ends after the last full one
+    assert (
+        svc.destroyed_on_recovery == []
+        and [os.path.basename(f.file_name) for f in svc.index_file_list] == names
+    )
+    again.put_message(make_msg(properties={"KEYS": "k"}), 10_000)
+    again.do_reput()
+    again.kill()
+    third = open_store()
+    svc = third.index_service
+    assert svc.destroyed_on_recovery == ["19700101000010000"]  # the 4th file, not full
+    # the last commit-log file (1000, 1130, 1260) is dispatched to the index again; the new
+    # file starts at the 3rd file's end (1130): 1000 is skipped, 1130 comes twice (``<``)
+    assert svc.reindexed_on_recovery == 3
+    f = svc.index_file_list[-1]
+    assert [f.read_entry(n)[1] for n in range(1, f.index_header.index_count)] == [1130, 1260]
+    r = third.query_message("TopicTest", "k", 64, 0, 2**63 - 1)
+    got = [bytes(b) for b in r.message_buffers]  # sorted by offset: 1130 twice
+    assert got == [third.select_one_message_by_offset(o) for o in sorted((*offs, 1130, 1260))]
     third.shutdown()

@@ -21,11 +21,15 @@ What mqlab changes, on purpose:
   file (420,040 bytes), a thousandth of Java's (420,000,040 bytes per file).
 * Recovery: files are loaded in name order with their headers. After an abnormal exit,
   Java destroys each file whose ``endTimestamp`` is after the checkpoint's
-  ``indexMsgTimestamp`` (the end time of the last file that filled up and was flushed),
-  and ``recoverAbnormally`` re-dispatches the commit log from its checkpoint file on, which
-  rebuilds entries from there. mqlab has no checkpoint file: it keeps every index file as
-  written (its kill writes the mirrors out, as the page cache survives a killed process)
-  and the reput after recovery indexes only entries past each file's ``endPhyOffset``.
+  ``indexMsgTimestamp`` (the end time of the last file that filled up and was flushed;
+  ``destroy_after_checkpoint``), and ``CommitLog#recoverAbnormally`` re-dispatches the
+  commit log from its checkpoint file on, which indexes those entries again. mqlab has no
+  checkpoint file: it takes ``indexMsgTimestamp`` from the last full index file, and
+  re-indexes from the start of the last commit-log file (where Java's recovery usually
+  starts, its checkpoint being flushed every second); entries of older commit-log files
+  that the deleted files held are gone from the index, as in Java. Entries are never
+  indexed twice: ``buildIndex`` skips an entry before the current file's ``endPhyOffset``
+  (Java's ``<``: the entry at that offset is indexed again).
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ class IndexService:
         self.index_file_list: list[IndexFile] = []
         #: RunningFlags#makeIndexFileError: a file could not be created.
         self.index_file_error = False
+        #: After an abnormal exit: the files deleted and the entries indexed again.
+        self.destroyed_on_recovery: list[str] = []
+        self.reindexed_on_recovery = 0
         self._file_size = IndexFile.file_size(hash_slot_num, index_num)
 
     def load(self, last_exit_ok: bool) -> bool:
@@ -114,6 +121,27 @@ class IndexService:
             f.load()
             self.index_file_list.append(f)
         return True
+
+    def destroy_after_checkpoint(self) -> list[str]:
+        """After an abnormal exit: delete the files that end after the last full one.
+
+        Mirrors the ``!lastExitOK`` branch of ``IndexService#load``: Java destroys every
+        file whose ``endTimestamp`` is after ``StoreCheckpoint#getIndexMsgTimestamp``,
+        which is the end time of the last file that filled up (``IndexService#flush``
+        records it then; 0 if none did). mqlab has no checkpoint file and computes that
+        time from the files themselves.
+
+        Returns:
+            The names of the files deleted.
+        """
+        full = [f for f in self.index_file_list if f.is_write_full()]
+        index_msg_timestamp = full[-1].index_header.end_timestamp if full else 0
+        doomed = [f for f in self.index_file_list
+                  if f.index_header.end_timestamp > index_msg_timestamp]  # fmt: skip
+        for f in doomed:
+            f.destroy()
+            self.index_file_list.remove(f)
+        return [os.path.basename(f.file_name) for f in doomed]
 
     # -- building ------------------------------------------------------------------------
     def build_index(
