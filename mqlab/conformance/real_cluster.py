@@ -83,12 +83,25 @@ class RealClusterError(RuntimeError):
 # -- 1. tools ---------------------------------------------------------------------------------
 
 
+def _jdk_tool(name: str) -> str | None:
+    """``$JAVA_HOME/bin/<name>`` when JAVA_HOME is set (as scripts/check_java.sh and Maven do),
+    else ``<name>`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        path = Path(home) / "bin" / name
+        return str(path) if os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
 @cache
 def java_tools_missing() -> str | None:
-    """None when ``java`` >= 17, ``javac`` and ``mvn`` are usable, else why not (one line)."""
-    java = shutil.which("java")
+    """None when ``java`` >= 17, ``javac`` and ``mvn`` are usable, else why not (one line).
+
+    The same check as scripts/check_conformance.sh, which ``make test`` runs first.
+    """
+    java = _jdk_tool("java")
     if java is None:
-        return "no 'java' on PATH (the conformance tier needs a JDK 17: openjdk-17-jdk-headless)"
+        return "no 'java' (JAVA_HOME/bin or PATH); the conformance tier needs a JDK 17 (openjdk-17-jdk-headless)"
     try:
         out = subprocess.run(
             [java, "-version"], capture_output=True, text=True, timeout=30, check=False
@@ -101,7 +114,7 @@ def java_tools_missing() -> str | None:
     major = int(m.group(2)) if m.group(1) == "1" else int(m.group(1))
     if major < 17:
         return f"Java {major} at {java}; the conformance tier needs Java >= 17"
-    if shutil.which("javac") is None:
+    if _jdk_tool("javac") is None:
         return "no 'javac' on PATH: a JRE alone cannot build conformance/java (openjdk-17-jdk-headless)"
     if shutil.which("mvn") is None:
         return "no 'mvn' on PATH: the conformance tier builds conformance/java with Maven (apt-get install maven)"
@@ -361,9 +374,9 @@ class RealCluster:
 
 
 def _java() -> str:
-    java = shutil.which("java")
+    java = _jdk_tool("java")
     if java is None:
-        raise RealClusterError("no 'java' on PATH")
+        raise RealClusterError("no 'java' (JAVA_HOME/bin or PATH)")
     return java
 
 
