@@ -50,7 +50,8 @@ __all__ = [
 JAVA_DIR = Path(__file__).resolve().parents[2] / "conformance" / "java"
 READY = "mqlab-real-cluster ready"
 RUNNER_MAIN = "org.mqlab.conformance.RealCluster"
-MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
+#: MQAdminStartup.main, then System.exit: skips Netty's ~2-3 s graceful-shutdown quiet period
+MQADMIN_MAIN = "org.mqlab.conformance.MqAdmin"
 
 #: JDK 17 needs these for 4.9.3: ``MappedFile.clean`` reflects into ``DirectByteBuffer`` and
 #: ``jdk.internal.ref.Cleaner`` (every store shutdown, DELETE_TOPIC_IN_BROKER, file expiry), and
@@ -136,7 +137,7 @@ def _sources_digest() -> str:
 def build_runner(*, quiet: bool = True) -> Path:
     """Build ``conformance/java`` unless already built from the same pom and sources.
 
-    Runs ``mvn -B compile dependency:build-classpath``; the stamp ``target/.mqlab-built-<digest>``
+    Runs ``mvn -B compile jar:jar dependency:build-classpath``; the stamp ``target/.mqlab-built-<digest>``
     is keyed on a checksum of pom.xml and every ``*.java``. Concurrent callers wait on a lock.
 
     Returns:
@@ -159,7 +160,7 @@ def build_runner(*, quiet: bool = True) -> Path:
         for old in target.glob(".mqlab-built-*"):
             old.unlink()
         cmd = [
-            "mvn", "-B", *(["-q"] if quiet else []), "compile", "dependency:build-classpath",
+            "mvn", "-B", *(["-q"] if quiet else []), "compile", "jar:jar", "dependency:build-classpath",
             f"-Dmdep.outputFile={classpath}",
         ]  # fmt: skip
         proc = subprocess.run(
@@ -173,9 +174,9 @@ def build_runner(*, quiet: bool = True) -> Path:
 
 
 def runner_classpath() -> str:
-    """``target/classes`` plus the jars: the ``-cp`` for the runner and for mqadmin."""
+    """Our jar plus RocketMQ's: the ``-cp`` for the runner and for mqadmin."""
     jars = build_runner().read_text(encoding="utf-8").strip()
-    return f"{JAVA_DIR / 'target' / 'classes'}{os.pathsep}{jars}"
+    return f"{JAVA_DIR / 'target' / 'mqlab-conformance.jar'}{os.pathsep}{jars}"
 
 
 # -- 3. ports ---------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.BrokerPathConfigHelper;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.common.protocol.body.ClusterInfo;
@@ -21,6 +22,7 @@ import org.apache.rocketmq.remoting.common.ServiceThread;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyRemotingAbstract;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 import sun.misc.Signal;
 
@@ -102,6 +104,11 @@ public final class RealCluster {
         // Before any RocketMQ class reads them (TlsSystemConfig and the store's disk guards read
         // system properties when they are initialised); a -D on the command line wins.
         setIfAbsent("tls.server.mode", "disabled");
+        // As NamesrvStartup and BrokerStartup do first thing: the version every RemotingCommand
+        // carries. Without it requests and responses say version 0, and the name server takes the
+        // broker's REGISTER_BROKER for a pre-3.0.11 one (DefaultRequestProcessor#processRequest):
+        // it decodes the body the old way and registers the broker with no topics at all.
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         setIfAbsent("rocketmq.broker.diskSpaceWarningLevelRatio", "0.99");
         setIfAbsent("rocketmq.broker.diskSpaceCleanForciblyRatio", "0.98");
 
@@ -233,10 +240,12 @@ public final class RealCluster {
         }
         broker.start();
 
-        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort
+        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort, with its
+        //    topics (the topic named after the broker is always among them)
         String want = "127.0.0.1:" + o.brokerPort;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        while (!want.equals(registeredMaster(o.brokerName))) {
+        while (!want.equals(registeredMaster(o.brokerName))
+            || namesrv.getRouteInfoManager().pickupTopicRouteData(o.brokerName) == null) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("broker " + o.brokerName + " not registered at "
                     + addr + " within " + o.readyTimeoutMs + " ms");
