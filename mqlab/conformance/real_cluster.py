@@ -157,7 +157,11 @@ def build_runner(*, quiet: bool = True) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.exists() and classpath.exists():
             return classpath
-        for old in target.glob(".mqlab-built-*"):
+        for old in [
+            *target.glob(".mqlab-built-*"),
+            *target.glob("*.jsa"),
+            *target.glob("*.jsa.tmp"),
+        ]:
             old.unlink()
         cmd = [
             "mvn", "-B", *(["-q"] if quiet else []), "compile", "jar:jar", "dependency:build-classpath",
@@ -177,6 +181,33 @@ def runner_classpath() -> str:
     """Our jar plus RocketMQ's: the ``-cp`` for the runner and for mqadmin."""
     jars = build_runner().read_text(encoding="utf-8").strip()
     return f"{JAVA_DIR / 'target' / 'mqlab-conformance.jar'}{os.pathsep}{jars}"
+
+
+def _class_data_sharing(name: str) -> tuple[list[str], Path | None]:
+    """JVM flags for an application class-data-sharing archive ``target/<name>.jsa``.
+
+    The first JVM of a kind dumps the classes it loaded at exit (``-XX:ArchiveClassesAtExit``,
+    to a private temp name, renamed when that JVM ended well); later ones map them
+    (``-XX:SharedArchiveFile``): ~0.25 s less CPU per start (0.58 s instead of 0.83 s to the
+    real cluster's readiness). A stale or foreign archive is only a warning: the JVM runs without it.
+
+    Returns:
+        The flags, and the temp file to rename to the archive after a clean exit (or None).
+    """
+    archive = JAVA_DIR / "target" / f"{name}.jsa"
+    if archive.exists():
+        return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], None
+    tmp = archive.with_name(f"{name}.{os.getpid()}-{time.monotonic_ns()}.jsa.tmp")
+    return [f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], tmp
+
+
+def _keep_archive(tmp: Path | None, returncode: int | None) -> None:
+    if tmp is None:
+        return
+    if returncode == 0 and tmp.exists() and tmp.stat().st_size > 0:
+        tmp.replace(tmp.with_name(tmp.name.split(".", 1)[0] + ".jsa"))
+    else:
+        tmp.unlink(missing_ok=True)
 
 
 # -- 3. ports ---------------------------------------------------------------------------------
@@ -255,6 +286,7 @@ class RealCluster:
         self.shutdown_s: float | None = None
         self.returncode: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._cds_tmp: Path | None = None
 
     # context manager
     def __enter__(self) -> RealCluster:
@@ -302,8 +334,9 @@ class RealCluster:
         self.broker_addr = f"127.0.0.1:{broker_port}"
         self.broker_vip_addr = f"127.0.0.1:{vip}"
         timeout_ms = int(self.startup_timeout_s * 1000)
+        cds_flags, self._cds_tmp = _class_data_sharing("real-cluster")
         cmd = [
-            _java(), *JVM_FLAGS,
+            _java(), *JVM_FLAGS, *cds_flags,
             f"-Duser.home={self.home_dir}",
             f"-Drocketmq.client.logRoot={self.home_dir / 'logs'}",
             f"-Dlogback.configurationFile={JAVA_DIR / 'conf' / 'logback-real-cluster.xml'}",
@@ -368,6 +401,8 @@ class RealCluster:
             except OSError:
                 pass
         self.returncode = self._proc.wait()
+        _keep_archive(self._cds_tmp, self.returncode)
+        self._cds_tmp = None
 
     @property
     def running(self) -> bool:
@@ -409,14 +444,21 @@ def run_mqadmin(
         shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
         env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
         env["ROCKETMQ_HOME"] = home
+        cds_flags, cds_tmp = _class_data_sharing("mqadmin")
         cmd = [
-            _java(), *MQADMIN_FLAGS,
+            _java(), *MQADMIN_FLAGS, *cds_flags,
             f"-Duser.home={home}",
             f"-Drocketmq.client.logRoot={home}/logs",
             f"-Drocketmq.namesrv.addr={namesrv_addr}",
             "-cp", classpath, MQADMIN_MAIN, *args,
         ]  # fmt: skip
-        return subprocess.run(
-            cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
-            stdin=subprocess.DEVNULL, cwd=home,
-        )  # fmt: skip
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
+                stdin=subprocess.DEVNULL, cwd=home,
+            )  # fmt: skip
+        except BaseException:
+            _keep_archive(cds_tmp, None)
+            raise
+        _keep_archive(cds_tmp, proc.returncode)
+        return proc

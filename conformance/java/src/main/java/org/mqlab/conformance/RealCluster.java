@@ -45,8 +45,9 @@ import sun.misc.Signal;
  * {@code brokerPort - 2} (its VIP channel) and on the HA port.
  *
  * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
- * server's route table holds the broker. SIGTERM (or end of stdin: the parent died) shuts the broker
- * down, then the name server, prints {@code mqlab-real-cluster stopped} and exits 0.
+ * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
+ * shuts the broker down, then the name server, prints {@code mqlab-real-cluster stopped} and exits
+ * 0 (1, after "stopped with errors", when a shutdown threw).
  */
 public final class RealCluster {
     private static final String TAG = "mqlab-real-cluster";
@@ -55,6 +56,7 @@ public final class RealCluster {
     private NamesrvController namesrv;
     private BrokerController broker;
     private boolean stopped;
+    private boolean stopOk = true;
 
     private RealCluster(Options options) {
         this.options = options;
@@ -147,8 +149,7 @@ public final class RealCluster {
     private static void exitAfterStop(RealCluster cluster) {
         // Run off the signal thread; System.exit runs the (idempotent) shutdown hook once more.
         Thread t = new Thread(() -> {
-            cluster.stop();
-            System.exit(0);
+            System.exit(cluster.stop() ? 0 : 1);
         }, "mqlab-real-cluster-exit");
         t.start();
     }
@@ -324,10 +325,15 @@ public final class RealCluster {
         }
     }
 
-    /** Broker first (it unregisters from the name server), then the name server; idempotent. */
-    private synchronized void stop() {
+    /**
+     * Broker first (it unregisters from the name server), then the name server; idempotent.
+     * Returns false when a shutdown threw (it is printed; the rest still shuts down). On JDK 17
+     * without {@code --add-opens java.base/java.nio=ALL-UNNAMED} the store's shutdown throws
+     * InaccessibleObjectException from MappedFile.clean.
+     */
+    private synchronized boolean stop() {
         if (stopped) {
-            return;
+            return stopOk;
         }
         stopped = true;
         // Each NettyRemotingServer.shutdown() joins its NettyEventExecutor, which sleeps in a
@@ -342,12 +348,25 @@ public final class RealCluster {
             stopEventExecutor(namesrv.getRemotingServer());
         }
         if (broker != null) {
-            broker.shutdown();
+            try {
+                broker.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": broker shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
         if (namesrv != null) {
-            namesrv.shutdown();
+            try {
+                namesrv.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": name server shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
-        System.out.println(TAG + " stopped");
+        System.out.println(TAG + (stopOk ? " stopped" : " stopped with errors"));
         System.out.flush();
+        return stopOk;
     }
 }
