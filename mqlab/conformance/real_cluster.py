@@ -37,9 +37,12 @@ from types import TracebackType
 __all__ = [
     "JAVA_DIR",
     "JVM_FLAGS",
+    "REQUIRE_ENV",
     "RealCluster",
     "RealClusterError",
     "build_runner",
+    "conformance_required",
+    "require_java_tools",
     "free_port",
     "java_tools_missing",
     "run_mqadmin",
@@ -120,6 +123,28 @@ def java_tools_missing() -> str | None:
     if shutil.which("mvn") is None:
         return "no 'mvn' on PATH: the conformance tier builds conformance/java with Maven (apt-get install maven)"
     return None
+
+
+#: With this set to 1 (CI), a test tier that needs the real cluster fails instead of skipping.
+REQUIRE_ENV = "MQLAB_REQUIRE_CONFORMANCE"
+
+
+def conformance_required() -> bool:
+    """True when ``MQLAB_REQUIRE_CONFORMANCE`` is 1/true/yes."""
+    return os.environ.get(REQUIRE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def require_java_tools(tier: str = "conformance") -> None:
+    """For pytest fixtures of the conformance and interop tiers: skip with the reason when the
+    tools are missing, or fail with it when ``MQLAB_REQUIRE_CONFORMANCE=1``."""
+    import pytest
+
+    missing = java_tools_missing()
+    if missing is None:
+        return
+    if conformance_required():
+        pytest.fail(f"{REQUIRE_ENV}=1 but the {tier} tier cannot run: {missing}")
+    pytest.skip(f"{tier} tier skipped: {missing}")
 
 
 # -- 2. build ---------------------------------------------------------------------------------
@@ -462,3 +487,54 @@ def run_mqadmin(
             raise
         _keep_archive(cds_tmp, proc.returncode)
         return proc
+
+
+# -- 6. measuring -----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mqlab.conformance.real_cluster [--runs N]``: build, then start, measure and
+    stop the real cluster N times, running ``mqadmin clusterList`` against each; prints figures."""
+    import argparse
+    import resource
+
+    parser = argparse.ArgumentParser(prog="python -m mqlab.conformance.real_cluster")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    missing = java_tools_missing()
+    if missing:
+        print(f"cannot run: {missing}")
+        return 1
+    started = time.monotonic()
+    build_runner()
+    print(f"build (or up to date): {time.monotonic() - started:.1f} s")
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    for run in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="mqlab-real-cluster-") as workdir:
+            cluster = RealCluster(Path(workdir)).start()
+            try:
+                stat = Path(f"/proc/{cluster.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu = (int(stat[11]) + int(stat[12])) / tick
+                status = Path(f"/proc/{cluster.pid}/status").read_text()
+                rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
+                t, c = time.monotonic(), children_cpu()
+                admin = run_mqadmin(["clusterList"], cluster.namesrv_addr)
+                admin_s, admin_cpu = time.monotonic() - t, children_cpu() - c
+            finally:
+                cluster.stop()
+        ok = admin.returncode == 0 and cluster.broker_addr in admin.stdout
+        print(
+            f"run {run + 1}: ready {cluster.startup_s:.2f} s (JVM CPU {cpu:.2f} s), "
+            f"RSS {rss:.0f} MiB, stop {cluster.shutdown_s:.2f} s (exit {cluster.returncode}); "
+            f"mqadmin clusterList {admin_s:.2f} s (CPU {admin_cpu:.2f} s, {'ok' if ok else 'FAILED'})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
