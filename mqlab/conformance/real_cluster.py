@@ -281,6 +281,9 @@ class RealCluster:
             BrokerConfig, NettyServerConfig, NettyClientConfig and MessageStoreConfig
             (``{"autoCreateTopicEnable": "false", "messageDelayLevel": "1s 2s"}``). An unknown key
             fails the start. Ports, ``brokerIP1``, ``namesrvAddr`` and store paths are always ours.
+        jvm_options: added after :data:`JVM_FLAGS` (a later HotSpot flag wins). JVM_FLAGS are
+            tuned for a quick start (C1 only); a throughput benchmark of the real broker should
+            pass ``["-XX:TieredStopAtLevel=4", "-Xmx1g"]``.
     """
 
     def __init__(
@@ -291,8 +294,10 @@ class RealCluster:
         broker_name: str = "broker-a",
         cluster: str = "DefaultCluster",
         startup_timeout_s: float = 90,
+        jvm_options: list[str] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
+        self.jvm_options = list(jvm_options or [])
         self.broker_properties = dict(broker_properties or {})
         self.broker_name = broker_name
         self.cluster = cluster
@@ -351,6 +356,7 @@ class RealCluster:
         raise AssertionError("unreachable")
 
     def _launch(self, classpath: str) -> RealCluster:
+        self._proc, self.returncode = None, None  # a retry after a lost port race
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.home_dir.mkdir(parents=True, exist_ok=True)
         base = free_port(4)
@@ -361,7 +367,7 @@ class RealCluster:
         timeout_ms = int(self.startup_timeout_s * 1000)
         cds_flags, self._cds_tmp = _class_data_sharing("real-cluster")
         cmd = [
-            _java(), *JVM_FLAGS, *cds_flags,
+            _java(), *JVM_FLAGS, *self.jvm_options, *cds_flags,
             f"-Duser.home={self.home_dir}",
             f"-Drocketmq.client.logRoot={self.home_dir / 'logs'}",
             f"-Dlogback.configurationFile={JAVA_DIR / 'conf' / 'logback-real-cluster.xml'}",
