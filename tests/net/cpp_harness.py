@@ -283,9 +283,11 @@ class GoodClient:
         self.buf = bytearray()
         self.opaque = 0
 
-    def call(self, code: int, ext: dict[str, str]) -> RemotingCommand:
+    def call(
+        self, code: int, ext: dict[str, str] | None, body: bytes | None = None
+    ) -> RemotingCommand:
         self.opaque += 1
-        req = RemotingCommand.create_request(code, ext)
+        req = RemotingCommand.create_request(code, ext, body)
         req.opaque = self.opaque
         self.sock.sendall(req.encode())
         while True:
