@@ -177,9 +177,7 @@ class CommitLog:
         self.message_store_config = config
         self.mapped_file_size = config.mapped_file_size_commit_log
         self.mapped_file_queue = MappedFileQueue(
-            config.get_store_path_commit_log(),
-            config.mapped_file_size_commit_log,
-            keep_fd_open=True,
+            config.get_store_path_commit_log(), config.mapped_file_size_commit_log
         )
         #: "topic-queueId" → the next logical (consume-queue) offset.
         self.topic_queue_table: dict[str, int] = {}
@@ -482,7 +480,7 @@ class CommitLog:
         """
         mfq = self.mapped_file_queue
         if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
-            mfq.flush(0, sync=True)  # GroupCommitService: force() before the ack
+            mfq.flush(0)  # GroupCommitService: force() before the ack
             if wait:
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
                     return PutMessageStatus.FLUSH_DISK_TIMEOUT
@@ -757,8 +755,8 @@ class CommitLog:
         TOTALSIZE == calMsgLength; a blank marker moves to the next file); at the first
         invalid or torn entry, cut that file there (in memory and on disk) and delete
         every later file; then drop consume-queue units pointing at or beyond the new
-        end. mqlab addition: an entry reaching past the bytes actually on disk is torn
-        (RocketMQ's preallocated files cannot tell).
+        end. Files are preallocated, so the data ends at the first zero TOTALSIZE /
+        MAGICCODE; a torn entry (its tail zeros) fails its CRC or its length check.
 
         Returns:
             The recovered max physical offset.
@@ -782,9 +780,6 @@ class CommitLog:
             req = self.check_message_and_return_size(mf.mm, mapped_file_offset, check_crc, True)
             size = req.msg_size
             if req.success and size > 0:
-                if mapped_file_offset + size > mf.disk_length:
-                    reason = "torn entry: reaches past the data on disk"
-                    break
                 mapped_file_offset += size
             elif req.success and size == 0:
                 index += 1
@@ -797,7 +792,7 @@ class CommitLog:
                 reason = self._describe_invalid(mf, mapped_file_offset, check_crc)
                 break
         process_offset += mapped_file_offset
-        old_max = mfs[-1].file_from_offset + min(mfs[-1].disk_length, self.mapped_file_size)
+        old_max = mfs[-1].file_from_offset + mfs[-1].data_length()
         mfq.flushed_where = process_offset
         removed = mfq.truncate_dirty_files(process_offset)
         tracer = self.store.tracer
@@ -817,14 +812,18 @@ class CommitLog:
         return process_offset
 
     def _describe_invalid(self, mf: MappedFile, pos: int, check_crc: bool) -> str | None:
-        """Why the entry at ``pos`` failed (slow path, for the trace)."""
-        if pos + 8 > mf.disk_length and not any(mf.view[pos : min(pos + 8, mf.file_size)]):
-            return None  # plain end of data
-        if pos + 8 <= mf.disk_length:
+        """Why the entry at ``pos`` failed (slow path, for the trace); None: plain end of
+        data (zeros from ``pos`` on)."""
+        data_end = mf.data_length()
+        if data_end <= pos:
+            return None
+        if pos + 8 <= mf.file_size:
             total, magic = _I32x2.unpack_from(mf.mm, pos)
-            if magic == MESSAGE_MAGIC_CODE and pos + total > mf.disk_length:
-                on_disk = mf.disk_length - pos
-                return f"torn entry at {pos}: declares {total} bytes, {on_disk} on disk"
+            if magic == MESSAGE_MAGIC_CODE and pos < data_end < pos + total:
+                return (
+                    f"torn entry at {pos}: declares {total} bytes, only zeros from byte "
+                    f"{data_end - pos} on"
+                )
         try:
             decode_stored_message(mf.mm, pos, read_body=True, check_crc=check_crc)
         except MessageDecodeError as e:

@@ -86,11 +86,9 @@ class ConsumeQueue:
         unpack = CQ_UNIT.unpack_from
         while True:
             mapped_file_offset = 0
-            disk_length = mf.disk_length
             for i in range(0, size, CQ_STORE_UNIT_SIZE):
                 offset, sz, _tags = unpack(mf.mm, i)
-                # mqlab: a unit cut short on disk is not valid either
-                if offset >= 0 and sz > 0 and i + CQ_STORE_UNIT_SIZE <= disk_length:
+                if offset >= 0 and sz > 0:
                     mapped_file_offset = i + CQ_STORE_UNIT_SIZE
                     self.max_physic_offset = offset + sz
                 else:

@@ -310,7 +310,8 @@ class DefaultMessageStore(GetMessageMixin):
     def shutdown(self) -> None:
         """Stop: finish dispatching, persist delay offsets, flush, remove the abort file.
 
-        Mirrors ``DefaultMessageStore#shutdown``.
+        Mirrors ``DefaultMessageStore#shutdown`` (and its ``MappedFile#cleanup``: every
+        file is unmapped).
         """
         if self.is_shutdown:
             return
@@ -318,7 +319,7 @@ class DefaultMessageStore(GetMessageMixin):
         self.schedule_message_service.shutdown()
         self.is_shutdown = True
         self.flush()
-        self.commit_log.mapped_file_queue.close()
+        self.unmap()
         if self.writeable and self.dispatch_behind_bytes() == 0:
             try:
                 os.remove(StorePathConfigHelper.get_abort_file(self.root_dir))
@@ -335,21 +336,86 @@ class DefaultMessageStore(GetMessageMixin):
     def kill(self) -> None:
         """The broker process is killed (SIGKILL): none of ``shutdown``'s steps run.
 
-        What was written into the mapped files survives, because the kernel writes the
-        page cache back (mqlab: ``flush`` writes the mirrors to the files). Nothing else
-        happens: no reput catch-up (recovery rebuilds the missing units), no delay-offset
-        persist (``delayOffset.json`` keeps what the 10 s timer last wrote), and the
-        ``abort`` file stays, so the next ``load`` sees an abnormal exit
-        (``DefaultMessageStore#load``: ``lastExitOK = !isTempFileExist()``). Idempotent.
+        Every byte written into the mapped files is already in the OS page cache, which
+        outlives the process (the kernel writes it back), so nothing is lost, flushed or
+        not. Nothing else happens: no flush, no reput catch-up (recovery rebuilds the
+        missing units), no delay-offset persist (``delayOffset.json`` keeps what the 10 s
+        timer last wrote), and the ``abort`` file stays, so the next ``load`` sees an
+        abnormal exit (``DefaultMessageStore#load``: ``lastExitOK = !isTempFileExist()``).
+        The maps stay readable for inspection, as the page cache does, until ``unmap()``.
+        Idempotent.
         """
         if self.is_shutdown:
             return
         self.is_shutdown = True
-        self.flush()
+
+    def power_cut(self, *, lost_tail_bytes: int | None = None) -> dict[str, int]:
+        """The machine loses power (or the OS crashes): the process dies *and* the OS page
+        cache is lost.
+
+        What survives of each mapped file is what its disk holds: the bytes up to its
+        flushed position (``MappedByteBuffer#force``), zeros after it (mqlab's model,
+        see ``mapped_file``). ``lost_tail_bytes`` models the kernel's own write-back
+        before the cut: everything written to the commit log except its last
+        ``lost_tail_bytes`` had reached the disk, so the last entry may be **torn** (its
+        head on disk, its tail zeros); flushed bytes are never lost. The consume queues
+        lose everything after their flushed positions (recovery rebuilds those units from
+        the commit log). As with ``kill``, nothing of ``shutdown`` runs and the ``abort``
+        file stays. The config files (``MixAll#string2File``) are kept as last written.
+        The maps stay readable (now holding what the disk holds) until ``unmap()``.
+
+        Returns:
+            ``commit_log_wrote`` and ``commit_log_flushed`` (offsets before the cut),
+            ``commit_log_kept`` (the offset up to which bytes survive) and
+            ``consume_queue_lost_bytes``; empty if the store was already down.
+
+        Raises:
+            ValueError: ``lost_tail_bytes`` is negative.
+        """
+        if lost_tail_bytes is not None and lost_tail_bytes < 0:
+            raise ValueError(f"lost_tail_bytes must be >= 0, got {lost_tail_bytes!r}")
+        if self.is_shutdown:
+            return {}
+        self.is_shutdown = True
+        mfq = self.commit_log.mapped_file_queue
+        wrote = mfq.get_max_offset()
+        flushed = min(mfq.flushed_where, wrote)
+        keep = None if lost_tail_bytes is None else max(flushed, wrote - lost_tail_bytes)
+        mfq.revert_to_disk(keep)
+        cq_lost = 0
+        for cq in self.all_consume_queues():
+            cq_lost += cq.mapped_file_queue.revert_to_disk()
+        info = {
+            "commit_log_wrote": wrote,
+            "commit_log_flushed": flushed,
+            "commit_log_kept": mfq.get_max_offset(),
+            "consume_queue_lost_bytes": cq_lost,
+        }
+        if self._traced():
+            self.tracer.emit(
+                "DefaultMessageStore.powerCut",
+                "power_cut",
+                "fault",
+                **info,
+                text=(
+                    f"power cut: the page cache is lost; the commit log keeps "
+                    f"{info['commit_log_kept']} of {wrote} bytes written "
+                    f"({flushed} flushed), the consume queues lose {cq_lost} bytes"
+                ),
+            )
+        return info
+
+    def unmap(self) -> None:
+        """Unmap every commit-log and consume-queue file (``MappedFile#cleanup``): the
+        process is gone. ``shutdown`` does it; after ``kill`` / ``power_cut`` the owner
+        does (the Lab on restart and close). Reading the store afterwards is an error.
+        Idempotent."""
         self.commit_log.mapped_file_queue.close()
+        for cq in self.all_consume_queues():
+            cq.mapped_file_queue.close()
 
     def flush(self) -> int:
-        """Flush the commit log and every consume queue to disk.
+        """Force the commit log and every consume queue to disk (``msync``).
 
         Stands for RocketMQ's flush services (``FlushRealTimeService``,
         ``FlushConsumeQueueService``) run to completion.
