@@ -24,9 +24,10 @@ Duplicates (a group receiving a key more than once) are attributed, in this orde
   left it (the broker commits consumer offsets in memory and persists them every
   ``flushConsumerOffsetInterval``, 5 s; a consumer that takes the queue after the
   restart starts from the persisted one);
-* ``rebalance``: delivered again to another consumer of the group, or to the same one
-  after another consumer of the group received from that queue in between (the queue
-  moved and the new owner started from the last committed offset);
+* ``rebalance``: delivered again to another consumer of the group (the queue moved and
+  the new owner started from the last committed offset), or to the same consumer after
+  it took the queue again in a rebalance (its client log shows ``add mq`` for that queue
+  between the two deliveries: it dropped the queue and re-read the committed offset);
 * ``unexplained``: anything else. RocketMQ allows none; the test fails on any.
 
 A producer's own retry that stores one message twice (a send that timed out, retried
@@ -42,8 +43,10 @@ lost == 0 and that every duplicate has an allowed cause).
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -330,6 +333,8 @@ class RunData:
     deliveries: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
     #: ``topic@group`` -> queue id -> offset, from consumerOffset.json right after the kill
     persisted_at_kill: dict[str, dict[int, int]] = field(default_factory=dict)
+    #: group -> consumer name -> [(time ns, queue id)] of the client's "add mq" log lines
+    queue_adds: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
     t_kill_ns: int = 0
     t_ready_ns: int = 0
     rss_kib: dict[str, int | None] = field(default_factory=dict)
@@ -414,6 +419,10 @@ def run_load(cfg: LoadConfig) -> RunData:
             for c in cs:
                 data.stopped_cleanly &= c.stop(60)
         data.deliveries = {g: {c.name: c.records() for c in cs} for g, cs in consumers.items()}
+        logs = run / "home" / "logs" / "rocketmq-cpp"
+        data.queue_adds = {
+            g: {c.name: _queue_adds(logs, c.proc.pid) for c in cs} for g, cs in consumers.items()
+        }
     finally:
         for c in clients:
             c.kill()
@@ -421,6 +430,29 @@ def run_load(cfg: LoadConfig) -> RunData:
         if not cfg.keep and cfg.workdir is None:
             shutil.rmtree(run, ignore_errors=True)
     return data
+
+
+_ADD_MQ = re.compile(
+    r"^\[(\d{4}-\w{3}-\d{2} \d{2}:\d{2}:\d{2}\.\d+)\]\(info\):add mq:MessageQueue "
+    rf"\[topic={TOPIC}, brokerName=[^,]+, queueId=(\d+)\]"
+)
+
+
+def _queue_adds(logs: Path, pid: int) -> list[tuple[int, int]]:
+    """When the C++ client of process ``pid`` took a queue of the topic in a rebalance.
+
+    Its log (``$HOME/logs/rocketmq-cpp/<pid>_rocketmq-cpp.log.N``) has one ``add mq``
+    line per queue taken (``RebalanceImpl#updateRequestTableInRebalance``), stamped in
+    local time.
+    """
+    out = []
+    for f in sorted(logs.glob(f"{pid}_rocketmq-cpp.log*")):
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = _ADD_MQ.match(line)
+            if m:
+                when = datetime.datetime.strptime(m.group(1), "%Y-%b-%d %H:%M:%S.%f")
+                out.append((int(when.timestamp() * 1e9), int(m.group(2))))
+    return sorted(out)
 
 
 def _wait(pred, timeout: float, what: str) -> None:
@@ -449,12 +481,9 @@ def analyse(data: RunData) -> dict[str, Any]:
     delivered: dict[str, int] = {}
     for group, _, tags in GROUPS:
         by_key: dict[str, list[dict]] = {}
-        by_queue: dict[int, list[dict]] = {}
         for name, recs in data.deliveries.get(group, {}).items():
             for r in recs:
-                r = dict(r, c=name)
-                by_key.setdefault(r["k"], []).append(r)
-                by_queue.setdefault(r["q"], []).append(r)
+                by_key.setdefault(r["k"], []).append(dict(r, c=name))
         delivered[group] = sum(len(v) for v in by_key.values())
         lost[group] = sorted(k for k, tag in acked.items() if tag in tags and k not in by_key)
         filter_violations[group] = sum(
@@ -466,7 +495,8 @@ def analyse(data: RunData) -> dict[str, Any]:
             recs.sort(key=lambda r: r["t"])
             first = recs[0]
             for again in recs[1:]:
-                cause = _dup_cause(first, again, data, persisted, by_queue)
+                adds = data.queue_adds.get(group, {}).get(first["c"], [])
+                cause = _dup_cause(first, again, data, persisted, adds)
                 causes[cause] += 1
                 if cause == "unexplained":
                     unexplained.append({"group": group, "first": first, "again": again})
@@ -491,6 +521,9 @@ def analyse(data: RunData) -> dict[str, Any]:
             c: sum(d[c] for d in dup_causes.values()) for c in (*ALLOWED_CAUSES, "unexplained")
         },
         "unexplained_examples": unexplained[:5],
+        "queues_taken_by_group": {
+            g: sum(len(v) for v in by_c.values()) for g, by_c in data.queue_adds.items()
+        },
         "send_latency_ms": {
             "before_kill": {
                 "n": len(before),
@@ -509,7 +542,10 @@ def analyse(data: RunData) -> dict[str, Any]:
     }
 
 
-def _dup_cause(first: dict, again: dict, data: RunData, persisted: dict, by_queue: dict) -> str:
+def _dup_cause(
+    first: dict, again: dict, data: RunData, persisted: dict, adds: list[tuple[int, int]]
+) -> str:
+    """Why ``again`` re-delivered ``first``'s message (see the module docstring)."""
     if (first["q"], first["o"]) != (again["q"], again["o"]):
         return "send_retry"  # the same key stored twice: the producer sent it again
     straddles = first["t"] < data.t_kill_ns <= again["t"]
@@ -517,10 +553,8 @@ def _dup_cause(first: dict, again: dict, data: RunData, persisted: dict, by_queu
         return "offset_not_persisted"
     if again["c"] != first["c"]:
         return "rebalance"
-    moved = any(
-        r["c"] != first["c"] and first["t"] < r["t"] < again["t"] for r in by_queue[first["q"]]
-    )
-    return "rebalance" if moved else "unexplained"
+    retaken = any(q == first["q"] and first["t"] < t < again["t"] for t, q in adds)
+    return "rebalance" if retaken else "unexplained"
 
 
 def format_report(cfg: LoadConfig, rep: dict[str, Any]) -> str:
@@ -536,7 +570,9 @@ def format_report(cfg: LoadConfig, rep: dict[str, Any]) -> str:
         f"  sent {rep['sent']}  acknowledged {rep['acknowledged']}  "
         f"failed {rep['failed_sends']}  lost {rep['lost']}",
         f"  delivered {rep['delivered_by_group']}  filter violations {rep['filter_violations']}",
-        "  duplicates: " + ", ".join(f"{k} {v}" for k, v in rep["duplicates"].items()),
+        "  duplicates: "
+        + ", ".join(f"{k} {v}" for k, v in rep["duplicates"].items())
+        + f"  (queues taken in rebalances: {rep['queues_taken_by_group']})",
         f"  send latency ms p50/p99: before kill {ms(lat['before_kill']['p50'])}/"
         f"{ms(lat['before_kill']['p99'])} (n={lat['before_kill']['n']}), after restart "
         f"{ms(lat['after_restart']['p50'])}/{ms(lat['after_restart']['p99'])} "

@@ -48,6 +48,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_message(tmp_path, flush_disk_t
         ]
         consumed = {m["keys"] for m in got}
         lost = [k for k in acked if k not in consumed]
+        print(f"{flush_disk_type}: acknowledged {len(acked)}, lost {len(lost)}")
         assert lost == [], f"{len(lost)} of {len(acked)} acknowledged lost: {lost[:20]}"
         # Every message the new group read from the first offset is one the loop sent.
         assert consumed <= {r["k"] for r in sends}
