@@ -338,6 +338,8 @@ class RunData:
     t_kill_ns: int = 0
     t_ready_ns: int = 0
     rss_kib: dict[str, int | None] = field(default_factory=dict)
+    #: connections serve closed for a write buffer over the high-water mark (its log)
+    overflow_closes: int = 0
     stopped_cleanly: bool = True
 
 
@@ -419,6 +421,8 @@ def run_load(cfg: LoadConfig) -> RunData:
             for c in cs:
                 data.stopped_cleanly &= c.stop(60)
         data.deliveries = {g: {c.name: c.records() for c in cs} for g, cs in consumers.items()}
+        serve_log = (run / "serve.log").read_text(encoding="utf-8", errors="replace")
+        data.overflow_closes = serve_log.count("over the high-water mark")
         logs = run / "home" / "logs" / "rocketmq-cpp"
         data.queue_adds = {
             g: {c.name: _queue_adds(logs, c.proc.pid) for c in cs} for g, cs in consumers.items()
@@ -539,6 +543,7 @@ def analyse(data: RunData) -> dict[str, Any]:
         "broker_rss_kib": data.rss_kib,
         "persisted_offsets_at_kill": {k: v for k, v in data.persisted_at_kill.items()},
         "clients_stopped_cleanly": data.stopped_cleanly,
+        "overflow_closes": data.overflow_closes,
     }
 
 

@@ -19,6 +19,7 @@ from cpp_harness import CPP_CLIENT, SCRIPT, GoodClient, client_env, run_client, 
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.runtime.net import WRITE_BUFFER_HIGH_WATER_MARK
+from mqlab.serve import ServeConfig, build_parser
 
 pytestmark = [pytest.mark.slow, CPP_CLIENT]
 
@@ -39,8 +40,29 @@ def pull_ext(topic: str, offset: int, group: str = "CID-flood") -> dict[str, str
             "expressionType": "TAG"}  # fmt: skip
 
 
-def test_default_write_buffer_high_water_mark_is_16_mib():
+def test_serve_defaults_to_a_16_mib_mark_and_takes_another(live):
     assert WRITE_BUFFER_HIGH_WATER_MARK == 16 * 1024 * 1024
+    assert build_parser().parse_args([]).write_buffer_high_water_mark == 16 * 1024 * 1024
+    args = build_parser().parse_args(["--write-buffer-high-water-mark", "0"])
+    assert args.write_buffer_high_water_mark == 0
+    assert live().call(lambda srv: srv.driver.write_buffer_high_water_mark) == 16 * 1024 * 1024
+    with pytest.raises(ValueError, match="write_buffer_high_water_mark must be >= 0"):
+        ServeConfig(write_buffer_high_water_mark=-1)
+
+
+def test_serve_raises_its_soft_open_files_limit_to_the_hard_limit(tmp_path):
+    code = (
+        "import resource\n"
+        "from mqlab.serve import raise_open_files_limit\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "print(raise_open_files_limit() == (hard, hard) or hard == resource.RLIM_INFINITY)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=client_env(tmp_path), capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "True", out.stderr
 
 
 def test_client_that_never_reads_is_closed_at_the_mark_and_others_are_served(live, tmp_path):
