@@ -71,6 +71,8 @@ ALLOWED_CAUSES = ("offset_not_persisted", "rebalance", "send_retry")
 
 @dataclass(slots=True)
 class LoadConfig:
+    """One run's knobs (``python -m mqlab.bench_load --help`` names them)."""
+
     seconds: float = 60.0
     producers: int = 8
     #: sends per second per producer (each producer's sync loop is paced to this)
@@ -362,6 +364,7 @@ def run_load(cfg: LoadConfig) -> RunData:
         warm = _Client("producer", "warmup", {
             "ns": ns, "group": "PID-bench-warmup", "topic": TOPIC, "prefix": "warmup",
             "count": 1, "tags": ["TagA"], "body": cfg.body}, env, run)  # fmt: skip
+        clients.append(warm)
         warm.proc.wait(60)
         warm.kill()
         if [r["s"] for r in warm.records()] != [0]:
@@ -374,8 +377,9 @@ def run_load(cfg: LoadConfig) -> RunData:
                     "threads": cfg.consumer_threads}, env, run)  # fmt: skip
                 clients.append(c)
                 consumers.setdefault(group, []).append(c)
-        for c in clients:
-            c.wait_started()
+        for cs in consumers.values():
+            for c in cs:
+                c.wait_started()
         # Each group has taken the warm-up message: subscriptions and routes are in place.
         _wait(lambda: all(any(c.records() for c in cs) for cs in consumers.values()), 60,
               "the consumers to receive the warm-up message")  # fmt: skip
