@@ -17,8 +17,9 @@ from mqlab.store import DefaultMessageStore, GetMessageStatus, MessageStoreConfi
 
 BODY = b"x" * 1000
 ENTRY = 1109  # 1000-byte body in TopicTest with TAGS=TagA: 91 + 1000 + 9 + 9
-#: ASYNC_FLUSH forces once 4 pages (16,384 bytes) are dirty: at the 15th entry (16,635).
-FLUSHED_AT = 15
+#: Puts 100 ms apart from t=1000: FlushRealTimeService passes run at puts 0, 5, 10, 15
+#: (every 500 ms); the first with 4 dirty pages is at put 15 (16 entries, 17,744 bytes).
+FLUSHED = 16
 
 
 def _open(root, **config) -> DefaultMessageStore:
@@ -30,11 +31,11 @@ def _open(root, **config) -> DefaultMessageStore:
 
 
 def _put(store, n, first=0):
-    """``n`` puts into queues 0/1 alternately; the (commit-log offset, queue, queue offset)
-    of each acknowledged one."""
+    """``n`` puts into queues 0/1 alternately, put ``i`` at t = 1000 + 100·i; the
+    (commit-log offset, queue, queue offset) of each acknowledged one."""
     acked = []
     for i in range(first, first + n):
-        r = store.put_message(make_msg(queue_id=i % 2, body=BODY), 1000 + i)
+        r = store.put_message(make_msg(queue_id=i % 2, body=BODY), 1000 + 100 * i)
         assert r.is_ok()
         amr = r.append_message_result
         acked.append((amr.wrote_offset, i % 2, amr.logics_offset))
@@ -52,28 +53,36 @@ def _readable(store):
     return sorted(got)
 
 
-def test_the_async_flush_threshold_is_four_dirty_pages(tmp_path):
-    """ASYNC_FLUSH: nothing is forced until 16,384 bytes are dirty; the 15th entry forces
-    all 15 (16,635 bytes); the 20th leaves 5 entries unflushed."""
+def test_the_flush_service_runs_every_500_ms_and_forces_4_dirty_pages(tmp_path):
+    """ASYNC_FLUSH (FlushRealTimeService): passes at t=1000, 1500, 2000 find fewer than 4
+    dirty pages; the pass at 2500 (put 15) forces 16 entries (17,744 bytes); the next pass is
+    not due before 3000, finds 1 dirty page, and the thorough pass (10 s after
+    lastFlushTimestamp 0) forces everything."""
     store = _open(tmp_path / "s")
     mfq = store.commit_log.mapped_file_queue
-    _put(store, FLUSHED_AT - 1)
+    _put(store, 15)
     assert mfq.flushed_where == 0
-    _put(store, 1, FLUSHED_AT - 1)
-    assert mfq.flushed_where == FLUSHED_AT * ENTRY == 16_635
-    _put(store, 5, FLUSHED_AT)
-    assert (mfq.get_max_offset(), mfq.flushed_where) == (20 * ENTRY, 15 * ENTRY)
+    _put(store, 1, 15)
+    assert mfq.flushed_where == FLUSHED * ENTRY == 17_744
+    _put(store, 4, 16)
+    assert (mfq.get_max_offset(), mfq.flushed_where) == (20 * ENTRY, 16 * ENTRY)
+    cl = store.commit_log
+    assert cl.flush_real_time_service(2999) is False  # 499 ms after the last pass
+    assert cl.flush_real_time_service(3000) is True
+    assert mfq.flushed_where == 16 * ENTRY  # 22,180 // 4096 - 17,744 // 4096 = 1 page
+    assert cl.flush_real_time_service(10_000) is True
+    assert mfq.flushed_where == 20 * ENTRY
     store.shutdown()
 
 
 @pytest.mark.parametrize("flush_disk_type", ["ASYNC_FLUSH", "SYNC_FLUSH"])
 def test_a_kill_loses_nothing_acknowledged(tmp_path, flush_disk_type):
-    """20 acknowledged puts (ASYNC_FLUSH: only 15 forced), kill, restart: all 20 readable at
+    """20 acknowledged puts (ASYNC_FLUSH: only 16 forced), kill, restart: all 20 readable at
     the same commit-log and queue offsets; the next put continues at queue offset 10."""
     store = _open(tmp_path / "s", flush_disk_type=flush_disk_type)
     acked = _put(store, 20)
     flushed = store.commit_log.mapped_file_queue.flushed_where
-    assert flushed == (15 if flush_disk_type == "ASYNC_FLUSH" else 20) * ENTRY
+    assert flushed == (FLUSHED if flush_disk_type == "ASYNC_FLUSH" else 20) * ENTRY
     store.kill()
     store.unmap()
     again = _open(tmp_path / "s", flush_disk_type=flush_disk_type)
@@ -89,9 +98,9 @@ def test_a_kill_loses_nothing_acknowledged(tmp_path, flush_disk_type):
 
 
 def test_a_power_cut_keeps_exactly_the_flushed_entries(tmp_path):
-    """ASYNC_FLUSH, 20 acknowledged, 15 forced: a power cut keeps the 15, recovery drops
-    the consume-queue units of the other 5 (rebuilt from the commit log: the queues had
-    not been forced at all) and queue offsets continue from what survived."""
+    """ASYNC_FLUSH, 20 acknowledged, 16 forced: a power cut keeps the 16; the consume queues
+    (never forced: below 2 dirty pages) are rebuilt from the commit log, and queue offsets
+    continue from what survived."""
     tracer = RecordingTracer()
     store = _open(tmp_path / "s")
     store.tracer = tracer
@@ -99,8 +108,8 @@ def test_a_power_cut_keeps_exactly_the_flushed_entries(tmp_path):
     info = store.power_cut()
     assert info == {
         "commit_log_wrote": 20 * ENTRY,
-        "commit_log_flushed": 15 * ENTRY,
-        "commit_log_kept": 15 * ENTRY,
+        "commit_log_flushed": 16 * ENTRY,
+        "commit_log_kept": 16 * ENTRY,
         "consume_queue_lost_bytes": 20 * 20,  # 20 units, none forced (below 2 pages)
     }
     (ev,) = tracer.of("DefaultMessageStore.powerCut")
@@ -109,14 +118,14 @@ def test_a_power_cut_keeps_exactly_the_flushed_entries(tmp_path):
     store.unmap()
     again = _open(tmp_path / "s")
     assert again.last_shutdown_normal is False
-    assert again.get_max_phy_offset() == 15 * ENTRY
-    assert _readable(again) == sorted(acked[:15])
-    assert again.commit_log.topic_queue_table == {"TopicTest-0": 8, "TopicTest-1": 7}
+    assert again.get_max_phy_offset() == 16 * ENTRY
+    assert _readable(again) == sorted(acked[:16])
+    assert again.commit_log.topic_queue_table == {"TopicTest-0": 8, "TopicTest-1": 8}
     again.shutdown()
 
 
 def test_a_power_cut_with_a_torn_tail_keeps_the_whole_entries(tmp_path):
-    """The kernel had written back all but the last 1,609 bytes: entries 15–17 survive
+    """The kernel had written back all but the last 1,609 bytes: entries 16–17 survive
     although never forced, entry 18 is torn (its first 609 bytes on disk: CRC fails) and
     cut, entry 19 is lost; 18 complete messages remain."""
     store = _open(tmp_path / "s")
@@ -146,7 +155,7 @@ def test_a_power_cut_never_loses_flushed_bytes_and_sync_flush_loses_nothing(tmp_
     SYNC_FLUSH every acknowledged put was forced, so a power cut keeps all of them."""
     store = _open(tmp_path / "a")
     _put(store, 20)
-    assert store.power_cut(lost_tail_bytes=10**9)["commit_log_kept"] == 15 * ENTRY
+    assert store.power_cut(lost_tail_bytes=10**9)["commit_log_kept"] == 16 * ENTRY
     store.unmap()
     sync = _open(tmp_path / "b", flush_disk_type="SYNC_FLUSH")
     acked = _put(sync, 3)
@@ -157,6 +166,21 @@ def test_a_power_cut_never_loses_flushed_bytes_and_sync_flush_loses_nothing(tmp_
     again.shutdown()
     with pytest.raises(ValueError, match="lost_tail_bytes"):
         again.power_cut(lost_tail_bytes=-1)
+
+
+def test_a_power_cut_lets_a_due_flush_pass_run_first(tmp_path):
+    """power_cut(now_ms=10_000): the flush service's thorough pass (due 10 s after
+    lastFlushTimestamp 0) runs before the power goes, so all 20 entries survive; the consume
+    queues' pass (2 dirty pages needed, thorough only after 60 s) forces nothing."""
+    store = _open(tmp_path / "s")
+    _put(store, 20)
+    info = store.power_cut(10_000)
+    assert (info["commit_log_flushed"], info["commit_log_kept"]) == (20 * ENTRY, 20 * ENTRY)
+    assert info["consume_queue_lost_bytes"] == 20 * 20
+    store.unmap()
+    again = _open(tmp_path / "s")
+    assert again.get_max_offset_in_queue("TopicTest", 0) == 10
+    again.shutdown()
 
 
 def test_files_are_sparse_and_unmapped_on_shutdown(tmp_path):
