@@ -316,7 +316,7 @@ class CommitLog:
             return AppendMessageResult(
                 _END_OF_FILE, wrote_offset, max_blank, "", now_ms, queue_offset
             )
-        # NOTE: performance: copy into the mirror, then patch QUEUEOFFSET and
+        # NOTE: performance: copy into the map, then patch QUEUEOFFSET and
         # PHYSICALOFFSET in place (what Java does to its pre-encoded buffer).
         mm = mf.mm
         mm[pos : pos + msg_len] = encoded

@@ -141,7 +141,7 @@ class ConsumeQueue:
                 return True  # "Build consume queue repeatedly"
             # RocketMQ only logs "[BUG]logic queue order maybe wrong" when they differ.
         self.max_physic_offset = offset + size
-        # NOTE: performance: pack straight into the mirror (no 20-byte temp object).
+        # NOTE: performance: pack straight into the map (no 20-byte temp object).
         pos = mf.wrote_position
         CQ_UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
         pos += CQ_STORE_UNIT_SIZE

@@ -25,10 +25,21 @@ dropped), then reput from the highest commit-log offset any consume queue covers
 only rebuilt if no other queue covers later entries, so delete the whole
 ``consumequeue`` dir to rebuild everything), then rebuild ``topic_queue_table`` from the
 queues' max offsets. mqlab has no checkpoint file, so an abnormal shutdown (the
-``abort`` file left behind: a ``kill()``, not a ``shutdown()``) is recovered like a normal
-one; ``last_shutdown_normal`` records which it was. RocketMQ's ``recoverAbnormally``
-instead walks forward from the newest file whose first message is older than the
-checkpoint, re-dispatching every entry; it cuts at the same first invalid entry.
+``abort`` file left behind: a ``kill()`` or ``power_cut()``, not a ``shutdown()``) is
+recovered like a normal one; ``last_shutdown_normal`` records which it was. RocketMQ's
+``recoverAbnormally`` instead walks forward from the newest file whose first message is
+older than the checkpoint, re-dispatching every entry; it cuts at the same first invalid
+entry.
+
+The two crash faults (the store files are memory-mapped, see ``mapped_file``):
+
+* ``kill()`` — the process dies (SIGKILL); the OS page cache survives, so every byte
+  written is kept, flushed or not;
+* ``power_cut(now_ms, lost_tail_bytes=None)`` — the machine goes down with its page cache;
+  each file keeps what its last flush (``msync``) covered, optionally with a torn
+  commit-log tail. The flush services run inline in store time
+  (``run_flush_services``; ``CommitLog#flush_real_time_service``,
+  ``flush_consume_queue_service``).
 
 Fault injection (plain attributes, for lessons and tests):
 
