@@ -332,7 +332,7 @@ class Lab(ClientsMixin):
         self.driver.stop_node(b.name, graceful=False, fault="power_cut")
         if b.message_store is None:
             return {}
-        return b.message_store.power_cut(lost_tail_bytes=lost_tail_bytes)
+        return b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes)
 
     @journaled
     def stop(self, node: str) -> None:
