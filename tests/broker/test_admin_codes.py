@@ -2,6 +2,7 @@
 
 import hashlib
 
+from broker_cluster import Cluster
 from test_client_and_admin import heartbeat
 
 from mqlab.broker.broker_configuration import _UNMODELLED_STORE_DEFAULTS
@@ -107,7 +108,7 @@ RUNTIME_KEYS = {
 }  # fmt: skip
 
 
-def test_broker_runtime_info_counts_puts_and_gets(cluster):
+def test_broker_runtime_info_counts_puts_and_gets(cluster, tmp_path):
     """GET_BROKER_RUNTIME_INFO (28): KVTable with prepareRuntimeInfo's keys, exact counters."""
     c = cluster()
     c.d.advance(61_000)
@@ -131,7 +132,7 @@ def test_broker_runtime_info_counts_puts_and_gets(cluster):
     assert table["sendThreadPoolQueueCapacity"] == "10000"
     assert table["putTps"] == "  " and table["getTotalTps"] == "0.0 0.0 0.0"
     # no messages: putMessageTimesTotal is 1 (Java: totalTimes 0 → 1), average 0.0
-    fresh = cluster()
+    fresh = Cluster(tmp_path / "fresh")
     t = loads(fresh.call(fresh.broker.broker_addr, 28).response.body.decode())["table"]
     assert (t["putMessageTimesTotal"], t["putMessageAverageSize"]) == ("1", "0.0")
     assert t["earliestMessageTimeStamp"] == "-1"

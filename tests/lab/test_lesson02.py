@@ -71,20 +71,54 @@ def test_commit_log_files_roll_over():
 
 
 def test_tear_tail_cuts_the_torn_entry():
-    """Tearing 40 bytes off 5 entries of 162: 4 survive, CQ truncated, offsets continue at 4."""
+    """A power cut with 40 of 5 × 162 unflushed bytes not written back: 4 entries survive,
+    the consume queue (its 100 unflushed bytes lost) is rebuilt to 4, offsets continue at 4."""
     with Lab(seed=1) as lab:
         for _ in range(5):
             L.send_raw(lab, body=b"x" * 30)
         info = L.tear_tail(lab, 40)
-        assert info == {"file": "00000000000000000000", "size_before": 810, "size_after": 770,
-                        "max_phy_offset_before": 810, "max_phy_offset_after": 648}  # fmt: skip
+        assert info == {"file": "00000000000000000000", "max_phy_offset_before": 810,
+                        "flushed": 0, "kept": 770, "max_phy_offset_after": 648}  # fmt: skip
         assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 4
         ev = L.recovery_events(lab)
-        assert list(ev["step"])[:4] == ["kill", "restart", "truncate", "truncate"]
-        assert "torn entry at 648: declares 162 bytes, 122 on disk" in ev["text"].iloc[2]
+        assert list(ev["step"]) == ["power_cut", "power_cut", "restart", "truncate", "reput"]
+        assert list(ev["component"])[:2] == ["SimDriver", "DefaultMessageStore.powerCut"]
+        assert "keeps 770 of 810 bytes written (0 flushed)" in ev["text"].iloc[1]
+        assert "consume queues lose 100 bytes" in ev["text"].iloc[1]
+        assert (
+            "torn entry at 648: declares 162 bytes, only zeros from byte 122 on"
+            in (ev["text"].iloc[3])
+        )
+        assert "rebuilt_units=4" in ev["text"].iloc[4]
         assert L.outcome(L.send_raw(lab, body=b"next"))["queue_offset"] == 4
         with pytest.raises(ValueError, match="cut_bytes"):
             L.tear_tail(lab, 0)
+
+
+def test_a_kill_loses_nothing_and_a_power_cut_loses_what_was_not_flushed():
+    """The two faults on the same 5 unflushed entries: a kill keeps all 810 bytes (the page
+    cache outlives the process); a power cut without write-back keeps none of them."""
+    with Lab(seed=1) as lab:
+        for _ in range(5):
+            L.send_raw(lab, body=b"x" * 30)
+        assert lab.broker().message_store.commit_log.mapped_file_queue.flushed_where == 0
+        new = lab.restart_broker(graceful=False)
+        lab.run_until_idle()
+        assert new.message_store.last_shutdown_normal is False
+        assert new.message_store.get_max_phy_offset() == 810
+        assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 5
+        new = lab.restart_broker(power_cut=True)
+        lab.run_until_idle()
+        # the restarted store treats what it loaded as on disk: its positions were forced
+        assert new.message_store.get_max_phy_offset() == 810
+        L.send_raw(lab, body=b"x" * 30)
+        lab.power_cut("broker-a")
+        new = lab.restart_broker(graceful=False)
+        lab.run_until_idle()
+        assert new.message_store.get_max_phy_offset() == 810
+        assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 5
+        with pytest.raises(ValueError, match="graceful"):
+            lab.restart_broker(graceful=True, power_cut=True)
 
 
 def test_params():

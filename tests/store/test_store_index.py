@@ -33,7 +33,7 @@ def test_key_hash_and_slot_positions_are_javas(tmp_path):
     assert index_key_hash("TopicTest#k1") == 2746024
     assert index_key_hash("TopicTest#order-7") == 1829193418  # hashCode -1829193418
     assert index_key_hash("polygenelubricants") == 0  # hashCode Integer.MIN_VALUE
-    mf = MappedFile(str(tmp_path / "0"), IndexFile.file_size(5000, 20000))
+    mf = MappedFile.create(str(tmp_path / "0"), IndexFile.file_size(5000, 20000))
     f = IndexFile(mf, 5000, 20000)
     assert IndexFile.file_size(5000, 20000) == 420_040
     assert f.slot_position("TopicTest#k1") == 40 + 1024 * 4
@@ -64,10 +64,9 @@ def test_entries_chain_per_slot_and_header_counts(new_store):
     assert f.read_entry(4) == (k1, o2, 2, 2)  # 2.5 s after the begin: timeDiff 2
     assert f.read_entry(5) == (k1, o3, 4, 4)  # 4.999 s: whole seconds
     assert f.read_slot("TopicTest#k1") == 5
-    # the header bytes, written with the file (flush)
-    f.flush()
-    with open(f.file_name, "rb") as fh:
-        assert len(fh.read()) == 40 + 2 * 4 + 6 * 20  # header, slots, entries 0..5
+    # the header bytes in the map; the file is created (sparse) at its full size
+    assert os.path.getsize(f.file_name) == 40 + 2 * 4 + 100 * 20
+    assert f.mapped_file.wrote_position == 40 + 2 * 4 + 6 * 20  # entries 0..5
     assert struct.unpack_from(">qqqqii", f.mapped_file.mm, 0) == (10_000, 14_999, o1, o3, 2, 6)
 
 
@@ -207,17 +206,20 @@ def test_abnormal_exit_drops_files_after_the_last_full_one_and_reindexes(tmp_pat
     store.kill()
     again = open_store()
     svc = again.index_service
-    # all three files are full (count 4 = indexNum): none ends after the last full one
-    assert (
-        svc.destroyed_on_recovery == []
-        and [os.path.basename(f.file_name) for f in svc.index_file_list] == names
-    )
+    # all three files are full (count 4 = indexNum): none ends after the last full one;
+    # the last commit-log file (1000, 1130) goes to the index again: a new file (named by
+    # the first entry's time, as Java creates it before the skip), 1000 skipped, 1130 again
+    assert svc.destroyed_on_recovery == [] and svc.reindexed_on_recovery == 2
+    assert [os.path.basename(f.file_name) for f in svc.index_file_list] == [
+        *names,
+        "19700101000008000",
+    ]
     again.put_message(make_msg(properties={"KEYS": "k"}), 10_000)
     again.do_reput()
     again.kill()
     third = open_store()
     svc = third.index_service
-    assert svc.destroyed_on_recovery == ["19700101000010000"]  # the 4th file, not full
+    assert svc.destroyed_on_recovery == ["19700101000008000"]  # the 4th file, not full
     # the last commit-log file (1000, 1130, 1260) is dispatched to the index again; the new
     # file starts at the 3rd file's end (1130): 1000 is skipped, 1130 comes twice (``<``)
     assert svc.reindexed_on_recovery == 3
@@ -227,3 +229,30 @@ def test_abnormal_exit_drops_files_after_the_last_full_one_and_reindexes(tmp_pat
     got = [bytes(b) for b in r.message_buffers]  # sorted by offset: 1130 twice
     assert got == [third.select_one_message_by_offset(o) for o in sorted((*offs, 1130, 1260))]
     third.shutdown()
+
+
+def test_power_cut_loses_the_unforced_index_file_and_recovery_rebuilds_it(tmp_path):
+    """A power cut: the current index file was never forced, so it comes back as zeros
+    (an empty file) and the recovered entries are indexed into it again."""
+    root = str(tmp_path / "s")
+    store = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=root))
+    assert store.load()
+    offs = [_put(store, 1000 + i, keys="k") for i in range(3)]
+    store.power_cut(lost_tail_bytes=0)  # the kernel had written the commit log back
+    [f] = store.index_service.index_file_list
+    assert f.index_header.index_count == 4  # the in-memory header; the map is zeros now
+    assert struct.unpack_from(">qqqqii", f.mapped_file.mm, 0) == (0, 0, 0, 0, 0, 0)
+    store.unmap()
+    again = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=root))
+    assert again.load()
+    svc = again.index_service
+    assert svc.destroyed_on_recovery == []  # endTimestamp 0 is not after the checkpoint
+    # the consume queues lost their unforced units too, so the reput starts at 0 and
+    # indexes every entry itself (nothing before it for the recovery pass to do)
+    assert svc.reindexed_on_recovery == 0 and again.reput_from_offset == again.get_max_phy_offset()
+    assert svc.index_file_list[0].index_header.index_count == 4
+    r = again.query_message("TopicTest", "k", 32, 0, 2**63 - 1)
+    assert [bytes(b) for b in r.message_buffers] == [
+        again.select_one_message_by_offset(o) for o in offs
+    ]
+    again.shutdown()

@@ -23,12 +23,12 @@ A file is full when ``indexCount`` reaches ``indexNum`` (it holds ``indexNum - 1
 entries). Its header begin fields are set by the first entry, or, for a file that follows
 a full one, start at that file's end time and offset.
 
-Files: mqlab keeps the file in a ``MappedFile`` (its public mirror ``mm`` for the random
-writes, ``flush`` to write it out). An index file is written at scattered positions (the
-header and the slots, not only at its end), so ``flush`` rewrites it from byte 0 to the
-end of its last entry. Java maps the file and forces it only when the file fills up; the
-OS writes its dirty pages back otherwise, which mqlab stands for by flushing with the rest
-of the store (``DefaultMessageStore#flush``: a shutdown or a kill).
+Files: the file is a ``MappedFile`` (its map ``mm`` takes the scattered writes: header,
+slots, entries; ``wrote_position`` follows the end of the last entry). An index file is
+written at positions below its end, so ``flush`` forces it from byte 0 to the end of its
+last entry. Java forces an index file when it fills up (and mqlab also at shutdown); a kill
+loses nothing (the page cache), a power cut loses what the last force did not cover
+(``IndexService.revert_to_disk``), and recovery then drops and rebuilds as Java does.
 """
 
 from __future__ import annotations
@@ -228,6 +228,7 @@ class IndexFile:
         abs_index_pos = self._entries_at() + h.index_count * INDEX_SIZE
         _ENTRY.pack_into(mm, abs_index_pos, key_hash, phy_offset, time_diff, slot_value)
         _SLOT.pack_into(mm, abs_slot_pos, h.index_count)
+        self.mapped_file.wrote_position = abs_index_pos + INDEX_SIZE  # what a power cut loses
         if h.index_count <= 1:
             h.begin_phy_offset = phy_offset
             h.begin_timestamp = store_timestamp
@@ -236,9 +237,7 @@ class IndexFile:
         h.index_count += 1
         h.end_phy_offset = phy_offset
         h.end_timestamp = store_timestamp
-        # NOTE: performance: Java's setters also write each header field into the mapped
-        # buffer; mqlab writes the header once per flush (``flush`` → update_byte_buffer),
-        # which is when the bytes can reach the file (~1 µs saved per key).
+        h.update_byte_buffer()  # Java's setters write each field into the map at once
         return True
 
     def is_time_matched(self, begin: int, end: int) -> bool:

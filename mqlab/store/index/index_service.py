@@ -266,6 +266,19 @@ class IndexService:
             files.remove(f)
         return len(doomed)
 
+    def close(self) -> None:
+        """Unmap every file (the process is gone). Idempotent."""
+        for f in self.index_file_list:
+            f.mapped_file.close()
+
+    def revert_to_disk(self) -> int:
+        """A power cut: each file goes back to what its last force covered.
+
+        Returns:
+            The bytes lost (written after the files' last force).
+        """
+        return sum(f.mapped_file.revert_to_disk() for f in self.index_file_list)
+
     def destroy(self) -> None:
         """Delete every file. Mirrors ``IndexService#destroy``."""
         for f in self.index_file_list:
