@@ -310,11 +310,12 @@ class AdminBrokerProcessor:
 
     def get_broker_runtime_info(self, channel, request):
         """``getBrokerRuntimeInfo``: ``prepareRuntimeInfo`` as a KVTable body."""
-        table = self.prepare_runtime_info()
+        table = self.prepare_runtime_info_ordered()
         return _ok(body=dumps({"table": table}).encode())
 
     def prepare_runtime_info(self) -> dict[str, str]:
-        """The keys AdminBrokerProcessor#prepareRuntimeInfo fills, in ``HashMap`` order.
+        """The entries AdminBrokerProcessor#prepareRuntimeInfo fills, in the order Java puts
+        them (``prepare_runtime_info_ordered``: the HashMap's iteration order).
 
         Computed from mqlab's state: the store's put/get counters
         (``putMessageTimesTotal``, ``putMessageSizeTotal``, ``putMessageAverageSize``,
@@ -406,7 +407,11 @@ class AdminBrokerProcessor:
                 f"Total : {human_readable_byte_count(usage.total)}, "
                 f"Free : {human_readable_byte_count(usage.free)}."
             )
-        # HashMap(64) iteration order, as the Java map holds them
+        return info
+
+    def prepare_runtime_info_ordered(self) -> dict[str, str]:
+        """``prepare_runtime_info`` in a ``HashMap(64)``'s iteration order (the wire's)."""
+        info = self.prepare_runtime_info()
         return {k: info[k] for k in hash_map_order(info, initial_capacity=64)}
 
     def _earliest_message_time(self) -> int:
