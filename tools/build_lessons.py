@@ -130,12 +130,9 @@ def build(lesson: Lesson, *, solutions: bool) -> nbformat.NotebookNode:
             out.append(new_markdown_cell(text))
         else:
             out.append(new_code_cell(text))
-    scheme = s.get("cell_ids", "stem")
+    copy = "s" if solutions else "l"
     for i, c in enumerate(out):
-        if scheme == "stem":
-            c.id = f"{lesson.stem.replace('_', '-')}-{i:03d}"
-        else:
-            c.id = f"{scheme}-{'s' if solutions else 'l'}{i:03d}"
+        c.id = f"l{lesson.stem[:2]}-{copy}{i:03d}"  # "l04-l007": lesson, copy, position
     nb = new_notebook(cells=out, metadata=METADATA)
     nbformat.validate(nb)
     return nb
