@@ -68,6 +68,7 @@ lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
 	@echo "==> JupyterLab on notebooks/ at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
+	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
 	    $(ALLOW_ROOT) $(LAB_ARGS)
 
 # check-java comes first so a missing Java fails in a second, before the ~1 minute install; then
