@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.BrokerPathConfigHelper;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.common.protocol.body.ClusterInfo;
@@ -21,6 +22,7 @@ import org.apache.rocketmq.remoting.common.ServiceThread;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyRemotingAbstract;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 import sun.misc.Signal;
 
@@ -102,6 +104,11 @@ public final class RealCluster {
         // Before any RocketMQ class reads them (TlsSystemConfig and the store's disk guards read
         // system properties when they are initialised); a -D on the command line wins.
         setIfAbsent("tls.server.mode", "disabled");
+        // NamesrvStartup and BrokerStartup set this first thing. Without it every request goes
+        // out with version 0, and the name server takes a REGISTER_BROKER of version < V3_0_11
+        // down its old path, which reads the body as a bare TopicConfigSerializeWrapper: the
+        // broker registers, but with no topics, so no route (not even TBW102) is ever found.
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         setIfAbsent("rocketmq.broker.diskSpaceWarningLevelRatio", "0.99");
         setIfAbsent("rocketmq.broker.diskSpaceCleanForciblyRatio", "0.98");
 
@@ -214,6 +221,7 @@ public final class RealCluster {
         brokerConfig.setBrokerName(o.brokerName);
         brokerConfig.setBrokerClusterName(o.cluster);
         brokerConfig.setBrokerIP1("127.0.0.1");
+        brokerConfig.setBrokerIP2("127.0.0.1"); // the HA address it registers (default: a non-loopback IP)
         brokerConfig.setNamesrvAddr(addr);
         nettyServerConfig.setListenPort(o.brokerPort);
         storeConfig.setHaListenPort(o.haPort);
