@@ -1,6 +1,6 @@
 module github.com/mqlab/interop-go
 
-go 1.26.8
+go 1.19
 
 require github.com/apache/rocketmq-client-go/v2 v2.1.3-0.20251226070945-2173d070fd1b
 

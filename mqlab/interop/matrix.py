@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqlab.interop import java_scenarios, mqadmin_scenarios  # noqa: F401  (they register)
-from mqlab.interop.scenarios import CLIENT_MISSING, SCENARIOS, Scenario, ScenarioFailed
+from mqlab.interop.scenarios import CLIENT_MISSING, SCENARIOS, Scenario, ScenarioFailed, ordered
 from mqlab.interop.targets import open_target
 
 __all__ = ["Outcome", "ScenarioResult", "run_matrix", "summary_line", "main"]
@@ -48,8 +48,8 @@ class ScenarioResult:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     @property
-    def mismatch(self) -> bool:
-        """Both targets ran it and saw different things (a failure on one side is a mismatch)."""
+    def differs(self) -> bool:
+        """Both targets ran it and saw different things (a failure on one side too)."""
         got = [self.outcomes.get(t) for t in TARGETS]
         if any(o is None for o in got):
             return False
@@ -57,6 +57,19 @@ class ScenarioResult:
         if a.passed != b.passed:
             return True
         return a.passed and a.observation != b.observation
+
+    @property
+    def mismatch(self) -> bool:
+        """A difference no named reason explains."""
+        return self.differs and not (self.scenario.known_difference and self.both_passed)
+
+    @property
+    def explained(self) -> bool:
+        return self.differs and not self.mismatch
+
+    @property
+    def both_passed(self) -> bool:
+        return all((o := self.outcomes.get(t)) is not None and o.passed for t in TARGETS)
 
 
 def _run_one(sc: Scenario, target, work: Path) -> Outcome:
@@ -80,7 +93,7 @@ def run_matrix(
     workdir: Path | None = None,
     log=print,
 ) -> list[ScenarioResult]:
-    scenarios = list(SCENARIOS if scenarios is None else scenarios)
+    scenarios = ordered(list(SCENARIOS if scenarios is None else scenarios))
     results = [ScenarioResult(sc) for sc in scenarios]
     root = Path(workdir or tempfile.mkdtemp(prefix="mqlab-interop-"))
     for kind in targets:
@@ -138,7 +151,7 @@ def render_table(results: list[ScenarioResult]) -> str:
 def details(results: list[ScenarioResult]) -> str:
     out = []
     for r in results:
-        if all(o.passed for o in r.outcomes.values()) and not r.mismatch:
+        if all(o.passed for o in r.outcomes.values()) and not r.differs:
             continue
         out.append(f"--- {r.scenario.name}: {r.scenario.description}")
         for t, o in r.outcomes.items():
@@ -166,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--workdir", type=Path, help="keep the clusters' files here")
     args = ap.parse_args(argv)
-    chosen = [s for s in SCENARIOS if not args.only or any(s.name.startswith(o) for o in args.only)]
+    chosen = [
+        s
+        for s in ordered(SCENARIOS)
+        if not args.only or any(s.name.startswith(o) for o in args.only)
+    ]
     if args.list:
         for s in chosen:
             print(f"{s.name:40} {s.description}")

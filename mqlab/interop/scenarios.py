@@ -38,6 +38,11 @@ class Scenario:
     client: str
     description: str
     run: Callable[[Target, Path], dict]
+    #: runs after every other scenario: it leaves the cluster changed for good
+    last: bool = False
+    #: mqlab differs from 4.9.3 here on purpose; the reason (also in the README's "What the
+    #: model leaves out"). A mismatch is then reported as explained, not counted.
+    known_difference: str | None = None
 
 
 SCENARIOS: list[Scenario] = []
@@ -46,13 +51,22 @@ SCENARIOS: list[Scenario] = []
 CLIENT_MISSING: dict[str, Callable[[], str | None]] = {"go": go_missing}
 
 
-def scenario(client: str, description: str):
+def scenario(
+    client: str, description: str, *, last: bool = False, known_difference: str | None = None
+):
     def register(fn: Callable[[Target, Path], dict]) -> Callable[[Target, Path], dict]:
         name = fn.__name__.removeprefix(f"{client}_").replace("_", "-")
-        SCENARIOS.append(Scenario(f"{client}/{name}", client, description, fn))
+        SCENARIOS.append(
+            Scenario(f"{client}/{name}", client, description, fn, last, known_difference)
+        )
         return fn
 
     return register
+
+
+def ordered(scenarios: list[Scenario]) -> list[Scenario]:
+    """The run order: as registered, those marked ``last`` at the end."""
+    return sorted(scenarios, key=lambda s: s.last)
 
 
 # --------------------------------------------------------------------------- Go client
@@ -233,7 +247,17 @@ def cpp_orderly(t: Target, work: Path) -> dict:
     return {"perQueue": dict(sorted(per_queue.items()))}
 
 
-@scenario("cpp", "C++ batch send of 4, consumed by a push consumer")
+#: The C++ client marks a batch with the header ``batch: "1"``; Java's Boolean.parseBoolean reads
+#: that as false, so a real 4.9.3 broker stores the whole batch as one message whose body is
+#: the encoded batch (rocketmq-client-cpp issue #363). mqlab reads "1" as true and stores the
+#: four messages, so that a learner's C++ batches work.
+CPP_BATCH_ONE = (
+    'batch: "1" from the C++ client is a batch in mqlab; 4.9.3 reads it as false and stores '
+    "the batch as one message (rocketmq-client-cpp #363)"
+)
+
+
+@scenario("cpp", "C++ batch send of 4, consumed by a push consumer", known_difference=CPP_BATCH_ONE)
 def cpp_batch(t: Target, work: Path) -> dict:
     msgs = [{"topic": "InteropCppBatch", "tags": "TagA", "body": f"cb-{i}"} for i in range(4)]
     first = {"op": "sync", "topic": "InteropCppBatch", "tags": "TagA", "body": "cb-first"}
