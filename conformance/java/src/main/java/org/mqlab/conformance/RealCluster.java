@@ -36,7 +36,8 @@ import sun.misc.Signal;
  *
  * <pre>
  * java ... org.mqlab.conformance.RealCluster --namesrv-port P --broker-port Q --ha-port H
- *      --store DIR [--broker-name broker-a] [--cluster DefaultCluster] [key=value ...]
+ *      --store DIR [--broker-name broker-a] [--cluster DefaultCluster] [--ready-timeout-ms N]
+ *      [--ignore-stdin] [key=value ...]
  * </pre>
  *
  * <p>Each {@code key=value} is applied with {@code MixAll.properties2Object} to all four broker
@@ -45,8 +46,10 @@ import sun.misc.Signal;
  * {@code brokerPort - 2} (its VIP channel) and on the HA port.
  *
  * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
- * server's route table holds the broker. SIGTERM (or end of stdin: the parent died) shuts the broker
- * down, then the name server, prints {@code mqlab-real-cluster stopped} and exits 0.
+ * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
+ * (unless {@code --ignore-stdin}, for a run in the background by hand) shuts the broker down, then
+ * the name server, prints {@code mqlab-real-cluster stopped} and exits
+ * 0 (1, after "stopped with errors", when a shutdown threw).
  */
 public final class RealCluster {
     private static final String TAG = "mqlab-real-cluster";
@@ -55,6 +58,7 @@ public final class RealCluster {
     private NamesrvController namesrv;
     private BrokerController broker;
     private boolean stopped;
+    private boolean stopOk = true;
 
     private RealCluster(Options options) {
         this.options = options;
@@ -69,6 +73,7 @@ public final class RealCluster {
         String brokerName = "broker-a";
         String cluster = "DefaultCluster";
         long readyTimeoutMs = 60_000;
+        boolean watchStdin = true;
         final Properties brokerProperties = new Properties();
 
         static Options parse(String[] args) {
@@ -83,6 +88,7 @@ public final class RealCluster {
                     case "--broker-name": o.brokerName = args[++i]; break;
                     case "--cluster": o.cluster = args[++i]; break;
                     case "--ready-timeout-ms": o.readyTimeoutMs = Long.parseLong(args[++i]); break;
+                    case "--ignore-stdin": o.watchStdin = false; break;
                     default:
                         int eq = a.indexOf('=');
                         if (a.startsWith("-") || eq <= 0) {
@@ -104,10 +110,10 @@ public final class RealCluster {
         // Before any RocketMQ class reads them (TlsSystemConfig and the store's disk guards read
         // system properties when they are initialised); a -D on the command line wins.
         setIfAbsent("tls.server.mode", "disabled");
-        // NamesrvStartup and BrokerStartup set this first thing. Without it every request goes
-        // out with version 0, and the name server takes a REGISTER_BROKER of version < V3_0_11
-        // down its old path, which reads the body as a bare TopicConfigSerializeWrapper: the
-        // broker registers, but with no topics, so no route (not even TBW102) is ever found.
+        // As NamesrvStartup and BrokerStartup do first thing: the version every RemotingCommand
+        // carries. Without it requests and responses say version 0, and the name server takes the
+        // broker's REGISTER_BROKER for a pre-3.0.11 one (DefaultRequestProcessor#processRequest):
+        // it decodes the body the old way and registers the broker with no topics at all.
         System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         setIfAbsent("rocketmq.broker.diskSpaceWarningLevelRatio", "0.99");
         setIfAbsent("rocketmq.broker.diskSpaceCleanForciblyRatio", "0.98");
@@ -135,7 +141,9 @@ public final class RealCluster {
         System.out.printf("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
             TAG, options.namesrvPort, options.brokerPort);
         System.out.flush();
-        watchStdin(cluster);
+        if (options.watchStdin) {
+            watchStdin(cluster);
+        }
     }
 
     private static void setIfAbsent(String key, String value) {
@@ -147,8 +155,7 @@ public final class RealCluster {
     private static void exitAfterStop(RealCluster cluster) {
         // Run off the signal thread; System.exit runs the (idempotent) shutdown hook once more.
         Thread t = new Thread(() -> {
-            cluster.stop();
-            System.exit(0);
+            System.exit(cluster.stop() ? 0 : 1);
         }, "mqlab-real-cluster-exit");
         t.start();
     }
@@ -241,10 +248,12 @@ public final class RealCluster {
         }
         broker.start();
 
-        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort
+        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort, with its
+        //    topics (the topic named after the broker is always among them)
         String want = "127.0.0.1:" + o.brokerPort;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        while (!want.equals(registeredMaster(o.brokerName))) {
+        while (!want.equals(registeredMaster(o.brokerName))
+            || namesrv.getRouteInfoManager().pickupTopicRouteData(o.brokerName) == null) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("broker " + o.brokerName + " not registered at "
                     + addr + " within " + o.readyTimeoutMs + " ms");
@@ -323,10 +332,15 @@ public final class RealCluster {
         }
     }
 
-    /** Broker first (it unregisters from the name server), then the name server; idempotent. */
-    private synchronized void stop() {
+    /**
+     * Broker first (it unregisters from the name server), then the name server; idempotent.
+     * Returns false when a shutdown threw (it is printed; the rest still shuts down). On JDK 17
+     * without {@code --add-opens java.base/java.nio=ALL-UNNAMED} the store's shutdown throws
+     * InaccessibleObjectException from MappedFile.clean.
+     */
+    private synchronized boolean stop() {
         if (stopped) {
-            return;
+            return stopOk;
         }
         stopped = true;
         // Each NettyRemotingServer.shutdown() joins its NettyEventExecutor, which sleeps in a
@@ -341,12 +355,25 @@ public final class RealCluster {
             stopEventExecutor(namesrv.getRemotingServer());
         }
         if (broker != null) {
-            broker.shutdown();
+            try {
+                broker.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": broker shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
         if (namesrv != null) {
-            namesrv.shutdown();
+            try {
+                namesrv.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": name server shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
-        System.out.println(TAG + " stopped");
+        System.out.println(TAG + (stopOk ? " stopped" : " stopped with errors"));
         System.out.flush();
+        return stopOk;
     }
 }
