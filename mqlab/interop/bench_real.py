@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="mqlab-bench-real-"))
     results: dict[tuple[str, int], dict] = {}
     for kind in ("real", "mqlab"):
-        target = open_target(kind, root / kind)
+        target = open_target(kind, root / kind, benchmark=True)
         try:
             for n in threads:
                 r = run_java_bench(target.namesrv_addr, f"BenchT{n}", n, args.messages, root / kind)

@@ -66,11 +66,15 @@ class RealTarget:
     workdir: Path
     properties: dict[str, str] = field(default_factory=lambda: dict(INTEROP_BROKER_PROPERTIES))
     kind: str = "real"
+    #: extra JVM options, e.g. full JIT for a benchmark (the tests' JVM stops at C1)
+    jvm_options: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         from mqlab.conformance.real_cluster import RealCluster
 
-        self._cluster = RealCluster(self.workdir, dict(self.properties)).start()
+        self._cluster = RealCluster(
+            self.workdir, dict(self.properties), jvm_options=self.jvm_options
+        ).start()
         self.namesrv_addr = self._cluster.namesrv_addr
         self.broker_addr = self._cluster.broker_addr
 
@@ -78,12 +82,16 @@ class RealTarget:
         self._cluster.stop()
 
 
-def open_target(kind: str, workdir: Path | None = None) -> Target:
-    """Start a target of ``kind`` ("mqlab" or "real") in ``workdir`` (a new temp dir)."""
+def open_target(kind: str, workdir: Path | None = None, *, benchmark: bool = False) -> Target:
+    """Start a target of ``kind`` ("mqlab" or "real") in ``workdir`` (a new temp dir).
+
+    ``benchmark``: the real broker's JVM with full JIT and a 1 GiB heap, as in production
+    (the tests' quick-start flags stop at the C1 compiler)."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-interop-{kind}-"))
     workdir.mkdir(parents=True, exist_ok=True)
     if kind == "mqlab":
         return MqlabTarget(workdir)
     if kind == "real":
-        return RealTarget(workdir)
+        jvm = ["-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"] if benchmark else []
+        return RealTarget(workdir, jvm_options=jvm)
     raise ValueError(f"unknown target {kind!r} (mqlab, real)")
