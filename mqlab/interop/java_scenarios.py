@@ -192,6 +192,15 @@ def java_push_retry_dlq(t: Target, work: Path) -> dict:
     return r
 
 
+@scenario("java", "resetOffsetByTimestamp(0) moves a running push consumer back: 4 messages again")
+def java_push_reset_offset(t: Target, work: Path) -> dict:
+    r = _run("push-reset-offset", t, work)
+    expect(r["resetTo"] == [f"q{q} -> 0" for q in range(4)], f"reset table: {r['resetTo']}")
+    want = sorted(f"{i}:0 rs-{i}" for i in range(4) for _ in range(2))
+    expect(r["delivered"] == want, f"each message twice: {r['delivered']}")
+    return r
+
+
 def _from_where(kind: str, t: Target, work: Path) -> dict:
     r = _run(f"push-from-{kind}", t, work)
     expect(any(x.endswith(" new-0") for x in r["delivered"]), f"the new message: {r}")

@@ -94,6 +94,7 @@ public final class JavaScenarios {
             case "push-broadcasting": return pushBroadcasting();
             case "push-orderly-restart": return pushOrderlyRestart();
             case "push-retry-dlq": return pushRetryDlq();
+            case "push-reset-offset": return pushResetOffset();
             case "push-from-first": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             case "push-from-last": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
             case "push-from-timestamp": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_TIMESTAMP);
@@ -607,6 +608,55 @@ public final class JavaScenarios {
         List<Map<String, Object>> dlq = readAll("%DLQ%" + prefix + "cg_retry");
         List<Map<String, Object>> retry = readAll("%RETRY%" + prefix + "cg_retry");
         return map("attempts", attempts, "reconsumeTimes", times, "dlq", dlq, "retryTopic", retry);
+    }
+
+    /**
+     * A running consumer moved back by an operator: DefaultMQAdminExt#resetOffsetByTimestamp (what
+     * mqadmin resetOffsetByTime calls) sends INVOKE_BROKER_TO_RESET_OFFSET; the broker resets the
+     * group's offsets and tells the live client (RESET_CONSUMER_CLIENT_OFFSET), which consumes the
+     * four messages again.
+     */
+    static Map<String, Object> pushResetOffset() throws Exception {
+        String t = topic("Reset");
+        DefaultMQProducer p = producer("pg_reset");
+        for (int i = 0; i < 4; i++) {
+            p.send(msg(t, "TagA", "rs-" + i), (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), i);
+        }
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_reset", "reset-c1");
+        Map<String, Object> out = new LinkedHashMap<>();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("c1", got));
+            c.start();
+            waitFor(() -> got.size() >= 4, 30000, "the 4 messages");
+            // the consumed offsets reach the broker (persistConsumerOffset, every 5 s)
+            Thread.sleep(6000);
+            admin.start();
+            Map<MessageQueue, Long> reset = admin.resetOffsetByTimestamp(t, prefix + "cg_reset", 0L, true);
+            List<String> table = new ArrayList<>();
+            for (Map.Entry<MessageQueue, Long> e : reset.entrySet()) {
+                table.add("q" + e.getKey().getQueueId() + " -> " + e.getValue());
+            }
+            Collections.sort(table);
+            out.put("resetTo", table);
+            waitFor(() -> got.size() >= 8, 30000, "the 4 messages again after the reset");
+            Thread.sleep(1000);
+        } finally {
+            admin.shutdown();
+            c.shutdown();
+            p.shutdown();
+        }
+        List<String> bodies = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            bodies.add(m.get("queueId") + ":" + m.get("queueOffset") + " " + m.get("body"));
+        }
+        Collections.sort(bodies);
+        out.put("delivered", bodies);
+        return out;
     }
 
     static Map<String, Object> pushFromWhere(ConsumeFromWhere where) throws Exception {
