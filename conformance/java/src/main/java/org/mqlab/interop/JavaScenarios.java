@@ -28,6 +28,7 @@ import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.admin.ConsumeStats;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -633,9 +634,22 @@ public final class JavaScenarios {
             c.registerMessageListener(recorder("c1", got));
             c.start();
             waitFor(() -> got.size() >= 4, 30000, "the 4 messages");
-            // the consumed offsets reach the broker (persistConsumerOffset, every 5 s)
-            Thread.sleep(6000);
+            // until the consumed offsets have reached the broker (persistAllConsumerOffset runs
+            // 10 s after the client starts, then every 5 s), as an operator checks with
+            // consumerProgress: a queue without a committed offset fails the reset
             admin.start();
+            String group = prefix + "cg_reset";
+            waitFor(() -> {
+                try {
+                    // the table also holds the group's %RETRY% queue: only this topic's count
+                    ConsumeStats stats = admin.examineConsumeStats(group);
+                    return stats.getOffsetTable().entrySet().stream()
+                        .filter(e -> e.getKey().getTopic().equals(t) && e.getValue().getConsumerOffset() == 1)
+                        .count() == 4;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 30000, "the consumer offsets committed on every queue");
             Map<MessageQueue, Long> reset = admin.resetOffsetByTimestamp(t, prefix + "cg_reset", 0L, true);
             List<String> table = new ArrayList<>();
             for (Map.Entry<MessageQueue, Long> e : reset.entrySet()) {
