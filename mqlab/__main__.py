@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m mqlab bench broker [--messages N] [--body BYTES]")
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
+        print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -29,7 +30,14 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.experiments.cli import main as experiment_main
 
         return experiment_main(rest)
-    print(f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment)", file=sys.stderr)
+    if cmd == "interop":
+        from mqlab.interop.matrix import main as interop_main
+
+        return interop_main(rest)
+    print(
+        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, interop)",
+        file=sys.stderr,
+    )
     return 2
 
 

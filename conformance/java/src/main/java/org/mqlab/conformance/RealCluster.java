@@ -228,6 +228,7 @@ public final class RealCluster {
         brokerConfig.setBrokerName(o.brokerName);
         brokerConfig.setBrokerClusterName(o.cluster);
         brokerConfig.setBrokerIP1("127.0.0.1");
+        brokerConfig.setBrokerIP2("127.0.0.1"); // the HA address it registers (default: a non-loopback IP)
         brokerConfig.setNamesrvAddr(addr);
         nettyServerConfig.setListenPort(o.brokerPort);
         storeConfig.setHaListenPort(o.haPort);
