@@ -21,9 +21,10 @@ Layout and ports:
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
 ``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
 log and consume queues to disk with ``msync``, see
-``DefaultMessageStore.run_flush_services``; the store files are memory-mapped, so every acknowledged message is in the OS
-page cache already and a killed server loses none of them in either flush mode — only an
-OS crash or power cut loses what the last force did not cover) and the trace sink (``--trace FILE``: one JSON line per event, flushed every
+``DefaultMessageStore.run_flush_services``; the store files are memory-mapped, so every
+acknowledged message is in the OS page cache already and a killed server loses none of
+them in either flush mode — only an OS crash or power cut loses what the last force did
+not cover) and the trace sink (``--trace FILE``: one JSON line per event, flushed every
 200 ms). ``--delay-levels`` replaces ``messageDelayLevel`` (units s/m/h/d), e.g.
 ``"1s 1s 2s"`` makes the first retry (level 3) come back after 2 s.
 

@@ -573,7 +573,7 @@ class CommitLog:
         Mirrors ``CommitLog#getData`` (returning the first file when ``offset`` is 0).
         """
         mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, offset == 0)
-        if mf is None:
+        if mf is None or not mf.available:
             return None
         pos = offset % self.mapped_file_size
         if 0 <= pos < mf.wrote_position:

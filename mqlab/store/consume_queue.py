@@ -166,7 +166,7 @@ class ConsumeQueue:
         offset = start_index * CQ_STORE_UNIT_SIZE
         if offset >= self.min_logic_offset:
             mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
-            if mf is not None:
+            if mf is not None and mf.available:  # unmapped (store down): like a failed hold()
                 pos = offset % self.mapped_file_size
                 if 0 <= pos < mf.wrote_position:
                     return mf, pos, mf.wrote_position

@@ -427,7 +427,8 @@ class DefaultMessageStore(GetMessageMixin):
         Returns:
             ``commit_log_wrote`` and ``commit_log_flushed`` (offsets before the cut),
             ``commit_log_kept`` (the offset up to which bytes survive) and
-            ``consume_queue_lost_bytes``; empty if the store was already down.
+            ``consume_queue_lost_bytes``; empty if the store was already down (a killed
+            process's pages count as written back: the model forgets which were dirty).
 
         Raises:
             ValueError: ``lost_tail_bytes`` is negative.

@@ -349,6 +349,8 @@ class MappedFile:
             os.remove(self.file_name)
         except FileNotFoundError:
             pass
+        except PermissionError:  # Windows: a slice handed out still maps it
+            return False
         return True
 
     def __repr__(self) -> str:

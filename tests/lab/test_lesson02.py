@@ -20,6 +20,9 @@ from mqlab.lab.lessons import lesson02 as L
         ("02.3", 50381, [2048, 2221]),  # 173-byte entries, 5 per file: file 2, slot 1
         ("02.4", 20521, 6),  # 7 × 162 bytes, 48 torn off → 6 whole
         ("02.4", 50381, 5),  # 268 torn off → 5 whole
+        # 8 torn off: only the properties' last bytes are zeros; the CRC covers the body and
+        # the lengths still add up, so 4.9.3's recovery keeps the entry → 7
+        ("02.4", 1, 7),
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
