@@ -18,11 +18,9 @@ from mqlab.lab.lessons import lesson02 as L
         ("02.2", 50381, 2598938),  # "TagT"
         ("02.3", 20521, [1024, 1789]),  # 153-byte entries, 6 per file: file 1, slot 5
         ("02.3", 50381, [2048, 2221]),  # 173-byte entries, 5 per file: file 2, slot 1
-        ("02.4", 20521, 6),  # 7 × 162 bytes, 48 torn off → 6 whole
-        ("02.4", 50381, 5),  # 268 torn off → 5 whole
-        # 8 torn off: only the properties' last bytes are zeros; the CRC covers the body and
-        # the lengths still add up, so 4.9.3's recovery keeps the entry → 7
-        ("02.4", 1, 7),
+        ("02.4", 20521, 6),  # 7 × 162 bytes, 160 torn off → 6 whole
+        ("02.4", 50381, 6),  # 156 torn off → 6 whole
+        ("02.4", 1, 6),  # 40 torn off: past the properties into the lengths → 6 whole
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
@@ -129,4 +127,5 @@ def test_params():
     assert [L.params_02_1(s) for s in (0, 49, 50)] == [5, 54, 5]
     assert [L.params_02_2(s) for s in (0, 25, 26)] == ["TagA", "TagZ", "TagA"]
     assert L.params_02_3(0) == {"mapped_file_size_commit_log": 1024, "messages": 12, "body_len": 20}
-    assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 8}
+    assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 40}
+    assert min(L.params_02_4(s)["cut_bytes"] for s in range(400)) == 33  # past the properties

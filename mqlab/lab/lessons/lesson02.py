@@ -184,8 +184,11 @@ def params_02_3(seed: int) -> dict[str, int]:
 
 
 def params_02_4(seed: int) -> dict[str, int]:
-    """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end."""
-    return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 1 + (seed * 7) % 400}
+    """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end.
+
+    At least 33 bytes: a cut of 32 or fewer stays inside the last entry's properties, which
+    neither the length check nor the body CRC covers, so recovery would keep that entry."""
+    return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 33 + (seed * 7) % 368}
 
 
 @exercise("02.1", "send_raw stores one message to TopicTest with tag TagA and a body of your "
@@ -227,8 +230,9 @@ def _ex_02_3(seed: int) -> list[int]:
 
 
 @exercise("02.4", "send_raw stores your number of messages (30-byte bodies, so 162 bytes each) in "
-          "TopicTest queue 0. The broker is killed and the last cut_bytes bytes of the commit log "
-          "are lost; it restarts. What is queue 0's max offset after recovery?",
+          "TopicTest queue 0. The power fails before the last cut_bytes bytes of the commit log "
+          "reach the disk (nothing was flushed yet); the broker restarts. What is queue 0's max "
+          "offset after recovery?",
           hint="recovery (recoverAbnormally after the crash) keeps every entry whose length and "
                "body CRC still check out and cuts at the first that fails; the consume-queue "
                "units past the cut are rebuilt or dropped, so max offset = entries that are "
