@@ -1,0 +1,287 @@
+"""Compare two answers field by field; only a named normalization rule may mask a field.
+
+A comparison yields :class:`Diff` items (a field path, the real value, mqlab's value).
+Each is either masked by one rule of :data:`RULES` or left UNEXPLAINED. A rule names the
+fields it may touch and says WHY they may differ; it masks a diff only when the two
+values are equal once that one reason is taken away (e.g. each side's broker address
+replaced by ``<broker>``), never by ignoring a field outright.
+
+Paths: ``code``, ``remark``, ``ext.<name>``, ``body`` (bytes), ``body.<json path>``,
+``msg[i].<field>`` (a stored message, from a pull body or a commit-log file),
+``cq[i].<field>`` (a consume-queue unit), ``elapsed_ms`` (timing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mqlab.common.message_decoder import MessageDecodeError, decode_message_id, decodes
+from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.fastjson import loads
+
+__all__ = ["Diff", "Rule", "RULES", "compare_answers", "compare_values", "classify", "SideEnv"]
+
+
+@dataclass(slots=True)
+class Diff:
+    path: str
+    real: Any
+    mqlab: Any
+    rule: str | None = None  # the rule that masks it, or None = unexplained
+
+
+@dataclass(slots=True)
+class SideEnv:
+    """What differs between the two runs by construction: each side's addresses."""
+
+    broker_addr: str
+    namesrv_addr: str
+    client_addrs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A normalization rule: ``name``, the ``fields`` it may mask, and ``why``."""
+
+    name: str
+    fields: str
+    why: str
+    masks: Callable[[Diff, SideEnv, SideEnv], bool]
+
+
+def _sub_addresses(v: Any, env: SideEnv, which: str) -> Any:
+    if not isinstance(v, str):
+        return v
+    if which == "broker":
+        return v.replace(env.broker_addr, "<broker>")
+    if which == "namesrv":
+        return v.replace(env.namesrv_addr, "<namesrv>")
+    for c in env.client_addrs:
+        v = v.replace(c, "<client>")
+    return v
+
+
+def _address_rule(which: str) -> Callable[[Diff, SideEnv, SideEnv], bool]:
+    def masks(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+        a, b = _sub_addresses(d.real, real, which), _sub_addresses(d.mqlab, mq, which)
+        return a != d.real and a == b
+
+    return masks
+
+
+def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if not (isinstance(d.real, str) and isinstance(d.mqlab, str)):
+        return False
+    ids_a, ids_b = d.real.split(","), d.mqlab.split(",")  # a batch answers with a list
+    if len(ids_a) != len(ids_b):
+        return False
+    for x, y in zip(ids_a, ids_b, strict=True):
+        try:
+            host_a, off_a = decode_message_id(x)
+            host_b, off_b = decode_message_id(y)
+        except ValueError:
+            return False
+        if not (host_a == real.broker_addr and host_b == mq.broker_addr and off_a == off_b):
+            return False
+    return True
+
+
+_TIMESTAMP_PATHS = re.compile(
+    r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
+    r"|body\..*\.dataVersion\.timestamp)$"
+)
+#: Two brokers started and fed by the same harness store within this of each other.
+STORE_CLOCK_WINDOW_MS = 120_000
+
+
+def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _TIMESTAMP_PATHS.search(d.path) is None:
+        return False
+    try:
+        a, b = int(d.real), int(d.mqlab)
+    except (TypeError, ValueError):
+        return False
+    return a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
+
+
+RULES: list[Rule] = [
+    Rule(
+        "broker-address",
+        "remarks, ext fields, JSON body strings, storeHost of stored messages",
+        "the two brokers listen on different free loopback ports; the broker's "
+        "brokerIP1:listenPort is written wherever RocketMQ names the broker (route and "
+        "cluster bodies, remarks, the STOREHOST of every stored message)",
+        _address_rule("broker"),
+    ),
+    Rule(
+        "namesrv-address",
+        "remarks, JSON body strings",
+        "the two name servers listen on different free loopback ports",
+        _address_rule("namesrv"),
+    ),
+    Rule(
+        "client-address",
+        "bornHost of stored messages, remarks naming the client",
+        "the harness's socket to each broker has its own ephemeral port; the broker "
+        "stamps the remote address as BORNHOST",
+        _address_rule("client"),
+    ),
+    Rule(
+        "offset-msg-id",
+        "msgId / offsetMsgId of send answers and stored messages",
+        "an offset message id is hex(storeHost ip, port, commit-log offset) "
+        "(MessageDecoder#createMessageId); masked only when both decode to their own "
+        "broker's address and the SAME commit-log offset",
+        _offset_msg_id,
+    ),
+    Rule(
+        "store-timestamp",
+        "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
+        "dataVersion timestamps",
+        "each broker's wall clock when it stored / changed something; masked only when "
+        f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
+        _store_timestamp,
+    ),
+]
+RULES_BY_NAME = {r.name: r for r in RULES}
+
+
+def classify(diffs: list[Diff], real: SideEnv, mq: SideEnv) -> list[Diff]:
+    """Give each diff the first rule that masks it (``rule`` stays None if none does)."""
+    for d in diffs:
+        for r in RULES:
+            if r.masks(d, real, mq):
+                d.rule = r.name
+                break
+    return diffs
+
+
+# -- value comparison --------------------------------------------------------------------------
+def _norm_key(k: Any) -> str:
+    return str(k)
+
+
+def compare_values(path: str, a: Any, b: Any, out: list[Diff]) -> None:
+    """Structural comparison of parsed JSON: map keys as strings (fastjson writes integer
+    keys unquoted), map order ignored (``HashMap`` order), list order kept."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        na = {_norm_key(k): v for k, v in a.items()}
+        nb = {_norm_key(k): v for k, v in b.items()}
+        for k in sorted(set(na) | set(nb)):
+            p = f"{path}.{k}"
+            if k not in na:
+                out.append(Diff(p, "<absent>", nb[k]))
+            elif k not in nb:
+                out.append(Diff(p, na[k], "<absent>"))
+            else:
+                compare_values(p, na[k], nb[k], out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(Diff(f"{path}.length", len(a), len(b)))
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            compare_values(f"{path}[{i}]", x, y, out)
+        return
+    if a != b or type(a) is not type(b):
+        out.append(Diff(path, a, b))
+
+
+MESSAGE_FIELDS = (
+    ("storeSize", "store_size"), ("bodyCRC", "body_crc"), ("queueId", "queue_id"),
+    ("flag", "flag"), ("queueOffset", "queue_offset"), ("commitLogOffset", "commit_log_offset"),
+    ("sysFlag", "sys_flag"), ("bornTimestamp", "born_timestamp"), ("bornHost", "born_host"),
+    ("storeTimestamp", "store_timestamp"), ("storeHost", "store_host"),
+    ("reconsumeTimes", "reconsume_times"),
+    ("preparedTransactionOffset", "prepared_transaction_offset"),
+    ("body", "body"), ("topic", "topic"), ("msgId", "msg_id"),
+)  # fmt: skip
+
+
+def message_fields(m: Any) -> dict[str, Any]:
+    """A decoded stored message as an ordered ``{field: value}`` (properties as a list
+    of ``[name, value]`` pairs in stored order)."""
+    d = {name: getattr(m, attr) for name, attr in MESSAGE_FIELDS}
+    d["properties"] = [list(kv) for kv in m.properties.items()]
+    return d
+
+
+def compare_messages(prefix: str, ma: list[Any], mb: list[Any], out: list[Diff]) -> None:
+    if len(ma) != len(mb):
+        out.append(Diff(f"{prefix}.count", len(ma), len(mb)))
+    for i, (x, y) in enumerate(zip(ma, mb, strict=False)):
+        fx, fy = message_fields(x), message_fields(y)
+        for k in fx:
+            if fx[k] != fy[k]:
+                out.append(Diff(f"msg[{i}].{k}", fx[k], fy[k]))
+
+
+def _json_or_none(body: bytes | None) -> Any:
+    if not body:
+        return None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text[:1] not in ("{", "["):
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return None
+
+
+def compare_bodies(kind: str, request_code: int, a: RemotingCommand, b: RemotingCommand,
+                   out: list[Diff]) -> None:  # fmt: skip
+    ba, bb = a.body, b.body
+    if not ba and not bb:
+        return
+    if kind == "auto" and request_code == 11 and a.code == 0 and b.code == 0:
+        kind = "messages"
+    if kind == "messages":
+        try:
+            ma, mb = decodes(ba or b""), decodes(bb or b"")
+        except MessageDecodeError as e:
+            out.append(Diff("body", f"undecodable: {e}", "-"))
+            return
+        compare_messages("body.messages", ma, mb, out)
+        return
+    if kind in ("auto", "json"):
+        ja, jb = _json_or_none(ba), _json_or_none(bb)
+        if ja is not None and jb is not None:
+            compare_values("body", ja, jb, out)
+            return
+    if ba != bb:
+        da = ba.decode("utf-8", "replace") if ba else None
+        db = bb.decode("utf-8", "replace") if bb else None
+        out.append(Diff("body", da, db))
+
+
+def compare_answers(
+    request_code: int, a: RemotingCommand | None, b: RemotingCommand | None,
+    err_a: str | None, err_b: str | None, body_kind: str = "auto",
+) -> list[Diff]:  # fmt: skip
+    """Every difference between the real answer ``a`` and mqlab's ``b``."""
+    out: list[Diff] = []
+    if a is None or b is None:
+        if a is not None or b is not None or err_a != err_b:
+            out.append(Diff("answer", err_a or _short(a), err_b or _short(b)))
+        return out
+    if a.code != b.code:
+        out.append(Diff("code", a.code, b.code))
+    if a.remark != b.remark:
+        out.append(Diff("remark", a.remark, b.remark))
+    ea, eb = a.ext_fields or {}, b.ext_fields or {}
+    for k in sorted(set(ea) | set(eb)):
+        if ea.get(k) != eb.get(k):
+            out.append(Diff(f"ext.{k}", ea.get(k, "<absent>"), eb.get(k, "<absent>")))
+    compare_bodies(body_kind, request_code, a, b, out)
+    return out
+
+
+def _short(c: RemotingCommand | None) -> str:
+    if c is None:
+        return "<no answer>"
+    return f"code={c.code}"
