@@ -5,19 +5,23 @@ Mirrors the parts of ``AdminBrokerProcessor`` and ``QueryMessageProcessor``
 SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, LOCK_BATCH_MQ /
 UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_TOPIC_CONFIG,
 UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
-VIEW_MESSAGE_BY_ID; facts §2.1, §2.4, §10.16, §11 AdminBrokerProcessorTest.
+VIEW_MESSAGE_BY_ID, UPDATE_BROKER_CONFIG (25: settings changed at runtime, as
+``mqadmin updateBrokerConfig`` does); facts §2.1, §2.4, §10.16, §11 AdminBrokerProcessorTest.
 
 Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
 about the seeds' mechanisms) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
-does: among others the broker config codes (UPDATE_BROKER_CONFIG 25,
-GET_BROKER_CONFIG 26), GET_BROKER_RUNTIME_INFO (28), topic and consume stats, ACL,
+does: among others GET_BROKER_CONFIG (26), GET_BROKER_RUNTIME_INFO (28), topic and
+consume stats, ACL,
 the message index (QUERY_MESSAGE by key) and the consumer-connection queries.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from typing import TYPE_CHECKING
 
+from mqlab.broker.config import parse_properties
 from mqlab.common.mix_all import is_lmq
 from mqlab.common.topic_config import TopicConfig, TopicFilterType
 from mqlab.common.topic_validator import TopicValidator
@@ -60,6 +64,7 @@ ADMIN_CODES = (
     RequestCode.GET_ALL_CONSUMER_OFFSET,
     RequestCode.GET_ALL_DELAY_OFFSET,
     RequestCode.VIEW_MESSAGE_BY_ID,
+    RequestCode.UPDATE_BROKER_CONFIG,
 )
 
 
@@ -67,6 +72,40 @@ def _ok(ext: dict[str, str] | None = None, body: bytes | None = None) -> Remotin
     return RemotingCommand.create_response(
         ResponseCode.SUCCESS, None, ext_fields=ext or {}, body=body
     )
+
+
+def _properties_to_object(props: dict[str, str], obj: object) -> None:
+    """``MixAll#properties2Object``: set each field whose Java name is a key; int and
+    str fields parse as Java's setters would, booleans by ``Boolean.parseBoolean``;
+    other types and unparsable values are left alone (Java swallows the exception)."""
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        key = _JAVA_NAMES.get(f.name) or _camel(f.name)
+        if key not in props:
+            continue
+        raw, current = props[key], getattr(obj, f.name)
+        if isinstance(current, bool):
+            setattr(obj, f.name, raw.lower() == "true")
+        elif isinstance(current, int) and not isinstance(current, enum.Enum):
+            try:
+                setattr(obj, f.name, int(raw, 10))
+            except ValueError:
+                continue
+        elif isinstance(current, str) and not isinstance(current, enum.Enum):
+            setattr(obj, f.name, raw)
+        elif current is None and "str" in str(f.type):
+            setattr(obj, f.name, raw)
+
+
+_JAVA_NAMES = {
+    "broker_ip1": "brokerIP1",
+    "broker_ip2": "brokerIP2",
+    "name_server_addr": "namesrvAddr",
+}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _err(code: int, remark: str) -> RemotingCommand:
@@ -95,6 +134,7 @@ class AdminBrokerProcessor:
             RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
             RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
             RequestCode.VIEW_MESSAGE_BY_ID: self.view_message_by_id,
+            RequestCode.UPDATE_BROKER_CONFIG: self.update_broker_config,
         }.get(code)
         if handler is None:
             return _err(
@@ -104,6 +144,26 @@ class AdminBrokerProcessor:
             return handler(channel, request)
         except RemotingCommandException as e:
             return _err(ResponseCode.SYSTEM_ERROR, str(e))
+
+    # -- broker config ---------------------------------------------------------------------------
+    def update_broker_config(self, channel, request):
+        """``AdminBrokerProcessor#updateBrokerConfig``: the body is a ``Properties`` text set
+        onto the broker's config objects (``Configuration#update``, each through
+        ``MixAll#properties2Object``: unknown keys and values that do not parse are
+        skipped; a boolean is ``Boolean.parseBoolean``). A new ``brokerPermission`` bumps
+        the topic data version and re-registers with the name server at once.
+
+        Not modelled: ``Configuration#persist`` (the broker.properties file is not rewritten).
+        """
+        body = request.body
+        if body:
+            props = parse_properties(bytes(body).decode("utf-8", "replace"))
+            for target in (self.broker.broker_config, self.broker.message_store_config):
+                _properties_to_object(props, target)
+            if "brokerPermission" in props:
+                self.broker.topic_config_manager.data_version.next_version(self.broker.ctx.now_ms)
+                self.broker.register_broker_all(False)
+        return _ok()
 
     # -- offsets ---------------------------------------------------------------------------------
     def get_max_offset(self, channel, request):

@@ -107,6 +107,15 @@ def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
     return a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
 
 
+_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX\[\d+\]\.tagsCode$")
+
+
+def _schedule_deliver_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _SCHEDULE_TAGS_CODE.search(d.path) is None:
+        return False
+    return _store_timestamp(Diff("ext.timestamp", d.real, d.mqlab), real, mq)
+
+
 RULES: list[Rule] = [
     Rule(
         "broker-address",
@@ -144,6 +153,14 @@ RULES: list[Rule] = [
         "each broker's wall clock when it stored / changed something; masked only when "
         f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
         _store_timestamp,
+    ),
+    Rule(
+        "schedule-deliver-time",
+        "tags code of SCHEDULE_TOPIC_XXXX consume-queue units",
+        "a delayed message's consume-queue unit holds its delivery time (store "
+        "timestamp + the level's delay, CommitLog#checkMessageAndReturnSize) instead of "
+        "a tags hash code: it follows each broker's clock (both set, within 120 s)",
+        _schedule_deliver_time,
     ),
 ]
 RULES_BY_NAME = {r.name: r for r in RULES}

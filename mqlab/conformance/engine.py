@@ -205,13 +205,17 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
         qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
         for qid in sorted(set(qa) | set(qb)):
             diffs = []
-            compare_values("cq", qa.get(qid, []), qb.get(qid, []), diffs)
+            compare_values(f"cq:{topic}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
             rows.append(Row(
                 sc.group, sc.name, chk.name, f"consume queue {topic}/{qid} "
                 f"({len(qa.get(qid, []))} units)", classify(diffs, *envs),
                 str(qa.get(qid)), str(qb.get(qid)), chk.note, is_request=False,
             ))  # fmt: skip
     return rows
+
+
+def _units(units: list[tuple[int, int, int]] | None) -> list[dict[str, int]]:
+    return [{"offset": o, "size": n, "tagsCode": t} for o, n, t in units or ()]
 
 
 def _entry_text(e: dict[str, Any] | None) -> str:

@@ -179,10 +179,35 @@ def test_unknown_request_code(cluster):
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
     # Not modelled (module essay of admin_broker_processor): answered the same way.
-    for code in (RequestCode.UPDATE_BROKER_CONFIG, RequestCode.GET_BROKER_CONFIG,
-                 RequestCode.GET_BROKER_RUNTIME_INFO):  # fmt: skip
+    for code in (RequestCode.GET_BROKER_CONFIG, RequestCode.GET_BROKER_RUNTIME_INFO):
         r = c.call(c.broker.broker_addr, code)
         assert (r.code, r.remark) == (3, f" request type {int(code)} not supported")
+
+
+def test_update_broker_config_changes_settings_at_runtime(cluster):
+    """UPDATE_BROKER_CONFIG (25): a Properties body set onto the broker's configs (the
+    real 4.9.3 broker answers SUCCESS with no remark; unknown keys are ignored)."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    body = b"autoCreateTopicEnable=false\nenablePropertyFilter=true\nnoSuchKey=1\n"
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, body)
+    assert (r.code, r.remark) == (0, None)
+    cfg = c.broker.broker_config
+    assert (cfg.auto_create_topic_enable, cfg.enable_property_filter) == (False, True)
+    # MixAll#properties2Object: Boolean.parseBoolean, so anything but "true" is false;
+    # a value that does not parse as the field's int is skipped.
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None,
+               b"enablePropertyFilter=yes\ndefaultTopicQueueNums=x\nmaxMessageSize=1024\n")  # fmt: skip
+    assert r.code == 0
+    assert (cfg.enable_property_filter, cfg.default_topic_queue_nums) == (False, 8)
+    assert c.broker.message_store_config.max_message_size == 1024
+    # brokerPermission: a new data version and a re-registration with the name server
+    before = c.broker.topic_config_manager.data_version.counter
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, b"brokerPermission=4\n")
+    assert r.code == 0 and cfg.broker_permission == 4
+    assert c.broker.topic_config_manager.data_version.counter == before + 1
+    # no body: nothing to do, still SUCCESS
+    assert c.call(addr, RequestCode.UPDATE_BROKER_CONFIG).code == 0
 
 
 def test_missing_mandatory_fields_are_refused_and_tables_stay_clean(cluster):

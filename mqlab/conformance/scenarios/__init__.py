@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario
-from mqlab.conformance.scenarios import send
+from mqlab.conformance.scenarios import offsets, pull, send, stored_bytes
 
 __all__ = ["ALL", "GROUPS"]
 
 #: group -> one line for the report.
 GROUPS: dict[str, str] = {
+    "stored-bytes": "Commit-log entries and consume-queue units read from both stores' files.",
     "send": "SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320), msgCheck, "
     "auto-creation, %RETRY%, limits, permissions.",
+    "pull": "PULL_MESSAGE (11): statuses, tag and SQL92 filters, subscriptions, commit "
+    "offsets, permissions.",
+    "offsets": "QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, "
+    "GET_EARLIEST_MSG_STORETIME.",
 }
 
-ALL: list[Scenario] = [*send.SCENARIOS]
+#: stored-bytes first: its commit-log offsets then start at 0 on both sides.
+ALL: list[Scenario] = [
+    *stored_bytes.SCENARIOS,
+    *send.SCENARIOS,
+    *pull.SCENARIOS,
+    *offsets.SCENARIOS,
+]
