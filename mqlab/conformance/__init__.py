@@ -23,6 +23,12 @@ the last line is ``conformance: N requests, I identical, E explained, U unexplai
 is written to ``docs/conformance.md``. ``--against mqlab`` replaces the real side by a
 second ``mqlab serve``: a self-check of the harness that needs no Java.
 
+Modules: ``real_cluster`` builds and runs the real cluster (from Maven Central) and
+``mqadmin``; ``wire`` sends one hand-made request (asyncio); ``raw_tcp`` is the harness's
+threaded client (several requests in flight per connection, arrival times measured);
+``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``
+and ``cli`` are the harness.
+
 Normalization rules (``compare.RULES``; only a named rule may mask a field, and only
 when the two values are equal once that rule's one reason is taken away):
 

@@ -1,0 +1,408 @@
+"""The real Apache RocketMQ 4.9.3 name server and broker, from Maven Central, as a test oracle.
+
+Not a RocketMQ class: this is the harness that runs the real thing beside mqlab. It owns
+
+1. finding the tools (``java`` >= 17 with ``javac``, and ``mvn``) and saying why when they are missing;
+2. building ``conformance/java`` once (its pom pins rocketmq-namesrv, -broker, -client and -tools
+   4.9.3; Maven downloads them into ``~/.m2`` on the first build and reuses them after);
+3. starting our runner ``org.mqlab.conformance.RealCluster`` (a ``NamesrvController`` and a
+   ``BrokerController`` in one JVM, as RocketMQ's own integration tests embed them) on free
+   loopback ports, waiting for its readiness line, and stopping it with SIGTERM;
+4. running ``mqadmin`` (``MQAdminStartup`` from rocketmq-tools) with our own logback file.
+
+The JVM reads its stdin and stops when it ends, so a test process that dies (even by SIGKILL)
+takes the real cluster with it: the kernel closes the pipe.
+
+The broker binds every interface (4.9.3 has no bind-address option): it gets free ports, and
+everything here talks to it on 127.0.0.1 only. Besides its listen port it opens ``listenPort - 2``
+(the VIP channel, ``BrokerController#initialize``) and the HA port, so :class:`RealCluster` takes
+one block of four consecutive free ports: VIP, HA, broker, name server.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from functools import cache
+from pathlib import Path
+from types import TracebackType
+
+__all__ = [
+    "JAVA_DIR",
+    "JVM_FLAGS",
+    "RealCluster",
+    "RealClusterError",
+    "build_runner",
+    "free_port",
+    "java_tools_missing",
+    "run_mqadmin",
+    "runner_classpath",
+]
+
+#: The Maven project: pom.xml, the runner's source and our logback files (conf/).
+JAVA_DIR = Path(__file__).resolve().parents[2] / "conformance" / "java"
+READY = "mqlab-real-cluster ready"
+RUNNER_MAIN = "org.mqlab.conformance.RealCluster"
+MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
+
+#: JDK 17 needs these for 4.9.3: ``MappedFile.clean`` reflects into ``DirectByteBuffer`` and
+#: ``jdk.internal.ref.Cleaner`` (every store shutdown, DELETE_TOPIC_IN_BROKER, file expiry), and
+#: the HA service reflects ``sun.nio.ch``. The rest keeps one JVM small and quick to start on a
+#: shared 2-core box.
+JVM_FLAGS = [
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-Dtls.server.mode=disabled",
+    "-Xms64m",
+    "-Xmx512m",
+    "-XX:MaxDirectMemorySize=256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Xss512k",
+    "-Xshare:auto",
+    # the store's disk-full guards (CleanCommitLogService): results must not depend on how full
+    # this machine's disk is
+    "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
+    "-Drocketmq.broker.diskSpaceCleanForciblyRatio=0.98",
+]
+MQADMIN_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+
+
+class RealClusterError(RuntimeError):
+    """The real cluster could not be built, started or stopped; the message holds the output."""
+
+
+# -- 1. tools ---------------------------------------------------------------------------------
+
+
+@cache
+def java_tools_missing() -> str | None:
+    """None when ``java`` >= 17, ``javac`` and ``mvn`` are usable, else why not (one line)."""
+    java = shutil.which("java")
+    if java is None:
+        return "no 'java' on PATH (the conformance tier needs a JDK 17: openjdk-17-jdk-headless)"
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        ).stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"'java -version' failed: {e}"
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if m is None:
+        return f"cannot read the Java version from: {out.strip()[:200]!r}"
+    major = int(m.group(2)) if m.group(1) == "1" else int(m.group(1))
+    if major < 17:
+        return f"Java {major} at {java}; the conformance tier needs Java >= 17"
+    if shutil.which("javac") is None:
+        return "no 'javac' on PATH: a JRE alone cannot build conformance/java (openjdk-17-jdk-headless)"
+    if shutil.which("mvn") is None:
+        return "no 'mvn' on PATH: the conformance tier builds conformance/java with Maven (apt-get install maven)"
+    return None
+
+
+# -- 2. build ---------------------------------------------------------------------------------
+
+
+def _sources_digest() -> str:
+    h = hashlib.sha256()
+    files = [JAVA_DIR / "pom.xml", *sorted((JAVA_DIR / "src").rglob("*.java"))]
+    for f in files:
+        h.update(f.relative_to(JAVA_DIR).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_runner(*, quiet: bool = True) -> Path:
+    """Build ``conformance/java`` unless already built from the same pom and sources.
+
+    Runs ``mvn -B compile dependency:build-classpath``; the stamp ``target/.mqlab-built-<digest>``
+    is keyed on a checksum of pom.xml and every ``*.java``. Concurrent callers wait on a lock.
+
+    Returns:
+        ``target/classpath.txt``: the resolved jars (in ``~/.m2``), ``:``-separated.
+
+    Raises:
+        RealClusterError: tools missing, or Maven failed (its output is in the message).
+    """
+    missing = java_tools_missing()
+    if missing:
+        raise RealClusterError(missing)
+    target = JAVA_DIR / "target"
+    target.mkdir(exist_ok=True)
+    classpath = target / "classpath.txt"
+    stamp = target / f".mqlab-built-{_sources_digest()}"
+    with open(target / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists() and classpath.exists():
+            return classpath
+        for old in target.glob(".mqlab-built-*"):
+            old.unlink()
+        cmd = [
+            "mvn", "-B", *(["-q"] if quiet else []), "compile", "dependency:build-classpath",
+            f"-Dmdep.outputFile={classpath}",
+        ]  # fmt: skip
+        proc = subprocess.run(
+            cmd, cwd=JAVA_DIR, capture_output=quiet, text=True, timeout=1200, check=False
+        )
+        if proc.returncode != 0:
+            tail = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
+            raise RealClusterError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{tail}")
+        stamp.touch()
+    return classpath
+
+
+def runner_classpath() -> str:
+    """``target/classes`` plus the jars: the ``-cp`` for the runner and for mqadmin."""
+    jars = build_runner().read_text(encoding="utf-8").strip()
+    return f"{JAVA_DIR / 'target' / 'classes'}{os.pathsep}{jars}"
+
+
+# -- 3. ports ---------------------------------------------------------------------------------
+
+
+def _bindable(port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(n_consecutive: int = 1) -> int:
+    """A free loopback port; with ``n_consecutive`` > 1, the first of that many free in a row.
+
+    Free when checked, not reserved: a caller that loses the race retries (RealCluster does).
+    A port bound on 0.0.0.0 by another process also fails the 127.0.0.1 check on Linux.
+    """
+    import socket
+
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n_consecutive - 1 > 65535:
+            continue
+        if all(_bindable(p) for p in range(base, base + n_consecutive)):
+            return base
+    raise RealClusterError(f"no {n_consecutive} consecutive free loopback ports found")
+
+
+# -- 4. the cluster ---------------------------------------------------------------------------
+
+
+class RealCluster:
+    """One real 4.9.3 name server and master broker in one JVM; a context manager.
+
+    Args:
+        workdir: holds ``store/`` (commit log, consume queues, index, config), ``home/``
+            (``user.home``: nothing lands in ``~``) and ``real-cluster.out`` (the JVM's output).
+        broker_properties: ``key=value`` broker settings, applied like lines of a broker.conf to
+            BrokerConfig, NettyServerConfig, NettyClientConfig and MessageStoreConfig
+            (``{"autoCreateTopicEnable": "false", "messageDelayLevel": "1s 2s"}``). An unknown key
+            fails the start. Ports, ``brokerIP1``, ``namesrvAddr`` and store paths are always ours.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        broker_properties: dict[str, str] | None = None,
+        *,
+        broker_name: str = "broker-a",
+        cluster: str = "DefaultCluster",
+        startup_timeout_s: float = 90,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.broker_properties = dict(broker_properties or {})
+        self.broker_name = broker_name
+        self.cluster = cluster
+        self.startup_timeout_s = startup_timeout_s
+        self.store_dir = self.workdir / "store"
+        self.commitlog_dir = self.store_dir / "commitlog"
+        self.home_dir = self.workdir / "home"
+        self.output_path = self.workdir / "real-cluster.out"
+        self.namesrv_addr = ""
+        self.broker_addr = ""
+        self.broker_vip_addr = ""
+        self.ha_port = 0
+        self.pid: int | None = None
+        #: seconds from launching the JVM to its readiness line, and from SIGTERM to its exit
+        self.startup_s: float | None = None
+        self.shutdown_s: float | None = None
+        self.returncode: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # context manager
+    def __enter__(self) -> RealCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def output(self) -> str:
+        """Everything the JVM wrote so far (stdout and stderr)."""
+        try:
+            return self.output_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def start(self) -> RealCluster:
+        """Launch the JVM and block until the broker is registered with the name server.
+
+        Raises:
+            RealClusterError: the JVM exited or did not get ready in time; the message ends
+                with the tail of its output. A lost port race is retried with new ports.
+        """
+        if self._proc is not None:
+            raise RealClusterError("already started")
+        classpath = runner_classpath()
+        for attempt in range(3):
+            try:
+                return self._launch(classpath)
+            except RealClusterError as e:
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _launch(self, classpath: str) -> RealCluster:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.home_dir.mkdir(parents=True, exist_ok=True)
+        base = free_port(4)
+        vip, self.ha_port, broker_port, namesrv_port = base, base + 1, base + 2, base + 3
+        self.namesrv_addr = f"127.0.0.1:{namesrv_port}"
+        self.broker_addr = f"127.0.0.1:{broker_port}"
+        self.broker_vip_addr = f"127.0.0.1:{vip}"
+        timeout_ms = int(self.startup_timeout_s * 1000)
+        cmd = [
+            _java(), *JVM_FLAGS,
+            f"-Duser.home={self.home_dir}",
+            f"-Drocketmq.client.logRoot={self.home_dir / 'logs'}",
+            f"-Dlogback.configurationFile={JAVA_DIR / 'conf' / 'logback-real-cluster.xml'}",
+            "-cp", classpath, RUNNER_MAIN,
+            "--namesrv-port", str(namesrv_port), "--broker-port", str(broker_port),
+            "--ha-port", str(self.ha_port), "--store", str(self.store_dir),
+            "--broker-name", self.broker_name, "--cluster", self.cluster,
+            "--ready-timeout-ms", str(timeout_ms),
+            *(f"{k}={v}" for k, v in self.broker_properties.items()),
+        ]  # fmt: skip
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("ROCKETMQ_HOME", "JAVA_TOOL_OPTIONS")
+        }
+        started = time.monotonic()
+        with open(self.output_path, "wb") as out:
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env,
+                cwd=self.workdir,
+            )  # fmt: skip
+        self.pid = self._proc.pid
+        deadline = started + self.startup_timeout_s + 10
+        while True:
+            text = self.output()
+            if READY in text:
+                self.startup_s = time.monotonic() - started
+                return self
+            if self._proc.poll() is not None:
+                self._reap()
+                raise RealClusterError(
+                    f"the real cluster exited with {self.returncode} before it was ready:\n"
+                    + _tail(text)
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RealClusterError(
+                    f"the real cluster was not ready within {self.startup_timeout_s} s:\n"
+                    + _tail(self.output())
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGTERM, wait up to 30 s, then SIGKILL. Idempotent."""
+        proc = self._proc
+        if proc is None or self.returncode is not None:
+            return
+        started = time.monotonic()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+        self.shutdown_s = time.monotonic() - started
+        self._reap()
+
+    def _reap(self) -> None:
+        assert self._proc is not None
+        if self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        self.returncode = self._proc.wait()
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise RealClusterError("no 'java' on PATH")
+    return java
+
+
+def _tail(text: str, lines: int = 60) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# -- 5. mqadmin -------------------------------------------------------------------------------
+
+
+def run_mqadmin(
+    args: list[str], namesrv_addr: str, *, timeout_s: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``mqadmin <args>`` (``MQAdminStartup`` from rocketmq-tools 4.9.3) against a name server.
+
+    ``MQAdminStartup`` loads ``$ROCKETMQ_HOME/conf/logback_tools.xml`` first and, when that file
+    is missing, prints a stack trace, runs no command and still exits 0. So each call gets a
+    temp ROCKETMQ_HOME holding our own ``logback_tools.xml``; it is also ``user.home``, so the
+    client's logs land there, and it is removed afterwards. ``namesrv_addr`` is passed as the
+    ``rocketmq.namesrv.addr`` property, so ``-n`` in ``args`` is optional.
+
+    Returns:
+        The finished process, text mode: the command's own output is on stdout.
+    """
+    classpath = runner_classpath()
+    with tempfile.TemporaryDirectory(prefix="mqlab-mqadmin-") as home:
+        conf = Path(home) / "conf"
+        conf.mkdir()
+        shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
+        env["ROCKETMQ_HOME"] = home
+        cmd = [
+            _java(), *MQADMIN_FLAGS,
+            f"-Duser.home={home}",
+            f"-Drocketmq.client.logRoot={home}/logs",
+            f"-Drocketmq.namesrv.addr={namesrv_addr}",
+            "-cp", classpath, MQADMIN_MAIN, *args,
+        ]  # fmt: skip
+        return subprocess.run(
+            cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
+            stdin=subprocess.DEVNULL, cwd=home,
+        )  # fmt: skip
