@@ -45,6 +45,9 @@ store-timestamp     storeTimestamp, GET_EARLIEST_MSG_       each broker's clock;
                     STORETIME timestamp, dataVersion        and within 120 s
 schedule-deliver-   tags code of SCHEDULE_TOPIC_XXXX        delivery time = store time +
 time                consume-queue units                     delay, each broker's clock
+missing-header-     the whole answer to a request that      4.9.3 only logs a missing
+field               lacks a @CFNotNull header field         @CFNotNull field, then NPEs;
+                                                            mqlab refuses up front
 =================== ======================================= ===============================
 
 How to add a scenario

@@ -163,11 +163,47 @@ RULES: list[Rule] = [
         _schedule_deliver_time,
     ),
 ]
+#: Not a field rule: it looks at the whole exchange (see :func:`missing_header_field`).
+MISSING_FIELD_RULE = Rule(
+    "missing-header-field",
+    "code, remark and ext fields of an answer to a request lacking a @CFNotNull header field",
+    "4.9.3's RemotingCommand#decodeCommandCustomHeader throws 'the custom field <x> is "
+    "null' inside its own catch (Throwable) and only logs it: the field stays null and the "
+    "request fails later with a NullPointerException (remark: the JDK's own text and a "
+    "source line), or goes on with null (QUERY_CONSUMER_OFFSET without consumerGroup "
+    'answers for group "null"). mqlab refuses such a request up front with SYSTEM_ERROR '
+    "and the check's own remark naming the field; masked only when the field really is "
+    "missing from the request and the real broker failed with a NullPointerException or "
+    "went on",
+    lambda d, real, mq: False,
+)
+RULES.append(MISSING_FIELD_RULE)
 RULES_BY_NAME = {r.name: r for r in RULES}
+_CUSTOM_FIELD_NULL = re.compile(r"^the custom field <(\w+)> is null$")
 
 
-def classify(diffs: list[Diff], real: SideEnv, mq: SideEnv) -> list[Diff]:
-    """Give each diff the first rule that masks it (``rule`` stays None if none does)."""
+def missing_header_field(
+    request_ext: dict[str, str], a: RemotingCommand | None, b: RemotingCommand | None
+) -> bool:
+    """Whether the ``missing-header-field`` rule covers this exchange (see its ``why``)."""
+    if a is None or b is None or b.code != 1 or b.remark is None:
+        return False
+    m = _CUSTOM_FIELD_NULL.match(b.remark)
+    if m is None or m.group(1) in request_ext:
+        return False
+    npe = a.code == 1 and (a.remark or "").startswith("java.lang.NullPointerException")
+    return npe or a.code == 0
+
+
+def classify(
+    diffs: list[Diff], real: SideEnv, mq: SideEnv, *, whole_answer_rule: str | None = None
+) -> list[Diff]:
+    """Give each diff the first rule that masks it (``rule`` stays None if none does);
+    ``whole_answer_rule`` (decided from the exchange) masks every diff."""
+    if whole_answer_rule is not None:
+        for d in diffs:
+            d.rule = whole_answer_rule
+        return diffs
     for d in diffs:
         for r in RULES:
             if r.masks(d, real, mq):

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqlab.conformance.compare import (
+    MISSING_FIELD_RULE,
     Diff,
     SideEnv,
     classify,
     compare_answers,
     compare_values,
+    missing_header_field,
 )
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.scenario import (
@@ -278,5 +280,12 @@ def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
     what = f"{_code_name(code)} -> {st.to}"
     if st.timing and a and b:
         what += f" [timing {a.elapsed_ms:.0f} / {b.elapsed_ms:.0f} ms]"
-    return Row(sc.group, sc.name, st.name, what, classify(diffs, *envs),
+    whole = None
+    if a and b and missing_header_field(_sent_header(st), a.command, b.command):
+        whole = MISSING_FIELD_RULE.name
+    return Row(sc.group, sc.name, st.name, what, classify(diffs, *envs, whole_answer_rule=whole),
                describe(a), describe(b), st.note)  # fmt: skip
+
+
+def _sent_header(st: Step) -> dict[str, str]:
+    return {k: v for k, v in st.header.items() if v is not None}

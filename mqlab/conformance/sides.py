@@ -24,8 +24,9 @@ DELAY_LEVELS = " ".join(f"{n}s" for n in range(1, 19))
 BROKER_PROPERTIES: dict[str, str] = {
     "enablePropertyFilter": "true",
     "messageDelayLevel": DELAY_LEVELS,
-    # small files: a 4 MiB commit-log file, 1,500-unit consume-queue files, a tiny index
-    "mappedFileSizeCommitLog": str(4 * 1024 * 1024),
+    # small files: an 8 MiB commit-log file (more than maxMessageSize, 4 MiB, so the
+    # oversized-body check is reached), 1,500-unit consume-queue files, a tiny index
+    "mappedFileSizeCommitLog": str(8 * 1024 * 1024),
     "mappedFileSizeConsumeQueue": str(1500 * 20),
     "maxHashSlotNum": "1000",
     "maxIndexNum": "4000",
