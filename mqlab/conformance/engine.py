@@ -32,8 +32,9 @@ from mqlab.conformance.scenario import (
     resolve,
 )
 from mqlab.conformance.sides import Side
-from mqlab.conformance.stored import LAYOUT, read_commit_log, read_consume_queue
+from mqlab.conformance.stored import LAYOUT, read_commit_log, read_consume_queue, store_files
 from mqlab.remoting.codes import RequestCode
+from mqlab.remoting.fastjson import loads
 
 __all__ = ["Row", "Run", "run_scenarios"]
 
@@ -134,7 +135,11 @@ class _SideRunner:
                     "now": lambda: int(time.time() * 1000),
                     "client": self.client.local_addr(addr),
                 }
-                header = {k: resolve(str(v), self.answers, env) for k, v in st.header.items()}
+                header = {
+                    k: resolve(str(v), self.answers, env)
+                    for k, v in st.header.items()
+                    if v is not None  # None: the field is left out of the request
+                }
                 body = st.body(self.answers) if callable(st.body) else st.body
                 if isinstance(body, str):
                     body = body.encode()
@@ -213,7 +218,30 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
                 f"({len(qa.get(qid, []))} units)", classify(diffs, *envs),
                 str(qa.get(qid)), str(qb.get(qid)), chk.note, is_request=False,
             ))  # fmt: skip
+    fa, fb = store_files(real.store_dir, chk.topics), store_files(mq.store_dir, chk.topics)
+    diffs = []
+    compare_values("files", fa, fb, diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, f"store files ({len(fa)} / {len(fb)})",
+                    classify(diffs, *envs), str(fa), str(fb), chk.note, is_request=False))  # fmt: skip
+    ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
+    diffs = []
+    compare_values("body", ta, tb, diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", classify(diffs, *envs),
+                    _cut_json(ta), _cut_json(tb), chk.note, is_request=False))  # fmt: skip
     return rows
+
+
+def _topics_json(store_dir) -> Any:
+    p = store_dir / "config" / "topics.json"
+    try:
+        return loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return f"<unreadable: {e}>"
+
+
+def _cut_json(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) < 600 else s[:600] + "…"
 
 
 def _units(units: list[tuple[int, int, int]] | None) -> list[dict[str, int]]:
@@ -274,6 +302,9 @@ def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
         code, a.command if a else None, b.command if b else None,
         a.error if a else "<not sent>", b.error if b else "<not sent>", st.body_kind,
     )  # fmt: skip
+    if st.expect is not None and (a is None or a.command is None or a.command.code != st.expect):
+        got = a.command.code if a and a.command else None
+        diffs.append(Diff("scenario.expect", f"code {got} (scenario expects {st.expect})", "-"))
     if st.timing and a and b and a.command is not None and b.command is not None:
         if abs(a.elapsed_ms - b.elapsed_ms) > TIMING_TOLERANCE_MS:
             diffs.append(Diff("elapsed_ms", round(a.elapsed_ms), round(b.elapsed_ms)))

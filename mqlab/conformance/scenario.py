@@ -62,6 +62,9 @@ class Step:
             as stored messages, else bytes), ``"json"``, ``"messages"``, ``"bytes"``.
         timeout_s: how long to wait for the answer.
         note: one line for the report (what this request shows).
+        expect: the response code the scenario needs from the real broker (e.g. 0 for
+            the sends that set up a pull); another code makes the row UNEXPLAINED, so a
+            scenario cannot silently test something else than it says.
     """
 
     name: str
@@ -76,6 +79,7 @@ class Step:
     body_kind: str = "auto"
     timeout_s: float = 30.0
     note: str = ""
+    expect: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

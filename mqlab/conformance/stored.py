@@ -21,7 +21,9 @@ from mqlab.common.message_decoder import (
 )
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT
 
-__all__ = ["StoredEntry", "read_commit_log", "read_consume_queue", "entry_fields"]
+__all__ = [
+    "StoredEntry", "read_commit_log", "read_consume_queue", "entry_fields", "store_files",
+]  # fmt: skip
 
 #: Stored-entry fields in the 4.9.3 layout's order (``CommitLog.MessageExtEncoder``).
 LAYOUT = (
@@ -109,4 +111,19 @@ def read_consume_queue(store_dir: Path, topic: str) -> dict[int, list[tuple[int,
                     break
                 units.append((off, size, tags))
         out[int(qdir.name)] = units
+    return out
+
+
+def store_files(store_dir: Path, topics: tuple[str, ...]) -> dict[str, int]:
+    """``{relative path: length}`` of the commit-log files and of ``topics``' consume-queue
+    files (what a reader of the store directory sees)."""
+    out: dict[str, int] = {}
+    dirs = [store_dir / "commitlog"]
+    for t in topics:
+        base = store_dir / "consumequeue" / t
+        if base.is_dir():
+            dirs += sorted(p for p in base.iterdir() if p.is_dir())
+    for d in dirs:
+        for f in _files(d):
+            out[f.relative_to(store_dir).as_posix()] = f.stat().st_size
     return out

@@ -137,12 +137,20 @@ class StoreRuntimeException(RuntimeError):
         line: the line of ``CommitLog.java`` (4.9.3) that throws it.
     """
 
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, *, text: str | None = None) -> None:
         super().__init__(
-            f"java.lang.RuntimeException: {message}, org.apache.rocketmq.store."
+            text
+            or f"java.lang.RuntimeException: {message}, org.apache.rocketmq.store."
             f"CommitLog$MessageExtEncoder.encode(CommitLog.java:{line})"
         )
         self.message = message
+
+    @classmethod
+    def null_pointer(cls, frame: str) -> StoreRuntimeException:
+        """A ``NullPointerException`` thrown at ``frame`` (``Class.method(File.java:N)``
+        of org.apache.rocketmq.store), as JDK 8 writes it: no message."""
+        return cls("NullPointerException", 0,
+                   text=f"java.lang.NullPointerException, org.apache.rocketmq.store.{frame}")  # fmt: skip
 
 
 def _rememberable(topic: str, queue_id: int, store_timestamp: int) -> bool:

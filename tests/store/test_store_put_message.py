@@ -245,7 +245,8 @@ def test_batch_rejects_delay_transactions_and_mixed_queues(new_store):
     )
     with pytest.raises(ValueError, match="one topic and queue id"):
         store.put_messages([make_msg(queue_id=0), make_msg(queue_id=1)], 1)
-    with pytest.raises(ValueError, match="at least one"):
+    # no messages = a batch whose body is null: checkMessages' NullPointerException
+    with pytest.raises(StoreRuntimeException, match="checkMessages"):
         store.put_messages([], 1)
 
 

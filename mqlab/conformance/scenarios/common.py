@@ -42,7 +42,7 @@ def send_v1(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
             tags: str | None = "TagA", keys: str | None = None,
             extra: dict[str, str] | None = None, group: str = "cf_producer",
             queue_nums: int = 4, default_topic: str = "TBW102", note: str = "",
-            **header: str) -> Step:  # fmt: skip
+            expect: int | None = None, **header: str) -> Step:  # fmt: skip
     """SEND_MESSAGE (10): ``SendMessageRequestHeader`` with its long field names."""
     h = {
         "producerGroup": group, "topic": topic, "defaultTopic": default_topic,
@@ -51,14 +51,15 @@ def send_v1(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
         "reconsumeTimes": "0", "unitMode": "false", "batch": "false",
     }  # fmt: skip
     h.update(header)
-    return Step(name, "SEND_MESSAGE", h, body, note=note)
+    return Step(name, "SEND_MESSAGE", h, body, note=note, expect=expect)
 
 
 def send_v2(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *, n: int = 0,
             tags: str | None = "TagA", keys: str | None = None,
             extra: dict[str, str] | None = None, group: str = "cf_producer",
             queue_nums: int = 4, default_topic: str = "TBW102", note: str = "",
-            raw_props: str | None = None, **header: str) -> Step:  # fmt: skip
+            raw_props: str | None = None, expect: int | None = None,
+            **header: str) -> Step:  # fmt: skip
     """SEND_MESSAGE_V2 (310): ``SendMessageRequestHeaderV2``, one-letter names a..m."""
     h = {
         "a": group, "b": topic, "c": default_topic, "d": str(queue_nums), "e": str(queue_id),
@@ -67,18 +68,19 @@ def send_v2(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
         "j": "0", "k": "false", "m": "false",
     }  # fmt: skip
     h.update(header)
-    return Step(name, "SEND_MESSAGE_V2", h, body, note=note)
+    return Step(name, "SEND_MESSAGE_V2", h, body, note=note, expect=expect)
 
 
 def send_batch(name: str, topic: str, queue_id: int, body: bytes, *, note: str = "",
-               group: str = "cf_producer", **header: str) -> Step:  # fmt: skip
+               group: str = "cf_producer", expect: int | None = None,
+               **header: str) -> Step:  # fmt: skip
     """SEND_BATCH_MESSAGE (320): a V2 header with ``m`` (batch) true, the batch body."""
     h = {
         "a": group, "b": topic, "c": "TBW102", "d": "4", "e": str(queue_id), "f": "0",
         "g": BORN, "h": "0", "i": props(WAIT="true"), "j": "0", "k": "false", "m": "true",
     }  # fmt: skip
     h.update(header)
-    return Step(name, "SEND_BATCH_MESSAGE", h, body, note=note)
+    return Step(name, "SEND_BATCH_MESSAGE", h, body, note=note, expect=expect)
 
 
 def pull(name: str, group: str, topic: str, queue_id: int, offset: int | str, *,

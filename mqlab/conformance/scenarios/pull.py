@@ -21,7 +21,8 @@ S = "cf_pull_sql"
 
 def _sends(topic: str, specs: list[tuple[int, str | None, dict[str, str]]], base: int):
     return [
-        send_v2(f"send_{i}", topic, q, f"body-{i}".encode(), n=base + i, tags=tags, extra=extra)
+        send_v2(f"send_{i}", topic, q, f"body-{i}".encode(), n=base + i, tags=tags, extra=extra,
+                expect=0)
         for i, (q, tags, extra) in enumerate(specs)
     ]
 
@@ -32,7 +33,7 @@ SCENARIOS = [
         "get-message-status",
         [
             *_sends(T, [(0, "TagA", {}), (0, "TagB", {}), (0, "TagA", {}), (1, "TagC", {})], 100),
-            pull("found_all", G, T, 0, 0, note="FOUND: 3 messages, nextBeginOffset 3"),
+            pull("found_all", G, T, 0, 0, note="FOUND: 3 messages, nextBeginOffset 3", expect=0),
             pull("found_max_1", G, T, 0, 0, max_nums=1),
             pull("found_from_2", G, T, 0, 2),
             pull("no_new_msg", G, T, 0, 3, note="offset == maxOffset: NO_NEW_MSG (19)"),
@@ -68,7 +69,7 @@ SCENARIOS = [
                 ],
                 200,
             ),
-            pull("sql_a_gt_5", G, S, 0, 0, sub="a > 5", expression_type="SQL92"),
+            pull("sql_a_gt_5", G, S, 0, 0, sub="a > 5", expression_type="SQL92", expect=0),
             pull("sql_tags", G, S, 0, 0, sub="TAGS = 'TagA'", expression_type="SQL92"),
             pull("sql_and", G, S, 0, 0, sub="a > 5 AND b = 'x'", expression_type="SQL92"),
             pull("sql_is_null", G, S, 0, 0, sub="a IS NULL", expression_type="SQL92"),
@@ -88,7 +89,7 @@ SCENARIOS = [
         "pull",
         "subscriptions",
         [
-            send_v2("send", "cf_pull_sub", 0, b"x", n=300),
+            send_v2("send", "cf_pull_sub", 0, b"x", n=300, expect=0),
             pull(
                 "no_heartbeat",
                 "cf_pull_sub_g",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mqlab.conformance.scenario import Scenario, batch, props
+from mqlab.conformance.scenario import Scenario, Step, batch, props
 from mqlab.conformance.scenarios.common import (
     broker_config,
     route,
@@ -31,7 +31,7 @@ SCENARIOS = [
                 note="SEND_MESSAGE (long header names) to a new topic: created from TBW102",
             ),
             route("route_4", T, wait_ms=400, note="4 queues requested: read/write 4, perm 6"),
-            send_v2("v2_q1", T, 1, b"second", n=2),
+            send_v2("v2_q1", T, 1, b"second", n=2, expect=0),
             send_v2("v2_q3_no_tags", T, 3, b"third", n=3, tags=None),
             send_v2("v2_q0_again", T, 0, b"fourth", n=4, keys="a b c"),
             send_batch(
@@ -213,5 +213,100 @@ SCENARIOS = [
             send_v2("accepted_again", T, 0, n=73),
         ],
         doc="A broker whose brokerPermission is read-only refuses sends.",
+    ),
+    Scenario(
+        "send",
+        "topic-permissions-and-flags",
+        [
+            Step(
+                "create_read_only",
+                "UPDATE_AND_CREATE_TOPIC",
+                {
+                    "topic": "cf_send_ro",
+                    "defaultTopic": "TBW102",
+                    "readQueueNums": "2",
+                    "writeQueueNums": "2",
+                    "perm": "4",
+                    "topicFilterType": "SINGLE_TAG",
+                    "topicSysFlag": "0",
+                    "order": "false",
+                },
+            ),  # fmt: skip
+            send_v2("topic_not_writable", "cf_send_ro", 0, n=80),
+            Step(
+                "create_3r_2w",
+                "UPDATE_AND_CREATE_TOPIC",
+                {
+                    "topic": "cf_send_3r2w",
+                    "defaultTopic": "TBW102",
+                    "readQueueNums": "3",
+                    "writeQueueNums": "2",
+                    "perm": "6",
+                    "topicFilterType": "SINGLE_TAG",
+                    "topicSysFlag": "0",
+                    "order": "false",
+                },
+            ),  # fmt: skip
+            send_v2(
+                "q2_of_3r2w",
+                "cf_send_3r2w",
+                2,
+                n=81,
+                note="queueId below max(read, write) = 3 is accepted",
+            ),
+            send_v2("q3_of_3r2w", "cf_send_3r2w", 3, n=82),
+            send_v2(
+                "prepared_transaction",
+                "cf_send_tx",
+                0,
+                n=83,
+                f="4",
+                extra={"TRAN_MSG": "true", "PGROUP": "cf_producer"},
+                note="a half message goes to RMQ_SYS_TRANS_HALF_TOPIC",
+            ),
+            send_v2("commit_type_sysflag", "cf_send_tx", 0, n=84, f="8"),
+            send_v2("multi_tag_sysflag", "cf_send_tx", 1, n=85, f="2"),
+            send_v2(
+                "bool_header_1",
+                "cf_send_flags",
+                0,
+                n=86,
+                k="1",
+                note='unitMode "1": Java\'s Boolean.parseBoolean reads false',
+            ),
+            send_v2("missing_topic_header", "cf_send_flags", 0, n=87, b=None),
+            send_v2("missing_queue_id_header", "cf_send_flags", 0, n=88, e=None),
+            send_v2("bad_queue_id_header", "cf_send_flags", 0, n=89, e="x"),
+            send_v1("v1_missing_born", "cf_send_flags", 0, n=90, bornTimestamp=None),
+            send_batch(
+                "batch_over_max_size",
+                "cf_send_flags",
+                0,
+                batch(
+                    ("cf_send_flags", b"q" * (4 * 1024 * 1024 - 100), {"UNIQ_KEY": uniq(91)}),
+                    ("cf_send_flags", b"r" * 200, {"UNIQ_KEY": uniq(92)}),
+                ),
+            ),
+            send_batch(
+                "batch_with_delay",
+                "cf_send_flags",
+                0,
+                batch(
+                    ("cf_send_flags", b"d", {"UNIQ_KEY": uniq(93), "DELAY": "2"}),
+                ),
+                note="a batch may not carry a delay level",
+            ),
+            send_batch(
+                "batch_to_retry",
+                "%RETRY%cf_group_b",
+                0,
+                batch(
+                    ("%RETRY%cf_group_b", b"d", {"UNIQ_KEY": uniq(94)}),
+                ),
+            ),
+            send_batch("batch_empty_body", "cf_send_flags", 0, b""),
+        ],
+        doc="Topic perms and queue counts set by an admin, transaction sys flags, header "
+        "fields missing or unparsable, batch limits.",
     ),
 ]

@@ -15,9 +15,9 @@ SCENARIOS = [
         "stored-bytes",
         "commit-log-and-consume-queue",
         [
-            send_v1("v1", T, 0, b"stored-1", n=600, keys="key-1"),
-            send_v2("v2_tags_keys", T, 1, b"stored-2", n=601, tags="TagX", keys="k1 k2"),
-            send_v2("v2_no_tags", T, 2, "stored-3 \u00e9\u6f22".encode(), n=602, tags=None),
+            send_v1("v1", T, 0, b"stored-1", n=600, expect=0, keys="key-1"),
+            send_v2("v2_tags_keys", T, 1, b"stored-2", n=601, expect=0, tags="TagX", keys="k1 k2"),
+            send_v2("v2_no_tags", T, 2, "stored-3 \u00e9\u6f22".encode(), n=602, expect=0, tags=None),
             send_v2(
                 "v2_user_props",
                 T,
@@ -26,8 +26,8 @@ SCENARIOS = [
                 n=603,
                 extra={"color": "red", "a": "1", "zeta": "\u00fc"},
             ),
-            send_v2("v2_flag_reconsume", T, 0, b"stored-5", n=604, h="7", j="2"),
-            send_v2("v2_wait_false", T, 1, b"stored-6", n=605, extra={"WAIT": "false"}),
+            send_v2("v2_flag_reconsume", T, 0, b"stored-5", n=604, expect=0, h="7", j="2"),
+            send_v2("v2_wait_false", T, 1, b"stored-6", n=605, expect=0, extra={"WAIT": "false"}),
             send_batch(
                 "batch",
                 T,
@@ -46,9 +46,9 @@ SCENARIOS = [
                 extra={"DELAY": "1"},
                 note="delay level 1: SCHEDULE_TOPIC_XXXX, then re-put to the topic after 1 s",
             ),
-            send_v2("v2_empty_body", T, 0, b"", n=607),
-            send_v2("v2_big_body", T, 1, bytes(range(256)) * 40, n=608),
-            send_v2("v2_retry_topic", "%RETRY%cf_stored_g", 0, b"retry", n=609, j="1"),
+            send_v2("v2_empty_body", T, 0, b"", n=607, expect=0),
+            send_v2("v2_big_body", T, 1, bytes(range(256)) * 40, n=608, expect=0),
+            send_v2("v2_retry_topic", "%RETRY%cf_stored_g", 0, b"retry", n=609, expect=0, j="1"),
             StoredCheck(
                 "store",
                 (T, "SCHEDULE_TOPIC_XXXX", "%RETRY%cf_stored_g"),
