@@ -10,9 +10,13 @@ import json
 from mqlab.conformance.scenario import Step, props
 
 __all__ = [
-    "BORN", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
+    "BORN", "SETTLE_MS", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
     "heartbeat", "query_offset", "update_offset", "uniq",
 ]  # fmt: skip
+
+#: Before the first read after sends: both brokers dispatch to the consume queue a moment
+#: after answering the send (ReputMessageService), so a read right away may race it.
+SETTLE_MS = 200
 
 #: A fixed born timestamp, so BORNTIMESTAMP compares exactly.
 BORN = "1764150000000"
@@ -144,11 +148,12 @@ def heartbeat(name: str, client_id: str, group: str, topic: str, sub: str = "*",
     return Step(name, "HEART_BEAT", {}, json.dumps(body, separators=(",", ":")))
 
 
-def query_offset(name: str, group: str, topic: str, queue_id: int, note: str = "") -> Step:
+def query_offset(name: str, group: str, topic: str, queue_id: int, note: str = "",
+                 wait_ms: int = 0) -> Step:  # fmt: skip
     """QUERY_CONSUMER_OFFSET (14)."""
     return Step(name, "QUERY_CONSUMER_OFFSET",
                 {"consumerGroup": group, "topic": topic, "queueId": str(queue_id)},
-                note=note)  # fmt: skip
+                note=note, wait_ms=wait_ms)  # fmt: skip
 
 
 def update_offset(name: str, group: str, topic: str, queue_id: int, offset: int,

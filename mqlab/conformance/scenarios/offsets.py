@@ -4,7 +4,7 @@ client asks for (max, min, by timestamp, earliest store time)."""
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, Step
-from mqlab.conformance.scenarios.common import query_offset, send_v2, update_offset
+from mqlab.conformance.scenarios.common import SETTLE_MS, query_offset, send_v2, update_offset
 
 __all__ = ["SCENARIOS"]
 
@@ -33,7 +33,7 @@ SCENARIOS = [
             ),
             *[send_v2(f"send_{i}", T, 0, f"m{i}".encode(), n=500 + i, expect=0) for i in range(3)],
             send_v2("send_q1", T, 1, b"q1", n=510, expect=0),
-            _q("max_q0", "GET_MAX_OFFSET", T, 0),
+            Step("max_q0", "GET_MAX_OFFSET", {"topic": T, "queueId": "0"}, wait_ms=SETTLE_MS),
             _q("max_q1", "GET_MAX_OFFSET", T, 1),
             _q("max_q2_empty", "GET_MAX_OFFSET", T, 2),
             _q("max_q9_no_queue", "GET_MAX_OFFSET", T, 9),
@@ -74,6 +74,7 @@ SCENARIOS = [
                 "cf_off_c",
                 0,
                 note="new-group rule: minOffset 0 and message 0 in memory: offset 0",
+                wait_ms=SETTLE_MS,
             ),
             query_offset("new_group_empty_queue", G, "cf_off_c", 3),
             update_offset("update_1", G, "cf_off_c", 0, 1),

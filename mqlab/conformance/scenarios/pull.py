@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, Step
 from mqlab.conformance.scenarios.common import (
+    SETTLE_MS,
     broker_config,
     heartbeat,
     pull,
@@ -21,8 +22,16 @@ S = "cf_pull_sql"
 
 def _sends(topic: str, specs: list[tuple[int, str | None, dict[str, str]]], base: int):
     return [
-        send_v2(f"send_{i}", topic, q, f"body-{i}".encode(), n=base + i, tags=tags, extra=extra,
-                expect=0)
+        send_v2(
+            f"send_{i}",
+            topic,
+            q,
+            f"body-{i}".encode(),
+            n=base + i,
+            tags=tags,
+            extra=extra,
+            expect=0,
+        )
         for i, (q, tags, extra) in enumerate(specs)
     ]
 
@@ -33,7 +42,7 @@ SCENARIOS = [
         "get-message-status",
         [
             *_sends(T, [(0, "TagA", {}), (0, "TagB", {}), (0, "TagA", {}), (1, "TagC", {})], 100),
-            pull("found_all", G, T, 0, 0, note="FOUND: 3 messages, nextBeginOffset 3", expect=0),
+            pull("found_all", G, T, 0, 0, note="FOUND: 3 messages", expect=0, wait_ms=SETTLE_MS),
             pull("found_max_1", G, T, 0, 0, max_nums=1),
             pull("found_from_2", G, T, 0, 2),
             pull("no_new_msg", G, T, 0, 3, note="offset == maxOffset: NO_NEW_MSG (19)"),
@@ -69,7 +78,7 @@ SCENARIOS = [
                 ],
                 200,
             ),
-            pull("sql_a_gt_5", G, S, 0, 0, sub="a > 5", expression_type="SQL92", expect=0),
+            pull("sql_a_gt_5", G, S, 0, 0, sub="a > 5", expression_type="SQL92", wait_ms=SETTLE_MS),
             pull("sql_tags", G, S, 0, 0, sub="TAGS = 'TagA'", expression_type="SQL92"),
             pull("sql_and", G, S, 0, 0, sub="a > 5 AND b = 'x'", expression_type="SQL92"),
             pull("sql_is_null", G, S, 0, 0, sub="a IS NULL", expression_type="SQL92"),
@@ -97,6 +106,7 @@ SCENARIOS = [
                 0,
                 0,
                 sub=None,
+                wait_ms=SETTLE_MS,
                 note="no subscription flag and no heartbeat: SUBSCRIPTION_NOT_EXIST (24)",
             ),
             heartbeat("hb", "127.0.0.1@cf1", "cf_pull_sub_g", "cf_pull_sub", "*", sub_version=100),
@@ -162,7 +172,7 @@ SCENARIOS = [
         "commit-offset-and-permissions",
         [
             *_sends("cf_pull_commit", [(0, "TagA", {})] * 5, 400),
-            query_offset("before", "cf_pull_commit_g", "cf_pull_commit", 0),
+            query_offset("before", "cf_pull_commit_g", "cf_pull_commit", 0, wait_ms=SETTLE_MS),
             pull("pull_commit_2", "cf_pull_commit_g", "cf_pull_commit", 0, 2, commit_offset=2),
             query_offset("after_2", "cf_pull_commit_g", "cf_pull_commit", 0),
             pull(

@@ -17,7 +17,9 @@ SCENARIOS = [
         [
             send_v1("v1", T, 0, b"stored-1", n=600, expect=0, keys="key-1"),
             send_v2("v2_tags_keys", T, 1, b"stored-2", n=601, expect=0, tags="TagX", keys="k1 k2"),
-            send_v2("v2_no_tags", T, 2, "stored-3 \u00e9\u6f22".encode(), n=602, expect=0, tags=None),
+            send_v2(
+                "v2_no_tags", T, 2, "stored-3 \u00e9\u6f22".encode(), n=602, expect=0, tags=None
+            ),
             send_v2(
                 "v2_user_props",
                 T,
