@@ -52,6 +52,9 @@ file-preallocation  commit-log / consume-queue file         Java maps full-size 
 missing-header-     the whole answer to a request that      4.9.3 only logs a missing
 field               lacks a @CFNotNull header field         @CFNotNull field, then NPEs;
                                                             mqlab refuses up front
+cpp-boolean-1       the whole answer to a send with a       Java reads "1" as false (the
+                    boolean header field "1"                C++ client's batches); mqlab
+                                                            as true
 =================== ======================================= ===============================
 
 How to add a scenario

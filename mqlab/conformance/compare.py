@@ -235,6 +235,27 @@ MISSING_FIELD_RULE = Rule(
     lambda d, real, mq: False,
 )
 RULES.append(MISSING_FIELD_RULE)
+
+#: Not a field rule either: it looks at the request (see :func:`cpp_boolean_1`).
+CPP_BOOLEAN_RULE = Rule(
+    "cpp-boolean-1",
+    'the whole answer to a send whose boolean header field (batch, unitMode) is "1"',
+    "the RocketMQ C++ client (rocketmq-client-cpp, the Python client's core) writes "
+    'booleans as "1"/"0" and sends a batch as SEND_MESSAGE with batch "1". Java reads '
+    'fields with Boolean.parseBoolean, so "1" is false: the real broker stores the whole '
+    "batch body as ONE message, and the C++ client's batches are silently broken. mqlab "
+    'reads "1" as true, so the C++ client works against it (stores each message)',
+    lambda d, real, mq: False,
+)
+RULES.append(CPP_BOOLEAN_RULE)
+_BOOL_FIELDS = {10: ("batch", "unitMode"), 310: ("k", "m"), 320: ("k", "m")}
+
+
+def cpp_boolean_1(request_code: int, request_ext: dict[str, str]) -> bool:
+    """Whether the ``cpp-boolean-1`` rule covers this request (see its ``why``)."""
+    return any(request_ext.get(f) == "1" for f in _BOOL_FIELDS.get(request_code, ()))
+
+
 RULES_BY_NAME = {r.name: r for r in RULES}
 _CUSTOM_FIELD_NULL = re.compile(r"^the custom field <(\w+)> is null$")
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqlab.conformance.compare import (
+    CPP_BOOLEAN_RULE,
     MISSING_FIELD_RULE,
     Diff,
     SideEnv,
     classify,
     compare_answers,
     compare_values,
+    cpp_boolean_1,
     missing_header_field,
 )
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
@@ -314,6 +316,8 @@ def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
     whole = None
     if a and b and missing_header_field(_sent_header(st), a.command, b.command):
         whole = MISSING_FIELD_RULE.name
+    elif cpp_boolean_1(code, _sent_header(st)):
+        whole = CPP_BOOLEAN_RULE.name
     return Row(sc.group, sc.name, st.name, what, classify(diffs, *envs, whole_answer_rule=whole),
                describe(a), describe(b), st.note)  # fmt: skip
 

@@ -46,7 +46,7 @@ def send_v1(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
             tags: str | None = "TagA", keys: str | None = None,
             extra: dict[str, str] | None = None, group: str = "cf_producer",
             queue_nums: int = 4, default_topic: str = "TBW102", note: str = "",
-            expect: int | None = None, **header: str) -> Step:  # fmt: skip
+            expect: int | None = None, wait_ms: int = 0, **header: str) -> Step:  # fmt: skip
     """SEND_MESSAGE (10): ``SendMessageRequestHeader`` with its long field names."""
     h = {
         "producerGroup": group, "topic": topic, "defaultTopic": default_topic,
@@ -55,7 +55,7 @@ def send_v1(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
         "reconsumeTimes": "0", "unitMode": "false", "batch": "false",
     }  # fmt: skip
     h.update(header)
-    return Step(name, "SEND_MESSAGE", h, body, note=note, expect=expect)
+    return Step(name, "SEND_MESSAGE", h, body, note=note, expect=expect, wait_ms=wait_ms)
 
 
 def send_v2(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *, n: int = 0,

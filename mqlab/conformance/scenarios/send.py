@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, Step, batch, props
 from mqlab.conformance.scenarios.common import (
+    SETTLE_MS,
     broker_config,
     route,
     send_batch,
@@ -266,14 +267,7 @@ SCENARIOS = [
             ),
             send_v2("commit_type_sysflag", "cf_send_tx", 0, n=84, f="8"),
             send_v2("multi_tag_sysflag", "cf_send_tx", 1, n=85, f="2"),
-            send_v2(
-                "bool_header_1",
-                "cf_send_flags",
-                0,
-                n=86,
-                k="1",
-                note='unitMode "1": Java\'s Boolean.parseBoolean reads false',
-            ),
+            send_v2("create_flags_topic", "cf_send_flags", 0, n=86, expect=0),
             send_v2("missing_topic_header", "cf_send_flags", 0, n=87, b=None),
             send_v2("missing_queue_id_header", "cf_send_flags", 0, n=88, e=None),
             send_v2("bad_queue_id_header", "cf_send_flags", 0, n=89, e="x"),
@@ -308,5 +302,43 @@ SCENARIOS = [
         ],
         doc="Topic perms and queue counts set by an admin, transaction sys flags, header "
         "fields missing or unparsable, batch limits.",
+    ),
+    Scenario(
+        "send",
+        "cpp-boolean-1",
+        [
+            Step(
+                "create_cpp_topic",
+                "UPDATE_AND_CREATE_TOPIC",
+                {
+                    "topic": "cf_send_cpp",
+                    "defaultTopic": "TBW102",
+                    "readQueueNums": "4",
+                    "writeQueueNums": "4",
+                    "perm": "6",
+                    "topicFilterType": "SINGLE_TAG",
+                    "topicSysFlag": "0",
+                    "order": "false",
+                },  # fmt: skip
+                expect=0,
+            ),
+            send_v1(
+                "cpp_batch_1",
+                "cf_send_cpp",
+                0,
+                batch(
+                    ("cf_send_cpp", b"c1", {"UNIQ_KEY": uniq(95)}),
+                    ("cf_send_cpp", b"c2", {"UNIQ_KEY": uniq(96)}),
+                ),
+                n=97,
+                tags=None,
+                batch="1",
+                unitMode="0",
+                wait_ms=SETTLE_MS,
+                note='the C++ client\'s send_batch: SEND_MESSAGE with batch "1"',
+            ),
+        ],
+        doc='The C++ client writes booleans as "1"/"0"; Java reads "1" as false. It changes '
+        "every later commit-log offset, so it runs LAST.",
     ),
 ]
