@@ -7,7 +7,6 @@ it fails instead, so a missing tool can never pass silently.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,24 +16,8 @@ from mqlab.conformance.real_cluster import (
     RealCluster,
     RealClusterError,
     build_runner,
-    java_tools_missing,
+    require_java_tools,
 )
-
-REQUIRE_ENV = "MQLAB_REQUIRE_CONFORMANCE"
-
-
-def conformance_required() -> bool:
-    return os.environ.get(REQUIRE_ENV, "").strip().lower() in ("1", "true", "yes")
-
-
-def require_java_tools() -> None:
-    """Skip (or, with MQLAB_REQUIRE_CONFORMANCE=1, fail) when java/javac/mvn are unusable."""
-    missing = java_tools_missing()
-    if missing is None:
-        return
-    if conformance_required():
-        pytest.fail(f"{REQUIRE_ENV}=1 but the conformance tier cannot run: {missing}")
-    pytest.skip(f"conformance tier skipped: {missing}")
 
 
 @pytest.fixture(scope="session")

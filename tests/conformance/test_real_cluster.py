@@ -58,6 +58,27 @@ def test_name_server_routes_to_broker_a_at_its_loopback_port(real_cluster: RealC
     assert broker["cluster"] == "DefaultCluster"
     assert broker["brokerAddrs"] == {0: real_cluster.broker_addr}
     assert real_cluster.broker_addr.startswith("127.0.0.1:")
+    assert (resp.version, resp.language) == (399, "JAVA")  # MQVersion V4_9_3, as NamesrvStartup
+
+
+def test_broker_registered_its_topics_with_the_name_server(real_cluster: RealCluster) -> None:
+    """GET_ROUTEINFO_BY_TOPIC (105) for TBW102: the broker registered its topic table (which
+    needs the 4.9.3 remoting version on REGISTER_BROKER), 8 read / 8 write queues, perm RWX."""
+    resp = call_sync(
+        real_cluster.namesrv_addr,
+        RemotingCommand.create_request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "TBW102"}),
+    )
+    assert (resp.code, resp.remark) == (0, None)
+    route = fastjson_loads(resp.body.decode())
+    assert route["queueDatas"] == [
+        {
+            "brokerName": "broker-a",
+            "perm": 7,
+            "readQueueNums": 8,
+            "topicSysFlag": 0,
+            "writeQueueNums": 8,
+        }
+    ]
 
 
 def test_send_v2_auto_creates_topic_then_pull_returns_the_body(real_cluster: RealCluster) -> None:
@@ -119,6 +140,13 @@ def test_mqadmin_cluster_list_names_the_broker(real_cluster: RealCluster) -> Non
     assert len(rows) == 1, proc.stdout + proc.stderr
     assert rows[0][:5] == ["DefaultCluster", "broker-a", "0", real_cluster.broker_addr, "V4_9_3"]
     assert "Exception" not in proc.stderr, proc.stderr
+
+
+def test_mqadmin_topic_list_shows_the_registered_topics(real_cluster: RealCluster) -> None:
+    """mqadmin topicList (GET_ALL_TOPIC_LIST_FROM_NAMESERVER): the broker's default topics."""
+    proc = run_mqadmin(["topicList"], real_cluster.namesrv_addr)
+    assert proc.returncode == 0, proc.stderr
+    assert {"TBW102", "broker-a", "DefaultCluster", "SELF_TEST_TOPIC"} <= set(proc.stdout.split())
 
 
 def test_delete_topic_in_broker_destroys_its_consume_queue(real_cluster: RealCluster) -> None:

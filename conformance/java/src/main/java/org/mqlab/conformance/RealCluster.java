@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.BrokerPathConfigHelper;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.common.protocol.body.ClusterInfo;
@@ -21,6 +22,7 @@ import org.apache.rocketmq.remoting.common.ServiceThread;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyRemotingAbstract;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 import sun.misc.Signal;
 
@@ -43,8 +45,9 @@ import sun.misc.Signal;
  * {@code brokerPort - 2} (its VIP channel) and on the HA port.
  *
  * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
- * server's route table holds the broker. SIGTERM (or end of stdin: the parent died) shuts the broker
- * down, then the name server, prints {@code mqlab-real-cluster stopped} and exits 0.
+ * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
+ * shuts the broker down, then the name server, prints {@code mqlab-real-cluster stopped} and exits
+ * 0 (1, after "stopped with errors", when a shutdown threw).
  */
 public final class RealCluster {
     private static final String TAG = "mqlab-real-cluster";
@@ -53,6 +56,7 @@ public final class RealCluster {
     private NamesrvController namesrv;
     private BrokerController broker;
     private boolean stopped;
+    private boolean stopOk = true;
 
     private RealCluster(Options options) {
         this.options = options;
@@ -102,6 +106,11 @@ public final class RealCluster {
         // Before any RocketMQ class reads them (TlsSystemConfig and the store's disk guards read
         // system properties when they are initialised); a -D on the command line wins.
         setIfAbsent("tls.server.mode", "disabled");
+        // As NamesrvStartup and BrokerStartup do first thing: the version every RemotingCommand
+        // carries. Without it requests and responses say version 0, and the name server takes the
+        // broker's REGISTER_BROKER for a pre-3.0.11 one (DefaultRequestProcessor#processRequest):
+        // it decodes the body the old way and registers the broker with no topics at all.
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         setIfAbsent("rocketmq.broker.diskSpaceWarningLevelRatio", "0.99");
         setIfAbsent("rocketmq.broker.diskSpaceCleanForciblyRatio", "0.98");
 
@@ -140,8 +149,7 @@ public final class RealCluster {
     private static void exitAfterStop(RealCluster cluster) {
         // Run off the signal thread; System.exit runs the (idempotent) shutdown hook once more.
         Thread t = new Thread(() -> {
-            cluster.stop();
-            System.exit(0);
+            System.exit(cluster.stop() ? 0 : 1);
         }, "mqlab-real-cluster-exit");
         t.start();
     }
@@ -194,9 +202,12 @@ public final class RealCluster {
         MessageStoreConfig storeConfig = new MessageStoreConfig();
         Object[] beans = {brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig};
 
+        // Commit-log files of 16 MiB (mqlab's MessageStoreConfig default; 4.9.3's is 1 GiB) keep
+        // physical offsets comparable; consume-queue files keep 4.9.3's default (6,000,000 B, as
+        // mqlab's). Files are mapped sparse, so only written pages use disk. The index file is
+        // shrunk from ~420 MB (5,000,000 slots, 20,000,000 entries) to 4000 slots, 1000 entries.
         Properties defaults = new Properties();
-        defaults.setProperty("mappedFileSizeCommitLog", String.valueOf(8 * 1024 * 1024));
-        defaults.setProperty("mappedFileSizeConsumeQueue", String.valueOf(30_000 * 20));
+        defaults.setProperty("mappedFileSizeCommitLog", String.valueOf(16 * 1024 * 1024));
         defaults.setProperty("maxIndexNum", "1000");
         defaults.setProperty("maxHashSlotNum", "4000");
         defaults.setProperty("diskMaxUsedSpaceRatio", "95");
@@ -230,10 +241,12 @@ public final class RealCluster {
         }
         broker.start();
 
-        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort
+        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort, with its
+        //    topics (the topic named after the broker is always among them)
         String want = "127.0.0.1:" + o.brokerPort;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        while (!want.equals(registeredMaster(o.brokerName))) {
+        while (!want.equals(registeredMaster(o.brokerName))
+            || namesrv.getRouteInfoManager().pickupTopicRouteData(o.brokerName) == null) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("broker " + o.brokerName + " not registered at "
                     + addr + " within " + o.readyTimeoutMs + " ms");
@@ -312,10 +325,15 @@ public final class RealCluster {
         }
     }
 
-    /** Broker first (it unregisters from the name server), then the name server; idempotent. */
-    private synchronized void stop() {
+    /**
+     * Broker first (it unregisters from the name server), then the name server; idempotent.
+     * Returns false when a shutdown threw (it is printed; the rest still shuts down). On JDK 17
+     * without {@code --add-opens java.base/java.nio=ALL-UNNAMED} the store's shutdown throws
+     * InaccessibleObjectException from MappedFile.clean.
+     */
+    private synchronized boolean stop() {
         if (stopped) {
-            return;
+            return stopOk;
         }
         stopped = true;
         // Each NettyRemotingServer.shutdown() joins its NettyEventExecutor, which sleeps in a
@@ -330,12 +348,25 @@ public final class RealCluster {
             stopEventExecutor(namesrv.getRemotingServer());
         }
         if (broker != null) {
-            broker.shutdown();
+            try {
+                broker.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": broker shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
         if (namesrv != null) {
-            namesrv.shutdown();
+            try {
+                namesrv.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": name server shutdown failed: " + t);
+                t.printStackTrace();
+            }
         }
-        System.out.println(TAG + " stopped");
+        System.out.println(TAG + (stopOk ? " stopped" : " stopped with errors"));
         System.out.flush();
+        return stopOk;
     }
 }
