@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario
-from mqlab.conformance.scenarios import offsets, pull, send, stored_bytes
+from mqlab.conformance.scenarios import (
+    admin,
+    housekeeping,
+    long_polling,
+    offsets,
+    pull,
+    retry,
+    send,
+    stored_bytes,
+)
 
 __all__ = ["ALL", "GROUPS"]
 
@@ -16,6 +25,13 @@ GROUPS: dict[str, str] = {
     "offsets, permissions.",
     "offsets": "QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, "
     "GET_EARLIEST_MSG_STORETIME.",
+    "long-polling": "Parked pulls on the real clock: suspend timeout, woken by a message, "
+    "short polling.",
+    "client-housekeeping": "HEART_BEAT, GET_CONSUMER_LIST_BY_GROUP, UNREGISTER_CLIENT, "
+    "CHECK_CLIENT_CONFIG, LOCK_BATCH_MQ / UNLOCK_BATCH_MQ.",
+    "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
+    "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
+    "an unknown code.",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -30,6 +46,10 @@ _ORDER: list[Scenario] = [
     *send.SCENARIOS,
     *pull.SCENARIOS,
     *offsets.SCENARIOS,
+    *long_polling.SCENARIOS,
+    *housekeeping.SCENARIOS,
+    *retry.SCENARIOS,
+    *admin.SCENARIOS,
 ]
 ALL: list[Scenario] = [s for s in _ORDER if s.name not in LAST] + [
     s for name in LAST for s in _ORDER if s.name == name
