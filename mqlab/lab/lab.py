@@ -343,6 +343,14 @@ class Lab(ClientsMixin):
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
         return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
 
+    def index_files(self, broker: str = "broker-a") -> pd.DataFrame:
+        """The broker's index files (``store/index``) and their header counts."""
+        return _inspect.index_files(self.broker(broker))
+
+    def index_entries(self, broker: str = "broker-a") -> pd.DataFrame:
+        """Every index entry: key hash, slot, commit-log offset, timeDiff, prevIndex."""
+        return _inspect.index_entries(self.broker(broker))
+
     def held_pulls(self) -> pd.DataFrame:
         return _inspect.held_pulls(self.brokers)
 

@@ -4,8 +4,10 @@ Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3), split by mechanism (STY
 §6.1): ``getMessage`` lives in ``get_message.py`` (mixed in), ``ReputMessageService``
 in ``reput_message_service.py``, the two cleaning services in ``clean_services.py``;
 this module keeps ``load`` / ``recover`` / ``shutdown``, ``asyncPutMessage(s)`` with
-their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``),
-``findConsumeQueue`` and the offset / time / message lookups. Seed 003
+their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``, then
+``CommitLogDispatcherBuildIndex`` into ``index.IndexService``), ``findConsumeQueue``,
+``queryMessage`` (by key, through the index) and the offset / time / message lookups.
+The put and get counters of ``StoreStatsService`` are in ``store_stats_service``. Seed 003
 (``getMessage``), seed 000 step 9; facts §4, §6, §10.1, §10.3, §10.6 step 8.
 
 What this module owns: the consume-queue table (``topic`` → ``queueId`` →
@@ -72,9 +74,11 @@ from mqlab.store.commit_log import CommitLog, StoreRuntimeException
 from mqlab.store.config import BrokerRole, MessageStoreConfig, StorePathConfigHelper
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT, ConsumeQueue
 from mqlab.store.get_message import GetMessageMixin
+from mqlab.store.index import IndexService, QueryMessageResult
 from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
 from mqlab.store.status import DispatchRequest, PutMessageResult, PutMessageStatus
+from mqlab.store.store_stats_service import StoreStatsService
 
 __all__ = ["DefaultMessageStore", "MessageArrivingListener"]
 
@@ -142,6 +146,13 @@ class DefaultMessageStore(GetMessageMixin):
         self.reput_message_service = ReputMessageService(self)
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        self.store_stats_service = StoreStatsService()
+        self.index_service = IndexService(
+            StorePathConfigHelper.get_store_path_index(self.root_dir),
+            config.max_hash_slot_num,
+            config.max_index_num,
+            config.max_msgs_num_batch,
+        )
         #: DefaultMessageStore#shutdown: true until load() succeeds, as in Java.
         self.is_shutdown = True
         self.last_shutdown_normal: bool | None = None
@@ -188,6 +199,7 @@ class DefaultMessageStore(GetMessageMixin):
         last_exit_ok = not os.path.exists(abort_file)
         self.last_shutdown_normal = last_exit_ok
         ok = self.commit_log.load() and self._load_consume_queue()
+        ok = ok and self.index_service.load(last_exit_ok)
         if ok:
             self._recover(last_exit_ok)
             ok = self.schedule_message_service.load()
@@ -360,6 +372,7 @@ class DefaultMessageStore(GetMessageMixin):
         where = self.commit_log.flush()
         for cq in self.all_consume_queues():
             cq.flush(0)
+        self.index_service.flush()
         return where
 
     # ==================================================================================
@@ -431,6 +444,7 @@ class DefaultMessageStore(GetMessageMixin):
             if msg.store_host == "127.0.0.1:0":
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
+        self._count_put(msg.topic, result, 1)
         tracer = self.tracer
         if tracer is not None and tracer.enabled:
             amr = result.append_message_result
@@ -499,6 +513,7 @@ class DefaultMessageStore(GetMessageMixin):
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
             result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
+        self._count_put(msgs[0].topic, result, len(msgs))
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -512,6 +527,14 @@ class DefaultMessageStore(GetMessageMixin):
                 commit_log_offset=amr.wrote_offset if amr is not None else None,
             )
         return result
+
+    def _count_put(self, topic: str, result: PutMessageResult, msg_num: int) -> None:
+        """``StoreStatsService``'s put counters: OK puts by topic, else a failed put."""
+        amr = result.append_message_result
+        if result.is_ok() and amr is not None:
+            self.store_stats_service.on_put(topic, msg_num, amr.wrote_bytes)
+        else:
+            self.store_stats_service.put_message_failed_times += 1
 
     # ==================================================================================
     # reput (ReputMessageService) and dispatch
@@ -534,9 +557,22 @@ class DefaultMessageStore(GetMessageMixin):
         return self.reput_message_service.do_reput()
 
     def do_dispatch(self, req: DispatchRequest) -> None:
-        """Run the dispatchers: ``CommitLogDispatcherBuildConsumeQueue`` (NOT_TYPE and
-        COMMIT only). mqlab has no index file, so ``CommitLogDispatcherBuildIndex`` is
-        left out. Mirrors ``DefaultMessageStore#doDispatch``."""
+        """Run the dispatchers in Java's order: ``CommitLogDispatcherBuildConsumeQueue``
+        (NOT_TYPE and COMMIT only), then ``CommitLogDispatcherBuildIndex`` (when
+        ``messageIndexEnable``). Mirrors ``DefaultMessageStore#doDispatch``.
+
+        The index step is not traced on its own: the reput's ``dispatch`` event stands for
+        both dispatchers (the Lab's ``inspect_index`` shows the index files).
+        """
+        self._build_consume_queue(req)
+        if self.message_store_config.message_index_enable:
+            self.index_service.build_index(
+                req.topic, req.commit_log_offset, req.store_timestamp, req.sys_flag,
+                req.keys, req.uniq_key,
+            )  # fmt: skip
+
+    def _build_consume_queue(self, req: DispatchRequest) -> None:
+        """``CommitLogDispatcherBuildConsumeQueue#dispatch``."""
         tran_type = req.sys_flag & _TRAN_MASK
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
             # NOTE: performance: findConsumeQueue's hit inlined (~0.1 µs per entry).
@@ -682,6 +718,39 @@ class DefaultMessageStore(GetMessageMixin):
             return decode_stored_message(entry, 0, read_body=True, inflate=False)
         except MessageDecodeError:
             return None
+
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin: int, end: int
+    ) -> QueryMessageResult:
+        """The stored entries indexed under ``topic#key`` with store times in [begin, end].
+
+        Mirrors ``DefaultMessageStore#queryMessage`` (store, RocketMQ 4.9.3): up to three
+        index lookups; each sorts the offsets it found (oldest first) and reads each entry
+        (``lookMessageByOffset``, then the raw entry); when a lookup found offsets but no
+        entry could be read, the next one searches again up to the store time of the first
+        offset it tried. Entries whose bytes are gone (a deleted file) are skipped.
+        """
+        result = QueryMessageResult()
+        last_query_msg_time = end
+        for _ in range(3):
+            found = self.index_service.query_offset(topic, key, max_num, begin, last_query_msg_time)
+            if not found.phy_offsets:
+                break
+            found.phy_offsets.sort()
+            result.index_last_update_phyoffset = found.index_last_update_phyoffset
+            result.index_last_update_timestamp = found.index_last_update_timestamp
+            for m, offset in enumerate(found.phy_offsets):
+                msg = self.look_message_by_offset(offset)
+                if msg is None:
+                    continue  # Java: NullPointerException, caught and logged
+                if m == 0:
+                    last_query_msg_time = msg.store_timestamp
+                raw = self.select_one_message_by_offset(offset)
+                if raw is not None:
+                    result.message_buffers.append(raw)
+            if result.buffer_total_size > 0 or last_query_msg_time < begin:
+                break
+        return result
 
     # ==================================================================================
     # cleaning (clean_services)

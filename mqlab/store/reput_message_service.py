@@ -1,4 +1,5 @@
-"""ReputMessageService: turn newly appended commit-log entries into consume-queue units.
+"""ReputMessageService: turn newly appended commit-log entries into consume-queue units
+(and index entries: the store's dispatchers).
 
 Mirrors ``DefaultMessageStore.ReputMessageService#doReput`` / ``#behind`` (store,
 RocketMQ 4.9.3); facts §10.3 (reput and the arriving listener), §4.1 (blank marker).

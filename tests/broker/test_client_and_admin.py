@@ -180,7 +180,7 @@ def test_unknown_request_code(cluster):
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
     # Not modelled (module essay of admin_broker_processor): answered the same way.
-    for code in (RequestCode.GET_BROKER_CONFIG, RequestCode.GET_BROKER_RUNTIME_INFO):
+    for code in (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.CLONE_GROUP_OFFSET):
         r = c.call(c.broker.broker_addr, code)
         assert (r.code, r.remark) == (3, f" request type {int(code)} not supported")
 
