@@ -74,6 +74,16 @@ def test_code_remark_and_ext_fields_compared():
     assert [x.path for x in diffs] == ["code", "remark", "ext.k", "ext.only_real"]
 
 
+def test_no_answer_on_both_sides_is_identical_only_for_two_timeouts():
+    assert compare_answers(9999, None, None, "TimeoutError()", "TimeoutError()") == []
+    [d] = compare_answers(9999, None, _resp(3), "TimeoutError()", None)
+    assert (d.path, d.real, d.mqlab) == ("answer", "TimeoutError()", "code=3")
+    [d] = compare_answers(9999, None, None, "ConnectionResetError()", "TimeoutError()")
+    assert d.path == "answer"
+    [d] = compare_answers(9999, None, None, "not sent: x", "not sent: x")
+    assert d.path == "answer"
+
+
 def test_references_resolve_against_each_sides_own_answers():
     class A:
         command = _resp(0, None, {"queueOffset": "7"})

@@ -68,8 +68,16 @@ SCENARIOS = [
         "unknown-code",
         [
             Step("broker_9999", 9999, {}),
-            Step("namesrv_9999", 9999, {}, to="namesrv"),
+            Step(
+                "namesrv_9999",
+                9999,
+                {},
+                to="namesrv",
+                timeout_s=2,
+                note="no answer: DefaultRequestProcessor returns null for an unknown code",
+            ),
         ],
-        doc="An unknown request code: REQUEST_CODE_NOT_SUPPORTED (3) with Java's remark.",
+        doc="An unknown request code: the broker answers REQUEST_CODE_NOT_SUPPORTED (3) with "
+        "Java's remark; the name server does not answer at all (the caller times out).",
     ),
 ]
