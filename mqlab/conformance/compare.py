@@ -72,10 +72,27 @@ def _address_rule(which: str) -> Callable[[Diff, SideEnv, SideEnv], bool]:
     return masks
 
 
+_PROPERTIES_PATH = re.compile(r"^msg\[\d+\]\.properties$")
+
+
 def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
-    if not (isinstance(d.real, str) and isinstance(d.mqlab, str)):
+    if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, list) and isinstance(d.mqlab, list):
+        # A stored message's properties, e.g. ORIGIN_MESSAGE_ID of a sent-back message
+        # (SendMessageProcessor#asyncConsumerSendMsgBack: the stored message's offset id).
+        # Same names in the same order; each differing value an offset id of its broker.
+        if len(d.real) != len(d.mqlab):
+            return False
+        differing = [(a, b) for a, b in zip(d.real, d.mqlab, strict=True) if a != b]
+        return bool(differing) and all(
+            a[0] == b[0] and _same_offset_ids(a[1], b[1], real, mq) for a, b in differing
+        )
+    return _same_offset_ids(d.real, d.mqlab, real, mq)
+
+
+def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool:
+    if not (isinstance(x_real, str) and isinstance(x_mq, str)):
         return False
-    ids_a, ids_b = d.real.split(","), d.mqlab.split(",")  # a batch answers with a list
+    ids_a, ids_b = x_real.split(","), x_mq.split(",")  # a batch answers with a list
     if len(ids_a) != len(ids_b):
         return False
     for x, y in zip(ids_a, ids_b, strict=True):
@@ -91,7 +108,7 @@ def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 
 _TIMESTAMP_PATHS = re.compile(
     r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
-    r"|body\..*\.dataVersion\.timestamp)$"
+    r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp)$"
 )
 #: Two brokers started and fed by the same harness store within this of each other.
 STORE_CLOCK_WINDOW_MS = 120_000
@@ -140,7 +157,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "offset-msg-id",
-        "msgId / offsetMsgId of send answers and stored messages",
+        "msgId / offsetMsgId of send answers and stored messages; property values of "
+        "stored messages that are such ids (ORIGIN_MESSAGE_ID of a sent-back message)",
         "an offset message id is hex(storeHost ip, port, commit-log offset) "
         "(MessageDecoder#createMessageId); masked only when both decode to their own "
         "broker's address and the SAME commit-log offset",
@@ -149,7 +167,8 @@ RULES: list[Rule] = [
     Rule(
         "store-timestamp",
         "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
-        "dataVersion timestamps",
+        "dataVersion timestamps, GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store "
+        "time of a queue's last message)",
         "each broker's wall clock when it stored / changed something; masked only when "
         f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
         _store_timestamp,

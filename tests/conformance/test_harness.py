@@ -30,6 +30,15 @@ def test_offset_msg_id_masked_only_for_the_same_commit_log_offset():
     assert [x.rule for x in d] == ["offset-msg-id", None]
 
 
+def test_offset_msg_ids_inside_stored_properties():
+    a = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:10911", 1045)], ["K", "v"]]
+    b = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1045)], ["K", "v"]]
+    c = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1046)], ["K", "v"]]
+    e = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1045)], ["K", "w"]]
+    d = classify([Diff("msg[0].properties", a, x) for x in (b, c, e)], REAL, MQ)
+    assert [x.rule for x in d] == ["offset-msg-id", None, None]
+
+
 def test_batch_msg_id_lists_compare_id_by_id():
     a = ",".join(create_message_id(REAL.broker_addr, o) for o in (0, 90))
     b = ",".join(create_message_id(MQ.broker_addr, o) for o in (0, 90))
@@ -53,8 +62,11 @@ def test_store_timestamps_masked_within_the_window_only():
         Diff("msg[0].storeTimestamp", 1_700_000_000_000, 1_700_000_000_450),
         Diff("msg[0].storeTimestamp", 1_700_000_000_000, 0),
         Diff("msg[0].bornTimestamp", 1_700_000_000_000, 1_700_000_000_450),
+        Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp",
+             1_700_000_000_000, 1_700_000_000_020),
+        Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp", 0, 1),
     ], REAL, MQ)  # fmt: skip
-    assert [x.rule for x in d] == ["store-timestamp", None, None]
+    assert [x.rule for x in d] == ["store-timestamp", None, None, "store-timestamp", None]
 
 
 def test_json_bodies_compare_parsed_integer_keys_and_map_order_ignored():

@@ -5,7 +5,7 @@ negative delay level), and scheduled delivery on a short ``messageDelayLevel``
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, Step
-from mqlab.conformance.scenarios.common import SETTLE_MS, pull, route, send_v2
+from mqlab.conformance.scenarios.common import SETTLE_MS, pull, route, send_v2, uniq
 
 __all__ = ["SCENARIOS"]
 
@@ -13,13 +13,18 @@ T = "cf_rt"
 G = "cf_rt_group"
 
 
-def _back(name: str, send: str, *, delay: int = 0, max_times: int = 16, group: str = G,
-          offset: str | None = None, note: str = "", wait_ms: int = 0) -> Step:  # fmt: skip
+def _back(name: str, send: str, n: int, *, delay: int = 0, max_times: int = 16,
+          group: str = G, offset: str | None = None, note: str = "",
+          wait_ms: int = 0, expect: int | None = None) -> Step:  # fmt: skip
+    """CONSUMER_SEND_MSG_BACK as MQClientAPIImpl#consumerSendMessageBack builds it: the
+    message's commit-log offset (from step ``send``'s offsetMsgId) and, as originMsgId,
+    ``msg.getMsgId()``, which for a pulled message is its UNIQ_KEY (MessageClientExt),
+    here ``uniq(n)`` of the send."""
     return Step(name, "CONSUMER_SEND_MSG_BACK", {
         "offset": offset or f"${{{send}.msgId|offset}}", "group": group,
-        "delayLevel": str(delay), "originMsgId": f"${{{send}.msgId}}", "originTopic": T,
+        "delayLevel": str(delay), "originMsgId": uniq(n), "originTopic": T,
         "unitMode": "false", "maxReconsumeTimes": str(max_times),
-    }, note=note, wait_ms=wait_ms)  # fmt: skip
+    }, note=note, wait_ms=wait_ms, expect=expect)  # fmt: skip
 
 
 SCENARIOS = [
@@ -31,6 +36,7 @@ SCENARIOS = [
             _back(
                 "back",
                 "send",
+                1000,
                 wait_ms=SETTLE_MS,
                 note="delay level 3 + reconsumeTimes: parked in SCHEDULE_TOPIC_XXXX",
             ),
@@ -48,14 +54,18 @@ SCENARIOS = [
             _back(
                 "back_unknown_offset",
                 "send",
+                1000,
                 offset="123456789",
                 note="no message there: SYSTEM_ERROR",
             ),
             _back(
                 "back_no_group",
                 "send",
+                1000,
                 group="cf_rt_nosuch_%",
-                note="a group name the subscription manager cannot create",
+                expect=0,
+                note="an unknown group whose name is no valid topic name: 4.9.3 checks "
+                "neither, auto-creates the group and %RETRY%cf_rt_nosuch_% and stores it",
             ),
         ],
         doc="A consumer's send-back goes to %RETRY%group through the delay level "
@@ -69,6 +79,7 @@ SCENARIOS = [
             _back(
                 "back_max_0",
                 "send",
+                1001,
                 max_times=0,
                 wait_ms=SETTLE_MS,
                 note="reconsumeTimes 0 >= maxReconsumeTimes 0: %DLQ%",
@@ -88,6 +99,7 @@ SCENARIOS = [
             _back(
                 "back_negative_level",
                 "send2",
+                1002,
                 delay=-1,
                 wait_ms=SETTLE_MS,
                 note="delayLevel -1: straight to %DLQ%",
