@@ -761,18 +761,66 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
+def _java_add_escapes(text: str) -> str:
+    """JavaCC's ``ParseException#add_escapes`` (quotes, backslash, control characters)."""
+    out = []
+    for ch in text:
+        esc = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
+               '"': '\\"', "'": "\\'", "\\": "\\\\"}.get(ch)  # fmt: skip
+        if esc is not None:
+            out.append(esc)
+        elif ord(ch) < 0x20 or ord(ch) > 0x7E:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _eof_line_col(expression: str) -> tuple[int, int]:
+    """Where JavaCC's EOF token begins: ``SimpleCharStream#FillBuff`` fails, steps back
+    to the last character read and the EOF token takes that character's line and column
+    (an empty input leaves the stream's unset first slot: line 0, column 0)."""
+    if not expression:
+        return 0, 0
+    return _line_col(expression, len(expression) - 1)
+
+
+#: ``"+" unaryExpr`` is chosen by a syntactic LOOKAHEAD of unbounded length
+#: (``jj_2_4(Integer.MAX_VALUE)``), whose rescan is never done, so "+" is never listed.
+_NEVER_LISTED = frozenset({"PLUS"})
+
+
 def _syntax_error(expression: str, tok: Token, expected: set[str]) -> FilterException:
+    """JavaCC's ``ParseException#getMessage`` (``initialise``), word for word: the
+    token found (its kind's image and its text), where, and the expected token kinds in
+    ``tokenImage`` order, one per line.
+
+    The expected kinds are the parser's (lark's) for this state, less "+" (see
+    ``_NEVER_LISTED``); JavaCC can also list two-token sequences where its
+    ``LOOKAHEAD(2)`` choices (``NOT BETWEEN``, ``NOT IN``, ``IS NOT NULL``) were tried at
+    the failing token, which this does not reproduce.
+    """
+    eol = "\n"
     if tok.type == "$END":
-        pos, what = len(expression), "<EOF>"
+        pos = len(expression)
+        line, col = _eof_line_col(expression)
+        found = "<EOF>"
     else:
-        pos, what = tok.start_pos or 0, f'"{tok}" ({_TOKEN_IMAGES.get(tok.type, tok.type)})'
-    line, col = _line_col(expression, pos)
-    want = ", ".join(
-        _TOKEN_IMAGES.get(t, t) for t in sorted(expected, key=lambda t: _TOKEN_ORDER.get(t, 99))
+        pos = tok.start_pos or 0
+        line, col = _line_col(expression, pos)
+        image = _TOKEN_IMAGES.get(tok.type, tok.type)
+        found = f' {image} "{_java_add_escapes(str(tok))} "'
+    kinds = sorted(expected - _NEVER_LISTED, key=lambda t: _TOKEN_ORDER.get(t, 99))
+    listed = "".join(
+        (f"{_TOKEN_IMAGES.get(t, t)} " if t == "$END" else f"{_TOKEN_IMAGES.get(t, t)} ...")
+        + eol
+        + "    "
+        for t in kinds
     )
+    head = "Was expecting:" if len(kinds) == 1 else "Was expecting one of:"
     return FilterException(
-        f"Invalid MessageSelector. Encountered {what} at line {line}, column {col} "
-        f"(offset {pos}). Was expecting one of: {want}",
+        f'Invalid MessageSelector. Encountered "{found}" at line {line}, column {col}.'
+        f"{eol}{head}{eol}    {listed}",
         expression=expression,
         position=pos,
         line=line,

@@ -197,7 +197,19 @@ def _file_preallocation(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 _NOT_A_NUMBER = re.compile(r"^the custom field <\w+> is not a number: '(.*)'$")
 
 
+#: JDK 14+'s "helpful" NullPointerException message (JEP 358), e.g. 'Cannot invoke
+#: "X.compile(String)" because the return value of "Y.get(String)" is null'.
+_HELPFUL_NPE = re.compile(
+    r"^Cannot (invoke|read field|assign field|load from|store to|read the array length"
+    r'|throw exception|enter synchronized block|exit synchronized block) "[^"]*"'
+    r"(?: because .* is null)?$"
+)
+
+
 def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path == "remark" and d.mqlab is None and isinstance(d.real, str):
+        # e.getMessage() of a NullPointerException as the whole remark: null on JDK 8
+        return _HELPFUL_NPE.match(d.real) is not None
     if d.path != "remark" or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
         return False
     npe = "java.lang.NullPointerException, "
@@ -216,13 +228,18 @@ RULES.append(
     Rule(
         "jdk-exception-text",
         "the remark of a SYSTEM_ERROR from a Java exception: a header number that does not "
-        "parse, a NullPointerException",
+        "parse, a NullPointerException; a remark that is a NullPointerException's own "
+        "message (CHECK_CLIENT_CONFIG with an expression type no filter is registered for)",
         "Java answers RemotingHelper#exceptionSimpleDesc: the exception's text and first "
         "stack frame. A NumberFormatException's frame lies inside the JDK and changes with "
         "it: mqlab names the field and the value instead (masked only when the real remark "
         "quotes that same value). A NullPointerException has no text on JDK 8 (4.9.3's "
         "target) and a 'helpful' one on JDK 14+: mqlab writes JDK 8's (masked only when "
-        "the first frame, RocketMQ's class, method and line, is the same)",
+        "the first frame, RocketMQ's class, method and line, is the same). Where the "
+        "remark is the exception's message alone (ClientManageProcessor#checkClientConfig "
+        "answers e.getMessage()), JDK 8's is null: mqlab answers no remark (masked only "
+        'when the real remark is a JDK helpful-NPE text, \'Cannot invoke "..." because '
+        "... is null')",
         _jdk_exception_text,
     )
 )

@@ -331,10 +331,11 @@ def test_check_client_config_remarks(cluster):
     code, remark = check("SQL92", "a >")
     assert code == ResponseCode.SUBSCRIPTION_PARSE_FAILED == 23
     assert remark.startswith(
-        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF> at line 1, column 4"
+        'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 1, '
+        "column 3.\nWas expecting one of:\n"
     )
     assert check("SQL92", "")[1].startswith(
-        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF>"
+        'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 0, column 0.'
     )
     assert check("SQL92", "a > 'x'") == (
         23, "java.lang.RuntimeException: Value ''x'' cannot be compared. (at line 1, column 3, "

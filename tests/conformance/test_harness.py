@@ -39,6 +39,18 @@ def test_offset_msg_ids_inside_stored_properties():
     assert [x.rule for x in d] == ["offset-msg-id", None, None]
 
 
+def test_helpful_npe_message_against_jdk8_null_remark():
+    npe = ('Cannot invoke "org.apache.rocketmq.filter.FilterSpi.compile(String)" because the '
+           'return value of "org.apache.rocketmq.filter.FilterFactory.get(String)" is null')  # fmt: skip
+    d = classify([
+        Diff("remark", npe, None),
+        Diff("remark", "some other message", None),
+        Diff("remark", npe, "x"),
+        Diff("ext.k", npe, None),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["jdk-exception-text", None, None, None]
+
+
 def test_batch_msg_id_lists_compare_id_by_id():
     a = ",".join(create_message_id(REAL.broker_addr, o) for o in (0, 90))
     b = ",".join(create_message_id(MQ.broker_addr, o) for o in (0, 90))

@@ -81,7 +81,22 @@ SCENARIOS = [
             _check_config("tag", "TagA || TagB", "TAG"),
             _check_config("sql_ok", "a > 5 AND b = 'x'", "SQL92"),
             _check_config("sql_bad", "a >>> 5", "SQL92", note="SUBSCRIPTION_PARSE_FAILED"),
-            _check_config("unknown_type", "a", "XPATH"),
+            _check_config(
+                "sql_eof", "a >", "SQL92", note="JavaCC places <EOF> on the last character read"
+            ),
+            _check_config("sql_empty", "", "SQL92", note="an empty selector: <EOF> at 0, 0"),
+            _check_config(
+                "sql_keyword",
+                "a and between 2 and 10",
+                "SQL92",
+                note="a keyword token: its kind and its text",
+            ),
+            _check_config(
+                "unknown_type",
+                "a",
+                "XPATH",
+                note="no FilterSpi registered for the type: a NullPointerException's message",
+            ),
         ],
         doc="CHECK_CLIENT_CONFIG compiles the subscription as the broker would.",
     ),
