@@ -88,7 +88,8 @@ def send_batch(name: str, topic: str, queue_id: int, body: bytes, *, note: str =
 
 
 def pull(name: str, group: str, topic: str, queue_id: int, offset: int | str, *,
-         sub: str | None = "*", expression_type: str = "TAG", sys_flag: int | None = None,
+         sub: str | None = "*", expression_type: str | None = "TAG",
+         sys_flag: int | None = None,
          max_nums: int = 32, commit_offset: int = 0, suspend_ms: int = 0,
          sub_version: int | str = 0, note: str = "", **kw) -> Step:  # fmt: skip
     """PULL_MESSAGE (11) as ``PullAPIWrapper#pullKernelImpl`` builds it; ``sub`` None =
@@ -103,8 +104,10 @@ def pull(name: str, group: str, topic: str, queue_id: int, offset: int | str, *,
         "consumerGroup": group, "topic": topic, "queueId": str(queue_id),
         "queueOffset": str(offset), "maxMsgNums": str(max_nums), "sysFlag": str(sys_flag),
         "commitOffset": str(commit_offset), "suspendTimeoutMillis": str(suspend_ms),
-        "subVersion": str(sub_version), "expressionType": expression_type,
+        "subVersion": str(sub_version),
     }  # fmt: skip
+    if expression_type is not None:
+        h["expressionType"] = expression_type
     if sub is not None:
         h["subscription"] = sub
     return Step(name, "PULL_MESSAGE", h, note=note, **kw)
@@ -124,8 +127,9 @@ def broker_config(name: str, note: str = "", **kv: str) -> Step:
 
 def heartbeat(name: str, client_id: str, group: str, topic: str, sub: str = "*", *,
               sub_version: int = 100, expression_type: str = "TAG",
-              tags: list[str] | None = None, codes: list[int] | None = None) -> Step:  # fmt: skip
-    """HEART_BEAT (34) with one CLUSTERING push consumer subscribed to ``topic``."""
+              tags: list[str] | None = None, codes: list[int] | None = None,
+              message_model: str = "CLUSTERING") -> Step:  # fmt: skip
+    """HEART_BEAT (34) with one push consumer subscribed to ``topic``."""
     if tags is None:
         tags = [] if sub == "*" else [t.strip() for t in sub.split("||")]
     if codes is None:
@@ -136,7 +140,7 @@ def heartbeat(name: str, client_id: str, group: str, topic: str, sub: str = "*",
         "clientID": client_id,
         "consumerDataSet": [{
             "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "consumeType": "CONSUME_PASSIVELY",
-            "groupName": group, "messageModel": "CLUSTERING",
+            "groupName": group, "messageModel": message_model,
             "subscriptionDataSet": [{
                 "classFilterMode": False, "codeSet": codes, "expressionType": expression_type,
                 "subString": sub, "subVersion": sub_version, "tagsSet": tags, "topic": topic,
