@@ -45,12 +45,12 @@ SCENARIOS = [
             pull("found_all", G, T, 0, 0, note="FOUND: 3 messages", expect=0, wait_ms=SETTLE_MS),
             pull("found_max_1", G, T, 0, 0, max_nums=1),
             pull("found_from_2", G, T, 0, 2),
-            pull("no_new_msg", G, T, 0, 3, note="offset == maxOffset: NO_NEW_MSG (19)"),
-            pull("overflow_one", G, T, 0, 4, note="offset == maxOffset + 1: OFFSET_OVERFLOW_ONE"),
-            pull("overflow_badly", G, T, 0, 50, note="OFFSET_OVERFLOW_BADLY on a master"),
+            pull("at_max_offset", G, T, 0, 3, note="offset == maxOffset: OFFSET_OVERFLOW_ONE (19)"),
+            pull("past_max_by_1", G, T, 0, 4, note="maxOffset + 1: OFFSET_OVERFLOW_BADLY (21)"),
+            pull("overflow_badly", G, T, 0, 50, note="OFFSET_OVERFLOW_BADLY: nextBeginOffset 0"),
             pull("negative_offset", G, T, 0, -1, note="below minOffset: OFFSET_TOO_SMALL"),
-            pull("empty_queue", G, T, 2, 0, note="NO_MESSAGE_IN_QUEUE at offset 0"),
-            pull("empty_queue_far", G, T, 2, 7, note="NO_MESSAGE_IN_QUEUE, offset not 0"),
+            pull("empty_queue", G, T, 2, 0, note="NO_MESSAGE_IN_QUEUE at offset 0: 19"),
+            pull("empty_queue_far", G, T, 2, 7, note="NO_MESSAGE_IN_QUEUE, offset not 0: 21"),
             pull("queue_id_illegal", G, T, 9, 0),
             pull("unknown_topic", G, "cf_pull_nosuch", 0, 0),
             pull("tag_a", G, T, 0, 0, sub="TagA", note="tag filter by hash code: 2 of 3"),
@@ -61,7 +61,7 @@ SCENARIOS = [
             pull("max_nums_0", G, T, 0, 0, max_nums=0),
             pull("class_filter_flag", G, T, 0, 0, sys_flag=0x4 | 0x8),
         ],
-        doc="FOUND, NO_NEW_MSG, OFFSET_OVERFLOW_ONE/BADLY, OFFSET_TOO_SMALL, "
+        doc="FOUND, OFFSET_OVERFLOW_ONE/BADLY, OFFSET_TOO_SMALL, "
         "NO_MESSAGE_IN_QUEUE, NO_MATCHED_MESSAGE, with their codes and offsets.",
     ),
     Scenario(
