@@ -341,4 +341,30 @@ SCENARIOS = [
         doc='The C++ client writes booleans as "1"/"0"; Java reads "1" as false. It changes '
         "every later commit-log offset, so it runs LAST.",
     ),
+    Scenario(
+        "send",
+        "delay-and-retry-edges",
+        [
+            send_v2("delay_0", "cf_send_edges", 0, n=120, extra={"DELAY": "0"}, expect=0),
+            send_v2("delay_negative", "cf_send_edges", 0, n=121, extra={"DELAY": "-1"}),
+            send_v2("delay_not_number", "cf_send_edges", 0, n=122, extra={"DELAY": "abc"}),
+            send_v2("delay_18", "cf_send_edges", 1, n=123, extra={"DELAY": "18"}),
+            send_v2("empty_tags", "cf_send_edges", 1, n=124, tags=""),
+            send_v2("reconsume_on_normal_topic", "cf_send_edges", 2, n=125, j="5", l="3"),
+            send_v2("long_keys", "cf_send_edges", 2, n=126, keys=" ".join(["k"] * 2000)),
+            broker_config("no_auto_group", autoCreateSubscriptionGroup="false"),
+            send_v2(
+                "retry_unknown_group",
+                "%RETRY%cf_send_nogroup",
+                0,
+                n=127,
+                note="handleRetryAndDLQ: SUBSCRIPTION_GROUP_NOT_EXIST",
+            ),  # fmt: skip
+            send_v1("retry_unknown_group_v1", "%RETRY%cf_send_nogroup", 0, n=128),
+            broker_config("auto_group", autoCreateSubscriptionGroup="true"),
+            send_v2("retry_group_created", "%RETRY%cf_send_nogroup", 0, n=129),
+        ],
+        doc="Delay levels at and past the edges, reconsume times on a normal topic, a "
+        "%RETRY% send for a group that does not exist.",
+    ),
 ]
