@@ -62,7 +62,7 @@ def send_v2(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
             tags: str | None = "TagA", keys: str | None = None,
             extra: dict[str, str] | None = None, group: str = "cf_producer",
             queue_nums: int = 4, default_topic: str = "TBW102", note: str = "",
-            raw_props: str | None = None, expect: int | None = None,
+            raw_props: str | None = None, expect: int | None = None, wait_ms: int = 0,
             **header: str) -> Step:  # fmt: skip
     """SEND_MESSAGE_V2 (310): ``SendMessageRequestHeaderV2``, one-letter names a..m."""
     h = {
@@ -72,7 +72,7 @@ def send_v2(name: str, topic: str, queue_id: int = 0, body: bytes = b"hello", *,
         "j": "0", "k": "false", "m": "false",
     }  # fmt: skip
     h.update(header)
-    return Step(name, "SEND_MESSAGE_V2", h, body, note=note, expect=expect)
+    return Step(name, "SEND_MESSAGE_V2", h, body, note=note, expect=expect, wait_ms=wait_ms)
 
 
 def send_batch(name: str, topic: str, queue_id: int, body: bytes, *, note: str = "",
