@@ -10,13 +10,24 @@ import json
 from mqlab.conformance.scenario import Step, props
 
 __all__ = [
-    "BORN", "SETTLE_MS", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
+    "BORN", "SETTLE_MS", "delivered_after", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
     "heartbeat", "query_offset", "update_offset", "uniq",
 ]  # fmt: skip
 
 #: Before the first read after sends: both brokers dispatch to the consume queue a moment
 #: after answering the send (ReputMessageService), so a read right away may race it.
 SETTLE_MS = 200
+
+
+def delivered_after(level: int) -> int:
+    """How long to wait after a send with delay ``level`` (level n = n s, see
+    ``sides.DELAY_LEVELS``) until both brokers have put it back into its topic: the
+    schedule service polls each level every 100 ms. A scenario that causes a delayed
+    write must wait for it before it ends; else the re-put lands among a later
+    scenario's writes at a moment that differs by side, and every later commit-log
+    offset differs."""
+    return level * 1000 + 1000
+
 
 #: A fixed born timestamp, so BORNTIMESTAMP compares exactly.
 BORN = "1764150000000"
