@@ -73,9 +73,14 @@ How to add a scenario
 3. Use topic and group names of your own (``cf_<scenario>_...``): scenarios must not
    depend on each other, so ``--only`` works. Leave a broker setting you change at
    runtime (``broker_config``) as you found it.
-4. A parked pull: ``pull(..., suspend_ms=..., background=True)`` then a send, then a
+4. A step that makes the broker write later on its own (a DELAY property, a send-back
+   to %RETRY%) must be followed, within the scenario, by a wait until that write is
+   done (``scenarios.common.delivered_after(level)``): else the re-put lands among the
+   next scenario's sends at a moment that differs by side and every later commit-log
+   offset differs. Longer delays go in a scenario listed in ``scenarios.LAST``.
+5. A parked pull: ``pull(..., suspend_ms=..., background=True)`` then a send, then a
    step with ``after=("the_pull",)``; put ``timing=True`` on the pull.
-5. Run ``python -m mqlab conformance --against mqlab --only <group>`` (no Java), then
+6. Run ``python -m mqlab conformance --against mqlab --only <group>`` (no Java), then
    without ``--against``. A difference is fixed in mqlab (with a unit test that fails
    before the fix) or becomes a new rule in ``compare.RULES`` with its reason, and a
    line in the README's "What the model leaves out".

@@ -218,6 +218,14 @@ def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
         return d.real.startswith("java.lang.NullPointerException: ") and d.real.endswith(
             ", " + frame
         )
+    nfe = re.compile(
+        r'^(java\.lang\.NumberFormatException: For input string: ".*", )'
+        r"(java\.base/)?java\.lang\.NumberFormatException\.forInputString"
+        r"\(NumberFormatException\.java:\d+\)$"
+    )
+    ma, mb = nfe.match(d.real), nfe.match(d.mqlab)
+    if ma and mb:  # same text; the frame inside the JDK differs by JDK version
+        return ma.group(1) == mb.group(1)
     m = _NOT_A_NUMBER.match(d.mqlab)
     return m is not None and d.real.startswith(
         f'java.lang.NumberFormatException: For input string: "{m.group(1)}", '
@@ -232,8 +240,8 @@ RULES.append(
         "message (CHECK_CLIENT_CONFIG with an expression type no filter is registered for)",
         "Java answers RemotingHelper#exceptionSimpleDesc: the exception's text and first "
         "stack frame. A NumberFormatException's frame lies inside the JDK and changes with "
-        "it: mqlab names the field and the value instead (masked only when the real remark "
-        "quotes that same value). A NullPointerException has no text on JDK 8 (4.9.3's "
+        "it: mqlab writes JDK 8's frame, or for a header field names the field and the "
+        "value (masked only when the real remark quotes that same value). A NullPointerException has no text on JDK 8 (4.9.3's "
         "target) and a 'helpful' one on JDK 14+: mqlab writes JDK 8's (masked only when "
         "the first frame, RocketMQ's class, method and line, is the same). Where the "
         "remark is the exception's message alone (ClientManageProcessor#checkClientConfig "

@@ -145,11 +145,15 @@ class _SideRunner:
                 body = st.body(self.answers) if callable(st.body) else st.body
                 if isinstance(body, str):
                     body = body.encode()
-            except KeyError as e:
-                self.answers[st.name] = Answer(None, 0.0, f"not sent: {e}")
+            except (KeyError, OSError) as e:
+                self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
                 continue
-            fut = self.client.start(addr, code_of(st.code), header or None, body,
-                                    timeout_s=st.timeout_s)  # fmt: skip
+            try:
+                fut = self.client.start(addr, code_of(st.code), header or None, body,
+                                        timeout_s=st.timeout_s)  # fmt: skip
+            except OSError as e:  # cannot connect / send: this side's answer is the error
+                self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
+                continue
             if st.background:
                 self.pending[st.name] = fut
             else:

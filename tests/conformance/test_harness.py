@@ -134,3 +134,37 @@ def test_self_check_against_a_second_mqlab_serve(tmp_path: Path):
     assert {r.group for r in result.rows} == set(GROUPS)
     assert lines[-1] == f"conformance: {n} requests, {i} identical, {e} explained, 0 unexplained"
     assert (tmp_path / "r.md").read_text().rstrip().endswith(lines[-1])
+
+
+@pytest.mark.slow
+def test_parked_pull_runs_concurrently_with_a_send_and_is_timed():
+    """The engine's long-polling mechanics on two mqlab serves: a parked pull in the
+    background, a send 300 ms later wakes it, the pull's elapsed times are compared (the
+    row says them; no wall-clock bound is asserted here)."""
+    from mqlab.conformance.engine import run_scenarios
+    from mqlab.conformance.scenario import Scenario, Step
+    from mqlab.conformance.scenarios.common import pull, send_v2
+    from mqlab.conformance.sides import MqlabSide
+
+    sc = Scenario("long-polling-selfcheck", "woken", [
+        send_v2("setup", "cf_lp", 0, n=1, expect=0),
+        pull("parked", "cf_lp_g", "cf_lp", 0, 1, suspend_ms=5000, wait_ms=200,
+             background=True, timing=True),
+        send_v2("wake", "cf_lp", 0, n=2, wait_ms=300, expect=0),
+        Step("max", "GET_MAX_OFFSET", {"topic": "cf_lp", "queueId": "0"}, after=("parked",)),
+    ])  # fmt: skip
+    a, b = MqlabSide("a"), MqlabSide("b")
+    a.start()
+    b.start()
+    try:
+        run = run_scenarios([sc], a, b)
+    finally:
+        a.stop()
+        b.stop()
+    rows = {r.step: r for r in run.rows}
+    assert run.tally()[3] == 0, [(r.step, r.diffs) for r in run.rows]
+    parked = rows["parked"]
+    # the pull was sent before the send and answered with the message that send stored
+    assert "[timing " in parked.what and "remark='FOUND'" in parked.real
+    assert "nextBeginOffset=2" in parked.real and "nextBeginOffset=2" in parked.mqlab
+    assert "offset=2" in rows["max"].real

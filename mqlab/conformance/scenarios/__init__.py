@@ -38,7 +38,8 @@ GROUPS: dict[str, str] = {
 #: auto-create-off: TBW102 loses PERM_INHERIT, so auto-creation stops working;
 #: cpp-boolean-1: the real broker stores one entry where mqlab stores two (every later
 #: commit-log offset moves), so it is the very last.
-LAST = ("auto-create-off", "cpp-boolean-1")
+#: delay-level-cap: its messages come back 18 s later, when every other scenario is done.
+LAST = ("delay-level-cap", "auto-create-off", "cpp-boolean-1")
 
 #: stored-bytes first: its commit-log offsets then start at 0 on both sides.
 _ORDER: list[Scenario] = [

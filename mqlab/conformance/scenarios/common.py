@@ -10,13 +10,24 @@ import json
 from mqlab.conformance.scenario import Step, props
 
 __all__ = [
-    "BORN", "SETTLE_MS", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
+    "BORN", "SETTLE_MS", "delivered_after", "send_v1", "send_v2", "send_batch", "pull", "route", "broker_config",
     "heartbeat", "query_offset", "update_offset", "uniq",
 ]  # fmt: skip
 
 #: Before the first read after sends: both brokers dispatch to the consume queue a moment
 #: after answering the send (ReputMessageService), so a read right away may race it.
 SETTLE_MS = 200
+
+
+def delivered_after(level: int) -> int:
+    """How long to wait after a send with delay ``level`` (level n = n s, see
+    ``sides.DELAY_LEVELS``) until both brokers have put it back into its topic: the
+    schedule service polls each level every 100 ms. A scenario that causes a delayed
+    write must wait for it before it ends; else the re-put lands among a later
+    scenario's writes at a moment that differs by side, and every later commit-log
+    offset differs."""
+    return level * 1000 + 1000
+
 
 #: A fixed born timestamp, so BORNTIMESTAMP compares exactly.
 BORN = "1764150000000"
@@ -88,7 +99,8 @@ def send_batch(name: str, topic: str, queue_id: int, body: bytes, *, note: str =
 
 
 def pull(name: str, group: str, topic: str, queue_id: int, offset: int | str, *,
-         sub: str | None = "*", expression_type: str = "TAG", sys_flag: int | None = None,
+         sub: str | None = "*", expression_type: str | None = "TAG",
+         sys_flag: int | None = None,
          max_nums: int = 32, commit_offset: int = 0, suspend_ms: int = 0,
          sub_version: int | str = 0, note: str = "", **kw) -> Step:  # fmt: skip
     """PULL_MESSAGE (11) as ``PullAPIWrapper#pullKernelImpl`` builds it; ``sub`` None =
@@ -103,8 +115,10 @@ def pull(name: str, group: str, topic: str, queue_id: int, offset: int | str, *,
         "consumerGroup": group, "topic": topic, "queueId": str(queue_id),
         "queueOffset": str(offset), "maxMsgNums": str(max_nums), "sysFlag": str(sys_flag),
         "commitOffset": str(commit_offset), "suspendTimeoutMillis": str(suspend_ms),
-        "subVersion": str(sub_version), "expressionType": expression_type,
+        "subVersion": str(sub_version),
     }  # fmt: skip
+    if expression_type is not None:
+        h["expressionType"] = expression_type
     if sub is not None:
         h["subscription"] = sub
     return Step(name, "PULL_MESSAGE", h, note=note, **kw)
@@ -124,8 +138,9 @@ def broker_config(name: str, note: str = "", **kv: str) -> Step:
 
 def heartbeat(name: str, client_id: str, group: str, topic: str, sub: str = "*", *,
               sub_version: int = 100, expression_type: str = "TAG",
-              tags: list[str] | None = None, codes: list[int] | None = None) -> Step:  # fmt: skip
-    """HEART_BEAT (34) with one CLUSTERING push consumer subscribed to ``topic``."""
+              tags: list[str] | None = None, codes: list[int] | None = None,
+              message_model: str = "CLUSTERING") -> Step:  # fmt: skip
+    """HEART_BEAT (34) with one push consumer subscribed to ``topic``."""
     if tags is None:
         tags = [] if sub == "*" else [t.strip() for t in sub.split("||")]
     if codes is None:
@@ -136,7 +151,7 @@ def heartbeat(name: str, client_id: str, group: str, topic: str, sub: str = "*",
         "clientID": client_id,
         "consumerDataSet": [{
             "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "consumeType": "CONSUME_PASSIVELY",
-            "groupName": group, "messageModel": "CLUSTERING",
+            "groupName": group, "messageModel": message_model,
             "subscriptionDataSet": [{
                 "classFilterMode": False, "codeSet": codes, "expressionType": expression_type,
                 "subString": sub, "subVersion": sub_version, "tagsSet": tags, "topic": topic,

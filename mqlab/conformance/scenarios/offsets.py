@@ -100,4 +100,36 @@ SCENARIOS = [
         ],
         doc="QUERY_CONSUMER_OFFSET with the new-group rule, UPDATE_CONSUMER_OFFSET.",
     ),
+    Scenario(
+        "offsets",
+        "search-by-time",
+        [
+            send_v2("m0", "cf_off_time", 0, b"m0", n=530, expect=0),
+            send_v2("m1", "cf_off_time", 0, b"m1", n=531, wait_ms=400, expect=0),
+            Step(
+                "before_all",
+                "SEARCH_OFFSET_BY_TIMESTAMP",
+                {"topic": "cf_off_time", "queueId": "0", "timestamp": "${now-1000}"},
+                wait_ms=400,
+            ),  # fmt: skip
+            Step(
+                "between",
+                "SEARCH_OFFSET_BY_TIMESTAMP",
+                {"topic": "cf_off_time", "queueId": "0", "timestamp": "${now-600}"},
+            ),  # fmt: skip
+            Step(
+                "after_all",
+                "SEARCH_OFFSET_BY_TIMESTAMP",
+                {"topic": "cf_off_time", "queueId": "0", "timestamp": "${now-200}"},
+            ),  # fmt: skip
+            Step(
+                "earliest", "GET_EARLIEST_MSG_STORETIME", {"topic": "cf_off_time", "queueId": "0"}
+            ),  # fmt: skip
+            update_offset("retry_topic_offset", G, "%RETRY%" + G, 0, 3),
+            query_offset("retry_topic_query", G, "%RETRY%" + G, 0),
+            query_offset("other_group_same_queue", "cf_off_other", "cf_off_time", 0),
+        ],
+        doc="SEARCH_OFFSET_BY_TIMESTAMP before, between and after two messages 400 ms "
+        "apart; offsets of a %RETRY% topic.",
+    ),
 ]

@@ -3,7 +3,7 @@ commit offsets carried by pulls, permissions."""
 
 from __future__ import annotations
 
-from mqlab.conformance.scenario import Scenario, Step
+from mqlab.conformance.scenario import Scenario, Step, json_body
 from mqlab.conformance.scenarios.common import (
     SETTLE_MS,
     broker_config,
@@ -45,12 +45,12 @@ SCENARIOS = [
             pull("found_all", G, T, 0, 0, note="FOUND: 3 messages", expect=0, wait_ms=SETTLE_MS),
             pull("found_max_1", G, T, 0, 0, max_nums=1),
             pull("found_from_2", G, T, 0, 2),
-            pull("no_new_msg", G, T, 0, 3, note="offset == maxOffset: NO_NEW_MSG (19)"),
-            pull("overflow_one", G, T, 0, 4, note="offset == maxOffset + 1: OFFSET_OVERFLOW_ONE"),
-            pull("overflow_badly", G, T, 0, 50, note="OFFSET_OVERFLOW_BADLY on a master"),
+            pull("at_max_offset", G, T, 0, 3, note="offset == maxOffset: OFFSET_OVERFLOW_ONE (19)"),
+            pull("past_max_by_1", G, T, 0, 4, note="maxOffset + 1: OFFSET_OVERFLOW_BADLY (21)"),
+            pull("overflow_badly", G, T, 0, 50, note="OFFSET_OVERFLOW_BADLY: nextBeginOffset 0"),
             pull("negative_offset", G, T, 0, -1, note="below minOffset: OFFSET_TOO_SMALL"),
-            pull("empty_queue", G, T, 2, 0, note="NO_MESSAGE_IN_QUEUE at offset 0"),
-            pull("empty_queue_far", G, T, 2, 7, note="NO_MESSAGE_IN_QUEUE, offset not 0"),
+            pull("empty_queue", G, T, 2, 0, note="NO_MESSAGE_IN_QUEUE at offset 0: 19"),
+            pull("empty_queue_far", G, T, 2, 7, note="NO_MESSAGE_IN_QUEUE, offset not 0: 21"),
             pull("queue_id_illegal", G, T, 9, 0),
             pull("unknown_topic", G, "cf_pull_nosuch", 0, 0),
             pull("tag_a", G, T, 0, 0, sub="TagA", note="tag filter by hash code: 2 of 3"),
@@ -61,7 +61,7 @@ SCENARIOS = [
             pull("max_nums_0", G, T, 0, 0, max_nums=0),
             pull("class_filter_flag", G, T, 0, 0, sys_flag=0x4 | 0x8),
         ],
-        doc="FOUND, NO_NEW_MSG, OFFSET_OVERFLOW_ONE/BADLY, OFFSET_TOO_SMALL, "
+        doc="FOUND, OFFSET_OVERFLOW_ONE/BADLY, OFFSET_TOO_SMALL, "
         "NO_MESSAGE_IN_QUEUE, NO_MATCHED_MESSAGE, with their codes and offsets.",
     ),
     Scenario(
@@ -216,5 +216,81 @@ SCENARIOS = [
             pull("readable_again", "cf_pull_commit_g", "cf_pull_commit", 0, 0, max_nums=2),
         ],
         doc="Commit offsets carried by pulls (FLAG_COMMIT_OFFSET), topic and broker perms.",
+    ),
+]
+
+
+def _group_config(name: str, group: str, **over: object) -> Step:
+    """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200): a SubscriptionGroupConfig body."""
+    cfg = {
+        "brokerId": 0, "consumeBroadcastEnable": True, "consumeEnable": True,
+        "consumeFromMinEnable": True, "groupName": group,
+        "notifyConsumerIdsChangedEnable": True, "retryMaxTimes": 16, "retryQueueNums": 1,
+        "whichBrokerWhenConsumeSlowly": 1,
+    }  # fmt: skip
+    cfg.update(over)
+    return Step(name, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP", {}, json_body(cfg))
+
+
+_BIG = bytes(range(256)) * 400  # 100 KiB
+
+SCENARIOS += [
+    Scenario(
+        "pull",
+        "transfer-limits-and-group-settings",
+        [
+            *[
+                send_v2(f"small_{i}", "cf_pull_many", 0, f"s{i}".encode(), n=700 + i, expect=0)
+                for i in range(40)
+            ],
+            *[send_v2(f"big_{i}", "cf_pull_big", 0, _BIG, n=750 + i, expect=0) for i in range(4)],
+            pull(
+                "count_limit_32",
+                G,
+                "cf_pull_many",
+                0,
+                0,
+                max_nums=64,
+                wait_ms=SETTLE_MS,
+                note="maxTransferCountOnMessageInMemory: 32",
+            ),  # fmt: skip
+            pull("count_from_30", G, "cf_pull_many", 0, 30, max_nums=64),
+            pull(
+                "bytes_limit",
+                G,
+                "cf_pull_big",
+                0,
+                0,
+                max_nums=32,
+                note="maxTransferBytesOnMessageInMemory: 256 KiB",
+            ),  # fmt: skip
+            pull("tag_skip_then_limit", G, "cf_pull_many", 0, 0, sub="TagZ", max_nums=1),
+            pull("no_expression_type", G, "cf_pull_many", 0, 38, expression_type=None),
+            pull("tags_no_spaces", G, "cf_pull_many", 0, 38, sub="TagA||TagB"),
+            _group_config("group_consume_off", "cf_pull_off_g", consumeEnable=False),
+            pull("consume_disabled", "cf_pull_off_g", "cf_pull_many", 0, 0),
+            _group_config("group_consume_on", "cf_pull_off_g"),
+            pull("consume_enabled", "cf_pull_off_g", "cf_pull_many", 0, 39),
+            _group_config("group_no_broadcast", "cf_pull_bc_g", consumeBroadcastEnable=False),
+            heartbeat(
+                "hb_broadcast",
+                "127.0.0.1@cf3",
+                "cf_pull_bc_g",
+                "cf_pull_many",
+                "*",
+                message_model="BROADCASTING",
+            ),  # fmt: skip
+            pull(
+                "broadcast_disabled",
+                "cf_pull_bc_g",
+                "cf_pull_many",
+                0,
+                39,
+                sub=None,
+                sub_version=100,
+            ),  # fmt: skip
+        ],
+        doc="Transfer count and byte limits, filters that skip, group settings "
+        "(consumeEnable, consumeBroadcastEnable).",
     ),
 ]

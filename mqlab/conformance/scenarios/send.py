@@ -6,6 +6,7 @@ from mqlab.conformance.scenario import Scenario, Step, batch, props
 from mqlab.conformance.scenarios.common import (
     SETTLE_MS,
     broker_config,
+    delivered_after,
     route,
     send_batch,
     send_v1,
@@ -132,15 +133,14 @@ SCENARIOS = [
                 extra={"DELAY": "3"},
                 note="delay level 3: stored in SCHEDULE_TOPIC_XXXX queue 2",
             ),
-            send_v2(
-                "delay_99",
-                "cf_send_limits",
-                2,
-                n=42,
-                extra={"DELAY": "99"},
-                note="delay level over 18 is capped at maxDelayLevel",
-            ),
             send_v2("bad_sysflag_compressed", "cf_send_limits", 3, b"not-zlib", n=43, f="1"),
+            Step(
+                "delay_3_delivered",
+                "GET_MAX_OFFSET",
+                {"topic": "cf_send_limits", "queueId": "2"},
+                wait_ms=delivered_after(3),
+                note="the level-3 message is back in its topic (queue 2, offset 0)",
+            ),
         ],
         doc="Every msgCheck failure, system topics, size limits, WAIT and delay levels.",
     ),
@@ -340,5 +340,54 @@ SCENARIOS = [
         ],
         doc='The C++ client writes booleans as "1"/"0"; Java reads "1" as false. It changes '
         "every later commit-log offset, so it runs LAST.",
+    ),
+    Scenario(
+        "send",
+        "delay-and-retry-edges",
+        [
+            send_v2("delay_0", "cf_send_edges", 0, n=120, extra={"DELAY": "0"}, expect=0),
+            send_v2("delay_negative", "cf_send_edges", 0, n=121, extra={"DELAY": "-1"}),
+            send_v2("delay_not_number", "cf_send_edges", 0, n=122, extra={"DELAY": "abc"}),
+            send_v2("empty_tags", "cf_send_edges", 1, n=124, tags=""),
+            send_v2("reconsume_on_normal_topic", "cf_send_edges", 2, n=125, j="5", l="3"),
+            send_v2("long_keys", "cf_send_edges", 2, n=126, keys=" ".join(["k"] * 2000)),
+            broker_config("no_auto_group", autoCreateSubscriptionGroup="false"),
+            send_v2(
+                "retry_unknown_group",
+                "%RETRY%cf_send_nogroup",
+                0,
+                n=127,
+                note="handleRetryAndDLQ: SUBSCRIPTION_GROUP_NOT_EXIST",
+            ),  # fmt: skip
+            send_v1("retry_unknown_group_v1", "%RETRY%cf_send_nogroup", 0, n=128),
+            broker_config("auto_group", autoCreateSubscriptionGroup="true"),
+            send_v2("retry_group_created", "%RETRY%cf_send_nogroup", 0, n=129),
+        ],
+        doc="Delay levels at and past the edges, reconsume times on a normal topic, a "
+        "%RETRY% send for a group that does not exist.",
+    ),
+    Scenario(
+        "send",
+        "delay-level-cap",
+        [
+            send_v2("delay_18", "cf_send_cap", 0, n=130, extra={"DELAY": "18"}, expect=0),
+            send_v2(
+                "delay_99",
+                "cf_send_cap",
+                1,
+                n=131,
+                extra={"DELAY": "99"},
+                expect=0,
+                note="a level over 18 is capped at maxDelayLevel",
+            ),  # fmt: skip
+            Step(
+                "schedule_queue_17",
+                "GET_MAX_OFFSET",
+                {"topic": "SCHEDULE_TOPIC_XXXX", "queueId": "17"},
+                wait_ms=SETTLE_MS,
+            ),  # fmt: skip
+        ],
+        doc="Delay level 18 and one capped to it: delivered 18 s later, after every other "
+        "scenario, so it runs among the LAST.",
     ),
 ]
