@@ -828,6 +828,46 @@ def _syntax_error(expression: str, tok: Token, expected: set[str]) -> FilterExce
     )
 
 
+def _lexical_error(expression: str, pos: int) -> FilterException:
+    """JavaCC's ``TokenMgrError#LexicalError`` text for no token matching at ``pos``.
+
+    Mirrors ``SelectorParserTokenManager#getNextToken``: the token automaton reads as far
+    as it can (an unterminated ``'...`` string or ``/* ...`` comment runs to the end of
+    the input; a ``.`` must be followed by a digit), then reports the line and column of
+    the last character read and the character that stopped it; when that read hit the
+    end of the input instead, "<EOF>" one column further, with everything read as
+    "after" (Java's quirk: a bad character that is the LAST one is reported as <EOF>).
+    """
+    n = len(expression)
+    if expression[pos] == "'" or expression.startswith("/*", pos):
+        last = n - 1  # runs to the end
+    elif expression[pos] == "." and pos + 1 < n:
+        last = pos + 1  # "." then a non-digit: stopped by the next character
+    else:
+        last = pos  # no token starts with this character
+    consumed = last - pos + 1  # JavaCC's curPos
+    line, col = _line_col(expression, last)
+    if last + 1 >= n:  # the look past the stopping character meets the end
+        after = "" if consumed <= 1 else expression[pos : last + 1]
+        if expression[last] in "\n\r":
+            line, col = line + 1, 0
+        else:
+            col += 1
+        found = "<EOF> "
+    else:
+        after = "" if consumed <= 1 else expression[pos:last]
+        ch = expression[last]
+        found = f'"{_java_add_escapes(ch)}" ({ord(ch)}), '
+    return FilterException(
+        f"Invalid MessageSelector. Lexical error at line {line}, column {col}.  Encountered: "
+        f'{found}after : "{_java_add_escapes(after)}"',
+        expression=expression,
+        position=pos,
+        line=line,
+        column=col,
+    )
+
+
 def _parse_prefix(expression: str) -> tuple[Tree, str]:
     """Parse the longest prefix that is a complete selector, as ``JmsSelector()`` does.
 
@@ -853,15 +893,7 @@ def _parse_prefix(expression: str) -> tuple[Tree, str]:
         except UnexpectedToken as e:
             raise _syntax_error(expression, e.token, saved.accepts()) from None
     except UnexpectedCharacters as e:
-        line, col = _line_col(expression, e.pos_in_stream)
-        raise FilterException(
-            f"Invalid MessageSelector. Lexical error at line {line}, column {col} "
-            f"(offset {e.pos_in_stream}). Encountered: {e.char!r}",
-            expression=expression,
-            position=e.pos_in_stream,
-            line=line,
-            column=col,
-        ) from None
+        raise _lexical_error(expression, e.pos_in_stream) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark failures
         raise FilterException(f"Invalid MessageSelector. {e}", expression=expression) from None
 

@@ -360,6 +360,23 @@ def test_syntax_error_lists_expected_tokens() -> None:
     assert info.value.position == 6
 
 
+@pytest.mark.parametrize(
+    ("expression", "text"),
+    [
+        ("a = 1 # b", 'line 1, column 7.  Encountered: "#" (35), after : ""'),
+        ("a = 1 #", 'line 1, column 8.  Encountered: <EOF> after : ""'),
+        ("a = 'open", 'line 1, column 10.  Encountered: <EOF> after : "\\\'open"'),
+        ("a != 1", 'line 1, column 3.  Encountered: "!" (33), after : ""'),
+    ],
+)
+def test_lexical_error_is_javacc_token_mgr_error_text(expression: str, text: str) -> None:
+    """TokenMgrError#LexicalError word for word, as a real 4.9.3 broker answered
+    CHECK_CLIENT_CONFIG for the first three (a bad LAST character reads as <EOF>)."""
+    with pytest.raises(FilterException) as info:
+        compile_sql92(expression)
+    assert str(info.value) == "Invalid MessageSelector. Lexical error at " + text
+
+
 @pytest.mark.parametrize("expression", ["a = 1 #", 'a = "x"', "a = 'open", "a != 1"])
 def test_lexical_error(expression: str) -> None:
     """Characters outside the grammar raise FilterException ("Lexical error")."""

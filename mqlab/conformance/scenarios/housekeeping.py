@@ -92,6 +92,18 @@ SCENARIOS = [
                 note="a keyword token: its kind and its text",
             ),
             _check_config(
+                "sql_lexical", "a = 1 # b", "SQL92", note="no token starts with '#': TokenMgrError"
+            ),
+            _check_config(
+                "sql_lexical_last",
+                "a = 1 #",
+                "SQL92",
+                note="the same character last: JavaCC's look past it meets <EOF>",
+            ),
+            _check_config(
+                "sql_open_string", "a = 'open", "SQL92", note="an unterminated string literal"
+            ),
+            _check_config(
                 "unknown_type",
                 "a",
                 "XPATH",
