@@ -87,6 +87,10 @@ ADMIN_CODES = (
 )
 
 
+#: ``RemotingCommand#createResponseCommand(Class)``'s starting remark.
+NOT_SET_REMARK = "not set any response code"
+
+
 def _ok(ext: dict[str, str] | None = None, body: bytes | None = None) -> RemotingCommand:
     return RemotingCommand.create_response(
         ResponseCode.SUCCESS, None, ext_fields=ext or {}, body=body
@@ -221,7 +225,9 @@ class AdminBrokerProcessor:
         self.broker.topic_config_manager.update_topic_config(tc, self.broker.ctx.now_ms)
         # Java: registerIncrementBrokerData (this topic only); mqlab registers them all.
         self.broker.register_broker_all()
-        return _ok()
+        # The response began as createResponseCommand(null) (SYSTEM_ERROR, "not set any
+        # response code") and Java sets only the code on success: the remark stays.
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, NOT_SET_REMARK, ext_fields={})
 
     def delete_topic(self, channel, request):
         """``deleteTopic``: validate, refuse system topics, drop the config and the queues.

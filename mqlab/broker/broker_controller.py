@@ -50,6 +50,8 @@ from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
 from mqlab.broker.topic_config_manager import TopicConfigManager
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
+from mqlab.common.perm_name import PermName
+from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
 from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
@@ -379,6 +381,15 @@ class BrokerController(Node):
         if not cfg.name_server_addr:
             return
         data_version, table = self.topic_config_manager.build_topic_config_serialize_wrapper()
+        perm = cfg.broker_permission
+        if not PermName.is_writeable(perm) or not PermName.is_readable(perm):
+            # A broker that is not read+write registers every topic with its own
+            # permission: new TopicConfig(name, readQueueNums, writeQueueNums, brokerPermission)
+            # (the other fields at their defaults); its own table is left as it is.
+            table = {
+                name: TopicConfig(name, tc.read_queue_nums, tc.write_queue_nums, perm)
+                for name, tc in table.items()
+            }
         request = build_register_broker_request(
             cluster_name=cfg.broker_cluster_name, broker_addr=self.broker_addr,
             broker_name=cfg.broker_name, broker_id=cfg.broker_id,

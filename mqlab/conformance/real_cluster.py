@@ -77,6 +77,12 @@ JVM_FLAGS = [
     # this machine's disk is
     "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
     "-Drocketmq.broker.diskSpaceCleanForciblyRatio=0.98",
+    # BrokerStartup#createBrokerController and NamesrvStartup set this (MQVersion.CURRENT_VERSION,
+    # V4_9_3 = 399); an embedded controller without it sends REGISTER_BROKER with version 0, and
+    # the 4.9.3 name server then takes the old path (DefaultRequestProcessor#registerBroker), reads
+    # the body as a bare TopicConfigSerializeWrapper and registers NO topics: every route query
+    # answers TOPIC_NOT_EXIST (found by the conformance harness).
+    "-Drocketmq.remoting.version=399",
 ]
 MQADMIN_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
 

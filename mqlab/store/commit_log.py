@@ -45,6 +45,7 @@ DELAY and WAIT are read from the batch's own properties only, and the encoder *t
 from __future__ import annotations
 
 import os
+import re
 import struct
 import zlib
 from collections import deque
@@ -140,12 +141,38 @@ class StoreRuntimeException(RuntimeError):
         line: the line of ``CommitLog.java`` (4.9.3) that throws it.
     """
 
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, *, text: str | None = None) -> None:
         super().__init__(
-            f"java.lang.RuntimeException: {message}, org.apache.rocketmq.store."
+            text
+            or f"java.lang.RuntimeException: {message}, org.apache.rocketmq.store."
             f"CommitLog$MessageExtEncoder.encode(CommitLog.java:{line})"
         )
         self.message = message
+
+    @classmethod
+    def null_pointer(cls, frame: str) -> StoreRuntimeException:
+        """A ``NullPointerException`` thrown at ``frame`` (``Class.method(File.java:N)``
+        of org.apache.rocketmq.store), as JDK 8 writes it: no message."""
+        return cls("NullPointerException", 0,
+                   text=f"java.lang.NullPointerException, org.apache.rocketmq.store.{frame}")  # fmt: skip
+
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _delay_time_level(value: str) -> int:
+    """``Message#getDelayTimeLevel``: ``Integer.parseInt`` of the DELAY property. Its
+    NumberFormatException is caught by nothing in the store or the send processor, so
+    the remoting layer answers SYSTEM_ERROR with ``exceptionSimpleDesc`` (JDK 8's text)."""
+    if _JAVA_INT.fullmatch(value) and value.isascii():
+        n = int(value)
+        if -(1 << 31) <= n < (1 << 31):
+            return n
+    raise StoreRuntimeException(
+        "NumberFormatException", 0,
+        text=f'java.lang.NumberFormatException: For input string: "{value}", '
+        "java.lang.NumberFormatException.forInputString(NumberFormatException.java:65)",
+    )  # fmt: skip
 
 
 def _rememberable(topic: str, queue_id: int, store_timestamp: int) -> bool:
@@ -220,11 +247,7 @@ class CommitLog:
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
             delay = msg.properties.get(_DELAY)
             if delay:
-                try:
-                    level = int(delay)
-                except ValueError:
-                    # Java's Integer.parseInt throws; mqlab answers MESSAGE_ILLEGAL.
-                    return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+                level = _delay_time_level(delay)
                 if level > 0:
                     self._rewrite_delay(msg, level)
         # encoder checks (CommitLog.MessageExtEncoder#encode)
@@ -388,9 +411,7 @@ class CommitLog:
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         batch_properties = batch_properties or {}
         delay = batch_properties.get(_DELAY)
-        # Java's Integer.parseInt would throw on a non-number; mqlab answers MESSAGE_ILLEGAL
-        # as for a single message.
-        if delay and (not delay.lstrip("-").isdigit() or int(delay) > 0):
+        if delay and _delay_time_level(delay) > 0:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         # MessageExtEncoder#encode(MessageExtBatch), CommitLog.java:1605-1656 (4.9.3)
         if _utf8_len(message_properties_to_string(batch_properties)) > _MAX_PROPERTIES:

@@ -81,7 +81,7 @@ from mqlab.common.mix_all import is_lmq
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from mqlab.store.clean_services import CleanCommitLogService, CleanConsumeQueueService
-from mqlab.store.commit_log import CommitLog
+from mqlab.store.commit_log import CommitLog, StoreRuntimeException
 from mqlab.store.config import (
     BrokerRole,
     FlushDiskType,
@@ -641,13 +641,17 @@ class DefaultMessageStore(GetMessageMixin):
                 + 2 + properties bytes per message, the batch body format).
 
         Raises:
-            ValueError: ``msgs`` is empty or mixes topics / queue ids.
-            StoreRuntimeException: see ``CommitLog#put_messages``.
+            StoreRuntimeException: ``msgs`` is empty (Java: a batch whose body is null,
+                a NullPointerException in ``checkMessages``); see ``CommitLog#put_messages``.
+            ValueError: ``msgs`` mixes topics / queue ids.
         """
-        if not msgs:
-            raise ValueError("msgs must hold at least one message")
         status = self._check_store_status()
         if status is PutMessageStatus.PUT_OK:
+            if not msgs:
+                # a batch without a body: checkMessages reads getBody().length of null
+                raise StoreRuntimeException.null_pointer(
+                    "DefaultMessageStore.checkMessages(DefaultMessageStore.java:390)"
+                )
             # checkMessages
             if body_length is None:
                 body_length = sum(
