@@ -45,12 +45,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PanelListener",
+    "GovernedListener",
+    "govern_listeners",
+    "LISTENER_MODES",
     "NumberText",
     "strategy_names",
     "build_inputs",
     "section_rows",
     "call_words",
     "words",
+    "is_key_event",
+    "KEY_COMPONENTS",
     "code_name",
     "inspector_html",
     "plot_mode",
@@ -65,30 +70,93 @@ HOLD_LOOKBACK_MS = 60_000
 _HOLD = figures.HOLD + "."
 
 
-class PanelListener:
-    """A concurrent listener the panel's toggle switches between success and failure.
+#: The panel's listener modes: each consumer's own listener, or all succeed, or all fail.
+LISTENER_MODES = ("own", "succeeds", "fails")
 
-    ``fails`` False answers CONSUME_SUCCESS, True answers RECONSUME_LATER (the consumer sends
-    the message back for a later retry; seed 004, facts §10.7). ``calls`` counts the calls.
+
+class PanelListener:
+    """The listener mode the panel's "listener" toggle sets, for every consumer it shows.
+
+    ``mode`` "own": each consumer runs the listener it was started with (consumers the panel
+    adds answer CONSUME_SUCCESS); "succeeds" / "fails": every concurrent consumer of the lab
+    answers CONSUME_SUCCESS / RECONSUME_LATER (the consumer sends the message back for a later
+    retry, ``ConsumeMessageConcurrentlyService#processConsumeResult``). The panel puts a
+    ``GovernedListener`` in front of each consumer's own listener for that. ``calls`` counts
+    the calls this object answered itself.
 
     The mode lives in this object, not in the Lab's journal: a ``lab.fork()`` replays the
-    consumers with this same object, so a fork sees the listener's *current* mode.
+    consumers with their own listeners.
     """
 
-    __slots__ = ("fails", "calls")
+    __slots__ = ("mode", "calls")
 
-    def __init__(self, fails: bool = False) -> None:
-        self.fails = fails
+    def __init__(self, fails: bool | None = None) -> None:
+        self.mode = "own" if fails is None else ("fails" if fails else "succeeds")
         self.calls = 0
+
+    @property
+    def fails(self) -> bool:
+        """True when every governed consumer answers RECONSUME_LATER."""
+        return self.mode == "fails"
+
+    @fails.setter
+    def fails(self, value: bool) -> None:
+        self.mode = "fails" if value else "succeeds"
 
     def __call__(self, msgs: list, context: Any) -> ConsumeConcurrentlyStatus:
         self.calls += 1
-        if self.fails:
+        if self.mode == "fails":
             return ConsumeConcurrentlyStatus.RECONSUME_LATER
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def __repr__(self) -> str:
-        return f"PanelListener({'RECONSUME_LATER' if self.fails else 'CONSUME_SUCCESS'})"
+        return f"PanelListener({self.mode!r})"
+
+
+class GovernedListener:
+    """A consumer's own listener behind the panel's mode (``PanelListener.mode``).
+
+    In mode "own" it calls ``inner`` (exceptions and all, so ``call_listener`` sees what the
+    listener did); otherwise the ``PanelListener`` answers. ``consume_time_ms`` is the inner
+    listener's, so a slow listener stays slow.
+    """
+
+    __slots__ = ("inner", "governor")
+
+    def __init__(self, inner: Any, governor: PanelListener) -> None:
+        self.inner = inner
+        self.governor = governor
+
+    @property
+    def consume_time_ms(self) -> Any:
+        return getattr(self.inner, "consume_time_ms", None)
+
+    def consume_message(self, msgs: list, context: Any) -> Any:
+        if self.governor.mode == "own":
+            fn = getattr(self.inner, "consume_message", None)
+            return (fn if callable(fn) else self.inner)(msgs, context)
+        return self.governor(msgs, context)
+
+    def __repr__(self) -> str:
+        return f"GovernedListener({self.inner!r}, {self.governor!r})"
+
+
+def govern_listeners(lab: Lab, governor: PanelListener) -> list[str]:
+    """Put ``governor`` in front of every started concurrent consumer's listener (once each).
+
+    Returns the names of the consumers it governs (orderly consumers keep their own
+    listener: their statuses are ``ConsumeOrderlyStatus``).
+    """
+    names = []
+    for name, c in sorted(lab.consumers.items()):
+        impl = c.default_mq_push_consumer_impl
+        svc = getattr(impl, "consume_message_service", None)
+        if svc is None or impl.consume_orderly:
+            continue
+        if not isinstance(svc.message_listener, (GovernedListener, PanelListener)):
+            svc.message_listener = GovernedListener(svc.message_listener, governor)
+        names.append(name)
+    return names
 
 
 # -- the inputs -------------------------------------------------------------------------------
@@ -140,7 +208,12 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
         "auto_create_topic": W.Checkbox(b0.auto_create_topic_enable, indent=False,
                                         description="autoCreateTopicEnable"),
         "strategy": W.Dropdown(options=strategies, value="AVG", description="allocate"),
-        "listener": W.ToggleButtons(options=["succeeds", "fails"], description="listener"),
+        "listener": W.ToggleButtons(
+            options=list(LISTENER_MODES), description="listener", tooltips=[
+                "each consumer runs its own listener (consumers added here succeed)",
+                "every consumer answers CONSUME_SUCCESS",
+                "every consumer answers RECONSUME_LATER: the message is sent back for a retry",
+            ]),
     }  # fmt: skip
 
 
@@ -164,15 +237,35 @@ def section_rows(
 
 
 # -- events in words -------------------------------------------------------------------------
-def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
-    """The events as lines: repeats of one line folded ("(×3)"), at most ``limit`` lines.
+#: Components whose lines a lesson asks the learner to look for (consume results, send-backs,
+#: retries handed back by the schedule service): ``words`` never folds them away.
+KEY_COMPONENTS = (
+    "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
+    "ConsumeMessageConcurrentlyService.processConsumeResult",
+    "ConsumeMessageOrderlyService.ConsumeRequest.run",
+    "ConsumeMessageOrderlyService.processConsumeResult",
+    "DefaultMQPushConsumerImpl.sendMessageBack",
+    "SendMessageProcessor.asyncConsumerSendMsgBack",
+    "ScheduleMessageService.DeliverDelayedMessageTimerTask",
+)
 
-    When there are more, the first and last ``limit // 2`` lines are kept and one line says
-    how many were left out and which components they came from.
+
+def is_key_event(e: TraceEvent) -> bool:
+    """True for a consume result, a send-back or a retry's delivery (never folded)."""
+    return e.component.startswith(KEY_COMPONENTS)
+
+
+def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
+    """The events as lines: repeats of one line folded ("(×3)"), about ``limit`` lines.
+
+    When there are more, the first and last ``limit // 2`` lines are kept, and so is every
+    key line (``is_key_event``: consume results, send-backs, retries); each run of other
+    lines left out becomes one line saying how many and which components they came from.
     """
     lines: list[str] = []
     counts: list[int] = []
     comps: list[str] = []
+    keys: list[bool] = []
     for e in events:
         d = e.describe()
         if lines and lines[-1] == d:
@@ -181,16 +274,32 @@ def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
         lines.append(d)
         counts.append(1)
         comps.append(e.component)
+        keys.append(is_key_event(e))
     out = [line if n == 1 else f"{line} (×{n})" for line, n in zip(lines, counts, strict=True)]
     if len(out) <= limit:
         return out
     head, tail = limit // 2, limit - limit // 2 - 1
-    hidden = Counter(comps[head : len(out) - tail])
-    top = ", ".join(
-        f"{c} ×{n}" for c, n in sorted(hidden.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    )
-    skipped = len(out) - head - tail
-    return [*out[:head], f"… {skipped} more lines ({top}); see lab.events()", *out[-tail:]]
+    result: list[str] = list(out[:head])
+    hidden: list[str] = []
+
+    def flush() -> None:
+        if not hidden:
+            return
+        top = ", ".join(
+            f"{c} ×{n}"
+            for c, n in sorted(Counter(hidden).items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        )
+        result.append(f"… {len(hidden)} more lines ({top}); see lab.events()")
+        hidden.clear()
+
+    for k in range(head, len(out) - tail):
+        if keys[k]:
+            flush()
+            result.append(out[k])
+        else:
+            hidden.append(comps[k])
+    flush()
+    return result + out[len(out) - tail :]
 
 
 def code_name(code: int | None) -> str:
