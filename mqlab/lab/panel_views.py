@@ -182,34 +182,54 @@ class NumberText(widgets.Text):
     value = traitlets.CUnicode(help="String value").tag(sync=True)
 
 
+#: Width of each input (label included; labels take their natural width), wide enough for
+#: its usual values ("TopicTest", "msg-{i}", "broker-a", "consumer-12").
+_WIDTHS = {
+    "topic": "210px", "tags": "150px", "body": "190px", "count": "120px", "broker": "190px",
+    "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
+    "subscription": "150px", "consumer": "220px", "group": "170px", "expression": "160px",
+    "persist_first": "auto", "advance_ms": "140px",
+}  # fmt: skip
+_STYLE = {"description_width": "initial"}
+
+
 def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dict[str, Any]:
     """The panel's input widgets by name, toggles set from broker-a's config."""
     W = widgets
-    lay = {"layout": W.Layout(width="150px")}
+
+    def lay(name: str) -> dict[str, Any]:
+        return {"layout": W.Layout(width=_WIDTHS[name], flex="0 0 auto"), "style": _STYLE}
+
     b0 = lab.brokers[0].broker_config
     return {
-        "topic": W.Text(topic, description="topic", **lay),
-        "tags": W.Text("TagA", description="tags", **lay),
-        "body": W.Text("msg-{i}", description="body", **lay),
-        "count": NumberText("1", description="count", **lay),
-        "broker": W.Dropdown(options=[b.name for b in lab.brokers], description="broker", **lay),
-        "queue_id": NumberText("0", description="queue id", **lay),
-        "offset": NumberText("", description="offset", placeholder="max", **lay),
-        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay),
-        "timeout_ms": NumberText("15000", description="suspend ms", **lay),
-        "subscription": W.Text("*", description="subscr.", **lay),
-        "consumer": W.Dropdown(options=[], description="consumer", **lay),
-        "group": W.Text(group, description="group", **lay),
-        "expression": W.Text("*", description="tags expr", **lay),
-        "persist_first": W.Checkbox(False, description="persist first", indent=False, **lay),
-        "advance_ms": NumberText("100", description="ms", **lay),
+        "topic": W.Text(topic, description="topic", **lay("topic")),
+        "tags": W.Text("TagA", description="tags", **lay("tags")),
+        "body": W.Text("msg-{i}", description="body", **lay("body")),
+        "count": NumberText("1", description="count", **lay("count")),
+        "broker": W.Dropdown(options=[b.name for b in lab.brokers], description="broker",
+                             **lay("broker")),
+        "queue_id": NumberText("0", description="queue id", **lay("queue_id")),
+        "offset": NumberText("", description="offset", placeholder="max", **lay("offset")),
+        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay("suspend")),
+        "timeout_ms": NumberText("15000", description="suspend ms", **lay("timeout_ms")),
+        "subscription": W.Text("*", description="subscr.", **lay("subscription")),
+        "consumer": W.Dropdown(options=[], description="consumer", **lay("consumer")),
+        "group": W.Text(group, description="group", **lay("group")),
+        "expression": W.Text("*", description="tags expr", **lay("expression")),
+        "persist_first": W.Checkbox(False, description="persist first", indent=False,
+                                    **lay("persist_first")),
+        "advance_ms": NumberText("100", description="ms", **lay("advance_ms")),
         "long_polling": W.Checkbox(b0.long_polling_enable, description="longPollingEnable",
-                                   indent=False),
+                                   indent=False, layout=W.Layout(width="auto")),
         "auto_create_topic": W.Checkbox(b0.auto_create_topic_enable, indent=False,
-                                        description="autoCreateTopicEnable"),
-        "strategy": W.Dropdown(options=strategies, value="AVG", description="allocate"),
+                                        description="autoCreateTopicEnable",
+                                        layout=W.Layout(width="auto")),
+        "strategy": W.Dropdown(options=strategies, value="AVG", description="allocate",
+                               style=_STYLE, layout=W.Layout(width="250px")),
         "listener": W.ToggleButtons(
-            options=list(LISTENER_MODES), description="listener", tooltips=[
+            options=list(LISTENER_MODES), description="listener (all consumers)",
+            style={"description_width": "initial", "button_width": "auto"},
+            layout=W.Layout(width="auto"), tooltips=[
                 "each consumer runs its own listener (consumers added here succeed)",
                 "every consumer answers CONSUME_SUCCESS",
                 "every consumer answers RECONSUME_LATER: the message is sent back for a retry",
@@ -230,7 +250,8 @@ def section_rows(
                       b["rebalance"], b["persist_offsets"]],
         "time": [i["advance_ms"], b["advance"], b["next_timer"], b["long_poll_timeout"]],
         "toggles": [i["long_polling"], i["auto_create_topic"], i["strategy"], i["listener"]],
-        "inspect": [widgets.VBox([b["refresh"], inspector])],
+        "inspect": [widgets.VBox([b["refresh"], inspector],
+                                 layout=widgets.Layout(align_items="flex-start"))],
         "figure": [figure] if figure is not None else [],
         "log": [log],
     }  # fmt: skip
@@ -330,21 +351,50 @@ def call_words(call: Call, what: str) -> str:
 
 
 # -- inspector tables --------------------------------------------------------------------------
+#: Column widths of the inspector tables (characters); a value longer than its column is cut
+#: with "…" and shown whole on hover. Fixed widths and heights keep the tables in place
+#: from click to click.
+_COL_CH = {
+    "broker": 9, "queue_id": 6, "min_offset": 7, "max_offset": 7, "key": 17, "consumer": 16,
+    "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
+    "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
+}  # fmt: skip
+_ROW_PX = 19
+
+
+#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…".
+_INSPECTOR_CSS = (
+    "<style>.mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
+    ".mqlab-insp th{padding:0 4px;text-align:left;vertical-align:bottom;line-height:1.1}"
+    ".mqlab-insp td{padding:0 4px;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis}</style>"
+)
+
+
 def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     cols = [c for c in columns if c in df.columns]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    widths = [_COL_CH.get(c, 10) for c in cols]
+    colgroup = "".join(f'<col style="width:{w + 1}ch">' for w in widths)
+    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     body = []
     for rec in df[cols].head(MAX_ROWS).values.tolist():
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in rec) + "</tr>")
+        cells = []
+        for v, w in zip(rec, widths, strict=True):
+            text = html.escape(str(v))
+            cells.append(f'<td title="{text}">{text}</td>' if len(str(v)) > w else
+                         f"<td>{text}</td>")  # fmt: skip
+        body.append("<tr>" + "".join(cells) + "</tr>")
     more = len(df) - MAX_ROWS
     if more > 0:
         body.append(f'<tr><td colspan="{len(cols)}">… {more} more rows</td></tr>')
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
+    width = sum(w + 1 for w in widths) + 1
+    height = (MAX_ROWS + 4) * _ROW_PX
     return (
-        f'<div class="mqlab-table"><b>{html.escape(title)}</b>'
-        f'<table style="font-size:11px;border-collapse:collapse"><tr>{head}</tr>'
-        f"{''.join(body)}</table></div>"
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;height:{height}px;'
+        f'overflow:auto"><b>{html.escape(title)}</b>'
+        f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
 
 
@@ -376,10 +426,12 @@ def inspector_html(lab: Lab, topic: str, group: str) -> str:
                ["group", "topic", "queue_id", "offset", "max_offset", "lag"]),
     ]  # fmt: skip
     return (
-        status
+        _INSPECTOR_CSS
+        + '<div class="mqlab-insp">'
+        + status
         + '<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
         + "".join(tables)
-        + "</div>"
+        + "</div></div>"
     )
 
 
@@ -481,13 +533,32 @@ class TimelineView:
         )  # fmt: skip
         return fw
 
-    def update(self, lab: Lab) -> None:
-        """Redraw from the lab's trace."""
+    @staticmethod
+    def focus_range(win: Sequence[TraceEvent], lo: int, hi: int,
+                    since_ms: int | None) -> tuple[int, int, float, float]:  # fmt: skip
+        """The x range to show: from ``since_ms`` (the last click's first event) to now, or
+        the window's events when there is no click, padded 4 % (at least 2 ms) each side.
+
+        Not the whole window: a click's events span a few ms, and a 5 000 ms axis would
+        squeeze them, and the previous click's, against its two edges.
+        """
+        t0 = lo if since_ms is None else max(lo, since_ms)
+        if since_ms is None and win:
+            t0 = max(lo, win[0].t_ms)
+        t1 = hi
+        pad = max(2.0, 0.04 * (t1 - t0))
+        return t0, t1, t0 - pad, t1 + pad
+
+    def update(self, lab: Lab, since_ms: int | None = None) -> None:
+        """Redraw from the lab's trace; ``since_ms``: when the last click began (the x axis
+        shows from there to now; zoom out or double-click for the whole window)."""
         win, with_hold, lo, hi = self.window(lab)
-        title = f"Last {hi - lo} ms, node by node (t={lo}…{hi})"
+        t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
+        title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
         if self.mode == "static":
             fig = figures.sequence_timeline(with_hold, start_ms=lo, end_ms=hi, title=title)
             fig.update_layout(height=min(fig.layout.height or 320, 420))
+            fig.update_xaxes(range=[x0, x1])
             bundle = json.loads(fig.to_json())
             bundle.setdefault("config", {})
             self.widget.outputs = (
@@ -526,7 +597,7 @@ class TimelineView:
             for ys, bs, xs, h in bars.values()
         ]
         new += [dict(x=xs, y=ys, hovertext=h, showlegend=bool(xs)) for xs, ys, h in marks.values()]
-        layout = {"title": title, "xaxis.range": (lo - 1, hi + 1),
+        layout = {"title": title, "xaxis.range": (x0, x1),
                   "yaxis.categoryarray": tuple(lanes[::-1]),
                   "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
         fw = self.widget

@@ -117,6 +117,7 @@ class ControlPanel:
         self.listener = PanelListener()
         self._calls: list[tuple[Call, str]] = []  # raw pulls not answered yet
         self._syncing = False
+        self._click_t0: int | None = None  # when the last click began (the timeline's focus)
         self.strategies = strategy_names()
         self.inputs: dict[str, Any] = build_inputs(lab, topic, group, self.strategies)
         actions = {
@@ -133,7 +134,8 @@ class ControlPanel:
         }  # fmt: skip
         self.buttons: dict[str, widgets.Button] = {}
         for key, (label, fn) in actions.items():
-            b = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
+            b = widgets.Button(description=label,
+                               layout=widgets.Layout(width="auto", flex="0 0 auto"))  # fmt: skip
             b.on_click(lambda _b, fn=fn: fn())
             self.buttons[key] = b
         self.inputs["long_polling"].observe(lambda c: self.set_long_polling(c["new"]), "value")
@@ -151,8 +153,9 @@ class ControlPanel:
         )
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
+        row = {"flex_flow": "row wrap", "align_items": "center"}
         self.widget = widgets.VBox(
-            [widgets.HBox(rows[s], layout=widgets.Layout(flex_flow="row wrap")) for s in chosen]
+            [widgets.HBox(rows[s], layout=widgets.Layout(**row)) for s in chosen]
         )
         self.refresh()
 
@@ -209,7 +212,7 @@ class ControlPanel:
                 lab, self.inputs["topic"].value.strip(), self.inputs["group"].value.strip()
             )
         if self.timeline is not None:
-            self.timeline.update(lab)
+            self.timeline.update(lab, since_ms=self._click_t0)
 
     def _running_consumers(self) -> list[str]:
         return [
@@ -220,6 +223,7 @@ class ControlPanel:
     def _do(self, label: str, fn: Callable[[], list[str] | None]) -> None:
         """Say ``label``, run ``fn``, say the events it produced and what it returned."""
         self._say(f"▶ t={self.lab.now} {label}")
+        self._click_t0 = self.lab.now
         mark = len(self.lab.trace)
         try:
             extra = fn() or []

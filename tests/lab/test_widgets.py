@@ -572,7 +572,7 @@ def test_static_plot_mode(lab, monkeypatch):
     out = p.timeline.widget.outputs
     assert len(out) == 1
     fig = out[0]["data"]["application/vnd.plotly.v1+json"]
-    assert fig["layout"]["title"]["text"].startswith("Last ")
+    assert fig["layout"]["title"]["text"].startswith("Node by node, t=")
     assert any(tr.get("name") == "step event" for tr in fig["data"])
 
 
@@ -582,9 +582,25 @@ def test_live_timeline_window(lab, panel):
     panel.inputs["advance_ms"].value = "20000"
     panel.buttons["advance"].click()
     fw = panel.timeline.widget
-    assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 1, lab.now + 1)
+    # the click covered 20 000 ms: the axis shows the whole 5 000 ms window, padded 4 %
+    assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 200, lab.now + 200)
     xs = [x for tr in fw.data if tr.type == "scatter" for x in tr.x]
     assert xs and min(xs) >= lab.now - 5000
+
+
+def test_live_timeline_focuses_on_the_last_click(lab, panel):
+    """A send's events span a few ms: the axis shows that click (padded 2 ms), not the whole
+    window, which would squeeze them against its right edge (issue 13)."""
+    panel.inputs["advance_ms"].value = "3000"
+    panel.buttons["advance"].click()
+    t0 = lab.now
+    send(panel, 1)
+    fw = panel.timeline.widget
+    assert tuple(fw.layout.xaxis.range) == (t0 - 2, lab.now + 2)
+    drawn = lab.now - max(0, lab.now - 5000)
+    assert fw.layout.title.text == (
+        f"Node by node, t={t0}…{lab.now} (zoom out: the last {drawn} ms are drawn)"
+    )
 
 
 def test_words_folds_repeats_and_summarises():
