@@ -40,8 +40,8 @@ RUN_ALL_TIMEOUT_MS = {"09": 240_000}
 DEFAULT_RUN_ALL_TIMEOUT_MS = 120_000
 CLICK_TIMEOUT_MS = 20_000
 
-#: Every plotly plot on the page: its title, trace count and data points (x, y, values, z).
-PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => {
+#: What one plotly plot drew: its title, trace count, data points (x, y, values, z).
+PLOT_FN = """function plotInfo(el) {
   const data = el._fullData || el.data || [];
   const len = a => (a && a.length) ? a.length : 0;
   let points = 0;
@@ -50,10 +50,13 @@ PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
     points += Math.max(len(t.x), len(t.y), len(t.values), len(t.z));
   }
   const title = el._fullLayout && el._fullLayout.title ? (el._fullLayout.title.text || '') : '';
-  const drawn = el.querySelectorAll('.scatterlayer .point, .barlayer .point path, '
-                                    + '.scatterlayer .js-line, .boxlayer path').length;
-  return {title: title, traces: data.length, points: points, drawn: drawn};
-})"""
+  return {title: title, traces: data.length, points: points};
+}"""
+PLOT_JS = f"el => ({PLOT_FN})(el)"
+#: Every plotly plot on the page, as PLOT_JS sees it.
+PLOTS_JS = (
+    f"() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => ({PLOT_FN})(el))"
+)
 
 #: Save the notebook through the app (the reload scenario reopens it from disk).
 SAVE_JS = """async () => {
@@ -71,39 +74,53 @@ def _screens_dir() -> Path | None:
     return path
 
 
-def _shoot(page: Page, lesson: str, tag: str = "") -> None:
-    """Screenshots of every figure, widget panel and stderr box of the page (if asked for)."""
+#: A plotly figure output: JupyterLab's plotly renderer makes the output element the plot.
+PLOTLY_OUTPUT = ".jp-RenderedPlotly"
+
+
+def _shoot(page: Page, lesson: str) -> None:
+    """Screenshots of every widget panel and stderr box of the page (if asked for)."""
     out = _screens_dir()
     if out is None:
         return
-    outputs = page.locator(".jp-OutputArea-output").filter(
-        has=page.locator(".js-plotly-plot, .widget-button, .jupyter-button")
-    )
+    widgets_out = page.locator(".jp-OutputArea-output:has(.jupyter-button)")
     stderr = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-    for kind, loc in (("out", outputs), ("stderr", stderr)):
+    for kind, loc in (("panel", widgets_out), ("stderr", stderr)):
         for k in range(loc.count()):
-            item = loc.nth(k)
-            try:
-                item.scroll_into_view_if_needed(timeout=5_000)
-                item.screenshot(path=str(out / f"{lesson}{tag}-{kind}{k:02d}.png"), timeout=10_000)
-            except Exception:  # noqa: BLE001 — a screenshot is a by-product, never a failure
-                pass
+            _save(loc.nth(k), out / f"{lesson}-{kind}{k:02d}.png")
 
 
-def _plots_settled(page: Page, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """The plots once their count has not changed for 1.5 s and each has been drawn."""
-    deadline = time.monotonic() + timeout_s
-    last: list[dict[str, Any]] | None = None
-    stable_since = time.monotonic()
-    while time.monotonic() < deadline:
-        plots = page.evaluate(PLOTS_JS)
-        if last is None or len(plots) != len(last):
-            stable_since = time.monotonic()
-        last = plots
-        if time.monotonic() - stable_since > 1.5 and all(p["traces"] for p in plots):
-            break
-        page.wait_for_timeout(300)
-    return last or []
+def _save(item: Locator, path: Path) -> None:
+    try:
+        item.scroll_into_view_if_needed(timeout=5_000)
+        item.screenshot(path=str(path), timeout=10_000)
+    except Exception as e:  # noqa: BLE001 — a screenshot is a by-product, not a failure
+        print(f"screenshot {path.name} failed: {e}".splitlines()[0])
+
+
+def _figures(page: Page, lesson: str) -> list[dict[str, Any]]:
+    """Every plotly figure output, scrolled into view and drawn, with what it drew; each is
+    saved as a PNG if asked for."""
+    outputs = page.locator(f".jp-OutputArea-output{PLOTLY_OUTPUT}")
+    shots = _screens_dir()
+    found = []
+    for k in range(outputs.count()):
+        item = outputs.nth(k)
+        item.scroll_into_view_if_needed(timeout=10_000)
+        page.wait_for_function("el => !!el._fullData", arg=item.element_handle(), timeout=20_000)
+        found.append(item.evaluate(PLOT_JS))
+        if shots is not None:
+            _save(item, shots / f"{lesson}-figure{k:02d}.png")
+    return found
+
+
+def _widget_plots(page: Page) -> list[dict[str, Any]]:
+    """The plots inside widgets (the panels' live timelines, the explorer)."""
+    return page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+              .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
+              .map(el => ({PLOT_FN})(el))"""
+    )
 
 
 def _assert_clean(page: Page, name: str) -> None:
@@ -204,10 +221,8 @@ def _lesson09_explorer_metric_changes_figure(page: Page) -> None:
     )
     after = title()
     assert other in after, (before, after)
-    points = explorer.locator(".js-plotly-plot").first.evaluate(PLOTS_JS.replace(
-        "Array.from(document.querySelectorAll('.js-plotly-plot'))", "[el]"
-    ).replace("() =>", "(el) =>"))  # fmt: skip
-    assert points[0]["points"] > 0, points
+    info = explorer.locator(".js-plotly-plot").first.evaluate(PLOT_JS)
+    assert info["points"] > 0, info
     out = _screens_dir()
     if out is not None:
         explorer.screenshot(path=str(out / "09-explorer-after-metric.png"))
@@ -265,9 +280,9 @@ def test_lesson_runs_clean_in_the_browser(
     lesson = notebook.name[:2]
     t0 = time.monotonic()
     timings = run_all_in_lab(notebook, RUN_ALL_TIMEOUT_MS.get(lesson, DEFAULT_RUN_ALL_TIMEOUT_MS))
-    plots = _plots_settled(page)
     _shoot(page, lesson)
     _assert_clean(page, notebook.name)
+    plots = _figures(page, lesson) + _widget_plots(page)  # static figures, then widget plots
     assert plots, f"{notebook.name}: no plotly figure on the page"
     _assert_figures_drawn(plots, notebook.name)
     if lesson in AFTER_RUN:
