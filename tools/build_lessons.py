@@ -19,7 +19,8 @@ A source is a notebook in jupytext's MyST Markdown: prose as Markdown, code in
   left over from an earlier exercise); the solutions copy gets the worked answer and then
   ``assert check(...)``.
 
-Every other cell goes to both copies as it is. The notebooks are written without outputs, with
+Every other cell goes to both copies as it is, except that Markdown links to files are written
+relative to ``notebooks/`` (``[the steps](mechanisms.md)``) and get a ``../`` in the solutions copy. The notebooks are written without outputs, with
 cell ids derived from the lesson and the cell's position, and with fixed metadata, so rebuilding
 an unchanged source gives the same bytes (tests/lab/test_lesson_sources.py checks that the
 committed notebooks are up to date).
@@ -50,6 +51,8 @@ LEARNER_NOTE = "*Predict first: replace the `...` with your answer and run the c
 SOLUTION_NOTE = "*Worked answer below.*"
 PLACEHOLDER = "answer = ...  # your prediction"
 EXERCISE_HEADING = re.compile(r"### Exercise (\d\d\.\d+)")
+#: A Markdown link to a file relative to notebooks/ (not a URL, an anchor or an absolute path).
+RELATIVE_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s]+)\)")
 
 
 class SourceError(ValueError):
@@ -132,6 +135,8 @@ def build(lesson: Lesson, *, solutions: bool) -> nbformat.NotebookNode:
         elif cell.cell_type == "markdown":
             if solutions and not out:
                 text = text.replace("\n", " — solutions\n", 1)
+            if solutions:  # links are written relative to notebooks/; solutions/ is one deeper
+                text = RELATIVE_LINK.sub(r"](../\1)", text)
             out.append(new_markdown_cell(text))
         else:
             out.append(new_code_cell(text))

@@ -133,7 +133,7 @@ def commit_log(
     return _frame(rows, cols + (["raw"] if raw else []))
 
 
-#: (field, offset, size) of the stored layout for IPv4 hosts (facts §4.1), for byte maps.
+#: (field, offset, size) of the stored layout for IPv4 hosts (``CommitLog#calMsgLength``), for byte maps.
 _FIXED = [
     ("TOTALSIZE", 0, 4), ("MAGICCODE", 4, 4), ("BODYCRC", 8, 4), ("QUEUEID", 12, 4),
     ("FLAG", 16, 4), ("QUEUEOFFSET", 20, 8), ("PHYSICALOFFSET", 28, 8), ("SYSFLAG", 36, 4),

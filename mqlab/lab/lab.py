@@ -1,7 +1,7 @@
 """The Lab: one simulated RocketMQ cluster a learner can build, poke, rewind and compare.
 
-``Lab(seed=…, brokers=…)`` builds a name server and brokers on a ``SimDriver`` (DESIGN
-§5). It owns the driver's clock, the seeded RNG streams, every node and the trace; there
+``Lab(seed=…, brokers=…)`` builds a name server and brokers on a ``SimDriver``. It
+owns the driver's clock, the seeded RNG streams, every node and the trace; there
 are no globals, so two labs in one notebook never disturb each other.
 
 Time only moves when the learner says so: ``step()`` runs one event, ``advance(ms)``

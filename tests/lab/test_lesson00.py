@@ -75,10 +75,10 @@ def test_round_trip_and_upcoming():
 
 
 def test_lesson_map_lists_ten_lessons():
-    """The map has lessons 00–09 with their seeds (04 ↔ seed 001)."""
+    """The map has lessons 00–09 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
     m = L.lesson_map()
     assert list(m["lesson"]) == [f"{i:02d}" for i in range(10)]
-    assert m.set_index("lesson").loc["04", "seed"] == "001"
+    assert m.set_index("lesson").loc["04", "RocketMQ classes"] == "PullRequestHoldService"
 
 
 # -- the notebooks of lessons 00–04 (built from lessons/*.md: tests/lab/test_lesson_sources.py) --

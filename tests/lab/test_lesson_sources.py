@@ -140,3 +140,74 @@ def test_an_unregistered_exercise_is_refused(tmp_path):
     b = builder()
     with pytest.raises(b.SourceError, match="98.1 is not registered"):
         b.build(b.read_lesson(path), solutions=False)
+
+
+# -- what a learner reads cites only what a learner can open (issue 13, defects 4 and 5) ------
+#: Citations of texts that are not in the repository or on the web.
+INTERNAL_CITATION = re.compile(
+    r"[Ss]eeds? 00\d|seed 003's|facts §|\.\./shared|shared/seeds|DESIGN §|STYLE §|"
+    r"ecosystem notes §|\blines \d+[–-]\d+"
+)
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+ROCKETMQ_LINK = re.compile(r"https://github\.com/apache/rocketmq/[^\s)\"'>]+")
+
+
+def _learner_facing() -> list[Path]:
+    files = [ROOT / "README.md", ROOT / "datasets" / "README.md"]
+    files += sorted((ROOT / "lessons").glob("*.md"))
+    files += sorted((ROOT / "notebooks").rglob("*.md")) + sorted(
+        (ROOT / "notebooks").rglob("*.ipynb")
+    )
+    files += sorted((ROOT / "mqlab" / "lab").rglob("*.py"))
+    return [f for f in files if ".ipynb_checkpoints" not in f.parts]
+
+
+def test_no_citation_a_learner_cannot_open():
+    hits = [
+        f"{f.relative_to(ROOT)}:{n}: {line.strip()[:120]}"
+        for f in _learner_facing()
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if INTERNAL_CITATION.search(line)
+    ]
+    assert hits == [], "\n".join(hits)
+
+
+def test_no_untranslated_cjk_text():
+    hits = [
+        f"{f.relative_to(ROOT)}:{n}"
+        for f in _learner_facing()
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if CJK.search(line)
+    ]
+    assert hits == [], hits
+
+
+def test_rocketmq_links_point_at_the_4_9_3_tag_with_lines():
+    links = [u for f in _learner_facing() for u in ROCKETMQ_LINK.findall(f.read_text("utf-8"))]
+    assert len(links) > 50
+    for u in links:
+        assert u.startswith("https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.3/"), u
+        assert u.split("#")[0].endswith(".java"), u
+    with_lines = [u for u in links if re.search(r"#L\d+(-L\d+)?$", u)]
+    assert len(with_lines) >= 0.9 * len(links)
+
+
+def test_relative_links_in_lessons_resolve_from_both_copies():
+    """A link written relative to notebooks/ opens from the learner copy and, with ../, from the
+    solutions copy (the lab's file browser starts at notebooks/: nothing above it is reachable)."""
+    b = builder()
+    for stem in STEMS:
+        lesson = b.read_lesson(ROOT / "lessons" / f"{stem}.md")
+        for solutions, base in (
+            (False, ROOT / "notebooks"),
+            (True, ROOT / "notebooks" / "solutions"),
+        ):
+            for cell in b.build(lesson, solutions=solutions).cells:
+                if cell.cell_type != "markdown":
+                    continue
+                for target in re.findall(r"\]\(([^)\s]+)\)", cell.source):
+                    if re.match(r"[a-z][a-z0-9+.-]*:|#", target):
+                        continue
+                    path = (base / target.split("#")[0]).resolve()
+                    assert path.exists(), f"{stem}: {target} from {base.relative_to(ROOT)}"
+                    assert (ROOT / "notebooks") in [path, *path.parents], target

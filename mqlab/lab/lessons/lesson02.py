@@ -1,10 +1,10 @@
-"""Lesson 02 — the store: commit-log and consume-queue bytes (facts §4, §6; seed 003).
+"""Lesson 02 — the store: commit-log and consume-queue bytes (``CommitLog``, ``ConsumeQueue``, ``DefaultMessageStore#getMessage``).
 
 Every message of every topic is appended to one commit log (``CommitLog``): a 91-byte
-fixed part plus body, topic and properties (facts §4.1). ``ReputMessageService`` then
+fixed part plus body, topic and properties (``CommitLog#calMsgLength``). ``ReputMessageService`` then
 writes a 20-byte unit into the topic's ``ConsumeQueue`` (commit-log offset int64, size
-int32, tags hash code int64; facts §6), which is what ``DefaultMessageStore#getMessage``
-scans (seed 003). The commit log is a sequence of fixed-size files named by their start
+int32, tags hash code int64; ``ConsumeQueue#putMessagePositionInfo``), which is what ``DefaultMessageStore#getMessage``
+scans. The commit log is a sequence of fixed-size files named by their start
 offset; an entry that does not fit (with 8 bytes to spare) leaves an 8-byte blank marker
 and goes to the next file. After a kill the ``abort`` file is left behind and 4.9.3 runs
 ``CommitLog#recoverAbnormally`` (mqlab walks the tail as ``recoverNormally`` does, having no
@@ -52,11 +52,11 @@ __all__ = [
 
 #: The fixed part of a stored entry with IPv4 hosts: 4+4+4+4+4+8+8+4+8+8+8+8+4+8 = 84 bytes
 #: of header, plus the 4-byte body length, 1-byte topic length, 2-byte properties length
-#: (facts §4.1: total = 91 + body + topic + properties).
+#: (``CommitLog#calMsgLength``: total = 91 + body + topic + properties).
 FIXED_PART = 91
 #: The stored properties of ``send_raw(..., tags="TagA")``: CLUSTER (added by the broker; WAIT
 #: is not stored), then TAGS, in the broker's ``HashMap`` order (CLUSTER hashes to bucket 12,
-#: TAGS to 14; facts §4.4). 32 bytes.
+#: TAGS to 14; ``MessageDecoder#messageProperties2String``). 32 bytes.
 PROPS_TAGA = "CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
 #: The small commit-log file size lesson 02 uses to watch a roll-over.
 ROLL_FILE_SIZE = 1024
@@ -65,12 +65,12 @@ _CQ_UNIT = struct.Struct(">qiq")
 
 
 def entry_size(body_len: int, topic: str = "TopicTest", properties: str = PROPS_TAGA) -> int:
-    """``calMsgLength`` for IPv4 hosts: 91 + body + topic + properties bytes (facts §4.1)."""
+    """``calMsgLength`` for IPv4 hosts: 91 + body + topic + properties bytes."""
     return FIXED_PART + body_len + len(topic.encode()) + len(properties.encode())
 
 
 def entry_fields(lab: Lab, index: int = 0, broker: str = "broker-a") -> pd.DataFrame:
-    """The fields of commit-log entry ``index``: name, offset, size, hex, value (facts §4.1)."""
+    """The fields of commit-log entry ``index``: name, offset, size, hex, value."""
     log = lab.commit_log(broker, raw=True, limit=index + 1)
     if len(log) <= index:
         raise ValueError(f"index {index} is past the {len(log)} entries of {broker}'s commit log")
@@ -78,7 +78,7 @@ def entry_fields(lab: Lab, index: int = 0, broker: str = "broker-a") -> pd.DataF
 
 
 def tags_code(tag: str) -> int:
-    """The consume-queue tags code: Java's ``String.hashCode`` of the tag (facts §6)."""
+    """The consume-queue tags code: Java's ``String.hashCode`` of the tag."""
     return java_string_hash(tag)
 
 
