@@ -459,6 +459,21 @@ _REASON_WHAT = {
 }  # fmt: skip
 
 
+def _sync_widget_state(fw: Any) -> None:
+    """Store the figure's current traces and layout in the widget's synced state.
+
+    A ``FigureWidget`` sends its edits to the views that are open as deltas (restyle,
+    relayout), but the state a *new* view starts from (``_widget_data``, ``_widget_layout``)
+    is only copied when the figure itself is displayed, which a figure inside a panel's
+    VBox never is. After a browser reload the view rebuilt from that state had no traces
+    at all, and later restyles had nothing to change: a blank timeline (issue 13).
+    """
+    from copy import deepcopy
+
+    fw._widget_data = deepcopy(fw._data)
+    fw._widget_layout = deepcopy(fw._layout_obj._props)
+
+
 class TimelineView:
     """The last ``window_ms`` of the trace as swimlanes, redrawn in place on ``update()``.
 
@@ -531,6 +546,7 @@ class TimelineView:
             hovermode="closest", margin={"l": 10, "r": 10, "t": 40, "b": 40}, height=320,
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
+        _sync_widget_state(fw)
         return fw
 
     @staticmethod
@@ -601,12 +617,17 @@ class TimelineView:
                   "yaxis.categoryarray": tuple(lanes[::-1]),
                   "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
         fw = self.widget
+        changed = False
         with fw.batch_update():
             for n, (tr, props) in enumerate(zip(fw.data, new, strict=True)):
                 if self._last_traces.get(n) != props:
                     tr.update(props)
                     self._last_traces[n] = props
+                    changed = True
             for key, value in layout.items():
                 if self._last_layout.get(key) != value:
                     fw.layout[key] = value
                     self._last_layout[key] = value
+                    changed = True
+        if changed:
+            _sync_widget_state(fw)

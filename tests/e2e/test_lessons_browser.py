@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -244,16 +244,17 @@ def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
     panel.scroll_into_view_if_needed()
     plot = panel.locator(".js-plotly-plot").first
     expect(plot).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+    newest = "el => Math.max(-1, ...(el._fullData || []).flatMap(t => Array.from(t.x || [])))"
+    before = plot.evaluate(newest)
     for _ in range(3):
         _button(panel, "send").click()
         expect(panel).to_contain_text("send 1 to TopicTest", timeout=CLICK_TIMEOUT_MS)
         page.wait_for_timeout(300)
+    clicked_at = int(panel.locator("b").filter(has_text=" ms").first.inner_text().split()[2])
+    # the new clicks' events are drawn: markers at the time of the clicks, on screen
     page.wait_for_function(
-        """el => {
-             const d = el._fullData || [];
-             return d.some(t => t.visible !== false && t.x && t.x.length > 0)
-                    && el.querySelectorAll('.scatterlayer .point').length > 0;
-           }""",
+        f"""el => ({newest})(el) >= {clicked_at} - 10 && ({newest})(el) > {before}
+                  && el.querySelectorAll('.scatterlayer .point').length > 0""",
         arg=plot.element_handle(),
         timeout=CLICK_TIMEOUT_MS,
     )
@@ -268,18 +269,38 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
 }
 
 
+#: Shut every kernel of the server down (the next lesson gets the CPU to itself).
+SHUTDOWN_ALL_JS = """async () => {
+  await window.jupyterapp.serviceManager.sessions.shutdownAll();
+}"""
+
+
+@pytest.fixture
+def lesson_page(page: Page) -> Iterator[Page]:
+    """The test's page; its kernels are shut down afterwards (the server is shared)."""
+    try:
+        yield page
+    finally:
+        try:
+            page.evaluate(SHUTDOWN_ALL_JS)
+        except Exception:  # noqa: BLE001 — the server's teardown ends whatever is left
+            pass
+
+
 @pytest.mark.parametrize("notebook", LESSONS, ids=[p.name[:2] for p in LESSONS])
 def test_lesson_runs_clean_in_the_browser(
     notebook: Path,
-    run_all_in_lab: Callable[..., dict[str, float]],
-    page: Page,
-    jupyter_server: JupyterServer,
+    run_all_in_module_lab: Callable[..., dict[str, float]],
+    module_jupyter_server: JupyterServer,
+    lesson_page: Page,
 ) -> None:
     """Run All: no error or stderr output, every plotly figure has data; then the lesson's
     own scenario, if it has one."""
+    page, server = lesson_page, module_jupyter_server
     lesson = notebook.name[:2]
     t0 = time.monotonic()
-    timings = run_all_in_lab(notebook, RUN_ALL_TIMEOUT_MS.get(lesson, DEFAULT_RUN_ALL_TIMEOUT_MS))
+    timeout = RUN_ALL_TIMEOUT_MS.get(lesson, DEFAULT_RUN_ALL_TIMEOUT_MS)
+    timings = run_all_in_module_lab(notebook, timeout)
     _shoot(page, lesson)
     _assert_clean(page, notebook.name)
     plots = _figures(page, lesson) + _widget_plots(page)  # static figures, then widget plots
@@ -288,7 +309,7 @@ def test_lesson_runs_clean_in_the_browser(
     if lesson in AFTER_RUN:
         AFTER_RUN[lesson](page)
     if lesson == "00":
-        _lesson00_reload_keeps_timeline(page, jupyter_server)
+        _lesson00_reload_keeps_timeline(page, server)
     _assert_clean(page, notebook.name)
     timings["total"] = time.monotonic() - t0
     print(f"e2e {lesson} timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
