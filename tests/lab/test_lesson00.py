@@ -113,6 +113,8 @@ def test_notebook_rules(stem):
             c.source for c in learner.cells
         ]
         assert f'assert check("{ex_id}", answer, seed=SEED)' in [c.source for c in solution.cells]
-    assert sum(c.source.startswith("answer = ...  # your prediction\n") for c in learner.cells) == len(ids)
+    assert sum(
+        c.source.startswith("answer = ...  # your prediction\n") for c in learner.cells
+    ) == len(ids)
     assert any("control_panel(lab" in c.source for c in learner.cells)
     assert any("figure" in c.source for c in learner.cells if c.cell_type == "code")
