@@ -62,7 +62,7 @@ def explorer_figure(summary: pd.DataFrame, metric: str, by: str, dataset: str) -
     means = [float(m) for m in summary["mean"] if pd.notna(m)]
     if means and min(means) > 0 and max(means) / min(means) > 30:
         # ~1 ms beside ~500 ms: on a linear axis the small bar is invisible
-        fig.update_yaxes(type="log", title_text=f"{metric} (log scale)")
+        fig.update_yaxes(type="log", dtick=1, title_text=f"{metric} (log scale)")
     return fig
 
 

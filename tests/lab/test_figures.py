@@ -125,6 +125,29 @@ def test_long_poll_wait_histogram_traces(long_poll_lab):
         ("histogram", "the suspend timed out", [19994]),
     ]
     assert fig.layout.xaxis.title.text == "wait = answer time − suspend time (ms)"
+    # a Lab says its mode; both reasons share bins: waits 3001..19994 → 1000 ms bins from 3000
+    assert fig.layout.title.text == "Long polling: how long each parked pull waited"
+    assert [(t.xbins.start, t.xbins.end, t.xbins.size) for t in fig.data] == [
+        (3000, 20000, 1000)
+    ] * 2
+    assert F.long_poll_wait_histogram(long_poll_lab.events()).layout.title.text == (
+        "Parked pulls: how long each parked pull waited"
+    )
+    assert F.long_poll_wait_histogram(long_poll_lab, title="T").layout.title.text == "T"
+
+
+def test_short_polling_histogram_title_and_visible_timeout_bar():
+    """longPollingEnable=false: the title says short polling, and the pile of equal timeout
+    waits (one shortPollingTimeMills check) gets a bin 1/50 of the longest wait wide, not a
+    hairline."""
+    from mqlab.lab.lessons import lesson04 as L4
+
+    lab = L4.polling_lab(5, long_polling=False)
+    fig = F.long_poll_wait_histogram(lab)
+    assert fig.layout.title.text == "Short polling: how long each parked pull waited"
+    timeouts = next(t for t in fig.data if t.name == "the suspend timed out")
+    assert timeouts.xbins.size >= max(timeouts.x) / 50
+    assert F._nice_step(37) == 50 and F._nice_step(1000) == 1000 and F._nice_step(1001) == 2000
 
 
 # -- sequence timeline -------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def polling_figure(summary: pd.DataFrame) -> go.Figure:
                       legend_title="polling mode")  # fmt: skip
     fig.update_xaxes(title_text="message rate")
     # ~1 ms (long polling) beside ~500 ms (short): a log axis keeps both bars visible
-    fig.update_yaxes(type="log", title_text="ms (log scale)", row=1, col=2)
+    fig.update_yaxes(type="log", dtick=1, title_text="ms (log scale)", row=1, col=2)
     return fig
 
 
