@@ -187,7 +187,7 @@ class NumberText(widgets.Text):
 _WIDTHS = {
     "topic": "210px", "tags": "150px", "body": "190px", "count": "120px", "broker": "190px",
     "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
-    "subscription": "150px", "consumer": "220px", "group": "170px", "expression": "160px",
+    "subscription": "150px", "consumer": "190px", "group": "140px", "expression": "130px",
     "persist_first": "auto", "advance_ms": "140px",
 }  # fmt: skip
 _STYLE = {"description_width": "initial"}
@@ -360,6 +360,8 @@ _COL_CH = {
     "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
 }  # fmt: skip
 _ROW_PX = 19
+#: Rows a table box shows before it scrolls (its height is fixed: the panel does not jump).
+VISIBLE_ROWS = 8
 
 
 #: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…".
@@ -390,7 +392,7 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
     width = sum(w + 1 for w in widths) + 1
-    height = (MAX_ROWS + 4) * _ROW_PX
+    height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
         f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;height:{height}px;'
         f'overflow:auto"><b>{html.escape(title)}</b>'
@@ -552,15 +554,22 @@ class TimelineView:
     @staticmethod
     def focus_range(win: Sequence[TraceEvent], lo: int, hi: int,
                     since_ms: int | None) -> tuple[int, int, float, float]:  # fmt: skip
-        """The x range to show: from ``since_ms`` (the last click's first event) to now, or
-        the window's events when there is no click, padded 4 % (at least 2 ms) each side.
+        """The x range to show: from ``since_ms`` (when the last click began) to now, or with
+        no click yet from the newest burst of events (after the last gap longer than a fifth
+        of the window, at least 50 ms), padded 4 % (at least 2 ms) each side.
 
         Not the whole window: a click's events span a few ms, and a 5 000 ms axis would
         squeeze them, and the previous click's, against its two edges.
         """
         t0 = lo if since_ms is None else max(lo, since_ms)
         if since_ms is None and win:
-            t0 = max(lo, win[0].t_ms)
+            # no click yet: the newest burst of events (after the last long quiet gap)
+            times = sorted({e.t_ms for e in win})
+            t0 = max(lo, times[0])
+            quiet = max(50, (hi - lo) // 5)
+            for a, b in zip(times, times[1:]):
+                if b - a > quiet:
+                    t0 = b
         t1 = hi
         pad = max(2.0, 0.04 * (t1 - t0))
         return t0, t1, t0 - pad, t1 + pad

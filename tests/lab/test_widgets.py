@@ -649,3 +649,15 @@ def test_fork_replays_panel_clicks(lab, panel):
     assert max_offsets(other) == max_offsets(lab) == [0, 1, 1, 1]
     assert other.held_pulls()["deadline"].tolist() == [15010]
     other.close()
+
+
+def test_timeline_focus_without_a_click_is_the_newest_burst():
+    """Before any click, the axis shows the newest burst of events (after the last gap longer
+    than a fifth of the window), not both ends of the window (issue 13)."""
+    from mqlab.lab.panel_views import TimelineView
+
+    evs = [TraceEvent("r", t, i, "n", "C", "", Kind.STEP, {"text": "e"})
+           for i, t in enumerate([7, 10, 30, 855, 860, 871])]  # fmt: skip
+    assert TimelineView.focus_range(evs, 0, 871, None) == (855, 871, 853.0, 873.0)
+    assert TimelineView.focus_range(evs, 0, 871, 860) == (860, 871, 858.0, 873.0)
+    assert TimelineView.focus_range([], 0, 100, None) == (0, 100, -4.0, 104.0)
