@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import html
 import importlib.util
+import itertools
 import json
 import os
 from collections import Counter
@@ -567,7 +568,7 @@ class TimelineView:
             times = sorted({e.t_ms for e in win})
             t0 = max(lo, times[0])
             quiet = max(50, (hi - lo) // 5)
-            for a, b in zip(times, times[1:]):
+            for a, b in itertools.pairwise(times):
                 if b - a > quiet:
                     t0 = b
         t1 = hi
