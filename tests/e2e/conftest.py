@@ -306,6 +306,37 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
         context.close()
 
 
+@pytest.fixture(scope="module")
+def module_page(chromium_path: str) -> Iterator[Page]:
+    """One Chromium page for all the tests of a module (with `module_jupyter_server`): the next
+    notebook opens inside the JupyterLab already loaded, which saves loading the lab again."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, timeout=30_000)
+        try:
+            context = b.new_context(viewport={"width": 1400, "height": 2400})
+            pg = context.new_page()
+            pg.set_default_timeout(20_000)
+            yield pg
+        finally:
+            b.close()
+
+
+#: Close every document in the lab (discarding changes) and open `path`; resolves when the
+#: notebook is the current widget.
+OPEN_IN_LAB = """async ([path]) => {
+  const app = window.jupyterapp;
+  await app.started; await app.restored;
+  await app.serviceManager.sessions.shutdownAll();
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context) { w.context.model.dirty = false; }
+    w.dispose();
+  }
+  await app.commands.execute('docmanager:open', {path: path});
+}"""
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """Keep each phase's report on the item so `page` can tell a failed test at teardown."""
@@ -329,12 +360,12 @@ def run_all_in_lab(jupyter_server: JupyterServer, page: Page) -> Callable[..., d
 
 @pytest.fixture
 def run_all_in_module_lab(
-    module_jupyter_server: JupyterServer, page: Page
+    module_jupyter_server: JupyterServer, module_page: Page
 ) -> Callable[..., dict[str, float]]:
-    """``run_all_in_lab`` on the module's shared server."""
+    """``run_all_in_lab`` on the module's shared server and page."""
 
     def run_all(notebook: Path, timeout_ms: int = 120_000) -> dict[str, float]:
-        return run_all_on(module_jupyter_server, page, notebook, timeout_ms)
+        return run_all_on(module_jupyter_server, module_page, notebook, timeout_ms)
 
     return run_all
 
@@ -345,10 +376,19 @@ def run_all_on(
     """``run_all_in_lab``'s work on a given server and page (for module-scoped servers)."""
     t0 = time.monotonic()
     shutil.copy2(notebook, jupyter_server.root_dir / notebook.name)
-    # ?reset: a fresh workspace, so a shared server does not reopen the previous test's notebook
-    page.goto(f"{jupyter_server.url}/lab/tree/{notebook.name}?reset", wait_until="domcontentloaded")
+    in_lab = page.url.startswith(jupyter_server.url) and page.evaluate("() => !!window.jupyterapp")
+    if in_lab:  # the lab is loaded already (a module's shared page): open the notebook in it
+        page.evaluate(OPEN_IN_LAB, [notebook.name])
+    else:  # ?reset: a fresh workspace, so the lab does not reopen an earlier test's notebook
+        page.goto(
+            f"{jupyter_server.url}/lab/tree/{notebook.name}?reset", wait_until="domcontentloaded"
+        )
     page.wait_for_function(
-        "() => window.jupyterapp?.shell?.currentWidget?.sessionContext !== undefined",
+        """([name]) => {
+             const w = window.jupyterapp?.shell?.currentWidget;
+             return w?.sessionContext !== undefined && w?.context?.path === name;
+           }""",
+        arg=[notebook.name],
         timeout=60_000,
     )
     t_open = time.monotonic() - t0

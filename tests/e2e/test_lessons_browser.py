@@ -4,6 +4,8 @@ Mirrors no RocketMQ class: this is the workbench's browser tier (issue 13, "Test
 lesson: Run All through the app object; no output may be an error or a stderr box; every plotly
 figure must have drawn data. Three lessons then go on as a workshop participant would:
 
+- 04: send, pull once, let long poll time out: the pull is parked, then answered
+  PULL_NOT_FOUND by the hold-service check after its deadline;
 - 07: the panel's listener set to "fails", send, advance 10 000 ms twice: the log shows the
   send-back (CONSUMER_SEND_MSG_BACK, delay level 3), the retry's delivery from %RETRY%CG and
   the next send-back (level 4) (``ConsumeMessageConcurrentlyService#processConsumeResult``);
@@ -19,6 +21,7 @@ With ``MQLAB_E2E_SCREENS=<dir>`` every figure, panel and stderr box is also save
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "e2e"
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: Run All bound per lesson (lesson 09 starts the embedded Spark and runs a small sweep).
 RUN_ALL_TIMEOUT_MS = {"09": 240_000}
@@ -160,6 +164,46 @@ def _panel(page: Page, *must_have: str) -> Locator:
 
 
 # -- per-lesson scenarios after Run All -------------------------------------------------------
+def _parked(text: str) -> int:
+    """The panel's "N parked pull(s)" count (its held-pulls inspector, refreshed every click)."""
+    m = re.search(r"(\d+) parked pull\(s\)", text)
+    assert m is not None, f"no parked-pull count in the panel:\n{text[:2000]}"
+    return int(m.group(1))
+
+
+def _lesson04_pull_then_long_poll_timeout(page: Page) -> None:
+    """(Was tests/e2e/test_lesson04_browser.py, issue 4.) send, pull once, let long poll time
+    out: the pull is parked ("pull held: … suspended N ms",
+    PullRequestHoldService#suspendPullRequest), then the hold-service check after its deadline
+    answers it PULL_NOT_FOUND (19)."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "pull once", "let long poll time out")
+    expect(panel).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+    panel.scroll_into_view_if_needed()
+    texts = [panel.inner_text()]
+    steps = (("send", "→ sent 1/1: SEND_OK"), ("pull once", "the pull is parked"),
+             ("let long poll time out", "answered the parked pull"))  # fmt: skip
+    for name, expected in steps:
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+        texts.append(panel.inner_text())
+    before, after_send, after_pull, after_timeout = texts
+
+    def last_click(text: str) -> str:  # what the newest click added to the panel's log
+        return text.rsplit("▶", 1)[-1]
+
+    assert after_send != before and "pull held" not in last_click(after_send)
+    assert "pull held: " in last_click(after_pull)
+    assert re.search(r"suspended \d+ ms", last_click(after_pull))
+    assert _parked(after_pull) == _parked(after_send) + 1
+    assert "PULL_NOT_FOUND (19)" in last_click(after_timeout)
+    assert _parked(after_timeout) < _parked(after_pull)
+    panel.locator("pre").last.evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "lesson04.png"))
+
+
 def _lesson07_send_back_and_retry(page: Page) -> None:
     """listener "fails", send, advance 10 000 ms twice: a send-back, then the retry (and the
     next send-back) in the panel's log (issue 13, defect 1)."""
@@ -264,6 +308,7 @@ def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
 
 
 AFTER_RUN: dict[str, Callable[..., None]] = {
+    "04": _lesson04_pull_then_long_poll_timeout,
     "07": _lesson07_send_back_and_retry,
     "09": _lesson09_explorer_metric_changes_figure,
 }
@@ -276,13 +321,21 @@ SHUTDOWN_ALL_JS = """async () => {
 
 
 @pytest.fixture
-def lesson_page(page: Page) -> Iterator[Page]:
-    """The test's page; its kernels are shut down afterwards (the server is shared)."""
+def lesson_page(module_page: Page, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """The module's shared page; after the test its kernels are shut down, and on a failure
+    a screenshot of the window goes to artifacts/e2e/."""
     try:
-        yield page
+        yield module_page
     finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            try:
+                module_page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
+            except Exception:  # noqa: BLE001 — must not mask the test's own failure
+                pass
         try:
-            page.evaluate(SHUTDOWN_ALL_JS)
+            module_page.evaluate(SHUTDOWN_ALL_JS)
         except Exception:  # noqa: BLE001 — the server's teardown ends whatever is left
             pass
 
