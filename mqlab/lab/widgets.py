@@ -175,10 +175,11 @@ class ControlPanel:
 
         text = html.escape("\n".join(self.messages[-LOG_LINES:]))
         # A column-reverse scroll box starts scrolled to its end: the newest lines (what the
-        # click just did) are in view, in time order.
+        # click just did) are in view, in time order. The <pre> must not shrink (flex:none):
+        # a shrunk <pre> overflowed downwards and the box cut off the newest lines.
         self.log.value = (
             '<div style="display:flex;flex-direction:column-reverse;max-height:260px;'
-            f'overflow:auto"><pre style="font-size:11px;margin:0">{text}</pre></div>'
+            f'overflow:auto"><pre style="font-size:11px;margin:0;flex:none">{text}</pre></div>'
         )
 
     def refresh(self) -> None:

@@ -199,7 +199,7 @@ def _lesson04_pull_then_long_poll_timeout(page: Page) -> None:
     assert _parked(after_pull) == _parked(after_send) + 1
     assert "PULL_NOT_FOUND (19)" in last_click(after_timeout)
     assert _parked(after_timeout) < _parked(after_pull)
-    panel.locator("pre").last.evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    panel.locator("pre").last.evaluate("e => { e.parentElement.scrollTop = 0; }")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "lesson04.png"))
 
@@ -230,7 +230,12 @@ def _lesson07_send_back_and_retry(page: Page) -> None:
     assert "(reconsumeTimes [1]) → RECONSUME_LATER" in text, text[-3000:]
     out = _screens_dir()
     if out is not None:
-        panel.locator("pre").last.evaluate("e => { e.scrollIntoView(); }")
+        log = panel.locator("pre").last
+        print("07 log box:", log.evaluate(
+            "e => [e.parentElement.scrollTop, e.parentElement.scrollHeight, "
+            "e.parentElement.clientHeight, getComputedStyle(e.parentElement).flexDirection]"))
+        log.evaluate("e => { e.parentElement.scrollTop = e.parentElement.scrollHeight; }")
+        log.screenshot(path=str(out / "07-panel-log-after-retry.png"))
         panel.screenshot(path=str(out / "07-panel-after-retry.png"))
 
 
