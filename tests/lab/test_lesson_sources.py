@@ -211,3 +211,13 @@ def test_relative_links_in_lessons_resolve_from_both_copies():
                     path = (base / target.split("#")[0]).resolve()
                     assert path.exists(), f"{stem}: {target} from {base.relative_to(ROOT)}"
                     assert (ROOT / "notebooks") in [path, *path.parents], target
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_sources_are_in_jupytexts_own_form(stem):
+    """Reading and writing a source with jupytext changes nothing, so saving it from JupyterLab's
+    jupytext editor (Open With → Jupytext Notebook) gives no spurious diff."""
+    import jupytext
+
+    text = (ROOT / "lessons" / f"{stem}.md").read_text(encoding="utf-8")
+    assert jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst") == text
