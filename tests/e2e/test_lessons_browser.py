@@ -231,13 +231,6 @@ def _lesson07_send_back_and_retry(page: Page) -> None:
     out = _screens_dir()
     if out is not None:
         log = panel.locator("pre").last
-        print(
-            "07 log box:",
-            log.evaluate(
-                "e => [e.parentElement.scrollTop, e.parentElement.scrollHeight, "
-                "e.parentElement.clientHeight, getComputedStyle(e.parentElement).flexDirection]"
-            ),
-        )
         log.evaluate("e => { e.parentElement.scrollTop = e.parentElement.scrollHeight; }")
         log.screenshot(path=str(out / "07-panel-log-after-retry.png"))
         panel.screenshot(path=str(out / "07-panel-after-retry.png"))
