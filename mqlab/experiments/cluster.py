@@ -4,8 +4,9 @@ Mirrors no RocketMQ class. The pip ``pyspark`` package carries what a small real
 needs: ``bin/spark-class`` starts a standalone master and workers, and
 ``sbin/start-connect-server.sh`` a Spark Connect server. ``LocalCluster`` and
 ``ConnectServer`` run exactly the command lines in ``MASTER_COMMAND``,
-``WORKER_COMMAND`` and ``CONNECT_COMMAND`` (the README's "Scaling out" shows the same
-lines), each daemon bound to 127.0.0.1 on free ports, its web UI on a free port too. They
+``WORKER_COMMAND`` and ``CONNECT_COMMAND``, and the cluster tests run sweeps with
+``SWEEP_ON_MASTER`` and ``SWEEP_ON_CONNECT`` (the README's "Scaling out" shows these
+lines with fixed ports; a test checks it), each daemon bound to 127.0.0.1 on free ports, its web UI on a free port too. They
 are what the cluster tests and ``python -m mqlab.experiments.bench`` use; they are not
 how a production cluster is run.
 
@@ -38,6 +39,8 @@ __all__ = [
     "MASTER_COMMAND",
     "WORKER_COMMAND",
     "CONNECT_COMMAND",
+    "SWEEP_ON_MASTER",
+    "SWEEP_ON_CONNECT",
     "ClusterError",
     "ConnectServer",
     "LocalCluster",
@@ -62,6 +65,17 @@ CONNECT_COMMAND = (
     "PYSPARK_PYTHON={python} {spark_home}/sbin/start-connect-server.sh --wait --master {master}"
     " --conf spark.connect.grpc.binding.address=127.0.0.1"
     " --conf spark.connect.grpc.binding.port={port}"
+)
+
+#: A sweep on a standalone master (``PYSPARK_PYTHON``: the executors' Python).
+SWEEP_ON_MASTER = (
+    "PYSPARK_PYTHON={python} MQLAB_SPARK_MASTER={master} python -m mqlab experiment run {spec}"
+    " --seeds 2 --out {out} --runner spark"
+)
+#: A sweep through a Spark Connect server.
+SWEEP_ON_CONNECT = (
+    "SPARK_REMOTE={remote} python -m mqlab experiment run {spec} --seeds 2 --out {out}"
+    " --runner spark"
 )
 
 #: Settings every driver and executor of a ``LocalCluster`` reads (``spark-defaults.conf``).

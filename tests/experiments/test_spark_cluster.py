@@ -3,7 +3,7 @@
 
 One cluster for the module: a master and two workers with one core each, on 127.0.0.1 and free
 ports, started from the pip pyspark package exactly as the README's "Scaling out" shows
-(``RUN_STANDALONE``, ``RUN_CONNECT`` and the command templates of ``mqlab.experiments.cluster``).
+(the command templates of ``mqlab.experiments.cluster``).
 Drivers are ``python -m mqlab experiment run … --runner spark`` subprocesses. Executors run either
 the project's Python or a venv that has numpy, pandas and pyarrow but no mqlab (nor lark, plotly,
 narwhals): mqlab ships itself there. The Connect test runs last (its server holds both cores).
@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas.testing as pdt
 import pytest
 
+from mqlab.experiments.cluster import SWEEP_ON_CONNECT, SWEEP_ON_MASTER
 from mqlab.experiments.parquet import read_events, read_manifest, read_metrics
 from mqlab.experiments.runners import run_sequential
 from mqlab.experiments.sweep import load_sweep
@@ -37,16 +38,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = "datasets/specs/long_vs_short_polling.yaml"  # 2 seeds: 12 runs of ~0.05 s
 SLOW_SPEC = "datasets/specs/crash_offset_persist.yaml"  # 40 runs of ~1 s (interrupted)
-
-#: The sweep commands of the README's "Scaling out" section, run here with the cluster's URLs.
-RUN_STANDALONE = (
-    "MQLAB_SPARK_MASTER={master} python -m mqlab experiment run {spec} --seeds 2 --out {out}"
-    " --runner spark"
-)
-RUN_CONNECT = (
-    "SPARK_REMOTE={remote} python -m mqlab experiment run {spec} --seeds 2 --out {out}"
-    " --runner spark"
-)
 
 
 def _skip_without_spark() -> None:
@@ -161,8 +152,9 @@ def sequential():
     return run_sequential(sweep, progress=False)
 
 
-def _driver_env(cluster, python: str, **extra: str) -> dict[str, str]:
-    env = cluster.driver_env(PYSPARK_PYTHON=python, **extra)
+def _driver_env(cluster) -> dict[str, str]:
+    """The cluster's driver environment with this checkout first on the path."""
+    env = cluster.driver_env()
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env.pop("MQLAB_SPARK_SHIP", None)
     return env
@@ -179,13 +171,19 @@ def _no_app_running(cluster) -> bool:
     return not status["activeapps"] and all(w["coresused"] == 0 for w in status["workers"])
 
 
-def test_standalone_cluster_sweep_matches_sequential(cluster, sequential, tmp_path):
-    """--runner spark on spark://127.0.0.1:PORT (2 workers × 1 core, the project's Python on the
-    executors): the same 12 metrics rows and the same events as the sequential runner, a progress
-    bar that reaches 12/12, and the cluster idle afterwards."""
+def test_standalone_cluster_sweep_on_executors_without_mqlab(
+    cluster, sequential, bare_python, tmp_path
+):
+    """--runner spark on spark://127.0.0.1:PORT (2 workers × 1 core) whose executors' Python has
+    no mqlab (nor lark, plotly, narwhals): mqlab ships itself (addPyFile), and the 12 metrics rows
+    and the events equal the sequential runner's; the progress bar reaches 12/12; the cluster is
+    idle afterwards."""
+    for module, present in (("mqlab", False), ("lark", False), ("plotly", False),
+                            ("narwhals", False), ("pandas", True), ("pyarrow", True)):  # fmt: skip
+        assert _imports(bare_python, module) is present, module
     out = tmp_path / "standalone"
-    env = _driver_env(cluster, sys.executable)
-    r = _run(RUN_STANDALONE, env, master=cluster.url, spec=SPEC, out=str(out))
+    r = _run(SWEEP_ON_MASTER, _driver_env(cluster), python=bare_python, master=cluster.url,
+             spec=SPEC, out=str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"running 12 run(s) of long_vs_short_polling on {cluster.url}" in r.stderr
     assert "12/12" in r.stderr  # the tqdm bar's last state
@@ -196,27 +194,12 @@ def test_standalone_cluster_sweep_matches_sequential(cluster, sequential, tmp_pa
     assert "mqlab" in [a["name"] for a in cluster.status()["completedapps"]]
 
 
-def test_executors_without_mqlab_get_it_shipped(cluster, sequential, bare_python, tmp_path):
-    """Executors whose Python has no mqlab (nor lark, plotly, narwhals) run the sweep from the
-    zips mqlab ships (addPyFile): rows identical to the sequential runner's."""
-    for module, present in (("mqlab", False), ("lark", False), ("plotly", False),
-                            ("narwhals", False), ("pandas", True), ("pyarrow", True)):  # fmt: skip
-        assert _imports(bare_python, module) is present, module
-    out = tmp_path / "bare"
-    env = _driver_env(cluster, bare_python)
-    r = _run(RUN_STANDALONE, env, master=cluster.url, spec=SPEC, out=str(out))
-    assert r.returncode == 0, r.stderr[-3000:]
-    pdt.assert_frame_equal(read_metrics(out), sequential.metrics)
-    pdt.assert_frame_equal(read_events(out), sequential.events)
-    _wait_for(lambda: _no_app_running(cluster), what="the application to end")
-
-
 def test_executors_without_compiled_packages_get_a_clear_error(cluster, tmp_path):
     """Executors with a bare Python (standard library only): exit 1, naming what to install."""
     empty = _executor_python(tmp_path / "empty", ())
     assert not _imports(empty, "numpy")
-    env = _driver_env(cluster, empty)
-    r = _run(RUN_STANDALONE, env, master=cluster.url, spec=SPEC, out=str(tmp_path / "o"))
+    r = _run(SWEEP_ON_MASTER, _driver_env(cluster), python=empty, master=cluster.url, spec=SPEC,
+             out=str(tmp_path / "o"))  # fmt: skip
     assert r.returncode == 1, r.stderr[-3000:]
     assert (
         f"mqlab experiment: the Spark executors' Python ({empty}, "
@@ -232,9 +215,9 @@ def test_ctrl_c_cancels_the_sweep_and_frees_the_cluster(cluster, tmp_path):
     """SIGINT to a CLI sweep running on the cluster: the job group is cancelled, the CLI exits 130
     without writing, the application ends and no executor or Python worker of it is left."""
     out = tmp_path / "interrupted"
-    env, argv = _command(RUN_STANDALONE.replace(" --seeds 2", ""), master=cluster.url,
-                         spec=SLOW_SPEC, out=str(out))  # fmt: skip
-    proc = subprocess.Popen(argv, env={**_driver_env(cluster, sys.executable), **env}, cwd=ROOT,
+    env, argv = _command(SWEEP_ON_MASTER.replace(" --seeds 2", ""), python=sys.executable,
+                         master=cluster.url, spec=SLOW_SPEC, out=str(out))  # fmt: skip
+    proc = subprocess.Popen(argv, env={**_driver_env(cluster), **env}, cwd=ROOT,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)  # fmt: skip
     chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: proc.stderr.read1(), b"")))
@@ -271,9 +254,9 @@ def test_spark_connect_sweep_matches_sequential(cluster, sequential, bare_python
 
     with ConnectServer(cluster.url, bare_python, root=cluster.root) as server:
         out = tmp_path / "connect"
-        env = _driver_env(cluster, sys.executable)
+        env = _driver_env(cluster)
         env.pop("MQLAB_SPARK_MASTER")
-        r = _run(RUN_CONNECT, env, remote=server.url, spec=SPEC, out=str(out))
+        r = _run(SWEEP_ON_CONNECT, env, remote=server.url, spec=SPEC, out=str(out))
         assert r.returncode == 0, r.stderr[-3000:]
         assert "running 12 run(s) of long_vs_short_polling on Spark Connect" in r.stderr
         pdt.assert_frame_equal(read_metrics(out), sequential.metrics)
