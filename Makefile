@@ -3,6 +3,7 @@
 #   make lab      create/refresh .venv, then JupyterLab on notebooks/ at http://127.0.0.1:$(PORT)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
 #                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run)
+#   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md
 #   make doctor   report Python, Java, installer and environment state
 #   make clean    remove .venv and caches
 #
@@ -11,6 +12,9 @@
 #   MQLAB_SKIP_SPARK=1           run without Java: Spark tests are deselected (-m "not spark")
 #   MQLAB_SKIP_E2E=1             no Chromium check/install; browser tests deselected (-m "not e2e")
 #   MQLAB_E2E_CHROMIUM=/path     Chromium/Chrome for tests/e2e (default: Debian's chromium package)
+#   MQLAB_SKIP_CONFORMANCE=1     leave out the tiers that run the real RocketMQ 4.9.3 broker
+#                                (tests/conformance, tests/interop: -m "not conformance and not interop")
+#   MQLAB_REQUIRE_CONFORMANCE=1  fail (not skip) when those tiers cannot run: no JDK 17 or Maven (CI)
 #   MQLAB_NO_UV=1                use pip + venv even when uv is on PATH (CI has no uv: pip is the tested path)
 #   PYTEST_ARGS="-x -k foo"      extra pytest arguments for `make test`
 #   PORT=8888  LAB_ARGS=...      JupyterLab port and extra arguments for `make lab`
@@ -38,8 +42,13 @@ UV := $(if $(filter 1 true yes,$(MQLAB_NO_UV)),,$(shell command -v uv 2>/dev/nul
 
 SKIP_SPARK  := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_SPARK))
 SKIP_E2E    := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_E2E))
-MARK_EXPR   := $(strip $(if $(SKIP_SPARK),not spark) $(if $(and $(SKIP_SPARK),$(SKIP_E2E)),and) \
-                 $(if $(SKIP_E2E),not e2e))
+SKIP_CONF   := $(filter 1 true TRUE True yes YES,$(MQLAB_SKIP_CONFORMANCE))
+# Deselected markers, joined as "not a and not b ...".
+NOT_MARKS   := $(strip $(if $(SKIP_SPARK),spark) $(if $(SKIP_E2E),e2e) \
+                 $(if $(SKIP_CONF),conformance interop))
+EMPTY       :=
+SPACE       := $(EMPTY) $(EMPTY)
+MARK_EXPR   := $(if $(NOT_MARKS),not $(subst $(SPACE), and not ,$(NOT_MARKS)))
 PYTEST_MARK := $(if $(MARK_EXPR),-m "$(MARK_EXPR)",)
 
 PORT     ?= 8888
@@ -48,29 +57,35 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # Environment for tests, the lab and the notebooks they run.
 export MQLAB_SKIP_SPARK MQLAB_SKIP_E2E MQLAB_E2E_CHROMIUM
+export MQLAB_SKIP_CONFORMANCE MQLAB_REQUIRE_CONFORMANCE
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
 export UV_PYTHON_DOWNLOADS ?= never
 
-.PHONY: help lab test venv check-python check-java doctor e2e-deps clean
+.PHONY: help lab test lessons venv check-python check-java check-conformance doctor e2e-deps clean
 
 help:
 	@echo "make lab      JupyterLab on notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
 	@echo "make test     the whole test suite (pytest tests/, then notebooks via nbmake); what CI runs"
-	@echo "make doctor   check Python >= 3.11 and Java >= 17"
+	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
+	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
 	@echo "make clean    remove .venv and caches"
 	@echo "MQLAB_SKIP_SPARK=1 make test   run without Java (Spark tests deselected)"
 	@echo "MQLAB_SKIP_E2E=1 make test     no Chromium install, browser tests deselected"
+	@echo "MQLAB_SKIP_CONFORMANCE=1 make test   leave out the real-broker tiers (conformance, interop)"
 
 lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
 	@echo "==> JupyterLab on notebooks/ at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
+	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
 	    $(ALLOW_ROOT) $(LAB_ARGS)
 
 # check-java comes first so a missing Java fails in a second, before the ~1 minute install; then
-# e2e-deps (Chromium for tests/e2e: never fails, at worst the browser tests are skipped).
-test: check-java e2e-deps $(STAMP)
+# check-conformance (says whether the real-broker tiers run or are skipped, and why; fails only with
+# MQLAB_REQUIRE_CONFORMANCE=1) and e2e-deps (Chromium for tests/e2e: never fails, at worst the
+# browser tests are skipped).
+test: check-java check-conformance e2e-deps $(STAMP)
 	@status=0; \
 	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
 	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
@@ -82,6 +97,12 @@ test: check-java e2e-deps $(STAMP)
 	fi; \
 	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
 	exit $$status
+
+# The notebooks are built from lessons/NN_name.md (jupytext MyST Markdown): learner copy in notebooks/,
+# worked answers in notebooks/solutions/. Byte-stable; tests/lab/test_lesson_sources.py fails when a
+# committed notebook is out of date with its source.
+lessons: $(STAMP)
+	$(VENV_PY) tools/build_lessons.py
 
 venv: $(STAMP)
 
@@ -118,6 +139,9 @@ check-python:
 check-java:
 	@bash scripts/check_java.sh
 
+check-conformance:
+	@bash scripts/check_conformance.sh
+
 doctor:
 	@rc=0; \
 	if [ -n "$(PYTHON)" ]; then echo "Python: $(PYTHON) ($$($(PYTHON) -V 2>&1)) -- ok"; \
@@ -125,6 +149,7 @@ doctor:
 	MQLAB_SKIP_SPARK= bash scripts/check_java.sh 2>&1 || { \
 	  if [ -n "$(SKIP_SPARK)" ]; then echo "(MQLAB_SKIP_SPARK=1: make test will deselect the Spark tests)"; \
 	  else rc=1; fi; }; \
+	MQLAB_REQUIRE_CONFORMANCE= bash scripts/check_conformance.sh; \
 	echo "Installer: $(if $(UV),uv ($(UV)),pip + venv)"; \
 	bash scripts/ensure_chromium.sh --check | head -n 1; \
 	if [ -f $(STAMP) ]; then echo "Environment: $(VENV) up to date with pyproject.toml"; \

@@ -1,7 +1,9 @@
 """``python -m mqlab <command>``: the command-line entry point.
 
-Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``) and ``serve``
-(a name server and brokers on real sockets for real RocketMQ clients; see ``mqlab.serve``).
+Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``), ``serve``
+(a name server and brokers on real sockets for real RocketMQ clients; see ``mqlab.serve``),
+``experiment`` and ``conformance`` (the same requests to the real RocketMQ 4.9.3 broker
+and to ``mqlab serve``, compared; see ``mqlab.conformance``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m mqlab bench broker [--messages N] [--body BYTES]")
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
+        print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
+        print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -29,7 +33,18 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.experiments.cli import main as experiment_main
 
         return experiment_main(rest)
-    print(f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment)", file=sys.stderr)
+    if cmd == "conformance":
+        from mqlab.conformance.cli import main as conformance_main
+
+        return conformance_main(rest)
+    if cmd == "interop":
+        from mqlab.interop.matrix import main as interop_main
+
+        return interop_main(rest)
+    print(
+        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance, interop)",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -208,3 +208,121 @@ def test_check_java_prefers_java_home_like_pyspark(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "has no executable bin/java" in result.stderr
+
+
+# -- the conformance tier's switches (tests/conformance, tests/interop) ---------------------------
+
+
+def _run_check_conformance(
+    tmp_path: Path, tools: tuple[str, ...], **env: str
+) -> subprocess.CompletedProcess:
+    """Run scripts/check_conformance.sh with PATH holding only fakes of the named tools."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    scripts = {
+        "java": "echo 'openjdk version \"17.0.15\" 2025-04-15' >&2",
+        "javac": "echo javac 17.0.15",
+        "mvn": "printf 'Apache Maven 3.8.7\\nMaven home: /usr/share/maven\\n'",
+    }
+    for name in tools:
+        fake = bindir / name
+        fake.write_text(f"#!{BASH}\n{scripts[name]}\n", encoding="utf-8")
+        fake.chmod(0o755)
+    return subprocess.run(
+        [BASH, str(ROOT / "scripts" / "check_conformance.sh")],
+        env={"PATH": str(bindir), "HOME": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@needs_bash
+def test_check_conformance_ok_with_jdk_and_maven(tmp_path: Path) -> None:
+    """java 17 + javac + mvn: one "ok" line naming Maven's version, exit 0."""
+    result = _run_check_conformance(tmp_path, ("java", "javac", "mvn"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(
+        f"Conformance: Maven at {tmp_path}/bin/mvn (Apache Maven 3.8.7) and a JDK 17 -- ok"
+    )
+
+
+@needs_bash
+def test_check_conformance_without_maven_says_the_tier_is_skipped(tmp_path: Path) -> None:
+    """A JRE alone (no javac, no mvn): exit 0, saying both are missing and the tier is skipped."""
+    result = _run_check_conformance(tmp_path, ("java",))
+    assert result.returncode == 0
+    assert "no javac (a JRE alone cannot build conformance/java), mvn" in result.stdout
+    assert "will be SKIPPED" in result.stdout
+    assert "openjdk-17-jdk-headless maven" in result.stdout
+
+
+@needs_bash
+def test_check_conformance_without_maven_fails_with_mqlab_require_conformance(
+    tmp_path: Path,
+) -> None:
+    """MQLAB_REQUIRE_CONFORMANCE=1 (CI) turns a missing mvn into exit 1 with the reason."""
+    result = _run_check_conformance(tmp_path, ("java", "javac"), MQLAB_REQUIRE_CONFORMANCE="1")
+    assert result.returncode == 1
+    assert "MQLAB_REQUIRE_CONFORMANCE=1 but the conformance tier cannot run: no mvn." in (
+        result.stderr
+    )
+
+
+@needs_bash
+def test_check_conformance_checks_nothing_with_mqlab_skip_conformance(tmp_path: Path) -> None:
+    """MQLAB_SKIP_CONFORMANCE=1 wins over the require switch: the tiers are deselected, exit 0."""
+    result = _run_check_conformance(
+        tmp_path, (), MQLAB_SKIP_CONFORMANCE="1", MQLAB_REQUIRE_CONFORMANCE="1"
+    )
+    assert result.returncode == 0
+    assert "tests/conformance and tests/interop are deselected" in result.stdout
+
+
+MAKE = shutil.which("make")
+
+
+@pytest.mark.skipif(MAKE is None, reason="needs make")
+@pytest.mark.parametrize(
+    ("switches", "mark"),
+    [
+        ({}, ""),
+        ({"MQLAB_SKIP_SPARK": "1"}, '-m "not spark"'),
+        ({"MQLAB_SKIP_CONFORMANCE": "1"}, '-m "not conformance and not interop"'),
+        (
+            {"MQLAB_SKIP_SPARK": "1", "MQLAB_SKIP_E2E": "yes", "MQLAB_SKIP_CONFORMANCE": "true"},
+            '-m "not spark and not e2e and not conformance and not interop"',
+        ),
+    ],
+)
+def test_makefile_skip_switches_combine_into_one_mark_expression(
+    switches: dict[str, str], mark: str
+) -> None:
+    """The MQLAB_SKIP_* switches deselect their markers, joined by "and" (make -p shows it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MQLAB_SKIP_")}
+    result = subprocess.run(
+        [MAKE, "-s", "-p", "-n", "help"],
+        cwd=ROOT,
+        env={**env, **switches},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = [ln for ln in result.stdout.splitlines() if ln.startswith("PYTEST_MARK := ")]
+    assert [ln.rstrip() for ln in lines] == [f"PYTEST_MARK := {mark}".rstrip()]
+
+
+def test_conformance_tier_is_wired_into_make_ci_and_pytest() -> None:
+    """make test checks the tier first; CI installs a JDK and Maven and requires the tier; pytest
+    knows the conformance and interop markers; Maven's target/ is ignored."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test: check-java check-conformance ", makefile, flags=re.M)
+    assert "export MQLAB_SKIP_CONFORMANCE MQLAB_REQUIRE_CONFORMANCE" in makefile
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "openjdk-17-jdk-headless" in ci and "maven" in ci
+    assert 'export MQLAB_REQUIRE_CONFORMANCE="${MQLAB_REQUIRE_CONFORMANCE:-1}"' in ci
+    markers = _pyproject()["tool"]["pytest"]["ini_options"]["markers"]
+    assert {m.split(":")[0] for m in markers} >= {"conformance", "interop"}
+    assert "conformance/java/target/" in (ROOT / ".gitignore").read_text(encoding="utf-8")

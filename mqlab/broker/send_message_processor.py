@@ -21,6 +21,7 @@ The processor never sees a socket or a clock: time comes from ``ctx.now_ms``.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,24 @@ _WAIT = mc.PROPERTY_WAIT_STORE_MSG_OK
 _validate_topic = lru_cache(maxsize=4096)(TopicValidator.validate_topic)
 
 
+_V2_FRAME = "org.apache.rocketmq.broker.processor.AbstractSendMessageProcessor."
+_V2_NULL_FIELD = re.compile(r"^the custom field <[a-h]> is null$")
+
+
+def _v2_decode_remark(text: str) -> str:
+    """What Java's remoting layer writes for decodeSendMessageHeaderV2's own exceptions:
+    ``RemotingHelper#exceptionSimpleDesc`` (the exception, then its first stack frame;
+    AbstractSendMessageProcessor.java lines of 4.9.3). Other decode errors (a number that
+    does not parse: Java's NumberFormatException, whose first frame is inside the JDK)
+    keep mqlab's own text naming the field."""
+    exc = "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+    if text == "the ext fields is null":
+        return f"{exc}{text}, {_V2_FRAME}decodeSendMessageHeaderV2(AbstractSendMessageProcessor.java:311)"
+    if _V2_NULL_FIELD.match(text):
+        return f"{exc}{text}, {_V2_FRAME}checkNotNull(AbstractSendMessageProcessor.java:375)"
+    return text
+
+
 class SendMessageProcessor:
     """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320), CONSUMER_SEND_MSG_BACK (36)."""
 
@@ -134,7 +153,8 @@ class SendMessageProcessor:
         except RemotingCommandException as e:
             # AbstractSendMessageProcessor#parseRequestHeader throws; the remoting layer
             # answers SYSTEM_ERROR with the exception text (no preSend extFields yet).
-            return self._response(ResponseCode.SYSTEM_ERROR, str(e), region=False)
+            return self._response(ResponseCode.SYSTEM_ERROR, _v2_decode_remark(str(e)),
+                                  region=False)  # fmt: skip
         # Java looks at requestHeader.isBatch() only: 320 with m=false is stored as one
         # message whose body is the whole batch body. (The C++ client's SEND_MESSAGE with
         # batch:"1" counts as a batch: the header decoder reads "1" as true.)

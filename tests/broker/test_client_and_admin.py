@@ -9,6 +9,7 @@ from mqlab.remoting.bodies import (
     LockBatchResponseBody,
 )
 from mqlab.remoting.codes import RequestCode, ResponseCode
+from mqlab.remoting.fastjson import loads_json_body
 from mqlab.runtime.raw_client import RawClient
 
 
@@ -179,10 +180,52 @@ def test_unknown_request_code(cluster):
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
     # Not modelled (module essay of admin_broker_processor): answered the same way.
-    for code in (RequestCode.UPDATE_BROKER_CONFIG, RequestCode.GET_BROKER_CONFIG,
-                 RequestCode.GET_BROKER_RUNTIME_INFO):  # fmt: skip
+    for code in (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.CLONE_GROUP_OFFSET):
         r = c.call(c.broker.broker_addr, code)
         assert (r.code, r.remark) == (3, f" request type {int(code)} not supported")
+
+
+def test_update_broker_config_changes_settings_at_runtime(cluster):
+    """UPDATE_BROKER_CONFIG (25): a Properties body set onto the broker's configs (the
+    real 4.9.3 broker answers SUCCESS with no remark; unknown keys are ignored)."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    body = b"autoCreateTopicEnable=false\nenablePropertyFilter=true\nnoSuchKey=1\n"
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, body)
+    assert (r.code, r.remark) == (0, None)
+    cfg = c.broker.broker_config
+    assert (cfg.auto_create_topic_enable, cfg.enable_property_filter) == (False, True)
+    # MixAll#properties2Object: Boolean.parseBoolean, so anything but "true" is false;
+    # a value that does not parse as the field's int is skipped.
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None,
+               b"enablePropertyFilter=yes\ndefaultTopicQueueNums=x\nmaxMessageSize=1024\n")  # fmt: skip
+    assert r.code == 0
+    assert (cfg.enable_property_filter, cfg.default_topic_queue_nums) == (False, 8)
+    assert c.broker.message_store_config.max_message_size == 1024
+    # brokerPermission: a new data version and a re-registration with the name server
+    before = c.broker.topic_config_manager.data_version.counter
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, b"brokerPermission=4\n")
+    assert r.code == 0 and cfg.broker_permission == 4
+    assert c.broker.topic_config_manager.data_version.counter == before + 1
+    # no body: nothing to do, still SUCCESS
+    assert c.call(addr, RequestCode.UPDATE_BROKER_CONFIG).code == 0
+
+
+def test_read_only_broker_registers_every_topic_with_the_broker_permission(cluster):
+    """BrokerController#registerBrokerAll: when brokerPermission is not read+write, each
+    topic goes to the name server as new TopicConfig(name, r, w, brokerPermission): the
+    route then shows perm 4 (read only), as the real 4.9.3 name server answers."""
+    c = cluster()
+    addr = c.broker.broker_addr
+    c.send("TopicTest", b"x")
+    r = c.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, b"brokerPermission=4\n")
+    assert r.code == 0
+    route = c.call("127.0.0.1:9876", RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicTest"})
+    assert route.code == 0
+    queue_data = loads_json_body(route.response.body)["queueDatas"][0]
+    assert (queue_data["perm"], queue_data["readQueueNums"]) == (4, 4)
+    # the broker's own table keeps the topic's perm
+    assert c.broker.topic_config_manager.select_topic_config("TopicTest").perm == 6
 
 
 def test_missing_mandatory_fields_are_refused_and_tables_stay_clean(cluster):
@@ -241,7 +284,10 @@ def test_update_and_create_topic_ignores_order_and_checks_filter_type(cluster):
     addr = c.broker.broker_addr
     tcm = c.broker.topic_config_manager
     r = c.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("OrdT", order="true"))
-    assert r.code == ResponseCode.SUCCESS
+    # createResponseCommand(null) starts as SYSTEM_ERROR "not set any response code" and
+    # the success path sets only the code: the real 4.9.3 broker answers SUCCESS with
+    # that remark (found by the conformance harness).
+    assert (r.code, r.remark) == (ResponseCode.SUCCESS, "not set any response code")
     assert tcm.select_topic_config("OrdT").order is False
     r = c.call(
         addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("T2", topicFilterType="BOGUS")
@@ -285,10 +331,11 @@ def test_check_client_config_remarks(cluster):
     code, remark = check("SQL92", "a >")
     assert code == ResponseCode.SUBSCRIPTION_PARSE_FAILED == 23
     assert remark.startswith(
-        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF> at line 1, column 4"
+        'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 1, '
+        "column 3.\nWas expecting one of:\n"
     )
     assert check("SQL92", "")[1].startswith(
-        "org.apache.rocketmq.filter.parser.ParseException: Encountered <EOF>"
+        'org.apache.rocketmq.filter.parser.ParseException: Encountered "<EOF>" at line 0, column 0.'
     )
     assert check("SQL92", "a > 'x'") == (
         23, "java.lang.RuntimeException: Value ''x'' cannot be compared. (at line 1, column 3, "

@@ -190,11 +190,24 @@ def test_send_back_unknown_offset(cluster):
 
 
 def test_v2_missing_field_is_system_error(cluster):
-    """SEND_MESSAGE_V2 without field 'b' → SYSTEM_ERROR with the decoder's text; the
-    exception leaves before preSend, so no MSG_REGION / TRACE_ON."""
+    """SEND_MESSAGE_V2 without field 'b' → SYSTEM_ERROR; the exception leaves before
+    preSend, so no MSG_REGION / TRACE_ON. The remark is RemotingHelper#exceptionSimpleDesc
+    of the RemotingCommandException thrown by AbstractSendMessageProcessor#checkNotNull:
+    the exception, then its first stack frame (the real 4.9.3 broker's answer)."""
     c = cluster()
     r = c.call(c.broker.broker_addr, RequestCode.SEND_MESSAGE_V2, {"a": "PG"}, b"x")
-    assert (r.code, r.remark, r.response.ext_fields) == (1, "the custom field <b> is null", {})
+    assert (r.code, r.response.ext_fields) == (1, {})
+    assert r.remark == (
+        "org.apache.rocketmq.remoting.exception.RemotingCommandException: the custom field "
+        "<b> is null, org.apache.rocketmq.broker.processor.AbstractSendMessageProcessor."
+        "checkNotNull(AbstractSendMessageProcessor.java:375)"
+    )
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_BATCH_MESSAGE, None, b"x")
+    assert r.remark == (
+        "org.apache.rocketmq.remoting.exception.RemotingCommandException: the ext fields is "
+        "null, org.apache.rocketmq.broker.processor.AbstractSendMessageProcessor."
+        "decodeSendMessageHeaderV2(AbstractSendMessageProcessor.java:311)"
+    )
 
 
 def test_two_brokers_auto_create_pitfall(cluster):
@@ -366,3 +379,24 @@ def test_send_back_to_dlq_stores_wait_false_and_no_region(cluster):
         "the broker[127.0.0.1] sending message is forbidden",
         {},
     )
+
+
+def test_batch_without_body_is_the_stores_null_pointer(cluster):
+    """SEND_BATCH_MESSAGE with no body: MessageExtBatch#getBody() is null and
+    DefaultMessageStore#checkMessages reads its length (DefaultMessageStore.java:390): the
+    remoting layer answers SYSTEM_ERROR with exceptionSimpleDesc of the
+    NullPointerException (JDK 8's text; JDK 14+ adds a message, see the conformance rule
+    jdk-exception-text)."""
+    from mqlab.common.message_decoder import message_properties_to_string
+
+    c = cluster()
+    ext = {"a": "PG", "b": "BatchT", "c": "TBW102", "d": "4", "e": "0", "f": "0",
+           "g": "0", "h": "0", "i": message_properties_to_string({"WAIT": "true"}),
+           "m": "true"}  # fmt: skip
+    r = c.call(c.broker.broker_addr, RequestCode.SEND_BATCH_MESSAGE, ext, None)
+    assert (r.code, r.remark) == (
+        1,
+        "java.lang.NullPointerException, org.apache.rocketmq.store.DefaultMessageStore."
+        "checkMessages(DefaultMessageStore.java:390)",
+    )
+    assert c.broker.message_store.get_max_offset_in_queue("BatchT", 0) == 0

@@ -1,4 +1,4 @@
-"""Lesson 09 — comparing runs with Spark (the experiments issue; seeds 001, 003, 004).
+"""Lesson 09 — comparing runs with Spark (the mechanisms of lessons 04, 05, 06 and 08 over many runs).
 
 One run answers "what happened"; a question like "is long polling cheaper?" needs many
 seeded runs and an aggregate. ``mqlab.experiments`` describes runs as data (``Scenario``,
@@ -48,6 +48,8 @@ __all__ = [
     "batch_scenario",
     "fresh_sweep",
     "run_sweep",
+    "fresh_steps",
+    "explorer",
     "schema",
     "params_09_1",
     "params_09_2",
@@ -158,9 +160,11 @@ def polling_figure(summary: pd.DataFrame) -> go.Figure:
                              error_y={"type": "data", "array": d["half_width"]}), 1, 1)  # fmt: skip
         fig.add_trace(go.Bar(x=x, y=d["latency_p50_ms"], name=mode, showlegend=False,
                              marker_color=_COLORS[mode]), 1, 2)  # fmt: skip
-    fig.update_layout(title="Long polling vs short polling (seed 001)", barmode="group",
-                      legend_title="broker")  # fmt: skip
+    fig.update_layout(title="Long polling vs short polling", barmode="group",
+                      legend_title="polling mode")  # fmt: skip
     fig.update_xaxes(title_text="message rate")
+    # ~1 ms (long polling) beside ~500 ms (short): a log axis keeps both bars visible
+    fig.update_yaxes(type="log", dtick=1, title_text="ms (log scale)", row=1, col=2)
     return fig
 
 
@@ -182,7 +186,7 @@ def churn_figure(summary: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(x=d["strategy"], y=d["mean"], showlegend=False,
                              marker_color=["#1f77b4", "#9467bd", "#8c564b"][: len(d)],
                              error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
-    fig.update_layout(title="Allocation strategies under churn: join, crash, leave (seed 004)")
+    fig.update_layout(title="Allocation strategies under churn: join, crash, leave")
     return fig
 
 
@@ -207,7 +211,7 @@ def crash_figure(pairs: pd.DataFrame) -> go.Figure:
     for label, col, persisted in (("kill", "a", False), ("persist, then kill", "b", True)):
         fig.add_trace(go.Scatter(x=[label] * len(pairs), y=pairs[col], mode="markers",
                                  name=label, marker={"color": _COLORS[persisted], "size": 9}))  # fmt: skip
-    fig.update_layout(title="Duplicates after a consumer crash, paired by seed (seeds 003/004)",
+    fig.update_layout(title="Duplicates after a consumer crash, paired by seed",
                       yaxis_title="duplicate deliveries", xaxis_title="")  # fmt: skip
     return fig
 
@@ -230,10 +234,10 @@ def flow_figure(summary: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=d["pull_threshold_for_queue"], y=d["mean"], mode="lines+markers",
                                  showlegend=False,
                                  error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
-        fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i)
-    fig.update_layout(
-        title="Flow control under a burst: threshold vs episodes and latency (seed 003)"
-    )
+        ticks = sorted({float(v) for v in d["pull_threshold_for_queue"]})
+        fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i,
+                         tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])  # fmt: skip
+    fig.update_layout(title="Flow control under a burst: threshold vs episodes and latency")
     return fig
 
 
@@ -270,6 +274,34 @@ def run_sweep(sweep: Sweep, spark: Any = None, slices: int | None = None) -> Any
     from mqlab.experiments.spark import run_sweep_spark
 
     return run_sweep_spark(sweep, spark, slices=slices).metrics
+
+
+def fresh_steps(seed: int, spark: Any = None) -> Any:
+    """The explorer's k-th fresh sweep: ``fresh_sweep(seed + 2k)``, one seed per step (one
+    Spark job each, or here with pandas); yields ``(done, total, runs so far)``."""
+    import dataclasses
+
+    def steps(k: int) -> Any:
+        sweep = fresh_sweep(seed + 2 * k)
+        runs = None
+        for i, s in enumerate(sweep.seeds, start=1):
+            part = run_sweep(dataclasses.replace(sweep, seeds=(s,)), spark, slices=1)
+            runs = part if runs is None else (
+                runs.unionByName(part) if agg.is_spark(runs) else pd.concat([runs, part],
+                                                                            ignore_index=True))  # fmt: skip
+            yield i, len(sweep.seeds), runs
+
+    return steps
+
+
+def explorer(spark: Any, seed: int) -> Any:
+    """Lesson 09's explorer over the four shipped datasets (Spark tables, or pandas when
+    ``spark`` is None) plus the fresh sweeps its button runs (``fresh_steps``)."""
+    from mqlab.lab.explorer import RunExplorer
+
+    tables = {name: (lambda name=name: load(spark, name)) for name in datasets.DATASETS}
+    return RunExplorer(tables, fresh=fresh_steps(seed, spark), dataset="long_vs_short_polling",
+                       metric="pulls_issued", by="long_polling")  # fmt: skip
 
 
 # -- exercises -------------------------------------------------------------------------------------

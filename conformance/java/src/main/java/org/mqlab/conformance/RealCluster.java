@@ -1,0 +1,379 @@
+package org.mqlab.conformance;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.broker.BrokerPathConfigHelper;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
+import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.common.namesrv.NamesrvConfig;
+import org.apache.rocketmq.common.protocol.body.ClusterInfo;
+import org.apache.rocketmq.common.protocol.route.BrokerData;
+import org.apache.rocketmq.namesrv.NamesrvController;
+import org.apache.rocketmq.remoting.common.ServiceThread;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyRemotingAbstract;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+import sun.misc.Signal;
+
+/**
+ * The real Apache RocketMQ 4.9.3 name server and one master broker in one JVM: mqlab's oracle.
+ *
+ * <p>Starts them the way RocketMQ's own integration tests embed them (a {@code NamesrvController},
+ * then a {@code BrokerController} built from BrokerConfig, NettyServerConfig, NettyClientConfig and
+ * MessageStoreConfig), without the Startup classes, so no ROCKETMQ_HOME is needed. Logging goes
+ * through slf4j to whatever {@code -Dlogback.configurationFile} names.
+ *
+ * <pre>
+ * java ... org.mqlab.conformance.RealCluster --namesrv-port P --broker-port Q --ha-port H
+ *      --store DIR [--broker-name broker-a] [--cluster DefaultCluster] [--ready-timeout-ms N]
+ *      [--ignore-stdin] [key=value ...]
+ * </pre>
+ *
+ * <p>Each {@code key=value} is applied with {@code MixAll.properties2Object} to all four broker
+ * config beans, as {@code BrokerStartup} does with its {@code -c} file; a key that no bean has a
+ * setter for is an error (a typo would otherwise be silently ignored). The broker also listens on
+ * {@code brokerPort - 2} (its VIP channel) and on the HA port.
+ *
+ * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
+ * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
+ * (unless {@code --ignore-stdin}, for a run in the background by hand) shuts the broker down, then
+ * the name server, prints {@code mqlab-real-cluster stopped} and exits
+ * 0 (1, after "stopped with errors", when a shutdown threw).
+ */
+public final class RealCluster {
+    private static final String TAG = "mqlab-real-cluster";
+
+    private final Options options;
+    private NamesrvController namesrv;
+    private BrokerController broker;
+    private boolean stopped;
+    private boolean stopOk = true;
+
+    private RealCluster(Options options) {
+        this.options = options;
+    }
+
+    /** Command-line options; everything after the named ones is a broker property. */
+    static final class Options {
+        int namesrvPort = -1;
+        int brokerPort = -1;
+        int haPort = -1;
+        String store;
+        String brokerName = "broker-a";
+        String cluster = "DefaultCluster";
+        long readyTimeoutMs = 60_000;
+        boolean watchStdin = true;
+        final Properties brokerProperties = new Properties();
+
+        static Options parse(String[] args) {
+            Options o = new Options();
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--namesrv-port": o.namesrvPort = Integer.parseInt(args[++i]); break;
+                    case "--broker-port": o.brokerPort = Integer.parseInt(args[++i]); break;
+                    case "--ha-port": o.haPort = Integer.parseInt(args[++i]); break;
+                    case "--store": o.store = args[++i]; break;
+                    case "--broker-name": o.brokerName = args[++i]; break;
+                    case "--cluster": o.cluster = args[++i]; break;
+                    case "--ready-timeout-ms": o.readyTimeoutMs = Long.parseLong(args[++i]); break;
+                    case "--ignore-stdin": o.watchStdin = false; break;
+                    default:
+                        int eq = a.indexOf('=');
+                        if (a.startsWith("-") || eq <= 0) {
+                            throw new IllegalArgumentException("unknown argument: " + a);
+                        }
+                        o.brokerProperties.setProperty(a.substring(0, eq), a.substring(eq + 1));
+                }
+            }
+            if (o.namesrvPort <= 0 || o.brokerPort <= 0 || o.haPort <= 0 || o.store == null) {
+                throw new IllegalArgumentException(
+                    "usage: RealCluster --namesrv-port P --broker-port Q --ha-port H --store DIR"
+                        + " [--broker-name N] [--cluster C] [key=value ...]");
+            }
+            return o;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        // Before any RocketMQ class reads them (TlsSystemConfig and the store's disk guards read
+        // system properties when they are initialised); a -D on the command line wins.
+        setIfAbsent("tls.server.mode", "disabled");
+        // As NamesrvStartup and BrokerStartup do first thing: the version every RemotingCommand
+        // carries. Without it requests and responses say version 0, and the name server takes the
+        // broker's REGISTER_BROKER for a pre-3.0.11 one (DefaultRequestProcessor#processRequest):
+        // it decodes the body the old way and registers the broker with no topics at all.
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
+        setIfAbsent("rocketmq.broker.diskSpaceWarningLevelRatio", "0.99");
+        setIfAbsent("rocketmq.broker.diskSpaceCleanForciblyRatio", "0.98");
+
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(TAG + ": " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        RealCluster cluster = new RealCluster(options);
+        Runtime.getRuntime().addShutdownHook(new Thread(cluster::stop, "mqlab-real-cluster-stop"));
+        Signal.handle(new Signal("TERM"), sig -> exitAfterStop(cluster));
+        Signal.handle(new Signal("INT"), sig -> exitAfterStop(cluster));
+        try {
+            cluster.start();
+        } catch (Throwable t) {
+            System.err.println(TAG + ": start failed: " + t);
+            t.printStackTrace();
+            System.out.flush();
+            Runtime.getRuntime().halt(1);
+        }
+        System.out.printf("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
+            TAG, options.namesrvPort, options.brokerPort);
+        System.out.flush();
+        if (options.watchStdin) {
+            watchStdin(cluster);
+        }
+    }
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    private static void exitAfterStop(RealCluster cluster) {
+        // Run off the signal thread; System.exit runs the (idempotent) shutdown hook once more.
+        Thread t = new Thread(() -> {
+            System.exit(cluster.stop() ? 0 : 1);
+        }, "mqlab-real-cluster-exit");
+        t.start();
+    }
+
+    /** End of stdin means the process that started us is gone: stop rather than linger. */
+    private static void watchStdin(RealCluster cluster) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[256];
+            try {
+                InputStream in = System.in;
+                while (in.read(buf) >= 0) {
+                    // input is ignored; only its end matters
+                }
+            } catch (IOException ignored) {
+                // treated as end of input
+            }
+            exitAfterStop(cluster);
+        }, "mqlab-real-cluster-stdin");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void start() throws Exception {
+        Options o = options;
+        File store = new File(o.store).getAbsoluteFile();
+        if (!store.isDirectory() && !store.mkdirs()) {
+            throw new IOException("cannot create store dir " + store);
+        }
+        String addr = "127.0.0.1:" + o.namesrvPort;
+        checkKeys(o.brokerProperties, new Object[] {
+            new BrokerConfig(), new NettyServerConfig(), new NettyClientConfig(), new MessageStoreConfig()});
+
+        // 1. the name server
+        NamesrvConfig namesrvConfig = new NamesrvConfig();
+        namesrvConfig.setKvConfigPath(new File(store, "namesrv/kvConfig.json").getPath());
+        namesrvConfig.setConfigStorePath(new File(store, "namesrv/namesrv.properties").getPath());
+        NettyServerConfig namesrvNetty = new NettyServerConfig();
+        namesrvNetty.setListenPort(o.namesrvPort);
+        namesrv = new NamesrvController(namesrvConfig, namesrvNetty);
+        if (!namesrv.initialize()) {
+            throw new IllegalStateException("NamesrvController.initialize() returned false");
+        }
+        namesrv.start();
+
+        // 2. the broker's four config beans: our small-store defaults, then the caller's
+        //    properties, then what the harness relies on (ports, addresses, paths)
+        BrokerConfig brokerConfig = new BrokerConfig();
+        NettyServerConfig nettyServerConfig = new NettyServerConfig();
+        NettyClientConfig nettyClientConfig = new NettyClientConfig();
+        MessageStoreConfig storeConfig = new MessageStoreConfig();
+        Object[] beans = {brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig};
+
+        // Commit-log files of 16 MiB (mqlab's MessageStoreConfig default; 4.9.3's is 1 GiB) keep
+        // physical offsets comparable; consume-queue files keep 4.9.3's default (6,000,000 B, as
+        // mqlab's). Files are mapped sparse, so only written pages use disk. The index file is
+        // shrunk from ~420 MB (5,000,000 slots, 20,000,000 entries) to 4000 slots, 1000 entries.
+        Properties defaults = new Properties();
+        defaults.setProperty("mappedFileSizeCommitLog", String.valueOf(16 * 1024 * 1024));
+        defaults.setProperty("maxIndexNum", "1000");
+        defaults.setProperty("maxHashSlotNum", "4000");
+        defaults.setProperty("diskMaxUsedSpaceRatio", "95");
+        defaults.setProperty("waitTimeMillsInSendQueue", "3000");
+        defaults.setProperty("osPageCacheBusyTimeOutMills", "5000");
+        for (Object bean : beans) {
+            MixAll.properties2Object(defaults, bean);
+        }
+        for (Object bean : beans) {
+            MixAll.properties2Object(o.brokerProperties, bean);
+        }
+        brokerConfig.setBrokerName(o.brokerName);
+        brokerConfig.setBrokerClusterName(o.cluster);
+        brokerConfig.setBrokerIP1("127.0.0.1");
+        brokerConfig.setBrokerIP2("127.0.0.1"); // the HA address it registers (default: a non-loopback IP)
+        brokerConfig.setNamesrvAddr(addr);
+        nettyServerConfig.setListenPort(o.brokerPort);
+        storeConfig.setHaListenPort(o.haPort);
+        storeConfig.setStorePathRootDir(store.getPath());
+        storeConfig.setStorePathCommitLog(new File(store, "commitlog").getPath());
+        // where UPDATE_BROKER_CONFIG persists (BrokerStartup points it at its -c file)
+        BrokerPathConfigHelper.setBrokerConfigPath(new File(store, "config/broker.properties").getPath());
+        if (storeConfig.getMappedFileSizeCommitLog() <= storeConfig.getMaxMessageSize()) {
+            throw new IllegalArgumentException("mappedFileSizeCommitLog must exceed maxMessageSize");
+        }
+
+        // 3. the broker, as BrokerStartup builds it (its properties remembered for GET_BROKER_CONFIG)
+        broker = new BrokerController(brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig);
+        broker.getConfiguration().registerConfig(o.brokerProperties);
+        if (!broker.initialize()) {
+            throw new IllegalStateException("BrokerController.initialize() returned false");
+        }
+        broker.start();
+
+        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort, with its
+        //    topics (the topic named after the broker is always among them)
+        String want = "127.0.0.1:" + o.brokerPort;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
+        while (!want.equals(registeredMaster(o.brokerName))
+            || namesrv.getRouteInfoManager().pickupTopicRouteData(o.brokerName) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("broker " + o.brokerName + " not registered at "
+                    + addr + " within " + o.readyTimeoutMs + " ms");
+            }
+            Thread.sleep(10);
+        }
+
+        // 5. and once StoreStatsService has taken its first sample (once a second): before that,
+        //    GET_BROKER_RUNTIME_INFO (mqadmin clusterList, brokerStatus) fails with
+        //    "java.util.NoSuchElementException" from LinkedList.getLast
+        while (!runtimeInfoReady()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("broker runtime info not ready within "
+                    + o.readyTimeoutMs + " ms");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private boolean runtimeInfoReady() {
+        try {
+            broker.getMessageStore().getRuntimeInfo();
+            return true;
+        } catch (java.util.NoSuchElementException e) {
+            return false;
+        }
+    }
+
+    private String registeredMaster(String brokerName) {
+        byte[] body = namesrv.getRouteInfoManager().getAllClusterInfo();
+        ClusterInfo info = ClusterInfo.decode(body, ClusterInfo.class);
+        Map<String, BrokerData> table = info.getBrokerAddrTable();
+        BrokerData data = table == null ? null : table.get(brokerName);
+        return data == null ? null : data.getBrokerAddrs().get(MixAll.MASTER_ID);
+    }
+
+    private static Object field(Object target, Class<?> cls, String name) {
+        try {
+            java.lang.reflect.Field f = cls.getDeclaredField(name);
+            f.setAccessible(true);
+            return f.get(target);
+        } catch (ReflectiveOperationException e) {
+            return null;
+        }
+    }
+
+    private static void stopEventExecutor(Object remotingServer) {
+        if (remotingServer == null) {
+            return;
+        }
+        Object executor = field(remotingServer, NettyRemotingAbstract.class, "nettyEventExecutor");
+        if (executor instanceof ServiceThread) {
+            ((ServiceThread) executor).shutdown(true);
+        }
+    }
+
+    /** Every key must name a setter on one of the beans, as properties2Object reads it. */
+    private static void checkKeys(Properties p, Object[] beans) {
+        List<String> unknown = new ArrayList<>();
+        for (String key : p.stringPropertyNames()) {
+            String setter = "set" + Character.toUpperCase(key.charAt(0)) + key.substring(1);
+            boolean found = false;
+            for (Object bean : beans) {
+                for (Method m : bean.getClass().getMethods()) {
+                    if (m.getName().equals(setter) && m.getParameterCount() == 1) {
+                        found = true;
+                    }
+                }
+            }
+            if (!found) {
+                unknown.add(key);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("no broker config field named " + unknown);
+        }
+    }
+
+    /**
+     * Broker first (it unregisters from the name server), then the name server; idempotent.
+     * Returns false when a shutdown threw (it is printed; the rest still shuts down). On JDK 17
+     * without {@code --add-opens java.base/java.nio=ALL-UNNAMED} the store's shutdown throws
+     * InaccessibleObjectException from MappedFile.clean.
+     */
+    private synchronized boolean stop() {
+        if (stopped) {
+            return stopOk;
+        }
+        stopped = true;
+        // Each NettyRemotingServer.shutdown() joins its NettyEventExecutor, which sleeps in a
+        // 3 s poll between stop checks: 3 servers made a stop take ~10 s. Stopping those
+        // threads first with an interrupt (they only relay channel events to listeners we are
+        // shutting down anyway) brings it to ~1 s, the store's own sleep.
+        if (broker != null) {
+            stopEventExecutor(broker.getRemotingServer());
+            stopEventExecutor(field(broker, BrokerController.class, "fastRemotingServer"));
+        }
+        if (namesrv != null) {
+            stopEventExecutor(namesrv.getRemotingServer());
+        }
+        if (broker != null) {
+            try {
+                broker.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": broker shutdown failed: " + t);
+                t.printStackTrace();
+            }
+        }
+        if (namesrv != null) {
+            try {
+                namesrv.shutdown();
+            } catch (Throwable t) {
+                stopOk = false;
+                System.err.println(TAG + ": name server shutdown failed: " + t);
+                t.printStackTrace();
+            }
+        }
+        System.out.println(TAG + (stopOk ? " stopped" : " stopped with errors"));
+        System.out.flush();
+        return stopOk;
+    }
+}

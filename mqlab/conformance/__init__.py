@@ -1,0 +1,87 @@
+"""Conformance: the real RocketMQ 4.9.3 broker as the oracle, request by request.
+
+``python -m mqlab conformance [--report PATH] [--only GROUP] [-v]`` starts the real
+name server and broker (``real_cluster``, built from the Maven Central jars) and
+``mqlab serve``, each on its own free loopback ports with the same broker properties
+(``sides.BROKER_PROPERTIES``: property filter on, delay levels of 1..18 s, small files,
+relaxed disk guards), replays the scenarios to both as raw RemotingCommands (JSON
+headers, as the Java client sends them) and compares every answer:
+
+* ``code``, ``remark`` and every ``extFields`` entry, exactly;
+* JSON bodies parsed (fastjson's unquoted integer keys and ``HashMap`` key order do
+  not matter; list order does);
+* pull bodies decoded into stored messages and compared field by field;
+* stored bytes (``StoredCheck``): the commit-log entries of some topics field by field
+  in the 4.9.3 layout (properties as the raw string, so their order counts) and their
+  consume-queue units (offset, size, tags hash code);
+* for long-polling steps (``timing=True``), the elapsed time on the real clock within
+  ±300 ms.
+
+Each row is ``identical``, ``explained: <rule>`` or ``UNEXPLAINED`` (both answers shown);
+the last line is ``conformance: N requests, I identical, E explained, U unexplained``
+(stored-bytes checks count as rows too); the exit code is 1 when U > 0. The report page
+is written to ``docs/conformance.md``. ``--against mqlab`` replaces the real side by a
+second ``mqlab serve``: a self-check of the harness that needs no Java.
+
+Modules: ``real_cluster`` builds and runs the real cluster (from Maven Central) and
+``mqadmin``; ``wire`` sends one hand-made request (asyncio); ``raw_tcp`` is the harness's
+threaded client (several requests in flight per connection, arrival times measured);
+``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``
+and ``cli`` are the harness.
+
+Normalization rules (``compare.RULES``; only a named rule may mask a field, and only
+when the two values are equal once that rule's one reason is taken away):
+
+=================== ======================================= ===============================
+rule                fields                                  why
+=================== ======================================= ===============================
+broker-address      remarks, ext fields, JSON strings,      each broker listens on its own
+                    storeHost of stored messages            free port (brokerIP1:listenPort)
+namesrv-address     remarks, JSON strings                   each name server's own port
+client-address      bornHost, remarks naming the client     the harness's ephemeral ports
+offset-msg-id       msgId / offsetMsgId                     hex(storeHost, commit-log
+                                                            offset): same offset required
+store-timestamp     storeTimestamp, GET_EARLIEST_MSG_       each broker's clock; both set
+                    STORETIME timestamp, dataVersion        and within 120 s
+schedule-deliver-   tags code of SCHEDULE_TOPIC_XXXX        delivery time = store time +
+time                consume-queue units                     delay, each broker's clock
+jdk-exception-text  remark of a SYSTEM_ERROR for a header    Java's NumberFormatException
+                    number that does not parse              text and JDK-internal frame
+file-preallocation  commit-log / consume-queue file         Java maps full-size sparse
+                    lengths, the pre-created next file      files; mqlab writes what it has
+missing-header-     the whole answer to a request that      4.9.3 only logs a missing
+field               lacks a @CFNotNull header field         @CFNotNull field, then NPEs;
+                                                            mqlab refuses up front
+cpp-boolean-1       the whole answer to a send with a       Java reads "1" as false (the
+                    boolean header field "1"                C++ client's batches); mqlab
+                                                            as true
+=================== ======================================= ===============================
+
+How to add a scenario
+---------------------
+
+1. Pick the group (mechanism) module in ``mqlab/conformance/scenarios/`` or add one
+   (then list it in ``scenarios/__init__.py``: ``GROUPS`` gives the report line, ``ALL``
+   the order).
+2. Write a ``Scenario(group, name, steps, doc)``; each step is a ``Step(name, code,
+   header, body, to="broker"|"namesrv", wait_ms=..., background=..., after=...,
+   timing=...)``. The builders in ``scenarios/common.py`` (``send_v2``, ``pull``,
+   ``heartbeat``, ``route``, ``broker_config``, ...) fill in the Java client's header
+   names and defaults. Refer to an earlier answer of the same side with
+   ``${step.field}`` (an ext field, ``code`` or ``remark``) and to the clock with
+   ``${now}`` / ``${now-5000}``.
+3. Use topic and group names of your own (``cf_<scenario>_...``): scenarios must not
+   depend on each other, so ``--only`` works. Leave a broker setting you change at
+   runtime (``broker_config``) as you found it.
+4. A step that makes the broker write later on its own (a DELAY property, a send-back
+   to %RETRY%) must be followed, within the scenario, by a wait until that write is
+   done (``scenarios.common.delivered_after(level)``): else the re-put lands among the
+   next scenario's sends at a moment that differs by side and every later commit-log
+   offset differs. Longer delays go in a scenario listed in ``scenarios.LAST``.
+5. A parked pull: ``pull(..., suspend_ms=..., background=True)`` then a send, then a
+   step with ``after=("the_pull",)``; put ``timing=True`` on the pull.
+6. Run ``python -m mqlab conformance --against mqlab --only <group>`` (no Java), then
+   without ``--against``. A difference is fixed in mqlab (with a unit test that fails
+   before the fix) or becomes a new rule in ``compare.RULES`` with its reason, and a
+   line in the README's "What the model leaves out".
+"""

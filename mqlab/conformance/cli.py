@@ -1,0 +1,82 @@
+"""``python -m mqlab conformance [--report PATH] [--only GROUP] [-v] [--against real|mqlab]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+DEFAULT_REPORT = Path("docs/conformance.md")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m mqlab conformance",
+        description="Replay the same raw requests to the real RocketMQ 4.9.3 broker and to "
+        "mqlab serve, and compare every answer.",
+    )
+    ap.add_argument("--report", type=Path, default=DEFAULT_REPORT,
+                    help=f"Markdown report to write ({DEFAULT_REPORT})")  # fmt: skip
+    ap.add_argument("--no-report", action="store_true", help="do not write the report")
+    ap.add_argument("--only", action="append", default=[], metavar="GROUP",
+                    help="run only this scenario group (repeatable)")  # fmt: skip
+    ap.add_argument("-v", "--verbose", action="store_true", help="show every masked field")
+    ap.add_argument(
+        "--against", choices=["real", "mqlab"], default="real",
+        help="the reference side: the real 4.9.3 cluster (default) or a second mqlab "
+        "serve (a self-check of the harness that needs no Java)",
+    )  # fmt: skip
+    return ap
+
+
+def select(only: list[str]):
+    from mqlab.conformance.scenarios import ALL, GROUPS
+
+    unknown = [g for g in only if g not in GROUPS]
+    if unknown:
+        raise SystemExit(f"conformance: unknown group(s) {unknown}; known: {sorted(GROUPS)}")
+    return [s for s in ALL if not only or s.group in only]
+
+
+def run(args: argparse.Namespace, out=print):
+    """Start both sides, run the selected scenarios, print rows; returns the ``Run``."""
+    from mqlab.conformance.engine import run_scenarios
+    from mqlab.conformance.report import row_line, write_report
+    from mqlab.conformance.scenarios import GROUPS
+    from mqlab.conformance.sides import MqlabSide, RealSide
+
+    scenarios = select(args.only)
+    if args.against == "real":
+        real, label = RealSide(), "the real RocketMQ 4.9.3 name server and broker"
+    else:
+        real, label = MqlabSide("reference"), "a second `mqlab serve` (self-check)"
+    mq = MqlabSide("mqlab")
+    try:
+        real.start()
+        mq.start()
+        out(f"conformance: reference {real.broker_addr} (namesrv {real.namesrv_addr}), "
+            f"mqlab {mq.broker_addr} (namesrv {mq.namesrv_addr})")  # fmt: skip
+        result = run_scenarios(scenarios, real, mq, log=lambda r: out(row_line(r, args.verbose)))
+    finally:
+        mq.stop()
+        real.stop()
+    if not args.no_report:
+        write_report(result, args.report, real_label=label, groups_doc=GROUPS)
+        out(f"conformance: report written to {args.report}")
+    out(result.summary())
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.against == "real":
+        from mqlab.conformance.real_cluster import java_tools_missing
+
+        why = java_tools_missing()
+        if why:
+            print(f"conformance: cannot start the real broker: {why}", file=sys.stderr)
+            return 2
+    result = run(args, out=lambda s: print(s, flush=True))
+    return 1 if result.tally()[3] else 0

@@ -1,0 +1,472 @@
+"""Compare two answers field by field; only a named normalization rule may mask a field.
+
+A comparison yields :class:`Diff` items (a field path, the real value, mqlab's value).
+Each is either masked by one rule of :data:`RULES` or left UNEXPLAINED. A rule names the
+fields it may touch and says WHY they may differ; it masks a diff only when the two
+values are equal once that one reason is taken away (e.g. each side's broker address
+replaced by ``<broker>``), never by ignoring a field outright.
+
+Paths: ``code``, ``remark``, ``ext.<name>``, ``body`` (bytes), ``body.<json path>``,
+``msg[i].<field>`` (a stored message, from a pull body or a commit-log file),
+``cq[i].<field>`` (a consume-queue unit), ``elapsed_ms`` (timing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mqlab.common.message_decoder import MessageDecodeError, decode_message_id, decodes
+from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.fastjson import loads
+
+__all__ = ["Diff", "Rule", "RULES", "compare_answers", "compare_values", "classify", "SideEnv"]
+
+
+@dataclass(slots=True)
+class Diff:
+    path: str
+    real: Any
+    mqlab: Any
+    rule: str | None = None  # the rule that masks it, or None = unexplained
+
+
+@dataclass(slots=True)
+class SideEnv:
+    """What differs between the two runs by construction: each side's addresses."""
+
+    broker_addr: str
+    namesrv_addr: str
+    client_addrs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A normalization rule: ``name``, the ``fields`` it may mask, and ``why``."""
+
+    name: str
+    fields: str
+    why: str
+    masks: Callable[[Diff, SideEnv, SideEnv], bool]
+
+
+def _sub_addresses(v: Any, env: SideEnv, which: str) -> Any:
+    if not isinstance(v, str):
+        return v
+    if which == "broker":
+        return v.replace(env.broker_addr, "<broker>")
+    if which == "namesrv":
+        return v.replace(env.namesrv_addr, "<namesrv>")
+    for c in env.client_addrs:
+        v = v.replace(c, "<client>")
+    return v
+
+
+def _address_rule(which: str) -> Callable[[Diff, SideEnv, SideEnv], bool]:
+    def masks(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+        a, b = _sub_addresses(d.real, real, which), _sub_addresses(d.mqlab, mq, which)
+        return a != d.real and a == b
+
+    return masks
+
+
+_PROPERTIES_PATH = re.compile(r"^msg\[\d+\]\.properties$")
+
+
+def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, list) and isinstance(d.mqlab, list):
+        # A stored message's properties, e.g. ORIGIN_MESSAGE_ID of a sent-back message
+        # (SendMessageProcessor#asyncConsumerSendMsgBack: the stored message's offset id).
+        # Same names in the same order; each differing value an offset id of its broker.
+        if len(d.real) != len(d.mqlab):
+            return False
+        differing = [(a, b) for a, b in zip(d.real, d.mqlab, strict=True) if a != b]
+        return bool(differing) and all(
+            a[0] == b[0] and _same_offset_ids(a[1], b[1], real, mq) for a, b in differing
+        )
+    return _same_offset_ids(d.real, d.mqlab, real, mq)
+
+
+def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool:
+    if not (isinstance(x_real, str) and isinstance(x_mq, str)):
+        return False
+    ids_a, ids_b = x_real.split(","), x_mq.split(",")  # a batch answers with a list
+    if len(ids_a) != len(ids_b):
+        return False
+    for x, y in zip(ids_a, ids_b, strict=True):
+        try:
+            host_a, off_a = decode_message_id(x)
+            host_b, off_b = decode_message_id(y)
+        except ValueError:
+            return False
+        if not (host_a == real.broker_addr and host_b == mq.broker_addr and off_a == off_b):
+            return False
+    return True
+
+
+_TIMESTAMP_PATHS = re.compile(
+    r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
+    r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp)$"
+)
+#: Two brokers started and fed by the same harness store within this of each other.
+STORE_CLOCK_WINDOW_MS = 120_000
+
+
+def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _TIMESTAMP_PATHS.search(d.path) is None:
+        return False
+    try:
+        a, b = int(d.real), int(d.mqlab)
+    except (TypeError, ValueError):
+        return False
+    return a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
+
+
+_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX\[\d+\]\.tagsCode$")
+
+
+def _schedule_deliver_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _SCHEDULE_TAGS_CODE.search(d.path) is None:
+        return False
+    return _store_timestamp(Diff("ext.timestamp", d.real, d.mqlab), real, mq)
+
+
+RULES: list[Rule] = [
+    Rule(
+        "broker-address",
+        "remarks, ext fields, JSON body strings, storeHost of stored messages",
+        "the two brokers listen on different free loopback ports; the broker's "
+        "brokerIP1:listenPort is written wherever RocketMQ names the broker (route and "
+        "cluster bodies, remarks, the STOREHOST of every stored message)",
+        _address_rule("broker"),
+    ),
+    Rule(
+        "namesrv-address",
+        "remarks, JSON body strings",
+        "the two name servers listen on different free loopback ports",
+        _address_rule("namesrv"),
+    ),
+    Rule(
+        "client-address",
+        "bornHost of stored messages, remarks naming the client",
+        "the harness's socket to each broker has its own ephemeral port; the broker "
+        "stamps the remote address as BORNHOST",
+        _address_rule("client"),
+    ),
+    Rule(
+        "offset-msg-id",
+        "msgId / offsetMsgId of send answers and stored messages; property values of "
+        "stored messages that are such ids (ORIGIN_MESSAGE_ID of a sent-back message)",
+        "an offset message id is hex(storeHost ip, port, commit-log offset) "
+        "(MessageDecoder#createMessageId); masked only when both decode to their own "
+        "broker's address and the SAME commit-log offset",
+        _offset_msg_id,
+    ),
+    Rule(
+        "store-timestamp",
+        "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
+        "dataVersion timestamps, GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store "
+        "time of a queue's last message)",
+        "each broker's wall clock when it stored / changed something; masked only when "
+        f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
+        _store_timestamp,
+    ),
+    Rule(
+        "schedule-deliver-time",
+        "tags code of SCHEDULE_TOPIC_XXXX consume-queue units",
+        "a delayed message's consume-queue unit holds its delivery time (store "
+        "timestamp + the level's delay, CommitLog#checkMessageAndReturnSize) instead of "
+        "a tags hash code: it follows each broker's clock (both set, within 120 s)",
+        _schedule_deliver_time,
+    ),
+]
+_FILE_PATH = re.compile(r"^files\.(commitlog|consumequeue)/")
+
+
+def _file_preallocation(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    """Real: a file is as long as its mapped size (and the next commit-log file is already
+    there); mqlab: as long as what it holds. Masks a length that is shorter on mqlab's side
+    and a file mqlab has not created yet; never a file only mqlab has."""
+    if _FILE_PATH.search(d.path) is None or not isinstance(d.real, int):
+        return False
+    return d.mqlab == "<absent>" or (isinstance(d.mqlab, int) and 0 < d.mqlab <= d.real)
+
+
+_NOT_A_NUMBER = re.compile(r"^the custom field <\w+> is not a number: '(.*)'$")
+
+
+#: JDK 14+'s "helpful" NullPointerException message (JEP 358), e.g. 'Cannot invoke
+#: "X.compile(String)" because the return value of "Y.get(String)" is null'.
+_HELPFUL_NPE = re.compile(
+    r"^Cannot (invoke|read field|assign field|load from|store to|read the array length"
+    r'|throw exception|enter synchronized block|exit synchronized block) "[^"]*"'
+    r"(?: because .* is null)?$"
+)
+
+
+def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path == "remark" and d.mqlab is None and isinstance(d.real, str):
+        # e.getMessage() of a NullPointerException as the whole remark: null on JDK 8
+        return _HELPFUL_NPE.match(d.real) is not None
+    if d.path != "remark" or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
+        return False
+    npe = "java.lang.NullPointerException, "
+    if d.mqlab.startswith(npe):  # JDK 8's text; JDK 14+ adds a message, same first frame
+        frame = d.mqlab[len(npe) :]
+        return d.real.startswith("java.lang.NullPointerException: ") and d.real.endswith(
+            ", " + frame
+        )
+    nfe = re.compile(
+        r'^(java\.lang\.NumberFormatException: For input string: ".*", )'
+        r"(java\.base/)?java\.lang\.NumberFormatException\.forInputString"
+        r"\(NumberFormatException\.java:\d+\)$"
+    )
+    ma, mb = nfe.match(d.real), nfe.match(d.mqlab)
+    if ma and mb:  # same text; the frame inside the JDK differs by JDK version
+        return ma.group(1) == mb.group(1)
+    m = _NOT_A_NUMBER.match(d.mqlab)
+    return m is not None and d.real.startswith(
+        f'java.lang.NumberFormatException: For input string: "{m.group(1)}", '
+    )
+
+
+RULES.append(
+    Rule(
+        "jdk-exception-text",
+        "the remark of a SYSTEM_ERROR from a Java exception: a header number that does not "
+        "parse, a NullPointerException; a remark that is a NullPointerException's own "
+        "message (CHECK_CLIENT_CONFIG with an expression type no filter is registered for)",
+        "Java answers RemotingHelper#exceptionSimpleDesc: the exception's text and first "
+        "stack frame. A NumberFormatException's frame lies inside the JDK and changes with "
+        "it: mqlab writes JDK 8's frame, or for a header field names the field and the "
+        "value (masked only when the real remark quotes that same value). A NullPointerException has no text on JDK 8 (4.9.3's "
+        "target) and a 'helpful' one on JDK 14+: mqlab writes JDK 8's (masked only when "
+        "the first frame, RocketMQ's class, method and line, is the same). Where the "
+        "remark is the exception's message alone (ClientManageProcessor#checkClientConfig "
+        "answers e.getMessage()), JDK 8's is null: mqlab answers no remark (masked only "
+        'when the real remark is a JDK helpful-NPE text, \'Cannot invoke "..." because '
+        "... is null')",
+        _jdk_exception_text,
+    )
+)
+
+RULES.append(
+    Rule(
+        "file-preallocation",
+        "lengths of commit-log and consume-queue files; the pre-created next commit-log file",
+        "4.9.3 maps every file at its full size (MappedFile: a sparse file of "
+        "mappedFileSizeCommitLog / mappedFileSizeConsumeQueue bytes) and "
+        "AllocateMappedFileService creates the next commit-log file ahead of need; mqlab's "
+        "files are as long as what they hold, and the next one appears on the first write "
+        "past the end. Entries and units are compared one by one in their own rows",
+        _file_preallocation,
+    )
+)
+
+#: Not a field rule: it looks at the whole exchange (see :func:`missing_header_field`).
+MISSING_FIELD_RULE = Rule(
+    "missing-header-field",
+    "code, remark and ext fields of an answer to a request lacking a @CFNotNull header field",
+    "4.9.3's RemotingCommand#decodeCommandCustomHeader throws 'the custom field <x> is "
+    "null' inside its own catch (Throwable) and only logs it: the field stays null and the "
+    "request fails later with a NullPointerException (remark: the JDK's own text and a "
+    "source line), or goes on with null (QUERY_CONSUMER_OFFSET without consumerGroup "
+    'answers for group "null"). mqlab refuses such a request up front with SYSTEM_ERROR '
+    "and the check's own remark naming the field; masked only when mqlab's answer is "
+    "that refusal and the field really is missing from the request",
+    lambda d, real, mq: False,
+)
+RULES.append(MISSING_FIELD_RULE)
+
+#: Not a field rule either: it looks at the request (see :func:`cpp_boolean_1`).
+CPP_BOOLEAN_RULE = Rule(
+    "cpp-boolean-1",
+    'the whole answer to a send whose boolean header field (batch, unitMode) is "1"',
+    "the RocketMQ C++ client (rocketmq-client-cpp, the Python client's core) writes "
+    'booleans as "1"/"0" and sends a batch as SEND_MESSAGE with batch "1". Java reads '
+    'fields with Boolean.parseBoolean, so "1" is false: the real broker stores the whole '
+    "batch body as ONE message, and the C++ client's batches are silently broken. mqlab "
+    'reads "1" as true, so the C++ client works against it (stores each message)',
+    lambda d, real, mq: False,
+)
+RULES.append(CPP_BOOLEAN_RULE)
+_BOOL_FIELDS = {10: ("batch", "unitMode"), 310: ("k", "m"), 320: ("k", "m")}
+
+
+def cpp_boolean_1(request_code: int, request_ext: dict[str, str]) -> bool:
+    """Whether the ``cpp-boolean-1`` rule covers this request (see its ``why``)."""
+    return any(request_ext.get(f) == "1" for f in _BOOL_FIELDS.get(request_code, ()))
+
+
+RULES_BY_NAME = {r.name: r for r in RULES}
+_CUSTOM_FIELD_NULL = re.compile(r"^the custom field <(\w+)> is null$")
+
+
+def missing_header_field(
+    request_ext: dict[str, str], a: RemotingCommand | None, b: RemotingCommand | None
+) -> bool:
+    """Whether the ``missing-header-field`` rule covers this exchange (see its ``why``)."""
+    if a is None or b is None or b.code != 1 or b.remark is None:
+        return False
+    m = _CUSTOM_FIELD_NULL.match(b.remark)
+    if m is None or m.group(1) in request_ext:
+        return False
+    return True
+
+
+def classify(
+    diffs: list[Diff], real: SideEnv, mq: SideEnv, *, whole_answer_rule: str | None = None
+) -> list[Diff]:
+    """Give each diff the first rule that masks it (``rule`` stays None if none does);
+    ``whole_answer_rule`` (decided from the exchange) masks every diff."""
+    if whole_answer_rule is not None:
+        for d in diffs:
+            d.rule = whole_answer_rule
+        return diffs
+    for d in diffs:
+        for r in RULES:
+            if r.masks(d, real, mq):
+                d.rule = r.name
+                break
+    return diffs
+
+
+# -- value comparison --------------------------------------------------------------------------
+def _norm_key(k: Any) -> str:
+    return str(k)
+
+
+def compare_values(path: str, a: Any, b: Any, out: list[Diff]) -> None:
+    """Structural comparison of parsed JSON: map keys as strings (fastjson writes integer
+    keys unquoted), map order ignored (``HashMap`` order), list order kept."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        na = {_norm_key(k): v for k, v in a.items()}
+        nb = {_norm_key(k): v for k, v in b.items()}
+        for k in sorted(set(na) | set(nb)):
+            p = f"{path}.{k}"
+            if k not in na:
+                out.append(Diff(p, "<absent>", nb[k]))
+            elif k not in nb:
+                out.append(Diff(p, na[k], "<absent>"))
+            else:
+                compare_values(p, na[k], nb[k], out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(Diff(f"{path}.length", len(a), len(b)))
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            compare_values(f"{path}[{i}]", x, y, out)
+        return
+    if a != b or type(a) is not type(b):
+        out.append(Diff(path, a, b))
+
+
+MESSAGE_FIELDS = (
+    ("storeSize", "store_size"), ("bodyCRC", "body_crc"), ("queueId", "queue_id"),
+    ("flag", "flag"), ("queueOffset", "queue_offset"), ("commitLogOffset", "commit_log_offset"),
+    ("sysFlag", "sys_flag"), ("bornTimestamp", "born_timestamp"), ("bornHost", "born_host"),
+    ("storeTimestamp", "store_timestamp"), ("storeHost", "store_host"),
+    ("reconsumeTimes", "reconsume_times"),
+    ("preparedTransactionOffset", "prepared_transaction_offset"),
+    ("body", "body"), ("topic", "topic"), ("msgId", "msg_id"),
+)  # fmt: skip
+
+
+def message_fields(m: Any) -> dict[str, Any]:
+    """A decoded stored message as an ordered ``{field: value}`` (properties as a list
+    of ``[name, value]`` pairs in stored order)."""
+    d = {name: getattr(m, attr) for name, attr in MESSAGE_FIELDS}
+    d["properties"] = [list(kv) for kv in m.properties.items()]
+    return d
+
+
+def compare_messages(prefix: str, ma: list[Any], mb: list[Any], out: list[Diff]) -> None:
+    if len(ma) != len(mb):
+        out.append(Diff(f"{prefix}.count", len(ma), len(mb)))
+    for i, (x, y) in enumerate(zip(ma, mb, strict=False)):
+        fx, fy = message_fields(x), message_fields(y)
+        for k in fx:
+            if fx[k] != fy[k]:
+                out.append(Diff(f"msg[{i}].{k}", fx[k], fy[k]))
+
+
+def _json_or_none(body: bytes | None) -> Any:
+    if not body:
+        return None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text[:1] not in ("{", "["):
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return None
+
+
+def compare_bodies(kind: str, request_code: int, a: RemotingCommand, b: RemotingCommand,
+                   out: list[Diff]) -> None:  # fmt: skip
+    ba, bb = a.body, b.body
+    if not ba and not bb:
+        return
+    if kind == "auto" and request_code == 11 and a.code == 0 and b.code == 0:
+        kind = "messages"
+    if kind == "messages":
+        try:
+            ma, mb = decodes(ba or b""), decodes(bb or b"")
+        except MessageDecodeError as e:
+            out.append(Diff("body", f"undecodable: {e}", "-"))
+            return
+        compare_messages("body.messages", ma, mb, out)
+        return
+    if kind in ("auto", "json"):
+        ja, jb = _json_or_none(ba), _json_or_none(bb)
+        if ja is not None and jb is not None:
+            compare_values("body", ja, jb, out)
+            return
+    if ba != bb:
+        da = ba.decode("utf-8", "replace") if ba else None
+        db = bb.decode("utf-8", "replace") if bb else None
+        out.append(Diff("body", da, db))
+
+
+def compare_answers(
+    request_code: int, a: RemotingCommand | None, b: RemotingCommand | None,
+    err_a: str | None, err_b: str | None, body_kind: str = "auto",
+) -> list[Diff]:  # fmt: skip
+    """Every difference between the real answer ``a`` and mqlab's ``b``."""
+    out: list[Diff] = []
+    if a is None or b is None:
+        # No answer within the step's timeout on BOTH sides is the same behaviour (the real
+        # name server does not answer an unknown code at all). Anything else without an
+        # answer (a transport error, one side timing out, a step not sent) is never
+        # "identical".
+        if a is None and b is None and _timed_out(err_a) and _timed_out(err_b):
+            return out
+        out.append(Diff("answer", err_a or _short(a), err_b or _short(b)))
+        return out
+    if a.code != b.code:
+        out.append(Diff("code", a.code, b.code))
+    if a.remark != b.remark:
+        out.append(Diff("remark", a.remark, b.remark))
+    ea, eb = a.ext_fields or {}, b.ext_fields or {}
+    for k in sorted(set(ea) | set(eb)):
+        if ea.get(k) != eb.get(k):
+            out.append(Diff(f"ext.{k}", ea.get(k, "<absent>"), eb.get(k, "<absent>")))
+    compare_bodies(body_kind, request_code, a, b, out)
+    return out
+
+
+def _timed_out(err: str | None) -> bool:
+    """The raw client's error for a request that got no answer in time (``repr`` of the
+    ``TimeoutError`` it raised)."""
+    return err is not None and err.startswith("TimeoutError")
+
+
+def _short(c: RemotingCommand | None) -> str:
+    if c is None:
+        return "<no answer>"
+    return f"code={c.code}"

@@ -1,0 +1,337 @@
+"""Replay scenarios to both sides, compare, and tally rows.
+
+Per scenario, each side runs the steps in its own thread (so the two brokers see the
+requests at the same moments, and timing comparisons are fair); a :class:`StoredCheck`
+is a meeting point: both sides finish the steps before it, then the stores are read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from mqlab.conformance.compare import (
+    CPP_BOOLEAN_RULE,
+    MISSING_FIELD_RULE,
+    Diff,
+    SideEnv,
+    classify,
+    compare_answers,
+    compare_values,
+    cpp_boolean_1,
+    missing_header_field,
+)
+from mqlab.conformance.raw_tcp import Answer, RawTcpClient
+from mqlab.conformance.scenario import (
+    TIMING_TOLERANCE_MS,
+    Scenario,
+    Step,
+    StoredCheck,
+    code_of,
+    resolve,
+)
+from mqlab.conformance.sides import Side
+from mqlab.conformance.stored import LAYOUT, read_commit_log, read_consume_queue, store_files
+from mqlab.remoting.codes import RequestCode
+from mqlab.remoting.fastjson import loads
+
+__all__ = ["Row", "Run", "run_scenarios"]
+
+
+@dataclass(slots=True)
+class Row:
+    """One compared request (or stored entry): what was asked, both answers, the verdict."""
+
+    group: str
+    scenario: str
+    step: str
+    what: str
+    diffs: list[Diff] = field(default_factory=list)
+    real: str = ""
+    mqlab: str = ""
+    note: str = ""
+    is_request: bool = True
+
+    @property
+    def unexplained(self) -> list[Diff]:
+        return [d for d in self.diffs if d.rule is None]
+
+    @property
+    def verdict(self) -> str:
+        if not self.diffs:
+            return "identical"
+        if self.unexplained:
+            return "UNEXPLAINED"
+        rules = sorted({d.rule for d in self.diffs if d.rule})
+        return "explained: " + ", ".join(rules)
+
+
+@dataclass(slots=True)
+class Run:
+    rows: list[Row] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def tally(self) -> tuple[int, int, int, int]:
+        n = len(self.rows)
+        i = sum(1 for r in self.rows if r.verdict == "identical")
+        u = sum(1 for r in self.rows if r.verdict == "UNEXPLAINED")
+        return n, i, n - i - u, u
+
+    def summary(self) -> str:
+        n, i, e, u = self.tally()
+        return f"conformance: {n} requests, {i} identical, {e} explained, {u} unexplained"
+
+
+def _code_name(code: int) -> str:
+    try:
+        return f"{RequestCode(code).name} ({code})"
+    except ValueError:
+        return f"code {code}"
+
+
+def describe(ans: Answer | None) -> str:
+    """One answer as text for the report: code, remark, extFields, body (cut)."""
+    if ans is None:
+        return "<not sent>"
+    if ans.command is None:
+        return f"<no answer: {ans.error}>" if ans.error else "<oneway>"
+    c = ans.command
+    parts = [f"code={c.code}"]
+    if c.remark is not None:
+        parts.append(f"remark={c.remark!r}")
+    if c.ext_fields:
+        parts.append("ext={" + ", ".join(f"{k}={v}" for k, v in sorted(c.ext_fields.items())) + "}")
+    if c.body:
+        b = c.body
+        txt = b.decode("utf-8", "replace") if b[:1] in (b"{", b"[") else b[:48].hex()
+        parts.append(f"body[{len(b)}]={txt[:400]}")
+    parts.append(f"{ans.elapsed_ms:.0f} ms")
+    return " ".join(parts)
+
+
+class _SideRunner:
+    """One side's state while a scenario runs: its answers and parked requests."""
+
+    def __init__(self, side: Side, client: RawTcpClient) -> None:
+        self.side = side
+        self.client = client
+        self.answers: dict[str, Answer] = {}
+        self.pending: dict[str, Future] = {}
+
+    def _addr(self, step: Step) -> str:
+        return self.side.namesrv_addr if step.to == "namesrv" else self.side.broker_addr
+
+    def run(self, steps: Iterable[Step]) -> None:
+        for st in steps:
+            for dep in st.after:
+                if dep in self.pending:
+                    self.answers[dep] = self.pending.pop(dep).result()
+            if st.wait_ms:
+                time.sleep(st.wait_ms / 1000)
+            addr = self._addr(st)
+            try:
+                env = {
+                    "now": lambda: int(time.time() * 1000),
+                    "client": self.client.local_addr(addr),
+                }
+                header = {
+                    k: resolve(str(v), self.answers, env)
+                    for k, v in st.header.items()
+                    if v is not None  # None: the field is left out of the request
+                }
+                body = st.body(self.answers) if callable(st.body) else st.body
+                if isinstance(body, str):
+                    body = body.encode()
+            except (KeyError, OSError) as e:
+                self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
+                continue
+            try:
+                fut = self.client.start(addr, code_of(st.code), header or None, body,
+                                        timeout_s=st.timeout_s)  # fmt: skip
+            except OSError as e:  # cannot connect / send: this side's answer is the error
+                self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
+                continue
+            if st.background:
+                self.pending[st.name] = fut
+            else:
+                self.answers[st.name] = fut.result()
+
+    def finish(self) -> None:
+        for name, fut in list(self.pending.items()):
+            self.answers[name] = fut.result()
+        self.pending.clear()
+
+
+def _segments(steps: Sequence[Step | StoredCheck]) -> list[list[Step] | StoredCheck]:
+    out: list[list[Step] | StoredCheck] = []
+    cur: list[Step] = []
+    for st in steps:
+        if isinstance(st, StoredCheck):
+            out.append(cur)
+            out.append(st)
+            cur = []
+        else:
+            cur.append(st)
+    out.append(cur)
+    return out
+
+
+def _envs(real: Side, mq: Side, clients: tuple[RawTcpClient, RawTcpClient]):
+    def env(side: Side, c: RawTcpClient) -> SideEnv:
+        addrs = tuple(conn.local_addr for conn in c._conns.values() if not conn.closed)
+        return SideEnv(side.broker_addr, side.namesrv_addr, addrs)
+
+    return env(real, clients[0]), env(mq, clients[1])
+
+
+def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
+                 envs: tuple[SideEnv, SideEnv]) -> list[Row]:  # fmt: skip
+    if chk.wait_ms:
+        time.sleep(chk.wait_ms / 1000)
+    real.flush()
+    mq.flush()
+    topics = set(chk.topics)
+    ea, eb = read_commit_log(real.store_dir, topics), read_commit_log(mq.store_dir, topics)
+    rows: list[Row] = []
+    for i in range(max(len(ea), len(eb))):
+        a = ea[i] if i < len(ea) else None
+        b = eb[i] if i < len(eb) else None
+        what = f"commit-log entry {i}"
+        e = a or b
+        if e is not None:
+            what += f" ({e['topic']} q{e['queueId']} #{e['queueOffset']})"
+        diffs: list[Diff] = []
+        if a is None or b is None:
+            diffs.append(Diff("entry", "<absent>" if a is None else "present",
+                              "<absent>" if b is None else "present"))  # fmt: skip
+        else:
+            for k in LAYOUT:
+                if a[k] != b[k]:
+                    p = "msg[0]." + k
+                    diffs.append(Diff(p, a[k], b[k]))
+        rows.append(Row(sc.group, sc.name, chk.name, what, classify(diffs, *envs),
+                        _entry_text(a), _entry_text(b), chk.note, is_request=False))  # fmt: skip
+    for topic in chk.topics:
+        qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
+        for qid in sorted(set(qa) | set(qb)):
+            diffs = []
+            compare_values(f"cq:{topic}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
+            rows.append(Row(
+                sc.group, sc.name, chk.name, f"consume queue {topic}/{qid} "
+                f"({len(qa.get(qid, []))} units)", classify(diffs, *envs),
+                str(qa.get(qid)), str(qb.get(qid)), chk.note, is_request=False,
+            ))  # fmt: skip
+    fa, fb = store_files(real.store_dir, chk.topics), store_files(mq.store_dir, chk.topics)
+    diffs = []
+    compare_values("files", fa, fb, diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, f"store files ({len(fa)} / {len(fb)})",
+                    classify(diffs, *envs), str(fa), str(fb), chk.note, is_request=False))  # fmt: skip
+    ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
+    diffs = []
+    compare_values("body", ta, tb, diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", classify(diffs, *envs),
+                    _cut_json(ta), _cut_json(tb), chk.note, is_request=False))  # fmt: skip
+    return rows
+
+
+def _topics_json(store_dir) -> Any:
+    p = store_dir / "config" / "topics.json"
+    try:
+        return loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return f"<unreadable: {e}>"
+
+
+def _cut_json(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) < 600 else s[:600] + "…"
+
+
+def _units(units: list[tuple[int, int, int]] | None) -> list[dict[str, int]]:
+    return [{"offset": o, "size": n, "tagsCode": t} for o, n, t in units or ()]
+
+
+def _entry_text(e: dict[str, Any] | None) -> str:
+    if e is None:
+        return "<absent>"
+    return " ".join(f"{k}={e[k]!r}" for k in LAYOUT)
+
+
+def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
+                  log=None) -> Run:  # fmt: skip
+    """Run every scenario on both sides; one :class:`Row` per request / stored unit."""
+    run = Run()
+    t0 = time.monotonic()
+    clients = (RawTcpClient(), RawTcpClient())
+    pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-side")
+    try:
+        for sc in scenarios:
+            runners = (_SideRunner(real, clients[0]), _SideRunner(mq, clients[1]))
+            steps = [s for s in sc.steps if isinstance(s, Step)]
+            for seg in _segments(sc.steps):
+                if isinstance(seg, StoredCheck):
+                    for r in runners:
+                        r.finish()
+                    rows = _stored_rows(sc, seg, real, mq, _envs(real, mq, clients))
+                    run.rows.extend(rows)
+                    if log:
+                        for row in rows:
+                            log(row)
+                    continue
+                futs = [pool.submit(r.run, seg) for r in runners]
+                for f in futs:
+                    f.result()
+            for r in runners:
+                r.finish()
+            envs = _envs(real, mq, clients)
+            for st in steps:
+                a, b = runners[0].answers.get(st.name), runners[1].answers.get(st.name)
+                row = _request_row(sc, st, a, b, envs)
+                run.rows.append(row)
+                if log:
+                    log(row)
+    finally:
+        pool.shutdown()
+        for c in clients:
+            c.close()
+    run.seconds = time.monotonic() - t0
+    return run
+
+
+def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
+                 envs: tuple[SideEnv, SideEnv]) -> Row:  # fmt: skip
+    code = code_of(st.code)
+    diffs = compare_answers(
+        code, a.command if a else None, b.command if b else None,
+        a.error if a else "<not sent>", b.error if b else "<not sent>", st.body_kind,
+    )  # fmt: skip
+    if st.expect is not None and (a is None or a.command is None or a.command.code != st.expect):
+        got = a.command.code if a and a.command else None
+        diffs.append(Diff("scenario.expect", f"code {got} (scenario expects {st.expect})", "-"))
+    if st.timing and a and b and a.command is not None and b.command is not None:
+        if abs(a.elapsed_ms - b.elapsed_ms) > TIMING_TOLERANCE_MS:
+            diffs.append(Diff("elapsed_ms", round(a.elapsed_ms), round(b.elapsed_ms)))
+    if st.timing_window and a and b:
+        lo, hi = st.timing_window
+        for side, ans in (("real", a), ("mqlab", b)):
+            if ans.command is not None and not lo <= ans.elapsed_ms <= hi:
+                diffs.append(
+                    Diff(f"elapsed_ms.{side}", f"{ans.elapsed_ms:.0f} not in [{lo}, {hi}]", "-")
+                )
+    what = f"{_code_name(code)} -> {st.to}"
+    if (st.timing or st.timing_window) and a and b:
+        what += f" [timing {a.elapsed_ms:.0f} / {b.elapsed_ms:.0f} ms]"
+    whole = None
+    if a and b and missing_header_field(_sent_header(st), a.command, b.command):
+        whole = MISSING_FIELD_RULE.name
+    elif cpp_boolean_1(code, _sent_header(st)):
+        whole = CPP_BOOLEAN_RULE.name
+    return Row(sc.group, sc.name, st.name, what, classify(diffs, *envs, whole_answer_rule=whole),
+               describe(a), describe(b), st.note)  # fmt: skip
+
+
+def _sent_header(st: Step) -> dict[str, str]:
+    return {k: v for k, v in st.header.items() if v is not None}

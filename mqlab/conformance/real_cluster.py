@@ -1,0 +1,549 @@
+"""The real Apache RocketMQ 4.9.3 name server and broker, from Maven Central, as a test oracle.
+
+Not a RocketMQ class: this is the harness that runs the real thing beside mqlab. It owns
+
+1. finding the tools (``java`` >= 17 with ``javac``, and ``mvn``) and saying why when they are missing;
+2. building ``conformance/java`` once (its pom pins rocketmq-namesrv, -broker, -client and -tools
+   4.9.3; Maven downloads them into ``~/.m2`` on the first build and reuses them after);
+3. starting our runner ``org.mqlab.conformance.RealCluster`` (a ``NamesrvController`` and a
+   ``BrokerController`` in one JVM, as RocketMQ's own integration tests embed them) on free
+   loopback ports, waiting for its readiness line, and stopping it with SIGTERM;
+4. running ``mqadmin`` (``MQAdminStartup`` from rocketmq-tools) with our own logback file.
+
+The JVM reads its stdin and stops when it ends, so a test process that dies (even by SIGKILL)
+takes the real cluster with it: the kernel closes the pipe.
+
+The broker binds every interface (4.9.3 has no bind-address option): it gets free ports, and
+everything here talks to it on 127.0.0.1 only. Besides its listen port it opens ``listenPort - 2``
+(the VIP channel, ``BrokerController#initialize``) and the HA port, so :class:`RealCluster` takes
+one block of four consecutive free ports: VIP, HA, broker, name server.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from functools import cache
+from pathlib import Path
+from types import TracebackType
+
+__all__ = [
+    "JAVA_DIR",
+    "JVM_FLAGS",
+    "REQUIRE_ENV",
+    "RealCluster",
+    "RealClusterError",
+    "build_runner",
+    "conformance_required",
+    "require_java_tools",
+    "free_port",
+    "java_tools_missing",
+    "run_mqadmin",
+    "runner_classpath",
+]
+
+#: The Maven project: pom.xml, the runner's source and our logback files (conf/).
+JAVA_DIR = Path(__file__).resolve().parents[2] / "conformance" / "java"
+READY = "mqlab-real-cluster ready"
+RUNNER_MAIN = "org.mqlab.conformance.RealCluster"
+#: MQAdminStartup.main, then System.exit: skips Netty's ~2-3 s graceful-shutdown quiet period
+MQADMIN_MAIN = "org.mqlab.conformance.MqAdmin"
+
+#: JDK 17 needs these for 4.9.3: ``MappedFile.clean`` reflects into ``DirectByteBuffer`` and
+#: ``jdk.internal.ref.Cleaner`` (every store shutdown, DELETE_TOPIC_IN_BROKER, file expiry), and
+#: the HA service reflects ``sun.nio.ch``. The rest keeps one JVM small and quick to start on a
+#: shared 2-core box.
+JVM_FLAGS = [
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-Dtls.server.mode=disabled",
+    "-Xms64m",
+    "-Xmx512m",
+    "-XX:MaxDirectMemorySize=256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Xss512k",
+    "-Xshare:auto",
+    # the store's disk-full guards (CleanCommitLogService): results must not depend on how full
+    # this machine's disk is
+    "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
+    "-Drocketmq.broker.diskSpaceCleanForciblyRatio=0.98",
+    # BrokerStartup#createBrokerController and NamesrvStartup set this (MQVersion.CURRENT_VERSION,
+    # V4_9_3 = 399); an embedded controller without it sends REGISTER_BROKER with version 0, and
+    # the 4.9.3 name server then takes the old path (DefaultRequestProcessor#registerBroker), reads
+    # the body as a bare TopicConfigSerializeWrapper and registers NO topics: every route query
+    # answers TOPIC_NOT_EXIST (found by the conformance harness).
+    "-Drocketmq.remoting.version=399",
+]
+MQADMIN_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+
+
+class RealClusterError(RuntimeError):
+    """The real cluster could not be built, started or stopped; the message holds the output."""
+
+
+# -- 1. tools ---------------------------------------------------------------------------------
+
+
+def _jdk_tool(name: str) -> str | None:
+    """``$JAVA_HOME/bin/<name>`` when JAVA_HOME is set (as scripts/check_java.sh and Maven do),
+    else ``<name>`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        path = Path(home) / "bin" / name
+        return str(path) if os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+@cache
+def java_tools_missing() -> str | None:
+    """None when ``java`` >= 17, ``javac`` and ``mvn`` are usable, else why not (one line).
+
+    The same check as scripts/check_conformance.sh, which ``make test`` runs first.
+    """
+    java = _jdk_tool("java")
+    if java is None:
+        return "no 'java' (JAVA_HOME/bin or PATH); the conformance tier needs a JDK 17 (openjdk-17-jdk-headless)"
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        ).stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"'java -version' failed: {e}"
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if m is None:
+        return f"cannot read the Java version from: {out.strip()[:200]!r}"
+    major = int(m.group(2)) if m.group(1) == "1" else int(m.group(1))
+    if major < 17:
+        return f"Java {major} at {java}; the conformance tier needs Java >= 17"
+    if _jdk_tool("javac") is None:
+        return "no 'javac' on PATH: a JRE alone cannot build conformance/java (openjdk-17-jdk-headless)"
+    if shutil.which("mvn") is None:
+        return "no 'mvn' on PATH: the conformance tier builds conformance/java with Maven (apt-get install maven)"
+    return None
+
+
+#: With this set to 1 (CI), a test tier that needs the real cluster fails instead of skipping.
+REQUIRE_ENV = "MQLAB_REQUIRE_CONFORMANCE"
+
+
+def conformance_required() -> bool:
+    """True when ``MQLAB_REQUIRE_CONFORMANCE`` is 1/true/yes."""
+    return os.environ.get(REQUIRE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def require_java_tools(tier: str = "conformance") -> None:
+    """For pytest fixtures of the conformance and interop tiers: skip with the reason when the
+    tools are missing, or fail with it when ``MQLAB_REQUIRE_CONFORMANCE=1``."""
+    import pytest
+
+    missing = java_tools_missing()
+    if missing is None:
+        return
+    if conformance_required():
+        pytest.fail(f"{REQUIRE_ENV}=1 but the {tier} tier cannot run: {missing}")
+    pytest.skip(f"{tier} tier skipped: {missing}")
+
+
+# -- 2. build ---------------------------------------------------------------------------------
+
+
+def _sources_digest() -> str:
+    h = hashlib.sha256()
+    files = [JAVA_DIR / "pom.xml", *sorted((JAVA_DIR / "src").rglob("*.java"))]
+    for f in files:
+        h.update(f.relative_to(JAVA_DIR).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_runner(*, quiet: bool = True) -> Path:
+    """Build ``conformance/java`` unless already built from the same pom and sources.
+
+    Runs ``mvn -B compile jar:jar dependency:build-classpath``; the stamp ``target/.mqlab-built-<digest>``
+    is keyed on a checksum of pom.xml and every ``*.java``. Concurrent callers wait on a lock.
+
+    Returns:
+        ``target/classpath.txt``: the resolved jars (in ``~/.m2``), ``:``-separated.
+
+    Raises:
+        RealClusterError: tools missing, or Maven failed (its output is in the message).
+    """
+    missing = java_tools_missing()
+    if missing:
+        raise RealClusterError(missing)
+    target = JAVA_DIR / "target"
+    target.mkdir(exist_ok=True)
+    classpath = target / "classpath.txt"
+    stamp = target / f".mqlab-built-{_sources_digest()}"
+    with open(target / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists() and classpath.exists():
+            return classpath
+        for old in [
+            *target.glob(".mqlab-built-*"),
+            *target.glob("*.jsa"),
+            *target.glob("*.jsa.tmp"),
+        ]:
+            old.unlink()
+        cmd = [
+            "mvn", "-B", *(["-q"] if quiet else []), "compile", "jar:jar", "dependency:build-classpath",
+            f"-Dmdep.outputFile={classpath}",
+        ]  # fmt: skip
+        proc = subprocess.run(
+            cmd, cwd=JAVA_DIR, capture_output=quiet, text=True, timeout=1200, check=False
+        )
+        if proc.returncode != 0:
+            tail = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
+            raise RealClusterError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{tail}")
+        stamp.touch()
+    return classpath
+
+
+def runner_classpath() -> str:
+    """Our jar plus RocketMQ's: the ``-cp`` for the runner and for mqadmin."""
+    jars = build_runner().read_text(encoding="utf-8").strip()
+    return f"{JAVA_DIR / 'target' / 'mqlab-conformance.jar'}{os.pathsep}{jars}"
+
+
+def _class_data_sharing(name: str) -> tuple[list[str], Path | None]:
+    """JVM flags for an application class-data-sharing archive ``target/<name>.jsa``.
+
+    The first JVM of a kind dumps the classes it loaded at exit (``-XX:ArchiveClassesAtExit``,
+    to a private temp name, renamed when that JVM ended well); later ones map them
+    (``-XX:SharedArchiveFile``): ~0.25 s less CPU per start (0.58 s instead of 0.83 s to the
+    real cluster's readiness). A stale or foreign archive is only a warning: the JVM runs without it.
+
+    Returns:
+        The flags, and the temp file to rename to the archive after a clean exit (or None).
+    """
+    archive = JAVA_DIR / "target" / f"{name}.jsa"
+    if archive.exists():
+        return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], None
+    tmp = archive.with_name(f"{name}.{os.getpid()}-{time.monotonic_ns()}.jsa.tmp")
+    return [f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], tmp
+
+
+def _keep_archive(tmp: Path | None, returncode: int | None) -> None:
+    if tmp is None:
+        return
+    if returncode == 0 and tmp.exists() and tmp.stat().st_size > 0:
+        tmp.replace(tmp.with_name(tmp.name.split(".", 1)[0] + ".jsa"))
+    else:
+        tmp.unlink(missing_ok=True)
+
+
+# -- 3. ports ---------------------------------------------------------------------------------
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(n_consecutive: int = 1) -> int:
+    """A free loopback port; with ``n_consecutive`` > 1, the first of that many free in a row.
+
+    Free when checked, not reserved: a caller that loses the race retries (RealCluster does).
+    A port bound on 0.0.0.0 by another process also fails the 127.0.0.1 check on Linux.
+    """
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n_consecutive - 1 > 65535:
+            continue
+        if all(_bindable(p) for p in range(base, base + n_consecutive)):
+            return base
+    raise RealClusterError(f"no {n_consecutive} consecutive free loopback ports found")
+
+
+# -- 4. the cluster ---------------------------------------------------------------------------
+
+
+class RealCluster:
+    """One real 4.9.3 name server and master broker in one JVM; a context manager.
+
+    Args:
+        workdir: holds ``store/`` (commit log, consume queues, index, config), ``home/``
+            (``user.home``: nothing lands in ``~``) and ``real-cluster.out`` (the JVM's output).
+        broker_properties: ``key=value`` broker settings, applied like lines of a broker.conf to
+            BrokerConfig, NettyServerConfig, NettyClientConfig and MessageStoreConfig
+            (``{"autoCreateTopicEnable": "false", "messageDelayLevel": "1s 2s"}``). An unknown key
+            fails the start. Ports, ``brokerIP1``, ``namesrvAddr`` and store paths are always ours.
+        jvm_options: added after :data:`JVM_FLAGS` (a later HotSpot flag wins). JVM_FLAGS are
+            tuned for a quick start (C1 only); a throughput benchmark of the real broker should
+            pass ``["-XX:TieredStopAtLevel=4", "-Xmx1g"]``.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        broker_properties: dict[str, str] | None = None,
+        *,
+        broker_name: str = "broker-a",
+        cluster: str = "DefaultCluster",
+        startup_timeout_s: float = 90,
+        jvm_options: list[str] | None = None,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.jvm_options = list(jvm_options or [])
+        self.broker_properties = dict(broker_properties or {})
+        self.broker_name = broker_name
+        self.cluster = cluster
+        self.startup_timeout_s = startup_timeout_s
+        self.store_dir = self.workdir / "store"
+        self.commitlog_dir = self.store_dir / "commitlog"
+        self.home_dir = self.workdir / "home"
+        self.output_path = self.workdir / "real-cluster.out"
+        self.namesrv_addr = ""
+        self.broker_addr = ""
+        self.broker_vip_addr = ""
+        self.ha_port = 0
+        self.pid: int | None = None
+        #: seconds from launching the JVM to its readiness line, and from SIGTERM to its exit
+        self.startup_s: float | None = None
+        self.shutdown_s: float | None = None
+        self.returncode: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cds_tmp: Path | None = None
+
+    # context manager
+    def __enter__(self) -> RealCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def output(self) -> str:
+        """Everything the JVM wrote so far (stdout and stderr)."""
+        try:
+            return self.output_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def start(self) -> RealCluster:
+        """Launch the JVM and block until the broker is registered with the name server.
+
+        Raises:
+            RealClusterError: the JVM exited or did not get ready in time; the message ends
+                with the tail of its output. A lost port race is retried with new ports.
+        """
+        if self._proc is not None:
+            raise RealClusterError("already started")
+        classpath = runner_classpath()
+        for attempt in range(3):
+            try:
+                return self._launch(classpath)
+            except RealClusterError as e:
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _launch(self, classpath: str) -> RealCluster:
+        self._proc, self.returncode = None, None  # a retry after a lost port race
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.home_dir.mkdir(parents=True, exist_ok=True)
+        base = free_port(4)
+        vip, self.ha_port, broker_port, namesrv_port = base, base + 1, base + 2, base + 3
+        self.namesrv_addr = f"127.0.0.1:{namesrv_port}"
+        self.broker_addr = f"127.0.0.1:{broker_port}"
+        self.broker_vip_addr = f"127.0.0.1:{vip}"
+        timeout_ms = int(self.startup_timeout_s * 1000)
+        cds_flags, self._cds_tmp = _class_data_sharing("real-cluster")
+        cmd = [
+            _java(), *JVM_FLAGS, *self.jvm_options, *cds_flags,
+            f"-Duser.home={self.home_dir}",
+            f"-Drocketmq.client.logRoot={self.home_dir / 'logs'}",
+            f"-Dlogback.configurationFile={JAVA_DIR / 'conf' / 'logback-real-cluster.xml'}",
+            "-cp", classpath, RUNNER_MAIN,
+            "--namesrv-port", str(namesrv_port), "--broker-port", str(broker_port),
+            "--ha-port", str(self.ha_port), "--store", str(self.store_dir),
+            "--broker-name", self.broker_name, "--cluster", self.cluster,
+            "--ready-timeout-ms", str(timeout_ms),
+            *(f"{k}={v}" for k, v in self.broker_properties.items()),
+        ]  # fmt: skip
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("ROCKETMQ_HOME", "JAVA_TOOL_OPTIONS")
+        }
+        started = time.monotonic()
+        with open(self.output_path, "wb") as out:
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env,
+                cwd=self.workdir,
+            )  # fmt: skip
+        self.pid = self._proc.pid
+        deadline = started + self.startup_timeout_s + 10
+        while True:
+            text = self.output()
+            if READY in text:
+                self.startup_s = time.monotonic() - started
+                return self
+            if self._proc.poll() is not None:
+                self._reap()
+                raise RealClusterError(
+                    f"the real cluster exited with {self.returncode} before it was ready:\n"
+                    + _tail(text)
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RealClusterError(
+                    f"the real cluster was not ready within {self.startup_timeout_s} s:\n"
+                    + _tail(self.output())
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGTERM, wait up to 30 s, then SIGKILL. Idempotent."""
+        proc = self._proc
+        if proc is None or self.returncode is not None:
+            return
+        started = time.monotonic()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+        self.shutdown_s = time.monotonic() - started
+        self._reap()
+
+    def _reap(self) -> None:
+        assert self._proc is not None
+        if self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        self.returncode = self._proc.wait()
+        _keep_archive(self._cds_tmp, self.returncode)
+        self._cds_tmp = None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+
+def _java() -> str:
+    java = _jdk_tool("java")
+    if java is None:
+        raise RealClusterError("no 'java' (JAVA_HOME/bin or PATH)")
+    return java
+
+
+def _tail(text: str, lines: int = 60) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# -- 5. mqadmin -------------------------------------------------------------------------------
+
+
+def run_mqadmin(
+    args: list[str], namesrv_addr: str, *, timeout_s: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``mqadmin <args>`` (``MQAdminStartup`` from rocketmq-tools 4.9.3) against a name server.
+
+    ``MQAdminStartup`` loads ``$ROCKETMQ_HOME/conf/logback_tools.xml`` first and, when that file
+    is missing, prints a stack trace, runs no command and still exits 0. So each call gets a
+    temp ROCKETMQ_HOME holding our own ``logback_tools.xml``; it is also ``user.home``, so the
+    client's logs land there, and it is removed afterwards. ``namesrv_addr`` is passed as the
+    ``rocketmq.namesrv.addr`` property, so ``-n`` in ``args`` is optional.
+
+    Returns:
+        The finished process, text mode: the command's own output is on stdout.
+    """
+    classpath = runner_classpath()
+    with tempfile.TemporaryDirectory(prefix="mqlab-mqadmin-") as home:
+        conf = Path(home) / "conf"
+        conf.mkdir()
+        shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
+        env["ROCKETMQ_HOME"] = home
+        cds_flags, cds_tmp = _class_data_sharing("mqadmin")
+        cmd = [
+            _java(), *MQADMIN_FLAGS, *cds_flags,
+            f"-Duser.home={home}",
+            f"-Drocketmq.client.logRoot={home}/logs",
+            f"-Drocketmq.namesrv.addr={namesrv_addr}",
+            "-cp", classpath, MQADMIN_MAIN, *args,
+        ]  # fmt: skip
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
+                stdin=subprocess.DEVNULL, cwd=home,
+            )  # fmt: skip
+        except BaseException:
+            _keep_archive(cds_tmp, None)
+            raise
+        _keep_archive(cds_tmp, proc.returncode)
+        return proc
+
+
+# -- 6. measuring -----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mqlab.conformance.real_cluster [--runs N]``: build, then start, measure and
+    stop the real cluster N times, running ``mqadmin clusterList`` against each; prints figures."""
+    import argparse
+    import resource
+
+    parser = argparse.ArgumentParser(prog="python -m mqlab.conformance.real_cluster")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    missing = java_tools_missing()
+    if missing:
+        print(f"cannot run: {missing}")
+        return 1
+    started = time.monotonic()
+    build_runner()
+    print(f"build (or up to date): {time.monotonic() - started:.1f} s")
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    for run in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="mqlab-real-cluster-") as workdir:
+            cluster = RealCluster(Path(workdir)).start()
+            try:
+                stat = Path(f"/proc/{cluster.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu = (int(stat[11]) + int(stat[12])) / tick
+                status = Path(f"/proc/{cluster.pid}/status").read_text()
+                rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
+                t, c = time.monotonic(), children_cpu()
+                admin = run_mqadmin(["clusterList"], cluster.namesrv_addr)
+                admin_s, admin_cpu = time.monotonic() - t, children_cpu() - c
+            finally:
+                cluster.stop()
+        ok = admin.returncode == 0 and cluster.broker_addr in admin.stdout
+        print(
+            f"run {run + 1}: ready {cluster.startup_s:.2f} s (JVM CPU {cpu:.2f} s), "
+            f"RSS {rss:.0f} MiB, stop {cluster.shutdown_s:.2f} s (exit {cluster.returncode}); "
+            f"mqadmin clusterList {admin_s:.2f} s (CPU {admin_cpu:.2f} s, {'ok' if ok else 'FAILED'})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""The two clusters a conformance run talks to: the real 4.9.3 one and ``mqlab serve``.
+
+A side is anything with a name server address, a broker address and a store directory
+(:class:`Side`). :class:`MqlabSide` runs ``mqlab serve`` in this process on its own free
+loopback ports; :class:`RealSide` runs the real name server and broker from the Maven
+jars (``mqlab.conformance.real_cluster``). Both get the SAME broker properties
+(:data:`BROKER_PROPERTIES`), so the only differences left are the ones the
+normalization rules name.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["Side", "MqlabSide", "RealSide", "BROKER_PROPERTIES", "DELAY_LEVELS"]
+
+#: Level n = n seconds, so delay-level and retry scenarios finish quickly.
+DELAY_LEVELS = " ".join(f"{n}s" for n in range(1, 19))
+
+#: broker.properties given to both brokers (besides ports, names and store paths).
+BROKER_PROPERTIES: dict[str, str] = {
+    "enablePropertyFilter": "true",
+    "messageDelayLevel": DELAY_LEVELS,
+    # small files: an 8 MiB commit-log file (more than maxMessageSize, 4 MiB, so the
+    # oversized-body check is reached), 1,500-unit consume-queue files, a tiny index
+    "mappedFileSizeCommitLog": str(8 * 1024 * 1024),
+    "mappedFileSizeConsumeQueue": str(1500 * 20),
+    "maxHashSlotNum": "1000",
+    "maxIndexNum": "4000",
+    # relaxed guards: results must not depend on this machine's disk or load
+    "diskMaxUsedSpaceRatio": "95",
+    "osPageCacheBusyTimeOutMills": "10000",
+    "brokerFastFailureEnable": "false",
+}
+
+
+class Side(Protocol):
+    """What the harness needs of a cluster."""
+
+    name: str
+    namesrv_addr: str
+    broker_addr: str
+    store_dir: Path
+
+    def start(self) -> None: ...
+    def flush(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class MqlabSide:
+    """``mqlab serve`` (one name server, one broker ``broker-a``) on an event-loop thread."""
+
+    def __init__(
+        self, name: str = "mqlab", properties: dict[str, str] | None = None,
+        workdir: Path | None = None,
+    ) -> None:  # fmt: skip
+        self.name = name
+        self.properties = dict(BROKER_PROPERTIES if properties is None else properties)
+        self._own_dir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-conf-{name}-"))
+        self._thread = None
+        self.namesrv_addr = ""
+        self.broker_addr = ""
+        self.store_dir = self.workdir / "broker-a"
+
+    def start(self) -> None:
+        from mqlab.serve import ServeConfig, ServerThread
+
+        props = dict(self.properties)
+        delay = props.pop("messageDelayLevel", None)
+        cfg = ServeConfig(
+            host="127.0.0.1", namesrv_port=0, broker_port=0, store=str(self.workdir),
+            delay_levels=delay, trace_level="off", run_id=f"conformance-{self.name}",
+            properties=props,
+        )  # fmt: skip
+        self._thread = ServerThread(cfg)
+        self.namesrv_addr = self._thread.namesrv_addr
+        self.broker_addr = self._thread.call(lambda s: s.broker().broker_addr)
+        self.store_dir = Path(self._thread.call(
+            lambda s: s.broker().message_store_config.store_path_root_dir
+        ))  # fmt: skip
+
+    def flush(self) -> None:
+        if self._thread is not None:
+            self._thread.call(lambda s: s.broker().message_store.flush())
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._thread.stop()
+            self._thread = None
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class RealSide:
+    """The real RocketMQ 4.9.3 name server and broker (``RealCluster``)."""
+
+    def __init__(self, properties: dict[str, str] | None = None) -> None:
+        self.name = "real"
+        self.properties = dict(BROKER_PROPERTIES if properties is None else properties)
+        self.workdir = Path(tempfile.mkdtemp(prefix="mqlab-conf-real-"))
+        self.cluster = None
+        self.namesrv_addr = ""
+        self.broker_addr = ""
+        self.store_dir = self.workdir
+
+    def start(self) -> None:
+        from mqlab.conformance.real_cluster import RealCluster
+
+        self.cluster = RealCluster(self.workdir, self.properties)
+        self.cluster.start()
+        self.namesrv_addr = self.cluster.namesrv_addr
+        self.broker_addr = self.cluster.broker_addr
+        self.store_dir = Path(self.cluster.store_dir)
+
+    def flush(self) -> None:
+        """The real broker's files are memory-mapped: readers see puts at once."""
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
+        shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,101 @@
+"""A minimal raw remoting client: send one hand-made RemotingCommand, get its response.
+
+Not a RocketMQ class: the "telnet" of the conformance harness, over a real TCP socket, so the
+same request goes byte for byte to the real 4.9.3 broker and to ``mqlab serve``. Frames go
+through mqlab's own codec (``RemotingCommand.encode`` / ``split_frames`` / ``decode_payload``).
+Requests the server sends on the same connection (e.g. NOTIFY_CONSUMER_IDS_CHANGED after a
+heartbeat) are kept in ``Connection.server_requests``, not mistaken for the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from mqlab.remoting.command import RemotingCommand, split_frames
+
+__all__ = ["Connection", "call", "call_sync"]
+
+_OPAQUE = itertools.count(1)
+
+
+def _host_port(addr: str) -> tuple[str, int]:
+    host, port = addr.rsplit(":", 1)
+    return host, int(port)
+
+
+class Connection:
+    """One TCP connection to a name server or broker; ``call`` may be used repeatedly.
+
+    A connection is a channel to the server: what a broker remembers per channel (a client's
+    heartbeat, a parked long-poll) lives as long as the connection does.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+        self._buf = bytearray()
+        self._early: dict[int, RemotingCommand] = {}
+        self.server_requests: list[RemotingCommand] = []
+
+    @classmethod
+    async def open(cls, addr: str, timeout: float = 5.0) -> Connection:
+        host, port = _host_port(addr)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        return cls(reader, writer)
+
+    async def call(self, cmd: RemotingCommand, timeout: float = 10.0) -> RemotingCommand:
+        """Send ``cmd`` (its ``opaque`` is set to a fresh number) and return the response to it.
+
+        Raises:
+            TimeoutError: no response within ``timeout`` seconds.
+            ConnectionError: the server closed the connection first.
+        """
+        cmd.opaque = next(_OPAQUE)
+        self._writer.write(cmd.encode())
+        await self._writer.drain()
+        return await asyncio.wait_for(self._response(cmd.opaque), timeout)
+
+    async def oneway(self, cmd: RemotingCommand) -> None:
+        """Send ``cmd`` flagged oneway (``RemotingCommand#markOnewayRPC``): no response comes."""
+        cmd.opaque = next(_OPAQUE)
+        cmd.mark_oneway_rpc()
+        self._writer.write(cmd.encode())
+        await self._writer.drain()
+
+    async def _response(self, opaque: int) -> RemotingCommand:
+        while opaque not in self._early:
+            chunk = await self._reader.read(65536)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            self._buf += chunk
+            for payload in split_frames(self._buf):
+                frame = RemotingCommand.decode_payload(payload)
+                if frame.is_response:
+                    self._early[frame.opaque] = frame
+                else:
+                    self.server_requests.append(frame)
+        return self._early.pop(opaque)
+
+    async def close(self) -> None:
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def call(addr: str, cmd: RemotingCommand, timeout: float = 10.0) -> RemotingCommand:
+    """Open a connection to ``addr`` ("host:port"), send ``cmd``, return its response, close."""
+    async with await Connection.open(addr, timeout) as conn:
+        return await conn.call(cmd, timeout)
+
+
+def call_sync(addr: str, cmd: RemotingCommand, timeout: float = 10.0) -> RemotingCommand:
+    """:func:`call` for code without an event loop (runs its own with ``asyncio.run``)."""
+    return asyncio.run(call(addr, cmd, timeout))
