@@ -18,6 +18,7 @@ import shlex
 import sys
 import time
 
+from mqlab.experiments.ship import ExecutorEnvironmentError
 from mqlab.experiments.sweep import Sweep, load_sweep
 
 __all__ = ["main", "command_line"]
@@ -63,6 +64,34 @@ def _adjust(sweep: Sweep, args: argparse.Namespace) -> Sweep:
     return sweep
 
 
+def _run_local(sweep: Sweep, args: argparse.Namespace):
+    if args.runner == "pool":
+        from mqlab.experiments.runners import run_process_pool
+
+        return run_process_pool(sweep, max_workers=args.workers, progress=not args.no_progress)
+    from mqlab.experiments.runners import run_sequential
+
+    return run_sequential(sweep, progress=not args.no_progress)
+
+
+def _run_spark(sweep: Sweep, args: argparse.Namespace, argv: list[str]) -> str:
+    """Run on Spark and write; Ctrl-C cancels the sweep's jobs, then stops the session."""
+    from mqlab.experiments.spark import get_session, is_connect, run_sweep_spark
+
+    spark = get_session(args.master)
+    try:
+        where = "Spark Connect" if is_connect(spark) else spark.sparkContext.master
+        print(f"running {len(sweep.configs())} run(s) of {sweep.name} on {where} …",
+              file=sys.stderr)  # fmt: skip
+        result = run_sweep_spark(sweep, spark, progress=not args.no_progress)
+        return result.write(args.out, command=command_line(argv))
+    except KeyboardInterrupt:
+        print("mqlab experiment: cancelled the sweep's Spark jobs", file=sys.stderr)
+        raise
+    finally:
+        spark.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
@@ -78,20 +107,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     n = len(sweep.configs())
-    if args.runner == "spark":
-        from mqlab.experiments.spark import get_session, run_sweep_spark
-
-        print(f"running {n} run(s) of {sweep.name} on Spark …", file=sys.stderr)
-        result = run_sweep_spark(sweep, get_session(args.master))
-    elif args.runner == "pool":
-        from mqlab.experiments.runners import run_process_pool
-
-        result = run_process_pool(sweep, max_workers=args.workers, progress=not args.no_progress)
-    else:
-        from mqlab.experiments.runners import run_sequential
-
-        result = run_sequential(sweep, progress=not args.no_progress)
-    out = result.write(args.out, command=command_line(argv))
+    try:
+        if args.runner == "spark":
+            out = _run_spark(sweep, args, argv)
+        else:
+            out = _run_local(sweep, args).write(args.out, command=command_line(argv))
+    except KeyboardInterrupt:
+        print(f"mqlab experiment: interrupted; {sweep.name} was not written", file=sys.stderr)
+        return 130
+    except ExecutorEnvironmentError as e:  # the executors lack a package the runs need
+        print(f"mqlab experiment: {e}", file=sys.stderr)
+        return 1
     took = time.perf_counter() - started
     print(f"{n} run(s) of {sweep.name} in {took:.1f} s → {out}/metrics, {out}/events")
     return 0

@@ -29,11 +29,15 @@ exists (``-XX:SharedArchiveFile``, ecosystem notes §3.4: about half the JVM sta
 ``build_cds_archive()`` makes it (one extra JVM start; the tests' conftest calls it). A
 stale archive (another JDK or pyspark) is ignored by the JVM (``-Xshare:auto``).
 
-On a cluster every executor's Python must import ``mqlab`` (the same version as the
-driver): install it into the executors' environment (``pip install mqlab`` on each node,
-or ship a packed venv with ``spark.archives`` and point ``spark.pyspark.python`` at it).
-mqlab's runs need only Python packages (pandas, pyarrow, plotly): no JVM jars. The run
-itself writes a temp store directory on the executor and removes it.
+On a cluster (any master but ``local``, and always on Spark Connect) ``run_sweep_spark``
+first ships mqlab to the executors and checks them (``mqlab.experiments.ship``): a zip
+of the driver's ``mqlab`` and one of its pure-Python dependencies go out with
+``addPyFile`` / ``addArtifacts(pyfile=True)``, and a probe task names any compiled package
+(numpy, pandas, pyarrow) the executors lack. mqlab's runs need no JVM jars. The run itself
+writes a temp store directory on the executor and removes it.
+
+The runs execute as one job group (``mqlab.experiments.jobs``): a ``tqdm.auto`` progress
+bar counts them, and Ctrl-C or a kernel interrupt cancels just that group's jobs.
 """
 
 from __future__ import annotations
@@ -182,6 +186,7 @@ def get_session(master: str | None = None, *, app_name: str = "mqlab",
         master = "local[*]"
     builder = SparkSession.builder.appName(app_name)
     settings: dict[str, str] = {}
+    settings["spark.ui.showConsoleProgress"] = "false"  # run_sweep_spark draws its own bar
     if master is not None:
         builder = builder.master(master)
         if master.startswith("local"):
@@ -282,8 +287,19 @@ class SparkSweepResult:
         self.combined.unpersist()
 
 
+def _ships(spark: Any, ship: bool | None) -> bool:
+    """Whether to ship mqlab: asked for, else ``MQLAB_SPARK_SHIP``, else unless local."""
+    if ship is not None:
+        return ship
+    env = os.environ.get("MQLAB_SPARK_SHIP", "").lower()
+    if env in ("0", "1", "true", "false", "yes", "no"):
+        return env in ("1", "true", "yes")
+    return is_connect(spark) or not spark.sparkContext.master.startswith("local")
+
+
 def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = None,
-                    method: str | None = None) -> SparkSweepResult:  # fmt: skip
+                    method: str | None = None, progress: bool = True,
+                    ship: bool | None = None) -> SparkSweepResult:  # fmt: skip
     """Run every configuration of ``sweep`` as Spark tasks.
 
     Args:
@@ -294,16 +310,32 @@ def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = Non
             point is spread over all tasks.
         method: ``"rdd"`` (``parallelize().mapPartitions()``; classic sessions) or
             ``"arrow"`` (``mapInArrow``; also Spark Connect). Default: by session kind.
+        progress: show a progress bar (``tqdm.auto``).
+        ship: send mqlab to the executors and check them first (``mqlab.experiments.ship``);
+            default: on a cluster and on Spark Connect, not on ``local[…]``
+            (``MQLAB_SPARK_SHIP=0/1`` overrides the default).
 
     Returns:
         A ``SparkSweepResult``; the runs have executed (the combined frame is persisted).
+
+    Raises:
+        ExecutorEnvironmentError: the executors lack a package the runs need.
+        KeyboardInterrupt: interrupted; the sweep's Spark jobs were cancelled.
     """
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    from mqlab.experiments.jobs import run_job
+
     spark = spark or get_session()
     configs = [c.to_json() for c in sweep.configs()]
     connect = is_connect(spark)
+    if _ships(spark, ship):
+        from mqlab.experiments.ship import check_executors
+        from mqlab.experiments.ship import ship as ship_mqlab
+
+        ship_mqlab(spark)
+        check_executors(spark)
     n = slices or (64 if connect else 4 * spark.sparkContext.defaultParallelism)
     n = max(1, min(n, len(configs)))
     strided = [c for i in range(n) for c in configs[i::n]]  # task i: runs i, i + n, …
@@ -319,7 +351,12 @@ def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = Non
     else:
         raise ValueError(f"method must be 'rdd' or 'arrow', got {method!r}")
     combined = combined.persist(StorageLevel.MEMORY_AND_DISK)
-    combined.count()  # run now: both frames below read the persisted rows
+    try:  # run now: both frames below read the persisted rows
+        run_job(spark, combined.count, runs=len(configs), tasks=n, progress=progress,
+                desc=f"{sweep.name} (spark ×{n} tasks)")  # fmt: skip
+    except BaseException:
+        combined.unpersist()
+        raise
     metrics = combined.drop("run_events")
     events = combined.select(F.explode("run_events").alias("e")).select("e.*")
     return SparkSweepResult(sweep, metrics, events, combined)

@@ -89,3 +89,33 @@ def test_unknown_method_is_refused(spark, sweep):
     """method must be 'rdd' or 'arrow'."""
     with pytest.raises(ValueError, match="method must be 'rdd' or 'arrow'"):
         run_sweep_spark(sweep, spark, method="pandas")
+
+
+def test_interrupt_cancels_the_sweep_and_keeps_the_session(spark):
+    """A kernel interrupt (SIGINT in the main thread) during run_sweep_spark: KeyboardInterrupt,
+    the sweep's job group is cancelled (no active job left), and the session still works."""
+    import _thread
+    import threading
+    import time
+    from pathlib import Path
+
+    slow = load_sweep(
+        Path(__file__).resolve().parents[2] / "datasets/specs/crash_offset_persist.yaml"
+    )
+    tracker = spark.sparkContext.statusTracker()
+
+    def interrupt_when_running():
+        deadline = time.monotonic() + 120
+        while not tracker.getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        _thread.interrupt_main()  # what Jupyter's "Interrupt kernel" does: SIGINT
+
+    threading.Thread(target=interrupt_when_running, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep_spark(slow, spark, progress=False)
+    deadline = time.monotonic() + 60
+    while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list(tracker.getActiveJobsIds()) == []
+    assert spark.range(3).count() == 3
