@@ -14,7 +14,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m mqlab bench broker [--messages N] [--body BYTES]")
+        print("usage: python -m mqlab bench {broker,e2e,net,load,real,sweep} [options]")
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")

@@ -1,6 +1,6 @@
 """The end-to-end benchmark script runs the real flow and its codec-ceiling loop does the work.
 
-Mirrors no RocketMQ class: guards ``python -m mqlab.bench_e2e`` (issue 3's benchmark). No
+Mirrors no RocketMQ class: guards ``python -m mqlab.bench.e2e`` (issue 3's benchmark). No
 timing is asserted (speed is reported by the script, never tested); what is asserted is that
 every message arrives and that the ceiling loop encodes and decodes what it claims to.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from mqlab.bench_e2e import bench_e2e, codec_ceiling, codec_stages, main
+from mqlab.bench.e2e import bench_e2e, codec_ceiling, codec_stages, main
 
 
 @pytest.mark.parametrize("batch", [1, 32])

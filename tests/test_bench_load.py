@@ -1,8 +1,8 @@
-"""How ``mqlab.bench_load`` counts losses and attributes duplicates (synthetic runs)."""
+"""How ``mqlab.bench.load`` counts losses and attributes duplicates (synthetic runs)."""
 
 from pathlib import Path
 
-from mqlab.bench_load import RunData, _queue_adds, analyse
+from mqlab.bench.load import RunData, _queue_adds, analyse
 
 S = 1_000_000_000  # ns
 

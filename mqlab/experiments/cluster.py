@@ -7,7 +7,7 @@ needs: ``bin/spark-class`` starts a standalone master and workers, and
 ``WORKER_COMMAND`` and ``CONNECT_COMMAND``, and the cluster tests run sweeps with
 ``SWEEP_ON_MASTER`` and ``SWEEP_ON_CONNECT`` (the README's "Scaling out" shows these
 lines with fixed ports; a test checks it), each daemon bound to 127.0.0.1 on free ports, its web UI on a free port too. They
-are what the cluster tests and ``python -m mqlab.experiments.bench`` use; they are not
+are what the cluster tests and ``python -m mqlab.bench.sweep`` use; they are not
 how a production cluster is run.
 
 Every process is started in a new session (its own process group), so ``stop()`` ends the

@@ -232,7 +232,7 @@ class ServeProc:
 
 
 class ProducerLoopProc:
-    """The load benchmark's producer (``mqlab.bench_load``, role ``producer``): the C++
+    """The load benchmark's producer (``mqlab.bench.load``, role ``producer``): the C++
     client's ``send_sync`` in a loop, one JSON line per send in ``out`` written as soon as
     the send returned (``{"k": key, "tag", "s": status or -1 when it raised, "t0", "t1"}``),
     until the stop file appears."""
@@ -244,7 +244,7 @@ class ProducerLoopProc:
         params.setdefault("max_seconds", 120)
         params.update(out=str(self.out), stop=str(self.stop_file))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mqlab.bench_load", "--client", "producer",
+            [sys.executable, "-m", "mqlab.bench.load", "--client", "producer",
              json.dumps(params)],
             env=client_env(tmp_path), cwd=str(ROOT), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True,

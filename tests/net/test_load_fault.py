@@ -1,15 +1,15 @@
 """The load benchmark with a fault, at CI size (issue 12 part 4).
 
-``mqlab.bench_load`` for 20 s: 8 C++ producer processes (``send_sync``, paced), 4 push
+``mqlab.bench.load`` for 20 s: 8 C++ producer processes (``send_sync``, paced), 4 push
 consumers in 2 groups (one filters ``TagA || TagB``), SIGKILL of the broker's process
 group at 10 s and a restart on the same store. The full run is
-``python -m mqlab.bench_load --seconds 60``.
+``python -m mqlab.bench.load --seconds 60``.
 """
 
 import pytest
 from cpp_harness import CPP_CLIENT
 
-from mqlab.bench_load import ALLOWED_CAUSES, LoadConfig, analyse, format_report, run_load
+from mqlab.bench.load import ALLOWED_CAUSES, LoadConfig, analyse, format_report, run_load
 
 pytestmark = [pytest.mark.slow, CPP_CLIENT]
 

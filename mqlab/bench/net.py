@@ -1,6 +1,6 @@
 """Network benchmark: the official C++ client against ``mqlab serve`` and an echo floor.
 
-``python -m mqlab.bench_net [--messages N] [--body BYTES] [--producers 4] [--latency N]``
+``python -m mqlab.bench.net [--messages N] [--body BYTES] [--producers 4] [--latency N]``
 (also ``python -m mqlab bench net``) prints, on loopback:
 
 1. ``send_sync`` messages/s of the real client (PyPI ``rocketmq`` 0.4.4) with one producer
@@ -182,7 +182,7 @@ _CLIENTS = {"send": _client_send, "consume": _client_consume, "pace": _client_pa
 def _spawn(kind: str, params: dict[str, Any]) -> subprocess.Popen:
     env = dict(os.environ, HOME=params.pop("home"))
     return subprocess.Popen(
-        [sys.executable, "-m", "mqlab.bench_net", "--client", kind, json.dumps(params)],
+        [sys.executable, "-m", "mqlab.bench.net", "--client", kind, json.dumps(params)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

@@ -1,10 +1,10 @@
 """End-to-end simulation benchmark: producer → broker → push consumers.
 
-``python -m mqlab.bench_e2e [--messages N] [--batch B] [--trace] [--repeat R]`` builds a
+``python -m mqlab.bench.e2e [--messages N] [--batch B] [--trace] [--repeat R]`` builds a
 Lab with one broker, a topic of 8 queues and 4 push consumers in one group, sends N messages
 (single sends, or batches of B), runs until every message was handed to a listener, and
 prints messages/s of wall time for the whole flow (frames encoded and decoded on every hop),
-beside the raw-Python floor of ``mqlab.bench`` (the best of R runs). Issue 3's targets:
+beside the raw-Python floor of ``mqlab.bench.broker`` (the best of R runs). Issue 3's targets:
 ≥ 200k msg/s with tracing off (≤ 5× the floor) and ≥ 50k msg/s with full step tracing.
 
 It also prints the *codec ceiling*: the per-message work that no design of this package can
@@ -145,7 +145,7 @@ def codec_stages(n: int = 50_000, *, body_size: int = 100) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m mqlab.bench_e2e", description=__doc__.splitlines()[0]
+        prog="python -m mqlab.bench.e2e", description=__doc__.splitlines()[0]
     )
     ap.add_argument("--messages", type=int, default=20_000)
     ap.add_argument(
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--repeat must be >= 1, got {args.repeat}")
     if args.ceiling < 0:
         ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
-    from mqlab.bench import _floor
+    from mqlab.bench.broker import _floor
 
     floor = _floor(100_000, bytes(100), b"BenchTopic", b"CLUSTER\x01DefaultCluster\x02TAGS\x01TagA")
     runs = [

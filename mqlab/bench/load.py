@@ -1,6 +1,6 @@
 """Load benchmark with a fault: real clients, one broker SIGKILL + restart in the middle.
 
-``python -m mqlab.bench_load [--seconds 60] [--producers 8] [--rate 25] [--json]`` runs,
+``python -m mqlab.bench.load [--seconds 60] [--producers 8] [--rate 25] [--json]`` runs,
 on loopback:
 
 * ``python -m mqlab serve`` (name server + broker-a) in its own process group, on a
@@ -71,7 +71,7 @@ ALLOWED_CAUSES = ("offset_not_persisted", "rebalance", "send_retry")
 
 @dataclass(slots=True)
 class LoadConfig:
-    """One run's knobs (``python -m mqlab.bench_load --help`` names them)."""
+    """One run's knobs (``python -m mqlab.bench.load --help`` names them)."""
 
     seconds: float = 60.0
     producers: int = 8
@@ -262,7 +262,7 @@ class _Client:
         self.err = open(run / f"{name}.err", "w", encoding="utf-8")  # noqa: SIM115
         params = dict(params, out=str(self.out), stop=str(self.stop_file))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mqlab.bench_load", "--client", role, json.dumps(params)],
+            [sys.executable, "-m", "mqlab.bench.load", "--client", role, json.dumps(params)],
             env=env, stdout=subprocess.PIPE, stderr=self.err, text=True,
             start_new_session=True,
         )  # fmt: skip
@@ -595,7 +595,7 @@ def format_report(cfg: LoadConfig, rep: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m mqlab.bench_load", description=__doc__.split("\n")[0]
+        prog="python -m mqlab.bench.load", description=__doc__.split("\n")[0]
     )
     ap.add_argument("--seconds", type=float, default=60.0, help="run time (60)")
     ap.add_argument("--producers", type=int, default=8, help="producer processes (8)")

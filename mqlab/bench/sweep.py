@@ -1,6 +1,6 @@
 """Benchmark: one sweep run sequentially and on Spark four ways, side by side in one run.
 
-Mirrors no RocketMQ class. ``python -m mqlab.experiments.bench [--runs 200]`` builds a
+Mirrors no RocketMQ class. ``python -m mqlab.bench.sweep [--runs 200]`` builds a
 sweep of ``--runs`` runs (a crash scenario × persist_first false/true × runs/2 seeds, about
 0.15 s of CPU each) and runs it, one after another in this process:
 
@@ -189,7 +189,7 @@ def run_bench(runs: int = 200, *, modes: tuple[str, ...] = MODES,
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mqlab.experiments.bench", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m mqlab.bench.sweep", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--modes", default=",".join(MODES),

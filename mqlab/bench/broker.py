@@ -1,6 +1,6 @@
 """Benchmarks that print figures (never timed assertions).
 
-``python -m mqlab.bench broker [--messages N] [--body BYTES]`` measures messages/s for:
+``python -m mqlab bench broker [--messages N] [--body BYTES]`` measures messages/s for:
 
 1. ``floor``: raw Python doing the least work with the same bytes — ``struct`` pack of a
    91-byte header + body + topic + properties, append to a bytearray, unpack it again;
@@ -179,12 +179,9 @@ def bench_broker(n: int = 100_000, body_size: int = 100) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["net"]:  # the real C++ client over TCP: see mqlab.bench_net
-        from mqlab.bench_net import main as bench_net_main
-
-        return bench_net_main(argv[1:])
-    ap = argparse.ArgumentParser(prog="python -m mqlab.bench", description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["broker"])
+    ap = argparse.ArgumentParser(
+        prog="python -m mqlab bench broker", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--body", type=int, default=100, help="body size in bytes")
     args = ap.parse_args(argv)
