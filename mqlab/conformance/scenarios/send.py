@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 from mqlab.conformance.scenario import Scenario, Step, batch, props
 from mqlab.conformance.scenarios.common import (
     SETTLE_MS,
@@ -268,6 +270,18 @@ SCENARIOS = [
             send_v2("commit_type_sysflag", "cf_send_tx", 0, n=84, f="8"),
             send_v2("multi_tag_sysflag", "cf_send_tx", 1, n=85, f="2"),
             send_v2("create_flags_topic", "cf_send_flags", 0, n=86, expect=0),
+            send_v2("no_properties_header", "cf_send_flags", 1, n=0, i=None),
+            send_v1("v1_no_properties", "cf_send_flags", 1, n=0, properties=None),
+            send_v2("lmq_topic", "%LMQ%cf_lmq", 0, n=0, note="LMQ off (enableLmq false)"),
+            send_v2(
+                "compressed_real_zlib",
+                "cf_send_flags",
+                2,
+                zlib.compress(b"z" * 500),
+                n=0,
+                f="1",
+                note="sysFlag COMPRESSED with a real zlib body",
+            ),  # fmt: skip
             send_v2("missing_topic_header", "cf_send_flags", 0, n=87, b=None),
             send_v2("missing_queue_id_header", "cf_send_flags", 0, n=88, e=None),
             send_v2("bad_queue_id_header", "cf_send_flags", 0, n=89, e="x"),
