@@ -31,6 +31,8 @@ class Diff:
     real: Any
     mqlab: Any
     rule: str | None = None  # the rule that masks it, or None = unexplained
+    #: for a stored message's field: both entries' bornHost (who created the message)
+    born_hosts: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -107,7 +109,18 @@ def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
     return a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
 
 
-_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX\[\d+\]\.tagsCode$")
+_BORN_TIMESTAMP = re.compile(r"^msg\[\d+\]\.bornTimestamp$")
+
+
+def _broker_born_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _BORN_TIMESTAMP.match(d.path) is None or d.born_hosts is None:
+        return False
+    if d.born_hosts != (real.broker_addr, mq.broker_addr):
+        return False
+    return _store_timestamp(Diff("ext.timestamp", d.real, d.mqlab), real, mq)
+
+
+_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX/\d+\[\d+\]\.tagsCode$")
 
 
 def _schedule_deliver_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
@@ -200,6 +213,17 @@ def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
         f'java.lang.NumberFormatException: For input string: "{m.group(1)}", '
     )
 
+
+RULES.append(
+    Rule(
+        "broker-born-timestamp",
+        "BORNTIMESTAMP of a message the broker creates itself (its bornHost is the broker)",
+        "a message the broker writes on its own (PullMessageProcessor#generateOffsetMovedEvent "
+        "after an OFFSET_MOVED answer) is born on the broker's clock; masked only when both "
+        "entries' bornHost is their own broker and the times are within 120 s",
+        _broker_born_timestamp,
+    )
+)
 
 RULES.append(
     Rule(
