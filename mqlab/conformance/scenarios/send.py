@@ -73,6 +73,12 @@ SCENARIOS = [
                 note="unitMode: the auto-created topic gets topicSysFlag unit",
             ),
             route("route_unit", "cf_send_unit", wait_ms=400),
+            Step(
+                "topic_configs",
+                "GET_ALL_TOPIC_CONFIG",
+                {},
+                note="every topic the broker holds: queues, perm, sys flag, data version",
+            ),  # fmt: skip
         ],
         doc="The three send codes, auto-creation from TBW102 and the queue-id range.",
     ),
@@ -199,9 +205,21 @@ SCENARIOS = [
             send_v2("retry_q1_refused", "%RETRY%cf_group_noauto", 1, n=63),
             send_v2("existing_ok", T, 0, n=64),
             broker_config("auto_on", autoCreateTopicEnable="true"),
-            send_v2("new_topic_now_ok", "cf_send_noauto", 0, n=65),
+            send_v2(
+                "new_topic_still_refused",
+                "cf_send_noauto",
+                0,
+                n=65,
+                expect=17,
+                note="TBW102 lost PERM_INHERIT for good: while autoCreateTopicEnable was "
+                "off, createTopicInSendMessageMethod set its perm to 6",
+            ),  # fmt: skip
+            Step(
+                "topic_configs_after", "GET_ALL_TOPIC_CONFIG", {}, note="TBW102 now has perm 6"
+            ),  # fmt: skip
         ],
-        doc="autoCreateTopicEnable off at runtime (UPDATE_BROKER_CONFIG), then on again.",
+        doc="autoCreateTopicEnable off at runtime (UPDATE_BROKER_CONFIG), then on again. "
+        "It leaves TBW102 without PERM_INHERIT (as 4.9.3 does), so it runs among the LAST.",
     ),
     Scenario(
         "send",
