@@ -3,6 +3,7 @@
 #   make lab      create/refresh .venv, then JupyterLab on notebooks/ at http://127.0.0.1:$(PORT)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
 #                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run)
+#   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md
 #   make doctor   report Python, Java, installer and environment state
 #   make clean    remove .venv and caches
 #
@@ -61,11 +62,12 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
 export UV_PYTHON_DOWNLOADS ?= never
 
-.PHONY: help lab test venv check-python check-java check-conformance doctor e2e-deps clean
+.PHONY: help lab test lessons venv check-python check-java check-conformance doctor e2e-deps clean
 
 help:
 	@echo "make lab      JupyterLab on notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
 	@echo "make test     the whole test suite (pytest tests/, then notebooks via nbmake); what CI runs"
+	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
 	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
 	@echo "make clean    remove .venv and caches"
 	@echo "MQLAB_SKIP_SPARK=1 make test   run without Java (Spark tests deselected)"
@@ -76,6 +78,7 @@ lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
 	@echo "==> JupyterLab on notebooks/ at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
+	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
 	    $(ALLOW_ROOT) $(LAB_ARGS)
 
 # check-java comes first so a missing Java fails in a second, before the ~1 minute install; then
@@ -94,6 +97,12 @@ test: check-java check-conformance e2e-deps $(STAMP)
 	fi; \
 	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
 	exit $$status
+
+# The notebooks are built from lessons/NN_name.md (jupytext MyST Markdown): learner copy in notebooks/,
+# worked answers in notebooks/solutions/. Byte-stable; tests/lab/test_lesson_sources.py fails when a
+# committed notebook is out of date with its source.
+lessons: $(STAMP)
+	$(VENV_PY) tools/build_lessons.py
 
 venv: $(STAMP)
 

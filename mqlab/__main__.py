@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
+        print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -36,8 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.conformance.cli import main as conformance_main
 
         return conformance_main(rest)
+    if cmd == "interop":
+        from mqlab.interop.matrix import main as interop_main
+
+        return interop_main(rest)
     print(
-        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance)",
+        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance, interop)",
         file=sys.stderr,
     )
     return 2

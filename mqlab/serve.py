@@ -19,11 +19,21 @@ Layout and ports:
   address, or for a wildcard (``0.0.0.0``) this host's outgoing address.
 
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
-``flushIntervalCommitLog`` = 500 ms: write the commit log and consume queues to their
-files, so a killed server loses at most that much of what was acknowledged with
-ASYNC_FLUSH) and the trace sink (``--trace FILE``: one JSON line per event, flushed every
+``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
+log and consume queues to disk with ``msync``, see
+``DefaultMessageStore.run_flush_services``; the store files are memory-mapped, so every
+acknowledged message is in the OS page cache already and a killed server loses none of
+them in either flush mode — only an OS crash or power cut loses what the last force did
+not cover) and the trace sink (``--trace FILE``: one JSON line per event, flushed every
 200 ms). ``--delay-levels`` replaces ``messageDelayLevel`` (units s/m/h/d), e.g.
 ``"1s 1s 2s"`` makes the first retry (level 3) come back after 2 s.
+
+Resource limits: ``--write-buffer-high-water-mark BYTES`` (default 16 MiB, 0 = none)
+closes a connection whose peer does not read its responses once that many bytes wait in
+its write buffer (``mqlab.runtime.net``), so a client that floods requests and never
+reads cannot make the server buffer without bound; every other connection is served on.
+Idle connections cost a file descriptor each: ``serve`` raises its soft ``RLIMIT_NOFILE``
+to the hard limit at start (as RocketMQ's start scripts ask for ``ulimit -n 655350``).
 
 This module assembles and runs; it owns no protocol logic.
 """
@@ -44,6 +54,7 @@ from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.runtime.net import (
+    WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
     NetDriver,
     bind_socket,
@@ -80,6 +91,8 @@ class ServeConfig:
     trace: str | None = None
     trace_level: str = "steps"
     run_id: str = "serve"
+    #: close a connection with more than this many unread response bytes buffered (0 = no limit)
+    write_buffer_high_water_mark: int = WRITE_BUFFER_HIGH_WATER_MARK
     #: extra ``broker.properties`` keys applied after the file (tests, notebooks).
     properties: dict[str, str] = field(default_factory=dict)
 
@@ -90,6 +103,11 @@ class ServeConfig:
             v = getattr(self, name)
             if v is not None and not 0 <= v <= 65535:
                 raise ValueError(f"{name} must be a TCP port (0-65535), got {v}")
+        if self.write_buffer_high_water_mark < 0:
+            raise ValueError(
+                "write_buffer_high_water_mark must be >= 0 (0 = no limit), "
+                f"got {self.write_buffer_high_water_mark}"
+            )
         if self.trace_level.upper() not in TraceLevel.__members__:
             raise ValueError(
                 f"trace_level must be one of {[m.lower() for m in TraceLevel.__members__]}, "
@@ -268,7 +286,10 @@ class MqlabServer:
         ns_port = ns_sock.getsockname()[1]
         ns_host = broker_cfgs[0][0].broker_ip1
         level = TraceLevel[cfg.trace_level.upper()]
-        self.driver = driver = NetDriver(run_id=cfg.run_id, trace_level=level)
+        self.driver = driver = NetDriver(
+            run_id=cfg.run_id, trace_level=level,
+            write_buffer_high_water_mark=cfg.write_buffer_high_water_mark,
+        )  # fmt: skip
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
@@ -297,7 +318,7 @@ class MqlabServer:
     def _flusher(broker: BrokerController):
         def flush() -> None:
             if broker.message_store is not None:
-                broker.message_store.flush()
+                broker.message_store.run_flush_services(broker.ctx.now_ms)
 
         return flush
 
@@ -369,6 +390,28 @@ class ServerThread:
         self.stop()
 
 
+def raise_open_files_limit() -> tuple[int, int] | None:
+    """Raise the soft ``RLIMIT_NOFILE`` to the hard limit; the (soft, hard) now in force.
+
+    Every connection is a file descriptor, and a common soft default (1024) would stop
+    ``serve`` accepting well before a thousand clients. None where the ``resource``
+    module does not exist (Windows).
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    inf = resource.RLIM_INFINITY
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != inf and (hard == inf or soft < hard):
+        target = hard if hard != inf else max(soft, 65536)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            log.warning("could not raise the open-files limit from %s to %s", soft, target)
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab serve",
@@ -392,6 +435,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace-level", default="steps", choices=["off", "steps", "frames"],
         help="how much to trace (steps)",
     )  # fmt: skip
+    ap.add_argument(
+        "--write-buffer-high-water-mark", type=int, default=WRITE_BUFFER_HIGH_WATER_MARK,
+        metavar="BYTES",
+        help="close a connection once this many response bytes wait unread (16 MiB; 0 = no limit)",
+    )  # fmt: skip
     ap.add_argument("--log-level", default="INFO", help="Python logging level (INFO)")
     return ap
 
@@ -409,10 +457,12 @@ def main(argv: list[str] | None = None) -> int:
             brokers=args.brokers, store=args.store, config=args.config,
             delay_levels=args.delay_levels, trace=args.trace, trace_level=args.trace_level,
             run_id=f"serve-{os.getpid()}",
+            write_buffer_high_water_mark=args.write_buffer_high_water_mark,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)
         return 2
+    raise_open_files_limit()
     server = MqlabServer(config)
 
     async def start() -> None:

@@ -1,29 +1,42 @@
-"""Queue offsets, orderly locks, topic admin and message lookup by offset.
+"""Queue offsets, orderly locks, topic admin, broker config, runtime info and stats.
 
-Mirrors the parts of ``AdminBrokerProcessor`` and ``QueryMessageProcessor``
-(broker/processor, RocketMQ 4.9.3) that clients use: GET_MAX_OFFSET, GET_MIN_OFFSET,
-SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, LOCK_BATCH_MQ /
+Mirrors the parts of ``AdminBrokerProcessor`` (broker/processor, RocketMQ 4.9.3) that
+clients and ``mqadmin`` use (the message lookups QUERY_MESSAGE and VIEW_MESSAGE_BY_ID are
+``query_message_processor``'s): GET_MAX_OFFSET,
+GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, LOCK_BATCH_MQ /
 UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_TOPIC_CONFIG,
-UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
-VIEW_MESSAGE_BY_ID, UPDATE_BROKER_CONFIG (25: settings changed at runtime, as
-``mqadmin updateBrokerConfig`` does); facts §2.1, §2.4, §10.16, §11 AdminBrokerProcessorTest.
+UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET;
+and for ``mqadmin``: UPDATE_BROKER_CONFIG (25) and GET_BROKER_CONFIG
+(26) over ``broker_configuration.BrokerConfiguration`` (Java's ``Configuration``, its text in
+a JDK 17 ``Properties`` order), GET_BROKER_RUNTIME_INFO (28, ``prepareRuntimeInfo``: which
+values are counted and which are modelled constants is in its docstring),
+GET_TOPIC_STATS_INFO (202, ``topicStatus``), GET_CONSUMER_CONNECTION_LIST (203) and
+GET_CONSUME_STATS (208, ``consumerProgress`` / ``consumerConnection``),
+GET_PRODUCER_CONNECTION_LIST (204, ``producerConnection``), INVOKE_BROKER_TO_RESET_OFFSET
+(222, ``resetOffsetByTime``: ``Broker2Client#resetOffset``), QUERY_TOPIC_CONSUME_BY_WHO
+(300, the message track of ``queryMsgById``). Bodies are fastjson's: bean
+fields sorted, ``HashMap<MessageQueue, ...>`` tables in Java's iteration order.
 
 Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
-about the seeds' mechanisms) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
-does: among others GET_BROKER_CONFIG (26), GET_BROKER_RUNTIME_INFO (28), topic and
-consume stats, ACL,
-the message index (QUERY_MESSAGE by key) and the consumer-connection queries.
+about the mechanisms mqlab models) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
+does: among others GET_ALL_SUBSCRIPTIONGROUP_CONFIG, DELETE_SUBSCRIPTIONGROUP, ACL,
+CLONE_GROUP_OFFSET, VIEW_BROKER_STATS_DATA and GET_BROKER_CONSUME_STATS.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
+import math
+import os
+import shutil
 from typing import TYPE_CHECKING
 
-from mqlab.broker.config import parse_properties
+from mqlab.common.filter_api import java_string_hash
+from mqlab.common.java_hash_map import hash_map_order
+from mqlab.common.message import MessageQueue
 from mqlab.common.mix_all import is_lmq
+from mqlab.common.properties import string_to_properties
 from mqlab.common.topic_config import TopicConfig, TopicFilterType
+from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
 from mqlab.common.topic_validator import TopicValidator
 from mqlab.remoting.bodies import (
     LockBatchRequestBody,
@@ -31,15 +44,14 @@ from mqlab.remoting.bodies import (
     UnlockBatchRequestBody,
 )
 from mqlab.remoting.codes import RequestCode, ResponseCode
-from mqlab.remoting.command import RemotingCommand, RemotingCommandException
-from mqlab.remoting.fastjson import dumps, loads_json_body
+from mqlab.remoting.command import CURRENT_VERSION, RemotingCommand, RemotingCommandException
+from mqlab.remoting.fastjson import dumps, java_double_to_string, loads_json_body
 from mqlab.remoting.headers import (
     CreateTopicRequestHeader,
     GetEarliestMsgStoretimeRequestHeader,
     GetMaxOffsetRequestHeader,
     GetMinOffsetRequestHeader,
     SearchOffsetRequestHeader,
-    ViewMessageRequestHeader,
 )
 from mqlab.runtime.context import Channel
 
@@ -63,8 +75,15 @@ ADMIN_CODES = (
     RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
     RequestCode.GET_ALL_CONSUMER_OFFSET,
     RequestCode.GET_ALL_DELAY_OFFSET,
-    RequestCode.VIEW_MESSAGE_BY_ID,
     RequestCode.UPDATE_BROKER_CONFIG,
+    RequestCode.GET_BROKER_CONFIG,
+    RequestCode.GET_BROKER_RUNTIME_INFO,
+    RequestCode.GET_TOPIC_STATS_INFO,
+    RequestCode.GET_CONSUMER_CONNECTION_LIST,
+    RequestCode.GET_PRODUCER_CONNECTION_LIST,
+    RequestCode.GET_CONSUME_STATS,
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+    RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
 )
 
 
@@ -76,40 +95,6 @@ def _ok(ext: dict[str, str] | None = None, body: bytes | None = None) -> Remotin
     return RemotingCommand.create_response(
         ResponseCode.SUCCESS, None, ext_fields=ext or {}, body=body
     )
-
-
-def _properties_to_object(props: dict[str, str], obj: object) -> None:
-    """``MixAll#properties2Object``: set each field whose Java name is a key; int and
-    str fields parse as Java's setters would, booleans by ``Boolean.parseBoolean``;
-    other types and unparsable values are left alone (Java swallows the exception)."""
-    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
-        key = _JAVA_NAMES.get(f.name) or _camel(f.name)
-        if key not in props:
-            continue
-        raw, current = props[key], getattr(obj, f.name)
-        if isinstance(current, bool):
-            setattr(obj, f.name, raw.lower() == "true")
-        elif isinstance(current, int) and not isinstance(current, enum.Enum):
-            try:
-                setattr(obj, f.name, int(raw, 10))
-            except ValueError:
-                continue
-        elif isinstance(current, str) and not isinstance(current, enum.Enum):
-            setattr(obj, f.name, raw)
-        elif current is None and "str" in str(f.type):
-            setattr(obj, f.name, raw)
-
-
-_JAVA_NAMES = {
-    "broker_ip1": "brokerIP1",
-    "broker_ip2": "brokerIP2",
-    "name_server_addr": "namesrvAddr",
-}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _err(code: int, remark: str) -> RemotingCommand:
@@ -137,8 +122,15 @@ class AdminBrokerProcessor:
             RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: self.update_and_create_subscription_group,
             RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
             RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
-            RequestCode.VIEW_MESSAGE_BY_ID: self.view_message_by_id,
             RequestCode.UPDATE_BROKER_CONFIG: self.update_broker_config,
+            RequestCode.GET_BROKER_CONFIG: self.get_broker_config,
+            RequestCode.GET_BROKER_RUNTIME_INFO: self.get_broker_runtime_info,
+            RequestCode.GET_TOPIC_STATS_INFO: self.get_topic_stats_info,
+            RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
+            RequestCode.GET_PRODUCER_CONNECTION_LIST: self.get_producer_connection_list,
+            RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
+            RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: self.query_topic_consume_by_who,
         }.get(code)
         if handler is None:
             return _err(
@@ -148,26 +140,6 @@ class AdminBrokerProcessor:
             return handler(channel, request)
         except RemotingCommandException as e:
             return _err(ResponseCode.SYSTEM_ERROR, str(e))
-
-    # -- broker config ---------------------------------------------------------------------------
-    def update_broker_config(self, channel, request):
-        """``AdminBrokerProcessor#updateBrokerConfig``: the body is a ``Properties`` text set
-        onto the broker's config objects (``Configuration#update``, each through
-        ``MixAll#properties2Object``: unknown keys and values that do not parse are
-        skipped; a boolean is ``Boolean.parseBoolean``). A new ``brokerPermission`` bumps
-        the topic data version and re-registers with the name server at once.
-
-        Not modelled: ``Configuration#persist`` (the broker.properties file is not rewritten).
-        """
-        body = request.body
-        if body:
-            props = parse_properties(bytes(body).decode("utf-8", "replace"))
-            for target in (self.broker.broker_config, self.broker.message_store_config):
-                _properties_to_object(props, target)
-            if "brokerPermission" in props:
-                self.broker.topic_config_manager.data_version.next_version(self.broker.ctx.now_ms)
-                self.broker.register_broker_all(False)
-        return _ok()
 
     # -- offsets ---------------------------------------------------------------------------------
     def get_max_offset(self, channel, request):
@@ -312,13 +284,390 @@ class AdminBrokerProcessor:
         sms = self.broker.message_store.schedule_message_service
         return _ok(body=dumps({"offsetTable": dict(sms.offset_table)}).encode())
 
-    # -- lookup ------------------------------------------------------------------------------------
-    def view_message_by_id(self, channel, request):
-        """QueryMessageProcessor#viewMessageById: the raw stored entry at a commit-log offset."""
-        h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
-        raw = self.broker.message_store.select_one_message_by_offset(h.offset)
-        if raw is None:
-            return _err(
-                ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}"
+    # -- broker config and runtime info ---------------------------------------------------------
+    def update_broker_config(self, channel, request):
+        """``updateBrokerConfig``: ``key=value`` lines in the body → ``Configuration#update``.
+
+        Mirrors AdminBrokerProcessor#updateBrokerConfig (broker/processor, RocketMQ 4.9.3):
+        a body that does not load as properties is SYSTEM_ERROR "string2Properties error";
+        no body changes nothing and answers SUCCESS. A ``brokerPermission`` key bumps the
+        topic-config data version and re-registers with the name server.
+        """
+        if request.body is not None:
+            props = string_to_properties(bytes(request.body).decode("utf-8", "replace"))
+            if props is None:
+                return _err(ResponseCode.SYSTEM_ERROR, "string2Properties error")
+            now = self.broker.ctx.now_ms
+            self.broker.configuration.update(props, now)
+            if "brokerPermission" in props:
+                self.broker.topic_config_manager.data_version.next_version(now)
+                self.broker.register_broker_all(False)
+        return _ok()
+
+    def get_broker_config(self, channel, request):
+        """``getBrokerConfig``: the properties text of the four config objects + ``version``.
+
+        Mirrors AdminBrokerProcessor#getBrokerConfig; the text and its order are
+        ``Configuration#getAllConfigsFormatString``'s (see broker_configuration).
+        """
+        conf = self.broker.configuration
+        content = conf.get_all_configs_format_string()
+        return _ok({"version": conf.get_data_version_json()}, content.encode() or None)
+
+    def get_broker_runtime_info(self, channel, request):
+        """``getBrokerRuntimeInfo``: ``prepareRuntimeInfo`` as a KVTable body."""
+        table = self.prepare_runtime_info_ordered()
+        return _ok(body=dumps({"table": table}).encode())
+
+    def prepare_runtime_info(self) -> dict[str, str]:
+        """The entries AdminBrokerProcessor#prepareRuntimeInfo fills, in the order Java puts
+        them (``prepare_runtime_info_ordered``: the HashMap's iteration order).
+
+        Computed from mqlab's state: the store's put/get counters
+        (``putMessageTimesTotal``, ``putMessageSizeTotal``, ``putMessageAverageSize``,
+        ``putMessageFailedTimes``, ``msgPutTotalTodayNow``, ``msgGetTotalTodayNow``),
+        ``bootTimestamp`` / ``runtime`` on the simulated clock, the commit-log offsets,
+        ``dispatchBehindBytes``, ``remainHowManyDataToFlush``, each delay level's
+        ``scheduleMessageOffset_<level>``, the earliest message time and the queue
+        capacities from ``BrokerConfig``. The disk ratios are the store's simulated
+        ``disk_used_ratio`` (mqlab never lets the real disk drive behaviour);
+        ``commitLogDirCapacity`` alone shows the real partition of the store directory
+        (``File#getTotalSpace`` / ``#getUsableSpace``), for display only.
+
+        Modelled constants, because mqlab has no thread pools and no sampling threads:
+        the thread-pool queue sizes and head wait times are 0 (a request is handled as it
+        arrives); the TPS figures and the put-latency histogram are what a 4.9.3 broker
+        shows in its first 10 s (``putTps`` etc. "  ", ``getTotalTps`` "0.0 0.0 0.0",
+        ``putMessageDistributeTime`` "null"); ``*EntireTimeMax`` and
+        ``pageCacheLockTimeMills`` are 0 (a simulated put takes no time);
+        the yesterday/today-morning totals are 0 (``BrokerStats#record`` runs at
+        midnight); ``dispatchMaxBuffer`` is 0 and ``remainTransientStoreBufferNumbs`` is
+        ``Integer.MAX_VALUE`` (no transient store pool).
+        """
+        broker = self.broker
+        store = broker.message_store
+        cfg = broker.broker_config
+        stats = store.store_stats_service
+        now = broker.ctx.now_ms
+        info: dict[str, str] = {}
+        # StoreStatsService#getRuntimeInfo
+        total_times = stats.get_put_message_times_total() or 1
+        size_total = stats.get_put_message_size_total()
+        info["bootTimestamp"] = str(stats.message_store_boot_timestamp)
+        info["runtime"] = _format_runtime(now - stats.message_store_boot_timestamp)
+        info["putMessageEntireTimeMax"] = "0"
+        info["putMessageTimesTotal"] = str(total_times)
+        info["putMessageFailedTimes"] = str(stats.put_message_failed_times)
+        info["putMessageSizeTotal"] = str(size_total)
+        info["putMessageDistributeTime"] = "null"
+        info["putMessageAverageSize"] = java_double_to_string(size_total / total_times)
+        info["dispatchMaxBuffer"] = "0"
+        info["getMessageEntireTimeMax"] = "0"
+        for name in ("putTps", "getFoundTps", "getMissTps", "getTransferedTps"):
+            info[name] = "  "
+        info["getTotalTps"] = "0.0 0.0 0.0"
+        # DefaultMessageStore#getRuntimeInfo
+        # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
+        cl_path = store.message_store_config.get_store_path_commit_log()
+        cl_ratio = java_double_to_string(store.disk_used_ratio)
+        info[f"commitLogDiskRatio_{cl_path}"] = cl_ratio
+        info["commitLogDiskRatio"] = cl_ratio
+        info["consumeQueueDiskRatio"] = java_double_to_string(store.disk_used_ratio)
+        sms = store.schedule_message_service
+        for level, delay_offset in sms.offset_table.items():  # buildRunningStats
+            max_offset = store.get_max_offset_in_queue(SCHEDULE_TOPIC, level - 1)
+            info[f"scheduleMessageOffset_{level}"] = f"{delay_offset},{max_offset}"
+        info["commitLogMinOffset"] = str(store.get_min_phy_offset())
+        info["commitLogMaxOffset"] = str(store.get_max_phy_offset())
+        # AdminBrokerProcessor#prepareRuntimeInfo
+        info["brokerVersionDesc"] = "V4_9_3"
+        info["brokerVersion"] = str(CURRENT_VERSION)
+        info["msgPutTotalYesterdayMorning"] = "0"
+        info["msgPutTotalTodayMorning"] = "0"
+        info["msgPutTotalTodayNow"] = str(stats.get_put_message_times_total())
+        info["msgGetTotalYesterdayMorning"] = "0"
+        info["msgGetTotalTodayMorning"] = "0"
+        info["msgGetTotalTodayNow"] = str(stats.get_message_transfered_msg_count)
+        info["sendThreadPoolQueueSize"] = "0"
+        info["sendThreadPoolQueueCapacity"] = str(cfg.send_thread_pool_queue_capacity)
+        info["pullThreadPoolQueueSize"] = "0"
+        info["pullThreadPoolQueueCapacity"] = str(cfg.pull_thread_pool_queue_capacity)
+        info["queryThreadPoolQueueSize"] = "0"
+        info["queryThreadPoolQueueCapacity"] = str(cfg.query_thread_pool_queue_capacity)
+        info["EndTransactionQueueSize"] = "0"
+        info["EndTransactionThreadPoolQueueCapacity"] = str(cfg.end_transaction_pool_queue_capacity)
+        info["dispatchBehindBytes"] = str(store.dispatch_behind_bytes())
+        info["pageCacheLockTimeMills"] = "0"
+        for pool in ("send", "pull", "query"):
+            info[f"{pool}ThreadPoolQueueHeadWaitTimeMills"] = "0"
+        info["earliestMessageTimeStamp"] = str(self._earliest_message_time())
+        info["startAcceptSendRequestTimeStamp"] = str(cfg.start_accept_send_request_time_stamp)
+        info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)
+        mfq = store.commit_log.mapped_file_queue
+        unflushed = mfq.get_max_offset() - mfq.flushed_where
+        info["remainHowManyDataToFlush"] = human_readable_byte_count(max(0, unflushed))
+        root = store.message_store_config.store_path_root_dir
+        if root and os.path.exists(root):
+            usage = shutil.disk_usage(root)
+            info["commitLogDirCapacity"] = (
+                f"Total : {human_readable_byte_count(usage.total)}, "
+                f"Free : {human_readable_byte_count(usage.free)}."
             )
-        return _ok(body=bytes(raw))
+        return info
+
+    def prepare_runtime_info_ordered(self) -> dict[str, str]:
+        """``prepare_runtime_info`` in a ``HashMap(64)``'s iteration order (the wire's)."""
+        info = self.prepare_runtime_info()
+        return {k: info[k] for k in hash_map_order(info, initial_capacity=64)}
+
+    def _earliest_message_time(self) -> int:
+        """``DefaultMessageStore#getEarliestMessageTime()``: store time of the first
+        commit-log entry, -1 if there is none."""
+        store = self.broker.message_store
+        min_offset = store.get_min_phy_offset()
+        if min_offset < 0 or min_offset >= store.get_max_phy_offset():
+            return -1
+        msg = store.look_message_by_offset(min_offset)
+        return -1 if msg is None else msg.store_timestamp
+
+    # -- topic and consumer stats ---------------------------------------------------------------
+    def _store_time(self, topic: str, queue_id: int, offset: int) -> int:
+        """``getMessageStoreTimeStamp``: store time of the message at a queue offset, -1."""
+        unit = self.broker.message_store.find_consume_queue(topic, queue_id).get_unit(offset)
+        if unit is None:
+            return -1
+        msg = self.broker.message_store.look_message_by_offset(unit[0], unit[1])
+        return -1 if msg is None else msg.store_timestamp
+
+    def get_topic_stats_info(self, channel, request):
+        """``getTopicStatsInfo``: min/max offset and last store time per write queue.
+
+        Mirrors AdminBrokerProcessor#getTopicStatsInfo (TopicStatsTable body).
+        """
+        topic = request.ext("topic")
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return _err(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+        store = self.broker.message_store
+        table = {}
+        for i in range(tc.write_queue_nums):
+            mq = MessageQueue(topic, self.broker.broker_config.broker_name, i)
+            lo = max(0, store.get_min_offset_in_queue(topic, i))
+            hi = max(0, store.get_max_offset_in_queue(topic, i))
+            ts = self._store_time(topic, i, hi - 1) if hi > 0 else 0
+            table[mq] = {"lastUpdateTimestamp": ts, "maxOffset": hi, "minOffset": lo}
+        body = {"offsetTable": _mq_map(table)}
+        return _ok(body=dumps(body).encode())
+
+    @staticmethod
+    def _connection(info) -> dict:
+        """``Connection`` bean: clientAddr, clientId, language, version."""
+        return {
+            "clientAddr": info.channel.remote_address,
+            "clientId": info.client_id,
+            "language": info.language,
+            "version": info.version,
+        }
+
+    def get_consumer_connection_list(self, channel, request):
+        """``getConsumerConnectionList``: the group's members and subscriptions
+        (ConsumerConnection body), or CONSUMER_NOT_ONLINE."""
+        group = request.ext("consumerGroup")
+        info = self.broker.consumer_manager.get_consumer_group_info(group)
+        if info is None:
+            return _err(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
+        subs = info.subscription_table
+        body = {
+            "connectionSet": sorted(
+                (self._connection(c) for c in info.channel_info_table.values()),
+                key=lambda c: (c["clientId"], c["clientAddr"]),
+            ),
+            "consumeFromWhere": info.consume_from_where,
+            "consumeType": info.consume_type,
+            "messageModel": info.message_model,
+            "subscriptionTable": {t: subs[t].to_json_dict() for t in hash_map_order(subs)},
+        }
+        return _ok(body=dumps(body).encode())
+
+    def get_producer_connection_list(self, channel, request):
+        """``getProducerConnectionList``: the group's producers (ProducerConnection body),
+        or SYSTEM_ERROR "the producer group[g] not exist"."""
+        group = request.ext("producerGroup")
+        table = self.broker.producer_manager.get_group_channel_table().get(group)
+        if table is None:
+            return _err(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
+        conns = sorted(
+            (self._connection(c) for c in table.values()),
+            key=lambda c: (c["clientId"], c["clientAddr"]),
+        )
+        return _ok(body=dumps({"connectionSet": conns}).encode())
+
+    def get_consume_stats(self, channel, request):
+        """``getConsumeStats``: broker and consumer offset per read queue (ConsumeStats).
+
+        Mirrors AdminBrokerProcessor#getConsumeStats: no ``topic`` → every topic the group
+        has offsets for; a topic without config is skipped, as is one the group does not
+        subscribe to while it subscribes to others. ``consumeTps`` is 0.0: mqlab keeps no
+        per-group TPS statistics (BrokerStatsManager).
+        """
+        group = request.ext("consumerGroup")
+        topic = request.ext("topic")
+        broker = self.broker
+        if not topic or not topic.strip():
+            topics = broker.consumer_offset_manager.which_topic_by_consumer(group)
+        else:
+            topics = [topic]
+        cm = broker.consumer_manager
+        table = {}
+        for t in topics:
+            tc = broker.topic_config_manager.select_topic_config(t)
+            if tc is None:
+                continue
+            if (
+                cm.find_subscription_data(group, t) is None
+                and cm.find_subscription_data_count(group) > 0
+            ):
+                continue
+            for i in range(tc.read_queue_nums):
+                mq = MessageQueue(t, broker.broker_config.broker_name, i)
+                broker_offset = max(0, broker.message_store.get_max_offset_in_queue(t, i))
+                consumer_offset = max(0, broker.consumer_offset_manager.query_offset(group, t, i))
+                last = 0
+                if consumer_offset - 1 >= 0:
+                    ts = self._store_time(t, i, consumer_offset - 1)
+                    if ts > 0:
+                        last = ts
+                table[mq] = {
+                    "brokerOffset": broker_offset,
+                    "consumerOffset": consumer_offset,
+                    "lastTimestamp": last,
+                }
+        body = {"consumeTps": 0.0, "offsetTable": _mq_map(table)}
+        return _ok(body=dumps(body).encode())
+
+    def query_topic_consume_by_who(self, channel, request):
+        """QUERY_TOPIC_CONSUME_BY_WHO (300): groups subscribed to the topic or holding
+        offsets on it (GroupList body; a HashSet in Java, written in its order).
+
+        Mirrors AdminBrokerProcessor#queryTopicConsumeByWho; ``queryMsgById``'s message
+        track asks it.
+        """
+        topic = request.ext("topic")
+        broker = self.broker
+        groups = set(broker.consumer_manager.query_topic_consume_by_who(topic))
+        groups.update(broker.consumer_offset_manager.which_group_by_topic(topic))
+        return _ok(body=dumps({"groupList": hash_map_order(sorted(groups))}).encode())
+
+    # -- reset offsets (mqadmin resetOffsetByTime) -------------------------------------------------
+    def reset_offset(self, channel, request):
+        """INVOKE_BROKER_TO_RESET_OFFSET (222): ``resetOffset`` → ``Broker2Client#resetOffset``.
+
+        For each write queue of the topic: the offset for ``timestamp`` (-1: the max
+        offset; a negative answer becomes 0), used when ``isForce`` or when it is below the
+        group's committed offset, else the committed offset stays. A queue without a
+        committed offset makes the whole request SYSTEM_ERROR "THe consumer group <g> not
+        exist". The table goes to every online consumer of the group as a oneway
+        RESET_CONSUMER_CLIENT_OFFSET (220) request (a ``ResetOffsetBodyForC`` list when
+        the request came from a CPP client), and back in the reply body. The broker does
+        not change its own offsets: each client commits the reset offsets itself
+        (``MQClientInstance#resetOffset``). No consumer online → CONSUMER_NOT_ONLINE, on
+        which mqadmin falls back to the old path (GET_CONSUME_STATS, SEARCH_OFFSET_BY_
+        TIMESTAMP, UPDATE_CONSUMER_OFFSET per queue).
+        """
+        topic, group = request.ext("topic"), request.ext("group")
+        timestamp = int(request.ext("timestamp"))
+        is_force = request.ext("isForce", "false").lower() == "true"
+        is_c = request.language == "CPP"
+        broker = self.broker
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}",
+            )
+        store = broker.message_store
+        table: dict[MessageQueue, int] = {}
+        for i in range(tc.write_queue_nums):
+            mq = MessageQueue(topic, broker.broker_config.broker_name, i)
+            consumer_offset = broker.consumer_offset_manager.query_offset(group, topic, i)
+            if consumer_offset == -1:
+                return _err(ResponseCode.SYSTEM_ERROR, f"THe consumer group <{group}> not exist")
+            if timestamp == -1:
+                ts_offset = store.get_max_offset_in_queue(topic, i)
+            else:
+                ts_offset = store.get_offset_in_queue_by_time(topic, i, timestamp)
+            ts_offset = max(ts_offset, 0)
+            table[mq] = ts_offset if is_force or ts_offset < consumer_offset else consumer_offset
+        table = _mq_map(table)
+        # extFields in Java's HashMap order (as a 4.9.3 broker writes them)
+        ext = {"topic": topic, "isForce": "false", "group": group, "timestamp": str(timestamp)}
+        if is_c:  # ResetOffsetBodyForC: a list of MessageQueueForC
+            body = {"offsetTable": [
+                {"brokerName": mq.broker_name, "offset": off, "queueId": mq.queue_id, "topic": mq.topic}
+                for mq, off in table.items()
+            ]}  # fmt: skip
+        else:
+            body = {"offsetTable": table}
+        to_client = RemotingCommand.create_request(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET, ext, body=dumps(body).encode()
+        )
+        info = broker.consumer_manager.get_consumer_group_info(group)
+        if info is None or not info.get_all_channel():
+            return _err(
+                ResponseCode.CONSUMER_NOT_ONLINE,
+                "Consumer not online, so can not reset offset, "
+                f"Group: {group} Topic: {topic} Timestamp: {timestamp}",
+            )
+        for ch, cinfo in info.channel_info_table.items():
+            if cinfo.version < V3_0_7_SNAPSHOT:
+                return _err(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"the client does not support this feature. version={cinfo.version}",
+                )
+            broker.ctx.send_request_oneway(ch, to_client)
+        if broker.tracer.enabled:
+            broker.tracer.emit(
+                "Broker2Client.resetOffset", "reset", group=group, topic=topic,
+                timestamp=timestamp, force=is_force, clients=len(info.channel_info_table),
+                offsets={f"{mq.broker_name}:{mq.queue_id}": off for mq, off in table.items()},
+                text=f"RESET_CONSUMER_CLIENT_OFFSET to {len(info.channel_info_table)} "
+                f"consumer(s) of {group}",
+            )  # fmt: skip
+        # Broker2Client#resetOffset sets SUCCESS but keeps createResponseCommand's remark
+        return RemotingCommand.create_response(
+            ResponseCode.SUCCESS, "not set any response code", ext_fields={},
+            body=dumps({"offsetTable": table}).encode(),
+        )  # fmt: skip
+
+
+#: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.
+V3_0_7_SNAPSHOT = 28
+
+
+def _mq_hash(mq: MessageQueue) -> int:
+    """``MessageQueue#hashCode``: 31-based over brokerName, queueId, topic (32-bit)."""
+    h = 31 + java_string_hash(mq.broker_name)
+    h = 31 * h + mq.queue_id
+    h = 31 * h + java_string_hash(mq.topic)
+    return h & 0xFFFF_FFFF
+
+
+def _mq_map(table: dict) -> dict:
+    """A ``HashMap<MessageQueue, V>`` in Java's iteration order."""
+    return {mq: table[mq] for mq in hash_map_order(table, hash_code=_mq_hash)}
+
+
+def _format_runtime(ms: int) -> str:
+    """``StoreStatsService#getFormatRuntime``: ``MessageFormat`` with grouped numbers."""
+    day, hour, minute = 86_400_000, 3_600_000, 60_000
+    parts = (ms // day, (ms % day) // hour, (ms % hour) // minute, (ms % minute) // 1000)
+    d, h, m, s = (f"{p:,}" for p in parts)
+    return f"[ {d} days, {h} hours, {m} minutes, {s} seconds ]"
+
+
+def human_readable_byte_count(n: int) -> str:
+    """``MixAll#humanReadableByteCount(bytes, si=false)``: "512 B", "1.5 KiB", ..."""
+    if n < 1024:
+        return f"{n} B"
+    exp = int(math.log(n) / math.log(1024))
+    return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"

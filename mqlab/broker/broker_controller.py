@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
+from mqlab.broker.broker_configuration import BrokerConfiguration, NettyClientConfig
 from mqlab.broker.broker_outer_api import (
     MQBrokerException,
     RegisterBrokerResult,
@@ -42,6 +43,7 @@ from mqlab.broker.filter import ConsumerFilterManager
 from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
+from mqlab.broker.query_message_processor import QueryMessageProcessor
 from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
 from mqlab.broker.send_message_processor import SendMessageProcessor
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
@@ -51,6 +53,7 @@ from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.perm_name import PermName
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
+from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
@@ -82,6 +85,13 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.GET_MIN_OFFSET: ("topic", "queueId"),
     RequestCode.GET_EARLIEST_MSG_STORETIME: ("topic", "queueId"),
     RequestCode.VIEW_MESSAGE_BY_ID: ("offset",),
+    RequestCode.QUERY_MESSAGE: ("topic", "key", "maxNum", "beginTimestamp", "endTimestamp"),
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: ("topic", "group", "timestamp", "isForce"),
+    RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: ("topic",),
+    RequestCode.GET_TOPIC_STATS_INFO: ("topic",),
+    RequestCode.GET_CONSUMER_CONNECTION_LIST: ("consumerGroup",),
+    RequestCode.GET_PRODUCER_CONNECTION_LIST: ("producerGroup",),
+    RequestCode.GET_CONSUME_STATS: ("consumerGroup",),
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
@@ -149,12 +159,19 @@ class BrokerController(Node):
             self.message_store_config, store_host=self.broker_addr, tracer=tracer,
             arriving_listener=self._message_arriving,
         )  # fmt: skip
+        self.message_store.store_stats_service.message_store_boot_timestamp = now
         self.message_store.load()
+        # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
+        self.configuration = BrokerConfiguration(
+            cfg, NettyServerConfig(listen_port=cfg.listen_port), NettyClientConfig(),
+            self.message_store_config, now_ms=now,
+        )  # fmt: skip
         self.send_message_processor = SendMessageProcessor(self)
         self.pull_message_processor = PullMessageProcessor(self)
         self.consumer_manage_processor = ConsumerManageProcessor(self)
         self.client_manage_processor = ClientManageProcessor(self)
         self.admin_broker_processor = AdminBrokerProcessor(self)
+        self.query_message_processor = QueryMessageProcessor(self)
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -167,6 +184,8 @@ class BrokerController(Node):
             RequestCode.HEART_BEAT: self.client_manage_processor,
             RequestCode.UNREGISTER_CLIENT: self.client_manage_processor,
             RequestCode.CHECK_CLIENT_CONFIG: self.client_manage_processor,
+            RequestCode.QUERY_MESSAGE: self.query_message_processor,
+            RequestCode.VIEW_MESSAGE_BY_ID: self.query_message_processor,
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()

@@ -7,8 +7,9 @@ facts §8.1 (BrokerConfig defaults), §8.3 (SubscriptionGroupConfig), §7.4 (per
 and the ``.bak`` fallback).
 
 What this module owns: the field names (RocketMQ's, in snake_case) and their defaults,
-the ``broker.properties`` reader, and how a config file is written (``.tmp``, previous
-content to ``.bak``, rename) and read back (main file, else ``.bak``). What it must not
+the ``broker.properties`` reader, and the ``ConfigManager`` base (its files are written and
+read back by ``mqlab.common.mix_all_files``: ``.tmp``, previous content to ``.bak``,
+rename; main file, else ``.bak``). What it must not
 know: what the tables in those files mean (the topic, subscription-group and offset
 managers encode and decode them) or when they are flushed (the broker controller's
 timers call ``persist``).
@@ -29,13 +30,13 @@ Deliberate differences from Java, all for a reproducible lab:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from mqlab.common.mix_all import MASTER_ID
+from mqlab.common.mix_all_files import config_manager_load, file2string, string2file
 from mqlab.common.perm_name import PermName
 from mqlab.common.properties import load_properties
 from mqlab.common.topic_validator import RMQ_SYS_TRACE_TOPIC
@@ -313,30 +314,6 @@ class SubscriptionGroupConfig:
 # ---------------------------------------------------------------------------------------
 
 
-def file2string(path: Path) -> str | None:
-    """The file's UTF-8 text, or ``None`` if it does not exist. Mirrors ``MixAll#file2String``."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def string2file(text: str, path: Path) -> None:
-    """Replace ``path`` with ``text``, keeping the previous content in ``<path>.bak``.
-
-    Mirrors ``MixAll#string2File`` (common, RocketMQ 4.9.3): write ``<path>.tmp``, copy
-    the current content (if any) to ``<path>.bak``, then move the temp file over
-    ``path``. A crash at any point leaves either the old file or the ``.bak`` readable.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    prev = file2string(path)
-    if prev is not None:
-        path.with_name(path.name + ".bak").write_text(prev, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 class ConfigManager:
     """Base of the broker's JSON-file-backed tables: load with ``.bak`` fallback, persist.
 
@@ -391,23 +368,7 @@ class ConfigManager:
         path = self.config_file_path()
         if path is None:
             return True
-        try:
-            text = file2string(path)
-            if not text:
-                return self._load_bak(path)
-            self.decode(text)
-            return True
-        except (ValueError, TypeError, KeyError, AttributeError, OSError):
-            return self._load_bak(path)
-
-    def _load_bak(self, path: Path) -> bool:
-        try:
-            text = file2string(path.with_name(path.name + ".bak"))
-            if text:
-                self.decode(text)
-        except (ValueError, TypeError, KeyError, AttributeError, OSError):
-            return False
-        return True
+        return config_manager_load(path, self.decode)
 
     def persist(self) -> None:
         """Write the pretty JSON to the file (old content kept in ``.bak``).

@@ -31,6 +31,7 @@ from mqlab.common import message_const as mc
 from mqlab.common.filter_api import ExpressionType, SubscriptionData
 from mqlab.common.message_decoder import decode_stored_message
 from mqlab.common.mix_all import RETRY_GROUP_TOPIC_PREFIX
+from mqlab.common.mix_all_files import config_manager_load, string2file
 from mqlab.common.sql92 import SQL92, FilterException, Sql92Expression, compile_sql92
 
 __all__ = [
@@ -404,17 +405,17 @@ class ConsumerFilterManager:
         return Path(store_path_root_dir) / "config" / "consumerFilter.json"
 
     def persist(self, path: str | Path, *, now_ms: int | None = None) -> None:
-        """Write :meth:`encode` (pretty) to ``path`` (``ConfigManager#persist``)."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(self.encode(now_ms=now_ms, pretty_format=True), encoding="utf-8")
+        """Write :meth:`encode` (pretty) to ``path`` (``ConfigManager#persist``:
+        ``MixAll#string2File``, the previous content kept in ``.bak``)."""
+        string2file(self.encode(now_ms=now_ms, pretty_format=True), path)
 
     def load(self, path: str | Path, *, now_ms: int | None = None) -> bool:
-        """Read ``path`` if it exists (``ConfigManager#load``); a missing file is fine."""
-        p = Path(path)
-        if p.exists():
-            self.decode(p.read_text(encoding="utf-8"), now_ms=now_ms)
-        return True
+        """Read ``path``, else its ``.bak`` (``ConfigManager#load``); a missing file is fine.
+
+        Returns:
+            False only when both the file and its ``.bak`` are unreadable.
+        """
+        return config_manager_load(path, lambda text: self.decode(text, now_ms=now_ms))
 
 
 class ExpressionMessageFilter:

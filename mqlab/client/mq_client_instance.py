@@ -56,6 +56,7 @@ from mqlab.remoting.bodies import (
 )
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.fastjson import loads_json_body
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node, RemotingException
 from mqlab.runtime.task import Task, spawn
@@ -621,13 +622,83 @@ class MQClientInstance(Node):
         for _, consumer in self._consumers():
             consumer.do_rebalance()
 
+    def reset_offset(self, topic: str, group: str, offset_table: dict[MessageQueue, int]) -> None:
+        """A broker's RESET_CONSUMER_CLIENT_OFFSET: move a running push consumer's queues.
+
+        Mirrors ``MQClientInstance#resetOffset`` (client/impl/factory, RocketMQ 4.9.3):
+        step 1 pause the consumer (its pulls wait) and drop and clear the process queue of
+        each of the topic's queues in the table (in-flight results are then ignored);
+        step 2, after Java's ``TimeUnit.SECONDS.sleep(10)`` (a 10 s timer here), for each of
+        those queues still held: set the offset store's offset (not increase-only), commit it
+        and forget it (``removeUnnecessaryMessageQueue``) and remove the queue; step 3
+        resume, which rebalances at once: the queues come back and their first pull starts
+        at the offset just committed. A group that is not a push consumer here is ignored.
+        """
+        from mqlab.client.consumer.default_mq_push_consumer_impl import DefaultMQPushConsumerImpl
+
+        impl = self.consumer_table.get(group)
+        if not isinstance(impl, DefaultMQPushConsumerImpl):
+            if self.tracer.enabled:
+                self.tracer.emit("MQClientInstance.resetOffset", "1", Kind.ERROR, group=group,
+                                 text=f"[reset-offset] consumer dose not exist. group={group}")  # fmt: skip
+            return
+        impl.suspend()
+        pqt = impl.rebalance_impl.process_queue_table
+        dropped = []
+        for mq, pq in list(pqt.items()):
+            if mq.topic == topic and mq in offset_table:
+                pq.dropped = True
+                pq.clear()
+                dropped.append(str(mq))
+        if self.tracer.enabled:
+            self.tracer.emit("MQClientInstance.resetOffset", "1", group=group, topic=topic,
+                             dropped=dropped,
+                             text=f"reset {group}/{topic}: pause, drop {len(dropped)} queue(s), "
+                             "wait 10 s")  # fmt: skip
+        self.ctx.set_timer(
+            "MQClientInstance.resetOffset", 10_000,
+            lambda: self._reset_offset_after_sleep(impl, topic, group, offset_table),
+            key=f"{group}@{topic}",
+        )  # fmt: skip
+
+    def _reset_offset_after_sleep(
+        self, impl: Any, topic: str, group: str, offset_table: dict[MessageQueue, int]
+    ) -> None:
+        """Steps 2 and 3 of ``reset_offset``."""
+        pqt = impl.rebalance_impl.process_queue_table
+        moved = {}
+        try:
+            for mq in list(pqt):
+                offset = offset_table.get(mq)
+                if mq.topic == topic and offset is not None:
+                    impl.offset_store.update_offset(mq, offset, False)
+                    impl.rebalance_impl.remove_unnecessary_message_queue(mq, pqt.get(mq))
+                    pqt.pop(mq, None)
+                    moved[str(mq)] = offset
+            if self.tracer.enabled:
+                self.tracer.emit("MQClientInstance.resetOffset", "2", group=group, topic=topic,
+                                 offsets=moved,
+                                 text=f"reset {group}/{topic}: {len(moved)} queue offset(s) set "
+                                 "and committed, resume")  # fmt: skip
+        finally:
+            impl.resume()
+
     # -- server-initiated requests ---------------------------------------------------------------
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
-        """NOTIFY_CONSUMER_IDS_CHANGED → rebalance now, no reply; others unsupported.
+        """NOTIFY_CONSUMER_IDS_CHANGED → rebalance now; RESET_CONSUMER_CLIENT_OFFSET → move
+        the group's offsets (``reset_offset``); no reply to either; others unsupported.
 
         Mirrors ``ClientRemotingProcessor#processRequest`` /
-        ``#notifyConsumerIdsChanged`` (client/impl, RocketMQ 4.9.3); facts §10.5.
+        ``#notifyConsumerIdsChanged`` / ``#resetOffset`` (client/impl, RocketMQ 4.9.3);
+        facts §10.5.
         """
+        if request.code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET:
+            table: dict[MessageQueue, int] = {}
+            if request.body is not None:
+                raw = loads_json_body(request.body).get("offsetTable") or {}
+                table = {MessageQueue.from_json_dict(k.to_dict()): int(v) for k, v in raw.items()}
+            self.reset_offset(request.ext("topic"), request.ext("group"), table)
+            return None
         if request.code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED:
             h = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
             if self.tracer.enabled:

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from mqlab.common.filter_api import java_string_hash
 
-__all__ = ["hash_map_order", "java_long_hash"]
+__all__ = ["JavaProperties", "hash_map_order", "java_long_hash"]
 
 K = TypeVar("K")
 
@@ -48,3 +48,77 @@ def hash_map_order(
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
+
+
+class JavaProperties:
+    """A ``java.util.Properties`` whose iteration order is JDK 17's.
+
+    Since JDK 9 a ``Properties`` keeps its entries in an internal
+    ``ConcurrentHashMap(8)``: 16 bins at first, doubled when the size reaches 0.75 of the
+    table (``addCount`` → ``transfer``). A bin keeps its keys in insertion order until a
+    resize splits it; ``ConcurrentHashMap#transfer`` keeps the bin's last run of keys
+    that go the same way (``lastRun``) in order and puts the keys before it in front of
+    that run in reverse. So the order depends on the insertion history, which this class
+    replays. Iteration walks the bins from 0 up (``Traverser#advance``).
+
+    Treeified bins (8+ keys in one bin) are not modelled: ``put`` raises when one would
+    form, so a caller cannot get a wrong order silently.
+    """
+
+    TREEIFY_THRESHOLD = 8
+
+    def __init__(self) -> None:
+        self._n = 16  # ConcurrentHashMap(8): tableSizeFor((long) (1.0 + 8 / 0.75f)) = 16
+        self._bins: list[list[str]] = [[] for _ in range(self._n)]
+        self._values: dict[str, str] = {}
+
+    @staticmethod
+    def _spread(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFF_FFFF
+        return (h ^ (h >> 16)) & 0x7FFF_FFFF
+
+    def put(self, key: str, value: str) -> None:
+        """``Properties#put``: replace in place, or append to the key's bin and maybe grow."""
+        if key in self._values:
+            self._values[key] = value
+            return
+        bin_ = self._bins[self._spread(key) & (self._n - 1)]
+        bin_.append(key)
+        if len(bin_) >= self.TREEIFY_THRESHOLD:
+            raise NotImplementedError("a treeified ConcurrentHashMap bin is not modelled")
+        self._values[key] = value
+        if len(self._values) >= self._n - (self._n >> 2):  # sizeCtl = 0.75 n
+            self._transfer()
+
+    def _transfer(self) -> None:
+        n = self._n
+        new_bins: list[list[str]] = [[] for _ in range(2 * n)]
+        for i, keys in enumerate(self._bins):
+            if not keys:
+                continue
+            bits = [self._spread(k) & n for k in keys]
+            last_run = len(keys) - 1
+            while last_run > 0 and bits[last_run - 1] == bits[-1]:
+                last_run -= 1
+            lo = keys[last_run:] if bits[-1] == 0 else []
+            hi = keys[last_run:] if bits[-1] != 0 else []
+            for k, b in zip(keys[:last_run], bits[:last_run], strict=True):
+                (hi if b else lo).insert(0, k)  # new Node(ph, pk, pv, ln): prepended
+            new_bins[i], new_bins[i + n] = lo, hi
+        self._n, self._bins = 2 * n, new_bins
+
+    def get(self, key: str) -> str | None:
+        return self._values.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def keys(self) -> list[str]:
+        """The keys in iteration order (bin 0 first, each bin front to back)."""
+        return [k for keys in self._bins for k in keys]
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(k, self._values[k]) for k in self.keys()]

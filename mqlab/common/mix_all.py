@@ -5,8 +5,8 @@ channel), §7.3 (prefixes, reserved groups, MASTER_ID) and §11 (``MixAllTest``)
 
 What this module owns: group and topic-prefix constants, retry/DLQ/reply topic names and
 ``compareAndIncreaseOnly``. What it must not know: files, environment variables, the
-local host or the JVM pid; ``MixAll``'s IO helpers (``string2File``, ``getLocalInetAddress``
-...) belong to the drivers, not here.
+local host or the JVM pid; ``MixAll``'s file helpers (``string2File``, ``file2String``) live
+in ``mix_all_files``, and ``getLocalInetAddress`` belongs to the drivers.
 """
 
 from __future__ import annotations

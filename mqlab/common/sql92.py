@@ -761,18 +761,106 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
+def _java_add_escapes(text: str) -> str:
+    """JavaCC's ``ParseException#add_escapes`` (quotes, backslash, control characters)."""
+    out = []
+    for ch in text:
+        esc = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
+               '"': '\\"', "'": "\\'", "\\": "\\\\"}.get(ch)  # fmt: skip
+        if esc is not None:
+            out.append(esc)
+        elif ord(ch) < 0x20 or ord(ch) > 0x7E:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _eof_line_col(expression: str) -> tuple[int, int]:
+    """Where JavaCC's EOF token begins: ``SimpleCharStream#FillBuff`` fails, steps back
+    to the last character read and the EOF token takes that character's line and column
+    (an empty input leaves the stream's unset first slot: line 0, column 0)."""
+    if not expression:
+        return 0, 0
+    return _line_col(expression, len(expression) - 1)
+
+
+#: ``"+" unaryExpr`` is chosen by a syntactic LOOKAHEAD of unbounded length
+#: (``jj_2_4(Integer.MAX_VALUE)``), whose rescan is never done, so "+" is never listed.
+_NEVER_LISTED = frozenset({"PLUS"})
+
+
 def _syntax_error(expression: str, tok: Token, expected: set[str]) -> FilterException:
+    """JavaCC's ``ParseException#getMessage`` (``initialise``), word for word: the
+    token found (its kind's image and its text), where, and the expected token kinds in
+    ``tokenImage`` order, one per line.
+
+    The expected kinds are the parser's (lark's) for this state, less "+" (see
+    ``_NEVER_LISTED``); JavaCC can also list two-token sequences where its
+    ``LOOKAHEAD(2)`` choices (``NOT BETWEEN``, ``NOT IN``, ``IS NOT NULL``) were tried at
+    the failing token, which this does not reproduce.
+    """
+    eol = "\n"
     if tok.type == "$END":
-        pos, what = len(expression), "<EOF>"
+        pos = len(expression)
+        line, col = _eof_line_col(expression)
+        found = "<EOF>"
     else:
-        pos, what = tok.start_pos or 0, f'"{tok}" ({_TOKEN_IMAGES.get(tok.type, tok.type)})'
-    line, col = _line_col(expression, pos)
-    want = ", ".join(
-        _TOKEN_IMAGES.get(t, t) for t in sorted(expected, key=lambda t: _TOKEN_ORDER.get(t, 99))
+        pos = tok.start_pos or 0
+        line, col = _line_col(expression, pos)
+        image = _TOKEN_IMAGES.get(tok.type, tok.type)
+        found = f' {image} "{_java_add_escapes(str(tok))} "'
+    kinds = sorted(expected - _NEVER_LISTED, key=lambda t: _TOKEN_ORDER.get(t, 99))
+    listed = "".join(
+        (f"{_TOKEN_IMAGES.get(t, t)} " if t == "$END" else f"{_TOKEN_IMAGES.get(t, t)} ...")
+        + eol
+        + "    "
+        for t in kinds
     )
+    head = "Was expecting:" if len(kinds) == 1 else "Was expecting one of:"
     return FilterException(
-        f"Invalid MessageSelector. Encountered {what} at line {line}, column {col} "
-        f"(offset {pos}). Was expecting one of: {want}",
+        f'Invalid MessageSelector. Encountered "{found}" at line {line}, column {col}.'
+        f"{eol}{head}{eol}    {listed}",
+        expression=expression,
+        position=pos,
+        line=line,
+        column=col,
+    )
+
+
+def _lexical_error(expression: str, pos: int) -> FilterException:
+    """JavaCC's ``TokenMgrError#LexicalError`` text for no token matching at ``pos``.
+
+    Mirrors ``SelectorParserTokenManager#getNextToken``: the token automaton reads as far
+    as it can (an unterminated ``'...`` string or ``/* ...`` comment runs to the end of
+    the input; a ``.`` must be followed by a digit), then reports the line and column of
+    the last character read and the character that stopped it; when that read hit the
+    end of the input instead, "<EOF>" one column further, with everything read as
+    "after" (Java's quirk: a bad character that is the LAST one is reported as <EOF>).
+    """
+    n = len(expression)
+    if expression[pos] == "'" or expression.startswith("/*", pos):
+        last = n - 1  # runs to the end
+    elif expression[pos] == "." and pos + 1 < n:
+        last = pos + 1  # "." then a non-digit: stopped by the next character
+    else:
+        last = pos  # no token starts with this character
+    consumed = last - pos + 1  # JavaCC's curPos
+    line, col = _line_col(expression, last)
+    if last + 1 >= n:  # the look past the stopping character meets the end
+        after = "" if consumed <= 1 else expression[pos : last + 1]
+        if expression[last] in "\n\r":
+            line, col = line + 1, 0
+        else:
+            col += 1
+        found = "<EOF> "
+    else:
+        after = "" if consumed <= 1 else expression[pos:last]
+        ch = expression[last]
+        found = f'"{_java_add_escapes(ch)}" ({ord(ch)}), '
+    return FilterException(
+        f"Invalid MessageSelector. Lexical error at line {line}, column {col}.  Encountered: "
+        f'{found}after : "{_java_add_escapes(after)}"',
         expression=expression,
         position=pos,
         line=line,
@@ -805,15 +893,7 @@ def _parse_prefix(expression: str) -> tuple[Tree, str]:
         except UnexpectedToken as e:
             raise _syntax_error(expression, e.token, saved.accepts()) from None
     except UnexpectedCharacters as e:
-        line, col = _line_col(expression, e.pos_in_stream)
-        raise FilterException(
-            f"Invalid MessageSelector. Lexical error at line {line}, column {col} "
-            f"(offset {e.pos_in_stream}). Encountered: {e.char!r}",
-            expression=expression,
-            position=e.pos_in_stream,
-            line=line,
-            column=col,
-        ) from None
+        raise _lexical_error(expression, e.pos_in_stream) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark failures
         raise FilterException(f"Invalid MessageSelector. {e}", expression=expression) from None
 

@@ -74,10 +74,38 @@ def _address_rule(which: str) -> Callable[[Diff, SideEnv, SideEnv], bool]:
     return masks
 
 
+_PROPERTIES_PATH = re.compile(r"^msg\[\d+\]\.properties$")
+
+
+def _property_pairs(v: Any) -> Any:
+    """A stored properties string (``name\\u0001value\\u0002``...) as ``[[name, value]]``
+    in stored order; anything else unchanged."""
+    if isinstance(v, str) and "\u0001" in v:
+        return [p.split("\u0001", 1) for p in v.split("\u0002") if "\u0001" in p]
+    return v
+
+
 def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
-    if not (isinstance(d.real, str) and isinstance(d.mqlab, str)):
+    if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, str) and isinstance(d.mqlab, str):
+        # the raw stored string (stored-bytes rows): the same check on its pairs
+        d = Diff(d.path, _property_pairs(d.real), _property_pairs(d.mqlab))
+    if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, list) and isinstance(d.mqlab, list):
+        # A stored message's properties, e.g. ORIGIN_MESSAGE_ID of a sent-back message
+        # (SendMessageProcessor#asyncConsumerSendMsgBack: the stored message's offset id).
+        # Same names in the same order; each differing value an offset id of its broker.
+        if len(d.real) != len(d.mqlab):
+            return False
+        differing = [(a, b) for a, b in zip(d.real, d.mqlab, strict=True) if a != b]
+        return bool(differing) and all(
+            a[0] == b[0] and _same_offset_ids(a[1], b[1], real, mq) for a, b in differing
+        )
+    return _same_offset_ids(d.real, d.mqlab, real, mq)
+
+
+def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool:
+    if not (isinstance(x_real, str) and isinstance(x_mq, str)):
         return False
-    ids_a, ids_b = d.real.split(","), d.mqlab.split(",")  # a batch answers with a list
+    ids_a, ids_b = x_real.split(","), x_mq.split(",")  # a batch answers with a list
     if len(ids_a) != len(ids_b):
         return False
     for x, y in zip(ids_a, ids_b, strict=True):
@@ -93,7 +121,7 @@ def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 
 _TIMESTAMP_PATHS = re.compile(
     r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
-    r"|body\..*\.dataVersion\.timestamp)$"
+    r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp)$"
 )
 #: Two brokers started and fed by the same harness store within this of each other.
 STORE_CLOCK_WINDOW_MS = 120_000
@@ -153,7 +181,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "offset-msg-id",
-        "msgId / offsetMsgId of send answers and stored messages",
+        "msgId / offsetMsgId of send answers and stored messages; property values of "
+        "stored messages that are such ids (ORIGIN_MESSAGE_ID of a sent-back message)",
         "an offset message id is hex(storeHost ip, port, commit-log offset) "
         "(MessageDecoder#createMessageId); masked only when both decode to their own "
         "broker's address and the SAME commit-log offset",
@@ -162,7 +191,8 @@ RULES: list[Rule] = [
     Rule(
         "store-timestamp",
         "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
-        "dataVersion timestamps",
+        "dataVersion timestamps, GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store "
+        "time of a queue's last message)",
         "each broker's wall clock when it stored / changed something; masked only when "
         f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
         _store_timestamp,
@@ -191,7 +221,19 @@ def _file_preallocation(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 _NOT_A_NUMBER = re.compile(r"^the custom field <\w+> is not a number: '(.*)'$")
 
 
+#: JDK 14+'s "helpful" NullPointerException message (JEP 358), e.g. 'Cannot invoke
+#: "X.compile(String)" because the return value of "Y.get(String)" is null'.
+_HELPFUL_NPE = re.compile(
+    r"^Cannot (invoke|read field|assign field|load from|store to|read the array length"
+    r'|throw exception|enter synchronized block|exit synchronized block) "[^"]*"'
+    r"(?: because .* is null)?$"
+)
+
+
 def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path == "remark" and d.mqlab is None and isinstance(d.real, str):
+        # e.getMessage() of a NullPointerException as the whole remark: null on JDK 8
+        return _HELPFUL_NPE.match(d.real) is not None
     if d.path != "remark" or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
         return False
     npe = "java.lang.NullPointerException, "
@@ -229,13 +271,18 @@ RULES.append(
     Rule(
         "jdk-exception-text",
         "the remark of a SYSTEM_ERROR from a Java exception: a header number that does not "
-        "parse, a NullPointerException",
+        "parse, a NullPointerException; a remark that is a NullPointerException's own "
+        "message (CHECK_CLIENT_CONFIG with an expression type no filter is registered for)",
         "Java answers RemotingHelper#exceptionSimpleDesc: the exception's text and first "
         "stack frame. A NumberFormatException's frame lies inside the JDK and changes with "
         "it: mqlab writes JDK 8's frame, or for a header field names the field and the "
         "value (masked only when the real remark quotes that same value). A NullPointerException has no text on JDK 8 (4.9.3's "
         "target) and a 'helpful' one on JDK 14+: mqlab writes JDK 8's (masked only when "
-        "the first frame, RocketMQ's class, method and line, is the same)",
+        "the first frame, RocketMQ's class, method and line, is the same). Where the "
+        "remark is the exception's message alone (ClientManageProcessor#checkClientConfig "
+        "answers e.getMessage()), JDK 8's is null: mqlab answers no remark (masked only "
+        'when the real remark is a JDK helpful-NPE text, \'Cannot invoke "..." because '
+        "... is null')",
         _jdk_exception_text,
     )
 )
@@ -428,7 +475,12 @@ def compare_answers(
     """Every difference between the real answer ``a`` and mqlab's ``b``."""
     out: list[Diff] = []
     if a is None or b is None:
-        # No answer (a transport error, a timeout) is never "identical", even on both sides.
+        # No answer within the step's timeout on BOTH sides is the same behaviour (the real
+        # name server does not answer an unknown code at all). Anything else without an
+        # answer (a transport error, one side timing out, a step not sent) is never
+        # "identical".
+        if a is None and b is None and _timed_out(err_a) and _timed_out(err_b):
+            return out
         out.append(Diff("answer", err_a or _short(a), err_b or _short(b)))
         return out
     if a.code != b.code:
@@ -441,6 +493,12 @@ def compare_answers(
             out.append(Diff(f"ext.{k}", ea.get(k, "<absent>"), eb.get(k, "<absent>")))
     compare_bodies(body_kind, request_code, a, b, out)
     return out
+
+
+def _timed_out(err: str | None) -> bool:
+    """The raw client's error for a request that got no answer in time (``repr`` of the
+    ``TimeoutError`` it raised)."""
+    return err is not None and err.startswith("TimeoutError")
 
 
 def _short(c: RemotingCommand | None) -> str:

@@ -357,8 +357,15 @@ def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
     if st.timing and a and b and a.command is not None and b.command is not None:
         if abs(a.elapsed_ms - b.elapsed_ms) > TIMING_TOLERANCE_MS:
             diffs.append(Diff("elapsed_ms", round(a.elapsed_ms), round(b.elapsed_ms)))
+    if st.timing_window and a and b:
+        lo, hi = st.timing_window
+        for side, ans in (("real", a), ("mqlab", b)):
+            if ans.command is not None and not lo <= ans.elapsed_ms <= hi:
+                diffs.append(
+                    Diff(f"elapsed_ms.{side}", f"{ans.elapsed_ms:.0f} not in [{lo}, {hi}]", "-")
+                )
     what = f"{_code_name(code)} -> {st.to}"
-    if st.timing and a and b:
+    if (st.timing or st.timing_window) and a and b:
         what += f" [timing {a.elapsed_ms:.0f} / {b.elapsed_ms:.0f} ms]"
     whole = None
     if a and b and missing_header_field(_sent_header(st), a.command, b.command):

@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -245,8 +246,6 @@ def _keep_archive(tmp: Path | None, returncode: int | None) -> None:
 
 
 def _bindable(port: int) -> bool:
-    import socket
-
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind(("127.0.0.1", port))
@@ -261,8 +260,6 @@ def free_port(n_consecutive: int = 1) -> int:
     Free when checked, not reserved: a caller that loses the race retries (RealCluster does).
     A port bound on 0.0.0.0 by another process also fails the 127.0.0.1 check on Linux.
     """
-    import socket
-
     for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind(("127.0.0.1", 0))

@@ -9,7 +9,9 @@ value may refer to an earlier answer of the same side with ``${step.field}``:
 * ``${send1.queueOffset}`` — the ``queueOffset`` ext field of step ``send1``'s answer;
 * ``${send1.code}`` / ``${send1.remark}`` — its response code / remark;
 * ``${now}``, ``${now-5000}`` — this side's wall clock in ms when the step is sent;
-* ``${client}`` — this side's client address as the broker sees it (``ip:port``).
+* ``${client}`` — this side's client address as the broker sees it (``ip:port``);
+* ``${send1.msgId|offset}`` — the commit-log offset inside step ``send1``'s offsetMsgId
+  (its last 16 hex digits), e.g. for CONSUMER_SEND_MSG_BACK.
 
 Each side resolves the references against ITS OWN answers, so a later request carries
 e.g. the offset that side returned. A :class:`StoredCheck` in the step list compares the
@@ -58,6 +60,9 @@ class Step:
         after: wait for these background steps' answers before sending this one.
         timing: compare the elapsed time of the two answers (ms, real clock,
             tolerance :data:`TIMING_TOLERANCE_MS`); for long polling.
+        timing_window: ``(lo, hi)`` ms: each side's elapsed time must fall inside, when
+            RocketMQ itself only bounds it (a held pull times out at the next hold check,
+            whose phase is each broker's own).
         body_kind: how to compare bodies: ``"auto"`` (JSON if it parses, pull responses
             as stored messages, else bytes), ``"json"``, ``"messages"``, ``"bytes"``.
         timeout_s: how long to wait for the answer.
@@ -76,6 +81,7 @@ class Step:
     background: bool = False
     after: tuple[str, ...] = ()
     timing: bool = False
+    timing_window: tuple[int, int] | None = None
     body_kind: str = "auto"
     timeout_s: float = 30.0
     note: str = ""
@@ -167,6 +173,7 @@ def resolve(value: str, answers: dict[str, Any], env: dict[str, Any]) -> str:
             return str(env["now"]() + delta)
         if ref in env and not callable(env[ref]):
             return str(env[ref])
+        ref, _, conv = ref.partition("|")
         step, _, fld = ref.partition(".")
         ans = answers.get(step)
         if ans is None or ans.command is None:
@@ -179,6 +186,8 @@ def resolve(value: str, answers: dict[str, Any], env: dict[str, Any]) -> str:
         v = cmd.ext(fld)
         if v is None:
             raise KeyError(f"${{{ref}}}: step {step!r}'s answer has no ext field {fld!r}")
+        if conv == "offset":  # an offsetMsgId's last 16 hex digits: the commit-log offset
+            return str(int(v[-16:], 16))
         return v
 
     return _REF.sub(one, value)

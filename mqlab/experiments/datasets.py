@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "DATASETS",
     "datasets_dir",
+    "readme",
     "spec_path",
     "dataset_path",
     "command",
@@ -32,13 +33,13 @@ __all__ = [
 #: Shipped datasets: name → what question it answers.
 DATASETS = {
     "long_vs_short_polling": "pulls issued and delivery latency with longPollingEnable on/off "
-    "at 0, 1 and 10 messages/s (seed 001)",
+    "at 0, 1 and 10 messages/s (lesson 04)",
     "allocation_under_churn": "queue moves, duplicates and convergence time of AVG, "
-    "AVG_BY_CIRCLE and CONSISTENT_HASH when consumers join, crash and leave (seed 004)",
+    "AVG_BY_CIRCLE and CONSISTENT_HASH when consumers join, crash and leave (lesson 05)",
     "crash_offset_persist": "duplicates after a consumer crash with and without committing "
-    "offsets first (seeds 003/004)",
+    "offsets first (lesson 08)",
     "flow_control_thresholds": "flow-control episodes, pulls and latency for "
-    "pullThresholdForQueue 4, 16, 64, 256 under a burst (seed 003 step 2.1)",
+    "pullThresholdForQueue 4, 16, 64, 256 under a burst (pull-loop step 2.1, lesson 06)",
 }
 
 
@@ -56,6 +57,15 @@ def datasets_dir() -> Path:
             "(pip install -e .) or set MQLAB_DATASETS"
         )
     return path
+
+
+def readme() -> Any:
+    """``datasets/README.md`` (what each recorded sweep asks, its schema and the command that made
+    it) as Markdown a notebook renders: the lab's file browser starts at ``notebooks/`` and cannot
+    open the file itself."""
+    from IPython.display import Markdown
+
+    return Markdown((datasets_dir() / "README.md").read_text(encoding="utf-8"))
 
 
 def _check(name: str) -> str:

@@ -159,8 +159,8 @@ def _loss_explanations(lab: Lab, ctx: RunContext) -> list[str]:
     out = []
     for t, f in ctx.faults:
         at = t - ctx.t0
-        if f.action == "kill_broker":
-            out.append(f"kill_broker {f.target}@{at}")
+        if f.action in ("kill_broker", "power_cut_broker"):
+            out.append(f"{f.action} {f.target}@{at}")
         elif f.action == "restart_broker" and not f.graceful:
             out.append(f"restart_broker {f.target} (kill)@{at}")
         elif f.action == "set_link" and (f.down or (f.drop_rate or 0) > 0):

@@ -6,7 +6,7 @@ consumers through ``Lab.push_consumer`` (strategy, batch sizes, thresholds, a
 ``ScenarioListener``), producers through ``Lab.producer``; then, in timeline order,
 ``Lab.advance`` to each action and the action itself (a send, or a fault through
 ``kill_consumer`` / ``push_consumer`` / ``remove_consumer`` / ``restart_broker`` /
-``kill`` / ``set_link``). After ``duration_ms + drain_ms`` it hands the lab to
+``kill`` / ``power_cut`` / ``set_link``). After ``duration_ms + drain_ms`` it hands the lab to
 ``mqlab.experiments.metrics`` for the metrics row.
 
 Everything is a function of the scenario (seed included): no wall clock, no global
@@ -128,6 +128,8 @@ def _apply_fault(lab: Lab, ctx: RunContext, f: FaultSpec, scenario: Scenario) ->
         lab.restart_broker(f.target, graceful=f.graceful)
     elif a == "kill_broker":
         lab.kill(f.target)
+    elif a == "power_cut_broker":
+        lab.power_cut(f.target)
     elif a == "set_link":
         settings = {k: v for k, v in (("latency_ms", f.latency_ms), ("jitter_ms", f.link_jitter_ms),
                     ("drop_rate", f.drop_rate), ("down", f.down)) if v is not None}  # fmt: skip

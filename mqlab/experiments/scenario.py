@@ -45,6 +45,7 @@ FAULT_ACTIONS = {
     "resume": "Lab.resume_consumer(target)",
     "restart_broker": "Lab.restart_broker(target, graceful=…)",
     "kill_broker": "Lab.kill(target)",
+    "power_cut_broker": "Lab.power_cut(target)",
     "set_link": "Lab.set_link(src, dst, latency_ms=…, jitter_ms=…, drop_rate=…, down=…)",
 }
 

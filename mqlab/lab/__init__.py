@@ -1,4 +1,4 @@
-"""The workbench layer: the ``Lab`` facade, inspectors, widgets and figures (DESIGN §4).
+"""The workbench layer: the ``Lab`` facade, inspectors, widgets and figures.
 
 ``from mqlab.lab import Lab, control_panel, check, learner_seed`` is all a lesson needs.
 """

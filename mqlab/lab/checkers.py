@@ -238,7 +238,7 @@ def check_queue_order(lab: Lab, consumer: str | None = None) -> CheckReport:
 def delay_table_ms(
     level_string: str = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 ) -> dict[int, int]:
-    """``messageDelayLevel`` parsed: level (1-based) → ms (facts §10.8)."""
+    """``messageDelayLevel`` parsed: level (1-based) → ms (``MessageStoreConfig.messageDelayLevel``)."""
     units = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
     return {i + 1: int(v[:-1]) * units[v[-1]] for i, v in enumerate(level_string.split())}
 

@@ -1,6 +1,6 @@
 """Figures: plotly pictures of a recorded run, for lessons and slides.
 
-Mirrors no RocketMQ class: this is mqlab's ``reporting.py`` (the crawler's, STYLE §6.11).
+Mirrors no RocketMQ class: this is mqlab's ``reporting.py`` .
 Figures read trace events after the fact; they never touch a broker, client or driver, and
 mechanism modules never plot. Each figure comes in two halves: a pure
 ``<figure>_frame(events)`` that turns events into a tidy pandas frame (tests check its
@@ -70,7 +70,7 @@ KALEIDO_MISSING = (
     "notebook, and fig.write_html(path) needs nothing extra."
 )
 
-# components and steps read below (broker: seeds 000/001; client: seeds 003/004)
+# components and steps read below (notebooks/mechanisms.md lists them)
 PULL = "PullMessageProcessor.processRequest"
 HOLD = "PullRequestHoldService"
 REPUT = "ReputMessageService.doReput"
@@ -320,7 +320,7 @@ def long_poll_wait_histogram_frame(events: Any) -> pd.DataFrame:
     Reads ``PullRequestHoldService.suspendPullRequest`` "suspend" (key, offset,
     timeout_millis, deadline) and ``PullRequestHoldService.notifyMessageArriving`` step "3"
     with ``match`` True (a message woke it: reason ``"message"``) or step "4" (suspended
-    long enough: reason ``"timeout"``); seed 001 steps 3–4. Answers are paired with
+    long enough: reason ``"timeout"``); ``notifyMessageArriving`` steps 3–4. Answers are paired with
     suspends first-in first-out per (broker, key, offset).
 
     A pull that ends unanswered has reason ``"dropped"`` and ``end_t_ms`` set when its broker
@@ -408,7 +408,7 @@ def allocation_heatmap_frame(
     """Who owns each queue, just after each rebalance.
 
     Reads ``RebalancePushImpl`` / ``RebalancePullImpl`` ``.rebalanceByTopic`` step "42-61"
-    (seed 004 lines 42–61: group, topic, client_id, allocated_mqs), one event per consumer
+    (step 42-61: group, topic, client_id, allocated_mqs), one event per consumer
     per round, each giving that consumer's own view. A consumer's view ends when its node
     stops (``SimDriver`` stop/kill) or it shuts down (``*.shutdown`` with its group).
     Broadcasting rounds (step "3-19") name no queues and are not shown.
@@ -538,7 +538,7 @@ def offsets_over_time_frame(
     ``ConsumerManageProcessor.updateConsumerOffset`` "commit" (group, topic, queue_id,
     offset: UPDATE_CONSUMER_OFFSET); and ``PullMessageProcessor.processRequest`` step "11"
     with ``committed`` True (commit_offset; group/topic/queue_id from step "1" of the same
-    request; seed 000 step 11). A queue's max offset is 0 until its first dispatch (a
+    request; pull step 11). A queue's max offset is 0 until its first dispatch (a
     restarted broker rebuilds its queues without dispatch events; later ones are exact).
 
     Every dispatch adds a row for each group that ever commits on the topic (or one row
@@ -673,7 +673,7 @@ def _region(field: str) -> str:
 
 
 def commit_log_byte_map_frame(entry: bytes) -> pd.DataFrame:
-    """The fields of one stored commit-log entry (facts §4.1) with where each ends.
+    """The fields of one stored commit-log entry (``CommitLog#calMsgLength``) with where each ends.
 
     ``inspect.commit_log_fields`` plus ``end`` (offset + size), ``region`` ("fixed header",
     "body", "topic", "properties") and ``value_text`` (the value as a string).
@@ -744,7 +744,7 @@ def flow_control_episodes_frame(events: Any) -> pd.DataFrame:
 
     Reads ``DefaultMQPushConsumerImpl.pullMessage`` step "2.1" events that carry
     ``flow_control`` ("count", "size" or "span"), with mq, cached, threshold, delay_ms
-    (seed 003 step 2.1: the pull is retried ``PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL`` =
+    (pull-loop step 2.1: the pull is retried ``PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL`` =
     50 ms later). Consecutive pullMessage events of one (node, mq) that are all flow
     control of the same kind form one episode; any other pullMessage event for that queue
     (a pull sent, step "2.5") ends it. The episode ends when the last deferred pull ran:

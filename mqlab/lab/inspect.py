@@ -31,6 +31,8 @@ __all__ = [
     "consumer_offsets",
     "timers",
     "commit_log_fields",
+    "index_files",
+    "index_entries",
 ]
 
 
@@ -133,7 +135,37 @@ def commit_log(
     return _frame(rows, cols + (["raw"] if raw else []))
 
 
-#: (field, offset, size) of the stored layout for IPv4 hosts (facts §4.1), for byte maps.
+def index_files(broker: BrokerController) -> pd.DataFrame:
+    """One row per index file (``store/index``): its name and header fields."""
+    rows = []
+    for f in broker.message_store.index_service.index_file_list:
+        h = f.index_header
+        rows.append({
+            "file": f.file_name.rsplit("/", 1)[-1], "begin_timestamp": h.begin_timestamp,
+            "end_timestamp": h.end_timestamp, "begin_phy_offset": h.begin_phy_offset,
+            "end_phy_offset": h.end_phy_offset, "hash_slot_count": h.hash_slot_count,
+            "index_count": h.index_count,
+        })  # fmt: skip
+    return _frame(rows, ["file", "begin_timestamp", "end_timestamp", "begin_phy_offset",
+                         "end_phy_offset", "hash_slot_count", "index_count"])  # fmt: skip
+
+
+def index_entries(broker: BrokerController) -> pd.DataFrame:
+    """Every 20-byte index entry (number 1 up) of every index file, with its hash slot."""
+    rows = []
+    for f in broker.message_store.index_service.index_file_list:
+        name = f.file_name.rsplit("/", 1)[-1]
+        for n in range(1, f.index_header.index_count):
+            key_hash, phy, time_diff, prev = f.read_entry(n)
+            rows.append({
+                "file": name, "index": n, "key_hash": key_hash, "slot": key_hash % f.hash_slot_num,
+                "phy_offset": phy, "time_diff": time_diff, "prev_index": prev,
+            })  # fmt: skip
+    return _frame(rows, ["file", "index", "key_hash", "slot", "phy_offset", "time_diff",
+                         "prev_index"])  # fmt: skip
+
+
+#: (field, offset, size) of the stored layout for IPv4 hosts (``CommitLog#calMsgLength``), for byte maps.
 _FIXED = [
     ("TOTALSIZE", 0, 4), ("MAGICCODE", 4, 4), ("BODYCRC", 8, 4), ("QUEUEID", 12, 4),
     ("FLAG", 16, 4), ("QUEUEOFFSET", 20, 8), ("PHYSICALOFFSET", 28, 8), ("SYSFLAG", 36, 4),

@@ -1,7 +1,7 @@
 """The Lab: one simulated RocketMQ cluster a learner can build, poke, rewind and compare.
 
-``Lab(seed=…, brokers=…)`` builds a name server and brokers on a ``SimDriver`` (DESIGN
-§5). It owns the driver's clock, the seeded RNG streams, every node and the trace; there
+``Lab(seed=…, brokers=…)`` builds a name server and brokers on a ``SimDriver``. It
+owns the driver's clock, the seeded RNG streams, every node and the trace; there
 are no globals, so two labs in one notebook never disturb each other.
 
 Time only moves when the learner says so: ``step()`` runs one event, ``advance(ms)``
@@ -153,6 +153,7 @@ class Lab(ClientsMixin):
         for b in self.brokers:
             if b.message_store is not None:
                 b.message_store.shutdown()
+                b.message_store.unmap()  # a killed store's maps stay open until now
         if self._finalizer is not None:
             self._finalizer()
 
@@ -289,16 +290,49 @@ class Lab(ClientsMixin):
 
     @journaled
     def kill(self, node: str) -> None:
-        """Kill a node: no shutdown, no offset persist (a crash)."""
+        """Kill a node (SIGKILL): no shutdown, no offset persist. A broker's written bytes
+        survive in the OS page cache, flushed or not (see :meth:`power_cut` for a fault
+        that loses them)."""
         self._kill(node)
 
     def _kill(self, node: str) -> None:
-        """SIGKILL: the node runs none of its shutdown; a broker's store keeps only what its
-        mapped files (the page cache) held, and its ``abort`` file stays."""
+        """SIGKILL: the node runs none of its shutdown; a broker's store keeps everything
+        its mapped files (the page cache) hold, and its ``abort`` file stays."""
         self.driver.stop_node(node, graceful=False)
         for b in self.brokers:
             if b.name == node and b.message_store is not None:
                 b.message_store.kill()
+
+    @journaled
+    def power_cut(self, node: str, *, lost_tail_bytes: int | None = None) -> dict[str, int]:
+        """Cut the power of a broker's machine (or crash its OS): the process dies as in
+        :meth:`kill`, and the OS page cache is lost with it, so the store keeps only what
+        its last flush (``msync``) covered.
+
+        ``lost_tail_bytes``: the kernel had written back all but the commit log's last
+        ``lost_tail_bytes`` bytes before the cut (a torn tail); None: nothing beyond the
+        flushed position survives. See ``DefaultMessageStore.power_cut``.
+
+        Returns:
+            What the store lost (``DefaultMessageStore.power_cut``).
+
+        Raises:
+            ValueError: ``node`` is not a broker, or a negative ``lost_tail_bytes``.
+        """
+        return self._power_cut(node, lost_tail_bytes)
+
+    def _power_cut(self, node: str, lost_tail_bytes: int | None) -> dict[str, int]:
+        b = self.broker(node)
+        if lost_tail_bytes is not None and (
+            not isinstance(lost_tail_bytes, int) or lost_tail_bytes < 0
+        ):
+            raise ValueError(
+                f"lost_tail_bytes must be a whole number >= 0, got {lost_tail_bytes!r}"
+            )
+        self.driver.stop_node(b.name, graceful=False, fault="power_cut")
+        if b.message_store is None:
+            return {}
+        return b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes)
 
     @journaled
     def stop(self, node: str) -> None:
@@ -306,25 +340,55 @@ class Lab(ClientsMixin):
         self.driver.stop_node(node, graceful=True)
 
     @journaled
-    def restart_broker(self, name: str = "broker-a", *, graceful: bool = True) -> BrokerController:
-        """Stop (or kill) a broker and start a new one on the same store directory.
+    def restart_broker(
+        self,
+        name: str = "broker-a",
+        *,
+        graceful: bool | None = None,
+        power_cut: bool = False,
+        lost_tail_bytes: int | None = None,
+    ) -> BrokerController:
+        """Stop a broker (gracefully, by a kill or by a power cut) and start a new one on
+        the same store directory.
 
-        ``graceful``: ``BrokerController#shutdown`` runs (offsets and delay offsets
-        persisted, store flushed, ``abort`` file removed) and the new store recovers
-        normally. Otherwise the broker is killed (see :meth:`kill`): the ``abort`` file
-        stays, so the new store takes the abnormal-recovery path (``last_shutdown_normal``
-        False).
+        ``graceful`` (the default unless ``power_cut``): ``BrokerController#shutdown``
+        runs (offsets and delay offsets persisted, store flushed, ``abort`` file removed)
+        and the new store recovers normally. ``graceful=False``: the broker is killed
+        (see :meth:`kill`): nothing written is lost, the ``abort`` file stays, so the new
+        store takes the abnormal-recovery path (``last_shutdown_normal`` False).
+        ``power_cut=True``: see :meth:`power_cut` (``lost_tail_bytes`` passed on);
+        unflushed bytes are lost, then the same abnormal recovery.
+
+        Raises:
+            ValueError: ``graceful=True`` with ``power_cut=True``, or ``lost_tail_bytes``
+                without ``power_cut``.
         """
+        if power_cut and graceful:
+            raise ValueError("a power cut is not graceful: pass graceful=False or leave it out")
+        if lost_tail_bytes is not None and not power_cut:
+            raise ValueError("lost_tail_bytes needs power_cut=True")
+        if graceful is None:
+            graceful = not power_cut
         old = self.broker(name)
-        if graceful:
+        if power_cut:
+            self._power_cut(old.name, lost_tail_bytes)
+            how = "power cut"
+        elif graceful:
             self.driver.stop_node(old.name, graceful=True)
+            how = "graceful"
         else:
             self._kill(old.name)
+            how = "kill"
         self.driver.remove_node(old.name)
+        if old.message_store is not None:
+            old.message_store.unmap()
         new = BrokerController(old.broker_config, old.message_store_config)
+        fields: dict[str, Any] = {"broker": name, "graceful": graceful}
+        if power_cut:
+            fields["power_cut"] = True
         self.driver._tracer.emit(
-            "Lab", "restart", Kind.FAULT, broker=name, graceful=graceful,
-            text=f"restart {name} ({'graceful' if graceful else 'kill'}) on its store directory",
+            "Lab", "restart", Kind.FAULT, **fields,
+            text=f"restart {name} ({how}) on its store directory",
         )  # fmt: skip
         self.driver.add_node(new)
         self.brokers[self.brokers.index(old)] = new
@@ -342,6 +406,14 @@ class Lab(ClientsMixin):
 
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
         return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
+
+    def index_files(self, broker: str = "broker-a") -> pd.DataFrame:
+        """The broker's index files (``store/index``) and their header counts."""
+        return _inspect.index_files(self.broker(broker))
+
+    def index_entries(self, broker: str = "broker-a") -> pd.DataFrame:
+        """Every index entry: key hash, slot, commit-log offset, timeDiff, prevIndex."""
+        return _inspect.index_entries(self.broker(broker))
 
     def held_pulls(self) -> pd.DataFrame:
         return _inspect.held_pulls(self.brokers)

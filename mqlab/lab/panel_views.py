@@ -69,7 +69,7 @@ class PanelListener:
     """A concurrent listener the panel's toggle switches between success and failure.
 
     ``fails`` False answers CONSUME_SUCCESS, True answers RECONSUME_LATER (the consumer sends
-    the message back for a later retry; seed 004, facts §10.7). ``calls`` counts the calls.
+    the message back for a later retry; lesson 07). ``calls`` counts the calls.
 
     The mode lives in this object, not in the Lab's journal: a ``lab.fork()`` replays the
     consumers with this same object, so a fork sees the listener's *current* mode.

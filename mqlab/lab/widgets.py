@@ -433,8 +433,8 @@ class ControlPanel:
     def let_long_poll_time_out(self) -> None:
         """Advance until the earliest parked pull is answered by a hold-service check.
 
-        A parked pull is answered at the first check at or after suspend + timeout (facts
-        §10.3); checks run every 5 000 ms with long polling, else every
+        A parked pull is answered at the first check at or after suspend + timeout
+        (``PullRequestHoldService#notifyMessageArriving`` step 4); checks run every 5 000 ms with long polling, else every
         ``shortPollingTimeMills``.
         """
         held = self.lab.held_pulls()

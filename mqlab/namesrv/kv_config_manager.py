@@ -19,9 +19,9 @@ order is arbitrary.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from mqlab.common.mix_all_files import file2string, string2file
 from mqlab.remoting.fastjson import dumps, loads
 from mqlab.trace.events import Kind
 
@@ -66,10 +66,9 @@ class KVConfigManager:
         Raises:
             ValueError: the file is not a KVConfigSerializeWrapper JSON text.
         """
-        if self.kv_config_path is None or not os.path.exists(self.kv_config_path):
+        if self.kv_config_path is None:
             return
-        with open(self.kv_config_path, encoding="utf-8") as f:
-            content = f.read()
+        content = file2string(self.kv_config_path)
         if not content:
             return
         wrapper = loads(content)
@@ -81,18 +80,12 @@ class KVConfigManager:
     def persist(self) -> None:
         """Write the table (``KVConfigSerializeWrapper`` JSON) if a path is set.
 
-        Mirrors ``KVConfigManager#persist`` (MixAll.string2File: temp file, then rename).
+        Mirrors ``KVConfigManager#persist`` (``MixAll#string2File``: temp file, previous
+        content to ``.bak``, rename).
         """
         if self.kv_config_path is None:
             return
-        content = dumps({"configTable": self.snapshot()})
-        parent = os.path.dirname(self.kv_config_path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        tmp = self.kv_config_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(content)
-        os.replace(tmp, self.kv_config_path)
+        string2file(dumps({"configTable": self.snapshot()}), self.kv_config_path)
 
     def put_kv_config(self, namespace: str, key: str, value: str | None) -> None:
         """Create or overwrite one item, then persist. Mirrors ``#putKVConfig``."""

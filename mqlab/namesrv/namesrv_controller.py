@@ -13,11 +13,11 @@ What it owns: the mapping from request codes to ``RouteInfoManager`` /
 
 Every reply carries an ``extFields`` object, ``{}`` at least: the official C++ client
 crashes on a reply without one (cpp-client-wire, "Response header rules").
+An unknown request code gets no reply at all, as in Java (``DefaultRequestProcessor``
+returns null for it): the caller times out.
 
 Where mqlab differs from Java, on purpose:
 
-* an unknown code is answered REQUEST_CODE_NOT_SUPPORTED (Java's DefaultRequestProcessor
-  returns null, so a Java name server never answers it and the caller times out);
 * a header or body that does not decode is answered SYSTEM_ERROR with the decoder's
   message (Java gets there through an exception caught by NettyRemotingAbstract);
 * the KV table is persisted only when ``NamesrvConfig.kv_config_path`` is set at start;
@@ -299,10 +299,14 @@ class NamesrvController(Node):
         """
         processor = self._processors.get(request.code)
         if processor is None:
-            response = super().process_request(channel, request)
-            if response is not None and response.ext_fields is None:
-                response.ext_fields = {}
-            return response
+            # switch ``default: break;`` then ``return null``: NettyRemotingAbstract writes
+            # no response for null, so the caller waits until its own timeout.
+            if self.ctx.tracer.enabled:
+                self.ctx.tracer.emit(
+                    "DefaultRequestProcessor.processRequest", f"code {request.code}",
+                    Kind.STEP, code="no response", frm=channel.remote_address,
+                )  # fmt: skip
+            return None
         try:
             response = processor(channel, request)
         except RemotingCommandException as e:

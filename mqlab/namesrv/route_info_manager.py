@@ -23,9 +23,11 @@ QueueData was created or changed, so a notebook can show the convergence.
 What this module must not know: requests, bytes on the wire, timers. Time comes in as
 ``now_ms``; the controller closes channels that ``scan_not_active_broker`` expires.
 Java iterates HashMaps; here every walk is sorted (topics, brokerNames, clusters,
-addresses), so runs are reproducible. One exception: ``get_system_topic_list`` picks its
-``brokerAddr`` by Java's HashMap iteration order (computed from ``String#hashCode``), as
-the order decides the value there.
+addresses), so runs are reproducible. Two exceptions, computed from ``String#hashCode``
+(so still reproducible): ``get_system_topic_list`` picks its ``brokerAddr`` by Java's
+HashMap iteration order, as the order decides the value there; and the topic lists
+(``get_all_topic_list``, ``get_topics_by_cluster``, the unit lists) come in the order of
+Java's ``HashSet``, which is the order their reply bodies show.
 """
 
 from __future__ import annotations
@@ -113,11 +115,12 @@ class RegisterBrokerResult:
 
 
 def encode_topic_list(topics: Iterable[str], broker_addr: str | None = None) -> bytes:
-    """``TopicList#encode``: ``{"brokerAddr":…,"topicList":[…]}`` (null left out, topics sorted)."""
+    """``TopicList#encode``: ``{"brokerAddr":…,"topicList":[…]}`` (null left out, topics in
+    the order given, each once: the callers give Java's ``HashSet`` order)."""
     d: dict[str, Any] = {}
     if broker_addr is not None:
         d["brokerAddr"] = broker_addr
-    d["topicList"] = sorted(set(topics))
+    d["topicList"] = list(dict.fromkeys(topics))
     return dumps(d).encode("utf-8")
 
 
@@ -383,9 +386,21 @@ class RouteInfoManager:
             },
         )
 
+    def _topic_list_order(self, topics: Iterable[str]) -> list[str]:
+        """``topics`` (in ``topicQueueTable`` insertion order) as a ``TopicList`` holds them.
+
+        ``TopicList#topicList`` is a ``HashSet<String>`` (default capacity 16) filled while
+        iterating ``topicQueueTable``, a ``HashMap(1024)``; fastjson writes the set in its
+        iteration order. So: the table's order, then the set's.
+        """
+        return hash_map_order(hash_map_order(topics, initial_capacity=1024))
+
     def get_all_topic_list(self) -> list[str]:
-        """Every topic with at least one QueueData, sorted. Mirrors ``#getAllTopicList``."""
-        return sorted(self.topic_queue_table)
+        """Every topic with at least one QueueData, in Java's ``HashSet`` order.
+
+        Mirrors ``RouteInfoManager#getAllTopicList`` (see :meth:`_topic_list_order`).
+        """
+        return self._topic_list_order(self.topic_queue_table)
 
     def get_topics_by_cluster(self, cluster: str) -> list[str]:
         """Topics served by any broker of ``cluster``, sorted; [] for an unknown cluster.
@@ -394,7 +409,7 @@ class RouteInfoManager:
         is caught and logged, so the reply is an empty list there too).
         """
         names = self.cluster_addr_table.get(cluster, set())
-        return sorted(
+        return self._topic_list_order(
             t for t, by_broker in self.topic_queue_table.items() if names & by_broker.keys()
         )
 
@@ -422,12 +437,12 @@ class RouteInfoManager:
         return sorted(topics), broker_addr
 
     def _topics_with_first_sys_flag(self, test: Callable[[int], bool]) -> list[str]:
-        """Topics whose first QueueData's ``topicSysFlag`` passes ``test``, sorted.
+        """Topics whose first QueueData's ``topicSysFlag`` passes ``test``, in Java's order.
 
         Java looks at ``queueDatas.get(0)`` only: the QueueData registered first (or
         changed last by ``createAndUpdateQueueData``), not every broker's.
         """
-        return sorted(
+        return self._topic_list_order(
             topic
             for topic, by_broker in self.topic_queue_table.items()
             if by_broker and test(next(iter(by_broker.values())).topic_sys_flag)

@@ -29,8 +29,19 @@ Decisions, documented:
   answers synchronously or returns None (a held pull) and answers later through
   ``send_response``. So one connection can carry many requests in flight at once, in
   any order, as the C++ client expects (cpp-client-wire §1).
-* **Backpressure.** A peer that does not read its responses stops being read
-  (``pause_writing`` → ``pause_reading``) until its socket buffer drains.
+* **Write-buffer limit.** What a connection has written but the peer has not yet read
+  (beyond the kernel's socket buffers) waits in the transport's write buffer. Above
+  ``write_buffer_high_water_mark`` bytes (default ``WRITE_BUFFER_HIGH_WATER_MARK``,
+  16 MiB; ``serve --write-buffer-high-water-mark``) the connection is aborted: the
+  buffer is dropped, the peer sees a reset, the close is logged, traced
+  (``NettyRemotingServer`` ``close`` with the reason) and kept in
+  ``NetDriver.overflow_closes``, and every other connection carries on. So a client
+  that sends requests but never reads the answers costs the broker at most the mark
+  plus one response. 0 disables the limit (RocketMQ 4.9.3's Netty buffers without
+  bound; its ``writeBufferHighWaterMark`` only flips ``Channel#isWritable``). A
+  well-behaved client reading as fast as loopback or a LAN delivers stays far below
+  it: the largest single response is a pull of at most 256 KiB in memory
+  (``maxTransferBytesOnMessageInMemory``) or one message of at most 4 MiB.
 * **Errors.** An exception in a handler becomes SYSTEM_ERROR with a short remark (not
   for oneway requests), a log line and an ``error`` trace event (facts §1.6 step 4); an
   exception in a timer or a response callback is logged and traced. Nothing a peer
@@ -71,6 +82,7 @@ __all__ = [
     "NetConnection",
     "NetTimerInfo",
     "LoopThread",
+    "WRITE_BUFFER_HIGH_WATER_MARK",
     "bind_socket",
     "epoch_ms",
     "local_ip",
@@ -82,8 +94,9 @@ log = logging.getLogger(__name__)
 
 #: ``NettyClientConfig#connectTimeoutMillis``.
 CONNECT_TIMEOUT_MILLIS = 3000
-#: Above this many bytes waiting in a socket's write buffer the peer stops being read.
-WRITE_HIGH_WATER = 8 * 1024 * 1024
+#: Default ``write_buffer_high_water_mark``: a connection with more than this many bytes
+#: written but not yet taken by the peer is closed (0 = no limit).
+WRITE_BUFFER_HIGH_WATER_MARK = 16 * 1024 * 1024
 #: Keep at most about this many events in memory (older ones are dropped in chunks).
 DEFAULT_KEEP_EVENTS = 20_000
 
@@ -188,7 +201,6 @@ class NetConnection(asyncio.Protocol):
         self.closed = False
         self.buf = bytearray()
         self._out: list[bytes] = []  # frames written while a client connection is opening
-        self._reading_paused = False
         self._close_reason: str | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
@@ -198,7 +210,9 @@ class NetConnection(asyncio.Protocol):
             transport.close()
             return
         self.transport = transport
-        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        if self.driver.write_buffer_high_water_mark:
+            # asyncio calls pause_writing once the buffer is above ``high``.
+            transport.set_write_buffer_limits(high=self.driver.write_buffer_high_water_mark)
         ch = self.channel
         ch.local_address = _fmt_addr(transport.get_extra_info("sockname"))
         ch.remote_address = _fmt_addr(transport.get_extra_info("peername"))
@@ -231,14 +245,28 @@ class NetConnection(asyncio.Protocol):
         self.driver._on_closed(self, "peer closed" if exc is None else f"connection lost: {exc}")
 
     def pause_writing(self) -> None:
-        if self.transport is not None and not self._reading_paused:
-            self._reading_paused = True
-            self.transport.pause_reading()
+        """The write buffer passed the high-water mark: abort this connection."""
+        if self.transport is None or self.closed:
+            return
+        size = self.transport.get_write_buffer_size()
+        mark = self.driver.write_buffer_high_water_mark
+        reason = f"write buffer {size} bytes over the high-water mark {mark} (peer not reading)"
+        log.warning(
+            "%s: closing connection %s to %s: %s",
+            self.ctx.node_name, self.id, self.channel.remote_address, reason,
+        )  # fmt: skip
+        self.driver._note(
+            self.driver.overflow_closes,
+            f"{self.ctx.node_name}: conn {self.id} {self.channel.remote_address}: {reason}",
+        )
+        self.driver.overflow_close_sizes.append(size)
+        if len(self.driver.overflow_close_sizes) > MAX_NOTES:
+            del self.driver.overflow_close_sizes[0]
+        # abort, not close: a graceful close would wait for a peer that never reads.
+        self.close(reason, abort=True)
 
     def resume_writing(self) -> None:
-        if self.transport is not None and self._reading_paused:
-            self._reading_paused = False
-            self.transport.resume_reading()
+        pass  # the connection was aborted when writing paused
 
     # -- framing -------------------------------------------------------------------------------
     def _frames(self, data: bytes | bytearray) -> int | None:
@@ -485,6 +513,9 @@ class NetDriver:
         keep_events: at most about this many events stay in ``recorder.events``
             (older ones are dropped in chunks; listeners still see every event).
         loop: the loop to use (default: the running loop).
+        write_buffer_high_water_mark: close a connection whose write buffer holds more
+            than this many bytes the peer has not read (0 = no limit); see the module
+            docstring.
     """
 
     def __init__(
@@ -495,9 +526,15 @@ class NetDriver:
         seed: int = 0,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
         loop: asyncio.AbstractEventLoop | None = None,
+        write_buffer_high_water_mark: int = WRITE_BUFFER_HIGH_WATER_MARK,
     ) -> None:
         if keep_events is not None and keep_events < 1:
             raise ValueError(f"keep_events must be >= 1 or None, got {keep_events}")
+        if write_buffer_high_water_mark < 0:
+            raise ValueError(
+                f"write_buffer_high_water_mark must be >= 0, got {write_buffer_high_water_mark}"
+            )
+        self.write_buffer_high_water_mark = write_buffer_high_water_mark
         self.loop = loop or asyncio.get_running_loop()
         self.recorder = TraceRecorder(run_id, trace_level)
         self.seed = seed
@@ -509,6 +546,10 @@ class NetDriver:
         self.errors: list[str] = []
         #: connections closed for malformed frames (expected with a misbehaving peer)
         self.decode_errors: list[str] = []
+        #: connections aborted for a write buffer over the high-water mark, and the
+        #: buffer size (bytes) each had when it was aborted
+        self.overflow_closes: list[str] = []
+        self.overflow_close_sizes: list[int] = []
         self._connections: dict[int, NetConnection] = {}
         self._client_conns: dict[tuple[str, str], NetConnection] = {}
         self._conn_ids = itertools.count(1)

@@ -315,8 +315,12 @@ class SimDriver:
         self._tracer_for(name).emit("SimDriver", "start", Kind.STATE, address=node.address)
         node.on_start()
 
-    def stop_node(self, name: str, *, graceful: bool = True) -> None:
-        """Stop a node: ``graceful`` runs its shutdown (persist, unregister) first; a kill does not."""
+    def stop_node(self, name: str, *, graceful: bool = True, fault: str = "kill") -> None:
+        """Stop a node: ``graceful`` runs its shutdown (persist, unregister) first; a kill does not.
+
+        ``fault``: the trace step of a stop that is not graceful (``"kill"``, or
+        ``"power_cut"`` when the whole machine goes down).
+        """
         node = self.node(name)
         if not node.running:
             return
@@ -325,7 +329,7 @@ class SimDriver:
         node.running = False
         self.scheduler.cancel_node(name)
         self._tracer_for(name).emit(
-            "SimDriver", "stop" if graceful else "kill", Kind.STATE if graceful else Kind.FAULT
+            "SimDriver", "stop" if graceful else fault, Kind.STATE if graceful else Kind.FAULT
         )
         for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
             if conn.last_due[name] > self.scheduler.now:

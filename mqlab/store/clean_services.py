@@ -66,8 +66,9 @@ class CleanConsumeQueueService:
     def delete_expired_files(self) -> int:
         """If the commit log's min offset moved: delete leading consume-queue files whose
         last unit points below it, and move each queue's min offset to its first live
-        unit. Mirrors ``CleanConsumeQueueService#deleteExpiredFiles`` (and
-        ``ConsumeQueue#deleteExpiredFile`` / ``#correctMinOffset``).
+        unit; then delete leading index files that end below it. Mirrors
+        ``CleanConsumeQueueService#deleteExpiredFiles`` (and ``ConsumeQueue#deleteExpiredFile``
+        / ``#correctMinOffset``, ``IndexService#deleteExpiredFile``).
 
         Returns:
             The number of files deleted.
@@ -92,4 +93,9 @@ class CleanConsumeQueueService:
                     deleted_files=n,
                     min_offset=cq.get_min_offset_in_queue(),
                 )
+        # DefaultMessageStore.this.indexService.deleteExpiredFile(minOffset)
+        index_deleted = store.index_service.delete_expired_file(min_offset)
+        if index_deleted and traced:
+            tracer.emit("IndexService.deleteExpiredFile", "delete", deleted_files=index_deleted,
+                        min_offset=min_offset)  # fmt: skip
         return deleted

@@ -28,11 +28,14 @@ Put path, in the order of ``CommitLog#asyncPutMessage`` (4.9.3):
    ``max_message_size`` → MESSAGE_ILLEGAL; entry + 8 > a whole file →
    MESSAGE_ILLEGAL (mqlab addition: with tiny teaching segments it could never fit);
 3. append to the last file (creating it; OSError → CREATE_MAPEDFILE_FAILED); if the
-   entry + 8 does not fit, write the 8-byte blank marker, roll to a new file, retry;
-4. flush (SYNC_FLUSH: now, FLUSH_DISK_TIMEOUT if the injected flush delay exceeds
-   ``sync_flush_timeout``; ASYNC_FLUSH: once 4 pages are dirty, standing in for
-   ``FlushRealTimeService``) and replication (SYNC_MASTER: SLAVE_NOT_AVAILABLE /
-   FLUSH_SLAVE_TIMEOUT from the store's injected slave state).
+   entry + 8 does not fit, write the 8-byte blank marker, roll to a new file, retry.
+   The file is memory-mapped: the entry is in the OS page cache now, so a process kill
+   can no longer lose it;
+4. flush (SYNC_FLUSH: force now, FLUSH_DISK_TIMEOUT if the injected flush delay exceeds
+   ``sync_flush_timeout``; ASYNC_FLUSH: one pass of ``FlushRealTimeService`` if 500 ms of
+   store time have passed since its last, see ``flush_real_time_service``) and
+   replication (SYNC_MASTER: SLAVE_NOT_AVAILABLE / FLUSH_SLAVE_TIMEOUT from the store's
+   injected slave state).
 
 Batches (``CommitLog#asyncPutMessages``) differ: DELAY > 0 is refused, not rewritten,
 DELAY and WAIT are read from the batch's own properties only, and the encoder *throws*
@@ -66,7 +69,7 @@ from mqlab.common.message_decoder import (
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC
 from mqlab.store.config import BrokerRole, FlushDiskType
-from mqlab.store.mapped_file import OS_PAGE_SIZE, MappedFile, MappedFileQueue
+from mqlab.store.mapped_file import MappedFile, MappedFileQueue
 from mqlab.store.status import (
     AppendMessageResult,
     AppendMessageStatus,
@@ -204,14 +207,16 @@ class CommitLog:
         self.message_store_config = config
         self.mapped_file_size = config.mapped_file_size_commit_log
         self.mapped_file_queue = MappedFileQueue(
-            config.get_store_path_commit_log(),
-            config.mapped_file_size_commit_log,
-            keep_fd_open=True,
+            config.get_store_path_commit_log(), config.mapped_file_size_commit_log
         )
         #: "topic-queueId" → the next logical (consume-queue) offset.
         self.topic_queue_table: dict[str, int] = {}
         self.confirm_offset = -1
-        self._flush_least_bytes = config.flush_commit_log_least_pages * OS_PAGE_SIZE
+        #: FlushRealTimeService: when its loop last ran and last flushed thoroughly
+        #: (``lastFlushTimestamp``, 0 at start as in Java); see ``flush_real_time_service``.
+        self._flush_run_ms = -(1 << 62)
+        self._flush_thorough_ms = 0
+        self._flush_interval = config.flush_interval_commit_log
         #: NOTE: performance: the header facts of entries appended by this process and
         #: not dispatched yet, in offset order: ``(physical offset, size, topic, queue id,
         #: sys flag, store timestamp, queue offset, prepared offset, properties string)``.
@@ -274,16 +279,16 @@ class CommitLog:
         # NOTE: performance: the ASYNC_FLUSH / non-SYNC_MASTER case is one subtraction.
         cfg = self.message_store_config
         if cfg.flush_disk_type == _SYNC_FLUSH or cfg.broker_role == _SYNC_MASTER:
-            self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(msg.properties))
-        elif mfq.get_max_offset() - mfq.flushed_where >= self._flush_least_bytes:
-            mfq.flush(cfg.flush_commit_log_least_pages)
+            self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(msg.properties), now_ms)
+        elif now_ms - self._flush_run_ms >= self._flush_interval:
+            self.flush_real_time_service(now_ms)
         return put_result
 
-    def _handle_flush_and_ha(self, put_result: PutMessageResult, wait: bool) -> None:
+    def _handle_flush_and_ha(self, put_result: PutMessageResult, wait: bool, now_ms: int) -> None:
         """Combine the flush and replication outcomes as 4.9.3's ``thenCombine`` does:
         a flush failure, then a replication failure (which wins), overwrite PUT_OK.
         ``wait``: the message's (or batch's) ``isWaitStoreMsgOK``."""
-        flush_status = self._handle_disk_flush(wait)
+        flush_status = self._handle_disk_flush(wait, now_ms)
         replica_status = self._handle_ha(wait)
         if flush_status is not PutMessageStatus.PUT_OK:
             put_result.put_message_status = flush_status
@@ -334,7 +339,7 @@ class CommitLog:
             return AppendMessageResult(
                 _END_OF_FILE, wrote_offset, max_blank, "", now_ms, queue_offset
             )
-        # NOTE: performance: copy into the mirror, then patch QUEUEOFFSET and
+        # NOTE: performance: copy into the map, then patch QUEUEOFFSET and
         # PHYSICALOFFSET in place (what Java does to its pre-encoded buffer).
         mm = mf.mm
         mm[pos : pos + msg_len] = encoded
@@ -490,28 +495,52 @@ class CommitLog:
             msg_num=len(msgs),
         )
         put_result = PutMessageResult(PutMessageStatus.PUT_OK, result)
-        self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(batch_properties))
+        self._handle_flush_and_ha(put_result, _is_wait_store_msg_ok(batch_properties), now_ms)
         return put_result
 
-    def _handle_disk_flush(self, wait: bool) -> PutMessageStatus:
+    def _handle_disk_flush(self, wait: bool, now_ms: int) -> PutMessageStatus:
         """Mirrors ``CommitLog#submitFlushRequest`` (GroupCommitService / FlushRealTimeService).
 
-        SYNC_FLUSH flushes now and reports FLUSH_DISK_TIMEOUT when the store's injected
-        ``fault_flush_delay_ms`` exceeds ``sync_flush_timeout`` (only for messages that
-        wait, ``WAIT`` ≠ false). ASYNC_FLUSH flushes once ``flush_commit_log_least_pages``
-        pages are dirty, inline instead of on a 500 ms thread.
+        SYNC_FLUSH forces now (``msync``) and reports FLUSH_DISK_TIMEOUT when the store's
+        injected ``fault_flush_delay_ms`` exceeds ``sync_flush_timeout`` (only for
+        messages that wait, ``WAIT`` ≠ false). ASYNC_FLUSH only lets the flush service
+        run if it is due (``flush_real_time_service``): the send never waits for a force.
         """
-        mfq = self.mapped_file_queue
         if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
-            mfq.flush(0, sync=True)  # GroupCommitService: force() before the ack
+            self.mapped_file_queue.flush(0)  # GroupCommitService: force() before the ack
             if wait:
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
                     return PutMessageStatus.FLUSH_DISK_TIMEOUT
             return PutMessageStatus.PUT_OK
-        # NOTE: performance: one subtraction per put decides whether to flush.
-        if mfq.get_max_offset() - mfq.flushed_where >= self._flush_least_bytes:
-            mfq.flush(self.message_store_config.flush_commit_log_least_pages)
+        if now_ms - self._flush_run_ms >= self._flush_interval:
+            self.flush_real_time_service(now_ms)
         return PutMessageStatus.PUT_OK
+
+    def flush_real_time_service(self, now_ms: int) -> bool:
+        """One pass of ``CommitLog.FlushRealTimeService#run`` (ASYNC_FLUSH), if it is due.
+
+        RocketMQ's thread sleeps ``flushIntervalCommitLog`` (500 ms; ``flushCommitLogTimed``)
+        between passes; each pass forces the commit log if at least
+        ``flushCommitLogLeastPages`` (4) pages are dirty, or everything once
+        ``flushCommitLogThoroughInterval`` (10 s) has passed since the last thorough pass.
+        mqlab has no thread: the put path (and a power cut, and ``mqlab serve``'s timer)
+        runs the pass inline, in store time, when ``flush_interval_commit_log`` has passed
+        since the last one. A send never waits for it in RocketMQ; here the put that
+        happens to run it pays the ``msync``.
+
+        Returns:
+            True if the pass ran.
+        """
+        if now_ms - self._flush_run_ms < self._flush_interval:
+            return False
+        self._flush_run_ms = now_ms
+        cfg = self.message_store_config
+        least = cfg.flush_commit_log_least_pages
+        if now_ms >= self._flush_thorough_ms + cfg.flush_commit_log_thorough_interval:
+            self._flush_thorough_ms = now_ms
+            least = 0
+        self.mapped_file_queue.flush(least)
+        return True
 
     def _handle_ha(self, wait: bool) -> PutMessageStatus:
         """Mirrors ``CommitLog#submitReplicaRequest`` with the store's injected slave state:
@@ -565,7 +594,7 @@ class CommitLog:
         Mirrors ``CommitLog#getData`` (returning the first file when ``offset`` is 0).
         """
         mf = self.mapped_file_queue.find_mapped_file_by_offset(offset, offset == 0)
-        if mf is None:
+        if mf is None or not mf.available:
             return None
         pos = offset % self.mapped_file_size
         if 0 <= pos < mf.wrote_position:
@@ -778,8 +807,8 @@ class CommitLog:
         TOTALSIZE == calMsgLength; a blank marker moves to the next file); at the first
         invalid or torn entry, cut that file there (in memory and on disk) and delete
         every later file; then drop consume-queue units pointing at or beyond the new
-        end. mqlab addition: an entry reaching past the bytes actually on disk is torn
-        (RocketMQ's preallocated files cannot tell).
+        end. Files are preallocated, so the data ends at the first zero TOTALSIZE /
+        MAGICCODE; a torn entry (its tail zeros) fails its CRC or its length check.
 
         Returns:
             The recovered max physical offset.
@@ -803,9 +832,6 @@ class CommitLog:
             req = self.check_message_and_return_size(mf.mm, mapped_file_offset, check_crc, True)
             size = req.msg_size
             if req.success and size > 0:
-                if mapped_file_offset + size > mf.disk_length:
-                    reason = "torn entry: reaches past the data on disk"
-                    break
                 mapped_file_offset += size
             elif req.success and size == 0:
                 index += 1
@@ -818,7 +844,7 @@ class CommitLog:
                 reason = self._describe_invalid(mf, mapped_file_offset, check_crc)
                 break
         process_offset += mapped_file_offset
-        old_max = mfs[-1].file_from_offset + min(mfs[-1].disk_length, self.mapped_file_size)
+        old_max = mfs[-1].file_from_offset + mfs[-1].data_length()
         mfq.flushed_where = process_offset
         removed = mfq.truncate_dirty_files(process_offset)
         tracer = self.store.tracer
@@ -838,14 +864,18 @@ class CommitLog:
         return process_offset
 
     def _describe_invalid(self, mf: MappedFile, pos: int, check_crc: bool) -> str | None:
-        """Why the entry at ``pos`` failed (slow path, for the trace)."""
-        if pos + 8 > mf.disk_length and not any(mf.view[pos : min(pos + 8, mf.file_size)]):
-            return None  # plain end of data
-        if pos + 8 <= mf.disk_length:
+        """Why the entry at ``pos`` failed (slow path, for the trace); None: plain end of
+        data (zeros from ``pos`` on)."""
+        data_end = mf.data_length()
+        if data_end <= pos:
+            return None
+        if pos + 8 <= mf.file_size:
             total, magic = _I32x2.unpack_from(mf.mm, pos)
-            if magic == MESSAGE_MAGIC_CODE and pos + total > mf.disk_length:
-                on_disk = mf.disk_length - pos
-                return f"torn entry at {pos}: declares {total} bytes, {on_disk} on disk"
+            if magic == MESSAGE_MAGIC_CODE and pos < data_end < pos + total:
+                return (
+                    f"torn entry at {pos}: declares {total} bytes, only zeros from byte "
+                    f"{data_end - pos} on"
+                )
         try:
             decode_stored_message(mf.mm, pos, read_body=True, check_crc=check_crc)
         except MessageDecodeError as e:

@@ -18,9 +18,12 @@ Teaching defaults that differ from RocketMQ (each field's comment says so):
   message as "in memory" (facts §12: the RAM heuristic is host dependent). Set it to a
   byte count to bring back RocketMQ's in-disk batch limits (8 messages / 64 KiB) and
   ``suggestPullingFromSlave`` for messages further than 40 % of it behind the end.
+* ``max_hash_slot_num`` / ``max_index_num`` are 5,000 / 20,000 instead of 5,000,000 /
+  20,000,000: an index file (``store/index``) is 420,040 bytes instead of 420,000,040, so
+  each test broker does not write hundreds of megabytes, and a lesson can fill one.
 
-Fields RocketMQ has but mqlab does not use (index files, transient store pool, HA
-ports, ...) are kept with their defaults so a learner finds every name of §8.2.
+Fields RocketMQ has but mqlab does not use (transient store pool, HA ports, ...) are
+kept with their defaults so a learner finds every name of §8.2.
 """
 
 from __future__ import annotations
@@ -133,10 +136,13 @@ class MessageStoreConfig:
     destroy_maped_file_interval_forcibly: int = 1000 * 120  # (sic) destroyMapedFile...
     clean_file_forcibly_enable: bool = True
 
-    # -- index and queries (not implemented by mqlab; kept for completeness) ---------
+    # -- index (IndexService) and queries ---------------------------------------------
     message_index_enable: bool = True
-    max_hash_slot_num: int = 5_000_000
-    max_index_num: int = 5_000_000 * 4
+    #: mqlab teaching default 5,000 (RocketMQ 5,000,000): an index file of 5,000 slots and
+    #: 20,000 entries is 420,040 bytes; RocketMQ's is 420,000,040.
+    max_hash_slot_num: int = 5_000
+    #: mqlab teaching default 20,000 (RocketMQ 5,000,000 * 4).
+    max_index_num: int = 5_000 * 4
     max_msgs_num_batch: int = 64
     default_query_max_num: int = 32
     enable_consume_queue_ext: bool = False

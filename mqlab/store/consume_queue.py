@@ -48,7 +48,6 @@ class ConsumeQueue:
         "mapped_file_queue",
         "max_physic_offset",
         "min_logic_offset",
-        "flush_least_bytes",
     )
 
     def __init__(self, topic: str, queue_id: int, store_path: str, mapped_file_size: int) -> None:
@@ -60,7 +59,6 @@ class ConsumeQueue:
         self.mapped_file_queue = MappedFileQueue(queue_dir, mapped_file_size)
         self.max_physic_offset = -1
         self.min_logic_offset = 0
-        self.flush_least_bytes = 2 * 4096
 
     def load(self) -> bool:
         """Mirrors ``ConsumeQueue#load``."""
@@ -86,11 +84,9 @@ class ConsumeQueue:
         unpack = CQ_UNIT.unpack_from
         while True:
             mapped_file_offset = 0
-            disk_length = mf.disk_length
             for i in range(0, size, CQ_STORE_UNIT_SIZE):
                 offset, sz, _tags = unpack(mf.mm, i)
-                # mqlab: a unit cut short on disk is not valid either
-                if offset >= 0 and sz > 0 and i + CQ_STORE_UNIT_SIZE <= disk_length:
+                if offset >= 0 and sz > 0:
                     mapped_file_offset = i + CQ_STORE_UNIT_SIZE
                     self.max_physic_offset = offset + sz
                 else:
@@ -145,14 +141,12 @@ class ConsumeQueue:
                 return True  # "Build consume queue repeatedly"
             # RocketMQ only logs "[BUG]logic queue order maybe wrong" when they differ.
         self.max_physic_offset = offset + size
-        # NOTE: performance: pack straight into the mirror (no 20-byte temp object).
+        # NOTE: performance: pack straight into the map (no 20-byte temp object).
         pos = mf.wrote_position
         CQ_UNIT.pack_into(mf.mm, pos, offset, size, tags_code)
         pos += CQ_STORE_UNIT_SIZE
         mf.wrote_position = pos
         mf.last_modified_ms = store_timestamp
-        if pos - mf.flushed_position >= self.flush_least_bytes or pos == mf.file_size:
-            mfq.flush(0)  # the second test is mf.is_full()
         return True
 
     def _fill_pre_blank(self, mf: MappedFile, until_where: int) -> None:
@@ -172,7 +166,7 @@ class ConsumeQueue:
         offset = start_index * CQ_STORE_UNIT_SIZE
         if offset >= self.min_logic_offset:
             mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
-            if mf is not None:
+            if mf is not None and mf.available:  # unmapped (store down): like a failed hold()
                 pos = offset % self.mapped_file_size
                 if 0 <= pos < mf.wrote_position:
                     return mf, pos, mf.wrote_position

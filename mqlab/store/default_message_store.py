@@ -4,8 +4,10 @@ Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3), split by mechanism (STY
 §6.1): ``getMessage`` lives in ``get_message.py`` (mixed in), ``ReputMessageService``
 in ``reput_message_service.py``, the two cleaning services in ``clean_services.py``;
 this module keeps ``load`` / ``recover`` / ``shutdown``, ``asyncPutMessage(s)`` with
-their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``),
-``findConsumeQueue`` and the offset / time / message lookups. Seed 003
+their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``, then
+``CommitLogDispatcherBuildIndex`` into ``index.IndexService``), ``findConsumeQueue``,
+``queryMessage`` (by key, through the index) and the offset / time / message lookups.
+The put and get counters of ``StoreStatsService`` are in ``store_stats_service``. Seed 003
 (``getMessage``), seed 000 step 9; facts §4, §6, §10.1, §10.3, §10.6 step 8.
 
 What this module owns: the consume-queue table (``topic`` → ``queueId`` →
@@ -25,10 +27,21 @@ dropped), then reput from the highest commit-log offset any consume queue covers
 only rebuilt if no other queue covers later entries, so delete the whole
 ``consumequeue`` dir to rebuild everything), then rebuild ``topic_queue_table`` from the
 queues' max offsets. mqlab has no checkpoint file, so an abnormal shutdown (the
-``abort`` file left behind: a ``kill()``, not a ``shutdown()``) is recovered like a normal
-one; ``last_shutdown_normal`` records which it was. RocketMQ's ``recoverAbnormally``
-instead walks forward from the newest file whose first message is older than the
-checkpoint, re-dispatching every entry; it cuts at the same first invalid entry.
+``abort`` file left behind: a ``kill()`` or ``power_cut()``, not a ``shutdown()``) is
+recovered like a normal one; ``last_shutdown_normal`` records which it was. RocketMQ's
+``recoverAbnormally`` instead walks forward from the newest file whose first message is
+older than the checkpoint, re-dispatching every entry; it cuts at the same first invalid
+entry.
+
+The two crash faults (the store files are memory-mapped, see ``mapped_file``):
+
+* ``kill()`` — the process dies (SIGKILL); the OS page cache survives, so every byte
+  written is kept, flushed or not;
+* ``power_cut(now_ms, lost_tail_bytes=None)`` — the machine goes down with its page cache;
+  each file keeps what its last flush (``msync``) covered, optionally with a torn
+  commit-log tail. The flush services run inline in store time
+  (``run_flush_services``; ``CommitLog#flush_real_time_service``,
+  ``flush_consume_queue_service``).
 
 Fault injection (plain attributes, for lessons and tests):
 
@@ -69,12 +82,19 @@ from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC
 from mqlab.store.clean_services import CleanCommitLogService, CleanConsumeQueueService
 from mqlab.store.commit_log import CommitLog, StoreRuntimeException
-from mqlab.store.config import BrokerRole, MessageStoreConfig, StorePathConfigHelper
+from mqlab.store.config import (
+    BrokerRole,
+    FlushDiskType,
+    MessageStoreConfig,
+    StorePathConfigHelper,
+)
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT, ConsumeQueue
 from mqlab.store.get_message import GetMessageMixin
+from mqlab.store.index import IndexService, QueryMessageResult
 from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
 from mqlab.store.status import DispatchRequest, PutMessageResult, PutMessageStatus
+from mqlab.store.store_stats_service import StoreStatsService
 
 __all__ = ["DefaultMessageStore", "MessageArrivingListener"]
 
@@ -142,6 +162,13 @@ class DefaultMessageStore(GetMessageMixin):
         self.reput_message_service = ReputMessageService(self)
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        self.store_stats_service = StoreStatsService()
+        self.index_service = IndexService(
+            StorePathConfigHelper.get_store_path_index(self.root_dir),
+            config.max_hash_slot_num,
+            config.max_index_num,
+            config.max_msgs_num_batch,
+        )
         #: DefaultMessageStore#shutdown: true until load() succeeds, as in Java.
         self.is_shutdown = True
         self.last_shutdown_normal: bool | None = None
@@ -156,7 +183,9 @@ class DefaultMessageStore(GetMessageMixin):
         self.disk_used_ratio = 0.0
         self._cq_store_path = StorePathConfigHelper.get_store_path_consume_queue(self.root_dir)
         self._cq_file_size = config.get_mapped_file_size_consume_queue()
-        self._cq_flush_least_bytes = config.flush_consume_queue_least_pages * 4096
+        #: FlushConsumeQueueService: when its loop last ran and last flushed thoroughly.
+        self._cq_flush_run_ms = -(1 << 62)
+        self._cq_flush_thorough_ms = 0
 
     def _traced(self) -> bool:
         t = self.tracer
@@ -188,6 +217,7 @@ class DefaultMessageStore(GetMessageMixin):
         last_exit_ok = not os.path.exists(abort_file)
         self.last_shutdown_normal = last_exit_ok
         ok = self.commit_log.load() and self._load_consume_queue()
+        ok = ok and self.index_service.load(last_exit_ok)
         if ok:
             self._recover(last_exit_ok)
             ok = self.schedule_message_service.load()
@@ -224,7 +254,6 @@ class DefaultMessageStore(GetMessageMixin):
                 except ValueError:
                     continue
                 cq = ConsumeQueue(topic, queue_id, path, self._cq_file_size)
-                cq.flush_least_bytes = self._cq_flush_least_bytes
                 self.consume_queue_table.setdefault(topic, {})[queue_id] = cq
                 if not cq.load():
                     return False
@@ -253,6 +282,8 @@ class DefaultMessageStore(GetMessageMixin):
         if max_physical_pos_in_logic_queue < min_offset:
             max_physical_pos_in_logic_queue = min_offset
         self.reput_from_offset = max_physical_pos_in_logic_queue
+        if not last_exit_ok:
+            self._recover_index_abnormally(max_physical_pos_in_logic_queue)
         rebuilt = self.do_reput()
         self.recover_topic_queue_table()
         for cq in self.all_consume_queues():
@@ -270,6 +301,29 @@ class DefaultMessageStore(GetMessageMixin):
                 rebuilt_units=rebuilt,
                 max_phy_offset=self.get_max_phy_offset(),
             )
+
+    def _recover_index_abnormally(self, stop: int) -> None:
+        """The index after an abnormal exit (``index.index_service`` essay): drop the files
+        newer than the last full one, then index the last commit-log file's entries again
+        up to ``stop``, where the reput takes over (``CommitLog#recoverAbnormally``
+        re-dispatches from its checkpoint file; ``buildIndex`` skips what a file already
+        covers)."""
+        svc = self.index_service
+        svc.destroyed_on_recovery = svc.destroy_after_checkpoint()
+        last = self.commit_log.mapped_file_queue.get_last_mapped_file()
+        if last is None:
+            return
+        if not self.message_store_config.message_index_enable:
+            return
+        buf, base, pos = last.mm, last.file_from_offset, 0
+        while pos < last.wrote_position and base + pos < stop:
+            req = self.commit_log.check_message_and_return_size(buf, pos, False, False)
+            if not req.success or req.msg_size <= 0:
+                break  # the blank end-of-file marker, or the end of valid data
+            svc.build_index(req.topic, base + pos, req.store_timestamp, req.sys_flag,
+                            req.keys, req.uniq_key)  # fmt: skip
+            svc.reindexed_on_recovery += 1
+            pos += req.msg_size
 
     def recover_topic_queue_table(self) -> None:
         """``topic_queue_table`` := every queue's max offset; correct the min offsets.
@@ -310,7 +364,8 @@ class DefaultMessageStore(GetMessageMixin):
     def shutdown(self) -> None:
         """Stop: finish dispatching, persist delay offsets, flush, remove the abort file.
 
-        Mirrors ``DefaultMessageStore#shutdown``.
+        Mirrors ``DefaultMessageStore#shutdown`` (and its ``MappedFile#cleanup``: every
+        file is unmapped).
         """
         if self.is_shutdown:
             return
@@ -318,7 +373,7 @@ class DefaultMessageStore(GetMessageMixin):
         self.schedule_message_service.shutdown()
         self.is_shutdown = True
         self.flush()
-        self.commit_log.mapped_file_queue.close()
+        self.unmap()
         if self.writeable and self.dispatch_behind_bytes() == 0:
             try:
                 os.remove(StorePathConfigHelper.get_abort_file(self.root_dir))
@@ -335,21 +390,135 @@ class DefaultMessageStore(GetMessageMixin):
     def kill(self) -> None:
         """The broker process is killed (SIGKILL): none of ``shutdown``'s steps run.
 
-        What was written into the mapped files survives, because the kernel writes the
-        page cache back (mqlab: ``flush`` writes the mirrors to the files). Nothing else
-        happens: no reput catch-up (recovery rebuilds the missing units), no delay-offset
-        persist (``delayOffset.json`` keeps what the 10 s timer last wrote), and the
-        ``abort`` file stays, so the next ``load`` sees an abnormal exit
-        (``DefaultMessageStore#load``: ``lastExitOK = !isTempFileExist()``). Idempotent.
+        Every byte written into the mapped files is already in the OS page cache, which
+        outlives the process (the kernel writes it back), so nothing is lost, flushed or
+        not. Nothing else happens: no flush, no reput catch-up (recovery rebuilds the
+        missing units), no delay-offset persist (``delayOffset.json`` keeps what the 10 s
+        timer last wrote), and the ``abort`` file stays, so the next ``load`` sees an
+        abnormal exit (``DefaultMessageStore#load``: ``lastExitOK = !isTempFileExist()``).
+        The maps stay readable for inspection, as the page cache does, until ``unmap()``.
+        Idempotent.
         """
         if self.is_shutdown:
             return
         self.is_shutdown = True
-        self.flush()
+
+    def power_cut(
+        self, now_ms: int | None = None, *, lost_tail_bytes: int | None = None
+    ) -> dict[str, int]:
+        """The machine loses power (or the OS crashes): the process dies *and* the OS page
+        cache is lost.
+
+        What survives of each mapped file is what its disk holds: the bytes up to its
+        flushed position (``MappedByteBuffer#force``), zeros after it (mqlab's model,
+        see ``mapped_file``). ``lost_tail_bytes`` models the kernel's own write-back
+        before the cut: everything written to the commit log except its last
+        ``lost_tail_bytes`` had reached the disk, so the last entry may be **torn** (its
+        head on disk, its tail zeros); flushed bytes are never lost. The consume queues
+        lose everything after their flushed positions (recovery rebuilds those units from
+        the commit log). As with ``kill``, nothing of ``shutdown`` runs and the ``abort``
+        file stays. The config files (``MixAll#string2File``) are kept as last written.
+        The maps stay readable (now holding what the disk holds) until ``unmap()``.
+
+        ``now_ms``: when the power goes; the flush services get their last pass first if
+        one is due then (``CommitLog#flush_real_time_service``,
+        ``flush_consume_queue_service``).
+
+        Returns:
+            ``commit_log_wrote`` and ``commit_log_flushed`` (offsets before the cut),
+            ``commit_log_kept`` (the offset up to which bytes survive) and
+            ``consume_queue_lost_bytes``; empty if the store was already down (a killed
+            process's pages count as written back: the model forgets which were dirty).
+
+        Raises:
+            ValueError: ``lost_tail_bytes`` is negative.
+        """
+        if lost_tail_bytes is not None and lost_tail_bytes < 0:
+            raise ValueError(f"lost_tail_bytes must be >= 0, got {lost_tail_bytes!r}")
+        if self.is_shutdown:
+            return {}
+        if now_ms is not None:
+            self.run_flush_services(now_ms)  # their last pass, if one is due
+        self.is_shutdown = True
+        mfq = self.commit_log.mapped_file_queue
+        wrote = mfq.get_max_offset()
+        flushed = min(mfq.flushed_where, wrote)
+        keep = None if lost_tail_bytes is None else max(flushed, wrote - lost_tail_bytes)
+        mfq.revert_to_disk(keep)
+        cq_lost = 0
+        for cq in self.all_consume_queues():
+            cq_lost += cq.mapped_file_queue.revert_to_disk()
+        # index files: what their last force covered (the current one is forced only when
+        # full); recovery then drops and rebuilds it (_recover_index_abnormally)
+        self.index_service.revert_to_disk()
+        info = {
+            "commit_log_wrote": wrote,
+            "commit_log_flushed": flushed,
+            "commit_log_kept": mfq.get_max_offset(),
+            "consume_queue_lost_bytes": cq_lost,
+        }
+        if self._traced():
+            self.tracer.emit(
+                "DefaultMessageStore.powerCut",
+                "power_cut",
+                "fault",
+                **info,
+                text=(
+                    f"power cut: the page cache is lost; the commit log keeps "
+                    f"{info['commit_log_kept']} of {wrote} bytes written "
+                    f"({flushed} flushed), the consume queues lose {cq_lost} bytes"
+                ),
+            )
+        return info
+
+    def unmap(self) -> None:
+        """Unmap every commit-log, consume-queue and index file (``MappedFile#cleanup``): the
+        process is gone. ``shutdown`` does it; after ``kill`` / ``power_cut`` the owner
+        does (the Lab on restart and close). Reading the store afterwards is an error.
+        Idempotent."""
         self.commit_log.mapped_file_queue.close()
+        for cq in self.all_consume_queues():
+            cq.mapped_file_queue.close()
+        self.index_service.close()
+
+    def run_flush_services(self, now_ms: int) -> None:
+        """A pass of each flush service that is due at ``now_ms``: ``FlushRealTimeService``
+        (ASYNC_FLUSH; SYNC_FLUSH forces in the put path) and ``FlushConsumeQueueService``.
+        ``mqlab serve`` calls it on a timer; nothing happens once the store is down."""
+        if self.is_shutdown:
+            return
+        if self.message_store_config.flush_disk_type != FlushDiskType.SYNC_FLUSH:
+            self.commit_log.flush_real_time_service(now_ms)
+        self.flush_consume_queue_service(now_ms)
+
+    def flush_consume_queue_service(self, now_ms: int) -> bool:
+        """One pass of ``DefaultMessageStore.FlushConsumeQueueService#doFlush``, if due.
+
+        RocketMQ's thread waits ``flushIntervalConsumeQueue`` (1 s) between passes; each
+        pass forces every consume queue holding at least ``flushConsumeQueueLeastPages``
+        (2) dirty pages, or everything once ``flushConsumeQueueThoroughInterval`` (60 s)
+        has passed. mqlab runs the pass inline, in store time: after a reput pass (with the
+        last dispatched entry's store time) and before a power cut. Units lost to a power
+        cut are rebuilt from the commit log by recovery.
+
+        Returns:
+            True if the pass ran.
+        """
+        cfg = self.message_store_config
+        if now_ms - self._cq_flush_run_ms < cfg.flush_interval_consume_queue:
+            return False
+        self._cq_flush_run_ms = now_ms
+        least = cfg.flush_consume_queue_least_pages
+        if now_ms >= self._cq_flush_thorough_ms + cfg.flush_consume_queue_thorough_interval:
+            self._cq_flush_thorough_ms = now_ms
+            least = 0
+        for qmap in self.consume_queue_table.values():
+            for cq in qmap.values():
+                cq.flush(least)
+        return True
 
     def flush(self) -> int:
-        """Flush the commit log and every consume queue to disk.
+        """Force the commit log and every consume queue to disk (``msync``).
 
         Stands for RocketMQ's flush services (``FlushRealTimeService``,
         ``FlushConsumeQueueService``) run to completion.
@@ -360,6 +529,7 @@ class DefaultMessageStore(GetMessageMixin):
         where = self.commit_log.flush()
         for cq in self.all_consume_queues():
             cq.flush(0)
+        self.index_service.flush()
         return where
 
     # ==================================================================================
@@ -431,6 +601,7 @@ class DefaultMessageStore(GetMessageMixin):
             if msg.store_host == "127.0.0.1:0":
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
+        self._count_put(msg.topic, result, 1)
         tracer = self.tracer
         if tracer is not None and tracer.enabled:
             amr = result.append_message_result
@@ -499,6 +670,7 @@ class DefaultMessageStore(GetMessageMixin):
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
             result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
+        self._count_put(msgs[0].topic, result, len(msgs))
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -512,6 +684,14 @@ class DefaultMessageStore(GetMessageMixin):
                 commit_log_offset=amr.wrote_offset if amr is not None else None,
             )
         return result
+
+    def _count_put(self, topic: str, result: PutMessageResult, msg_num: int) -> None:
+        """``StoreStatsService``'s put counters: OK puts by topic, else a failed put."""
+        amr = result.append_message_result
+        if result.is_ok() and amr is not None:
+            self.store_stats_service.on_put(topic, msg_num, amr.wrote_bytes)
+        else:
+            self.store_stats_service.put_message_failed_times += 1
 
     # ==================================================================================
     # reput (ReputMessageService) and dispatch
@@ -534,9 +714,22 @@ class DefaultMessageStore(GetMessageMixin):
         return self.reput_message_service.do_reput()
 
     def do_dispatch(self, req: DispatchRequest) -> None:
-        """Run the dispatchers: ``CommitLogDispatcherBuildConsumeQueue`` (NOT_TYPE and
-        COMMIT only). mqlab has no index file, so ``CommitLogDispatcherBuildIndex`` is
-        left out. Mirrors ``DefaultMessageStore#doDispatch``."""
+        """Run the dispatchers in Java's order: ``CommitLogDispatcherBuildConsumeQueue``
+        (NOT_TYPE and COMMIT only), then ``CommitLogDispatcherBuildIndex`` (when
+        ``messageIndexEnable``). Mirrors ``DefaultMessageStore#doDispatch``.
+
+        The index step is not traced on its own: the reput's ``dispatch`` event stands for
+        both dispatchers (the Lab's ``inspect_index`` shows the index files).
+        """
+        self._build_consume_queue(req)
+        if self.message_store_config.message_index_enable:
+            self.index_service.build_index(
+                req.topic, req.commit_log_offset, req.store_timestamp, req.sys_flag,
+                req.keys, req.uniq_key,
+            )  # fmt: skip
+
+    def _build_consume_queue(self, req: DispatchRequest) -> None:
+        """``CommitLogDispatcherBuildConsumeQueue#dispatch``."""
         tran_type = req.sys_flag & _TRAN_MASK
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
             # NOTE: performance: findConsumeQueue's hit inlined (~0.1 µs per entry).
@@ -583,7 +776,6 @@ class DefaultMessageStore(GetMessageMixin):
         cq = qmap.get(queue_id)
         if cq is None:
             cq = ConsumeQueue(topic, queue_id, self._cq_store_path, self._cq_file_size)
-            cq.flush_least_bytes = self._cq_flush_least_bytes
             qmap[queue_id] = cq
         return cq
 
@@ -682,6 +874,39 @@ class DefaultMessageStore(GetMessageMixin):
             return decode_stored_message(entry, 0, read_body=True, inflate=False)
         except MessageDecodeError:
             return None
+
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin: int, end: int
+    ) -> QueryMessageResult:
+        """The stored entries indexed under ``topic#key`` with store times in [begin, end].
+
+        Mirrors ``DefaultMessageStore#queryMessage`` (store, RocketMQ 4.9.3): up to three
+        index lookups; each sorts the offsets it found (oldest first) and reads each entry
+        (``lookMessageByOffset``, then the raw entry); when a lookup found offsets but no
+        entry could be read, the next one searches again up to the store time of the first
+        offset it tried. Entries whose bytes are gone (a deleted file) are skipped.
+        """
+        result = QueryMessageResult()
+        last_query_msg_time = end
+        for _ in range(3):
+            found = self.index_service.query_offset(topic, key, max_num, begin, last_query_msg_time)
+            if not found.phy_offsets:
+                break
+            found.phy_offsets.sort()
+            result.index_last_update_phyoffset = found.index_last_update_phyoffset
+            result.index_last_update_timestamp = found.index_last_update_timestamp
+            for m, offset in enumerate(found.phy_offsets):
+                msg = self.look_message_by_offset(offset)
+                if msg is None:
+                    continue  # Java: NullPointerException, caught and logged
+                if m == 0:
+                    last_query_msg_time = msg.store_timestamp
+                raw = self.select_one_message_by_offset(offset)
+                if raw is not None:
+                    result.message_buffers.append(raw)
+            if result.buffer_total_size > 0 or last_query_msg_time < begin:
+                break
+        return result
 
     # ==================================================================================
     # cleaning (clean_services)

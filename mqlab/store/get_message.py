@@ -203,6 +203,8 @@ class GetMessageMixin:
                 message_count=get_result.message_count,
                 buffer_total_size=get_result.buffer_total_size,
             )
+        if status is _FOUND:  # StoreStatsService#getGetMessageTransferedMsgCount
+            self.store_stats_service.get_message_transfered_msg_count += get_result.message_count
         return get_result
 
     def _scan(

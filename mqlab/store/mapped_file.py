@@ -1,37 +1,49 @@
-"""Fixed-size store files named by their start offset, with an in-memory mirror.
+"""Fixed-size store files named by their start offset, each a memory-mapped file.
 
 Mirrors ``MappedFile`` and ``MappedFileQueue`` (store, RocketMQ 4.9.3); facts §4.1
 (blank end-of-file marker) and §6 (file names, sizes).
 
-RocketMQ memory-maps each file (1 GiB for the commit log, 6,000,000 bytes for a consume
-queue) and lets the OS page cache hold it; a flush service forces dirty pages to disk.
-mqlab keeps the same split with plain Python:
+As in RocketMQ, a store file is created at its full size (``RandomAccessFile`` +
+``FileChannel#map``; here ``os.ftruncate`` + ``mmap``, so the file is sparse: no byte is
+zero-filled) and mapped ``MAP_SHARED``:
 
-* the **mirror** is an anonymous ``mmap`` of the file's full size (zero pages cost no
-  memory until written, and it never moves, so read-only ``memoryview`` slices handed
-  to pull responses stay valid). Every read comes from the mirror, as from the page
-  cache;
-* the **file** on disk holds what has been flushed: ``flush`` writes the range
-  ``[flushed_position, wrote_position)`` with ``os.pwrite``. Files are not preallocated:
-  a file is as long as its flushed data, and a full commit-log file is exactly
-  ``mapped_file_size`` long because the blank marker's padding is flushed too. Data
-  written but not flushed is lost if the process dies without ``flush`` (a power cut
-  on a real broker; recovery then truncates to what reached the disk). The commit
-  log keeps its active file open between flushes; consume queues reopen per flush.
+* a **write** copies into the map, so the bytes are in the OS page cache at once: a
+  process that dies (SIGKILL) loses nothing it wrote; the kernel writes dirty pages back
+  on its own;
+* a **flush** (``MappedByteBuffer#force``) is ``mmap.flush`` (``msync``) of the dirty
+  range; ``flushed_position`` is the write position that force covered. Only an OS crash
+  or a power cut loses what lies beyond it (``revert_to_disk`` models that);
+* a **read** is a slice of the map (``view``, a read-only ``memoryview``): pull results
+  hand those slices out without copying.
 
-What this module owns: positions (wrote / flushed), file creation, loading, truncation
-and deletion, and the offset → file arithmetic of ``MappedFileQueue``. What it must not
-know: entry formats (the commit log and consume queue interpret the bytes) and time
+Positions: ``wrote_position`` (bytes appended), ``committed_position`` (equal to it: mqlab
+has no transient store pool, so ``MappedFile#commit`` has nothing to move) and
+``flushed_position`` (bytes forced).
+
+What this module owns: positions, file creation, mapping, loading, truncation, deletion,
+the power-cut model, and the offset → file arithmetic of ``MappedFileQueue``. What it must
+not know: entry formats (the commit log and consume queue interpret the bytes) and time
 (``last_modified_ms`` is stamped by the caller with the simulated time of the write, so
 expiry decisions are deterministic; RocketMQ uses the OS file mtime).
 
-Deviation, documented: RocketMQ refuses to load a file whose length differs from the
-mapped size; mqlab accepts shorter files (they are simply not full: the active file, or
-a torn one that recovery then truncates) and refuses longer ones.
+Deviations, documented:
+
+* RocketMQ refuses to load a file whose length differs from the mapped size; mqlab
+  extends a shorter file (with zeros, sparse) and refuses a longer one. A short file is
+  then read exactly as RocketMQ would read a preallocated file with a torn tail.
+* Recovery's truncation also zeroes the bytes after the cut (RocketMQ only moves the
+  positions), so a later, shorter write can never make a stale entry behind it look valid
+  again, and it forces those zeros to disk.
+* The power-cut model (``revert_to_disk``) relies on every write landing at or after
+  ``flushed_position`` (files are append-only) and on the disk holding zeros after it
+  (new files are sparse; truncation forces its zeros): what the disk holds is then the map
+  up to ``flushed_position`` and zeros after it. A store loaded after a kill treats what it
+  loads as on disk (the previous process's dirty pages are not tracked).
 """
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 
@@ -41,13 +53,46 @@ __all__ = ["MappedFile", "MappedFileQueue", "OS_PAGE_SIZE"]
 
 #: MappedFile.OS_PAGE_SIZE: the unit of the "flush least pages" rule.
 OS_PAGE_SIZE = 1024 * 4
+#: ``mmap.flush`` needs an offset aligned to this (the page size; Windows: 64 KiB).
+_FLUSH_ALIGN = mmap.ALLOCATIONGRANULARITY
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_ZERO_PAGE = bytes(OS_PAGE_SIZE)
+
+
+def _data_end(fd: int, length: int) -> int:
+    """Where the file's last data extent ends: after it the file is a hole (zeros).
+
+    ``SEEK_DATA`` / ``SEEK_HOLE`` where the OS has them; elsewhere (or where the file
+    system refuses them) the whole length counts as data.
+    """
+    seek_data = getattr(os, "SEEK_DATA", None)
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        return length
+    end = 0
+    offset = 0
+    while offset < length:
+        try:
+            data = os.lseek(fd, offset, seek_data)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # no data at or after ``offset``
+                break
+            return length
+        offset = end = os.lseek(fd, data, seek_hole)
+    return min(end, length)
+
+
+def _map(fd: int, size: int) -> mmap.mmap:
+    """A shared, writable map of the whole file (``FileChannel#map(READ_WRITE, 0, size)``)."""
+    return mmap.mmap(fd, size, access=mmap.ACCESS_WRITE)
 
 
 class MappedFile:
-    """One store file and its in-memory mirror.
+    """One store file, memory-mapped.
 
-    Mirrors ``MappedFile`` (store, RocketMQ 4.9.3). ``view`` is a read-only memoryview
-    over the whole mirror; ``view[a:b]`` is what ``selectMappedBuffer`` returns.
+    Mirrors ``MappedFile`` (store, RocketMQ 4.9.3). ``mm`` is the map (``MappedByteBuffer``);
+    ``view`` is a read-only memoryview over all of it, and ``view[a:b]`` is what
+    ``selectMappedBuffer`` returns.
     """
 
     __slots__ = (
@@ -61,71 +106,84 @@ class MappedFile:
         "first_create_in_queue",
         "last_modified_ms",
         "available",
-        "disk_length",
-        "keep_fd_open",
-        "_fd",
-        "_positions_from_load",
+        "dirty_end",
+        "_from_load",
     )
 
-    def __init__(self, file_name: str, file_size: int) -> None:
+    def __init__(self, file_name: str, file_size: int, mm: mmap.mmap, dirty_end: int) -> None:
         self.file_name = file_name
         self.file_from_offset = int(os.path.basename(file_name))
         self.file_size = file_size
-        self.mm = mmap.mmap(-1, file_size)
-        self.view = memoryview(self.mm).toreadonly()
+        self.mm = mm
+        self.view = memoryview(mm).toreadonly()
         self.wrote_position = 0
         self.flushed_position = 0
         self.first_create_in_queue = False
         self.last_modified_ms = 0
         self.available = True
-        self.disk_length = 0
-        #: keep the file open between flushes (the commit log's active file); consume
-        #: queues reopen per flush so a broker with many queues stays under fd limits.
-        self.keep_fd_open = False
-        self._fd: int | None = None
+        #: how far the file may hold non-zero bytes besides ``[0, wrote_position)``: a
+        #: loaded file's last data extent, or what a truncation left. Truncation and
+        #: ``revert_to_disk`` zero up to ``max(dirty_end, wrote_position)``.
+        self.dirty_end = dirty_end
         #: load() sets the positions to the full size (as RocketMQ does) although only
-        #: ``disk_length`` bytes hold data; truncate_to needs to know.
-        self._positions_from_load = False
+        #: ``dirty_end`` bytes may hold data; the first truncation needs to know.
+        self._from_load = False
 
     # -- construction -------------------------------------------------------------------
     @classmethod
     def create(cls, file_name: str, file_size: int) -> MappedFile:
-        """A new empty file (created on disk now, as RocketMQ's constructor does).
+        """A new file of ``file_size`` bytes (sparse), mapped. Mirrors the ``MappedFile``
+        constructor (``RandomAccessFile`` + ``FileChannel#map``).
 
         Raises:
-            OSError: the file cannot be created (the caller answers
+            OSError: the file cannot be created or mapped (the caller answers
                 CREATE_MAPEDFILE_FAILED).
         """
-        fd = os.open(file_name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.close(fd)
-        return cls(file_name, file_size)
+        fd = os.open(file_name, os.O_RDWR | os.O_CREAT | os.O_TRUNC | _O_BINARY, 0o644)
+        try:
+            os.ftruncate(fd, file_size)
+            mm = _map(fd, file_size)
+        finally:
+            os.close(fd)
+        return cls(file_name, file_size, mm, 0)
 
     @classmethod
     def load(cls, file_name: str, file_size: int) -> MappedFile:
-        """An existing file read into the mirror; positions are set to the full size,
-        as ``MappedFileQueue#load`` does, until recovery truncates them.
+        """An existing file, mapped; positions are set to the full size, as
+        ``MappedFileQueue#load`` does, until recovery truncates them.
+
+        A shorter file is first extended to ``file_size`` with zeros (module essay).
 
         Raises:
-            OSError: the file cannot be read.
+            OSError: the file cannot be opened or mapped.
             ValueError: the file is longer than ``file_size``.
         """
-        length = os.path.getsize(file_name)
-        if length > file_size:
-            raise ValueError(
-                f"{file_name} is {length} bytes, longer than the mapped file size {file_size}"
-            )
-        mf = cls(file_name, file_size)
-        if length:
-            with open(file_name, "rb") as f, memoryview(mf.mm) as mv:
-                n = f.readinto(mv[:length])
-            assert n == length, f"short read of {file_name}: {n} of {length}"
-        mf.disk_length = length
+        fd = os.open(file_name, os.O_RDWR | _O_BINARY)
+        try:
+            length = os.fstat(fd).st_size
+            if length > file_size:
+                raise ValueError(
+                    f"{file_name} is {length} bytes, longer than the mapped file size {file_size}"
+                )
+            if length < file_size:
+                os.ftruncate(fd, file_size)
+            dirty_end = _data_end(fd, length)
+            mm = _map(fd, file_size)
+        finally:
+            os.close(fd)
+        mf = cls(file_name, file_size, mm, dirty_end)
         mf.wrote_position = file_size
         mf.flushed_position = file_size
-        mf._positions_from_load = True
+        mf._from_load = True
         return mf
 
     # -- writing --------------------------------------------------------------------------
+    @property
+    def committed_position(self) -> int:
+        """``MappedFile#committedPosition``: without a transient store pool it is the
+        write position (``commit`` has nothing to move)."""
+        return self.wrote_position
+
     def is_full(self) -> bool:
         return self.wrote_position == self.file_size
 
@@ -154,51 +212,37 @@ class MappedFile:
             return (write // OS_PAGE_SIZE) - (flush // OS_PAGE_SIZE) >= flush_least_pages
         return write > flush
 
-    def flush(self, flush_least_pages: int = 0, *, sync: bool = False) -> int:
-        """Write the dirty range to disk. Mirrors ``MappedFile#flush``.
-
-        ``sync`` also fsyncs (``MappedByteBuffer#force``): SYNC_FLUSH acknowledges a send
-        only once its bytes are on the disk, not just in the OS page cache.
+    def flush(self, flush_least_pages: int = 0) -> int:
+        """Force the dirty range to disk. Mirrors ``MappedFile#flush``
+        (``MappedByteBuffer#force``: ``msync`` of the pages between the flushed and the
+        write position).
 
         Returns:
             The flushed position.
 
         Raises:
-            OSError: the file cannot be written.
+            OSError: the pages cannot be written.
         """
         if not self.available or not self.is_able_to_flush(flush_least_pages):
             return self.flushed_position
-        start = self.flushed_position
-        end = self.wrote_position
-        # NOTE: performance: reopening the file costs ~15 µs per flush on a VM; the
-        # commit log keeps its active file open until it is full and flushed.
-        fd = self._fd
-        if fd is None:
-            fd = os.open(self.file_name, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            data = self.view[start:end]
-            while data:
-                n = os.pwrite(fd, data, start)
-                start += n
-                data = data[n:]
-            if sync:
-                os.fsync(fd)
-        finally:
-            if self.keep_fd_open and end < self.file_size:
-                self._fd = fd
-            else:
-                self._fd = None
-                os.close(fd)
-        self.flushed_position = end
-        if end > self.disk_length:
-            self.disk_length = end
-        return end
+        value = self.wrote_position
+        start = self.flushed_position - self.flushed_position % _FLUSH_ALIGN
+        self.mm.flush(start, value - start)
+        self.flushed_position = value
+        return value
 
     def close(self) -> None:
-        """Close the file handle kept between flushes, if any."""
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
+        """Unmap (the process ends: ``shutdown``, a kill, a power cut). Idempotent.
+
+        The map is released at once unless a pull result still holds a slice of it; then
+        it goes when the last slice does.
+        """
+        self.available = False
+        try:
+            self.view.release()
+            self.mm.close()
+        except BufferError:
+            pass  # a slice handed out is still alive; unmapped when it is collected
 
     # -- reading --------------------------------------------------------------------------
     def select_mapped_buffer(self, pos: int, size: int) -> memoryview | None:
@@ -219,43 +263,94 @@ class MappedFile:
             return self.view[pos : self.wrote_position]
         return None
 
-    # -- recovery and deletion ------------------------------------------------------------
+    # -- recovery, faults and deletion ----------------------------------------------------
+    def _high_water(self) -> int:
+        """The end of what may be non-zero (positions set by load() do not count)."""
+        if self._from_load:
+            return min(self.dirty_end, self.file_size)
+        return min(max(self.dirty_end, self.wrote_position), self.file_size)
+
+    def data_length(self) -> int:
+        """One past the file's last non-zero byte (0 for a file of zeros): where its data
+        ends, for recovery's trace."""
+        end = self._high_water()
+        mm = self.mm
+        while end > 0:
+            start = end - 1 - (end - 1) % OS_PAGE_SIZE
+            chunk = mm[start:end].rstrip(b"\0")
+            if chunk:
+                return start + len(chunk)
+            end = start
+        return 0
+
+    def _zero(self, start: int, end: int) -> int:
+        """Zero the non-zero pages of ``[start, end)`` (untouched hole pages stay holes).
+
+        Returns:
+            How many bytes were zeroed.
+        """
+        mm = self.mm
+        zeroed = 0
+        pos = start
+        while pos < end:
+            stop = min(end, pos - pos % OS_PAGE_SIZE + OS_PAGE_SIZE)
+            n = stop - pos
+            if mm[pos:stop] != _ZERO_PAGE[:n]:
+                mm[pos:stop] = _ZERO_PAGE[:n]
+                zeroed += n
+            pos = stop
+        return zeroed
+
     def truncate_to(self, pos: int) -> None:
-        """Forget everything from ``pos`` on: zero the mirror and cut the file on disk.
+        """Forget everything from ``pos`` on: zero it in the map and force the zeros.
 
         Mirrors the position resets of ``MappedFileQueue#truncateDirtyFiles`` /
-        ``ConsumeQueue#truncateDirtyLogicFiles``. RocketMQ only moves the positions;
-        mqlab also zeroes the stale bytes so that a later, shorter write can never make
-        an old entry behind it look valid again.
+        ``ConsumeQueue#truncateDirtyLogicFiles`` (and the zeroing of the module essay).
 
         Raises:
-            OSError: the file on disk cannot be truncated.
+            OSError: the zeros cannot be forced to disk.
         """
-        # NOTE: performance: zero only what may hold data (touching a whole 6 MB
-        # consume-queue mirror would make every loaded queue cost its full size in RAM).
-        if self._positions_from_load:
-            end = self.disk_length
-            self._positions_from_load = False
-        else:
-            end = max(self.wrote_position, self.disk_length)
-        end = min(end, self.file_size)
-        if end > pos:
-            self.mm[pos:end] = bytes(end - pos)
-        if self.disk_length > pos:
-            os.truncate(self.file_name, pos)
-            self.disk_length = pos
+        end = self._high_water()
+        self._from_load = False
+        if end > pos and self._zero(pos, end):
+            start = pos - pos % _FLUSH_ALIGN
+            self.mm.flush(start, end - start)
+        self.dirty_end = pos
         self.wrote_position = pos
         self.flushed_position = pos
 
+    def revert_to_disk(self, keep: int | None = None) -> int:
+        """A power cut: the page cache is lost, so the file goes back to what the disk
+        holds — the bytes up to ``flushed_position`` (what force covered), zeros after.
+
+        ``keep`` (at least ``flushed_position``) models pages the kernel had already
+        written back on its own: bytes before it survive too, bytes from it on are lost.
+
+        Returns:
+            The number of bytes written but lost (from ``max(flushed, keep)`` to the write
+            position).
+        """
+        cut = self.flushed_position if keep is None else max(keep, self.flushed_position)
+        cut = min(cut, self.file_size)
+        lost = max(0, self.wrote_position - cut)
+        if lost:
+            end = self._high_water()
+            if end > cut:
+                self._zero(cut, end)
+            self.dirty_end = min(self.dirty_end, cut)
+            self.wrote_position = cut
+        self.flushed_position = min(self.flushed_position, cut)
+        return lost
+
     def destroy(self) -> bool:
-        """Delete the file. Mirrors ``MappedFile#destroy`` (the mirror is dropped when the
-        last pull result that still views it is gone)."""
-        self.available = False
+        """Unmap and delete the file. Mirrors ``MappedFile#destroy``."""
         self.close()
         try:
             os.remove(self.file_name)
         except FileNotFoundError:
             pass
+        except PermissionError:  # Windows: a slice handed out still maps it
+            return False
         return True
 
     def __repr__(self) -> str:
@@ -272,29 +367,21 @@ class MappedFileQueue:
     list (files only ever join at the end and leave at the front or the back).
     """
 
-    __slots__ = (
-        "store_path",
-        "mapped_file_size",
-        "mapped_files",
-        "flushed_where",
-        "keep_fd_open",
-    )
+    __slots__ = ("store_path", "mapped_file_size", "mapped_files", "flushed_where")
 
-    def __init__(
-        self, store_path: str, mapped_file_size: int, *, keep_fd_open: bool = False
-    ) -> None:
+    def __init__(self, store_path: str, mapped_file_size: int) -> None:
         self.store_path = store_path
         self.mapped_file_size = mapped_file_size
         self.mapped_files: list[MappedFile] = []
         self.flushed_where = 0
-        self.keep_fd_open = keep_fd_open
 
     def load(self) -> bool:
         """Open every file of the directory, in name order.
 
         Mirrors ``MappedFileQueue#load``. Names that are not 20-digit offsets are
         ignored. Returns False (RocketMQ's "load failed") if a file is longer than the
-        mapped size or its name is not a multiple of it.
+        mapped size or its name is not a multiple of it; the files mapped so far are
+        unmapped again.
         """
         if not os.path.isdir(self.store_path):
             return True
@@ -302,12 +389,13 @@ class MappedFileQueue:
         for name in names:
             path = os.path.join(self.store_path, name)
             if not os.path.isfile(path) or int(name) % self.mapped_file_size:
+                self.close()
                 return False
             try:
                 mf = MappedFile.load(path, self.mapped_file_size)
             except (OSError, ValueError):
+                self.close()
                 return False
-            mf.keep_fd_open = self.keep_fd_open
             self.mapped_files.append(mf)
         return True
 
@@ -336,7 +424,6 @@ class MappedFileQueue:
         os.makedirs(self.store_path, exist_ok=True)
         path = os.path.join(self.store_path, offset_to_file_name(create_offset))
         mf = MappedFile.create(path, self.mapped_file_size)
-        mf.keep_fd_open = self.keep_fd_open
         if not self.mapped_files:
             mf.first_create_in_queue = True
         self.mapped_files.append(mf)
@@ -394,8 +481,8 @@ class MappedFileQueue:
         return self.get_max_offset() - self.flushed_where
 
     # -- flushing -------------------------------------------------------------------------
-    def flush(self, flush_least_pages: int = 0, *, sync: bool = False) -> bool:
-        """Flush from ``flushed_where`` on (``sync``: fsync too). Mirrors ``MappedFileQueue#flush``, except that
+    def flush(self, flush_least_pages: int = 0) -> bool:
+        """Force from ``flushed_where`` on. Mirrors ``MappedFileQueue#flush``, except that
         it carries on into the next file when one is completely flushed (RocketMQ's
         flush thread simply runs again).
 
@@ -410,7 +497,7 @@ class MappedFileQueue:
             mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
             if mf is None:
                 break
-            pos = mf.flush(flush_least_pages, sync=sync)
+            pos = mf.flush(flush_least_pages)
             self.flushed_where = mf.file_from_offset + pos
             if pos < self.mapped_file_size or mf is self.mapped_files[-1]:
                 break
@@ -486,9 +573,25 @@ class MappedFileQueue:
         return deleted
 
     def close(self) -> None:
-        """Close every file handle kept open between flushes (shutdown)."""
+        """Unmap every file (the process ends). Idempotent."""
         for mf in self.mapped_files:
             mf.close()
+
+    def revert_to_disk(self, keep_offset: int | None = None) -> int:
+        """A power cut: every file goes back to what its disk holds (``MappedFile#revert_to_disk``).
+
+        ``keep_offset``: the kernel had written back everything before this queue offset
+        (bytes already flushed survive whatever it says).
+
+        Returns:
+            The bytes written but lost, over all files.
+        """
+        lost = 0
+        for mf in self.mapped_files:
+            keep = None if keep_offset is None else max(0, keep_offset - mf.file_from_offset)
+            lost += mf.revert_to_disk(keep)
+        self.flushed_where = min(self.flushed_where, self.get_max_offset())
+        return lost
 
     def destroy(self) -> None:
         """Delete every file. Mirrors ``MappedFileQueue#destroy``."""

@@ -1,4 +1,5 @@
-"""ReputMessageService: turn newly appended commit-log entries into consume-queue units.
+"""ReputMessageService: turn newly appended commit-log entries into consume-queue units
+(and index entries: the store's dispatchers).
 
 Mirrors ``DefaultMessageStore.ReputMessageService#doReput`` / ``#behind`` (store,
 RocketMQ 4.9.3); facts §10.3 (reput and the arriving listener), §4.1 (blank marker).
@@ -66,6 +67,7 @@ class ReputMessageService:
         do_dispatch = store.do_dispatch
         read = commit_log.dispatch_request_at
         count = 0
+        last_store_timestamp = None
         do_next = True
         while do_next and self.reput_from_offset < commit_log.get_max_offset():
             data = commit_log.get_data(self.reput_from_offset)
@@ -105,6 +107,7 @@ class ReputMessageService:
                         self.reput_from_offset += size
                         pos += size
                         count += 1
+                        last_store_timestamp = req.store_timestamp
                     else:  # blank marker: the rest of this file is empty
                         self.reput_from_offset = commit_log.roll_next_file(self.reput_from_offset)
                         break
@@ -123,4 +126,6 @@ class ReputMessageService:
                         )
                     self.reput_from_offset += end - pos
                     break
+        if last_store_timestamp is not None:
+            store.flush_consume_queue_service(last_store_timestamp)
         return count

@@ -11,7 +11,7 @@ spelling) and the shapes. What it must not know: response codes. The broker maps
 the requested offset), so that mapping is code in the pull processor, not a table here.
 
 ``GetMessageResult.message_buffers`` holds the raw stored entries (read-only
-``memoryview`` slices of the commit log's in-memory mirror): a pull response body is
+``memoryview`` slices of the commit log's memory-mapped files): a pull response body is
 ``b"".join(result.message_buffers)``, as RocketMQ concatenates the selected buffers.
 """
 

@@ -197,6 +197,33 @@ def test_short_polling_answers_after_the_1s_check(cluster):
     assert p.done_at == ((deadline + 999) // 1000) * 1000 + 1
 
 
+def test_long_polling_switched_off_at_runtime_takes_effect_after_the_current_wait(cluster):
+    """UPDATE_BROKER_CONFIG longPollingEnable=false: a pull parked afterwards is held
+    shortPollingTimeMills (1 000 ms, not its 15 s), but PullRequestHoldService#run reads
+    the flag only when it starts a wait, so the 5 s wait under way ends first (check at
+    5 000), then the checks come every 1 000 ms (6 000, 7 000, ...)."""
+    c = cluster()
+    c.send("TopicTest", queue_id=0)
+    c.send("TopicTest", queue_id=1)
+    t0 = c.d.now
+    assert c.broker.pull_request_hold_service.next_check_at == 5000 and t0 < 4000
+    r = c.call(c.broker.broker_addr, RequestCode.UPDATE_BROKER_CONFIG, None,
+               b"longPollingEnable=false\n")  # fmt: skip
+    assert r.code == ResponseCode.SUCCESS and not c.broker.broker_config.long_polling_enable
+    early = c.pull("TopicTest", queue_id=0, offset=1, run=False)
+    c.d.advance(5002 - c.d.now)
+    assert early.done_at == 5000 + 1  # deadline ~t0+1 000, but the 5 s wait answers it
+    assert c.broker.pull_request_hold_service.next_check_at == 6000
+    c.d.advance(498)  # t = 5 500
+    late = c.pull("TopicTest", queue_id=1, offset=1, run=False)
+    c.d.advance(1)
+    [held] = c.broker.pull_request_hold_service.inspect()
+    assert held["timeout_millis"] == 1000
+    c.d.advance(2000)
+    assert late.code == ResponseCode.PULL_NOT_FOUND
+    assert late.done_at == 7000 + 1  # deadline 6 50x: the check at 6 000 is too early
+
+
 def test_matching_message_wakes_parked_pull_at_once(cluster):
     """Long polling: a matching message's reput wakes the parked pull in the same ms."""
     c = cluster()

@@ -310,12 +310,14 @@ def test_properties_none_is_empty_context() -> None:
     ("expression", "line", "column"),
     [
         ("a and between 2 and 10", 1, 7),  # ParserTest#testParse_invalid
-        ("", 1, 1),
-        ("(a = 1", 1, 7),
-        ("a = ", 1, 5),
+        # <EOF> is placed on the last character read (JavaCC's SimpleCharStream), and an
+        # empty input on the stream's unset slot: line 0, column 0
+        ("", 0, 0),
+        ("(a = 1", 1, 6),
+        ("a = ", 1, 4),
         ("a = 1 NOT x", 1, 11),
         ("a IS 5", 1, 6),
-        ("a = 1 AND\n  b =", 2, 6),
+        ("a = 1 AND\n  b =", 2, 5),
     ],
 )
 def test_syntax_error_names_position(expression: str, line: int, column: int) -> None:
@@ -329,13 +331,50 @@ def test_syntax_error_names_position(expression: str, line: int, column: int) ->
     assert f"line {line}, column {column}" in str(e)
 
 
+def test_syntax_error_is_javacc_parse_exception_text() -> None:
+    """ParseException#getMessage word for word: what a real 4.9.3 broker answered to
+    CHECK_CLIENT_CONFIG with "a >>> 5" (after "Invalid MessageSelector. ", which Java
+    keeps out of the remark). "+" is never listed: JavaCC picks it by an unbounded
+    syntactic LOOKAHEAD that generateParseException does not rescan."""
+    with pytest.raises(FilterException) as info:
+        compile_sql92("a >>> 5")
+    assert str(info.value) == (
+        'Invalid MessageSelector. Encountered " ">" "> "" at line 1, column 4.\n'
+        "Was expecting one of:\n"
+        '    "NOT" ...\n    "TRUE" ...\n    "FALSE" ...\n    "NULL" ...\n'
+        "    <DECIMAL_LITERAL> ...\n    <FLOATING_POINT_LITERAL> ...\n"
+        '    <STRING_LITERAL> ...\n    <ID> ...\n    "(" ...\n    "-" ...\n    '
+    )
+    with pytest.raises(FilterException) as info:
+        compile_sql92("a = 'it''s' >")
+    assert str(info.value).startswith('Invalid MessageSelector. Encountered "<EOF>" at line 1, '
+                                      "column 13.\nWas expecting one of:\n")  # fmt: skip
+
+
 def test_syntax_error_lists_expected_tokens() -> None:
     """The message says what was found and what could have come next (JavaCC style)."""
     with pytest.raises(FilterException) as info:
         compile_sql92("a and between 2 and 10")
     msg = str(info.value)
-    assert 'Encountered "between"' in msg and "<ID>" in msg and '"("' in msg
+    assert 'Encountered " "BETWEEN" "between "' in msg and "<ID>" in msg and '"("' in msg
     assert info.value.position == 6
+
+
+@pytest.mark.parametrize(
+    ("expression", "text"),
+    [
+        ("a = 1 # b", 'line 1, column 7.  Encountered: "#" (35), after : ""'),
+        ("a = 1 #", 'line 1, column 8.  Encountered: <EOF> after : ""'),
+        ("a = 'open", 'line 1, column 10.  Encountered: <EOF> after : "\\\'open"'),
+        ("a != 1", 'line 1, column 3.  Encountered: "!" (33), after : ""'),
+    ],
+)
+def test_lexical_error_is_javacc_token_mgr_error_text(expression: str, text: str) -> None:
+    """TokenMgrError#LexicalError word for word, as a real 4.9.3 broker answered
+    CHECK_CLIENT_CONFIG for the first three (a bad LAST character reads as <EOF>)."""
+    with pytest.raises(FilterException) as info:
+        compile_sql92(expression)
+    assert str(info.value) == "Invalid MessageSelector. Lexical error at " + text
 
 
 @pytest.mark.parametrize("expression", ["a = 1 #", 'a = "x"', "a = 'open", "a != 1"])

@@ -30,6 +30,27 @@ def test_offset_msg_id_masked_only_for_the_same_commit_log_offset():
     assert [x.rule for x in d] == ["offset-msg-id", None]
 
 
+def test_offset_msg_ids_inside_stored_properties():
+    a = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:10911", 1045)], ["K", "v"]]
+    b = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1045)], ["K", "v"]]
+    c = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1046)], ["K", "v"]]
+    e = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1045)], ["K", "w"]]
+    d = classify([Diff("msg[0].properties", a, x) for x in (b, c, e)], REAL, MQ)
+    assert [x.rule for x in d] == ["offset-msg-id", None, None]
+
+
+def test_helpful_npe_message_against_jdk8_null_remark():
+    npe = ('Cannot invoke "org.apache.rocketmq.filter.FilterSpi.compile(String)" because the '
+           'return value of "org.apache.rocketmq.filter.FilterFactory.get(String)" is null')  # fmt: skip
+    d = classify([
+        Diff("remark", npe, None),
+        Diff("remark", "some other message", None),
+        Diff("remark", npe, "x"),
+        Diff("ext.k", npe, None),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["jdk-exception-text", None, None, None]
+
+
 def test_batch_msg_id_lists_compare_id_by_id():
     a = ",".join(create_message_id(REAL.broker_addr, o) for o in (0, 90))
     b = ",".join(create_message_id(MQ.broker_addr, o) for o in (0, 90))
@@ -53,8 +74,11 @@ def test_store_timestamps_masked_within_the_window_only():
         Diff("msg[0].storeTimestamp", 1_700_000_000_000, 1_700_000_000_450),
         Diff("msg[0].storeTimestamp", 1_700_000_000_000, 0),
         Diff("msg[0].bornTimestamp", 1_700_000_000_000, 1_700_000_000_450),
+        Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp",
+             1_700_000_000_000, 1_700_000_000_020),
+        Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp", 0, 1),
     ], REAL, MQ)  # fmt: skip
-    assert [x.rule for x in d] == ["store-timestamp", None, None]
+    assert [x.rule for x in d] == ["store-timestamp", None, None, "store-timestamp", None]
 
 
 def test_json_bodies_compare_parsed_integer_keys_and_map_order_ignored():
@@ -72,6 +96,16 @@ def test_code_remark_and_ext_fields_compared():
     b = _resp(2, "z", {"k": "2"})
     diffs = compare_answers(10, a, b, None, None)
     assert [x.path for x in diffs] == ["code", "remark", "ext.k", "ext.only_real"]
+
+
+def test_no_answer_on_both_sides_is_identical_only_for_two_timeouts():
+    assert compare_answers(9999, None, None, "TimeoutError()", "TimeoutError()") == []
+    [d] = compare_answers(9999, None, _resp(3), "TimeoutError()", None)
+    assert (d.path, d.real, d.mqlab) == ("answer", "TimeoutError()", "code=3")
+    [d] = compare_answers(9999, None, None, "ConnectionResetError()", "TimeoutError()")
+    assert d.path == "answer"
+    [d] = compare_answers(9999, None, None, "not sent: x", "not sent: x")
+    assert d.path == "answer"
 
 
 def test_references_resolve_against_each_sides_own_answers():

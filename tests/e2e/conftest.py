@@ -198,6 +198,8 @@ def jupyter_server(tmp_path: Path, chromium_path: str) -> Iterator[JupyterServer
         f"--ServerApp.root_dir={root}",
         "--IdentityProvider.token=", "--ServerApp.password=",
         "--LabApp.expose_app_in_browser=True",
+        # as `make lab`: notebooks open unmodified (mqlab/lab/contents.py)
+        "--ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager",
         f"--LabApp.user_settings_dir={settings_dir}",
         f"--LabApp.workspaces_dir={config / 'lab' / 'workspaces'}",
     ]  # fmt: skip

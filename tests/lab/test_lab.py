@@ -41,6 +41,26 @@ def test_brokers_and_inspectors():
         assert len(log["raw"][0]) == 137
 
 
+def test_index_inspectors():
+    """index_files() / index_entries(): one file, one entry per key (UNIQ_KEY, then KEYS)."""
+    from mqlab.common.message import Message
+    from mqlab.store.index import index_key_hash
+
+    with Lab(seed=1) as lab:
+        msg = Message("TopicTest", b"x", keys=["k1", "k2"])
+        lab.producer().send(msg)
+        lab.advance(1000)
+        files = lab.index_files()
+        assert files[["hash_slot_count", "index_count"]].values.tolist() == [[3, 4]]
+        entries = lab.index_entries()
+        uniq = msg.properties["UNIQ_KEY"]
+        hashes = [index_key_hash(f"TopicTest#{k}") for k in (uniq, "k1", "k2")]
+        assert entries["key_hash"].tolist() == hashes
+        assert entries["slot"].tolist() == [h % 5000 for h in hashes]
+        assert entries["phy_offset"].tolist() == [0, 0, 0]
+        assert entries["prev_index"].tolist() == [0, 0, 0]
+
+
 def test_held_pull_and_timers():
     """A parked pull shows in held_pulls() and its deadline in timers()."""
     lab = Lab(seed=1)

@@ -6,7 +6,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from mqlab.lab.check import EXERCISES, check, expected
@@ -76,49 +75,28 @@ def test_round_trip_and_upcoming():
 
 
 def test_lesson_map_lists_ten_lessons():
-    """The map has lessons 00–09 with their seeds (04 ↔ seed 001)."""
+    """The map has lessons 00–09 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
     m = L.lesson_map()
     assert list(m["lesson"]) == [f"{i:02d}" for i in range(10)]
-    assert m.set_index("lesson").loc["04", "seed"] == "001"
+    assert m.set_index("lesson").loc["04", "RocketMQ classes"] == "PullRequestHoldService"
 
 
-# -- the notebooks of lessons 00–04 --------------------------------------------------------
-def _builder():
-    name = "build_lessons_00_04"
+# -- the notebooks of lessons 00–04 (built from lessons/*.md: tests/lab/test_lesson_sources.py) --
+def _built(stem):
+    name = "build_lessons"
     if name not in sys.modules:  # dataclasses need the module registered while it loads
-        path = ROOT / "tools" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-@pytest.mark.parametrize("stem", STEMS)
-def test_notebooks_match_builder_and_have_no_outputs(stem):
-    """The committed notebooks are what tools/build_lessons_00_04.py writes, with no outputs."""
-    b = _builder()
-    for solutions, path in (
-        (False, ROOT / "notebooks" / f"{stem}.ipynb"),
-        (True, ROOT / "notebooks" / "solutions" / f"{stem}_solutions.ipynb"),
-    ):
-        on_disk = nbformat.read(path, as_version=4)
-        built = b.build(stem, b.LESSONS[stem], solutions=solutions)
-        assert [c["source"] for c in on_disk["cells"]] == [c["source"] for c in built.cells]
-        assert [c["id"] for c in on_disk["cells"]] == [c["id"] for c in built.cells]
-        assert on_disk["metadata"]["kernelspec"]["name"] == "python3"
-        assert "widgets" not in on_disk["metadata"]
-        for c in on_disk["cells"]:
-            if c["cell_type"] == "code":
-                assert c["outputs"] == [] and c["execution_count"] is None
+        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    b = sys.modules[name]
+    lesson = b.read_lesson(ROOT / "lessons" / f"{stem}.md")
+    return b.build(lesson, solutions=False), b.build(lesson, solutions=True)
 
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_notebook_rules(stem):
     """First code cell imports from mqlab only and builds the lab; exercises follow the contract."""
-    b = _builder()
-    learner = b.build(stem, b.LESSONS[stem], solutions=False)
-    solution = b.build(stem, b.LESSONS[stem], solutions=True)
+    learner, solution = _built(stem)
     first = next(c for c in learner.cells if c.cell_type == "code").source.splitlines()
     imports = [ln for ln in first if ln.startswith(("import ", "from "))]
     assert imports and all(ln.startswith("from mqlab") for ln in imports)

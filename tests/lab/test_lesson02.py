@@ -18,8 +18,9 @@ from mqlab.lab.lessons import lesson02 as L
         ("02.2", 50381, 2598938),  # "TagT"
         ("02.3", 20521, [1024, 1789]),  # 153-byte entries, 6 per file: file 1, slot 5
         ("02.3", 50381, [2048, 2221]),  # 173-byte entries, 5 per file: file 2, slot 1
-        ("02.4", 20521, 6),  # 7 × 162 bytes, 48 torn off → 6 whole
-        ("02.4", 50381, 5),  # 268 torn off → 5 whole
+        ("02.4", 20521, 6),  # 7 × 162 bytes, 160 torn off → 6 whole
+        ("02.4", 50381, 6),  # 156 torn off → 6 whole
+        ("02.4", 1, 6),  # 40 torn off: past the properties into the lengths → 6 whole
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
@@ -71,20 +72,54 @@ def test_commit_log_files_roll_over():
 
 
 def test_tear_tail_cuts_the_torn_entry():
-    """Tearing 40 bytes off 5 entries of 162: 4 survive, CQ truncated, offsets continue at 4."""
+    """A power cut with 40 of 5 × 162 unflushed bytes not written back: 4 entries survive,
+    the consume queue (its 100 unflushed bytes lost) is rebuilt to 4, offsets continue at 4."""
     with Lab(seed=1) as lab:
         for _ in range(5):
             L.send_raw(lab, body=b"x" * 30)
         info = L.tear_tail(lab, 40)
-        assert info == {"file": "00000000000000000000", "size_before": 810, "size_after": 770,
-                        "max_phy_offset_before": 810, "max_phy_offset_after": 648}  # fmt: skip
+        assert info == {"file": "00000000000000000000", "max_phy_offset_before": 810,
+                        "flushed": 0, "kept": 770, "max_phy_offset_after": 648}  # fmt: skip
         assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 4
         ev = L.recovery_events(lab)
-        assert list(ev["step"])[:4] == ["kill", "restart", "truncate", "truncate"]
-        assert "torn entry at 648: declares 162 bytes, 122 on disk" in ev["text"].iloc[2]
+        assert list(ev["step"]) == ["power_cut", "power_cut", "restart", "truncate", "reput"]
+        assert list(ev["component"])[:2] == ["SimDriver", "DefaultMessageStore.powerCut"]
+        assert "keeps 770 of 810 bytes written (0 flushed)" in ev["text"].iloc[1]
+        assert "consume queues lose 100 bytes" in ev["text"].iloc[1]
+        assert (
+            "torn entry at 648: declares 162 bytes, only zeros from byte 122 on"
+            in (ev["text"].iloc[3])
+        )
+        assert "rebuilt_units=4" in ev["text"].iloc[4]
         assert L.outcome(L.send_raw(lab, body=b"next"))["queue_offset"] == 4
         with pytest.raises(ValueError, match="cut_bytes"):
             L.tear_tail(lab, 0)
+
+
+def test_a_kill_loses_nothing_and_a_power_cut_loses_what_was_not_flushed():
+    """The two faults on the same 5 unflushed entries: a kill keeps all 810 bytes (the page
+    cache outlives the process); a power cut without write-back keeps none of them."""
+    with Lab(seed=1) as lab:
+        for _ in range(5):
+            L.send_raw(lab, body=b"x" * 30)
+        assert lab.broker().message_store.commit_log.mapped_file_queue.flushed_where == 0
+        new = lab.restart_broker(graceful=False)
+        lab.run_until_idle()
+        assert new.message_store.last_shutdown_normal is False
+        assert new.message_store.get_max_phy_offset() == 810
+        assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 5
+        new = lab.restart_broker(power_cut=True)
+        lab.run_until_idle()
+        # the restarted store treats what it loaded as on disk: its positions were forced
+        assert new.message_store.get_max_phy_offset() == 810
+        L.send_raw(lab, body=b"x" * 30)
+        lab.power_cut("broker-a")
+        new = lab.restart_broker(graceful=False)
+        lab.run_until_idle()
+        assert new.message_store.get_max_phy_offset() == 810
+        assert lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"] == 5
+        with pytest.raises(ValueError, match="graceful"):
+            lab.restart_broker(graceful=True, power_cut=True)
 
 
 def test_params():
@@ -92,4 +127,5 @@ def test_params():
     assert [L.params_02_1(s) for s in (0, 49, 50)] == [5, 54, 5]
     assert [L.params_02_2(s) for s in (0, 25, 26)] == ["TagA", "TagZ", "TagA"]
     assert L.params_02_3(0) == {"mapped_file_size_commit_log": 1024, "messages": 12, "body_len": 20}
-    assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 8}
+    assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 40}
+    assert min(L.params_02_4(s)["cut_bytes"] for s in range(400)) == 33  # past the properties

@@ -1,7 +1,5 @@
 """Lesson 05 (rebalancing and allocation strategies): helpers and exact exercise answers."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -109,12 +107,3 @@ def test_exercise_answers(ex, seed, want):
     """Exercises 05.1–05.4 (seed 004 §5, facts §10.10) have these exact answers for these seeds."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)
-
-
-def test_notebooks_are_built_from_the_script():
-    """notebooks/05–08 (learner and solutions) equal what tools/build_lessons_05_08.py writes."""
-    r = subprocess.run(
-        [sys.executable, "tools/build_lessons_05_08.py", "--check"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr

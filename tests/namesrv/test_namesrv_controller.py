@@ -478,11 +478,16 @@ def test_query_data_version():
     assert live.last_update_timestamp == 100_001
 
 
-def test_unknown_code_not_supported_with_ext_fields():
-    """An unknown code → REQUEST_CODE_NOT_SUPPORTED (3), extFields {} (cpp-client-wire)."""
+def test_unknown_code_is_not_answered():
+    """An unknown code gets no answer at all: DefaultRequestProcessor#processRequest's
+    ``default`` falls through to ``return null`` and NettyRemotingAbstract writes nothing
+    for a null response (the caller times out). The next request is answered as usual."""
     d, _, _, client = setup()
-    resp = ask(d, client, 999)
-    assert (resp.code, resp.remark, resp.ext_fields) == (3, " request type 999 not supported", {})
+    client.send(RemotingCommand.create_request(999))
+    d.run_until_idle()
+    assert client.responses == []
+    resp = ask(d, client, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+    assert (len(client.responses), resp.code, resp.ext_fields) == (1, 0, {})
 
 
 def test_bad_header_number_is_system_error():

@@ -186,6 +186,22 @@ def test_cluster_info_and_topic_lists():
     assert encode_topic_list(rim.get_all_topic_list()) == b'{"topicList":["A","B","C"]}'
 
 
+def test_topic_list_in_java_hash_set_order():
+    """GET_ALL_TOPIC_LIST_FROM_NAMESERVER's ``TopicList#topicList`` is a HashSet: the
+    order below is what a real 4.9.3 name server answered for these 18 topics (the
+    conformance run's admin-namesrv/topics/topic_list step), not alphabetical."""
+    java = ["cf_lp", "%RETRY%cf_hk_group", "BenchmarkTest", "OFFSET_MOVED_EVENT", "TBW102",
+            "SELF_TEST_TOPIC", "DefaultCluster", "SCHEDULE_TOPIC_XXXX", "cf_adm_82",
+            "DefaultCluster_REPLY_TOPIC", "cf_sched", "cf_adm", "broker-a", "%DLQ%cf_rt_group",
+            "cf_rt", "%RETRY%cf_rt_nosuch_%", "cf_hk", "%RETRY%cf_rt_group"]  # fmt: skip
+    rim = RouteInfoManager()
+    register(rim, w=wrapper(**{t: (1, 1, 6) for t in sorted(java)}))
+    assert rim.get_all_topic_list() == java
+    assert rim.get_topics_by_cluster("DefaultCluster") == java
+    body = encode_topic_list(rim.get_all_topic_list())
+    assert body == ('{"topicList":["' + '","'.join(java) + '"]}').encode()
+
+
 def test_auto_created_topic_routes_to_one_broker_only():
     """Seed 002: the broker that auto-creates a topic re-registers; the route has only it."""
     rim = RouteInfoManager()

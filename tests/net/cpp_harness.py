@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -178,7 +179,11 @@ def free_ports(n: int) -> list[int]:
 
 
 class ServeProc:
-    """``python -m mqlab serve`` in a subprocess; ``terminate()`` sends SIGTERM."""
+    """``python -m mqlab serve`` in a subprocess, in its own process group (session).
+
+    ``terminate()`` sends SIGTERM (a graceful stop); ``kill_group()`` sends SIGKILL to the
+    whole process group (a crash: no shutdown code runs, open files are just closed).
+    """
 
     def __init__(self, tmp_path: Path, *args: str, timeout: float = 20) -> None:
         self.proc = subprocess.Popen(
@@ -188,6 +193,7 @@ class ServeProc:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,
         )
         self.lines: list[str] = []
         deadline = time.monotonic() + timeout
@@ -211,9 +217,60 @@ class ServeProc:
             pytest.fail(f"mqlab serve did not stop within {timeout} s of SIGTERM")
         return self.proc.returncode, out, err
 
+    def kill_group(self) -> None:
+        """SIGKILL to serve's process group; wait until it is gone."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.communicate(timeout=10)
+
     def kill(self) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
+            self.kill_group()
+
+
+class ProducerLoopProc:
+    """The load benchmark's producer (``mqlab.bench_load``, role ``producer``): the C++
+    client's ``send_sync`` in a loop, one JSON line per send in ``out`` written as soon as
+    the send returned (``{"k": key, "tag", "s": status or -1 when it raised, "t0", "t1"}``),
+    until the stop file appears."""
+
+    def __init__(self, tmp_path: Path, name: str, **params) -> None:
+        self.name = name
+        self.out = tmp_path / f"{name}.jsonl"
+        self.stop_file = tmp_path / f"{name}.stop"
+        params.setdefault("max_seconds", 120)
+        params.update(out=str(self.out), stop=str(self.stop_file))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mqlab.bench_load", "--client", "producer",
+             json.dumps(params)],
+            env=client_env(tmp_path), cwd=str(ROOT), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+
+    def records(self) -> list[dict]:
+        if not self.out.exists():
+            return []
+        lines = self.out.read_text(encoding="utf-8").splitlines()
+        return [json.loads(ln) for ln in lines if ln.endswith("}")]
+
+    def acked(self) -> list[str]:
+        return [r["k"] for r in self.records() if r["s"] == 0]
+
+    def stop(self, timeout: float = 60) -> list[dict]:
+        self.stop_file.touch()
+        try:
+            self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"producer {self.name} did not stop within {timeout} s")
+        return self.records()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.communicate(timeout=10)
 
 
@@ -226,9 +283,11 @@ class GoodClient:
         self.buf = bytearray()
         self.opaque = 0
 
-    def call(self, code: int, ext: dict[str, str]) -> RemotingCommand:
+    def call(
+        self, code: int, ext: dict[str, str] | None, body: bytes | None = None
+    ) -> RemotingCommand:
         self.opaque += 1
-        req = RemotingCommand.create_request(code, ext)
+        req = RemotingCommand.create_request(code, ext, body)
         req.opaque = self.opaque
         self.sock.sendall(req.encode())
         while True:

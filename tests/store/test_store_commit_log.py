@@ -33,11 +33,14 @@ def test_roll_over_writes_a_blank_marker_and_starts_the_next_file(new_store, tmp
         "00000000000000000443",
     ]
     first = (cdir / "00000000000000000000").read_bytes()
-    assert len(first) == size  # a full file is exactly the mapped size on disk
+    assert len(first) == size  # every file is created at the mapped size
     assert struct.unpack(">ii", first[423:431]) == (20, BLANK_MAGIC_CODE)
     assert BLANK_MAGIC_CODE == -875286124
     assert struct.unpack(">ii", first[0:8]) == (ENTRY, MESSAGE_MAGIC_CODE)
-    assert (cdir / "00000000000000000443").stat().st_size == ENTRY
+    second = (cdir / "00000000000000000443").read_bytes()
+    assert len(second) == size  # preallocated: the entry, then zeros
+    assert struct.unpack(">ii", second[0:8]) == (ENTRY, MESSAGE_MAGIC_CODE)
+    assert second[ENTRY:] == bytes(size - ENTRY)
     roll = tracer.of("CommitLog.doAppend")
     assert [(e["step"], e["blank_bytes"], e["next_file_offset"]) for e in roll] == [
         ("END_OF_FILE", 20, 443)

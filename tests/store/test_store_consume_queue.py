@@ -25,7 +25,8 @@ def test_unit_bytes_and_tags_codes(new_store, tmp_path):
     store.flush()
     path = tmp_path / "store" / "consumequeue" / "TopicTest" / "0" / "00000000000000000000"
     raw = path.read_bytes()
-    assert len(raw) == 60
+    assert len(raw) == 6_000_000  # created at mappedFileSizeConsumeQueue (sparse)
+    assert raw[60:] == bytes(6_000_000 - 60)
     units = [struct.unpack(">qiq", raw[i : i + 20]) for i in range(0, 60, 20)]
     assert units == [(0, 123, 2598919), (123, 123, 2598920), (246, 114, 0)]
     assert list(store.iter_consume_queue_units("TopicTest", 0)) == [
@@ -46,7 +47,9 @@ def test_consume_queue_files_roll_over_by_unit_count(new_store, tmp_path):
         "00000000000000000080",
         "00000000000000000160",
     ]
-    assert [p.stat().st_size for p in sorted(qdir.iterdir())] == [80, 80, 40]
+    assert [p.stat().st_size for p in sorted(qdir.iterdir())] == [80, 80, 80]
+    cq = store.find_consume_queue("TopicTest", 0)
+    assert [mf.wrote_position for mf in cq.mapped_file_queue.mapped_files] == [80, 80, 40]
     assert store.get_max_offset_in_queue("TopicTest", 0) == 10
     assert store.get_min_offset_in_queue("TopicTest", 0) == 0
 

@@ -6,11 +6,12 @@ Facts §10.6 steps 8–10, §4.1, §4.5; §11 (BatchPutMessageTest, SendMessageP
 from __future__ import annotations
 
 import os
+import struct
 
 import pytest
 from store_helpers import STORE_HOST, make_msg, put_many
 
-from mqlab.common.message_decoder import create_message_id, decodes
+from mqlab.common.message_decoder import MESSAGE_MAGIC_CODE, create_message_id, decodes
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.store import (
     BrokerRole,
@@ -135,30 +136,35 @@ def test_flush_disk_timeout_with_sync_flush_still_stores(new_store, tmp_path):
     """SYNC_FLUSH with an injected flush delay above syncFlushTimeout (5000) →
     FLUSH_DISK_TIMEOUT, but the message is stored and flushed (is_ok)."""
     store = new_store(flush_disk_type="SYNC_FLUSH")
-    path = tmp_path / "store" / "commitlog" / "00000000000000000000"
+    mfq = store.commit_log.mapped_file_queue
     assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.PUT_OK
-    assert os.path.getsize(path) == 123  # SYNC_FLUSH: on disk before answering
+    assert mfq.flushed_where == 123  # SYNC_FLUSH: forced to disk before answering
     store.fault_flush_delay_ms = 5000
     assert store.put_message(make_msg(), 2).put_message_status is PutMessageStatus.PUT_OK
     store.fault_flush_delay_ms = 5001
     r = store.put_message(make_msg(), 3)
     assert r.put_message_status is PutMessageStatus.FLUSH_DISK_TIMEOUT
     assert r.is_ok()
-    assert os.path.getsize(path) == 3 * 123
+    assert mfq.flushed_where == 3 * 123
     no_wait = store.put_message(make_msg(properties={"WAIT": "false"}), 4)
     assert no_wait.put_message_status is PutMessageStatus.PUT_OK
     store.do_reput()
     assert store.get_max_offset_in_queue("TopicTest", 0) == 4
 
 
-def test_async_flush_writes_the_file_later(new_store, tmp_path):
-    """ASYNC_FLUSH: a small put stays in memory (the "page cache") until flush()."""
+def test_async_flush_writes_the_page_cache_now_and_forces_later(new_store, tmp_path):
+    """ASYNC_FLUSH: a put is in the file's pages (the OS page cache) at once — another
+    reader of the file sees it — but forced to disk only by flush() (below 4 dirty pages)."""
     store = new_store()
     path = tmp_path / "store" / "commitlog" / "00000000000000000000"
     store.put_message(make_msg(), 1)
-    assert os.path.getsize(path) == 0
+    assert os.path.getsize(path) == 16 * 1024 * 1024  # preallocated (sparse)
+    with open(path, "rb") as f:
+        assert struct.unpack(">ii", f.read(8)) == (123, MESSAGE_MAGIC_CODE)
+    mfq = store.commit_log.mapped_file_queue
+    assert (mfq.get_max_offset(), mfq.flushed_where) == (123, 0)
     assert store.flush() == 123
-    assert os.path.getsize(path) == 123
+    assert mfq.mapped_files[0].flushed_position == 123
 
 
 def test_slave_not_available_and_flush_slave_timeout_on_sync_master(new_store):

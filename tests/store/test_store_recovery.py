@@ -52,22 +52,28 @@ def test_restart_keeps_every_message(new_store, tmp_path):
 
 
 def test_torn_tail_is_cut_at_the_last_whole_entry(new_store, tmp_path):
-    """The last file cut in the middle of entry 4: recovery keeps entries 0–3, cuts the
-    file on disk at 456, drops the consume-queue unit of entry 4 and traces both."""
+    """Entry 4 torn inside the preallocated file (its bytes from 50 on are zeros): recovery
+    keeps entries 0–3, zeroes the file from 456 on, drops the consume-queue unit of entry 4
+    and traces both."""
     store = new_store()
     put_many(store, 5)
     store.shutdown()
     path = _commit_log_file(tmp_path)
-    os.truncate(path, 4 * ENTRY + 50)
+    with open(path, "r+b") as f:
+        f.seek(4 * ENTRY + 50)
+        f.write(bytes(ENTRY - 50))
     tracer = RecordingTracer()
     again = new_store(tracer=tracer)
     assert again.get_max_phy_offset() == 4 * ENTRY
-    assert os.path.getsize(path) == 4 * ENTRY
+    with open(path, "rb") as f:
+        f.seek(4 * ENTRY)
+        assert f.read(ENTRY) == bytes(ENTRY)
     assert again.get_max_offset_in_queue("TopicTest", 0) == 4
     assert _bodies(again) == [b"msg-0", b"msg-1", b"msg-2", b"msg-3"]
     (cut,) = tracer.of("CommitLog.recoverNormally")
-    assert (cut["process_offset"], cut["dropped_bytes"]) == (456, 50)
-    assert "torn" in cut["reason"]
+    # byte 49 of the entry is the last non-zero one kept (BORNHOST 127.0.0.1: 0x7f 00 00 01)
+    assert (cut["process_offset"], cut["dropped_bytes"]) == (456, 52 - 3)
+    assert cut["reason"] == "torn entry at 456: declares 114 bytes, only zeros from byte 49 on"
     (cq_cut,) = tracer.of("ConsumeQueue.truncateDirtyLogicFiles")
     assert (cq_cut["removed_units"], cq_cut["max_offset"]) == (1, 4)
     r = again.put_message(make_msg(), 5000)
@@ -110,12 +116,15 @@ def test_garbage_after_the_last_entry_is_cut(new_store, tmp_path):
     put_many(store, 5)
     store.shutdown()
     path = _commit_log_file(tmp_path)
-    with open(path, "ab") as f:
+    with open(path, "r+b") as f:
+        f.seek(5 * ENTRY)
         f.write(b"\xde\xad\xbe\xef" * 40)
     tracer = RecordingTracer()
     again = new_store(tracer=tracer)
     assert again.get_max_phy_offset() == 5 * ENTRY
-    assert os.path.getsize(path) == 5 * ENTRY
+    with open(path, "rb") as f:
+        f.seek(5 * ENTRY)
+        assert f.read(160) == bytes(160)
     assert len(_bodies(again)) == 5
     (cut,) = tracer.of("CommitLog.recoverNormally")
     assert "illegal magic code" in cut["reason"]
@@ -177,14 +186,16 @@ def test_deleted_queue_is_not_rebuilt_when_another_queue_covers_later_entries(ne
     assert again.get_max_offset_in_queue("TopicTest", 1) == 1
 
 
-def test_unflushed_data_is_lost_when_the_process_dies(tmp_path):
-    """ASYNC_FLUSH: a put below the 4-page flush threshold lives only in memory; a store
-    dropped without shutdown loses it, and the abort file marks an abnormal exit."""
+def test_unflushed_data_survives_the_process_dying(tmp_path):
+    """ASYNC_FLUSH: a put below the 4-page flush threshold is not forced, but it is in the
+    mapped file's pages (the OS page cache): a store dropped without shutdown keeps it, and
+    the abort file marks an abnormal exit."""
     cfg = MessageStoreConfig(store_path_root_dir=str(tmp_path / "store"))
     dead = DefaultMessageStore(cfg, store_host=STORE_HOST)
     assert dead.load()
     dead.put_message(make_msg(), 1)
     dead.do_reput()
+    assert dead.commit_log.mapped_file_queue.flushed_where == 0
     dead.commit_log.mapped_file_queue.close()  # the process dies: nothing is flushed
     del dead
     again = DefaultMessageStore(
@@ -192,8 +203,8 @@ def test_unflushed_data_is_lost_when_the_process_dies(tmp_path):
     )
     assert again.load()
     assert again.last_shutdown_normal is False
-    assert again.get_max_phy_offset() == 0
-    assert again.get_max_offset_in_queue("TopicTest", 0) == 0
+    assert again.get_max_phy_offset() == 123
+    assert again.get_max_offset_in_queue("TopicTest", 0) == 1
     again.shutdown()
 
 
@@ -230,7 +241,7 @@ def test_kill_keeps_the_page_cache_and_the_abort_file_and_persists_nothing(tmp_p
     assert dead.is_shutdown
     assert os.path.exists(tmp_path / "store" / "abort")
     assert not os.path.exists(tmp_path / "store" / "config" / "delayOffset.json")
-    assert os.path.getsize(_commit_log_file(tmp_path)) == 3 * ENTRY
+    assert dead.commit_log.mapped_file_queue.flushed_where == 0  # nothing was forced
     again = DefaultMessageStore(
         MessageStoreConfig(store_path_root_dir=str(tmp_path / "store")), store_host=STORE_HOST
     )

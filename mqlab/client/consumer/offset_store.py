@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from mqlab.client.exception import MQBrokerException, MQClientException
 from mqlab.common.message import MessageQueue
 from mqlab.common.mix_all import MASTER_ID
+from mqlab.common.mix_all_files import bak_path, file2string, string2file
 from mqlab.common.util_all import is_blank
 from mqlab.remoting.fastjson import FrozenKey, dumps, loads
 from mqlab.remoting.headers import (
@@ -303,25 +304,6 @@ class RemoteBrokerOffsetStore(OffsetStore):
             )
 
 
-def _file2string(path: Path) -> str | None:
-    """Mirrors ``MixAll#file2String``: the text, None if the file does not exist."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def _string2file(text: str, path: Path) -> None:
-    """Mirrors ``MixAll#string2File``: write ``.tmp``, keep the old content in ``.bak``, move."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    prev = _file2string(path)
-    if prev is not None:
-        path.with_name(path.name + ".bak").write_text(prev, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _parse_offset_wrapper(text: str) -> dict[MessageQueue, int]:
     """``OffsetSerializeWrapper.fromJson``: ``{"offsetTable":{{mq}:offset,...}}``.
 
@@ -414,7 +396,7 @@ class LocalFileOffsetStore(OffsetStore):
         if not wanted:
             return
         table = {mq: off for mq, off in sorted(self.offset_table.items()) if mq in wanted}
-        _string2file(dumps({"offsetTable": table}, pretty=True), self.store_path)
+        string2file(dumps({"offsetTable": table}, pretty=True), self.store_path)
         tracer = self.instance.tracer
         if tracer.enabled:
             tracer.emit(self._component + ".persistAll", "persist", group=self.group_name,
@@ -435,7 +417,7 @@ class LocalFileOffsetStore(OffsetStore):
 
     def _read_local_offset(self) -> dict[MessageQueue, int] | None:
         """Mirrors ``#readLocalOffset`` → ``#readLocalOffsetBak`` (facts §7.4)."""
-        content = _file2string(self.store_path)
+        content = file2string(self.store_path)
         if not content:
             return self._read_local_offset_bak()
         try:
@@ -444,7 +426,7 @@ class LocalFileOffsetStore(OffsetStore):
             return self._read_local_offset_bak()
 
     def _read_local_offset_bak(self) -> dict[MessageQueue, int] | None:
-        content = _file2string(self.store_path.with_name(self.store_path.name + ".bak"))
+        content = file2string(bak_path(self.store_path))
         if not content:
             return None
         try:

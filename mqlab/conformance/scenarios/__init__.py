@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, StoredCheck
-from mqlab.conformance.scenarios import offsets, pull, send, stored_bytes
+from mqlab.conformance.scenarios import (
+    admin,
+    housekeeping,
+    long_polling,
+    offsets,
+    pull,
+    retry,
+    send,
+    stored_bytes,
+)
 from mqlab.conformance.scenarios.common import SETTLE_MS
 
 __all__ = ["ALL", "GROUPS"]
@@ -17,6 +26,13 @@ GROUPS: dict[str, str] = {
     "offsets, permissions.",
     "offsets": "QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, "
     "GET_EARLIEST_MSG_STORETIME.",
+    "long-polling": "Parked pulls on the real clock: suspend timeout, woken by a message, "
+    "short polling.",
+    "client-housekeeping": "HEART_BEAT, GET_CONSUMER_LIST_BY_GROUP, UNREGISTER_CLIENT, "
+    "CHECK_CLIENT_CONFIG, LOCK_BATCH_MQ / UNLOCK_BATCH_MQ.",
+    "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
+    "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
+    "an unknown code.",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -32,6 +48,10 @@ _ORDER: list[Scenario] = [
     *send.SCENARIOS,
     *pull.SCENARIOS,
     *offsets.SCENARIOS,
+    *long_polling.SCENARIOS,
+    *housekeeping.SCENARIOS,
+    *retry.SCENARIOS,
+    *admin.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(

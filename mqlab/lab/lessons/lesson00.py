@@ -1,8 +1,8 @@
 """Lesson 00 — a tour of the workbench: build a lab, send, consume, read the trace.
 
-No single seed: the tour touches seed 002 (a send auto-creates the topic), seed 004 (a
-push consumer rebalances and pulls) and seed 001 (its pulls park in
-``PullRequestHoldService``) and points to the lesson that takes each apart. The helpers
+The tour touches several mechanisms: a send auto-creates the topic (lesson 01), a push
+consumer rebalances and pulls (lessons 05, 06) and its pulls park in
+``PullRequestHoldService`` (lesson 04) and points to the lesson that takes each apart. The helpers
 here set up the tour's scenario, list the lessons, and pick the few events of a send →
 consume round trip out of the trace so the first timeline is readable.
 """
@@ -26,27 +26,28 @@ __all__ = [
     "tour_lab",
 ]
 
-#: (lesson, mechanism, seed, RocketMQ classes) — the map of the course.
+#: (lesson, mechanism, RocketMQ classes) — the map of the course; each mechanism's numbered
+#: steps are listed, with links to RocketMQ 4.9.3's source, in notebooks/mechanisms.md.
 LESSONS = (
-    ("00", "tour: lab, send, consume, trace, control panel", "—", "Lab"),
-    ("01", "send path and topic auto-creation (two-broker pitfall)", "002",
+    ("00", "tour: lab, send, consume, trace, control panel", "Lab"),
+    ("01", "send path and topic auto-creation (two-broker pitfall)",
      "SendMessageProcessor, TopicConfigManager"),
-    ("02", "the store: commit-log and consume-queue bytes, roll-over, recovery", "003 (getMessage), facts §4/§6",
+    ("02", "the store: commit-log and consume-queue bytes, roll-over, recovery",
      "CommitLog, ConsumeQueue, DefaultMessageStore"),
-    ("03", "the broker's 11-step pull processing", "000, 003",
+    ("03", "the broker's 11-step pull processing",
      "PullMessageProcessor, DefaultMessageStore#getMessage"),
-    ("04", "long polling vs short polling", "001", "PullRequestHoldService"),
-    ("05", "rebalancing and allocation strategies", "004", "RebalanceImpl, AllocateMessageQueue*"),
-    ("06", "the consumer pull loop and flow control", "003", "PullMessageService, ProcessQueue"),
-    ("07", "consumption, retry and the dead-letter queue", "004", "ConsumeMessageConcurrentlyService"),
-    ("08", "offsets and consume-from-where", "003, 004", "RemoteBrokerOffsetStore"),
-    ("09", "comparing runs with Spark", "—", "(experiments)"),
+    ("04", "long polling vs short polling", "PullRequestHoldService"),
+    ("05", "rebalancing and allocation strategies", "RebalanceImpl, AllocateMessageQueue*"),
+    ("06", "the consumer pull loop and flow control", "PullMessageService, ProcessQueue"),
+    ("07", "consumption, retry and the dead-letter queue", "ConsumeMessageConcurrentlyService"),
+    ("08", "offsets and consume-from-where", "RemoteBrokerOffsetStore"),
+    ("09", "comparing runs with Spark", "(experiments)"),
 )  # fmt: skip
 
 
 def lesson_map() -> pd.DataFrame:
-    """The lessons as a table: number, mechanism, seed, classes."""
-    return pd.DataFrame(LESSONS, columns=["lesson", "mechanism", "seed", "RocketMQ classes"])
+    """The lessons as a table: number, mechanism, RocketMQ classes."""
+    return pd.DataFrame(LESSONS, columns=["lesson", "mechanism", "RocketMQ classes"])
 
 
 #: Components of one send → store → wake → pull → consume round trip.

@@ -1,15 +1,15 @@
-"""Lesson 01 — the send path and topic auto-creation (seed 002).
+"""Lesson 01 — the send path and topic auto-creation (``SendMessageProcessor#asyncSendMessage``).
 
 ``SendMessageProcessor#asyncSendMessage`` runs ``preSend`` (start-accept time, then
 ``msgCheck`` steps 1–5: broker writable for order topics · topic name rules · not-allowed
 system topics · topic lookup with auto-creation from ``TBW102`` · queue id range), then
 builds, stores and answers. These helpers send hand-made ``SEND_MESSAGE_V2`` requests
-(facts §2.2 short names), so every field the broker checks is in plain sight, and run the
-two-broker scenario of seed 002 §2.1.3: the first send creates the topic on one broker
+(``SendMessageRequestHeaderV2``'s short names), so every field the broker checks is in plain sight, and run the
+two-broker scenario: the first send creates the topic on one broker
 only, that broker re-registers with the name server, and once producers refresh their
 routes (10 ms after start, then every 30 s) every producer sends there.
 
-Later lessons import ``send_raw`` from here (the carry-forward of STYLE §6.15).
+Later lessons import ``send_raw`` from here.
 """
 
 from __future__ import annotations
@@ -41,20 +41,20 @@ __all__ = [
     "params_01_4",
 ]
 
-#: Topic names for exercise 01.2 (seed 002 §2.1 msgCheck steps 2–3; facts §7.1).
+#: Topic names for exercise 01.2 (``msgCheck`` steps 2–3; ``TopicValidator#validateTopic``).
 TOPIC_NAMES = (
     "Topic Test",
     "order.created",
     "orders|eu",
     "SCHEDULE_TOPIC_XXXX",
     "T" * 128,
-    "订单",
+    "café",
     "Orders_2024-eu",
     "%RETRY%CG",
 )
 
 
-#: TopicValidator's allowed characters (facts §7.1: ``^[%|a-zA-Z0-9_-]+$``, at most 127).
+#: TopicValidator's allowed characters (``TopicValidator``: ``^[%|a-zA-Z0-9_-]+$``, at most 127).
 TOPIC_ALLOWED_CHARS = frozenset(
     "%|-_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
@@ -64,7 +64,7 @@ def send_fields(
     topic: str = "TopicTest", *, queue_id: int = 0, tags: str | None = "TagA",
     default_topic_queue_nums: int = 4, group: str = "PG",
 ) -> dict:  # fmt: skip
-    """SEND_MESSAGE_V2 ext fields (facts §2.2 short names) as a Java producer fills them."""
+    """SEND_MESSAGE_V2 ext fields (``SendMessageRequestHeaderV2``'s short names) as a Java producer fills them."""
     fields = {
         "a": group, "b": topic, "c": "TBW102", "d": default_topic_queue_nums, "e": queue_id,
         "f": 0, "g": 0, "h": 0,
@@ -82,7 +82,7 @@ def send_raw(
     """Send one hand-made SEND_MESSAGE_V2 to ``broker`` (queue ``queue_id``; no UNIQ_KEY).
 
     The stored properties are ``TAGS`` (if given) and ``CLUSTER`` (added by the broker), so
-    an entry is 91 + body + topic + properties bytes (facts §4.1).
+    an entry is 91 + body + topic + properties bytes (``CommitLog#calMsgLength``).
     """
     if not isinstance(body, bytes):
         raise TypeError(f"body must be bytes, got {type(body).__name__}")
@@ -175,7 +175,7 @@ def messages_per_broker(lab: Lab, topic: str = "TopicTest") -> pd.DataFrame:
 
 
 def two_broker_lab(seed: int, *, wait_ms: int = 30_000, later: int = 0) -> tuple[Lab, str]:
-    """Seed 002 §2.1.3: two brokers, one first send, a wait, then ``later`` sends.
+    """Two brokers, one first send, a wait, then ``later`` sends (why auto-creation is off in production).
 
     The lab's producer sends one message to the new topic TopicTest (through TBW102's
     route, which lists both brokers), advances ``wait_ms`` and sends ``later`` more.
@@ -215,7 +215,7 @@ def params_01_1(seed: int) -> int:
           "the new topic TopicTest (autoCreateTopicEnable on, TBW102 has 8 queues, perm 7). How "
           "many write queues does the broker create, and with what perm? Answer [queues, perm].",
           hint="createTopicInSendMessageMethod takes min(defaultTopicQueueNums, TBW102's "
-               "writeQueueNums) and TBW102's perm without PERM_INHERIT (seed 002 §2.1.1 step 4)")  # fmt: skip
+               "writeQueueNums) and TBW102's perm without PERM_INHERIT (createTopicInSendMessageMethod step 4)")  # fmt: skip
 def _ex_01_1(seed: int) -> list[int]:
     with Lab(seed=seed) as lab:
         send_raw(lab, default_topic_queue_nums=params_01_1(seed))

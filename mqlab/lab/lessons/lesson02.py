@@ -1,20 +1,21 @@
-"""Lesson 02 — the store: commit-log and consume-queue bytes (facts §4, §6; seed 003).
+"""Lesson 02 — the store: commit-log and consume-queue bytes (``CommitLog``, ``ConsumeQueue``, ``DefaultMessageStore#getMessage``).
 
 Every message of every topic is appended to one commit log (``CommitLog``): a 91-byte
-fixed part plus body, topic and properties (facts §4.1). ``ReputMessageService`` then
+fixed part plus body, topic and properties (``CommitLog#calMsgLength``). ``ReputMessageService`` then
 writes a 20-byte unit into the topic's ``ConsumeQueue`` (commit-log offset int64, size
-int32, tags hash code int64; facts §6), which is what ``DefaultMessageStore#getMessage``
-scans (seed 003). The commit log is a sequence of fixed-size files named by their start
+int32, tags hash code int64; ``ConsumeQueue#putMessagePositionInfo``), which is what ``DefaultMessageStore#getMessage``
+scans. The commit log is a sequence of fixed-size files named by their start
 offset; an entry that does not fit (with 8 bytes to spare) leaves an 8-byte blank marker
-and goes to the next file. After a kill the ``abort`` file is left behind and 4.9.3 runs
-``CommitLog#recoverAbnormally`` (mqlab walks the tail as ``recoverNormally`` does, having no
-checkpoint), cutting at the first torn or invalid entry; consume-queue units past the cut are
-dropped.
+and goes to the next file. The files are memory-mapped, so a written entry is in the OS
+page cache at once: a killed broker loses nothing. A power cut loses what no flush
+(``msync``) covered, and may tear the last entry. After either fault the ``abort`` file is
+left behind and 4.9.3 runs ``CommitLog#recoverAbnormally`` (mqlab walks the tail as
+``recoverNormally`` does, having no checkpoint), cutting at the first torn or invalid entry;
+consume-queue units past the cut are dropped.
 
 Helpers: the entry-size formula, the store's files, the raw bytes of consume-queue units,
-and ``tear_tail`` — kill a broker, lose the last bytes of its commit log (a torn write
-inside a preallocated file), restart it. ``tear_tail`` edits files outside the lab's
-journal, so ``lab.fork`` cannot replay it.
+and ``tear_tail`` — cut a broker's power while the last bytes of its commit log are not on
+disk yet (a torn write inside a preallocated file), restart it.
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ __all__ = [
 
 #: The fixed part of a stored entry with IPv4 hosts: 4+4+4+4+4+8+8+4+8+8+8+8+4+8 = 84 bytes
 #: of header, plus the 4-byte body length, 1-byte topic length, 2-byte properties length
-#: (facts §4.1: total = 91 + body + topic + properties).
+#: (``CommitLog#calMsgLength``: total = 91 + body + topic + properties).
 FIXED_PART = 91
 #: The stored properties of ``send_raw(..., tags="TagA")``: CLUSTER (added by the broker; WAIT
 #: is not stored), then TAGS, in the broker's ``HashMap`` order (CLUSTER hashes to bucket 12,
-#: TAGS to 14; facts §4.4). 32 bytes.
+#: TAGS to 14; ``MessageDecoder#messageProperties2String``). 32 bytes.
 PROPS_TAGA = "CLUSTER\x01DefaultCluster\x02TAGS\x01TagA"
 #: The small commit-log file size lesson 02 uses to watch a roll-over.
 ROLL_FILE_SIZE = 1024
@@ -65,12 +66,12 @@ _CQ_UNIT = struct.Struct(">qiq")
 
 
 def entry_size(body_len: int, topic: str = "TopicTest", properties: str = PROPS_TAGA) -> int:
-    """``calMsgLength`` for IPv4 hosts: 91 + body + topic + properties bytes (facts §4.1)."""
+    """``calMsgLength`` for IPv4 hosts: 91 + body + topic + properties bytes."""
     return FIXED_PART + body_len + len(topic.encode()) + len(properties.encode())
 
 
 def entry_fields(lab: Lab, index: int = 0, broker: str = "broker-a") -> pd.DataFrame:
-    """The fields of commit-log entry ``index``: name, offset, size, hex, value (facts §4.1)."""
+    """The fields of commit-log entry ``index``: name, offset, size, hex, value."""
     log = lab.commit_log(broker, raw=True, limit=index + 1)
     if len(log) <= index:
         raise ValueError(f"index {index} is past the {len(log)} entries of {broker}'s commit log")
@@ -78,7 +79,7 @@ def entry_fields(lab: Lab, index: int = 0, broker: str = "broker-a") -> pd.DataF
 
 
 def tags_code(tag: str) -> int:
-    """The consume-queue tags code: Java's ``String.hashCode`` of the tag (facts §6)."""
+    """The consume-queue tags code: Java's ``String.hashCode`` of the tag."""
     return java_string_hash(tag)
 
 
@@ -104,52 +105,54 @@ def consume_queue_bytes(
 
 
 def tear_tail(lab: Lab, cut_bytes: int, broker: str = "broker-a") -> dict:
-    """Kill ``broker``, drop the last ``cut_bytes`` of its newest commit-log file, restart it.
+    """Cut the power of ``broker``'s machine while the last ``cut_bytes`` of its commit log
+    are still only in the page cache, then restart it.
 
-    The kill keeps what the OS page cache held (the kernel writes it back) and leaves the
-    ``abort`` file. The cut stands for a write the crash interrupted inside a preallocated
-    4.9.3 file (whose ``MappedFileQueue#doLoad`` refuses a file of the wrong length): mqlab's
-    files are not preallocated and a shorter one loads with zeros after its end. The
-    restarted broker sees an abnormal exit (4.9.3: ``CommitLog#recoverAbnormally``; mqlab
-    walks the files as ``recoverNormally`` does, having no checkpoint).
+    ``Lab.restart_broker(power_cut=True, lost_tail_bytes=cut_bytes)``: the kernel had
+    written back every unflushed byte but the last ``cut_bytes`` (a write the crash tore
+    inside a preallocated file: the last entry's head is on disk, its tail is zeros), the
+    consume queues lose their unflushed units, and the ``abort`` file stays. The restarted
+    broker sees an abnormal exit (4.9.3: ``CommitLog#recoverAbnormally``; mqlab walks the
+    files as ``recoverNormally`` does, having no checkpoint). A plain kill would lose
+    nothing: the page cache outlives the process.
 
     Returns:
-        ``file``, ``size_before``, ``size_after`` of the torn file, and the commit log's
-        ``max_phy_offset`` before the kill and after recovery.
+        ``file`` (the newest commit-log file), the commit log's ``max_phy_offset_before``,
+        ``flushed`` (what the last flush covered) and ``kept`` (the bytes that reached the
+        disk), and ``max_phy_offset_after`` recovery.
 
     Raises:
-        ValueError: ``cut_bytes`` is not a whole number from 1 to the file's size.
+        ValueError: ``cut_bytes`` is not a whole number from 1 to the bytes not flushed yet.
     """
     b = lab.broker(broker)
     store = b.message_store
-    files = store.commit_log.mapped_file_queue.mapped_files
-    if not files:
+    mfq = store.commit_log.mapped_file_queue
+    if not mfq.mapped_files:
         raise ValueError(f"{broker} has no commit-log file to tear")
     before = store.get_max_phy_offset()
-    store.flush()  # what the page cache holds survives the kill
-    path = files[-1].file_name
-    size = os.path.getsize(path)
-    if not isinstance(cut_bytes, int) or not 1 <= cut_bytes <= size:
-        raise ValueError(f"cut_bytes must be a whole number from 1 to {size}, got {cut_bytes!r}")
-    lab.kill(b.name)
-    with open(path, "r+b") as f:
-        f.truncate(size - cut_bytes)
-    new = lab.restart_broker(broker, graceful=False)
+    flushed = min(mfq.flushed_where, before)
+    if not isinstance(cut_bytes, int) or not 1 <= cut_bytes <= before - flushed:
+        raise ValueError(
+            f"cut_bytes must be a whole number from 1 to {before - flushed} (the bytes not "
+            f"flushed yet), got {cut_bytes!r}"
+        )
+    name = os.path.basename(mfq.mapped_files[-1].file_name)
+    new = lab.restart_broker(broker, power_cut=True, lost_tail_bytes=cut_bytes)
     lab.run_until_idle()
     return {
-        "file": os.path.basename(path), "size_before": size, "size_after": size - cut_bytes,
-        "max_phy_offset_before": before,
-        "max_phy_offset_after": new.message_store.get_max_phy_offset(),
+        "file": name, "max_phy_offset_before": before, "flushed": flushed,
+        "kept": before - cut_bytes, "max_phy_offset_after": new.message_store.get_max_phy_offset(),
     }  # fmt: skip
 
 
 def recovery_events(lab: Lab) -> pd.DataFrame:
-    """From the first kill on: the kill, the restart and what recovery did, in words."""
+    """From the first kill or power cut on: the fault, the restart and what recovery did,
+    in words."""
     ev = lab.events()
-    kills = ev.index[ev["step"] == "kill"]
-    if len(kills):
-        ev = ev.loc[kills[0] :]
-    keep = ev["step"].isin(["kill", "restart"]) | ev["component"].str.contains(
+    faults = ev.index[ev["step"].isin(["kill", "power_cut"])]
+    if len(faults):
+        ev = ev.loc[faults[0] :]
+    keep = ev["step"].isin(["kill", "power_cut", "restart"]) | ev["component"].str.contains(
         "recover|truncate", case=False
     )
     ev = ev[keep].copy()
@@ -181,8 +184,11 @@ def params_02_3(seed: int) -> dict[str, int]:
 
 
 def params_02_4(seed: int) -> dict[str, int]:
-    """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end."""
-    return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 1 + (seed * 7) % 400}
+    """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end.
+
+    At least 33 bytes: a cut of 32 or fewer stays inside the last entry's properties, which
+    neither the length check nor the body CRC covers, so recovery would keep that entry."""
+    return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 33 + (seed * 7) % 368}
 
 
 @exercise("02.1", "send_raw stores one message to TopicTest with tag TagA and a body of your "
@@ -224,11 +230,14 @@ def _ex_02_3(seed: int) -> list[int]:
 
 
 @exercise("02.4", "send_raw stores your number of messages (30-byte bodies, so 162 bytes each) in "
-          "TopicTest queue 0. The broker is killed and the last cut_bytes bytes of the commit log "
-          "are lost; it restarts. What is queue 0's max offset after recovery?",
-          hint="recovery (recoverAbnormally after a kill) keeps every complete entry and cuts at "
-               "the first torn one; the consume-queue units pointing past the cut are dropped, "
-               "so max offset = entries that are still whole")  # fmt: skip
+          "TopicTest queue 0. The power fails before the last cut_bytes bytes of the commit log "
+          "reach the disk (nothing was flushed yet); the broker restarts. What is queue 0's max "
+          "offset after recovery?",
+          hint="recovery (recoverAbnormally after the crash) keeps every entry whose length and "
+               "body CRC still check out and cuts at the first that fails; the consume-queue "
+               "units past the cut are rebuilt or dropped, so max offset = entries that are "
+               "still whole. The CRC covers the body only: an entry torn inside its last 32 "
+               "bytes (the properties) still passes, as in 4.9.3")  # fmt: skip
 def _ex_02_4(seed: int) -> int:
     p = params_02_4(seed)
     with Lab(seed=seed) as lab:

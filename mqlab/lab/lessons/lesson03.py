@@ -1,4 +1,4 @@
-"""Lesson 03 — the broker's pull processing in 11 steps (seed 000; seed 003's code table).
+"""Lesson 03 — the broker's pull processing in 11 steps (``PullMessageProcessor#processRequest``; the status → code table).
 
 ``PullMessageProcessor#processRequest`` checks, in order: 1 broker readable · 2 the
 consumer group's subscription config · 3 consume enabled · 4 topic config · 5 queue id <
@@ -9,7 +9,7 @@ with ``lab.step()`` shows the steps in order, and a pull that fails shows where.
 
 Helpers: raw pull fields, ``walk_pull`` (one row per trace event, with the ``lab.step()``
 that produced it), the fault catalogue (one broken precondition per step), the
-"step ladder" figure, and seed 003's ``GetMessageStatus`` → response-code table read from
+"step ladder" figure, and the ``GetMessageStatus`` → response-code table read from
 the processor's own table so the lesson cannot drift from the code.
 """
 
@@ -66,7 +66,7 @@ def pull_fields(
     subscription: str = "*", expression_type: str | None = None,
     sys_flag: int = PullSysFlag.SUBSCRIPTION, max_msg_nums: int = 32, commit_offset: int = 0,
 ) -> dict:  # fmt: skip
-    """PULL_MESSAGE fields (facts §2.2). The default sysFlag is SUBSCRIPTION only: the
+    """PULL_MESSAGE fields (``PullMessageRequestHeader``). The default sysFlag is SUBSCRIPTION only: the
     subscription comes with the request, nothing is committed, and an empty result is
     answered at once instead of parking (SUSPEND is lesson 04)."""
     fields = {
@@ -182,7 +182,7 @@ def _store_not_readable(lab: Lab) -> dict:
     return pull_fields()
 
 
-#: One fault per step that can fail (seed 000), in step order.
+#: One fault per step that can fail, in step order.
 FAULTS: tuple[Fault, ...] = (
     Fault("broker permission 2 (write only)", _broker_write_only),
     Fault("unknown group, autoCreateSubscriptionGroup off", _no_group_auto_create),
@@ -267,14 +267,14 @@ def step_ladder_figure(ladder: pd.DataFrame) -> go.Figure:
     ))  # fmt: skip
     fig.update_layout(
         title="PullMessageProcessor#processRequest: where each pull stops (green passed, "
-        "red failed, grey not reached)", xaxis_title="seed 000 step", yaxis_title="",
+        "red failed, grey not reached)", xaxis_title="processRequest step", yaxis_title="",
         yaxis={"autorange": "reversed"}, height=120 + 36 * len(cases),
     )  # fmt: skip
     return fig
 
 
 def status_code_table() -> pd.DataFrame:
-    """Seed 003: GetMessageStatus → response code, from the processor's own table."""
+    """GetMessageStatus → response code, from the processor's own table."""
     rows = [
         {"status": s.name, "code": int(c), "code_name": ResponseCode(c).name, "condition": ""}
         for s, c in GET_MESSAGE_STATUS_TO_RESPONSE_CODE.items()
@@ -313,7 +313,7 @@ def params_03_4(seed: int) -> int:
 @exercise("03.1", "Queue 0 of TopicTest holds your number of messages. A pull with sysFlag "
           "SUBSCRIPTION only (no SUSPEND), maxMsgNums 32, asks for your offset. What response "
           "code and nextBeginOffset come back? Answer [code, nextBeginOffset].",
-          hint="seed 003's getMessage: offset < max → FOUND (SUCCESS 0, next = max here); "
+          hint="getMessage: offset < max → FOUND (SUCCESS 0, next = max here); "
                "offset == max → OFFSET_OVERFLOW_ONE (PULL_NOT_FOUND 19, next = offset); offset > "
                "max → OFFSET_OVERFLOW_BADLY (PULL_OFFSET_MOVED 21, next = 0 because minOffset is 0)")  # fmt: skip
 def _ex_03_1(seed: int) -> list[int]:
@@ -352,7 +352,7 @@ def _ex_03_3(seed: int) -> list[int]:
 @exercise("03.4", "Queue 3 of TopicTest has never held a message. A pull (SUBSCRIPTION only) asks "
           "for your offset. What response code and remark come back? Answer [code, remark].",
           hint="the remark is the GetMessageStatus name; an empty queue is NO_MESSAGE_IN_QUEUE, "
-               "whose code depends on the requested offset (seed 003: 0 → PULL_NOT_FOUND 19, "
+               "whose code depends on the requested offset (0 → PULL_NOT_FOUND 19, "
                "anything else → PULL_OFFSET_MOVED 21)")  # fmt: skip
 def _ex_03_4(seed: int) -> list:
     with loaded_lab(seed, 2) as lab:

@@ -1,4 +1,4 @@
-"""Lesson 04 — long polling vs short polling (seed 001).
+"""Lesson 04 — long polling vs short polling (``PullRequestHoldService``).
 
 Helpers that park a pull at a chosen moment and measure when it is answered, and the
 lesson's exercises. A pull with the SUSPEND flag that finds nothing is parked by
@@ -30,7 +30,7 @@ __all__ = [
     "hold_events", "park_time", "polling_lab", "delivery_latency", "compare_polling",
 ]  # fmt: skip
 
-#: SEND_MESSAGE_V2 fields (facts §2.2 short names) for a producer group "PG".
+#: SEND_MESSAGE_V2 fields (``SendMessageRequestHeaderV2``'s short names) for a producer group "PG".
 SEND = {"a": "PG", "b": "TopicTest", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": 0, "h": 0}
 
 
@@ -137,7 +137,7 @@ def _ex_04_3(seed: int) -> int:
           "3 000 ms has tag TagB. What response code does the consumer get, and when? Answer [code, time].",
           hint="arrival does not wake the pull (TagB does not match), but the hold-service check calls "
                "notifyMessageArriving with tagsCode = null; what does the replay's getMessage find, and "
-               "which code does seed 003's table give for it?")  # fmt: skip
+               "which code does lesson 03's status table give for it?")  # fmt: skip
 def _ex_04_4(seed: int) -> list[int]:
     at = park_time(seed)
     t = time_pull(seed, park_at=at, message_at=at + 3000, message_tags="TagB", subscription="TagA")

@@ -1,11 +1,11 @@
-"""Lesson 05 — rebalancing and allocation strategies (seed 004 §5, facts §10.10–10.11).
+"""Lesson 05 — rebalancing and allocation strategies (``RebalanceService``, ``RebalanceImpl``, ``AllocateMessageQueue*``).
 
 Each push consumer decides on its own which queues it pulls. ``RebalanceService`` runs
 ``MQClientInstance#doRebalance`` every 20 s (``waitInterval``), once when the consumer
 starts, and whenever the broker sends ``NOTIFY_CONSUMER_IDS_CHANGED`` (a consumer joined or
 left). ``RebalanceImpl#rebalanceByTopic`` asks the broker for the group's client ids, sorts
-them and the topic's queues (seed 004 lines 21–40), and hands both lists to the group's
-``AllocateMessageQueueStrategy`` (lines 42–61); ``updateProcessQueueTableInRebalance``
+them and the topic's queues (step 21-40), and hands both lists to the group's
+``AllocateMessageQueueStrategy`` (step 42-61; the steps are in notebooks/mechanisms.md); ``updateProcessQueueTableInRebalance``
 then drops the queues it lost and starts pulling the ones it gained.
 
 The helpers build a group on a topic with a chosen number of queues, read who holds what,
@@ -56,7 +56,7 @@ __all__ = [
 #: The topic the exercises create with a chosen number of queues.
 TOPIC = "Orders"
 
-#: The strategies a lab consumer can be given, by their ``getName()`` (facts §10.10).
+#: The strategies a lab consumer can be given, by their ``getName()``.
 STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
 
 

@@ -1,4 +1,4 @@
-"""Lesson 06 — the consumer pull loop and flow control (seed 003 §2, facts §9, §10.13–10.14).
+"""Lesson 06 — the consumer pull loop and flow control (``PullMessageService``, ``DefaultMQPushConsumerImpl#pullMessage``, ``ProcessQueue``).
 
 ``PullMessageService`` takes one ``PullRequest`` at a time from its queue and calls
 ``DefaultMQPushConsumerImpl#pullMessage``. Before sending PULL_MESSAGE it checks the
@@ -6,7 +6,7 @@ request's ``ProcessQueue`` (the consumer-side copy of the queue: a tree map offs
 message) and defers the pull by ``PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL`` = 50 ms when
 more than ``pullThresholdForQueue`` (1 000) messages or ``pullThresholdSizeForQueue``
 (100 MiB) are cached, or, for concurrent consumers, when the offsets in the map span more
-than ``consumeConcurrentlyMaxSpan`` (2 000) (seed 003 step 2.1). The ``PullCallback``
+than ``consumeConcurrentlyMaxSpan`` (2 000) (step 2.1). The ``PullCallback``
 then acts on the status (step 2.6): FOUND → cache, hand to the consume service, pull
 again at once; NO_NEW_MSG / NO_MATCHED_MSG → move the offset, pull again; OFFSET_ILLEGAL →
 drop the queue and fix its offset 10 s later.
@@ -50,7 +50,7 @@ __all__ = [
 
 #: A topic with one queue, so one ProcessQueue tells the whole story.
 TOPIC = "Orders"
-#: The trace component of the pull loop (seed 003 steps 2–2.6).
+#: The trace component of the pull loop (steps 2–2.6).
 PULL = "DefaultMQPushConsumerImpl.pullMessage"
 
 
@@ -77,7 +77,7 @@ def stuck_on(offset: int = 0, stuck_ms: int = 600_000) -> Callable[[list[Message
 
 
 def pull_log(lab: Lab, topic: str = TOPIC, *, limit: int | None = 20) -> pd.DataFrame:
-    """The pull loop of ``topic`` in words: time, consumer, seed 003 step, what happened."""
+    """The pull loop of ``topic`` in words: time, consumer, step, what happened."""
     ev = lab.events(component=PULL)
     ev = ev[ev["text"].str.contains(f"{topic}/", regex=False)]
     ev = ev[["t_ms", "node", "step", "text"]].reset_index(drop=True)

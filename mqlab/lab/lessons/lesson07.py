@@ -1,11 +1,11 @@
-"""Lesson 07 — consumption, retry and the dead-letter queue (seed 004 §6–7, facts §10.7–10.9, §10.15).
+"""Lesson 07 — consumption, retry and the dead-letter queue (``ConsumeMessageConcurrentlyService``, ``SendMessageProcessor#asyncConsumerSendMsgBack``).
 
 ``ConsumeMessageConcurrentlyService`` splits each pulled batch into chunks of
 ``consumeMessageBatchMaxSize`` (1) and calls the listener once per chunk. Its answer
-decides ``ackIndex`` (``processConsumeResult``, seed 004 lines 12–32): CONSUME_SUCCESS
+decides ``ackIndex`` (``processConsumeResult``, step 65-69): CONSUME_SUCCESS
 acks messages ``0..context.ackIndex`` (all by default), RECONSUME_LATER acks none. In
 clustering mode every message after ``ackIndex`` is sent back to the broker
-(CONSUMER_SEND_MSG_BACK, lines 43–52). The broker stores it again on ``%RETRY%<group>``
+(CONSUMER_SEND_MSG_BACK, ``DefaultMQPushConsumerImpl#sendMessageBack``). The broker stores it again on ``%RETRY%<group>``
 with delay level ``3 + reconsumeTimes`` — parked in ``SCHEDULE_TOPIC_XXXX`` queue
 ``level − 1`` until due (10 s, 30 s, 1 min, 2 min, …) — and, once ``reconsumeTimes``
 reaches ``maxReconsumeTimes`` (16), on ``%DLQ%<group>`` instead, where no consumer reads
@@ -125,7 +125,7 @@ def schedule_queues_used(lab: Lab) -> list[int]:
 
 
 def retry_schedule(level_string: str | None = None, retries: int = 16) -> pd.DataFrame:
-    """The broker's retry plan: retry k uses level 3 + k − 1 (facts §10.7), its delay and the sum."""
+    """The broker's retry plan: retry k uses level 3 + k − 1 (``asyncConsumerSendMsgBack`` step 8), its delay and the sum."""
     levels = delay_table_ms(level_string) if level_string else delay_table_ms()
     rows, total = [], 0
     for k in range(1, retries + 1):

@@ -1,20 +1,20 @@
-"""Lesson 08 — offsets and consume-from-where (seed 003 §3, seed 004 §8, facts §10.4, §10.11–10.12).
+"""Lesson 08 — offsets and consume-from-where (``computePullFromWhere``, the offset stores).
 
 A consumer's progress per queue is the *offset*: the next queue offset to consume (the
 smallest offset still in the ProcessQueue, or one past the last). Where it lives depends
-on the message model (seed 004 "Consumer 消费进度"):
+on the message model (the consumer's progress):
 
 * clustering → ``RemoteBrokerOffsetStore``: kept in memory, sent to the broker by the 5 s
   ``MQClientInstance#persistAllConsumerOffset`` timer (oneway UPDATE_CONSUMER_OFFSET), and
   also piggybacked on every pull (``commitOffset`` with the COMMIT_OFFSET sysFlag; the
-  broker stores it in step 11 of seed 000);
+  broker stores it in step 11 of pull processing);
 * broadcasting → ``LocalFileOffsetStore``: ``offsets.json`` in the client's directory, and
   the broker never hears of it.
 
 When a queue is (re)assigned, ``RebalancePushImpl#computePullFromWhere`` reads the stored
-offset (seed 003 §3). Only if there is none does ``consumeFromWhere`` matter — and for a
+offset. Only if there is none does ``consumeFromWhere`` matter — and for a
 clustering group the broker's QUERY_CONSUMER_OFFSET answers 0, not "none", while the
-queue's min offset is still 0 (the new-group rule, facts §10.4), so even
+queue's min offset is still 0 (the new-group rule, ``ConsumerManageProcessor#queryConsumerOffset``), so even
 CONSUME_FROM_LAST_OFFSET starts at 0 on a young topic.
 
 The helpers start groups under each consume-from-where, read the local offsets file, and
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 TOPIC = "Orders"
-#: The three consume-from-where options that are not deprecated (facts §9).
+#: The three consume-from-where options that are not deprecated (``ConsumeFromWhere``).
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP")
 
 

@@ -1,4 +1,4 @@
-"""Lesson 09 — comparing runs with Spark (the experiments issue; seeds 001, 003, 004).
+"""Lesson 09 — comparing runs with Spark (the mechanisms of lessons 04, 05, 06 and 08 over many runs).
 
 One run answers "what happened"; a question like "is long polling cheaper?" needs many
 seeded runs and an aggregate. ``mqlab.experiments`` describes runs as data (``Scenario``,
@@ -158,7 +158,7 @@ def polling_figure(summary: pd.DataFrame) -> go.Figure:
                              error_y={"type": "data", "array": d["half_width"]}), 1, 1)  # fmt: skip
         fig.add_trace(go.Bar(x=x, y=d["latency_p50_ms"], name=mode, showlegend=False,
                              marker_color=_COLORS[mode]), 1, 2)  # fmt: skip
-    fig.update_layout(title="Long polling vs short polling (seed 001)", barmode="group",
+    fig.update_layout(title="Long polling vs short polling", barmode="group",
                       legend_title="broker")  # fmt: skip
     fig.update_xaxes(title_text="message rate")
     return fig
@@ -182,7 +182,7 @@ def churn_figure(summary: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(x=d["strategy"], y=d["mean"], showlegend=False,
                              marker_color=["#1f77b4", "#9467bd", "#8c564b"][: len(d)],
                              error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
-    fig.update_layout(title="Allocation strategies under churn: join, crash, leave (seed 004)")
+    fig.update_layout(title="Allocation strategies under churn: join, crash, leave")
     return fig
 
 
@@ -207,7 +207,7 @@ def crash_figure(pairs: pd.DataFrame) -> go.Figure:
     for label, col, persisted in (("kill", "a", False), ("persist, then kill", "b", True)):
         fig.add_trace(go.Scatter(x=[label] * len(pairs), y=pairs[col], mode="markers",
                                  name=label, marker={"color": _COLORS[persisted], "size": 9}))  # fmt: skip
-    fig.update_layout(title="Duplicates after a consumer crash, paired by seed (seeds 003/004)",
+    fig.update_layout(title="Duplicates after a consumer crash, paired by seed",
                       yaxis_title="duplicate deliveries", xaxis_title="")  # fmt: skip
     return fig
 
@@ -231,9 +231,7 @@ def flow_figure(summary: pd.DataFrame) -> go.Figure:
                                  showlegend=False,
                                  error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
         fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i)
-    fig.update_layout(
-        title="Flow control under a burst: threshold vs episodes and latency (seed 003)"
-    )
+    fig.update_layout(title="Flow control under a burst: threshold vs episodes and latency")
     return fig
 
 

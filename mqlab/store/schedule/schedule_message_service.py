@@ -39,7 +39,6 @@ Three 4.9.3 details, kept on purpose and documented:
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING
 
@@ -47,6 +46,7 @@ from mqlab.common import message_const as mc
 from mqlab.common.filter_api import tags_string_to_tags_code
 from mqlab.common.message import MessageExt, MessageExtBrokerInner
 from mqlab.common.message_decoder import message_properties_to_string
+from mqlab.common.mix_all_files import config_manager_load, string2file
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC
 from mqlab.remoting.fastjson import dumps, loads
 from mqlab.store.config import StorePathConfigHelper
@@ -84,21 +84,6 @@ def _loads_offset_table(text: str) -> dict[int, int]:
     if not isinstance(table, dict):
         return {}
     return {int(k): int(v) for k, v in table.items()}
-
-
-def _string_to_file(text: str, file_name: str) -> None:
-    """Mirrors ``MixAll#string2File``: write ``.tmp``, keep the old file as ``.bak``,
-    rename ``.tmp`` into place."""
-    os.makedirs(os.path.dirname(file_name), exist_ok=True)
-    tmp = file_name + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    if os.path.exists(file_name):
-        with open(file_name, encoding="utf-8") as f:
-            prev = f.read()
-        with open(file_name + ".bak", "w", encoding="utf-8") as f:
-            f.write(prev)
-    os.replace(tmp, file_name)
 
 
 class ScheduleMessageService:
@@ -201,26 +186,11 @@ class ScheduleMessageService:
 
     def persist(self) -> None:
         """Write ``delayOffset.json``. Mirrors ``ConfigManager#persist``."""
-        _string_to_file(self.encode(True), self.config_file_path())
+        string2file(self.encode(True), self.config_file_path())
 
     def _load_config(self) -> bool:
         """Mirrors ``ConfigManager#load`` / ``#loadBak``: the file, else its ``.bak``."""
-        path = self.config_file_path()
-        for candidate, is_bak in ((path, False), (path + ".bak", True)):
-            try:
-                with open(candidate, encoding="utf-8") as f:
-                    text = f.read()
-            except FileNotFoundError:
-                text = ""
-            if not text:
-                continue
-            try:
-                self.decode(text)
-                return True
-            except (ValueError, TypeError, AttributeError):
-                if is_bak:
-                    return False
-        return True
+        return config_manager_load(self.config_file_path(), self.decode)
 
     def load(self) -> bool:
         """Load the offsets, parse the levels, clamp the offsets into each queue's range.

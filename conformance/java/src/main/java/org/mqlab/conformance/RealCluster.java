@@ -36,7 +36,8 @@ import sun.misc.Signal;
  *
  * <pre>
  * java ... org.mqlab.conformance.RealCluster --namesrv-port P --broker-port Q --ha-port H
- *      --store DIR [--broker-name broker-a] [--cluster DefaultCluster] [key=value ...]
+ *      --store DIR [--broker-name broker-a] [--cluster DefaultCluster] [--ready-timeout-ms N]
+ *      [--ignore-stdin] [key=value ...]
  * </pre>
  *
  * <p>Each {@code key=value} is applied with {@code MixAll.properties2Object} to all four broker
@@ -46,7 +47,8 @@ import sun.misc.Signal;
  *
  * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
  * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
- * shuts the broker down, then the name server, prints {@code mqlab-real-cluster stopped} and exits
+ * (unless {@code --ignore-stdin}, for a run in the background by hand) shuts the broker down, then
+ * the name server, prints {@code mqlab-real-cluster stopped} and exits
  * 0 (1, after "stopped with errors", when a shutdown threw).
  */
 public final class RealCluster {
@@ -71,6 +73,7 @@ public final class RealCluster {
         String brokerName = "broker-a";
         String cluster = "DefaultCluster";
         long readyTimeoutMs = 60_000;
+        boolean watchStdin = true;
         final Properties brokerProperties = new Properties();
 
         static Options parse(String[] args) {
@@ -85,6 +88,7 @@ public final class RealCluster {
                     case "--broker-name": o.brokerName = args[++i]; break;
                     case "--cluster": o.cluster = args[++i]; break;
                     case "--ready-timeout-ms": o.readyTimeoutMs = Long.parseLong(args[++i]); break;
+                    case "--ignore-stdin": o.watchStdin = false; break;
                     default:
                         int eq = a.indexOf('=');
                         if (a.startsWith("-") || eq <= 0) {
@@ -137,7 +141,9 @@ public final class RealCluster {
         System.out.printf("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
             TAG, options.namesrvPort, options.brokerPort);
         System.out.flush();
-        watchStdin(cluster);
+        if (options.watchStdin) {
+            watchStdin(cluster);
+        }
     }
 
     private static void setIfAbsent(String key, String value) {
@@ -222,6 +228,7 @@ public final class RealCluster {
         brokerConfig.setBrokerName(o.brokerName);
         brokerConfig.setBrokerClusterName(o.cluster);
         brokerConfig.setBrokerIP1("127.0.0.1");
+        brokerConfig.setBrokerIP2("127.0.0.1"); // the HA address it registers (default: a non-loopback IP)
         brokerConfig.setNamesrvAddr(addr);
         nettyServerConfig.setListenPort(o.brokerPort);
         storeConfig.setHaListenPort(o.haPort);

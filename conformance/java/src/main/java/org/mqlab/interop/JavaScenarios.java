@@ -1,0 +1,843 @@
+package org.mqlab.interop;
+
+import com.alibaba.fastjson.JSON;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.admin.ConsumeStats;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
+
+/**
+ * mqlab's interop scenarios for the RocketMQ 4.9.3 Java client.
+ *
+ * <pre>java ... org.mqlab.interop.JavaScenarios SCENARIO NAMESRV_ADDR PREFIX</pre>
+ *
+ * <p>Each scenario drives DefaultMQProducer, DefaultMQPushConsumer, DefaultLitePullConsumer or
+ * DefaultMQPullConsumer as a user would, and prints one JSON object per line: what happened
+ * ({@code "event": "send" | "consume" | ...}) and, last, {@code {"event": "result", ...}} with
+ * what a user can observe. Ports, times and message ids are left out: the same scenario on a
+ * real broker and on mqlab must print the same result. The checks live on the Python side
+ * (mqlab.interop.java_scenarios). Topic and group names start with PREFIX.
+ */
+public final class JavaScenarios {
+    private static String ns;
+    private static String prefix;
+    private static final Object OUT = new Object();
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 3) {
+            System.err.println("usage: JavaScenarios SCENARIO NAMESRV_ADDR PREFIX");
+            System.exit(2);
+        }
+        ns = args[1];
+        prefix = args[2];
+        System.setProperty("rocketmq.client.logLevel", "WARN");
+        int rc = 0;
+        try {
+            Map<String, Object> result = run(args[0]);
+            result.put("event", "result");
+            emit(result);
+        } catch (Throwable t) {
+            Map<String, Object> err = new LinkedHashMap<>();
+            err.put("event", "error");
+            err.put("error", t.getClass().getName() + ": " + t.getMessage());
+            emit(err);
+            t.printStackTrace();
+            rc = 1;
+        }
+        System.out.flush();
+        // Client threads (Netty, schedulers) may linger after shutdown: leave at once.
+        Runtime.getRuntime().halt(rc);
+    }
+
+    private static Map<String, Object> run(String name) throws Exception {
+        switch (name) {
+            case "producer-sync": return producerSync();
+            case "producer-async": return producerAsync();
+            case "producer-oneway": return producerOneway();
+            case "producer-batch": return producerBatch();
+            case "producer-orderly": return producerOrderly();
+            case "producer-properties": return producerProperties();
+            case "producer-delay-level": return producerDelayLevel();
+            case "producer-auto-create-on": return producerAutoCreate(true);
+            case "producer-auto-create-off": return producerAutoCreate(false);
+            case "push-tags-rebalance": return pushTagsRebalance();
+            case "push-sql92": return pushSql92();
+            case "push-broadcasting": return pushBroadcasting();
+            case "push-orderly-restart": return pushOrderlyRestart();
+            case "push-retry-dlq": return pushRetryDlq();
+            case "push-reset-offset": return pushResetOffset();
+            case "push-from-first": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+            case "push-from-last": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+            case "push-from-timestamp": return pushFromWhere(ConsumeFromWhere.CONSUME_FROM_TIMESTAMP);
+            case "lite-pull-subscribe": return litePullSubscribe();
+            case "lite-pull-assign-seek": return litePullAssignSeek();
+            case "pull-explicit-offsets": return pullExplicitOffsets();
+            default: throw new IllegalArgumentException("unknown scenario " + name);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static void emit(Map<String, Object> m) {
+        synchronized (OUT) {
+            System.out.println(JSON.toJSONString(m));
+            System.out.flush();
+        }
+    }
+
+    static Map<String, Object> map(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    static String topic(String name) {
+        return prefix + name;
+    }
+
+    static DefaultMQProducer producer(String group) throws MQClientException {
+        DefaultMQProducer p = new DefaultMQProducer(prefix + group);
+        p.setNamesrvAddr(ns);
+        p.setClientIP("127.0.0.1");
+        p.setInstanceName(prefix + group);
+        p.setSendMsgTimeout(10000);
+        p.start();
+        return p;
+    }
+
+    static DefaultMQPushConsumer pushConsumer(String group, String instance) {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + group);
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName(instance);
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        return c;
+    }
+
+    static void waitFor(BooleanSupplier cond, long timeoutMs, String what) throws InterruptedException {
+        long end = System.currentTimeMillis() + timeoutMs;
+        while (!cond.getAsBoolean()) {
+            if (System.currentTimeMillis() > end) {
+                throw new IllegalStateException("timed out after " + timeoutMs + " ms waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    static Map<String, Object> sendView(SendResult r) {
+        return map("status", r.getSendStatus().name(), "broker", r.getMessageQueue().getBrokerName(),
+            "queueId", r.getMessageQueue().getQueueId(), "queueOffset", r.getQueueOffset(),
+            "regionId", r.getRegionId(), "traceOn", r.isTraceOn());
+    }
+
+    static Map<String, Object> msgView(MessageExt m) {
+        Map<String, String> props = new TreeMap<>(m.getProperties());
+        // Ids and client-side bookkeeping: built from hosts, ports and times.
+        props.remove("UNIQ_KEY");
+        props.remove("MIN_OFFSET");
+        props.remove("MAX_OFFSET");
+        props.remove("CONSUME_START_TIME");
+        props.remove("ORIGIN_MESSAGE_ID");
+        return map("topic", m.getTopic(), "queueId", m.getQueueId(), "queueOffset", m.getQueueOffset(),
+            "body", new String(m.getBody()), "tags", m.getTags(), "keys", m.getKeys(),
+            "reconsumeTimes", m.getReconsumeTimes(), "sysFlag", m.getSysFlag(), "flag", m.getFlag(),
+            "properties", props);
+    }
+
+    static Message msg(String topic, String tags, String body) {
+        return new Message(topic, tags, body.getBytes());
+    }
+
+    /** Every message of a topic's queues from offset 0, with a pull consumer (oneway checks). */
+    static List<Map<String, Object>> readAll(String topic) throws Exception {
+        DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "reader_" + System.nanoTime());
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName("reader" + System.nanoTime());
+        c.start();
+        try {
+            List<Map<String, Object>> out = new ArrayList<>();
+            List<MessageQueue> mqs = new ArrayList<>(c.fetchSubscribeMessageQueues(topic));
+            Collections.sort(mqs);
+            for (MessageQueue mq : mqs) {
+                long offset = 0;
+                while (true) {
+                    PullResult r = c.pull(mq, "*", offset, 32);
+                    if (r.getMsgFoundList() == null || r.getMsgFoundList().isEmpty()) {
+                        break;
+                    }
+                    for (MessageExt m : r.getMsgFoundList()) {
+                        out.add(msgView(m));
+                    }
+                    offset = r.getNextBeginOffset();
+                }
+            }
+            return out;
+        } finally {
+            c.shutdown();
+        }
+    }
+
+    // ------------------------------------------------------------------ DefaultMQProducer
+
+    static Map<String, Object> producerSync() throws Exception {
+        DefaultMQProducer p = producer("pg_sync");
+        List<Object> sends = new ArrayList<>();
+        try {
+            for (int i = 0; i < 6; i++) {
+                sends.add(sendView(p.send(msg(topic("Sync"), "TagA", "sync-" + i))));
+            }
+        } finally {
+            p.shutdown();
+        }
+        return map("sends", sends, "stored", readAll(topic("Sync")));
+    }
+
+    static Map<String, Object> producerAsync() throws Exception {
+        DefaultMQProducer p = producer("pg_async");
+        // Create the topic's route first: concurrent first sends would all use TBW102.
+        p.send(msg(topic("Async"), "TagA", "async-first"));
+        Set<String> results = new TreeSet<>();
+        CountDownLatch latch = new CountDownLatch(6);
+        try {
+            for (int i = 0; i < 6; i++) {
+                final int n = i;
+                p.send(msg(topic("Async"), "TagA", "async-" + i), new SendCallback() {
+                    public void onSuccess(SendResult r) {
+                        synchronized (results) {
+                            results.add(r.getSendStatus() + " " + n);
+                        }
+                        latch.countDown();
+                    }
+
+                    public void onException(Throwable e) {
+                        synchronized (results) {
+                            results.add("exception " + n + " " + e.getMessage());
+                        }
+                        latch.countDown();
+                    }
+                });
+            }
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("async callbacks did not all come");
+            }
+        } finally {
+            p.shutdown();
+        }
+        List<Object> bodies = new ArrayList<>();
+        for (Map<String, Object> m : readAll(topic("Async"))) {
+            bodies.add(m.get("body"));
+        }
+        Collections.sort((List) bodies);
+        return map("callbacks", new ArrayList<>(results), "storedBodies", bodies);
+    }
+
+    static Map<String, Object> producerOneway() throws Exception {
+        DefaultMQProducer p = producer("pg_oneway");
+        try {
+            p.send(msg(topic("Oneway"), "TagA", "oneway-first"));
+            for (int i = 0; i < 4; i++) {
+                p.sendOneway(msg(topic("Oneway"), "TagA", "oneway-" + i));
+            }
+        } finally {
+            Thread.sleep(500);
+            p.shutdown();
+        }
+        List<Map<String, Object>> stored = readAll(topic("Oneway"));
+        return map("stored", stored);
+    }
+
+    static Map<String, Object> producerBatch() throws Exception {
+        DefaultMQProducer p = producer("pg_batch");
+        Map<String, Object> res;
+        try {
+            p.send(msg(topic("Batch"), "TagA", "batch-first"));
+            List<Message> batch = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                Message m = msg(topic("Batch"), "TagB", "batch-" + i);
+                m.setKeys("bk-" + i);
+                batch.add(m);
+            }
+            SendResult r = p.send(batch);
+            res = sendView(r);
+            res.put("msgIds", r.getMsgId().split(",").length);
+        } finally {
+            p.shutdown();
+        }
+        return map("batch", res, "stored", readAll(topic("Batch")));
+    }
+
+    static Map<String, Object> producerOrderly() throws Exception {
+        DefaultMQProducer p = producer("pg_orderly");
+        List<Object> sends = new ArrayList<>();
+        try {
+            for (int i = 0; i < 12; i++) {
+                int orderId = i % 3;
+                SendResult r = p.send(msg(topic("Orderly"), "TagA", "order-" + orderId + "-" + i),
+                    (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), orderId);
+                sends.add(sendView(r));
+            }
+        } finally {
+            p.shutdown();
+        }
+        return map("sends", sends);
+    }
+
+    static Map<String, Object> producerProperties() throws Exception {
+        DefaultMQProducer p = producer("pg_props");
+        Map<String, Object> send;
+        try {
+            Message m = msg(topic("Props"), "TagP", "with-properties");
+            m.setKeys(java.util.Arrays.asList("k1", "k2"));
+            m.putUserProperty("color", "red");
+            m.putUserProperty("a", "7");
+            m.setFlag(3);
+            send = sendView(p.send(m));
+        } finally {
+            p.shutdown();
+        }
+        return map("send", send, "stored", readAll(topic("Props")));
+    }
+
+    static Map<String, Object> producerDelayLevel() throws Exception {
+        DefaultMQProducer p = producer("pg_delay");
+        DefaultMQPushConsumer c = pushConsumer("cg_delay", "delay-c1");
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        Map<String, Long> sentAt = new ConcurrentHashMap<>();
+        Map<String, Long> gotAt = new ConcurrentHashMap<>();
+        Map<String, Object> send;
+        try {
+            p.send(msg(topic("Delay"), "TagA", "delay-first"));
+            c.subscribe(topic("Delay"), "TagD");
+            c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                for (MessageExt m : msgs) {
+                    gotAt.putIfAbsent(new String(m.getBody()), System.currentTimeMillis());
+                    got.add(msgView(m));
+                }
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+            c.start();
+            Message m = msg(topic("Delay"), "TagD", "delayed");
+            m.setDelayTimeLevel(2);
+            sentAt.put("delayed", System.currentTimeMillis());
+            send = sendView(p.send(m));
+            waitFor(() -> got.size() >= 1, 30000, "the delayed message");
+            Thread.sleep(500);
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        long delay = gotAt.get("delayed") - sentAt.get("delayed");
+        return map("send", send, "delivered", got, "delayedAtLeastMs", delay >= 900 ? 900 : delay);
+    }
+
+    static Map<String, Object> producerAutoCreate(boolean on) throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        admin.start();
+        String brokerAddr = admin.examineBrokerClusterInfo().getBrokerAddrTable().get("broker-a")
+            .getBrokerAddrs().get(0L);
+        java.util.Properties props = new java.util.Properties();
+        props.setProperty("autoCreateTopicEnable", String.valueOf(on));
+        admin.updateBrokerConfig(brokerAddr, props);
+        DefaultMQProducer p = producer(on ? "pg_auto_on" : "pg_auto_off");
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            String t = topic(on ? "AutoOn" : "AutoOff");
+            try {
+                out.put("send", sendView(p.send(msg(t, "TagA", "auto"))));
+                List<Object> queues = new ArrayList<>();
+                for (MessageQueue mq : p.fetchPublishMessageQueues(t)) {
+                    queues.add(mq.getQueueId());
+                }
+                Collections.sort((List) queues);
+                out.put("publishQueues", queues);
+            } catch (MQClientException e) {
+                out.put("exception", e.getClass().getSimpleName());
+                out.put("responseCode", e.getResponseCode());
+                out.put("message", e.getMessage());
+            }
+        } finally {
+            p.shutdown();
+            props.setProperty("autoCreateTopicEnable", "true");
+            admin.updateBrokerConfig(brokerAddr, props);
+            admin.shutdown();
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ DefaultMQPushConsumer
+
+    static List<Integer> allocated(DefaultMQPushConsumer c, String topic) {
+        List<Integer> ids = new ArrayList<>();
+        for (MessageQueue mq : c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet()) {
+            if (mq.getTopic().equals(topic)) {
+                ids.add(mq.getQueueId());
+            }
+        }
+        Collections.sort(ids);
+        return ids;
+    }
+
+    static MessageListenerConcurrently recorder(String who, List<Map<String, Object>> into) {
+        return (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                Map<String, Object> v = msgView(m);
+                v.put("consumer", who);
+                into.add(v);
+                emit(map("event", "consume", "consumer", who, "body", v.get("body")));
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        };
+    }
+
+    static Map<String, Object> pushTagsRebalance() throws Exception {
+        String t = topic("Rebalance");
+        DefaultMQProducer p = producer("pg_rebalance");
+        // Creates the topic; TagC, so no consumer here takes it (a delivery to c1 before the
+        // rebalance could be delivered again to c2 after it, depending on timing).
+        p.send(msg(t, "TagC", "warm-up"));
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c1 = pushConsumer("cg_rebalance", "c1");
+        DefaultMQPushConsumer c2 = pushConsumer("cg_rebalance", "c2");
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            c1.subscribe(t, "TagA || TagB");
+            c1.registerMessageListener(recorder("c1", got));
+            c1.start();
+            waitFor(() -> allocated(c1, t).size() == 4, 30000, "c1 owning 4 queues");
+            out.put("c1Alone", allocated(c1, t));
+            c2.subscribe(t, "TagA || TagB");
+            c2.registerMessageListener(recorder("c2", got));
+            c2.start();
+            waitFor(() -> allocated(c1, t).size() == 2 && allocated(c2, t).size() == 2, 30000,
+                "the rebalance to 2 + 2");
+            out.put("c1AfterJoin", allocated(c1, t));
+            out.put("c2AfterJoin", allocated(c2, t));
+            for (int i = 0; i < 12; i++) {
+                String tag = i % 3 == 0 ? "TagA" : (i % 3 == 1 ? "TagB" : "TagC");
+                p.send(msg(t, tag, "rb-" + i), (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), i);
+            }
+            waitFor(() -> got.size() >= 8, 30000, "8 TagA/TagB messages");
+            Thread.sleep(1000);
+        } finally {
+            c2.shutdown();
+            c1.shutdown();
+            p.shutdown();
+        }
+        List<String> deliveries = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            deliveries.add(m.get("consumer") + " q" + m.get("queueId") + " " + m.get("body") + " " + m.get("tags"));
+        }
+        Collections.sort(deliveries);
+        out.put("deliveries", deliveries);
+        return out;
+    }
+
+    static Map<String, Object> pushSql92() throws Exception {
+        String t = topic("Sql");
+        DefaultMQProducer p = producer("pg_sql");
+        p.send(msg(t, "TagA", "warm-up"));
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_sql", "sql-c1");
+        try {
+            c.subscribe(t, MessageSelector.bySql("a > 5"));
+            c.registerMessageListener(recorder("c1", got));
+            c.start();
+            for (int i = 0; i < 10; i++) {
+                Message m = msg(t, "TagS", "sql-" + i);
+                m.putUserProperty("a", String.valueOf(i));
+                p.send(m);
+            }
+            waitFor(() -> got.size() >= 4, 30000, "4 messages with a > 5");
+            Thread.sleep(1500);
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        List<String> bodies = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            bodies.add((String) m.get("body"));
+        }
+        Collections.sort(bodies);
+        return map("delivered", bodies);
+    }
+
+    static Map<String, Object> pushBroadcasting() throws Exception {
+        String t = topic("Broadcast");
+        DefaultMQProducer p = producer("pg_broadcast");
+        p.send(msg(t, "TagA", "warm-up"));
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c1 = pushConsumer("cg_broadcast", "b1");
+        DefaultMQPushConsumer c2 = pushConsumer("cg_broadcast", "b2");
+        try {
+            for (DefaultMQPushConsumer c : new DefaultMQPushConsumer[] {c1, c2}) {
+                c.setMessageModel(MessageModel.BROADCASTING);
+                c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+                c.subscribe(t, "*");
+                c.registerMessageListener(recorder(c.getInstanceName(), got));
+                c.start();
+            }
+            waitFor(() -> allocated(c1, t).size() == 4 && allocated(c2, t).size() == 4, 30000,
+                "each broadcasting consumer owning all 4 queues");
+            Thread.sleep(1000);
+            for (int i = 0; i < 4; i++) {
+                p.send(msg(t, "TagA", "bc-" + i));
+            }
+            waitFor(() -> got.size() >= 8, 30000, "every message at both consumers");
+            Thread.sleep(1000);
+        } finally {
+            c2.shutdown();
+            c1.shutdown();
+            p.shutdown();
+        }
+        List<String> deliveries = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            deliveries.add(m.get("consumer") + " " + m.get("body"));
+        }
+        Collections.sort(deliveries);
+        return map("deliveries", deliveries);
+    }
+
+    static Map<String, Object> pushOrderlyRestart() throws Exception {
+        String t = topic("OrderlyRestart");
+        DefaultMQProducer p = producer("pg_orderly_restart");
+        for (int i = 0; i < 16; i++) {
+            p.send(msg(t, "TagA", "o-" + (i % 4) + "-" + i), (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), i % 4);
+        }
+        Map<String, List<String>> perQueue = new TreeMap<>();
+        final int[] seen = {0};
+        MessageListenerOrderly listener = (msgs, ctx) -> {
+            synchronized (perQueue) {
+                for (MessageExt m : msgs) {
+                    perQueue.computeIfAbsent("q" + m.getQueueId(), k -> new ArrayList<>()).add(new String(m.getBody()));
+                    seen[0]++;
+                }
+            }
+            return ConsumeOrderlyStatus.SUCCESS;
+        };
+        DefaultMQPushConsumer c1 = pushConsumer("cg_orderly_restart", "o1");
+        c1.subscribe(t, "*");
+        c1.setPullBatchSize(2);
+        c1.setConsumeMessageBatchMaxSize(1);
+        c1.registerMessageListener(listener);
+        c1.start();
+        waitFor(() -> { synchronized (perQueue) { return seen[0] >= 16; } }, 30000, "16 messages");
+        c1.shutdown();
+        for (int i = 16; i < 24; i++) {
+            p.send(msg(t, "TagA", "o-" + (i % 4) + "-" + i), (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), i % 4);
+        }
+        DefaultMQPushConsumer c2 = pushConsumer("cg_orderly_restart", "o2");
+        c2.subscribe(t, "*");
+        c2.registerMessageListener(listener);
+        c2.start();
+        try {
+            waitFor(() -> { synchronized (perQueue) { return seen[0] >= 24; } }, 60000, "24 messages across the restart");
+            Thread.sleep(1000);
+        } finally {
+            c2.shutdown();
+            p.shutdown();
+        }
+        return map("perQueue", perQueue);
+    }
+
+    static Map<String, Object> pushRetryDlq() throws Exception {
+        String t = topic("Retry");
+        DefaultMQProducer p = producer("pg_retry");
+        p.send(msg(t, "TagA", "warm-up"));
+        List<Map<String, Object>> attempts = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_retry", "r1");
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+        c.setMaxReconsumeTimes(2);
+        try {
+            c.subscribe(t, "TagR");
+            c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                for (MessageExt m : msgs) {
+                    Map<String, Object> v = msgView(m);
+                    attempts.add(v);
+                    emit(map("event", "consume", "reconsumeTimes", m.getReconsumeTimes(), "topic", m.getTopic()));
+                }
+                return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+            });
+            c.start();
+            waitFor(() -> allocated(c, t).size() == 4, 30000, "4 queues allocated");
+            Thread.sleep(1000);
+            p.send(msg(t, "TagR", "fails-always"));
+            waitFor(() -> attempts.size() >= 3, 60000, "3 delivery attempts");
+            Thread.sleep(4000);
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        List<Object> times = new ArrayList<>();
+        for (Map<String, Object> a : attempts) {
+            times.add(a.get("reconsumeTimes"));
+        }
+        List<Map<String, Object>> dlq = readAll("%DLQ%" + prefix + "cg_retry");
+        List<Map<String, Object>> retry = readAll("%RETRY%" + prefix + "cg_retry");
+        return map("attempts", attempts, "reconsumeTimes", times, "dlq", dlq, "retryTopic", retry);
+    }
+
+    /**
+     * A running consumer moved back by an operator: DefaultMQAdminExt#resetOffsetByTimestamp (what
+     * mqadmin resetOffsetByTime calls) sends INVOKE_BROKER_TO_RESET_OFFSET; the broker resets the
+     * group's offsets and tells the live client (RESET_CONSUMER_CLIENT_OFFSET), which consumes the
+     * four messages again.
+     */
+    static Map<String, Object> pushResetOffset() throws Exception {
+        String t = topic("Reset");
+        DefaultMQProducer p = producer("pg_reset");
+        for (int i = 0; i < 4; i++) {
+            p.send(msg(t, "TagA", "rs-" + i), (mqs, m, arg) -> mqs.get((Integer) arg % mqs.size()), i);
+        }
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_reset", "reset-c1");
+        Map<String, Object> out = new LinkedHashMap<>();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("c1", got));
+            c.start();
+            waitFor(() -> got.size() >= 4, 30000, "the 4 messages");
+            // until the consumed offsets have reached the broker (persistAllConsumerOffset runs
+            // 10 s after the client starts, then every 5 s), as an operator checks with
+            // consumerProgress: a queue without a committed offset fails the reset
+            admin.start();
+            String group = prefix + "cg_reset";
+            waitFor(() -> {
+                try {
+                    // the table also holds the group's %RETRY% queue: only this topic's count
+                    ConsumeStats stats = admin.examineConsumeStats(group);
+                    return stats.getOffsetTable().entrySet().stream()
+                        .filter(e -> e.getKey().getTopic().equals(t) && e.getValue().getConsumerOffset() == 1)
+                        .count() == 4;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 30000, "the consumer offsets committed on every queue");
+            Map<MessageQueue, Long> reset = admin.resetOffsetByTimestamp(t, prefix + "cg_reset", 0L, true);
+            List<String> table = new ArrayList<>();
+            for (Map.Entry<MessageQueue, Long> e : reset.entrySet()) {
+                table.add("q" + e.getKey().getQueueId() + " -> " + e.getValue());
+            }
+            Collections.sort(table);
+            out.put("resetTo", table);
+            waitFor(() -> got.size() >= 8, 30000, "the 4 messages again after the reset");
+            Thread.sleep(1000);
+        } finally {
+            admin.shutdown();
+            c.shutdown();
+            p.shutdown();
+        }
+        List<String> bodies = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            bodies.add(m.get("queueId") + ":" + m.get("queueOffset") + " " + m.get("body"));
+        }
+        Collections.sort(bodies);
+        out.put("delivered", bodies);
+        return out;
+    }
+
+    static Map<String, Object> pushFromWhere(ConsumeFromWhere where) throws Exception {
+        String suffix = where.name().replace("CONSUME_FROM_", "").replace("_OFFSET", "");
+        String t = topic("From" + suffix);
+        DefaultMQProducer p = producer("pg_from_" + suffix);
+        for (int i = 0; i < 4; i++) {
+            p.send(msg(t, "TagA", "old-" + i), (mqs, m, arg) -> mqs.get(0), 0);
+        }
+        Thread.sleep(1200);
+        long between = System.currentTimeMillis();
+        Thread.sleep(1200);
+        for (int i = 0; i < 2; i++) {
+            p.send(msg(t, "TagA", "mid-" + i), (mqs, m, arg) -> mqs.get(0), 0);
+        }
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_from_" + suffix, "f1");
+        c.setConsumeFromWhere(where);
+        if (where == ConsumeFromWhere.CONSUME_FROM_TIMESTAMP) {
+            c.setConsumeTimestamp(org.apache.rocketmq.common.UtilAll.timeMillisToHumanString3(between));
+        }
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("f1", got));
+            c.start();
+            waitFor(() -> allocated(c, t).size() == 4, 30000, "4 queues allocated");
+            Thread.sleep(2000);
+            p.send(msg(t, "TagA", "new-0"), (mqs, m, arg) -> mqs.get(0), 0);
+            waitFor(() -> got.stream().anyMatch(m -> "new-0".equals(m.get("body"))), 30000, "the new message");
+            Thread.sleep(1000);
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        List<String> bodies = new ArrayList<>();
+        for (Map<String, Object> m : got) {
+            bodies.add(m.get("queueOffset") + " " + m.get("body"));
+        }
+        Collections.sort(bodies);
+        return map("delivered", bodies);
+    }
+
+    // ------------------------------------------------------------------ DefaultLitePullConsumer
+
+    static Map<String, Object> litePullSubscribe() throws Exception {
+        String t = topic("LiteSub");
+        DefaultMQProducer p = producer("pg_lite_sub");
+        for (int i = 0; i < 8; i++) {
+            p.send(msg(t, i % 2 == 0 ? "TagA" : "TagB", "lite-" + i));
+        }
+        p.shutdown();
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(prefix + "cg_lite_sub");
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName("lite-sub");
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.subscribe(t, "TagA");
+        c.start();
+        List<String> bodies = new ArrayList<>();
+        try {
+            long end = System.currentTimeMillis() + 30000;
+            while (bodies.size() < 4 && System.currentTimeMillis() < end) {
+                for (MessageExt m : c.poll(1000)) {
+                    bodies.add(new String(m.getBody()));
+                }
+            }
+        } finally {
+            c.shutdown();
+        }
+        Collections.sort(bodies);
+        return map("polled", bodies);
+    }
+
+    static Map<String, Object> litePullAssignSeek() throws Exception {
+        String t = topic("LiteAssign");
+        DefaultMQProducer p = producer("pg_lite_assign");
+        for (int i = 0; i < 6; i++) {
+            p.send(msg(t, "TagA", "la-" + i), (mqs, m, arg) -> mqs.get(1), 0);
+        }
+        p.shutdown();
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(prefix + "cg_lite_assign");
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName("lite-assign");
+        c.setAutoCommit(false);
+        c.start();
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            MessageQueue mq = null;
+            for (MessageQueue q : c.fetchMessageQueues(t)) {
+                if (q.getQueueId() == 1) {
+                    mq = q;
+                }
+            }
+            c.assign(Collections.singletonList(mq));
+            c.seek(mq, 2);
+            List<String> bodies = new ArrayList<>();
+            long end = System.currentTimeMillis() + 30000;
+            while (bodies.size() < 4 && System.currentTimeMillis() < end) {
+                for (MessageExt m : c.poll(1000)) {
+                    bodies.add(m.getQueueOffset() + " " + new String(m.getBody()));
+                }
+            }
+            out.put("polledFromSeek", bodies);
+            c.commitSync();
+            Thread.sleep(500);
+            out.put("committed", c.committed(mq));
+        } finally {
+            c.shutdown();
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ DefaultMQPullConsumer
+
+    static Map<String, Object> pullExplicitOffsets() throws Exception {
+        String t = topic("PullExplicit");
+        DefaultMQProducer p = producer("pg_pull");
+        for (int i = 0; i < 5; i++) {
+            p.send(msg(t, i < 3 ? "TagA" : "TagB", "pe-" + i), (mqs, m, arg) -> mqs.get(2), 0);
+        }
+        p.shutdown();
+        DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "cg_pull");
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName("pull-explicit");
+        c.start();
+        List<Object> pulls = new ArrayList<>();
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            MessageQueue mq = new MessageQueue(t, "broker-a", 2);
+            long[][] asks = {{0, 32}, {1, 2}, {3, 32}, {5, 32}, {9, 32}};
+            for (long[] ask : asks) {
+                PullResult r = c.pull(mq, "*", ask[0], (int) ask[1]);
+                pulls.add(pullView("*", ask[0], r));
+            }
+            PullResult tagged = c.pull(mq, "TagB", 0, 32);
+            pulls.add(pullView("TagB", 0, tagged));
+            c.updateConsumeOffset(mq, 3);
+            c.getOffsetStore().persist(mq);
+            Thread.sleep(300);
+            out.put("fetchedFromBroker", c.fetchConsumeOffset(mq, true));
+            out.put("maxOffset", c.maxOffset(mq));
+            out.put("minOffset", c.minOffset(mq));
+        } finally {
+            c.shutdown();
+        }
+        out.put("pulls", pulls);
+        return out;
+    }
+
+    static Map<String, Object> pullView(String expr, long offset, PullResult r) {
+        List<String> found = new ArrayList<>();
+        if (r.getMsgFoundList() != null) {
+            for (MessageExt m : r.getMsgFoundList()) {
+                found.add(m.getQueueOffset() + " " + new String(m.getBody()));
+            }
+        }
+        return map("expr", expr, "offset", offset, "status", r.getPullStatus().name(),
+            "nextBeginOffset", r.getNextBeginOffset(), "minOffset", r.getMinOffset(),
+            "maxOffset", r.getMaxOffset(), "found", found);
+    }
+
+    @SuppressWarnings("unused")
+    private static <T> List<T> sorted(Collection<T> c) {
+        List<T> l = new ArrayList<>(c);
+        l.sort(null);
+        return l;
+    }
+}

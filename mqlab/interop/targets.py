@@ -1,0 +1,97 @@
+"""The two clusters a scenario runs against: ``mqlab serve`` and the real RocketMQ 4.9.3.
+
+Both are started with the same broker properties (``INTEROP_BROKER_PROPERTIES``): a short
+``messageDelayLevel`` so that retries come back in seconds, ``enablePropertyFilter`` for
+SQL92 selectors. Each lives in its own work directory on free loopback ports and is
+stopped by ``close()``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["INTEROP_BROKER_PROPERTIES", "Target", "MqlabTarget", "RealTarget", "open_target"]
+
+#: Quick retries: level 3 (a consumer's first send-back) is 1 s, every later level 2 s.
+QUICK_DELAY_LEVELS = "1s 1s 1s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s 2s"
+
+INTEROP_BROKER_PROPERTIES: dict[str, str] = {
+    "messageDelayLevel": QUICK_DELAY_LEVELS,
+    "enablePropertyFilter": "true",
+}
+
+
+class Target(Protocol):
+    kind: str  # "mqlab" or "real"
+    namesrv_addr: str
+    broker_addr: str
+    workdir: Path
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class MqlabTarget:
+    """``python -m mqlab serve`` on an event-loop thread of this process."""
+
+    workdir: Path
+    properties: dict[str, str] = field(default_factory=lambda: dict(INTEROP_BROKER_PROPERTIES))
+    kind: str = "mqlab"
+
+    def __post_init__(self) -> None:
+        from mqlab.serve import ServeConfig, ServerThread
+
+        props = dict(self.properties)
+        delay = props.pop("messageDelayLevel", None)
+        self._server = ServerThread(
+            ServeConfig(
+                namesrv_port=0, broker_port=0, store=str(self.workdir / "store"),
+                delay_levels=delay, properties=props, trace_level="off",
+            )
+        )  # fmt: skip
+        self.namesrv_addr = self._server.namesrv_addr
+        self.broker_addr = self._server.server.broker_addrs["broker-a"]
+
+    def close(self) -> None:
+        self._server.stop()
+
+
+@dataclass
+class RealTarget:
+    """The real RocketMQ 4.9.3 name server and broker (one JVM, ``RealCluster``)."""
+
+    workdir: Path
+    properties: dict[str, str] = field(default_factory=lambda: dict(INTEROP_BROKER_PROPERTIES))
+    kind: str = "real"
+    #: extra JVM options, e.g. full JIT for a benchmark (the tests' JVM stops at C1)
+    jvm_options: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from mqlab.conformance.real_cluster import RealCluster
+
+        self._cluster = RealCluster(
+            self.workdir, dict(self.properties), jvm_options=self.jvm_options
+        ).start()
+        self.namesrv_addr = self._cluster.namesrv_addr
+        self.broker_addr = self._cluster.broker_addr
+
+    def close(self) -> None:
+        self._cluster.stop()
+
+
+def open_target(kind: str, workdir: Path | None = None, *, benchmark: bool = False) -> Target:
+    """Start a target of ``kind`` ("mqlab" or "real") in ``workdir`` (a new temp dir).
+
+    ``benchmark``: the real broker's JVM with full JIT and a 1 GiB heap, as in production
+    (the tests' quick-start flags stop at the C1 compiler)."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-interop-{kind}-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    if kind == "mqlab":
+        return MqlabTarget(workdir)
+    if kind == "real":
+        jvm = ["-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"] if benchmark else []
+        return RealTarget(workdir, jvm_options=jvm)
+    raise ValueError(f"unknown target {kind!r} (mqlab, real)")

@@ -1,0 +1,56 @@
+"""``python -m mqlab interop`` as a test: each scenario passes on mqlab and on the real 4.9.3
+broker, and both show the same observation (M = 0, P = R = S).
+
+The tier needs what the conformance tier needs (java >= 17, javac, mvn) plus the Go toolchain,
+Node.js with npm and the official C++ client wheel. A missing tool skips it with the reason;
+with ``MQLAB_REQUIRE_CONFORMANCE=1`` (CI) it fails instead, so nothing is left out quietly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mqlab.interop.matrix import SCENARIOS, run_matrix, summary_line
+from mqlab.interop.scenarios import CLIENT_MISSING
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
+
+CLIENTS = {"java", "mqadmin", "go", "cpp", "node"}
+REQUIRE_ENV = "MQLAB_REQUIRE_CONFORMANCE"
+
+
+def require_clients() -> None:
+    missing = {c: why() for c, why in CLIENT_MISSING.items()}
+    text = "; ".join(f"{c}: {why}" for c, why in sorted(missing.items()) if why)
+    if not text:
+        return
+    if os.environ.get(REQUIRE_ENV, "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(f"{REQUIRE_ENV}=1 but the interop tier cannot run: {text}")
+    pytest.skip(f"interop tier skipped: {text}")
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    require_clients()
+    results = run_matrix(workdir=tmp_path_factory.mktemp("interop"))
+    print(summary_line(results))
+    return {r.scenario.name: r for r in results}
+
+
+def test_catalogue_covers_every_client_with_at_least_30_scenarios():
+    assert len(SCENARIOS) >= 30
+    assert {s.client for s in SCENARIOS} == CLIENTS
+    assert len({s.name for s in SCENARIOS}) == len(SCENARIOS)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
+def test_scenario_passes_on_both_with_the_same_observation(matrix, name):
+    r = matrix[name]
+    real, mq = r.outcomes["real"], r.outcomes["mqlab"]
+    assert real.passed, f"fails on the real broker (a scenario bug): {real.error}"
+    assert mq.passed, f"fails on mqlab: {mq.error}"
+    assert mq.observation == real.observation, (
+        f"mismatch:\n  real:  {real.observation}\n  mqlab: {mq.observation}"
+    )
