@@ -14,8 +14,10 @@ A source is a notebook in jupytext's MyST Markdown: prose as Markdown, code in
   question registered for ``NN.k`` in ``mqlab.lab.lessons.lessonNN`` (next to its checker and
   hint, so the notebook and the checker never disagree) and a one-line note;
 * a code cell tagged ``solution`` (the worked answer; it assigns ``answer``): the learner copy
-  gets ``answer = ...  # your prediction`` instead, and both copies get the check cell after it,
-  ``check("NN.k", answer, seed=SEED)`` (``assert check(...)`` in the solutions).
+  gets one cell ``answer = ...  # your prediction`` + ``check("NN.k", answer, seed=SEED)``
+  instead (in one cell, so a failing answer line never lets the check grade the ``answer``
+  left over from an earlier exercise); the solutions copy gets the worked answer and then
+  ``assert check(...)``.
 
 Every other cell goes to both copies as it is, except that Markdown links to files are written
 relative to ``notebooks/`` (``[the steps](mechanisms.md)``) and get a ``../`` in the solutions copy. The notebooks are written without outputs, with
@@ -125,8 +127,11 @@ def build(lesson: Lesson, *, solutions: bool) -> nbformat.NotebookNode:
             out.append(new_markdown_cell(f"### Exercise {exercise_id}\n\n{question}\n\n{note}"))
         elif "solution" in tags:
             check = f'check("{exercise_id}", answer, seed=SEED)'
-            out.append(new_code_cell(text if solutions else placeholder))
-            out.append(new_code_cell(f"assert {check}" if solutions else check))
+            if solutions:
+                out.append(new_code_cell(text))
+                out.append(new_code_cell(f"assert {check}"))
+            else:  # one cell: if the answer line fails, no earlier exercise's answer is graded
+                out.append(new_code_cell(f"{placeholder}\n{check}"))
         elif cell.cell_type == "markdown":
             if solutions and not out:
                 text = text.replace("\n", " — solutions\n", 1)

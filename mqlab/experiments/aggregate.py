@@ -1,10 +1,12 @@
 """Aggregating a sweep's metrics: distributions, confidence intervals, paired comparisons.
 
 Mirrors no RocketMQ class. Each helper takes the metrics table as a Spark DataFrame (and
-then computes with the DataFrame API / Spark SQL functions and returns a Spark DataFrame)
-or as a pandas DataFrame (the same numbers with pandas, for machines without Java:
-``MQLAB_SKIP_SPARK=1``). Percentiles are exact with linear interpolation in both
-(Spark SQL ``percentile``, pandas ``quantile``).
+then computes with the DataFrame API / Spark SQL functions) or as a pandas DataFrame (the
+same numbers with pandas, for machines without Java: ``MQLAB_SKIP_SPARK=1``). Either way
+the result is a small pandas DataFrame (one row per group or per pair, collected from
+Spark), so the code that reads a number out of it is the same on both paths; pass
+``as_spark=True`` to keep Spark's lazy DataFrame instead. Percentiles are exact with
+linear interpolation in both (Spark SQL ``percentile``, pandas ``quantile``).
 
 - ``distribution(df, metric, by)``: n, mean, std, min, p05, p50, p95, max per group;
 - ``confidence_intervals(df, metric(s), by, level)``: mean ± t(level, n − 1) · s / √n,
@@ -102,7 +104,13 @@ def _by(by: str | list[str] | None) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
-def distribution(df: Any, metric: str, by: str | list[str] | None = None) -> Any:
+def _out(df: Any, as_spark: bool) -> Any:
+    """A Spark result as pandas unless ``as_spark`` (pandas results pass through)."""
+    return df.toPandas() if is_spark(df) and not as_spark else df
+
+
+def distribution(df: Any, metric: str, by: str | list[str] | None = None, *,
+                 as_spark: bool = False) -> Any:  # fmt: skip
     """Per group of ``by``: n, mean, std, min, p05, p50, p95, max of ``metric``."""
     keys = _by(by)
     if is_spark(df):
@@ -115,7 +123,7 @@ def distribution(df: Any, metric: str, by: str | list[str] | None = None) -> Any
         aggs.append(F.max(col).cast("double").alias("max"))
         grouped = df.groupBy(*keys) if keys else df.groupBy()
         out = grouped.agg(*aggs)
-        return out.orderBy(*keys) if keys else out
+        return _out(out.orderBy(*keys) if keys else out, as_spark)
     import pandas as pd
 
     def stats(s: pd.Series) -> pd.Series:
@@ -153,7 +161,7 @@ _CI = ["n", "mean", "std", "t", "half_width", "ci_low", "ci_high"]
 
 
 def confidence_intervals(df: Any, metric: str | list[str], by: str | list[str] | None = None,
-                         level: float = 0.95) -> Any:  # fmt: skip
+                         level: float = 0.95, *, as_spark: bool = False) -> Any:  # fmt: skip
     """Per group: n, mean, std and the ``level`` confidence interval of the mean.
 
     ``metric`` may be a list: one aggregation for all of them (one Spark job), the rows
@@ -178,7 +186,7 @@ def confidence_intervals(df: Any, metric: str | list[str], by: str | list[str] |
         out = _with_ci(long, level, "mean", "std", "n")
         out = out.select(*(["metric"] if not isinstance(metric, str) else []), *keys, *_CI)
         order = ([] if isinstance(metric, str) else ["metric"]) + keys
-        return out.orderBy(*order) if order else out
+        return _out(out.orderBy(*order) if order else out, as_spark)
     import pandas as pd
 
     frames = []
@@ -192,7 +200,8 @@ def confidence_intervals(df: Any, metric: str | list[str], by: str | list[str] |
     return out.sort_values(["metric", *keys], kind="stable").reset_index(drop=True)
 
 
-def paired_differences(df: Any, param: str, a: Any, b: Any, metric: str) -> Any:
+def paired_differences(df: Any, param: str, a: Any, b: Any, metric: str, *,
+                       as_spark: bool = False) -> Any:  # fmt: skip
     """One row per pair: the other parameters, seed, ``a``, ``b`` and ``diff`` = b − a."""
     others = [c for c in param_columns(df) if c != param]
     keys = [*others, "seed"]
@@ -203,7 +212,7 @@ def paired_differences(df: Any, param: str, a: Any, b: Any, metric: str) -> Any:
         right = df.where(F.col(param) == F.lit(b)).select(*keys, F.col(metric).alias("b"))
         pairs = left.join(right, on=keys, how="inner")
         pairs = pairs.where(F.col("a").isNotNull() & F.col("b").isNotNull())
-        return pairs.withColumn("diff", F.col("b") - F.col("a")).orderBy(*keys)
+        return _out(pairs.withColumn("diff", F.col("b") - F.col("a")).orderBy(*keys), as_spark)
     left = df[df[param] == a][[*keys, metric]].rename(columns={metric: "a"})
     right = df[df[param] == b][[*keys, metric]].rename(columns={metric: "b"})
     pairs = left.merge(right, on=keys, how="inner").dropna(subset=["a", "b"])
@@ -212,7 +221,7 @@ def paired_differences(df: Any, param: str, a: Any, b: Any, metric: str) -> Any:
 
 
 def paired_comparison(df: Any, param: str, a: Any, b: Any, metric: str,
-                      level: float = 0.95) -> Any:  # fmt: skip
+                      level: float = 0.95, *, as_spark: bool = False) -> Any:  # fmt: skip
     """``param`` = b against = a on the same seeds (per combination of the other params).
 
     Returns per group: ``pairs``, ``mean_a``, ``mean_b``, ``mean_diff`` (b − a), ``std_diff``,
@@ -220,7 +229,7 @@ def paired_comparison(df: Any, param: str, a: Any, b: Any, metric: str,
     ``b_higher`` (how many seeds had b below, equal to, above a).
     """
     others = [c for c in param_columns(df) if c != param]
-    pairs = paired_differences(df, param, a, b, metric)
+    pairs = paired_differences(df, param, a, b, metric, as_spark=True)
     if is_spark(pairs):
         from pyspark.sql import functions as F
 
@@ -237,7 +246,7 @@ def paired_comparison(df: Any, param: str, a: Any, b: Any, metric: str,
         cols = [*others, "pairs", "mean_a", "mean_b", "mean_diff", "std_diff", "half_width",
                 "ci_low", "ci_high", "b_lower", "ties", "b_higher"]  # fmt: skip
         out = out.select(*cols)
-        return out.orderBy(*others) if others else out
+        return _out(out.orderBy(*others) if others else out, as_spark)
     import pandas as pd
 
     def summary(g: pd.DataFrame) -> pd.Series:

@@ -18,6 +18,12 @@ Sessions (``get_session``):
   ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept;
 * Spark Connect: ``SPARK_REMOTE=sc://host:15002`` (needs ``pyspark[connect]``).
 
+The driver JVM's own output (its start-up warnings such as "Using incubator modules", log4j's
+console lines such as "NativeCodeLoader", and the Python workers' stderr, which they inherit
+from it) goes to a log file, ``spark_log_path()`` (``$MQLAB_SPARK_LOG`` overrides), not to the
+notebook: ``get_session`` starts the py4j gateway itself with its stdout and stderr redirected
+(``launch_gateway(popen_kwargs=...)``, the hook pyspark offers for this).
+
 A local session maps the AppCDS archive ``.cache/spark-cds.jsa`` of the checkout when it
 exists (``-XX:SharedArchiveFile``, ecosystem notes §3.4: about half the JVM start);
 ``build_cds_archive()`` makes it (one extra JVM start; the tests' conftest calls it). A
@@ -53,6 +59,7 @@ __all__ = [
     "is_connect",
     "cds_archive_path",
     "build_cds_archive",
+    "spark_log_path",
 ]
 
 #: Settings of the embedded session (ecosystem notes §3.2): quiet, small, loopback only.
@@ -112,6 +119,42 @@ def build_cds_archive(path: str | Path | None = None, *, timeout_s: float = 300)
     return target.exists()
 
 
+def spark_log_path() -> Path:
+    """Where the driver JVM's stdout and stderr go: ``$MQLAB_SPARK_LOG``, else
+    ``<tmp>/mqlab-spark/driver-<pid>.log``."""
+    env = os.environ.get("MQLAB_SPARK_LOG")
+    if env:
+        return Path(env)
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / "mqlab-spark" / f"driver-{os.getpid()}.log"
+
+
+def _launch_gateway_to_log(settings: dict[str, str]) -> None:
+    """Start the py4j gateway (the driver JVM) with its output in ``spark_log_path()``.
+
+    Does nothing when a gateway is already up (a second session in this process) or when
+    ``spark-submit`` started us (``PYSPARK_GATEWAY_PORT``: the JVM is already there). The
+    settings go on spark-submit's command line, as ``SparkContext`` would pass them.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    log = spark_log_path()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    conf = SparkConf(loadDefaults=False)
+    for k, v in settings.items():
+        conf.set(k, v)
+    with open(log, "ab") as out:  # the child keeps its own copy of the descriptor
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"stdout": out, "stderr": out})
+        except Exception as e:
+            raise RuntimeError(f"the Spark driver JVM did not start; see {log}") from e
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
 def get_session(master: str | None = None, *, app_name: str = "mqlab",
                 config: dict[str, str] | None = None):  # fmt: skip
     """A SparkSession: embedded ``local[*]`` unless told otherwise (see the module notes).
@@ -155,6 +198,8 @@ def get_session(master: str | None = None, *, app_name: str = "mqlab",
     settings.update(config)
     for k, v in settings.items():
         builder = builder.config(k, v)
+    launch = {"spark.app.name": app_name, **({"spark.master": master} if master else {})}
+    _launch_gateway_to_log({**launch, **settings})
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

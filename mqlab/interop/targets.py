@@ -8,10 +8,13 @@ stopped by ``close()``.
 
 from __future__ import annotations
 
+import os
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = ["INTEROP_BROKER_PROPERTIES", "Target", "MqlabTarget", "RealTarget", "open_target"]
 
@@ -31,6 +34,10 @@ class Target(Protocol):
     workdir: Path
 
     def close(self) -> None: ...
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the target's server has used so far."""
+        ...
 
 
 @dataclass
@@ -58,6 +65,14 @@ class MqlabTarget:
     def close(self) -> None:
         self._server.stop()
 
+    def run_on_loop(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn()`` on the server's event-loop thread (the thread that runs every node)."""
+        return self._server.call(lambda _server: fn())
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the event-loop thread: name server, broker and network driver."""
+        return float(self.run_on_loop(time.thread_time))
+
 
 @dataclass
 class RealTarget:
@@ -80,6 +95,11 @@ class RealTarget:
 
     def close(self) -> None:
         self._cluster.stop()
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the JVM (name server and broker, every thread), from ``/proc``."""
+        stat = Path(f"/proc/{self._cluster.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def open_target(kind: str, workdir: Path | None = None, *, benchmark: bool = False) -> Target:

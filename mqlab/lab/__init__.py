@@ -11,6 +11,25 @@ from mqlab.lab.lab import Lab
 __all__ = ["Lab", "check", "control_panel", "expected", "learner_seed"]
 
 
+def _full_text_in_notebook_tables() -> None:
+    """In a notebook, show trace text whole: pandas cuts table cells at 50 characters by
+    default ("suspended 18000 ms ≥ 150…"). Left alone outside IPython or when the learner
+    already chose another width."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    import pandas as pd
+
+    if pd.get_option("display.max_colwidth") == 50:
+        pd.set_option("display.max_colwidth", 400)
+
+
+_full_text_in_notebook_tables()
+
+
 def __getattr__(name: str) -> Any:
     # ipywidgets and plotly load only when a panel is asked for.
     if name == "control_panel":

@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import math
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -373,24 +374,58 @@ def long_poll_wait_histogram_frame(events: Any) -> pd.DataFrame:
     return df.astype(dict.fromkeys(ints, "Int64"))
 
 
-def long_poll_wait_histogram(source: Any, *, nbins: int = 30) -> go.Figure:
-    """How long parked pulls waited, one colour for woken-by-message and one for timeout."""
+def _nice_step(x: float) -> float:
+    """The smallest 1, 2 or 5 × 10^k that is at least ``x`` (x > 0)."""
+    k = math.floor(math.log10(x))
+    for m in (1, 2, 5, 10):
+        if m * 10**k >= x:
+            return float(m * 10**k)
+    return float(10 ** (k + 1))
+
+
+def _polling_mode(source: Any) -> str | None:
+    """ "long" / "short" when ``source`` is a Lab (its brokers' ``longPollingEnable``)."""
+    brokers = getattr(source, "brokers", None)
+    if not brokers:
+        return None
+    return "long" if brokers[0].broker_config.long_polling_enable else "short"
+
+
+def long_poll_wait_histogram(
+    source: Any, *, nbins: int = 30, title: str | None = None
+) -> go.Figure:
+    """How long parked pulls waited, one colour for woken-by-message and one for timeout.
+
+    ``title`` defaults to "Long polling: …" or "Short polling: …" when ``source`` is a Lab
+    (its brokers' ``longPollingEnable``), else "Parked pulls: …". Both colours share one
+    set of bins, at least 1/50 of the longest wait wide, so a pile of equal waits (short
+    polling's timeouts all wait one ``shortPollingTimeMills`` check) is a visible bar.
+    """
     df = long_poll_wait_histogram_frame(source)
+    if title is None:
+        mode = _polling_mode(source)
+        what = {"long": "Long polling", "short": "Short polling"}.get(mode or "", "Parked pulls")
+        title = f"{what}: how long each parked pull waited"
     fig = go.Figure()
     fig.update_layout(
-        title="Long polling: how long each parked pull waited", barmode="overlay",
+        title=title, barmode="overlay",
         xaxis_title="wait = answer time − suspend time (ms)", yaxis_title="parked pulls",
         legend_title="answered because",
     )  # fmt: skip
     answered = df[df["reason"].isin(["message", "timeout"])]
     if answered.empty:
         return _empty(fig, "no answered parked pulls in this trace")
+    waits = [int(w) for w in answered["wait_ms"]]
+    lo, hi = min(waits), max(waits)
+    size = _nice_step(max((hi - lo) / max(nbins, 1), max(hi, 1) / 50, 1))
+    start = math.floor(lo / size) * size
+    bins = {"start": start, "end": math.floor(hi / size) * size + size, "size": size}
     for reason, name in (("message", "a message arrived"), ("timeout", "the suspend timed out")):
         d = answered[answered["reason"] == reason]
         if d.empty:
             continue
         fig.add_trace(go.Histogram(
-            x=[int(w) for w in d["wait_ms"]], name=name, nbinsx=nbins, opacity=0.75,
+            x=[int(w) for w in d["wait_ms"]], name=name, xbins=bins, opacity=0.75,
             marker_color=REASON_COLORS[reason],
             hovertemplate="wait %{x} ms: %{y} pull(s)<extra>" + name + "</extra>",
         ))  # fmt: skip
@@ -626,7 +661,7 @@ def offsets_over_time(
         subplot_titles=("offsets: max offset (dashed), committed offset (solid)",
                         "lag = max offset − committed offset"),
     )  # fmt: skip
-    fig.update_layout(title="Consumer offsets and lag per queue", legend_title="series",
+    fig.update_layout(title="Consumer offsets and lag per queue", legend_title="queue",
                       height=560, hovermode="x unified")  # fmt: skip
     fig.update_xaxes(title_text="virtual time (ms)", row=2, col=1)
     fig.update_yaxes(title_text="queue offset", row=1, col=1)
@@ -635,30 +670,57 @@ def offsets_over_time(
         return _empty(fig, "no messages or offset commits in this trace")
     palette = qualitative.Plotly + qualitative.D3
     queues = sorted(dict.fromkeys(df["queue"]), key=_queue_sort_key)
-    color = {q: palette[i % len(palette)] for i, q in enumerate(queues)}
+    series: dict[str, tuple] = {}
     for q in queues:
         d = df[df["queue"] == q].drop_duplicates("seq")
+        mx = (tuple(d["t_ms"]), tuple(int(v) for v in d["max_offset"]))
+        per_group = []
+        c = df[(df["queue"] == q) & df["group"].notna() & df["committed_offset"].notna()]
+        for g, dg in c.groupby("group", sort=True):
+            per_group.append((g, tuple(dg["t_ms"]), tuple(int(v) for v in dg["committed_offset"]),
+                              tuple(int(v) for v in dg["lag"])))  # fmt: skip
+        series[q] = (mx, tuple(per_group))
+    # Queues whose lines would coincide are drawn once, named together ("TopicTest/broker-a/0–3").
+    merged: dict[tuple, list[str]] = {}
+    for q in queues:
+        merged.setdefault(series[q], []).append(q)
+    fig.update_layout(legend_title="queue")
+    for i, (sig, qs) in enumerate(merged.items()):
+        (mx_x, mx_y), per_group = sig
+        label = _queues_label(qs)
+        color = palette[i % len(palette)]
         fig.add_trace(go.Scatter(
-            x=list(d["t_ms"]), y=[int(v) for v in d["max_offset"]], name=f"{q} max",
-            mode="lines", line={"shape": "hv", "dash": "dash", "color": color[q]},
-            legendgroup=q, hovertemplate="max offset %{y}",
+            x=list(mx_x), y=list(mx_y), name=label, mode="lines", legendgroup=label,
+            line={"shape": "hv", "dash": "dash", "color": color},
+            hovertemplate=f"{label}: max offset %{{y}}<extra></extra>",
         ), row=1, col=1)  # fmt: skip
-    for (g, q), d in df[df["group"].notna()].groupby(["group", "queue"], sort=True):
-        d = d[d["committed_offset"].notna()]
-        if d.empty:
-            continue
-        x = list(d["t_ms"])
-        fig.add_trace(go.Scatter(
-            x=x, y=[int(v) for v in d["committed_offset"]], name=f"{g} {q} committed",
-            mode="lines+markers", line={"shape": "hv", "color": color[q]}, legendgroup=q,
-            hovertemplate=f"{g} committed %{{y}}",
-        ), row=1, col=1)  # fmt: skip
-        fig.add_trace(go.Scatter(
-            x=x, y=[int(v) for v in d["lag"]], name=f"{g} {q} lag", mode="lines",
-            line={"shape": "hv", "color": color[q]}, legendgroup=q,
-            hovertemplate=f"{g} lag %{{y}}",
-        ), row=2, col=1)  # fmt: skip
+        for g, x, committed, lag in per_group:
+            fig.add_trace(go.Scatter(
+                x=list(x), y=list(committed), name=f"{g} {label} committed",
+                mode="lines+markers", line={"shape": "hv", "color": color}, legendgroup=label,
+                showlegend=False, hovertemplate=f"{g} committed %{{y}}<extra>{label}</extra>",
+            ), row=1, col=1)  # fmt: skip
+            fig.add_trace(go.Scatter(
+                x=list(x), y=list(lag), name=f"{g} {label} lag", mode="lines",
+                line={"shape": "hv", "color": color}, legendgroup=label, showlegend=False,
+                hovertemplate=f"{g} lag %{{y}}<extra>{label}</extra>",
+            ), row=2, col=1)  # fmt: skip
     return fig
+
+
+def _queues_label(queues: list[str]) -> str:
+    """``["T/b/0", "T/b/1", "T/b/2"]`` → ``"T/b/0–2"``; ``["T/b/0", "T/b/2"]`` → ``"T/b/0, 2"``;
+    queues of different topics or brokers are listed in full."""
+    if len(queues) == 1:
+        return queues[0]
+    heads = {q.rpartition("/")[0] for q in queues}
+    ids = [q.rpartition("/")[2] for q in queues]
+    if len(heads) != 1 or not all(i.isdigit() for i in ids):
+        return ", ".join(queues)
+    nums = sorted(int(i) for i in ids)
+    span = f"{nums[0]}–{nums[-1]}" if nums == list(range(nums[0], nums[-1] + 1)) else (
+        ", ".join(str(n) for n in nums))  # fmt: skip
+    return f"{heads.pop()}/{span}"
 
 
 # -- commit-log byte map -------------------------------------------------------------------

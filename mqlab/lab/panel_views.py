@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import html
 import importlib.util
+import itertools
 import json
 import os
 from collections import Counter
@@ -45,12 +46,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PanelListener",
+    "GovernedListener",
+    "govern_listeners",
+    "LISTENER_MODES",
     "NumberText",
     "strategy_names",
     "build_inputs",
     "section_rows",
     "call_words",
     "words",
+    "is_key_event",
+    "KEY_COMPONENTS",
     "code_name",
     "inspector_html",
     "plot_mode",
@@ -65,30 +71,93 @@ HOLD_LOOKBACK_MS = 60_000
 _HOLD = figures.HOLD + "."
 
 
-class PanelListener:
-    """A concurrent listener the panel's toggle switches between success and failure.
+#: The panel's listener modes: each consumer's own listener, or all succeed, or all fail.
+LISTENER_MODES = ("own", "succeeds", "fails")
 
-    ``fails`` False answers CONSUME_SUCCESS, True answers RECONSUME_LATER (the consumer sends
-    the message back for a later retry; lesson 07). ``calls`` counts the calls.
+
+class PanelListener:
+    """The listener mode the panel's "listener" toggle sets, for every consumer it shows.
+
+    ``mode`` "own": each consumer runs the listener it was started with (consumers the panel
+    adds answer CONSUME_SUCCESS); "succeeds" / "fails": every concurrent consumer of the lab
+    answers CONSUME_SUCCESS / RECONSUME_LATER (the consumer sends the message back for a later
+    retry, ``ConsumeMessageConcurrentlyService#processConsumeResult``). The panel puts a
+    ``GovernedListener`` in front of each consumer's own listener for that. ``calls`` counts
+    the calls this object answered itself.
 
     The mode lives in this object, not in the Lab's journal: a ``lab.fork()`` replays the
-    consumers with this same object, so a fork sees the listener's *current* mode.
+    consumers with their own listeners.
     """
 
-    __slots__ = ("fails", "calls")
+    __slots__ = ("mode", "calls")
 
-    def __init__(self, fails: bool = False) -> None:
-        self.fails = fails
+    def __init__(self, fails: bool | None = None) -> None:
+        self.mode = "own" if fails is None else ("fails" if fails else "succeeds")
         self.calls = 0
+
+    @property
+    def fails(self) -> bool:
+        """True when every governed consumer answers RECONSUME_LATER."""
+        return self.mode == "fails"
+
+    @fails.setter
+    def fails(self, value: bool) -> None:
+        self.mode = "fails" if value else "succeeds"
 
     def __call__(self, msgs: list, context: Any) -> ConsumeConcurrentlyStatus:
         self.calls += 1
-        if self.fails:
+        if self.mode == "fails":
             return ConsumeConcurrentlyStatus.RECONSUME_LATER
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def __repr__(self) -> str:
-        return f"PanelListener({'RECONSUME_LATER' if self.fails else 'CONSUME_SUCCESS'})"
+        return f"PanelListener({self.mode!r})"
+
+
+class GovernedListener:
+    """A consumer's own listener behind the panel's mode (``PanelListener.mode``).
+
+    In mode "own" it calls ``inner`` (exceptions and all, so ``call_listener`` sees what the
+    listener did); otherwise the ``PanelListener`` answers. ``consume_time_ms`` is the inner
+    listener's, so a slow listener stays slow.
+    """
+
+    __slots__ = ("inner", "governor")
+
+    def __init__(self, inner: Any, governor: PanelListener) -> None:
+        self.inner = inner
+        self.governor = governor
+
+    @property
+    def consume_time_ms(self) -> Any:
+        return getattr(self.inner, "consume_time_ms", None)
+
+    def consume_message(self, msgs: list, context: Any) -> Any:
+        if self.governor.mode == "own":
+            fn = getattr(self.inner, "consume_message", None)
+            return (fn if callable(fn) else self.inner)(msgs, context)
+        return self.governor(msgs, context)
+
+    def __repr__(self) -> str:
+        return f"GovernedListener({self.inner!r}, {self.governor!r})"
+
+
+def govern_listeners(lab: Lab, governor: PanelListener) -> list[str]:
+    """Put ``governor`` in front of every started concurrent consumer's listener (once each).
+
+    Returns the names of the consumers it governs (orderly consumers keep their own
+    listener: their statuses are ``ConsumeOrderlyStatus``).
+    """
+    names = []
+    for name, c in sorted(lab.consumers.items()):
+        impl = c.default_mq_push_consumer_impl
+        svc = getattr(impl, "consume_message_service", None)
+        if svc is None or impl.consume_orderly:
+            continue
+        if not isinstance(svc.message_listener, (GovernedListener, PanelListener)):
+            svc.message_listener = GovernedListener(svc.message_listener, governor)
+        names.append(name)
+    return names
 
 
 # -- the inputs -------------------------------------------------------------------------------
@@ -114,33 +183,58 @@ class NumberText(widgets.Text):
     value = traitlets.CUnicode(help="String value").tag(sync=True)
 
 
+#: Width of each input (label included; labels take their natural width), wide enough for
+#: its usual values ("TopicTest", "msg-{i}", "broker-a", "consumer-12").
+_WIDTHS = {
+    "topic": "210px", "tags": "150px", "body": "190px", "count": "120px", "broker": "190px",
+    "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
+    "subscription": "150px", "consumer": "190px", "group": "140px", "expression": "130px",
+    "persist_first": "auto", "advance_ms": "140px",
+}  # fmt: skip
+_STYLE = {"description_width": "initial"}
+
+
 def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dict[str, Any]:
     """The panel's input widgets by name, toggles set from broker-a's config."""
     W = widgets
-    lay = {"layout": W.Layout(width="150px")}
+
+    def lay(name: str) -> dict[str, Any]:
+        return {"layout": W.Layout(width=_WIDTHS[name], flex="0 0 auto"), "style": _STYLE}
+
     b0 = lab.brokers[0].broker_config
     return {
-        "topic": W.Text(topic, description="topic", **lay),
-        "tags": W.Text("TagA", description="tags", **lay),
-        "body": W.Text("msg-{i}", description="body", **lay),
-        "count": NumberText("1", description="count", **lay),
-        "broker": W.Dropdown(options=[b.name for b in lab.brokers], description="broker", **lay),
-        "queue_id": NumberText("0", description="queue id", **lay),
-        "offset": NumberText("", description="offset", placeholder="max", **lay),
-        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay),
-        "timeout_ms": NumberText("15000", description="suspend ms", **lay),
-        "subscription": W.Text("*", description="subscr.", **lay),
-        "consumer": W.Dropdown(options=[], description="consumer", **lay),
-        "group": W.Text(group, description="group", **lay),
-        "expression": W.Text("*", description="tags expr", **lay),
-        "persist_first": W.Checkbox(False, description="persist first", indent=False, **lay),
-        "advance_ms": NumberText("100", description="ms", **lay),
+        "topic": W.Text(topic, description="topic", **lay("topic")),
+        "tags": W.Text("TagA", description="tags", **lay("tags")),
+        "body": W.Text("msg-{i}", description="body", **lay("body")),
+        "count": NumberText("1", description="count", **lay("count")),
+        "broker": W.Dropdown(options=[b.name for b in lab.brokers], description="broker",
+                             **lay("broker")),
+        "queue_id": NumberText("0", description="queue id", **lay("queue_id")),
+        "offset": NumberText("", description="offset", placeholder="max", **lay("offset")),
+        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay("suspend")),
+        "timeout_ms": NumberText("15000", description="suspend ms", **lay("timeout_ms")),
+        "subscription": W.Text("*", description="subscr.", **lay("subscription")),
+        "consumer": W.Dropdown(options=[], description="consumer", **lay("consumer")),
+        "group": W.Text(group, description="group", **lay("group")),
+        "expression": W.Text("*", description="tags expr", **lay("expression")),
+        "persist_first": W.Checkbox(False, description="persist first", indent=False,
+                                    **lay("persist_first")),
+        "advance_ms": NumberText("100", description="ms", **lay("advance_ms")),
         "long_polling": W.Checkbox(b0.long_polling_enable, description="longPollingEnable",
-                                   indent=False),
+                                   indent=False, layout=W.Layout(width="auto")),
         "auto_create_topic": W.Checkbox(b0.auto_create_topic_enable, indent=False,
-                                        description="autoCreateTopicEnable"),
-        "strategy": W.Dropdown(options=strategies, value="AVG", description="allocate"),
-        "listener": W.ToggleButtons(options=["succeeds", "fails"], description="listener"),
+                                        description="autoCreateTopicEnable",
+                                        layout=W.Layout(width="auto")),
+        "strategy": W.Dropdown(options=strategies, value="AVG", description="allocate",
+                               style=_STYLE, layout=W.Layout(width="250px")),
+        "listener": W.ToggleButtons(
+            options=list(LISTENER_MODES), description="listener (all consumers)",
+            style={"description_width": "initial", "button_width": "auto"},
+            layout=W.Layout(width="auto"), tooltips=[
+                "each consumer runs its own listener (consumers added here succeed)",
+                "every consumer answers CONSUME_SUCCESS",
+                "every consumer answers RECONSUME_LATER: the message is sent back for a retry",
+            ]),
     }  # fmt: skip
 
 
@@ -157,22 +251,43 @@ def section_rows(
                       b["rebalance"], b["persist_offsets"]],
         "time": [i["advance_ms"], b["advance"], b["next_timer"], b["long_poll_timeout"]],
         "toggles": [i["long_polling"], i["auto_create_topic"], i["strategy"], i["listener"]],
-        "inspect": [widgets.VBox([b["refresh"], inspector])],
+        "inspect": [widgets.VBox([b["refresh"], inspector],
+                                 layout=widgets.Layout(align_items="flex-start"))],
         "figure": [figure] if figure is not None else [],
         "log": [log],
     }  # fmt: skip
 
 
 # -- events in words -------------------------------------------------------------------------
-def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
-    """The events as lines: repeats of one line folded ("(×3)"), at most ``limit`` lines.
+#: Components whose lines a lesson asks the learner to look for (consume results, send-backs,
+#: retries handed back by the schedule service): ``words`` never folds them away.
+KEY_COMPONENTS = (
+    "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
+    "ConsumeMessageConcurrentlyService.processConsumeResult",
+    "ConsumeMessageOrderlyService.ConsumeRequest.run",
+    "ConsumeMessageOrderlyService.processConsumeResult",
+    "DefaultMQPushConsumerImpl.sendMessageBack",
+    "SendMessageProcessor.asyncConsumerSendMsgBack",
+    "ScheduleMessageService.DeliverDelayedMessageTimerTask",
+)
 
-    When there are more, the first and last ``limit // 2`` lines are kept and one line says
-    how many were left out and which components they came from.
+
+def is_key_event(e: TraceEvent) -> bool:
+    """True for a consume result, a send-back or a retry's delivery (never folded)."""
+    return e.component.startswith(KEY_COMPONENTS)
+
+
+def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
+    """The events as lines: repeats of one line folded ("(×3)"), about ``limit`` lines.
+
+    When there are more, the first and last ``limit // 2`` lines are kept, and so is every
+    key line (``is_key_event``: consume results, send-backs, retries); each run of other
+    lines left out becomes one line saying how many and which components they came from.
     """
     lines: list[str] = []
     counts: list[int] = []
     comps: list[str] = []
+    keys: list[bool] = []
     for e in events:
         d = e.describe()
         if lines and lines[-1] == d:
@@ -181,16 +296,32 @@ def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
         lines.append(d)
         counts.append(1)
         comps.append(e.component)
+        keys.append(is_key_event(e))
     out = [line if n == 1 else f"{line} (×{n})" for line, n in zip(lines, counts, strict=True)]
     if len(out) <= limit:
         return out
     head, tail = limit // 2, limit - limit // 2 - 1
-    hidden = Counter(comps[head : len(out) - tail])
-    top = ", ".join(
-        f"{c} ×{n}" for c, n in sorted(hidden.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    )
-    skipped = len(out) - head - tail
-    return [*out[:head], f"… {skipped} more lines ({top}); see lab.events()", *out[-tail:]]
+    result: list[str] = list(out[:head])
+    hidden: list[str] = []
+
+    def flush() -> None:
+        if not hidden:
+            return
+        top = ", ".join(
+            f"{c} ×{n}"
+            for c, n in sorted(Counter(hidden).items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        )
+        result.append(f"… {len(hidden)} more lines ({top}); see lab.events()")
+        hidden.clear()
+
+    for k in range(head, len(out) - tail):
+        if keys[k]:
+            flush()
+            result.append(out[k])
+        else:
+            hidden.append(comps[k])
+    flush()
+    return result + out[len(out) - tail :]
 
 
 def code_name(code: int | None) -> str:
@@ -221,21 +352,52 @@ def call_words(call: Call, what: str) -> str:
 
 
 # -- inspector tables --------------------------------------------------------------------------
+#: Column widths of the inspector tables (characters); a value longer than its column is cut
+#: with "…" and shown whole on hover. Fixed widths and heights keep the tables in place
+#: from click to click.
+_COL_CH = {
+    "broker": 9, "queue_id": 6, "min_offset": 7, "max_offset": 7, "key": 17, "consumer": 16,
+    "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
+    "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
+}  # fmt: skip
+_ROW_PX = 19
+#: Rows a table box shows before it scrolls (its height is fixed: the panel does not jump).
+VISIBLE_ROWS = 8
+
+
+#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…".
+_INSPECTOR_CSS = (
+    "<style>.mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
+    ".mqlab-insp th{padding:0 4px;text-align:left;vertical-align:bottom;line-height:1.1}"
+    ".mqlab-insp td{padding:0 4px;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis}</style>"
+)
+
+
 def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     cols = [c for c in columns if c in df.columns]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    widths = [_COL_CH.get(c, 10) for c in cols]
+    colgroup = "".join(f'<col style="width:{w + 1}ch">' for w in widths)
+    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     body = []
     for rec in df[cols].head(MAX_ROWS).values.tolist():
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in rec) + "</tr>")
+        cells = []
+        for v, w in zip(rec, widths, strict=True):
+            text = html.escape(str(v))
+            cells.append(f'<td title="{text}">{text}</td>' if len(str(v)) > w else
+                         f"<td>{text}</td>")  # fmt: skip
+        body.append("<tr>" + "".join(cells) + "</tr>")
     more = len(df) - MAX_ROWS
     if more > 0:
         body.append(f'<tr><td colspan="{len(cols)}">… {more} more rows</td></tr>')
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
+    width = sum(w + 1 for w in widths) + 1
+    height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table"><b>{html.escape(title)}</b>'
-        f'<table style="font-size:11px;border-collapse:collapse"><tr>{head}</tr>'
-        f"{''.join(body)}</table></div>"
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;height:{height}px;'
+        f'overflow:auto"><b>{html.escape(title)}</b>'
+        f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
 
 
@@ -267,10 +429,12 @@ def inspector_html(lab: Lab, topic: str, group: str) -> str:
                ["group", "topic", "queue_id", "offset", "max_offset", "lag"]),
     ]  # fmt: skip
     return (
-        status
+        _INSPECTOR_CSS
+        + '<div class="mqlab-insp">'
+        + status
         + '<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
         + "".join(tables)
-        + "</div>"
+        + "</div></div>"
     )
 
 
@@ -296,6 +460,21 @@ _REASON_WHAT = {
     "message": "woken by a message", "timeout": "answered: suspend timed out",
     "dropped": "dropped unanswered", "unanswered": "still parked",
 }  # fmt: skip
+
+
+def _sync_widget_state(fw: Any) -> None:
+    """Store the figure's current traces and layout in the widget's synced state.
+
+    A ``FigureWidget`` sends its edits to the views that are open as deltas (restyle,
+    relayout), but the state a *new* view starts from (``_widget_data``, ``_widget_layout``)
+    is only copied when the figure itself is displayed, which a figure inside a panel's
+    VBox never is. After a browser reload the view rebuilt from that state had no traces
+    at all, and later restyles had nothing to change: a blank timeline (issue 13).
+    """
+    from copy import deepcopy
+
+    fw._widget_data = deepcopy(fw._data)
+    fw._widget_layout = deepcopy(fw._layout_obj._props)
 
 
 class TimelineView:
@@ -370,15 +549,42 @@ class TimelineView:
             hovermode="closest", margin={"l": 10, "r": 10, "t": 40, "b": 40}, height=320,
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
+        _sync_widget_state(fw)
         return fw
 
-    def update(self, lab: Lab) -> None:
-        """Redraw from the lab's trace."""
+    @staticmethod
+    def focus_range(win: Sequence[TraceEvent], lo: int, hi: int,
+                    since_ms: int | None) -> tuple[int, int, float, float]:  # fmt: skip
+        """The x range to show: from ``since_ms`` (when the last click began) to now, or with
+        no click yet from the newest burst of events (after the last gap longer than a fifth
+        of the window, at least 50 ms), padded 4 % (at least 2 ms) each side.
+
+        Not the whole window: a click's events span a few ms, and a 5 000 ms axis would
+        squeeze them, and the previous click's, against its two edges.
+        """
+        t0 = lo if since_ms is None else max(lo, since_ms)
+        if since_ms is None and win:
+            # no click yet: the newest burst of events (after the last long quiet gap)
+            times = sorted({e.t_ms for e in win})
+            t0 = max(lo, times[0])
+            quiet = max(50, (hi - lo) // 5)
+            for a, b in itertools.pairwise(times):
+                if b - a > quiet:
+                    t0 = b
+        t1 = hi
+        pad = max(2.0, 0.04 * (t1 - t0))
+        return t0, t1, t0 - pad, t1 + pad
+
+    def update(self, lab: Lab, since_ms: int | None = None) -> None:
+        """Redraw from the lab's trace; ``since_ms``: when the last click began (the x axis
+        shows from there to now; zoom out or double-click for the whole window)."""
         win, with_hold, lo, hi = self.window(lab)
-        title = f"Last {hi - lo} ms, node by node (t={lo}…{hi})"
+        t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
+        title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
         if self.mode == "static":
             fig = figures.sequence_timeline(with_hold, start_ms=lo, end_ms=hi, title=title)
             fig.update_layout(height=min(fig.layout.height or 320, 420))
+            fig.update_xaxes(range=[x0, x1])
             bundle = json.loads(fig.to_json())
             bundle.setdefault("config", {})
             self.widget.outputs = (
@@ -417,16 +623,21 @@ class TimelineView:
             for ys, bs, xs, h in bars.values()
         ]
         new += [dict(x=xs, y=ys, hovertext=h, showlegend=bool(xs)) for xs, ys, h in marks.values()]
-        layout = {"title": title, "xaxis.range": (lo - 1, hi + 1),
+        layout = {"title": title, "xaxis.range": (x0, x1),
                   "yaxis.categoryarray": tuple(lanes[::-1]),
                   "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
         fw = self.widget
+        changed = False
         with fw.batch_update():
             for n, (tr, props) in enumerate(zip(fw.data, new, strict=True)):
                 if self._last_traces.get(n) != props:
                     tr.update(props)
                     self._last_traces[n] = props
+                    changed = True
             for key, value in layout.items():
                 if self._last_layout.get(key) != value:
                     fw.layout[key] = value
                     self._last_layout[key] = value
+                    changed = True
+        if changed:
+            _sync_widget_state(fw)

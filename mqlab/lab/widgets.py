@@ -5,7 +5,7 @@ lesson. ``control_panel(lab)`` returns a ``ControlPanel`` whose buttons send mes
 pull one queue by hand, add / remove / kill consumers, trigger a rebalance, persist
 offsets, move virtual time (by N ms, to the next timer, or until a parked pull times
 out) and flip ``longPollingEnable``, ``autoCreateTopicEnable``, the allocation strategy
-of consumers added next and whether the panel's listener fails.
+of consumers added next and the listener mode of every consumer (own, succeeds, fails).
 
 Every action is a plain method (``send()``, ``pull_once()``, ...) wired to a button. It
 validates the inputs first (bad input → a message in ``messages``, state untouched),
@@ -30,10 +30,12 @@ import ipywidgets as widgets
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.common.sysflag import PullSysFlag
 from mqlab.lab.panel_views import (
+    LISTENER_MODES,
     PanelListener,
     TimelineView,
     build_inputs,
     call_words,
+    govern_listeners,
     inspector_html,
     section_rows,
     strategy_names,
@@ -99,7 +101,8 @@ class ControlPanel:
             timeout_ms, subscription, consumer, group, expression, persist_first,
             advance_ms, long_polling, auto_create_topic, strategy, listener.
         messages: what the panel said, newest last.
-        listener: the ``PanelListener`` of consumers the panel adds.
+        listener: the ``PanelListener`` whose mode ("own", "succeeds", "fails") governs every
+            concurrent consumer of the lab (the panel's own and the ones the lesson started).
     """
 
     def __init__(self, lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
@@ -114,6 +117,7 @@ class ControlPanel:
         self.listener = PanelListener()
         self._calls: list[tuple[Call, str]] = []  # raw pulls not answered yet
         self._syncing = False
+        self._click_t0: int | None = None  # when the last click began (the timeline's focus)
         self.strategies = strategy_names()
         self.inputs: dict[str, Any] = build_inputs(lab, topic, group, self.strategies)
         actions = {
@@ -130,7 +134,8 @@ class ControlPanel:
         }  # fmt: skip
         self.buttons: dict[str, widgets.Button] = {}
         for key, (label, fn) in actions.items():
-            b = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
+            b = widgets.Button(description=label,
+                               layout=widgets.Layout(width="auto", flex="0 0 auto"))  # fmt: skip
             b.on_click(lambda _b, fn=fn: fn())
             self.buttons[key] = b
         self.inputs["long_polling"].observe(lambda c: self.set_long_polling(c["new"]), "value")
@@ -138,9 +143,7 @@ class ControlPanel:
             lambda c: self.set_auto_create_topic(c["new"]), "value"
         )
         self.inputs["strategy"].observe(lambda c: self.set_strategy(c["new"]), "value")
-        self.inputs["listener"].observe(
-            lambda c: self.set_listener_fails(c["new"] == "fails"), "value"
-        )
+        self.inputs["listener"].observe(lambda c: self.set_listener(c["new"]), "value")
         self.inspector = widgets.HTML()
         self.log = widgets.HTML()
         self.sections = chosen
@@ -150,8 +153,9 @@ class ControlPanel:
         )
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
+        row = {"flex_flow": "row wrap", "align_items": "center"}
         self.widget = widgets.VBox(
-            [widgets.HBox(rows[s], layout=widgets.Layout(flex_flow="row wrap")) for s in chosen]
+            [widgets.HBox(rows[s], layout=widgets.Layout(**row)) for s in chosen]
         )
         self.refresh()
 
@@ -171,10 +175,11 @@ class ControlPanel:
 
         text = html.escape("\n".join(self.messages[-LOG_LINES:]))
         # A column-reverse scroll box starts scrolled to its end: the newest lines (what the
-        # click just did) are in view, in time order.
+        # click just did) are in view, in time order. The <pre> must not shrink (flex:none):
+        # a shrunk <pre> overflowed downwards and the box cut off the newest lines.
         self.log.value = (
             '<div style="display:flex;flex-direction:column-reverse;max-height:260px;'
-            f'overflow:auto"><pre style="font-size:11px;margin:0">{text}</pre></div>'
+            f'overflow:auto"><pre style="font-size:11px;margin:0;flex:none">{text}</pre></div>'
         )
 
     def refresh(self) -> None:
@@ -202,12 +207,13 @@ class ControlPanel:
             self.inputs["auto_create_topic"].value = b0.auto_create_topic_enable
         finally:
             self._syncing = False
+        govern_listeners(lab, self.listener)
         if "inspect" in self.sections:
             self.inspector.value = inspector_html(
                 lab, self.inputs["topic"].value.strip(), self.inputs["group"].value.strip()
             )
         if self.timeline is not None:
-            self.timeline.update(lab)
+            self.timeline.update(lab, since_ms=self._click_t0)
 
     def _running_consumers(self) -> list[str]:
         return [
@@ -218,6 +224,7 @@ class ControlPanel:
     def _do(self, label: str, fn: Callable[[], list[str] | None]) -> None:
         """Say ``label``, run ``fn``, say the events it produced and what it returned."""
         self._say(f"▶ t={self.lab.now} {label}")
+        self._click_t0 = self.lab.now
         mark = len(self.lab.trace)
         try:
             extra = fn() or []
@@ -497,15 +504,32 @@ class ControlPanel:
                   "(running consumers keep theirs)")  # fmt: skip
 
     @_guarded
-    def set_listener_fails(self, fails: bool) -> None:
-        """Make the panel's consumers' listener return RECONSUME_LATER (or CONSUME_SUCCESS)."""
-        want = "fails" if fails else "succeeds"
-        if self.inputs["listener"].value != want:
-            self.inputs["listener"].value = want  # fires this again through the toggle
+    def set_listener(self, mode: str) -> None:
+        """Govern every concurrent consumer's listener: "own", "succeeds" or "fails".
+
+        "fails" makes each of them answer RECONSUME_LATER, so the next delivery is sent back
+        (CONSUMER_SEND_MSG_BACK) and comes again from ``%RETRY%<group>`` after its delay.
+        """
+        if mode not in LISTENER_MODES:
+            raise PanelInputError(f"listener must be one of {list(LISTENER_MODES)}, got {mode!r}")
+        if self.inputs["listener"].value != mode:
+            self.inputs["listener"].value = mode  # fires this again through the toggle
             return
-        self.listener.fails = bool(fails)
-        self._say(f"▶ t={self.lab.now} the panel's listener now returns "
-                  f"{'RECONSUME_LATER' if fails else 'CONSUME_SUCCESS'}")  # fmt: skip
+        self.listener.mode = mode
+        governed = govern_listeners(self.lab, self.listener)
+        who = ", ".join(governed) if governed else "no consumer yet"
+        if mode == "own":
+            self._say(f"▶ t={self.lab.now} every consumer runs its own listener again ({who}); "
+                      "consumers added here answer CONSUME_SUCCESS")  # fmt: skip
+        else:
+            status = "RECONSUME_LATER" if mode == "fails" else "CONSUME_SUCCESS"
+            self._say(f"▶ t={self.lab.now} every consumer's listener now returns {status} "
+                      f"({who}, and consumers added next)")  # fmt: skip
+        self._render_log()
+
+    def set_listener_fails(self, fails: bool) -> None:
+        """``set_listener("fails" if fails else "succeeds")``."""
+        self.set_listener("fails" if fails else "succeeds")
 
 
 def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",

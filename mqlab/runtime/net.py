@@ -180,7 +180,7 @@ class _Timer:
         self.period_ms = period_ms
         self.daemon = daemon
         self.due = 0.0  # loop time (s)
-        self.handle: asyncio.TimerHandle | None = None
+        self.handle: asyncio.Handle | None = None
 
 
 class NetConnection(asyncio.Protocol):
@@ -386,7 +386,17 @@ class NetContext(NodeContext):
 
     def _arm(self, t: _Timer, due: float) -> None:
         t.due = due
-        t.handle = self.driver.loop.call_at(due, self._fire, t)
+        loop = self.driver.loop
+        if due <= loop.time():
+            # Due now (a 0 ms timer, a wake-up): run it right after the current event,
+            # before the loop reads the next batch of input. ``call_at(now)`` would run it
+            # only after every callback of the next poll's input: the reput that wakes a
+            # parked pull then waited for all the sends that had arrived meanwhile
+            # (measured, Java client, 4 producer threads: put → woken pull's answer
+            # p50 0.88 → 0.54 ms, p90 1.7 → 1.1 ms).
+            t.handle = loop.call_soon(self._fire, t)
+        else:
+            t.handle = loop.call_at(due, self._fire, t)
 
     def _fire(self, t: _Timer) -> None:
         if self.timers.get((t.name, t.key)) is not t or not self.node.running:

@@ -174,6 +174,20 @@ def jupyter_server(tmp_path: Path, chromium_path: str) -> Iterator[JupyterServer
     database, checkpoints, a stray save) touches the repository's notebooks. Depends on
     `chromium_path` only so that a missing browser skips before a server is started.
     """
+    yield from _serve(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_jupyter_server(
+    tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+) -> Iterator[JupyterServer]:
+    """One server for all the tests of a module (each lesson opens its own notebook and kernel
+    in it; starting a server per test cost 2–5 s each)."""
+    yield from _serve(tmp_path_factory.mktemp("lab"))
+
+
+def _serve(tmp_path: Path) -> Iterator[JupyterServer]:
+    """The body of the server fixtures: start, wait for /api/status, yield, stop."""
     root = tmp_path / "root"
     config, data, runtime = tmp_path / "jconfig", tmp_path / "jdata", tmp_path / "jruntime"
     for d in (root, config, data, runtime):
@@ -292,6 +306,37 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
         context.close()
 
 
+@pytest.fixture(scope="module")
+def module_page(chromium_path: str) -> Iterator[Page]:
+    """One Chromium page for all the tests of a module (with `module_jupyter_server`): the next
+    notebook opens inside the JupyterLab already loaded, which saves loading the lab again."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, timeout=30_000)
+        try:
+            context = b.new_context(viewport={"width": 1400, "height": 2400})
+            pg = context.new_page()
+            pg.set_default_timeout(20_000)
+            yield pg
+        finally:
+            b.close()
+
+
+#: Close every document in the lab (discarding changes) and open `path`; resolves when the
+#: notebook is the current widget.
+OPEN_IN_LAB = """async ([path]) => {
+  const app = window.jupyterapp;
+  await app.started; await app.restored;
+  await app.serviceManager.sessions.shutdownAll();
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context) { w.context.model.dirty = false; }
+    w.dispose();
+  }
+  await app.commands.execute('docmanager:open', {path: path});
+}"""
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """Keep each phase's report on the item so `page` can tell a failed test at teardown."""
@@ -308,28 +353,57 @@ def run_all_in_lab(jupyter_server: JupyterServer, page: Page) -> Callable[..., d
     are `open` (page until the notebook widget exists), `kernel` (until kernel_info) and `run`."""
 
     def run_all(notebook: Path, timeout_ms: int = 120_000) -> dict[str, float]:
-        t0 = time.monotonic()
-        shutil.copy2(notebook, jupyter_server.root_dir / notebook.name)
-        page.goto(f"{jupyter_server.url}/lab/tree/{notebook.name}", wait_until="domcontentloaded")
-        page.wait_for_function(
-            "() => window.jupyterapp?.shell?.currentWidget?.sessionContext !== undefined",
-            timeout=60_000,
-        )
-        t_open = time.monotonic() - t0
-        result = page.evaluate(RUN_ALL_WHEN_READY, [timeout_ms])
-        if result["ok"] is not True:
-            errors = page.locator(
-                ".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']"
-            ).all_inner_texts()
-            pytest.fail(
-                f"Run All of {notebook.name} stopped at a failing cell:\n"
-                f"{errors[0] if errors else '(no traceback shown)'}\n"
-                f"server log:\n{jupyter_server.log_tail()}"
-            )
-        return {
-            "open": t_open,
-            "kernel": result["readyMs"] / 1000,
-            "run": result["runMs"] / 1000,
-        }
+        return run_all_on(jupyter_server, page, notebook, timeout_ms)
 
     return run_all
+
+
+@pytest.fixture
+def run_all_in_module_lab(
+    module_jupyter_server: JupyterServer, module_page: Page
+) -> Callable[..., dict[str, float]]:
+    """``run_all_in_lab`` on the module's shared server and page."""
+
+    def run_all(notebook: Path, timeout_ms: int = 120_000) -> dict[str, float]:
+        return run_all_on(module_jupyter_server, module_page, notebook, timeout_ms)
+
+    return run_all
+
+
+def run_all_on(
+    jupyter_server: JupyterServer, page: Page, notebook: Path, timeout_ms: int = 120_000
+) -> dict[str, float]:
+    """``run_all_in_lab``'s work on a given server and page (for module-scoped servers)."""
+    t0 = time.monotonic()
+    shutil.copy2(notebook, jupyter_server.root_dir / notebook.name)
+    in_lab = page.url.startswith(jupyter_server.url) and page.evaluate("() => !!window.jupyterapp")
+    if in_lab:  # the lab is loaded already (a module's shared page): open the notebook in it
+        page.evaluate(OPEN_IN_LAB, [notebook.name])
+    else:  # ?reset: a fresh workspace, so the lab does not reopen an earlier test's notebook
+        page.goto(
+            f"{jupyter_server.url}/lab/tree/{notebook.name}?reset", wait_until="domcontentloaded"
+        )
+    page.wait_for_function(
+        """([name]) => {
+             const w = window.jupyterapp?.shell?.currentWidget;
+             return w?.sessionContext !== undefined && w?.context?.path === name;
+           }""",
+        arg=[notebook.name],
+        timeout=60_000,
+    )
+    t_open = time.monotonic() - t0
+    result = page.evaluate(RUN_ALL_WHEN_READY, [timeout_ms])
+    if result["ok"] is not True:
+        errors = page.locator(
+            ".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']"
+        ).all_inner_texts()
+        pytest.fail(
+            f"Run All of {notebook.name} stopped at a failing cell:\n"
+            f"{errors[0] if errors else '(no traceback shown)'}\n"
+            f"server log:\n{jupyter_server.log_tail()}"
+        )
+    return {
+        "open": t_open,
+        "kernel": result["readyMs"] / 1000,
+        "run": result["runMs"] / 1000,
+    }

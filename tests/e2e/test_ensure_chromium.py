@@ -3,7 +3,7 @@
 Mirrors no RocketMQ class: workbench plumbing (issue 4, "Tests": Debian's chromium "installed by the
 set-up"; shared/reference/ecosystem.md section 5). Owns: the script's messages and exit codes for
 the cases a test can arrange without root or network, and `make -n test`'s marker expression.
-Must not know: JupyterLab or Playwright (test_lesson04_browser.py drives those).
+Must not know: JupyterLab or Playwright (test_lessons_browser.py drives those).
 """
 
 from __future__ import annotations

@@ -76,9 +76,13 @@ def test_spark_aggregations_match_pandas(on_spark, sequential):
                      (confidence_intervals, ("deliveries", "persist_first")),
                      (confidence_intervals, (["deliveries", "duplicates"], "persist_first")),
                      (paired_comparison, ("persist_first", False, True, "deliveries"))):  # fmt: skip
-        got = fn(on_spark.metrics, *args).toPandas()
+        lazy = fn(on_spark.metrics, *args, as_spark=True)
+        assert type(lazy).__module__.startswith("pyspark.")
+        got = fn(on_spark.metrics, *args)  # collected: the same code reads both paths
         want = fn(sequential.metrics, *args)
         pdt.assert_frame_equal(got, want, check_dtype=False, check_exact=False, rtol=1e-9)
+        pdt.assert_frame_equal(lazy.toPandas(), want, check_dtype=False, check_exact=False,
+                               rtol=1e-9)  # fmt: skip
 
 
 def test_unknown_method_is_refused(spark, sweep):

@@ -51,6 +51,8 @@ def test_scenario_passes_on_both_with_the_same_observation(matrix, name):
     real, mq = r.outcomes["real"], r.outcomes["mqlab"]
     assert real.passed, f"fails on the real broker (a scenario bug): {real.error}"
     assert mq.passed, f"fails on mqlab: {mq.error}"
+    if r.scenario.known_difference:  # on purpose, and said in the README: both ran
+        return
     assert mq.observation == real.observation, (
         f"mismatch:\n  real:  {real.observation}\n  mqlab: {mq.observation}"
     )

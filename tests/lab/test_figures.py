@@ -125,6 +125,29 @@ def test_long_poll_wait_histogram_traces(long_poll_lab):
         ("histogram", "the suspend timed out", [19994]),
     ]
     assert fig.layout.xaxis.title.text == "wait = answer time − suspend time (ms)"
+    # a Lab says its mode; both reasons share bins: waits 3001..19994 → 1000 ms bins from 3000
+    assert fig.layout.title.text == "Long polling: how long each parked pull waited"
+    assert [(t.xbins.start, t.xbins.end, t.xbins.size) for t in fig.data] == [
+        (3000, 20000, 1000)
+    ] * 2
+    assert F.long_poll_wait_histogram(long_poll_lab.events()).layout.title.text == (
+        "Parked pulls: how long each parked pull waited"
+    )
+    assert F.long_poll_wait_histogram(long_poll_lab, title="T").layout.title.text == "T"
+
+
+def test_short_polling_histogram_title_and_visible_timeout_bar():
+    """longPollingEnable=false: the title says short polling, and the pile of equal timeout
+    waits (one shortPollingTimeMills check) gets a bin 1/50 of the longest wait wide, not a
+    hairline."""
+    from mqlab.lab.lessons import lesson04 as L4
+
+    lab = L4.polling_lab(5, long_polling=False)
+    fig = F.long_poll_wait_histogram(lab)
+    assert fig.layout.title.text == "Short polling: how long each parked pull waited"
+    timeouts = next(t for t in fig.data if t.name == "the suspend timed out")
+    assert timeouts.xbins.size >= max(timeouts.x) / 50
+    assert F._nice_step(37) == 50 and F._nice_step(1000) == 1000 and F._nice_step(1001) == 2000
 
 
 # -- sequence timeline -------------------------------------------------------------------------
@@ -228,9 +251,10 @@ def test_offsets_over_time_frame_commits_and_lag():
     assert (last["offset"], last["max_offset"], last["lag"]) == (2, 3, 1)  # the inspector agrees
     fig = F.offsets_over_time(lab)
     assert [t.name for t in fig.data] == [
-        "TopicTest/broker-a/0 max", "CG TopicTest/broker-a/0 committed",
+        "TopicTest/broker-a/0", "CG TopicTest/broker-a/0 committed",
         "CG TopicTest/broker-a/0 lag",
     ]  # fmt: skip
+    assert [t.showlegend for t in fig.data] == [None, False, False]  # one legend entry per queue
     assert list(fig.data[2].y) == [2, 1]
     assert F.offsets_over_time_frame(lab, group="OTHER").empty
     lab.close()
@@ -244,7 +268,35 @@ def test_offsets_without_commits_show_max_offsets_only(long_poll_lab):
         [3008, None, "TopicTest/broker-a/2", 1],
     ]
     fig = F.offsets_over_time(long_poll_lab)
-    assert [t.name for t in fig.data] == ["TopicTest/broker-a/0 max", "TopicTest/broker-a/2 max"]
+    assert [t.name for t in fig.data] == ["TopicTest/broker-a/0", "TopicTest/broker-a/2"]
+
+
+def test_offsets_of_queues_with_the_same_history_are_drawn_once():
+    """Lesson 08: 12 messages over 4 queues, all consumed: the 4 queues' lines coincide, so
+    they are one set of traces (max, committed, lag) with one legend entry, not 4 × 3."""
+    with Lab(seed=1) as lab:
+        lab.send_many("TopicTest", 12)
+        lab.push_consumer("CG", "TopicTest")
+        lab.advance(12_000)
+        df = F.offsets_over_time_frame(lab, group="CG", topic="TopicTest")
+        fig = F.offsets_over_time(lab, group="CG", topic="TopicTest")
+        legend = [t.name for t in fig.data if t.showlegend is not False]
+        histories = {
+            q: tuple(map(tuple, d[["t_ms", "max_offset", "committed_offset"]].astype(str).values))
+            for q, d in df.groupby("queue")
+        }
+        distinct = len(set(histories.values()))
+        assert len(legend) == distinct == len(fig.data) // 3
+        assert sum(1 for t in fig.data if t.name.endswith(" lag")) == distinct
+        if distinct == 1:
+            assert legend == ["TopicTest/broker-a/0–3"]
+
+
+def test_queues_label():
+    """Consecutive ids of one topic and broker become a range; others are listed."""
+    assert F._queues_label(["T/b/0", "T/b/1", "T/b/2"]) == "T/b/0–2"
+    assert F._queues_label(["T/b/0", "T/b/2"]) == "T/b/0, 2"
+    assert F._queues_label(["T/a/0", "T/b/0"]) == "T/a/0, T/b/0"
 
 
 # -- commit-log byte map ---------------------------------------------------------------------------

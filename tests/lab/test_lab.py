@@ -167,3 +167,23 @@ def test_same_seed_same_trace():
         return lab.trace.to_jsonl()
 
     assert run() == run()
+
+
+def test_notebook_tables_show_trace_text_whole(monkeypatch):
+    """In IPython, pandas' 50-character cell cut is lifted (trace text is longer); a width the
+    learner chose is kept; outside IPython nothing changes."""
+    import IPython
+    import pandas as pd
+
+    import mqlab.lab as lab_pkg
+
+    with pd.option_context("display.max_colwidth", 50):
+        monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+        lab_pkg._full_text_in_notebook_tables()
+        assert pd.get_option("display.max_colwidth") == 50
+        monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+        lab_pkg._full_text_in_notebook_tables()
+        assert pd.get_option("display.max_colwidth") == 400
+    with pd.option_context("display.max_colwidth", 80):
+        lab_pkg._full_text_in_notebook_tables()
+        assert pd.get_option("display.max_colwidth") == 80

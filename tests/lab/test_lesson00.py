@@ -109,8 +109,12 @@ def test_notebook_rules(stem):
     ids = [c.source.split()[2] for c in learner.cells if c.source.startswith("### Exercise")]
     assert 2 <= len(ids) <= 4
     for ex_id in ids:
-        assert f'check("{ex_id}", answer, seed=SEED)' in [c.source for c in learner.cells]
+        assert f'answer = ...  # your prediction\ncheck("{ex_id}", answer, seed=SEED)' in [
+            c.source for c in learner.cells
+        ]
         assert f'assert check("{ex_id}", answer, seed=SEED)' in [c.source for c in solution.cells]
-    assert sum(c.source == "answer = ...  # your prediction" for c in learner.cells) == len(ids)
+    assert sum(
+        c.source.startswith("answer = ...  # your prediction\n") for c in learner.cells
+    ) == len(ids)
     assert any("control_panel(lab" in c.source for c in learner.cells)
     assert any("figure" in c.source for c in learner.cells if c.cell_type == "code")

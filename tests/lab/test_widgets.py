@@ -467,7 +467,10 @@ def test_listener_fails_toggle(lab, panel):
     send(panel, 1)
     panel.inputs["listener"].value = "fails"
     assert panel.listener.fails is True
-    assert panel.messages[-1] == f"▶ t={lab.now} the panel's listener now returns RECONSUME_LATER"
+    assert panel.messages[-1] == (
+        f"▶ t={lab.now} every consumer's listener now returns RECONSUME_LATER "
+        "(no consumer yet, and consumers added next)"
+    )
     panel.buttons["add_consumer"].click()
     d = lab.deliveries()
     assert d[["consumer", "topic", "status"]].values.tolist() == [
@@ -479,10 +482,53 @@ def test_listener_fails_toggle(lab, panel):
     assert lab.deliveries()["status"].tolist() == ["RECONSUME_LATER", "CONSUME_SUCCESS"]
 
 
+def test_listener_governs_the_lessons_own_consumer():
+    """Lesson 07's scenario: consumer-1 was started with its own listener (Flaky(3), which fails
+    only tag Flaky). listener "fails", send 1 (tag TagA), advance 10 000 ms twice: the first
+    delivery is sent back (CONSUMER_SEND_MSG_BACK, delay level 3 = 10 s), its retry comes from
+    %RETRY%CG and is sent back again at level 4; every one of those lines is in the log."""
+    from mqlab.lab.lessons import lesson07 as L
+
+    with Lab(seed=1) as lab:
+        lab.send("TopicTest", "warm-up", tags="Warmup")
+        flaky = L.Flaky(3)
+        lab.push_consumer("CG", "TopicTest", listener=flaky)
+        lab.advance(1_000)
+        p = control_panel(lab, sections=["send", "consumers", "time", "toggles", "log"])
+        p.inputs["listener"].value = "fails"
+        assert p.messages[-1].endswith("now returns RECONSUME_LATER (consumer-1, and consumers "
+                                       "added next)")  # fmt: skip
+        mark = len(p.messages)
+        send(p, 1)
+        p.inputs["advance_ms"].value = "10000"
+        p.buttons["advance"].click()
+        p.buttons["advance"].click()
+        d = lab.deliveries()
+        d = d[d["t_ms"] > 1_000]
+        assert d[["queue", "reconsume_times", "status"]].values.tolist() == [
+            ["TopicTest", 0, "RECONSUME_LATER"],
+            ["%RETRY%CG", 1, "RECONSUME_LATER"],
+        ]
+        log = "\n".join(p.messages[mark:])
+        assert log.count("→ RECONSUME_LATER") == 2  # ConsumeRequest.run, never folded
+        assert "send back message @" in log and "with delay level 3" in log
+        assert "with delay level 4" in log
+        assert (
+            "ScheduleMessageService.DeliverDelayedMessageTimerTask step 3: level 3: delivered 1"
+            in log
+        )
+        assert flaky.calls == 1  # the warm-up only: the panel answered the rest
+        p.inputs["listener"].value = "own"
+        assert p.listener.mode == "own"
+        send(p, 1)
+        assert lab.deliveries()["status"].tolist()[-1] == "CONSUME_SUCCESS"
+        assert flaky.calls == 2
+
+
 def test_panel_listener():
     """PanelListener answers by its mode and counts calls."""
     listener = PanelListener()
-    assert listener([], None).name == "CONSUME_SUCCESS"
+    assert listener.mode == "own" and listener([], None).name == "CONSUME_SUCCESS"
     listener.fails = True
     assert listener([], None).name == "RECONSUME_LATER"
     assert listener.calls == 2
@@ -526,7 +572,7 @@ def test_static_plot_mode(lab, monkeypatch):
     out = p.timeline.widget.outputs
     assert len(out) == 1
     fig = out[0]["data"]["application/vnd.plotly.v1+json"]
-    assert fig["layout"]["title"]["text"].startswith("Last ")
+    assert fig["layout"]["title"]["text"].startswith("Node by node, t=")
     assert any(tr.get("name") == "step event" for tr in fig["data"])
 
 
@@ -536,9 +582,25 @@ def test_live_timeline_window(lab, panel):
     panel.inputs["advance_ms"].value = "20000"
     panel.buttons["advance"].click()
     fw = panel.timeline.widget
-    assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 1, lab.now + 1)
+    # the click covered 20 000 ms: the axis shows the whole 5 000 ms window, padded 4 %
+    assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 200, lab.now + 200)
     xs = [x for tr in fw.data if tr.type == "scatter" for x in tr.x]
     assert xs and min(xs) >= lab.now - 5000
+
+
+def test_live_timeline_focuses_on_the_last_click(lab, panel):
+    """A send's events span a few ms: the axis shows that click (padded 2 ms), not the whole
+    window, which would squeeze them against its right edge (issue 13)."""
+    panel.inputs["advance_ms"].value = "3000"
+    panel.buttons["advance"].click()
+    t0 = lab.now
+    send(panel, 1)
+    fw = panel.timeline.widget
+    assert tuple(fw.layout.xaxis.range) == (t0 - 2, lab.now + 2)
+    drawn = lab.now - max(0, lab.now - 5000)
+    assert fw.layout.title.text == (
+        f"Node by node, t={t0}…{lab.now} (zoom out: the last {drawn} ms are drawn)"
+    )
 
 
 def test_words_folds_repeats_and_summarises():
@@ -550,6 +612,20 @@ def test_words_folds_repeats_and_summarises():
     out = words(many, limit=6)
     assert out == ["t=0 n C0: e0", "t=1 n C1: e1", "t=2 n C0: e2",
                    "… 25 more lines (C1 ×13, C0 ×12); see lab.events()",
+                   "t=28 n C0: e28", "t=29 n C1: e29"]  # fmt: skip
+
+
+def test_words_never_folds_key_lines():
+    """Consume results, send-backs and retries stay in the log between folded runs."""
+    many = [TraceEvent("r", i, i, "n", f"C{i % 2}", "", Kind.STEP, {"text": f"e{i}"})
+            for i in range(30)]  # fmt: skip
+    many[12] = TraceEvent("r", 12, 12, "c", "DefaultMQPushConsumerImpl.sendMessageBack", "4-8",
+                          Kind.STEP, {"text": "send back"})  # fmt: skip
+    out = words(many, limit=6)
+    assert out == ["t=0 n C0: e0", "t=1 n C1: e1", "t=2 n C0: e2",
+                   "… 9 more lines (C1 ×5, C0 ×4); see lab.events()",
+                   "t=12 c DefaultMQPushConsumerImpl.sendMessageBack step 4-8: send back",
+                   "… 15 more lines (C1 ×8, C0 ×7); see lab.events()",
                    "t=28 n C0: e28", "t=29 n C1: e29"]  # fmt: skip
 
 
@@ -573,3 +649,15 @@ def test_fork_replays_panel_clicks(lab, panel):
     assert max_offsets(other) == max_offsets(lab) == [0, 1, 1, 1]
     assert other.held_pulls()["deadline"].tolist() == [15010]
     other.close()
+
+
+def test_timeline_focus_without_a_click_is_the_newest_burst():
+    """Before any click, the axis shows the newest burst of events (after the last gap longer
+    than a fifth of the window), not both ends of the window (issue 13)."""
+    from mqlab.lab.panel_views import TimelineView
+
+    evs = [TraceEvent("r", t, i, "n", "C", "", Kind.STEP, {"text": "e"})
+           for i, t in enumerate([7, 10, 30, 855, 860, 871])]  # fmt: skip
+    assert TimelineView.focus_range(evs, 0, 871, None) == (855, 871, 853.0, 873.0)
+    assert TimelineView.focus_range(evs, 0, 871, 860) == (860, 871, 858.0, 873.0)
+    assert TimelineView.focus_range([], 0, 100, None) == (0, 100, -4.0, 104.0)

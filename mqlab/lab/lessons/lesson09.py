@@ -48,6 +48,8 @@ __all__ = [
     "batch_scenario",
     "fresh_sweep",
     "run_sweep",
+    "fresh_steps",
+    "explorer",
     "schema",
     "params_09_1",
     "params_09_2",
@@ -159,8 +161,10 @@ def polling_figure(summary: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(x=x, y=d["latency_p50_ms"], name=mode, showlegend=False,
                              marker_color=_COLORS[mode]), 1, 2)  # fmt: skip
     fig.update_layout(title="Long polling vs short polling", barmode="group",
-                      legend_title="broker")  # fmt: skip
+                      legend_title="polling mode")  # fmt: skip
     fig.update_xaxes(title_text="message rate")
+    # ~1 ms (long polling) beside ~500 ms (short): a log axis keeps both bars visible
+    fig.update_yaxes(type="log", dtick=1, title_text="ms (log scale)", row=1, col=2)
     return fig
 
 
@@ -230,7 +234,9 @@ def flow_figure(summary: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=d["pull_threshold_for_queue"], y=d["mean"], mode="lines+markers",
                                  showlegend=False,
                                  error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
-        fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i)
+        ticks = sorted({float(v) for v in d["pull_threshold_for_queue"]})
+        fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i,
+                         tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])  # fmt: skip
     fig.update_layout(title="Flow control under a burst: threshold vs episodes and latency")
     return fig
 
@@ -268,6 +274,34 @@ def run_sweep(sweep: Sweep, spark: Any = None, slices: int | None = None) -> Any
     from mqlab.experiments.spark import run_sweep_spark
 
     return run_sweep_spark(sweep, spark, slices=slices).metrics
+
+
+def fresh_steps(seed: int, spark: Any = None) -> Any:
+    """The explorer's k-th fresh sweep: ``fresh_sweep(seed + 2k)``, one seed per step (one
+    Spark job each, or here with pandas); yields ``(done, total, runs so far)``."""
+    import dataclasses
+
+    def steps(k: int) -> Any:
+        sweep = fresh_sweep(seed + 2 * k)
+        runs = None
+        for i, s in enumerate(sweep.seeds, start=1):
+            part = run_sweep(dataclasses.replace(sweep, seeds=(s,)), spark, slices=1)
+            runs = part if runs is None else (
+                runs.unionByName(part) if agg.is_spark(runs) else pd.concat([runs, part],
+                                                                            ignore_index=True))  # fmt: skip
+            yield i, len(sweep.seeds), runs
+
+    return steps
+
+
+def explorer(spark: Any, seed: int) -> Any:
+    """Lesson 09's explorer over the four shipped datasets (Spark tables, or pandas when
+    ``spark`` is None) plus the fresh sweeps its button runs (``fresh_steps``)."""
+    from mqlab.lab.explorer import RunExplorer
+
+    tables = {name: (lambda name=name: load(spark, name)) for name in datasets.DATASETS}
+    return RunExplorer(tables, fresh=fresh_steps(seed, spark), dataset="long_vs_short_polling",
+                       metric="pulls_issued", by="long_polling")  # fmt: skip
 
 
 # -- exercises -------------------------------------------------------------------------------------

@@ -1,0 +1,370 @@
+"""Every lesson in a real browser: JupyterLab on 127.0.0.1, Debian's Chromium driven by Playwright.
+
+Mirrors no RocketMQ class: this is the workbench's browser tier (issue 13, "Tests"). For each
+lesson: Run All through the app object; no output may be an error or a stderr box; every plotly
+figure must have drawn data. Three lessons then go on as a workshop participant would:
+
+- 04: send, pull once, let long poll time out: the pull is parked, then answered
+  PULL_NOT_FOUND by the hold-service check after its deadline;
+- 07: the panel's listener set to "fails", send, advance 10 000 ms twice: the log shows the
+  send-back (CONSUMER_SEND_MSG_BACK, delay level 3), the retry's delivery from %RETRY%CG and
+  the next send-back (level 4) (``ConsumeMessageConcurrentlyService#processConsumeResult``);
+- 09: the explorer's figure changes when its metric changes;
+- 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
+  timeline still draws the events of new clicks.
+
+Owns: the scenarios. Must not know: the panel's internals beyond visible texts and labels.
+With ``MQLAB_E2E_SCREENS=<dir>`` every figure, panel and stderr box is also saved as a PNG
+(for before/after notes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+    from tests.e2e.conftest import JupyterServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "e2e"
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+#: Run All bound per lesson (lesson 09 starts the embedded Spark and runs a small sweep).
+RUN_ALL_TIMEOUT_MS = {"09": 240_000}
+DEFAULT_RUN_ALL_TIMEOUT_MS = 120_000
+CLICK_TIMEOUT_MS = 20_000
+
+#: What one plotly plot drew: its title, trace count, data points (x, y, values, z).
+PLOT_FN = """function plotInfo(el) {
+  const data = el._fullData || el.data || [];
+  const len = a => (a && a.length) ? a.length : 0;
+  let points = 0;
+  for (const t of data) {
+    if (t.visible === false) continue;
+    points += Math.max(len(t.x), len(t.y), len(t.values), len(t.z));
+  }
+  const title = el._fullLayout && el._fullLayout.title ? (el._fullLayout.title.text || '') : '';
+  return {title: title, traces: data.length, points: points};
+}"""
+PLOT_JS = f"el => ({PLOT_FN})(el)"
+#: Every plotly plot on the page, as PLOT_JS sees it.
+PLOTS_JS = (
+    f"() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => ({PLOT_FN})(el))"
+)
+
+#: Save the notebook through the app (the reload scenario reopens it from disk).
+SAVE_JS = """async () => {
+  const app = window.jupyterapp;
+  await app.commands.execute('docmanager:save');
+}"""
+
+
+def _screens_dir() -> Path | None:
+    d = os.environ.get("MQLAB_E2E_SCREENS")
+    if not d:
+        return None
+    path = Path(d)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+#: A plotly figure output: JupyterLab's plotly renderer makes the output element the plot.
+PLOTLY_OUTPUT = ".jp-RenderedPlotly"
+
+
+def _shoot(page: Page, lesson: str) -> None:
+    """Screenshots of every widget panel and stderr box of the page (if asked for)."""
+    out = _screens_dir()
+    if out is None:
+        return
+    widgets_out = page.locator(".jp-OutputArea-output:has(.jupyter-button)")
+    stderr = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    for kind, loc in (("panel", widgets_out), ("stderr", stderr)):
+        for k in range(loc.count()):
+            _save(loc.nth(k), out / f"{lesson}-{kind}{k:02d}.png")
+
+
+def _save(item: Locator, path: Path) -> None:
+    try:
+        item.scroll_into_view_if_needed(timeout=5_000)
+        item.screenshot(path=str(path), timeout=10_000)
+    except Exception as e:  # noqa: BLE001 — a screenshot is a by-product, not a failure
+        print(f"screenshot {path.name} failed: {e}".splitlines()[0])
+
+
+def _figures(page: Page, lesson: str) -> list[dict[str, Any]]:
+    """Every plotly figure output, scrolled into view and drawn, with what it drew; each is
+    saved as a PNG if asked for."""
+    outputs = page.locator(f".jp-OutputArea-output{PLOTLY_OUTPUT}")
+    shots = _screens_dir()
+    found = []
+    for k in range(outputs.count()):
+        item = outputs.nth(k)
+        item.scroll_into_view_if_needed(timeout=10_000)
+        page.wait_for_function("el => !!el._fullData", arg=item.element_handle(), timeout=20_000)
+        found.append(item.evaluate(PLOT_JS))
+        if shots is not None:
+            _save(item, shots / f"{lesson}-figure{k:02d}.png")
+    return found
+
+
+def _widget_plots(page: Page) -> list[dict[str, Any]]:
+    """The plots inside widgets (the panels' live timelines, the explorer)."""
+    return page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+              .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
+              .map(el => ({PLOT_FN})(el))"""
+    )
+
+
+def _assert_clean(page: Page, name: str) -> None:
+    """No error and no stderr output anywhere in the notebook."""
+    errors = page.locator(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+    ).all_inner_texts()
+    stderr = page.locator(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+    ).all_inner_texts()
+    assert not errors, f"{name}: error output:\n" + "\n---\n".join(e[:2000] for e in errors)
+    assert not stderr, f"{name}: stderr output:\n" + "\n---\n".join(s[:2000] for s in stderr)
+
+
+def _assert_figures_drawn(plots: list[dict[str, Any]], name: str) -> None:
+    empty = [p for p in plots if p["points"] == 0]
+    assert not empty, f"{name}: plotly figures without data: {empty}"
+
+
+def _button(scope: Page | Locator, name: str) -> Locator:
+    return scope.get_by_role("button", name=name, exact=True)
+
+
+def _text_input(scope: Locator, label: str) -> Locator:
+    return (
+        scope.locator(".widget-text")
+        .filter(has=scope.page.locator(f"label:text-is('{label}')"))
+        .locator("input")
+    )
+
+
+def _panel(page: Page, *must_have: str) -> Locator:
+    loc = page.locator(".jp-OutputArea-output")
+    for name in must_have:
+        loc = loc.filter(has=_button(page, name))
+    return loc.first
+
+
+# -- per-lesson scenarios after Run All -------------------------------------------------------
+def _parked(text: str) -> int:
+    """The panel's "N parked pull(s)" count (its held-pulls inspector, refreshed every click)."""
+    m = re.search(r"(\d+) parked pull\(s\)", text)
+    assert m is not None, f"no parked-pull count in the panel:\n{text[:2000]}"
+    return int(m.group(1))
+
+
+def _lesson04_pull_then_long_poll_timeout(page: Page) -> None:
+    """(Was tests/e2e/test_lesson04_browser.py, issue 4.) send, pull once, let long poll time
+    out: the pull is parked ("pull held: … suspended N ms",
+    PullRequestHoldService#suspendPullRequest), then the hold-service check after its deadline
+    answers it PULL_NOT_FOUND (19)."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "pull once", "let long poll time out")
+    expect(panel).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+    panel.scroll_into_view_if_needed()
+    texts = [panel.inner_text()]
+    steps = (("send", "→ sent 1/1: SEND_OK"), ("pull once", "the pull is parked"),
+             ("let long poll time out", "answered the parked pull"))  # fmt: skip
+    for name, expected in steps:
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+        texts.append(panel.inner_text())
+    before, after_send, after_pull, after_timeout = texts
+
+    def last_click(text: str) -> str:  # what the newest click added to the panel's log
+        return text.rsplit("▶", 1)[-1]
+
+    assert after_send != before and "pull held" not in last_click(after_send)
+    assert "pull held: " in last_click(after_pull)
+    assert re.search(r"suspended \d+ ms", last_click(after_pull))
+    assert _parked(after_pull) == _parked(after_send) + 1
+    assert "PULL_NOT_FOUND (19)" in last_click(after_timeout)
+    assert _parked(after_timeout) < _parked(after_pull)
+    panel.locator("pre").last.evaluate("e => { e.parentElement.scrollTop = 0; }")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "lesson04.png"))
+
+
+def _lesson07_send_back_and_retry(page: Page) -> None:
+    """listener "fails", send, advance 10 000 ms twice: a send-back, then the retry (and the
+    next send-back) in the panel's log (issue 13, defect 1)."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "send", "advance", "fails")
+    panel.scroll_into_view_if_needed()
+    _button(panel, "fails").click()
+    expect(panel).to_contain_text("now returns RECONSUME_LATER", timeout=CLICK_TIMEOUT_MS)
+    _button(panel, "send").click()
+    expect(panel).to_contain_text("→ sent 1/1: SEND_OK", timeout=CLICK_TIMEOUT_MS)
+    expect(panel).to_contain_text("with delay level 3", timeout=CLICK_TIMEOUT_MS)
+    ms = _text_input(panel, "ms")
+    ms.fill("10000")
+    ms.press("Tab")
+    for n in (1, 2):
+        _button(panel, "advance").click()
+        expect(panel).to_contain_text("advance 10000 ms", timeout=CLICK_TIMEOUT_MS)
+        if n == 1:
+            page.wait_for_timeout(500)
+    expect(panel).to_contain_text("%RETRY%CG/broker-a/0 offsets", timeout=CLICK_TIMEOUT_MS)
+    expect(panel).to_contain_text("with delay level 4", timeout=CLICK_TIMEOUT_MS)
+    text = panel.inner_text()
+    assert "(reconsumeTimes [1]) → RECONSUME_LATER" in text, text[-3000:]
+    out = _screens_dir()
+    if out is not None:
+        log = panel.locator("pre").last
+        log.evaluate("e => { e.parentElement.scrollTop = e.parentElement.scrollHeight; }")
+        log.screenshot(path=str(out / "07-panel-log-after-retry.png"))
+        panel.screenshot(path=str(out / "07-panel-after-retry.png"))
+
+
+def _lesson09_explorer_metric_changes_figure(page: Page) -> None:
+    """Pick another metric in the explorer: its figure is redrawn with that metric."""
+    explorer = (
+        page.locator(".jp-OutputArea-output")
+        .filter(has=page.locator(".widget-dropdown:has(label:text-is('metric'))"))
+        .first
+    )
+    explorer.scroll_into_view_if_needed()
+    select = explorer.locator(".widget-dropdown:has(label:text-is('metric')) select")
+
+    def title() -> str:
+        return explorer.locator(".js-plotly-plot").first.evaluate(
+            "el => (el._fullLayout && el._fullLayout.title && el._fullLayout.title.text) || ''"
+        )
+
+    before = title()
+    options = select.locator("option").all_inner_texts()
+    current = select.evaluate("s => s.options[s.selectedIndex].text")
+    other = next(o for o in options if o != current)
+    select.select_option(label=other)
+    page.wait_for_function(
+        """([el, before]) => {
+             const p = el.querySelector('.js-plotly-plot');
+             const t = p && p._fullLayout && p._fullLayout.title ? p._fullLayout.title.text : '';
+             return t && t !== before;
+           }""",
+        arg=[explorer.element_handle(), before],
+        timeout=60_000,
+    )
+    after = title()
+    assert other in after, (before, after)
+    info = explorer.locator(".js-plotly-plot").first.evaluate(PLOT_JS)
+    assert info["points"] > 0, info
+    out = _screens_dir()
+    if out is not None:
+        explorer.screenshot(path=str(out / "09-explorer-after-metric.png"))
+
+
+def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
+    """Save, reload the page (the kernel keeps running), click send 3 times: the panel's live
+    timeline still draws events (issue 13, defect 3)."""
+    from playwright.sync_api import expect
+
+    page.evaluate(SAVE_JS)
+    page.reload(wait_until="domcontentloaded")
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+        timeout=60_000,
+    )
+    panel = _panel(page, "send", "pull once", "add consumer")
+    expect(panel).to_be_visible(timeout=60_000)
+    panel.scroll_into_view_if_needed()
+    plot = panel.locator(".js-plotly-plot").first
+    expect(plot).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+    newest = "el => Math.max(-1, ...(el._fullData || []).flatMap(t => Array.from(t.x || [])))"
+    before = plot.evaluate(newest)
+    for _ in range(3):
+        _button(panel, "send").click()
+        expect(panel).to_contain_text("send 1 to TopicTest", timeout=CLICK_TIMEOUT_MS)
+        page.wait_for_timeout(300)
+    clicked_at = int(panel.locator("b").filter(has_text=" ms").first.inner_text().split()[2])
+    # the new clicks' events are drawn: markers at the time of the clicks, on screen
+    page.wait_for_function(
+        f"""el => ({newest})(el) >= {clicked_at} - 10 && ({newest})(el) > {before}
+                  && el.querySelectorAll('.scatterlayer .point').length > 0""",
+        arg=plot.element_handle(),
+        timeout=CLICK_TIMEOUT_MS,
+    )
+    out = _screens_dir()
+    if out is not None:
+        plot.screenshot(path=str(out / "00-timeline-after-reload.png"))
+
+
+AFTER_RUN: dict[str, Callable[..., None]] = {
+    "04": _lesson04_pull_then_long_poll_timeout,
+    "07": _lesson07_send_back_and_retry,
+    "09": _lesson09_explorer_metric_changes_figure,
+}
+
+
+#: Shut every kernel of the server down (the next lesson gets the CPU to itself).
+SHUTDOWN_ALL_JS = """async () => {
+  await window.jupyterapp.serviceManager.sessions.shutdownAll();
+}"""
+
+
+@pytest.fixture
+def lesson_page(module_page: Page, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """The module's shared page; after the test its kernels are shut down, and on a failure
+    a screenshot of the window goes to artifacts/e2e/."""
+    try:
+        yield module_page
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            try:
+                module_page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
+            except Exception:  # noqa: BLE001 — must not mask the test's own failure
+                pass
+        try:
+            module_page.evaluate(SHUTDOWN_ALL_JS)
+        except Exception:  # noqa: BLE001 — the server's teardown ends whatever is left
+            pass
+
+
+@pytest.mark.parametrize("notebook", LESSONS, ids=[p.name[:2] for p in LESSONS])
+def test_lesson_runs_clean_in_the_browser(
+    notebook: Path,
+    run_all_in_module_lab: Callable[..., dict[str, float]],
+    module_jupyter_server: JupyterServer,
+    lesson_page: Page,
+) -> None:
+    """Run All: no error or stderr output, every plotly figure has data; then the lesson's
+    own scenario, if it has one."""
+    page, server = lesson_page, module_jupyter_server
+    lesson = notebook.name[:2]
+    t0 = time.monotonic()
+    timeout = RUN_ALL_TIMEOUT_MS.get(lesson, DEFAULT_RUN_ALL_TIMEOUT_MS)
+    timings = run_all_in_module_lab(notebook, timeout)
+    _shoot(page, lesson)
+    _assert_clean(page, notebook.name)
+    plots = _figures(page, lesson) + _widget_plots(page)  # static figures, then widget plots
+    assert plots, f"{notebook.name}: no plotly figure on the page"
+    _assert_figures_drawn(plots, notebook.name)
+    if lesson in AFTER_RUN:
+        AFTER_RUN[lesson](page)
+    if lesson == "00":
+        _lesson00_reload_keeps_timeline(page, server)
+    _assert_clean(page, notebook.name)
+    timings["total"] = time.monotonic() - t0
+    print(f"e2e {lesson} timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
