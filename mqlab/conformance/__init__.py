@@ -43,6 +43,8 @@ offset-msg-id       msgId / offsetMsgId                     hex(storeHost, commi
                                                             offset): same offset required
 store-timestamp     storeTimestamp, GET_EARLIEST_MSG_       each broker's clock; both set
                     STORETIME timestamp, dataVersion        and within 120 s
+broker-born-        bornTimestamp of a message the broker     born on the broker's clock
+timestamp           writes itself (OFFSET_MOVED_EVENT)      (both within 120 s)
 schedule-deliver-   tags code of SCHEDULE_TOPIC_XXXX        delivery time = store time +
 time                consume-queue units                     delay, each broker's clock
 jdk-exception-text  remark of a SYSTEM_ERROR for a header    Java's NumberFormatException

@@ -31,6 +31,8 @@ class Diff:
     real: Any
     mqlab: Any
     rule: str | None = None  # the rule that masks it, or None = unexplained
+    #: for a stored message's field: both entries' bornHost (who created the message)
+    born_hosts: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -75,7 +77,18 @@ def _address_rule(which: str) -> Callable[[Diff, SideEnv, SideEnv], bool]:
 _PROPERTIES_PATH = re.compile(r"^msg\[\d+\]\.properties$")
 
 
+def _property_pairs(v: Any) -> Any:
+    """A stored properties string (``name\\u0001value\\u0002``...) as ``[[name, value]]``
+    in stored order; anything else unchanged."""
+    if isinstance(v, str) and "\u0001" in v:
+        return [p.split("\u0001", 1) for p in v.split("\u0002") if "\u0001" in p]
+    return v
+
+
 def _offset_msg_id(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, str) and isinstance(d.mqlab, str):
+        # the raw stored string (stored-bytes rows): the same check on its pairs
+        d = Diff(d.path, _property_pairs(d.real), _property_pairs(d.mqlab))
     if _PROPERTIES_PATH.match(d.path) and isinstance(d.real, list) and isinstance(d.mqlab, list):
         # A stored message's properties, e.g. ORIGIN_MESSAGE_ID of a sent-back message
         # (SendMessageProcessor#asyncConsumerSendMsgBack: the stored message's offset id).
@@ -124,7 +137,18 @@ def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
     return a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
 
 
-_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX\[\d+\]\.tagsCode$")
+_BORN_TIMESTAMP = re.compile(r"^msg\[\d+\]\.bornTimestamp$")
+
+
+def _broker_born_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _BORN_TIMESTAMP.match(d.path) is None or d.born_hosts is None:
+        return False
+    if d.born_hosts != (real.broker_addr, mq.broker_addr):
+        return False
+    return _store_timestamp(Diff("ext.timestamp", d.real, d.mqlab), real, mq)
+
+
+_SCHEDULE_TAGS_CODE = re.compile(r"^cq:SCHEDULE_TOPIC_XXXX/\d+\[\d+\]\.tagsCode$")
 
 
 def _schedule_deliver_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
@@ -231,6 +255,17 @@ def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
         f'java.lang.NumberFormatException: For input string: "{m.group(1)}", '
     )
 
+
+RULES.append(
+    Rule(
+        "broker-born-timestamp",
+        "BORNTIMESTAMP of a message the broker creates itself (its bornHost is the broker)",
+        "a message the broker writes on its own (PullMessageProcessor#generateOffsetMovedEvent "
+        "after an OFFSET_MOVED answer) is born on the broker's clock; masked only when both "
+        "entries' bornHost is their own broker and the times are within 120 s",
+        _broker_born_timestamp,
+    )
+)
 
 RULES.append(
     Rule(

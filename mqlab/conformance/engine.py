@@ -193,9 +193,11 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
         time.sleep(chk.wait_ms / 1000)
     real.flush()
     mq.flush()
-    topics = set(chk.topics)
+    topics = set(chk.topics) or None
     ea, eb = read_commit_log(real.store_dir, topics), read_commit_log(mq.store_dir, topics)
     rows: list[Row] = []
+    if chk.one_row:
+        return _whole_store_rows(sc, chk, real, mq, envs, ea, eb)
     for i in range(max(len(ea), len(eb))):
         a = ea[i] if i < len(ea) else None
         b = eb[i] if i < len(eb) else None
@@ -208,17 +210,15 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
             diffs.append(Diff("entry", "<absent>" if a is None else "present",
                               "<absent>" if b is None else "present"))  # fmt: skip
         else:
-            for k in LAYOUT:
-                if a[k] != b[k]:
-                    p = "msg[0]." + k
-                    diffs.append(Diff(p, a[k], b[k]))
+            diffs = [Diff("msg[0]." + d.path.split(".", 1)[1], d.real, d.mqlab,
+                          born_hosts=d.born_hosts) for d in _entry_diffs(0, a, b)]  # fmt: skip
         rows.append(Row(sc.group, sc.name, chk.name, what, classify(diffs, *envs),
                         _entry_text(a), _entry_text(b), chk.note, is_request=False))  # fmt: skip
     for topic in chk.topics:
         qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
         for qid in sorted(set(qa) | set(qb)):
             diffs = []
-            compare_values(f"cq:{topic}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
+            compare_values(f"cq:{topic}/{qid}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
             rows.append(Row(
                 sc.group, sc.name, chk.name, f"consume queue {topic}/{qid} "
                 f"({len(qa.get(qid, []))} units)", classify(diffs, *envs),
@@ -229,6 +229,49 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
     compare_values("files", fa, fb, diffs)
     rows.append(Row(sc.group, sc.name, chk.name, f"store files ({len(fa)} / {len(fb)})",
                     classify(diffs, *envs), str(fa), str(fb), chk.note, is_request=False))  # fmt: skip
+    ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
+    diffs = []
+    compare_values("body", ta, tb, diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", classify(diffs, *envs),
+                    _cut_json(ta), _cut_json(tb), chk.note, is_request=False))  # fmt: skip
+    return rows
+
+
+def _entry_diffs(i: int, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Diff]:
+    if a is None or b is None:
+        return [Diff(f"msg[{i}]", "<absent>" if a is None else f"{a['topic']} #{a['queueOffset']}",
+                     "<absent>" if b is None else f"{b['topic']} #{b['queueOffset']}")]  # fmt: skip
+    hosts = (a["bornHost"], b["bornHost"])
+    return [Diff(f"msg[{i}].{k}", a[k], b[k], born_hosts=hosts) for k in LAYOUT if a[k] != b[k]]
+
+
+def _all_topics(*store_dirs) -> list[str]:
+    names: set[str] = set()
+    for d in store_dirs:
+        base = d / "consumequeue"
+        if base.is_dir():
+            names.update(p.name for p in base.iterdir() if p.is_dir())
+    return sorted(names)
+
+
+def _whole_store_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
+                      envs: tuple[SideEnv, SideEnv], ea: list, eb: list) -> list[Row]:  # fmt: skip
+    """Two rows: every commit-log entry, every consume-queue unit of every topic."""
+    diffs: list[Diff] = []
+    for i in range(max(len(ea), len(eb))):
+        diffs += _entry_diffs(i, ea[i] if i < len(ea) else None, eb[i] if i < len(eb) else None)
+    rows = [Row(sc.group, sc.name, chk.name,
+                f"whole commit log ({len(ea)} / {len(eb)} entries)", classify(diffs, *envs),
+                f"{len(ea)} entries", f"{len(eb)} entries", chk.note, is_request=False)]  # fmt: skip
+    diffs = []
+    units = 0
+    for topic in _all_topics(real.store_dir, mq.store_dir):
+        qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
+        for qid in sorted(set(qa) | set(qb)):
+            units += len(qa.get(qid, []))
+            compare_values(f"cq:{topic}/{qid}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
+    rows.append(Row(sc.group, sc.name, chk.name, f"every consume queue ({units} units)",
+                    classify(diffs, *envs), f"{units} units", "", chk.note, is_request=False))  # fmt: skip
     ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
     diffs = []
     compare_values("body", ta, tb, diffs)

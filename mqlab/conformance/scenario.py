@@ -92,12 +92,17 @@ class Step:
 class StoredCheck:
     """Compare the stores: every commit-log entry of ``topics`` in commit-log order,
     field by field (4.9.3 layout), and their consume-queue units (``offset``, ``size``,
-    ``tagsCode``). One report row per entry and per unit. ``wait_ms`` first (flushes)."""
+    ``tagsCode``). One report row per entry and per queue, then the files and
+    ``config/topics.json``. ``wait_ms`` first (flushes).
+
+    ``topics=()`` means every topic of the store; ``one_row`` folds all entries into one
+    row and all queues into another (the whole-store check after every scenario)."""
 
     name: str
     topics: tuple[str, ...]
     wait_ms: int = 0
     note: str = ""
+    one_row: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,3 +168,23 @@ def test_parked_pull_runs_concurrently_with_a_send_and_is_timed():
     assert "[timing " in parked.what and "remark='FOUND'" in parked.real
     assert "nextBeginOffset=2" in parked.real and "nextBeginOffset=2" in parked.mqlab
     assert "offset=2" in rows["max"].real
+
+
+def test_born_timestamp_masked_only_for_messages_the_broker_wrote():
+    own = (REAL.broker_addr, MQ.broker_addr)
+    client = ("127.0.0.1:50001", "127.0.0.1:50002")
+    d = classify([
+        Diff("msg[3].bornTimestamp", 1_700_000_000_000, 1_700_000_000_020, born_hosts=own),
+        Diff("msg[4].bornTimestamp", 1_700_000_000_000, 1_700_000_000_020, born_hosts=client),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["broker-born-timestamp", None]
+
+
+def test_file_lengths_masked_only_when_mqlab_holds_less():
+    d = classify([
+        Diff("files.commitlog/00000000000000000000", 8_388_608, 12_774),
+        Diff("files.commitlog/00000000000008388608", 8_388_608, "<absent>"),
+        Diff("files.commitlog/00000000000016777216", "<absent>", 100),
+        Diff("files.consumequeue/T/0/00000000000000000000", 30_000, 40_000),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["file-preallocation", "file-preallocation", None, None]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mqlab.conformance.scenario import Scenario
+from mqlab.conformance.scenario import Scenario, StoredCheck
 from mqlab.conformance.scenarios import (
     admin,
     housekeeping,
@@ -13,6 +13,7 @@ from mqlab.conformance.scenarios import (
     send,
     stored_bytes,
 )
+from mqlab.conformance.scenarios.common import SETTLE_MS
 
 __all__ = ["ALL", "GROUPS"]
 
@@ -52,6 +53,24 @@ _ORDER: list[Scenario] = [
     *retry.SCENARIOS,
     *admin.SCENARIOS,
 ]
-ALL: list[Scenario] = [s for s in _ORDER if s.name not in LAST] + [
-    s for name in LAST for s in _ORDER if s.name == name
+#: After every scenario but the LAST ones: the whole store, entry by entry.
+WHOLE_STORE = Scenario(
+    "stored-bytes",
+    "whole-store",
+    [
+        StoredCheck(
+            "everything",
+            (),
+            wait_ms=SETTLE_MS,
+            one_row=True,
+            note="every entry the scenarios before wrote",
+        )
+    ],  # fmt: skip
+    doc="Every commit-log entry and consume-queue unit of the run so far, in order.",
+)
+
+ALL: list[Scenario] = [
+    *[s for s in _ORDER if s.name not in LAST],
+    WHOLE_STORE,
+    *[s for name in LAST for s in _ORDER if s.name == name],
 ]

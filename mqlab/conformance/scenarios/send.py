@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 from mqlab.conformance.scenario import Scenario, Step, batch, props
 from mqlab.conformance.scenarios.common import (
     SETTLE_MS,
@@ -71,6 +73,12 @@ SCENARIOS = [
                 note="unitMode: the auto-created topic gets topicSysFlag unit",
             ),
             route("route_unit", "cf_send_unit", wait_ms=400),
+            Step(
+                "topic_configs",
+                "GET_ALL_TOPIC_CONFIG",
+                {},
+                note="every topic the broker holds: queues, perm, sys flag, data version",
+            ),  # fmt: skip
         ],
         doc="The three send codes, auto-creation from TBW102 and the queue-id range.",
     ),
@@ -197,9 +205,21 @@ SCENARIOS = [
             send_v2("retry_q1_refused", "%RETRY%cf_group_noauto", 1, n=63),
             send_v2("existing_ok", T, 0, n=64),
             broker_config("auto_on", autoCreateTopicEnable="true"),
-            send_v2("new_topic_now_ok", "cf_send_noauto", 0, n=65),
+            send_v2(
+                "new_topic_still_refused",
+                "cf_send_noauto",
+                0,
+                n=65,
+                expect=17,
+                note="TBW102 lost PERM_INHERIT for good: while autoCreateTopicEnable was "
+                "off, createTopicInSendMessageMethod set its perm to 6",
+            ),  # fmt: skip
+            Step(
+                "topic_configs_after", "GET_ALL_TOPIC_CONFIG", {}, note="TBW102 now has perm 6"
+            ),  # fmt: skip
         ],
-        doc="autoCreateTopicEnable off at runtime (UPDATE_BROKER_CONFIG), then on again.",
+        doc="autoCreateTopicEnable off at runtime (UPDATE_BROKER_CONFIG), then on again. "
+        "It leaves TBW102 without PERM_INHERIT (as 4.9.3 does), so it runs among the LAST.",
     ),
     Scenario(
         "send",
@@ -268,6 +288,18 @@ SCENARIOS = [
             send_v2("commit_type_sysflag", "cf_send_tx", 0, n=84, f="8"),
             send_v2("multi_tag_sysflag", "cf_send_tx", 1, n=85, f="2"),
             send_v2("create_flags_topic", "cf_send_flags", 0, n=86, expect=0),
+            send_v2("no_properties_header", "cf_send_flags", 1, n=0, i=None),
+            send_v1("v1_no_properties", "cf_send_flags", 1, n=0, properties=None),
+            send_v2("lmq_topic", "%LMQ%cf_lmq", 0, n=0, note="LMQ off (enableLmq false)"),
+            send_v2(
+                "compressed_real_zlib",
+                "cf_send_flags",
+                2,
+                zlib.compress(b"z" * 500),
+                n=0,
+                f="1",
+                note="sysFlag COMPRESSED with a real zlib body",
+            ),  # fmt: skip
             send_v2("missing_topic_header", "cf_send_flags", 0, n=87, b=None),
             send_v2("missing_queue_id_header", "cf_send_flags", 0, n=88, e=None),
             send_v2("bad_queue_id_header", "cf_send_flags", 0, n=89, e="x"),
