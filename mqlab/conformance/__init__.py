@@ -49,8 +49,8 @@ schedule-deliver-   tags code of SCHEDULE_TOPIC_XXXX        delivery time = stor
 time                consume-queue units                     delay, each broker's clock
 jdk-exception-text  remark of a SYSTEM_ERROR for a header    Java's NumberFormatException
                     number that does not parse              text and JDK-internal frame
-file-preallocation  commit-log / consume-queue file         Java maps full-size sparse
-                    lengths, the pre-created next file      files; mqlab writes what it has
+file-preallocation  the pre-created next commit-log file    Java's AllocateMappedFileService
+                                                            makes it ahead; mqlab on demand
 missing-header-     the whole answer to a request that      4.9.3 only logs a missing
 field               lacks a @CFNotNull header field         @CFNotNull field, then NPEs;
                                                             mqlab refuses up front

@@ -206,16 +206,15 @@ RULES: list[Rule] = [
         _schedule_deliver_time,
     ),
 ]
-_FILE_PATH = re.compile(r"^files\.(commitlog|consumequeue)/")
 
 
 def _file_preallocation(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
-    """Real: a file is as long as its mapped size (and the next commit-log file is already
-    there); mqlab: as long as what it holds. Masks a length that is shorter on mqlab's side
-    and a file mqlab has not created yet; never a file only mqlab has."""
-    if _FILE_PATH.search(d.path) is None or not isinstance(d.real, int):
+    """Real: the next commit-log file is already there (AllocateMappedFileService); mqlab
+    creates it on the first write past the end. Masks only a commit-log file mqlab has not
+    created yet; both sides' files are full-size sparse maps, so lengths must agree."""
+    if not d.path.startswith("files.commitlog/") or not isinstance(d.real, int):
         return False
-    return d.mqlab == "<absent>" or (isinstance(d.mqlab, int) and 0 < d.mqlab <= d.real)
+    return d.mqlab == "<absent>"
 
 
 _NOT_A_NUMBER = re.compile(r"^the custom field <\w+> is not a number: '(.*)'$")
@@ -290,12 +289,12 @@ RULES.append(
 RULES.append(
     Rule(
         "file-preallocation",
-        "lengths of commit-log and consume-queue files; the pre-created next commit-log file",
-        "4.9.3 maps every file at its full size (MappedFile: a sparse file of "
-        "mappedFileSizeCommitLog / mappedFileSizeConsumeQueue bytes) and "
-        "AllocateMappedFileService creates the next commit-log file ahead of need; mqlab's "
-        "files are as long as what they hold, and the next one appears on the first write "
-        "past the end. Entries and units are compared one by one in their own rows",
+        "the pre-created next commit-log file",
+        "both brokers map every store file at its full size (a sparse file of "
+        "mappedFileSizeCommitLog / mappedFileSizeConsumeQueue bytes), but 4.9.3's "
+        "AllocateMappedFileService also creates the next commit-log file ahead of need; "
+        "mqlab creates it on the first write past the end. Entries and units are compared "
+        "one by one in their own rows",
         _file_preallocation,
     )
 )
