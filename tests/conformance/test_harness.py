@@ -180,11 +180,13 @@ def test_born_timestamp_masked_only_for_messages_the_broker_wrote():
     assert [x.rule for x in d] == ["broker-born-timestamp", None]
 
 
-def test_file_lengths_masked_only_when_mqlab_holds_less():
+def test_only_the_precreated_next_commit_log_file_is_masked():
+    """Both stores map full-size files, so any length difference is unexplained; only the
+    next commit-log file 4.9.3 creates ahead of need may be missing on mqlab's side."""
     d = classify([
         Diff("files.commitlog/00000000000000000000", 8_388_608, 12_774),
         Diff("files.commitlog/00000000000008388608", 8_388_608, "<absent>"),
         Diff("files.commitlog/00000000000016777216", "<absent>", 100),
-        Diff("files.consumequeue/T/0/00000000000000000000", 30_000, 40_000),
+        Diff("files.consumequeue/T/0/00000000000000000000", 30_000, "<absent>"),
     ], REAL, MQ)  # fmt: skip
-    assert [x.rule for x in d] == ["file-preallocation", "file-preallocation", None, None]
+    assert [x.rule for x in d] == [None, "file-preallocation", None, None]
