@@ -31,7 +31,7 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[,.]\d{3})?"), "<time>", "wall clock"),
     (re.compile(r"\b[0-9A-Fa-f]{32}\b"), "<msgid>", "message ids carry host, port, time"),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}@[\w#@.-]+"), "<clientId>", "ip@pid of the client"),
-    (re.compile(r"(CommitLog Offset: )\d+"), r"\1<offset>", "depends on all stored before"),
+    (re.compile(r"(CommitLog Offset:)\s*\d+"), r"\1 <offset>", "depends on all stored before"),
     (re.compile(r"\b1\d{12}\b"), "<epoch-ms>", "wall clock in ms"),
     (re.compile(r"(?:/[\w.@%+-]+){2,}/?"), "<path>", "temp directories"),
     (re.compile(r"\b\d+@\d+#\d+\b|\b\d+#\d+\b"), "<instance>", "client instance = pid#nanos"),
