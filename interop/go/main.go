@@ -117,7 +117,7 @@ func consume(args []string) {
 	topic := fs.String("topic", "", "topic (required)")
 	group := fs.String("group", "mqlab_go_consumer", "consumer group")
 	expr := fs.String("expr", "*", "tag expression, e.g. \"TagA || TagB\"")
-	expect := fs.Int("expect", 1, "stop after this many messages")
+	expect := fs.Int("expect", 1, "stop after this many messages (0: run until -timeout)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	linger := fs.Duration("linger", 0, "stay connected this long after the last expected message")
 	_ = fs.Parse(args)
@@ -147,7 +147,7 @@ func consume(args []string) {
 			})
 			mu.Lock()
 			n++
-			if n >= *expect {
+			if *expect > 0 && n >= *expect {
 				once.Do(func() { close(done) })
 			}
 			mu.Unlock()

@@ -242,7 +242,41 @@ class NetConnection(asyncio.Protocol):
                 self.buf += data[len(data) - rest :]
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self._drain_received()
         self.driver._on_closed(self, "peer closed" if exc is None else f"connection lost: {exc}")
+
+    def _drain_received(self) -> None:
+        """Handle the frames the peer sent before the connection broke.
+
+        A write to a peer that has closed fails (EPIPE, ECONNRESET) and asyncio stops reading
+        at once, though frames the peer wrote before its close still wait in the socket: a
+        client that sends its last offset commits and closes (the Go client's shutdown
+        ``persist``: one UPDATE_CONSUMER_OFFSET per queue, then close) would lose the ones not
+        yet read. Netty reads on its I/O thread while processors answer from their executors
+        (``NettyRemotingAbstract#processRequestCommand``), so those frames are read and handled;
+        only their responses fail. This reads what is left (the socket is still open here),
+        handles it, and drops the responses.
+        """
+        if self.transport is None or self.closed:
+            return
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return
+        try:
+            dup = sock.dup()
+        except OSError:
+            return
+        with dup:
+            dup.setblocking(False)
+            while not self.closed:
+                try:
+                    data = dup.recv(65536)
+                except OSError:  # nothing more (EAGAIN) or the socket is gone
+                    break
+                if not data:
+                    break
+                self.data_received(data)
 
     def pause_writing(self) -> None:
         """The write buffer passed the high-water mark: abort this connection."""
@@ -303,6 +337,8 @@ class NetConnection(asyncio.Protocol):
             return False
         if self.transport is None:
             self._out.append(frame)
+        elif self.transport.is_closing():  # broken under us: see _drain_received
+            return False
         else:
             self.transport.write(frame)
         return True

@@ -8,7 +8,9 @@ in flight on one connection).
 
 import asyncio
 import json
+import socket
 import struct
+import time
 
 import pytest
 
@@ -19,12 +21,14 @@ from mqlab.trace.events import TraceLevel
 
 
 class Echo(Node):
-    """1: echo the body; 2: hold (answer later with ``release``); 3: raise; 4: notify back."""
+    """1: echo the body; 2: hold (answer later with ``release``); 3: raise; 4: notify back;
+    5: note the body (``seen``) and answer."""
 
     def __init__(self, address="127.0.0.1:0"):
         super().__init__("echo", address)
         self.held = []
         self.inactive = []
+        self.seen = []
 
     def process_request(self, channel, request):
         if request.code == 1:
@@ -36,6 +40,9 @@ class Echo(Node):
             raise ValueError("boom")
         if request.code == 4:
             self.ctx.send_request_oneway(channel, RemotingCommand.create_request(40, {"g": "G"}))
+            return RemotingCommand.create_response(0)
+        if request.code == 5:
+            self.seen.append(request.body)
             return RemotingCommand.create_response(0)
         return super().process_request(channel, request)
 
@@ -245,6 +252,44 @@ def test_oneway_request_gets_no_reply_and_server_notify_is_oneway():
         notify = next(c for c in got if not c.is_response)
         assert (notify.code, notify.flag, notify.ext_fields) == (40, 2, {"g": "G"})
         assert [c.opaque for c in got if c.is_response] == [2]
+        await driver.close()
+
+    run(main())
+
+
+def test_frames_sent_before_the_peer_closed_are_handled_when_a_write_breaks():
+    """A client writes its last requests and closes (the Go client's shutdown: one
+    UPDATE_CONSUMER_OFFSET per queue, then close). The broker's next write to it fails
+    (EPIPE: the peer answered the first one with RST) and asyncio stops reading, but the
+    requests sent before the close are still in the socket: each is handled, as Netty's I/O
+    thread has read them while processors answer from their executors; only the answers
+    are lost."""
+
+    async def main():
+        driver, echo, port = await start_echo()
+        peer = socket.create_connection(("127.0.0.1", port))
+        for opaque in (1, 2, 3):  # three held requests: answers the server writes later
+            req = RemotingCommand.create_request(2)
+            req.opaque = opaque
+            peer.sendall(req.encode())
+        while len(echo.held) < 3:
+            await asyncio.sleep(0.01)
+        # from here on the loop does not run until the end: the server reads nothing more
+        for i in range(2):
+            last = RemotingCommand.create_request(5, body=f"commit-{i}".encode())
+            last.opaque = 10 + i
+            peer.sendall(last.encode())
+        peer.close()  # FIN; the server's next write is answered with RST
+        conn = next(iter(driver._connections.values()))
+        for _ in range(3):
+            echo.release(b"late")
+            if conn.transport.is_closing():
+                break
+            time.sleep(0.05)  # the RST comes back; the next write fails
+        assert conn.transport.is_closing(), "a write to the closed peer failed"
+        while not echo.inactive:
+            await asyncio.sleep(0.01)
+        assert echo.seen == [b"commit-0", b"commit-1"]
         await driver.close()
 
     run(main())
