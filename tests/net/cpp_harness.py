@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from mqlab.bench.load import free_ports  # noqa: F401  (tests import it from here)
 from mqlab.remoting.command import RemotingCommand, split_frames
 from mqlab.serve import ServeConfig, ServerThread
 
@@ -164,20 +165,6 @@ def stored(server, topic: str) -> dict[str, dict]:
     return server.call(collect)
 
 
-def free_ports(n: int) -> list[int]:
-    """``n`` loopback ports that were free a moment ago (for a server restarted on them)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 class ServeProc:
     """``python -m mqlab serve`` in a subprocess, in its own process group (session).
 
@@ -298,3 +285,6 @@ class GoodClient:
             chunk = self.sock.recv(65536)
             assert chunk, "the broker closed the well-behaved connection"
             self.buf += chunk
+
+    def close(self) -> None:
+        self.sock.close()

@@ -111,7 +111,10 @@ def test_client_that_never_reads_is_closed_at_the_mark_and_others_are_served(liv
     # The broker held at most the mark plus the one answer (32 x 8 KiB + headers) that
     # crossed it.
     assert MARK < sizes[0] <= MARK + 32 * (BODY + 512), sizes
-    assert sent < 200  # the kernel buffers plus the mark: far fewer than 2,000 answers
+    # Requests still fit in the kernel's send buffer until the abort's RST arrives, so how many
+    # go out after the close depends on scheduling (200-250 seen under load): far fewer than
+    # the 2,000 a broker without a limit would answer. The bound that matters is sizes[0].
+    assert sent < 500
     # The C++ producer sent throughout; a C++ consumer reads everything afterwards.
     out, err = producer.communicate(timeout=90)
     assert producer.returncode == 0, err[-2000:]

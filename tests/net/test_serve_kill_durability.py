@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
-from cpp_harness import ROOT, free_ports
+from cpp_harness import ROOT, GoodClient, free_ports
 
 from mqlab.common.message_decoder import decodes
 from mqlab.remoting.codes import RequestCode
-from mqlab.remoting.command import RemotingCommand, split_frames
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,33 +29,6 @@ pytestmark = [
 
 TOPIC = "TopicTest"
 QUEUES = 4
-
-
-class RawSyncClient:
-    """One connection; ``call`` sends a request and waits for the response with its opaque."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = bytearray()
-        self.opaque = 0
-
-    def call(self, code: int, ext: dict[str, str], body: bytes | None = None) -> RemotingCommand:
-        self.opaque += 1
-        req = RemotingCommand.create_request(code, ext, body)
-        req.opaque = self.opaque
-        self.sock.sendall(req.encode())
-        while True:
-            for payload in split_frames(self.buf):
-                resp = RemotingCommand.decode_payload(payload)
-                if resp.opaque == self.opaque:
-                    return resp
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                raise ConnectionError("the server closed the connection")
-            self.buf += chunk
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def _serve(tmp_path, ns_port: int, broker_port: int) -> subprocess.Popen:
@@ -93,7 +64,7 @@ def _killpg(proc: subprocess.Popen) -> None:
 def _send_until_stopped(port: int, acked: list[tuple[int, int, str]], stop: threading.Event):
     """Sync sends of "m<i>" to queue i % 4 until the connection dies or ``stop``; keeps
     (queue, queue offset, body) of every SEND_OK."""
-    client = RawSyncClient(port)
+    client = GoodClient(f"127.0.0.1:{port}")
     i = 0
     try:
         while not stop.is_set():
@@ -116,7 +87,7 @@ def _send_until_stopped(port: int, acked: list[tuple[int, int, str]], stop: thre
 
 def _pull_all(port: int) -> dict[tuple[int, int], str]:
     """(queue, queue offset) → body of every message in the topic, from offset 0."""
-    client = RawSyncClient(port)
+    client = GoodClient(f"127.0.0.1:{port}")
     got = {}
     try:
         for q in range(QUEUES):
