@@ -13,8 +13,15 @@ compiled code, installed with the cluster) but not mqlab. ``ship(spark)`` sends:
 through ``SparkContext.addPyFile`` on a classic session, or
 ``spark.addArtifacts(path, pyfile=True)`` on Spark Connect. Executors put both zips at the
 front of ``sys.path`` (zipimport), ahead of anything installed there. The zips are built
-once per content (the name carries a hash of it) under ``$MQLAB_SPARK_SHIP_DIR`` (default
-``<tmp>/mqlab-spark-ship``).
+once per content (the name carries a hash of it, and of the driver's byte-code magic) under
+``$MQLAB_SPARK_SHIP_DIR`` (default ``<tmp>/mqlab-spark-ship``).
+
+Beside each ``x.py`` a zip holds ``x.pyc``, compiled by the driver's interpreter as an
+*unchecked hash-based* pyc (PEP 552): zipimport cannot write byte code, so without it every
+new Python worker compiles mqlab and plotly again (about half a second each). An executor
+whose Python has another byte-code version sees a different magic number and zipimport
+falls back to the source; an unchecked pyc also skips zipimport's comparison with the
+source's time stamp, which a zip stores only to two seconds.
 
 ``check_executors(spark)`` then runs one small task per core (a plain Python UDF, so it
 needs neither Arrow nor mqlab to start) that imports ``REQUIRED_MODULES`` and then mqlab's
@@ -27,8 +34,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import os
+import py_compile
 import tempfile
 import zipfile
 from pathlib import Path
@@ -89,14 +98,34 @@ def _distribution_files(name: str) -> list[tuple[Path, str]]:
     return out
 
 
+def _unchecked_pyc(path: Path, arcname: str, scratch: Path) -> bytes | None:
+    """``path`` compiled as an unchecked hash-based pyc named ``arcname`` in tracebacks
+    (None if it does not compile: it travels as source only, and an import of it fails on
+    the executor as it would here)."""
+    out = scratch / "module.pyc"
+    try:
+        py_compile.compile(str(path), cfile=str(out), dfile=arcname, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)  # fmt: skip
+    except py_compile.PyCompileError:
+        return None
+    return out.read_bytes()
+
+
 def _write_zip(target: Path, files: list[tuple[Path, str]]) -> Path:
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.part")
-    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with (
+        zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z,
+        tempfile.TemporaryDirectory(prefix="mqlab-pyc-") as scratch,
+    ):
         for path, arcname in files:
             z.write(path, arcname)
+            if arcname.endswith(".py"):
+                pyc = _unchecked_pyc(path, arcname, Path(scratch))
+                if pyc is not None:
+                    z.writestr(arcname + "c", pyc)
     os.replace(partial, target)  # atomic: a concurrent builder writes the same bytes
     return target
 
@@ -107,12 +136,13 @@ def package_zips(directory: str | Path | None = None) -> list[Path]:
 
     out_dir = Path(directory) if directory is not None else _ship_dir()
     files = _mqlab_files()
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(importlib.util.MAGIC_NUMBER)
     for path, arcname in files:
         digest.update(arcname.encode() + b"\0" + path.read_bytes() + b"\0")
     own = out_dir / f"mqlab-{mqlab.__version__}-{digest.hexdigest()[:16]}.zip"
     versions = [(d, importlib.metadata.version(d)) for d in SHIPPED_DISTRIBUTIONS]
-    key = hashlib.sha256(json.dumps(versions).encode()).hexdigest()[:16]
+    key = hashlib.sha256(importlib.util.MAGIC_NUMBER + json.dumps(versions).encode()).hexdigest()
+    key = key[:16]
     deps = out_dir / f"mqlab-deps-{key}.zip"
     if not deps.exists():
         files_deps = [f for d in SHIPPED_DISTRIBUTIONS for f in _distribution_files(d)]

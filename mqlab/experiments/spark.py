@@ -1,11 +1,13 @@
 """Sweeps on Spark: runs as Spark tasks, results as DataFrames, written as Parquet.
 
-Mirrors no RocketMQ class. ``run_sweep_spark(sweep)`` ships each ``RunConfig`` (as JSON)
-to an executor: ``sparkContext.parallelize(configs, n).mapPartitions(run)`` on a classic
-session, or ``mapInArrow`` over a DataFrame of configs on Spark Connect (which has no RDD
-API). A task calls ``task.execute`` (the same code as the local runners, so the rows are
-identical) and returns one row per run: the metrics columns plus the run's events as an
-array of structs. The driver persists that, and ``SparkSweepResult`` exposes ``metrics``
+Mirrors no RocketMQ class. ``run_sweep_spark(sweep)`` runs the sweep's ``RunConfig``s
+(as JSON) in ``n`` tasks, task ``i`` running configs ``i, i + n, …``: ``mapInArrow`` over
+``spark.range(0, n, 1, n)`` (one row per task, so no shuffle; on classic sessions and on
+Spark Connect, which has no RDD API), or ``parallelize(range(n), n).mapPartitions(run)``
+(``method="rdd"``, classic only). A task calls ``task.execute`` (the same code as the local
+runners, so the rows are identical) and returns one row per run: the metrics columns plus
+the run's events as an array of structs. Arrow is the default because it costs the
+executors less than pickled rows (about 1 CPU-second per 200 runs on a 2-worker cluster). The driver persists that, and ``SparkSweepResult`` exposes ``metrics``
 (the array dropped) and ``events`` (exploded) as DataFrames; ``write(dir)`` writes both
 with ``partitionBy("point")`` in the layout of ``mqlab.experiments.parquet``.
 
@@ -61,6 +63,7 @@ __all__ = [
     "run_sweep_spark",
     "SparkSweepResult",
     "is_connect",
+    "default_tasks",
     "cds_archive_path",
     "build_cds_archive",
     "spark_log_path",
@@ -228,15 +231,26 @@ def _combined_schema(sweep: Sweep):
     )
 
 
-def _rdd_partition(configs: Iterator[str]) -> Iterator[tuple]:
-    """``mapPartitions`` body: run each config, yield metrics values + the events list."""
-    for text in configs:
-        out = execute(RunConfig.from_json(text))
-        yield (*out.metrics.values(), out.events)
+def _rdd_partition(configs: list[str], tasks: int):
+    """``mapPartitions`` body over ``parallelize(range(tasks), tasks)``: task ``i`` runs
+    ``configs[i::tasks]``; each run yields its metrics values and its events list."""
+
+    def run(indexes: Iterator[int]) -> Iterator[tuple]:
+        for task in indexes:
+            for text in configs[task::tasks]:
+                out = execute(RunConfig.from_json(text))
+                yield (*out.metrics.values(), out.events)
+
+    return run
 
 
-def _arrow_partition(columns: list[tuple[str, str]]):
-    """``mapInArrow`` body (Spark Connect): the same rows as Arrow record batches."""
+def _arrow_partition(columns: list[tuple[str, str]], configs: list[str], tasks: int):
+    """``mapInArrow`` body (Spark Connect): the same rows as Arrow record batches.
+
+    Its input is ``spark.range(0, tasks, 1, tasks)``, one row per task holding the task's
+    index ``i``; the task runs ``configs[i::tasks]`` (they travel inside the function). So the
+    runs need no shuffle to reach their tasks.
+    """
 
     def run(batches):
         import pyarrow as pa
@@ -247,13 +261,38 @@ def _arrow_partition(columns: list[tuple[str, str]]):
         schema = pa.schema(fields)
         names = [n for n, _ in EVENT_COLUMNS]
         for batch in batches:
-            for text in batch.column("config").to_pylist():
-                out = execute(RunConfig.from_json(text))
-                row = dict(out.metrics)
-                row["run_events"] = [dict(zip(names, e, strict=True)) for e in out.events]
-                yield pa.RecordBatch.from_pylist([row], schema=schema)
+            for task in batch.column("id").to_pylist():
+                for text in configs[task::tasks]:
+                    out = execute(RunConfig.from_json(text))
+                    row = dict(out.metrics)
+                    row["run_events"] = [dict(zip(names, e, strict=True)) for e in out.events]
+                    yield pa.RecordBatch.from_pylist([row], schema=schema)
 
     return run
+
+
+_CORES: dict[str, int] = {}
+
+
+def default_tasks(spark: Any) -> int:
+    """How many tasks a sweep gets by default: 4 per core the session's executors offer.
+
+    A classic session reads ``defaultParallelism``. Spark Connect has no ``sparkContext``:
+    its default parallelism is read once per session as the number of partitions
+    ``spark.range`` splits into (one job, no Python). Four tasks per core keep the cores busy
+    to the end (each task gets every n-th run) while each task still runs many runs: every
+    task costs a Python worker round trip, and on 2 cores 64 tasks cost about 5 CPU-seconds
+    more than 8 (``python -m mqlab bench sweep``).
+    """
+    if not is_connect(spark):
+        return 4 * spark.sparkContext.defaultParallelism
+    key = spark.session_id
+    if key not in _CORES:
+        from pyspark.sql import functions as F
+
+        ids = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p"))
+        _CORES[key] = int(ids.agg(F.max("p").alias("p")).first()["p"]) + 1
+    return 4 * _CORES[key]
 
 
 @dataclass(slots=True)
@@ -305,11 +344,11 @@ def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = Non
     Args:
         sweep: what to run.
         spark: a session (default ``get_session()``).
-        slices: how many tasks (default: 4 per core of a classic session, 64 on Spark
-            Connect, never more than runs). Each task gets every n-th run, so a slow grid
-            point is spread over all tasks.
-        method: ``"rdd"`` (``parallelize().mapPartitions()``; classic sessions) or
-            ``"arrow"`` (``mapInArrow``; also Spark Connect). Default: by session kind.
+        slices: how many tasks (default ``default_tasks(spark)``: 4 per core, never more
+            than runs). Each task gets every n-th run, so a slow grid point is spread over
+            all tasks.
+        method: ``"arrow"`` (``mapInArrow``; the default) or ``"rdd"``
+            (``parallelize().mapPartitions()``; classic sessions only).
         progress: show a progress bar (``tqdm.auto``).
         ship: send mqlab to the executors and check them first (``mqlab.experiments.ship``);
             default: on a cluster and on Spark Connect, not on ``local[…]``
@@ -336,18 +375,19 @@ def run_sweep_spark(sweep: Sweep, spark: Any = None, *, slices: int | None = Non
 
         ship_mqlab(spark)
         check_executors(spark)
-    n = slices or (64 if connect else 4 * spark.sparkContext.defaultParallelism)
+    n = slices or default_tasks(spark)
     n = max(1, min(n, len(configs)))
-    strided = [c for i in range(n) for c in configs[i::n]]  # task i: runs i, i + n, …
-    method = method or ("arrow" if connect else "rdd")
+    method = method or "arrow"
     schema = _combined_schema(sweep)
     if method == "rdd":
-        rdd = spark.sparkContext.parallelize(strided, n).mapPartitions(_rdd_partition)
+        if connect:
+            raise ValueError("method 'rdd' needs a classic session: Spark Connect has no RDDs")
+        tasks = spark.sparkContext.parallelize(range(n), n)  # one element per task: its index
+        rdd = tasks.mapPartitions(_rdd_partition(configs, n))
         combined = spark.createDataFrame(rdd, schema, verifySchema=False)
     elif method == "arrow":
-        cfg = spark.createDataFrame([(i % n, c) for i, c in enumerate(configs)],
-                                    "task long, config string")  # fmt: skip
-        combined = cfg.repartition(n, "task").mapInArrow(_arrow_partition(_columns(sweep)), schema)
+        tasks = spark.range(0, n, 1, n)  # one row per task: its index
+        combined = tasks.mapInArrow(_arrow_partition(_columns(sweep), configs, n), schema)
     else:
         raise ValueError(f"method must be 'rdd' or 'arrow', got {method!r}")
     combined = combined.persist(StorageLevel.MEMORY_AND_DISK)

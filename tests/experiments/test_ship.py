@@ -1,6 +1,7 @@
 """What mqlab ships to Spark executors (mqlab.experiments.ship): the zips and the probe. No Spark."""
 
 import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
@@ -23,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_package_zips_hold_mqlab_and_its_pure_python_dependencies(tmp_path):
     """mqlab-<version>-<hash>.zip holds the package's sources; mqlab-deps-<hash>.zip lark, plotly
-    (with _plotly_utils) and narwhals with their dist-info; no byte code, no compiled files; a
-    second call reuses both files."""
+    (with _plotly_utils) and narwhals with their dist-info; beside each x.py its x.pyc, no
+    __pycache__, no compiled extension; a second call reuses both files."""
     own, deps = package_zips(tmp_path)
     assert own.name.startswith(f"mqlab-{mqlab.__version__}-") and deps.name.startswith(
         "mqlab-deps-"
@@ -34,14 +35,43 @@ def test_package_zips_hold_mqlab_and_its_pure_python_dependencies(tmp_path):
         names
     )
     assert all(n.startswith("mqlab/") and "__pycache__" not in n for n in names)
+    sources = [n for n in names if n.endswith(".py")]
+    assert len(sources) > 150 and {n + "c" for n in sources} <= set(names)
     dep_names = zipfile.ZipFile(deps).namelist()
     tops = {n.split("/")[0] for n in dep_names}
     versions = {d: importlib.metadata.version(d) for d in SHIPPED_DISTRIBUTIONS}
     assert {"lark", "plotly", "_plotly_utils", "narwhals"} <= tops
     assert {f"{d}-{v}.dist-info" for d, v in versions.items()} <= tops
-    assert not [n for n in dep_names if n.endswith((".so", ".pyd", ".pyc"))]
+    assert not [n for n in dep_names if n.endswith((".so", ".pyd"))]
+    assert "plotly/__init__.pyc" in dep_names and "lark/lark.pyc" in dep_names
     assert package_zips(tmp_path) == [own, deps]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([own.name, deps.name])
+
+
+def _import_from(zip_path: Path, module: str) -> str:
+    """Import ``module`` in a fresh interpreter whose path starts with ``zip_path``; its file."""
+    code = f"import sys; sys.path.insert(0, {str(zip_path)!r}); import {module}; print({module}.__file__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/",
+                         check=True)  # fmt: skip
+    return out.stdout.strip()
+
+
+def test_shipped_byte_code_is_used_and_a_foreign_python_falls_back_to_source(tmp_path):
+    """The pycs are unchecked hash-based (PEP 552 flags 0b01, so zipimport does not compare them
+    with the zip's two-second time stamps) and zipimport loads them; where the magic number is
+    another Python's, the same zip imports from source."""
+    own, _ = package_zips(tmp_path)
+    with zipfile.ZipFile(own) as z:
+        pyc = z.read("mqlab/experiments/task.pyc")
+        assert pyc[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(pyc[4:8], "little") == 0b01
+        entries = [(i, z.read(i)) for i in z.infolist()]
+    assert _import_from(own, "mqlab.experiments.task") == f"{own}/mqlab/experiments/task.pyc"
+    foreign = tmp_path / "foreign.zip"
+    with zipfile.ZipFile(foreign, "w") as z:
+        for info, data in entries:
+            z.writestr(info, b"\x00\x00" + data[2:] if info.filename.endswith(".pyc") else data)
+    assert _import_from(foreign, "mqlab.experiments.task") == f"{foreign}/mqlab/experiments/task.py"
 
 
 def _closure(names):

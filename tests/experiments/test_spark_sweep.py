@@ -63,11 +63,12 @@ def test_sequential_pool_and_spark_rows_are_identical(on_spark, sequential, swee
     pdt.assert_frame_equal(events, sequential.events)
     pool = run_process_pool(sweep, max_workers=2, progress=False)
     pdt.assert_frame_equal(pool.metrics, sequential.metrics)
-    arrow = run_sweep_spark(sweep, spark, method="arrow", slices=4)
+    rdd = run_sweep_spark(sweep, spark, method="rdd", slices=3)
     try:
-        pdt.assert_frame_equal(arrow.to_pandas()[0], sequential.metrics)
+        pdt.assert_frame_equal(rdd.to_pandas()[0], sequential.metrics)
+        pdt.assert_frame_equal(rdd.to_pandas()[1], sequential.events)
     finally:
-        arrow.unpersist()
+        rdd.unpersist()
 
 
 def test_spark_aggregations_match_pandas(on_spark, sequential):
