@@ -167,12 +167,13 @@ def run_bench(runs: int = 200, *, modes: tuple[str, ...] = MODES, progress: bool
                 sweep, seq.metrics, lambda: get_session("local[2]", app_name="mqlab-bench"),
                 progress=progress)  # fmt: skip
         if "standalone" in modes or "connect" in modes:
-            from mqlab.experiments.cluster import DEFAULTS, ConnectServer, LocalCluster
+            from mqlab.experiments.cluster import ConnectServer, LocalCluster
 
             t0 = time.perf_counter()
             cluster = LocalCluster(workers=2, cores=1).start()
             figures["cluster_start_s"] = round(time.perf_counter() - t0, 2)
-            conf = {k: v for k, v in DEFAULTS.items() if k != "spark.driver.memory"}
+            conf = {k: v for k, v in cluster.spark_defaults().items()
+                    if k != "spark.driver.memory"}  # fmt: skip
             if "standalone" in modes:
                 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
                 figures["standalone 2×1 core"] = _spark_mode(

@@ -16,8 +16,9 @@ JVM forked) by signalling the group: SIGTERM, then SIGKILL after ``grace_s``. Lo
 to files under the cluster's directory.
 
 ``LocalCluster`` also writes ``conf/spark-defaults.conf`` there (``SPARK_CONF_DIR``):
-drivers and executors bound to 127.0.0.1, the driver UI off, small heaps. A driver
-given ``cluster.driver_env()`` (as the tests' subprocesses are) reads it.
+drivers and executors bound to 127.0.0.1, the driver UI off, small heaps, ``JAVA_OPTS``
+for their JVMs. A driver given ``cluster.driver_env()`` (as the tests' subprocesses are)
+reads it, and so does a ``ConnectServer`` started with the cluster's ``root``.
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
 }
 
-#: JVM options of the daemons and executors here: small heaps, C1 only, the serial GC.
+#: JVM options of the daemons, drivers and executors here: C1 only and the serial GC. These
+#: JVMs live for minutes and their own work is small (the runs are Python): C2's compiler
+#: threads and a parallel collector cost more CPU than they save. On 2 cores the driver's
+#: options alone take about 2.5 CPU-seconds off a warm 200-run sweep
+#: (``python -m mqlab bench sweep``).
 JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
@@ -219,6 +224,12 @@ class LocalCluster:
     def url(self) -> str:
         return f"spark://127.0.0.1:{self.port}"
 
+    def spark_defaults(self) -> dict[str, str]:
+        """What ``conf/spark-defaults.conf`` holds: ``DEFAULTS``, and ``JAVA_OPTS`` for the
+        drivers' and executors' JVMs."""
+        return dict(DEFAULTS, **{"spark.driver.extraJavaOptions": JAVA_OPTS,
+                                 "spark.executor.extraJavaOptions": JAVA_OPTS})  # fmt: skip
+
     def commands(self) -> list[str]:
         """The command lines this cluster runs (master first), as a shell would read them."""
         return [shlex.join(d.argv) for d in self._daemons]
@@ -239,9 +250,8 @@ class LocalCluster:
         self.root = Path(self.root)
         for sub in ("conf", "logs", "run"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
-        defaults = dict(DEFAULTS, **{"spark.executor.extraJavaOptions": JAVA_OPTS})
         (self.root / "conf" / "spark-defaults.conf").write_text(
-            "".join(f"{k} {v}\n" for k, v in defaults.items()))  # fmt: skip
+            "".join(f"{k} {v}\n" for k, v in self.spark_defaults().items()))  # fmt: skip
         env = _base_env(self.root)
         home = spark_home()
         self.port, self.webui_port = free_port(), free_port()
