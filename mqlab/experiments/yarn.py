@@ -9,7 +9,7 @@ readiness line and runs until SIGTERM, SIGINT or the end of its stdin.
 ``python -m mqlab.experiments.yarn --conf-dir DIR --work-dir DIR`` (``MINIYARN_COMMAND``)
 
 1. builds ``experiments/java`` unless already built from the same sources (Maven downloads
-   the shaded ``hadoop-client-minicluster`` and a few jars, about 135 MB, into ``~/.m2``
+   the shaded ``hadoop-client-minicluster`` and a few jars, about 120 MB, into ``~/.m2``
    the first time; ``mqlab.conformance.real_cluster.build_runner`` does the build);
 2. writes ``spark-defaults.conf`` into the conf directory (``SPARK_DEFAULTS`` below: drivers,
    the application master and executors on 127.0.0.1, two executors of one core, small
