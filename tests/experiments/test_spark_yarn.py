@@ -87,8 +87,9 @@ def test_yarn_sweep_on_executors_without_mqlab_or_pyspark(yarn, bare_python, tmp
     env, argv = _command(SWEEP_ON_YARN, conf_dir=str(yarn.conf_dir), python=bare_python,
                          spec=SPEC, out=str(out))  # fmt: skip
     driver_env = yarn.driver_env(**env)
-    driver_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT),
-                                                             os.environ.get("PYTHONPATH")]))  # fmt: skip
+    # Spark's YARN client appends the driver's PYTHONPATH to the containers': the driver finds
+    # this checkout's mqlab as `python -m` does, through its current directory, not PYTHONPATH
+    driver_env.pop("PYTHONPATH", None)
     driver_env.pop("MQLAB_SPARK_SHIP", None)
     r = subprocess.run(argv, env=driver_env, cwd=ROOT, capture_output=True, text=True,
                        timeout=600, check=False)  # fmt: skip
@@ -109,7 +110,8 @@ def test_yarn_sweep_on_executors_without_mqlab_or_pyspark(yarn, bare_python, tmp
 def test_yarn_without_hadoop_conf_dir_says_so(tmp_path):
     """MQLAB_SPARK_MASTER=yarn without HADOOP_CONF_DIR: exit 2 before any JVM starts."""
     env = {k: v for k, v in os.environ.items() if k not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")}
-    env.update(MQLAB_SPARK_MASTER="yarn", PYTHONPATH=str(ROOT))
+    env.update(MQLAB_SPARK_MASTER="yarn")
+    env.pop("PYTHONPATH", None)  # `python -m mqlab` in ROOT runs this checkout
     r = subprocess.run([sys.executable, "-m", "mqlab", "experiment", "run", SPEC, "--seeds", "2",
                         "--out", str(tmp_path / "o"), "--runner", "spark"], env=env, cwd=ROOT,
                        capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
