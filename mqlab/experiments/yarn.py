@@ -4,7 +4,7 @@ Mirrors no RocketMQ class. ``experiments/java`` is a small Maven project of ours
 ``org.mqlab.experiments.MiniYarn`` starts Hadoop's ``MiniYARNCluster`` (one ResourceManager and
 one NodeManager in one JVM, Hadoop 3.5.0 as bundled by the pip pyspark package) on 127.0.0.1
 and free ports, writes ``core-site.xml`` and ``yarn-site.xml`` for its clients, prints one
-readiness line and runs until SIGTERM, SIGINT or the end of its stdin.
+readiness line and runs until SIGTERM or SIGINT (or the end of its stdin when that is a pipe).
 
 ``python -m mqlab.experiments.yarn --conf-dir DIR --work-dir DIR`` (``MINIYARN_COMMAND``)
 
@@ -40,6 +40,7 @@ import os
 import re
 import shlex
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -160,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     jvm = [java, *JVM_FLAGS, "-cp", classpath, MAIN_CLASS, "--conf-dir", str(conf),
            "--work-dir", str(work), "--memory-mb", str(args.memory_mb),
            "--vcores", str(args.vcores)]  # fmt: skip
+    if stat.S_ISFIFO(os.fstat(0).st_mode):  # a parent's pipe (YarnCluster): stop when it ends
+        jvm += ["--watch-stdin", "true"]  # (not a terminal: a background job would be stopped)
     os.execve(java, jvm, env)
     return 1  # not reached
 

@@ -25,6 +25,7 @@ import org.apache.log4j.PatternLayout;
  * <pre>
  * java -cp ... org.mqlab.experiments.MiniYarn --conf-dir DIR --work-dir DIR
  *     [--memory-mb 4096] [--vcores 4] [--log-retain-seconds 0] [--log-level WARN]
+ *     [--watch-stdin false]
  * </pre>
  *
  * <ol>
@@ -35,8 +36,8 @@ import org.apache.log4j.PatternLayout;
  *       yarn-site.xml} (the ResourceManager's addresses) into {@code --conf-dir}: a client with
  *       {@code HADOOP_CONF_DIR} there submits to this cluster.
  *   <li>Prints one line {@code mqlab-miniyarn ready rm=HOST:PORT webapp=HOST:PORT} on stdout.
- *   <li>Runs until SIGTERM, SIGINT or the end of its stdin, then stops the cluster (the
- *       NodeManager kills the containers still running).
+ *   <li>Runs until SIGTERM or SIGINT (or, with {@code --watch-stdin true}, the end of its stdin),
+ *       then stops the cluster (the NodeManager kills the containers still running).
  * </ol>
  *
  * The NodeManager offers {@code --memory-mb} and {@code --vcores} to containers; containers may be
@@ -131,13 +132,16 @@ public final class MiniYarn {
         + " webapp=" + site.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
     System.out.flush();
 
-    // until stdin ends (the parent closed it or died); SIGTERM/SIGINT run the hook directly
-    InputStream in = System.in;
-    byte[] buf = new byte[256];
-    while (in.read(buf) >= 0) {
-      // discard
+    if (Boolean.parseBoolean(opts.getOrDefault("--watch-stdin", "false"))) {
+      // until stdin ends (the parent closed the pipe or died)
+      InputStream in = System.in;
+      byte[] buf = new byte[256];
+      while (in.read(buf) >= 0) {
+        // discard
+      }
+      System.exit(0);
     }
-    System.exit(0);
+    Thread.currentThread().join(); // SIGTERM and SIGINT run the shutdown hook
   }
 
   private static void stop(MiniYARNCluster cluster) {
