@@ -77,8 +77,8 @@ def test_the_cluster_runs_the_readme_command(yarn):
 
 def test_yarn_sweep_on_executors_without_mqlab_or_pyspark(yarn, bare_python, tmp_path):
     """--runner spark with MQLAB_SPARK_MASTER=yarn: 12 metrics rows and the events equal the
-    sequential runner's; the application ends FINISHED / SUCCEEDED in the ResourceManager, with
-    its containers gone."""
+    sequential runner's; Spark's jars came from spark.yarn.jars; the application ends FINISHED /
+    SUCCEEDED in the ResourceManager, with its containers gone."""
     for module, present in (("mqlab", False), ("pyspark", False), ("lark", False),
                             ("pandas", True), ("pyarrow", True)):  # fmt: skip
         assert _imports(bare_python, module) is present, module
@@ -91,6 +91,7 @@ def test_yarn_sweep_on_executors_without_mqlab_or_pyspark(yarn, bare_python, tmp
     # this checkout's mqlab as `python -m` does, through its current directory, not PYTHONPATH
     driver_env.pop("PYTHONPATH", None)
     driver_env.pop("MQLAB_SPARK_SHIP", None)
+    driver_env["MQLAB_SPARK_LOG"] = str(tmp_path / "driver.log")
     r = subprocess.run(argv, env=driver_env, cwd=ROOT, capture_output=True, text=True,
                        timeout=600, check=False)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -99,6 +100,11 @@ def test_yarn_sweep_on_executors_without_mqlab_or_pyspark(yarn, bare_python, tmp
     pdt.assert_frame_equal(read_metrics(out), sequential.metrics)
     pdt.assert_frame_equal(read_events(out), sequential.events)
     assert read_manifest(out)["runs"] == 12
+    # spark.yarn.jars=local:… from the cluster's spark-defaults.conf: Spark's jars not uploaded
+    # (without it the driver logs "Neither spark.yarn.jars nor spark.yarn.archive is set")
+    driver_log = (tmp_path / "driver.log").read_text(errors="replace")
+    assert "Using Spark's default log4j profile" in driver_log
+    assert "spark.yarn.archive is set" not in driver_log
     apps = yarn.apps()
     assert [(a["name"], a["state"], a["finalStatus"]) for a in apps] == [
         ("mqlab", "FINISHED", "SUCCEEDED")
