@@ -157,17 +157,18 @@ def require_java_tools(tier: str = "conformance") -> None:
 # -- 2. build ---------------------------------------------------------------------------------
 
 
-def _sources_digest() -> str:
+def _sources_digest(project: Path = JAVA_DIR) -> str:
     h = hashlib.sha256()
-    files = [JAVA_DIR / "pom.xml", *sorted((JAVA_DIR / "src").rglob("*.java"))]
+    files = [project / "pom.xml", *sorted((project / "src").rglob("*.java"))]
     for f in files:
-        h.update(f.relative_to(JAVA_DIR).as_posix().encode() + b"\0")
+        h.update(f.relative_to(project).as_posix().encode() + b"\0")
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 
-def build_runner(*, quiet: bool = True) -> Path:
-    """Build ``conformance/java`` unless already built from the same pom and sources.
+def build_runner(*, quiet: bool = True, project: Path = JAVA_DIR) -> Path:
+    """Build ``conformance/java`` (or another Maven ``project`` of ours, such as
+    ``experiments/java``) unless already built from the same pom and sources.
 
     Runs ``mvn -B compile jar:jar dependency:build-classpath``; the stamp ``target/.mqlab-built-<digest>``
     is keyed on a checksum of pom.xml and every ``*.java``. Concurrent callers wait on a lock.
@@ -181,10 +182,10 @@ def build_runner(*, quiet: bool = True) -> Path:
     missing = java_tools_missing()
     if missing:
         raise RealClusterError(missing)
-    target = JAVA_DIR / "target"
+    target = project / "target"
     target.mkdir(exist_ok=True)
     classpath = target / "classpath.txt"
-    stamp = target / f".mqlab-built-{_sources_digest()}"
+    stamp = target / f".mqlab-built-{_sources_digest(project)}"
     with open(target / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.exists() and classpath.exists():
@@ -200,7 +201,7 @@ def build_runner(*, quiet: bool = True) -> Path:
             f"-Dmdep.outputFile={classpath}",
         ]  # fmt: skip
         proc = subprocess.run(
-            cmd, cwd=JAVA_DIR, capture_output=quiet, text=True, timeout=1200, check=False
+            cmd, cwd=project, capture_output=quiet, text=True, timeout=1200, check=False
         )
         if proc.returncode != 0:
             tail = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]

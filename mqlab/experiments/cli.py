@@ -19,6 +19,7 @@ import sys
 import time
 
 from mqlab.experiments.ship import ExecutorEnvironmentError
+from mqlab.experiments.spark import SparkConfigurationError
 from mqlab.experiments.sweep import Sweep, load_sweep
 
 __all__ = ["main", "command_line"]
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     except ExecutorEnvironmentError as e:  # the executors lack a package the runs need
         print(f"mqlab experiment: {e}", file=sys.stderr)
         return 1
+    except SparkConfigurationError as e:  # e.g. yarn without HADOOP_CONF_DIR
+        print(f"mqlab experiment: {e}", file=sys.stderr)
+        return 2
     took = time.perf_counter() - started
     print(f"{n} run(s) of {sweep.name} in {took:.1f} s → {out}/metrics, {out}/events")
     return 0

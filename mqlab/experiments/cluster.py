@@ -131,11 +131,14 @@ class _Daemon:
     argv: list[str]
     log: Path
     proc: subprocess.Popen | None = None
+    #: give the daemon a pipe as stdin (a daemon that stops when it ends stops with us)
+    pipe_stdin: bool = False
 
     def start(self, env: dict[str, str]) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 (the child owns it; closed on stop)
+        stdin = subprocess.PIPE if self.pipe_stdin else subprocess.DEVNULL
         self.proc = subprocess.Popen(self.argv, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                     stdin=stdin, start_new_session=True)  # fmt: skip
         out.close()
 
     def alive(self) -> bool:
@@ -166,6 +169,8 @@ class _Daemon:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
 
 def _group_alive(pgid: int) -> bool:

@@ -17,7 +17,8 @@ Sessions (``get_session``):
   partitions, bound to 127.0.0.1 (``SPARK_LOCAL_IP``), ``PYSPARK_PYTHON`` = this
   interpreter (ecosystem notes §3), a C1-only JIT and the serial GC (``LOCAL_JAVA_OPTS``);
 * a cluster: ``MQLAB_SPARK_MASTER=spark://host:7077`` (or ``yarn``, ``k8s://…``), or
-  ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept;
+  ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept. ``yarn``
+  needs ``HADOOP_CONF_DIR`` (``mqlab.experiments.yarn`` starts a one-machine YARN cluster);
 * Spark Connect: ``SPARK_REMOTE=sc://host:15002`` (needs ``pyspark[connect]``).
 
 The driver JVM's own output (its start-up warnings such as "Using incubator modules", log4j's
@@ -67,6 +68,7 @@ __all__ = [
     "cds_archive_path",
     "build_cds_archive",
     "spark_log_path",
+    "SparkConfigurationError",
 ]
 
 #: Settings of the embedded session (ecosystem notes §3.2): quiet, small, loopback only.
@@ -162,6 +164,10 @@ def _launch_gateway_to_log(settings: dict[str, str]) -> None:
     SparkContext._ensure_initialized(gateway=gateway)
 
 
+class SparkConfigurationError(ValueError):
+    """The environment cannot give a session on the master asked for (the message says why)."""
+
+
 def get_session(master: str | None = None, *, app_name: str = "mqlab",
                 config: dict[str, str] | None = None):  # fmt: skip
     """A SparkSession: embedded ``local[*]`` unless told otherwise (see the module notes).
@@ -173,6 +179,9 @@ def get_session(master: str | None = None, *, app_name: str = "mqlab",
         app_name: the application name.
         config: extra Spark settings (``MQLAB_SPARK_JAVA_OPTS`` sets the driver's JVM
             options; otherwise a local session maps the AppCDS archive if there is one).
+
+    Raises:
+        SparkConfigurationError: ``yarn`` without ``HADOOP_CONF_DIR`` or ``YARN_CONF_DIR``.
     """
     from pyspark.sql import SparkSession
 
@@ -187,6 +196,13 @@ def get_session(master: str | None = None, *, app_name: str = "mqlab",
     master = master or os.environ.get("MQLAB_SPARK_MASTER") or config.pop("spark.master", None)
     if master is None and not under_submit:
         master = "local[*]"
+    if master == "yarn" and not (
+        os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")
+    ):
+        raise SparkConfigurationError(
+            "MQLAB_SPARK_MASTER=yarn needs HADOOP_CONF_DIR (or YARN_CONF_DIR): the directory of "
+            "the cluster's core-site.xml and yarn-site.xml, which say where its ResourceManager is"
+        )  # fmt: skip
     builder = SparkSession.builder.appName(app_name)
     settings: dict[str, str] = {}
     settings["spark.ui.showConsoleProgress"] = "false"  # run_sweep_spark draws its own bar

@@ -1,8 +1,8 @@
 """The README's "Scaling out" commands are the ones the cluster tests run (mqlab.experiments.cluster).
 
 Each command line in that section's code blocks must be an instance of a command template that
-``LocalCluster``, ``ConnectServer`` or ``tests/experiments/test_spark_cluster.py`` runs (ports, paths
-and URLs may differ), or one of the two ``export`` lines whose values those tests also set; and
+``LocalCluster``, ``ConnectServer``, ``YarnCluster``, ``tests/experiments/test_spark_cluster.py`` or
+``tests/experiments/test_spark_yarn.py`` runs (ports, paths and URLs may differ), or one of the two ``export`` lines whose values those tests also set; and
 every template must appear. No Spark needed.
 """
 
@@ -20,6 +20,7 @@ from mqlab.experiments.cluster import (
     WORKER_COMMAND,
     spark_home,
 )
+from mqlab.experiments.yarn import MINIYARN_COMMAND, SWEEP_ON_YARN
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_HOME_LINE = (
@@ -32,6 +33,8 @@ TEMPLATES = {
     "CONNECT_COMMAND": CONNECT_COMMAND,
     "SWEEP_ON_MASTER": SWEEP_ON_MASTER,
     "SWEEP_ON_CONNECT": SWEEP_ON_CONNECT,
+    "MINIYARN_COMMAND": MINIYARN_COMMAND,
+    "SWEEP_ON_YARN": SWEEP_ON_YARN,
 }
 
 
@@ -53,9 +56,9 @@ def _pattern(template: str) -> re.Pattern:
 
 
 def test_every_scaling_out_command_is_a_tested_one():
-    """8 commands in two blocks; each matches a template; every template is used."""
+    """10 commands in three blocks; each matches a template; every template is used."""
     commands = _section_commands()
-    assert len(commands) == 8, commands
+    assert len(commands) == 10, commands
     used = set()
     for cmd in commands:
         if cmd.startswith("export "):
