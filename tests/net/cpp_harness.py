@@ -283,7 +283,8 @@ class GoodClient:
                 if resp.opaque == self.opaque:
                     return resp
             chunk = self.sock.recv(65536)
-            assert chunk, "the broker closed the well-behaved connection"
+            if not chunk:  # an OSError, like a reset: callers that kill the broker expect it
+                raise ConnectionAbortedError("the broker closed the well-behaved connection")
             self.buf += chunk
 
     def close(self) -> None:
