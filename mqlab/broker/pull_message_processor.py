@@ -6,7 +6,7 @@ Mirrors ``PullMessageProcessor`` (broker/processor, RocketMQ 4.9.3); seed 000 (s
 
 Every check is a guard clause that sets a ``ResponseCode`` and RocketMQ's remark and
 returns early (STYLE §6.10). Each numbered step of seed 000 emits one trace event with
-``step`` = the seed's number, so code, seed and trace use the same numbers:
+``step`` = that number, so code, mechanisms.md and trace use the same numbers:
 
 1 broker readable · 2 subscription group lookup · 3 consume enabled · 4 topic config
 (and topic readable) · 5 queue id range · 6 subscription / consumer filter data ·

@@ -1,9 +1,10 @@
-"""Trace events: one record per step of a seed mechanism.
+"""Trace events: one record per step of a mechanism.
 
-DESIGN §3: "Tracing is the product". Each numbered step of each seed mechanism emits one
+DESIGN §3: "Tracing is the product". Each numbered step of each mechanism emits one
 event ``(run_id, t_ms, seq, node, component, step, kind, fields)``. ``component`` is the
-Java class (or ``Class.method``) that the step belongs to, ``step`` is the seed's step
-number as a string ("5", "2a", ...) or a short name where the seed has no number, and
+Java class (or ``Class.method``) that the step belongs to, ``step`` is the step
+number of ``notebooks/mechanisms.md`` as a string ("5", "2a", ...) or a short name where the
+mechanism has no number, and
 ``fields`` holds plain JSON values (ints, strings, bools, lists) describing the outcome.
 
 This module owns the event shape and its schema version (documented in
@@ -29,7 +30,7 @@ COLUMNS = ("run_id", "t_ms", "seq", "node", "component", "step", "kind", "fields
 class TraceLevel(IntEnum):
     """How much a recorder keeps.
 
-    OFF keeps nothing (the hot path pays one attribute check). STEPS keeps seed steps,
+    OFF keeps nothing (the hot path pays one attribute check). STEPS keeps mechanism steps,
     timers firing, faults and state changes. FRAMES adds one event per remoting frame
     sent and received.
     """
@@ -42,7 +43,7 @@ class TraceLevel(IntEnum):
 class Kind:
     """Event kinds (a closed vocabulary, so figures can colour by it)."""
 
-    STEP = "step"  # a numbered seed step and its outcome
+    STEP = "step"  # a numbered mechanism step and its outcome
     TIMER = "timer"  # a timer fired (the component names the Java service)
     SEND = "send"  # a frame left a node (FRAMES level)
     RECV = "recv"  # a frame reached a node (FRAMES level)
