@@ -52,7 +52,7 @@ from typing import IO, Any
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
-from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
@@ -293,7 +293,14 @@ class MqlabServer:
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
-        self.namesrv = NamesrvController(address=f"{ns_host}:{ns_port}")
+        # Where a 4.9.3 name server keeps its KV table and config file (NamesrvConfig's
+        # kvConfigPath / configStorePath; Java's default is ~/namesrv/): beside the stores.
+        ns_dir = self.store_root / "namesrv"
+        ns_cfg = NamesrvConfig(
+            kv_config_path=str(ns_dir / "kvConfig.json"),
+            config_store_path=str(ns_dir / "namesrv.properties"),
+        )
+        self.namesrv = NamesrvController(ns_cfg, address=f"{ns_host}:{ns_port}")
         ctx = await driver.add_node(self.namesrv, sock=ns_sock)
         if self._sink is not None:
             ctx.set_timer(
