@@ -275,10 +275,14 @@ class MqlabServer:
         try:
             ns_sock = bind_socket(bind_host, cfg.namesrv_port)
             socks.append(ns_sock)
-            for bc, _ in broker_cfgs:
+            for bc, sc in broker_cfgs:
                 s = bind_socket(bind_host, bc.listen_port)
                 socks.append(s)
                 bc.listen_port = s.getsockname()[1]
+                # BrokerStartup#createBrokerController (4.9.3) sets haListenPort to
+                # listenPort + 1 after reading the config (what GET_BROKER_CONFIG shows and
+                # REGISTER_BROKER's haServerAddr names)
+                sc.ha_listen_port = bc.listen_port + 1
         except OSError:
             for s in socks:
                 s.close()
