@@ -181,3 +181,26 @@ def test_unequal_clocks_outside_the_window_stay_unexplained():
     assert far.rows[0].verdict == "UNEXPLAINED"
     row: Row = far.rows[1]
     assert row.verdict == "identical" and row.what.endswith("[timed]")
+
+
+def test_equal_clock_fields_of_stored_entries_count_as_explained():
+    """A commit-log entry stored in the same millisecond on both sides, and an
+    OFFSET_MOVED_EVENT the brokers wrote themselves in the same millisecond: explained by
+    their clock rules all the same (engine.CHANCE_RULES)."""
+    from mqlab.conformance.engine import _clock_diffs, _entry_leaves
+    from mqlab.conformance.stored import LAYOUT
+
+    base = dict.fromkeys(LAYOUT, 0)
+    a = {**base, "bornHost": REAL.broker_addr, "storeHost": REAL.broker_addr,
+         "storeTimestamp": 1764150000123, "bornTimestamp": 1764150000120}  # fmt: skip
+    b = {**a, "bornHost": MQ.broker_addr, "storeHost": MQ.broker_addr}
+    diffs = _clock_diffs(_entry_leaves(3, a, b), (REAL, MQ))
+    assert [(d.path, d.real, d.mqlab, d.rule) for d in diffs] == [
+        ("msg[3].bornTimestamp", 1764150000120, 1764150000120, "broker-born-timestamp"),
+        ("msg[3].storeTimestamp", 1764150000123, 1764150000123, "store-timestamp"),
+    ]
+    # born on the harness (a client's bornHost): the born time is the scenario's, compared
+    client = {**a, "bornHost": "127.0.0.1:50001"}
+    diffs = _clock_diffs(_entry_leaves(0, client, {**client, "bornHost": "127.0.0.1:50002"}),
+                         (REAL, MQ))  # fmt: skip
+    assert [d.path for d in diffs] == ["msg[0].storeTimestamp"]
