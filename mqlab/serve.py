@@ -52,7 +52,7 @@ from typing import IO, Any
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
-from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
@@ -275,10 +275,14 @@ class MqlabServer:
         try:
             ns_sock = bind_socket(bind_host, cfg.namesrv_port)
             socks.append(ns_sock)
-            for bc, _ in broker_cfgs:
+            for bc, sc in broker_cfgs:
                 s = bind_socket(bind_host, bc.listen_port)
                 socks.append(s)
                 bc.listen_port = s.getsockname()[1]
+                # BrokerStartup#createBrokerController (4.9.3) sets haListenPort to
+                # listenPort + 1 after reading the config (what GET_BROKER_CONFIG shows and
+                # REGISTER_BROKER's haServerAddr names)
+                sc.ha_listen_port = bc.listen_port + 1
         except OSError:
             for s in socks:
                 s.close()
@@ -293,7 +297,14 @@ class MqlabServer:
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
-        self.namesrv = NamesrvController(address=f"{ns_host}:{ns_port}")
+        # Where a 4.9.3 name server keeps its KV table and config file (NamesrvConfig's
+        # kvConfigPath / configStorePath; Java's default is ~/namesrv/): beside the stores.
+        ns_dir = self.store_root / "namesrv"
+        ns_cfg = NamesrvConfig(
+            kv_config_path=str(ns_dir / "kvConfig.json"),
+            config_store_path=str(ns_dir / "namesrv.properties"),
+        )
+        self.namesrv = NamesrvController(ns_cfg, address=f"{ns_host}:{ns_port}")
         ctx = await driver.add_node(self.namesrv, sock=ns_sock)
         if self._sink is not None:
             ctx.set_timer(

@@ -422,10 +422,20 @@ class AdminBrokerProcessor:
 
     def _earliest_message_time(self) -> int:
         """``DefaultMessageStore#getEarliestMessageTime()``: store time of the first
-        commit-log entry, -1 if there is none."""
+        commit-log entry, -1 if there is none.
+
+        4.9.3 reads it with ``CommitLog#pickupStoreTimestamp(minPhyOffset, maxMessageSize
+        * 2)``, whose ``MappedFile#selectMappedBuffer(pos, size)`` returns null unless the
+        file holds ``size`` written bytes from ``pos``: so -1 until 8 MiB (by default) are
+        written in the first file from the first entry on, whatever is stored (found by
+        the conformance row ``connections-stats-and-offsets/runtime_info``).
+        """
         store = self.broker.message_store
         min_offset = store.get_min_phy_offset()
         if min_offset < 0 or min_offset >= store.get_max_phy_offset():
+            return -1
+        size = store.message_store_config.max_message_size * 2
+        if store.commit_log.get_message(min_offset, size) is None:
             return -1
         msg = store.look_message_by_offset(min_offset)
         return -1 if msg is None else msg.store_timestamp

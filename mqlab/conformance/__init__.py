@@ -26,8 +26,8 @@ second ``mqlab serve``: a self-check of the harness that needs no Java.
 Modules: ``real_cluster`` builds and runs the real cluster (from Maven Central) and
 ``mqadmin``; ``wire`` sends one hand-made request (asyncio); ``raw_tcp`` is the harness's
 threaded client (several requests in flight per connection, arrival times measured);
-``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``
-and ``cli`` are the harness.
+``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``,
+``coverage`` and ``cli`` are the harness.
 
 Normalization rules (``compare.RULES``; only a named rule may mask a field, and only
 when the two values are equal once that rule's one reason is taken away):
@@ -57,7 +57,26 @@ field               lacks a @CFNotNull header field         @CFNotNull field, th
 cpp-boolean-1       the whole answer to a send with a       Java reads "1" as false (the
                     boolean header field "1"                C++ client's batches); mqlab
                                                             as true
+listen-port         listenPort / haListenPort of config     each side's own free port
+                    bodies
+store-path          store / KV / config paths of config     each side's own temp directory
+                    bodies
+available-          thread counts 4.9.3 derives from the    mqlab fixes the host at 4 CPUs
+processors          CPU count (GET_BROKER_CONFIG)
+runtime-            GET_BROKER_RUNTIME_INFO's clocks,       each broker measures its own
+measurement         latencies, TPS, queues, flush, disk     run; mqlab samples nothing
 =================== ======================================= ===============================
+
+The rules for values that agree only by chance (``engine.CHANCE_RULES``: store-timestamp,
+schedule-deliver-time, broker-born-timestamp, runtime-measurement, available-processors)
+count a field as explained whenever both answers carry it, equal or not, so the report
+page (tracked in git) changes only when behaviour does; the run's duration and timed
+steps' elapsed times go to ``artifacts/conformance-run.md``.
+
+Coverage (``coverage``): after the summary the harness prints ``codes: T dispatched by
+4.9.3, C covered by conformance rows, X left out on purpose`` (every request code the
+4.9.3 broker and name server dispatch, those some row sends, those left out on purpose);
+``python -m mqlab conformance --codes`` prints the table without starting anything.
 
 How to add a scenario
 ---------------------
@@ -86,4 +105,8 @@ How to add a scenario
    without ``--against``. A difference is fixed in mqlab (with a unit test that fails
    before the fix) or becomes a new rule in ``compare.RULES`` with its reason, and a
    line in the README's "What the model leaves out".
+7. A scenario that sends a request code no row sent before covers it: take the code out
+   of ``KNOWN_GAPS`` in ``tests/conformance/test_coverage.py`` (the ratchet: that set
+   may only shrink). A code left out on purpose goes in ``coverage.LEFT_OUT`` with its
+   reason, and the same reason in the README.
 """

@@ -1,4 +1,7 @@
-"""``python -m mqlab conformance [--report PATH] [--only GROUP] [-v] [--against real|mqlab]``."""
+"""``python -m mqlab conformance [--report PATH] [--only GROUP] [-v] [--against real|mqlab]``.
+
+``--codes`` prints the request-code table (``coverage``) and starts nothing.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the reference side: the real 4.9.3 cluster (default) or a second mqlab "
         "serve (a self-check of the harness that needs no Java)",
     )  # fmt: skip
+    ap.add_argument(
+        "--codes", action="store_true",
+        help="print every request code 4.9.3 dispatches, whether mqlab handles it and the "
+        "rows that send it; starts no cluster",
+    )  # fmt: skip
     return ap
 
 
@@ -42,8 +50,9 @@ def select(only: list[str]):
 
 def run(args: argparse.Namespace, out=print):
     """Start both sides, run the selected scenarios, print rows; returns the ``Run``."""
+    from mqlab.conformance.coverage import coverage_table, summary_line
     from mqlab.conformance.engine import run_scenarios
-    from mqlab.conformance.report import row_line, write_report
+    from mqlab.conformance.report import RUN_FILE, row_line, write_report
     from mqlab.conformance.scenarios import GROUPS
     from mqlab.conformance.sides import MqlabSide, RealSide
 
@@ -62,15 +71,27 @@ def run(args: argparse.Namespace, out=print):
     finally:
         mq.stop()
         real.stop()
+    codes = coverage_table(scenarios)
     if not args.no_report:
-        write_report(result, args.report, real_label=label, groups_doc=GROUPS)
-        out(f"conformance: report written to {args.report}")
+        # the default report is tracked: its run file goes to the git-ignored artifacts/;
+        # a report elsewhere gets its run file beside it
+        run_file = RUN_FILE if args.report == DEFAULT_REPORT else args.report.with_suffix(".run.md")
+        write_report(result, args.report, real_label=label, groups_doc=GROUPS, codes=codes,
+                     run_file=run_file)  # fmt: skip
+        out(f"conformance: report written to {args.report} (this run's timings: {run_file})")
+    out(f"conformance: {result.seconds:.0f} s")
     out(result.summary())
+    out(summary_line(codes))
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.codes:
+        from mqlab.conformance.coverage import coverage_table, text_table
+
+        print(text_table(coverage_table(select(args.only))))
+        return 0
     if args.against == "real":
         from mqlab.conformance.real_cluster import java_tools_missing
 

@@ -121,13 +121,23 @@ def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool
 
 _TIMESTAMP_PATHS = re.compile(
     r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
-    r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp)$"
+    r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp"
+    r"|ext\.indexLastUpdateTimestamp|body\.offsetTable\..*\.lastTimestamp"
+    r"|body\.table\.earliestMessageTimeStamp)$"
 )
+#: ``Configuration``'s data version as the ``version`` ext field of GET_BROKER_CONFIG: a
+#: ``DataVersion#toJson`` text whose timestamp is the broker's clock at start / update.
+_VERSION_JSON = re.compile(r'^\{"counter":(\d+),"timestamp":(\d+)\}$')
 #: Two brokers started and fed by the same harness store within this of each other.
 STORE_CLOCK_WINDOW_MS = 120_000
 
 
 def _store_timestamp(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path == "ext.version" and isinstance(d.real, str) and isinstance(d.mqlab, str):
+        va, vb = _VERSION_JSON.match(d.real), _VERSION_JSON.match(d.mqlab)
+        if va is None or vb is None or va.group(1) != vb.group(1):
+            return False  # the counters (how many updates) must agree
+        return _store_timestamp(Diff("ext.timestamp", va.group(2), vb.group(2)), real, mq)
     if _TIMESTAMP_PATHS.search(d.path) is None:
         return False
     try:
@@ -191,8 +201,11 @@ RULES: list[Rule] = [
     Rule(
         "store-timestamp",
         "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
-        "dataVersion timestamps, GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store "
-        "time of a queue's last message)",
+        "dataVersion timestamps (GET_BROKER_CONFIG's version ext field too, same counter "
+        "required), GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store time of a queue's "
+        "last message), GET_CONSUME_STATS' lastTimestamp (of the last consumed message), "
+        "QUERY_MESSAGE's indexLastUpdateTimestamp (of the last indexed message), the "
+        "runtime info's earliestMessageTimeStamp",
         "each broker's wall clock when it stored / changed something; masked only when "
         f"both are set and within {STORE_CLOCK_WINDOW_MS // 1000} s of each other",
         _store_timestamp,
@@ -298,6 +311,133 @@ RULES.append(
         _file_preallocation,
     )
 )
+
+
+def parse_properties_body(body: bytes | None) -> list[tuple[str, str]]:
+    """A ``MixAll#properties2String`` text (``key=value\n`` per entry, nothing escaped) as
+    ``[(key, value)]`` in its order (GET_BROKER_CONFIG's and GET_NAMESRV_CONFIG's bodies)."""
+    text = (body or b"").decode("utf-8", "replace").replace("\r\n", "\n")
+    return [tuple(line.split("=", 1)) for line in text.split("\n") if "=" in line]  # type: ignore[misc]
+
+
+def _port(addr: str) -> str:
+    return addr.rsplit(":", 1)[-1]
+
+
+def _listen_port(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path not in ("body.listenPort", "body.haListenPort"):
+        return False
+    try:
+        a, b = int(d.real), int(d.mqlab)
+    except (TypeError, ValueError):
+        return False
+    if d.path == "body.listenPort":  # each side's own broker or name-server port
+        return str(a) in (_port(real.broker_addr), _port(real.namesrv_addr)) and str(b) in (
+            _port(mq.broker_addr), _port(mq.namesrv_addr))  # fmt: skip
+    return 0 < a < 65536 and 0 < b < 65536
+
+
+_STORE_PATH_KEYS = ("storePathRootDir", "storePathCommitLog", "kvConfigPath", "configStorePath")
+
+
+def _store_path(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    key = d.path.removeprefix("body.")
+    if key not in _STORE_PATH_KEYS or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
+        return False
+    if not (d.real.startswith("/") and d.mqlab.startswith("/")):
+        return False
+    # the same file or directory name inside each side's own store directory
+    return key == "storePathRootDir" or d.real.rsplit("/", 1)[-1] == d.mqlab.rsplit("/", 1)[-1]
+
+
+#: BrokerConfig / NettyClientConfig fields 4.9.3 derives from Runtime#availableProcessors.
+_CPU_DERIVED: dict[str, Callable[[int], int]] = {
+    "sendMessageThreadPoolNums": lambda n: min(n, 4),
+    "putMessageFutureThreadPoolNums": lambda n: min(n, 4),
+    "pullMessageThreadPoolNums": lambda n: 16 + n * 2,
+    "processReplyMessageThreadPoolNums": lambda n: 16 + n * 2,
+    "queryMessageThreadPoolNums": lambda n: 8 + n,
+    "heartbeatThreadPoolNums": lambda n: min(32, n),
+    "endTransactionThreadPoolNums": lambda n: max(8 + n * 2, min(n, 4) * 4),
+    "clientCallbackExecutorThreads": lambda n: n,
+}
+#: mqlab's fixed host (``mqlab.broker.config``: "mqlab fixes the host at 4 CPUs").
+MQLAB_CPUS = 4
+
+
+def _available_processors(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    f = _CPU_DERIVED.get(d.path.removeprefix("body."))
+    if f is None or not d.path.startswith("body."):
+        return False
+    try:
+        a, b = int(d.real), int(d.mqlab)
+    except (TypeError, ValueError):
+        return False
+    return b == f(MQLAB_CPUS) and any(f(n) == a for n in range(1, 1025))
+
+
+#: GET_BROKER_RUNTIME_INFO entries that are measurements of the run: clocks, latencies,
+#: sampled rates, thread-pool queues at that instant, the flush backlog, the disk.
+_RUNTIME_MEASUREMENTS = frozenset({
+    "bootTimestamp", "runtime", "putMessageEntireTimeMax", "getMessageEntireTimeMax",
+    "putMessageDistributeTime", "pageCacheLockTimeMills", "putTps", "getFoundTps",
+    "getMissTps", "getTransferedTps", "getTotalTps", "remainHowManyDataToFlush",
+    "commitLogDiskRatio", "consumeQueueDiskRatio", "commitLogDirCapacity",
+    "sendThreadPoolQueueSize", "pullThreadPoolQueueSize", "queryThreadPoolQueueSize",
+    "EndTransactionQueueSize", "sendThreadPoolQueueHeadWaitTimeMills",
+    "pullThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
+})  # fmt: skip
+
+
+def _runtime_measurement(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if not d.path.startswith("body.table."):
+        return False
+    key = d.path.removeprefix("body.table.")
+    if key.startswith("commitLogDiskRatio_/"):  # keyed by each side's own commit-log path
+        present = d.real if d.real != "<absent>" else d.mqlab
+        return (d.real == "<absent>") != (d.mqlab == "<absent>") and isinstance(present, str)
+    return key in _RUNTIME_MEASUREMENTS and "<absent>" not in (d.real, d.mqlab)
+
+
+RULES += [
+    Rule(
+        "listen-port",
+        "listenPort and haListenPort in GET_BROKER_CONFIG / GET_NAMESRV_CONFIG bodies",
+        "each broker and name server listens on its own free loopback port (listenPort "
+        "masked only when it is that side's own port); the real runner gives the HA service "
+        "a free port of its own, mqlab shows its configured haListenPort",
+        _listen_port,
+    ),
+    Rule(
+        "store-path",
+        "storePathRootDir, storePathCommitLog, kvConfigPath, configStorePath in config bodies",
+        "each side keeps its store in its own temporary directory; masked only when both "
+        "are absolute paths naming the same file or directory inside it",
+        _store_path,
+    ),
+    Rule(
+        "available-processors",
+        "GET_BROKER_CONFIG's thread counts 4.9.3 derives from Runtime#availableProcessors "
+        "(send/pull/query/reply/heartbeat/end-transaction/put-future pools, "
+        "clientCallbackExecutorThreads)",
+        f"Java sizes them from this host's CPU count; mqlab fixes the host at {MQLAB_CPUS} "
+        "CPUs so that runs do not depend on the machine. Masked only when mqlab's value is "
+        f"4.9.3's formula at {MQLAB_CPUS} CPUs and the real value is the same formula at "
+        "some CPU count",
+        _available_processors,
+    ),
+    Rule(
+        "runtime-measurement",
+        "GET_BROKER_RUNTIME_INFO entries that measure the run: bootTimestamp, runtime, "
+        "put/get latency maxima and histogram, TPS figures, thread-pool queue sizes and head "
+        "wait times, page-cache lock time, flush backlog, disk ratios and capacity "
+        "(commitLogDiskRatio_<path> is keyed by each side's own commit-log path)",
+        "each broker measures its own clock, threads, flushes and disk; mqlab has no "
+        "sampling threads and a simulated disk (see the README, What the model leaves out). "
+        "Every other entry (offsets, counters, capacities, versions) is compared exactly",
+        _runtime_measurement,
+    ),
+]
 
 #: Not a field rule: it looks at the whole exchange (see :func:`missing_header_field`).
 MISSING_FIELD_RULE = Rule(
@@ -448,6 +588,16 @@ def compare_bodies(kind: str, request_code: int, a: RemotingCommand, b: Remoting
         return
     if kind == "auto" and request_code == 11 and a.code == 0 and b.code == 0:
         kind = "messages"
+    if kind == "properties":
+        pa, pb = parse_properties_body(ba), parse_properties_body(bb)
+        ka, kb = [k for k, _ in pa], [k for k, _ in pb]
+        if ka != kb:
+            out.append(Diff("body.keys", ",".join(ka), ",".join(kb)))
+        da, db = dict(pa), dict(pb)
+        for k in ka + [k for k in kb if k not in da]:
+            if da.get(k) != db.get(k):
+                out.append(Diff(f"body.{k}", da.get(k, "<absent>"), db.get(k, "<absent>")))
+        return
     if kind == "messages":
         try:
             ma, mb = decodes(ba or b""), decodes(bb or b"")

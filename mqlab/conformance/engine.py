@@ -13,16 +13,20 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from mqlab.common.message_decoder import MessageDecodeError, decodes
 from mqlab.conformance.compare import (
     CPP_BOOLEAN_RULE,
     MISSING_FIELD_RULE,
+    RULES_BY_NAME,
     Diff,
     SideEnv,
     classify,
     compare_answers,
     compare_values,
     cpp_boolean_1,
+    message_fields,
     missing_header_field,
+    parse_properties_body,
 )
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.scenario import (
@@ -54,6 +58,9 @@ class Row:
     mqlab: str = ""
     note: str = ""
     is_request: bool = True
+    #: run-dependent figures (elapsed ms of a timed step): the console and the run file
+    #: show them, the tracked report does not
+    timing: str = ""
 
     @property
     def unexplained(self) -> list[Diff]:
@@ -110,6 +117,96 @@ def describe(ans: Answer | None) -> str:
         parts.append(f"body[{len(b)}]={txt[:400]}")
     parts.append(f"{ans.elapsed_ms:.0f} ms")
     return " ".join(parts)
+
+
+#: The rules for values that agree between the two sides only by chance: each broker's
+#: own clock (two brokers store in the same millisecond now and then), the run's
+#: measurements, the host's CPU count (equal on a 4-CPU host). A field one of these rules
+#: covers counts as explained whenever both sides carry it, equal or not, so that a row's
+#: verdict does not depend on the run's timing.
+CHANCE_RULES = (
+    "store-timestamp", "schedule-deliver-time", "broker-born-timestamp",
+    "runtime-measurement", "available-processors",
+)  # fmt: skip
+
+Leaf = tuple[str, Any, "tuple[str, str] | None"]
+
+
+def _equal_leaves(path: str, a: Any, b: Any) -> Iterable[tuple[str, Any]]:
+    """The paths (``compare_values``' scheme) whose values are the same on both sides."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        na, nb = {str(k): v for k, v in a.items()}, {str(k): v for k, v in b.items()}
+        for k in sorted(set(na) & set(nb)):
+            yield from _equal_leaves(f"{path}.{k}", na[k], nb[k])
+    elif isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            yield from _equal_leaves(f"{path}[{i}]", x, y)
+    elif a == b and type(a) is type(b):
+        yield path, a
+
+
+def _clock_diffs(leaves: Iterable[Leaf], envs: tuple[SideEnv, SideEnv]) -> list[Diff]:
+    """A masked :class:`Diff` (real == mqlab) for each equal leaf a clock rule covers."""
+    rules = [RULES_BY_NAME[n] for n in CHANCE_RULES if n in RULES_BY_NAME]
+    out: list[Diff] = []
+    for path, v, hosts in leaves:
+        d = Diff(path, v, v, born_hosts=hosts)
+        for r in rules:
+            if r.masks(d, *envs):
+                d.rule = r.name
+                out.append(d)
+                break
+    return out
+
+
+def _answer_leaves(code: int, a: Answer | None, b: Answer | None, body_kind: str) -> list[Leaf]:
+    """The equal leaves of two answers, walked as ``compare_answers`` compares them."""
+    if a is None or b is None or a.command is None or b.command is None:
+        return []
+    ca, cb = a.command, b.command
+    leaves: list[Leaf] = []
+    ea, eb = ca.ext_fields or {}, cb.ext_fields or {}
+    leaves += [(f"ext.{k}", ea[k], None) for k in sorted(set(ea) & set(eb)) if ea[k] == eb[k]]
+    if not ca.body or not cb.body:
+        return leaves
+    kind = body_kind
+    if kind == "auto" and code == 11 and ca.code == 0 and cb.code == 0:
+        kind = "messages"
+    if kind == "properties":
+        pa, pb = dict(parse_properties_body(ca.body)), dict(parse_properties_body(cb.body))
+        return leaves + [(f"body.{k}", v, None) for k, v in pa.items() if pb.get(k) == v]
+    if kind == "messages":
+        try:
+            ma, mb = decodes(ca.body), decodes(cb.body)
+        except MessageDecodeError:
+            return leaves
+        for i, (x, y) in enumerate(zip(ma, mb, strict=False)):
+            fx, fy = message_fields(x), message_fields(y)
+            leaves += [(f"msg[{i}].{k}", fx[k], None) for k in fx if fx[k] == fy[k]]
+        return leaves
+    ja, jb = _json(ca.body), _json(cb.body)
+    if kind in ("auto", "json") and ja is not None and jb is not None:
+        leaves += [(p, v, None) for p, v in _equal_leaves("body", ja, jb)]
+    return leaves
+
+
+def _json(body: bytes) -> Any:
+    try:
+        text = body.decode("utf-8")
+        return loads(text) if text[:1] in ("{", "[") else None
+    except ValueError:  # UnicodeDecodeError is one
+        return None
+
+
+def _entry_leaves(i: int, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[Leaf]:
+    if a is None or b is None:
+        return []
+    hosts = (a["bornHost"], b["bornHost"])
+    return [(f"msg[{i}].{k}", a[k], hosts) for k in LAYOUT if a[k] == b[k]]
+
+
+def _leaves(path: str, a: Any, b: Any) -> list[Leaf]:
+    return [(p, v, None) for p, v in _equal_leaves(path, a, b)]
 
 
 class _SideRunner:
@@ -212,16 +309,21 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
         else:
             diffs = [Diff("msg[0]." + d.path.split(".", 1)[1], d.real, d.mqlab,
                           born_hosts=d.born_hosts) for d in _entry_diffs(0, a, b)]  # fmt: skip
-        rows.append(Row(sc.group, sc.name, chk.name, what, classify(diffs, *envs),
+        diffs = classify(diffs, *envs) + _clock_diffs(_entry_leaves(0, a, b), envs)
+        rows.append(Row(sc.group, sc.name, chk.name, what, diffs,
                         _entry_text(a), _entry_text(b), chk.note, is_request=False))  # fmt: skip
     for topic in chk.topics:
         qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
         for qid in sorted(set(qa) | set(qb)):
             diffs = []
-            compare_values(f"cq:{topic}/{qid}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
+            ua, ub = _units(qa.get(qid)), _units(qb.get(qid))
+            compare_values(f"cq:{topic}/{qid}", ua, ub, diffs)
+            diffs = classify(diffs, *envs) + _clock_diffs(
+                _leaves(f"cq:{topic}/{qid}", ua, ub), envs
+            )
             rows.append(Row(
                 sc.group, sc.name, chk.name, f"consume queue {topic}/{qid} "
-                f"({len(qa.get(qid, []))} units)", classify(diffs, *envs),
+                f"({len(qa.get(qid, []))} units)", diffs,
                 str(qa.get(qid)), str(qb.get(qid)), chk.note, is_request=False,
             ))  # fmt: skip
     fa, fb = store_files(real.store_dir, chk.topics), store_files(mq.store_dir, chk.topics)
@@ -232,7 +334,8 @@ def _stored_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
     ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
     diffs = []
     compare_values("body", ta, tb, diffs)
-    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", classify(diffs, *envs),
+    diffs = classify(diffs, *envs) + _clock_diffs(_leaves("body", ta, tb), envs)
+    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", diffs,
                     _cut_json(ta), _cut_json(tb), chk.note, is_request=False))  # fmt: skip
     return rows
 
@@ -258,24 +361,33 @@ def _whole_store_rows(sc: Scenario, chk: StoredCheck, real: Side, mq: Side,
                       envs: tuple[SideEnv, SideEnv], ea: list, eb: list) -> list[Row]:  # fmt: skip
     """Two rows: every commit-log entry, every consume-queue unit of every topic."""
     diffs: list[Diff] = []
+    leaves: list[Leaf] = []
     for i in range(max(len(ea), len(eb))):
-        diffs += _entry_diffs(i, ea[i] if i < len(ea) else None, eb[i] if i < len(eb) else None)
+        a, b = ea[i] if i < len(ea) else None, eb[i] if i < len(eb) else None
+        diffs += _entry_diffs(i, a, b)
+        leaves += _entry_leaves(i, a, b)
+    diffs = classify(diffs, *envs) + _clock_diffs(leaves, envs)
     rows = [Row(sc.group, sc.name, chk.name,
-                f"whole commit log ({len(ea)} / {len(eb)} entries)", classify(diffs, *envs),
+                f"whole commit log ({len(ea)} / {len(eb)} entries)", diffs,
                 f"{len(ea)} entries", f"{len(eb)} entries", chk.note, is_request=False)]  # fmt: skip
     diffs = []
+    leaves = []
     units = 0
     for topic in _all_topics(real.store_dir, mq.store_dir):
         qa, qb = read_consume_queue(real.store_dir, topic), read_consume_queue(mq.store_dir, topic)
         for qid in sorted(set(qa) | set(qb)):
             units += len(qa.get(qid, []))
-            compare_values(f"cq:{topic}/{qid}", _units(qa.get(qid)), _units(qb.get(qid)), diffs)
+            ua, ub = _units(qa.get(qid)), _units(qb.get(qid))
+            compare_values(f"cq:{topic}/{qid}", ua, ub, diffs)
+            leaves += _leaves(f"cq:{topic}/{qid}", ua, ub)
+    diffs = classify(diffs, *envs) + _clock_diffs(leaves, envs)
     rows.append(Row(sc.group, sc.name, chk.name, f"every consume queue ({units} units)",
-                    classify(diffs, *envs), f"{units} units", "", chk.note, is_request=False))  # fmt: skip
+                    diffs, f"{units} units", "", chk.note, is_request=False))  # fmt: skip
     ta, tb = _topics_json(real.store_dir), _topics_json(mq.store_dir)
     diffs = []
     compare_values("body", ta, tb, diffs)
-    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", classify(diffs, *envs),
+    diffs = classify(diffs, *envs) + _clock_diffs(_leaves("body", ta, tb), envs)
+    rows.append(Row(sc.group, sc.name, chk.name, "config/topics.json", diffs,
                     _cut_json(ta), _cut_json(tb), chk.note, is_request=False))  # fmt: skip
     return rows
 
@@ -365,15 +477,20 @@ def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,
                     Diff(f"elapsed_ms.{side}", f"{ans.elapsed_ms:.0f} not in [{lo}, {hi}]", "-")
                 )
     what = f"{_code_name(code)} -> {st.to}"
+    timing = ""
     if (st.timing or st.timing_window) and a and b:
-        what += f" [timing {a.elapsed_ms:.0f} / {b.elapsed_ms:.0f} ms]"
+        what += " [timed]"
+        timing = f"{a.elapsed_ms:.0f} / {b.elapsed_ms:.0f} ms"
     whole = None
     if a and b and missing_header_field(_sent_header(st), a.command, b.command):
         whole = MISSING_FIELD_RULE.name
     elif cpp_boolean_1(code, _sent_header(st)):
         whole = CPP_BOOLEAN_RULE.name
-    return Row(sc.group, sc.name, st.name, what, classify(diffs, *envs, whole_answer_rule=whole),
-               describe(a), describe(b), st.note)  # fmt: skip
+    diffs = classify(diffs, *envs, whole_answer_rule=whole)
+    if whole is None:
+        diffs += _clock_diffs(_answer_leaves(code, a, b, st.body_kind), envs)
+    return Row(sc.group, sc.name, st.name, what, diffs, describe(a), describe(b), st.note,
+               timing=timing)  # fmt: skip
 
 
 def _sent_header(st: Step) -> dict[str, str]:

@@ -1,18 +1,31 @@
-"""The Markdown report page (docs/conformance.md) and the console rows."""
+"""The Markdown report page (docs/conformance.md), the run file, and the console rows.
+
+The report page is tracked in git, so it holds only what does not change from run to run
+when mqlab and the scenarios do not: every row's verdict (clock fields count as explained
+whether or not the two clocks agreed, see ``engine.CHANCE_RULES``), the rule counts, the
+request-code table. What a run measures (its duration, each timed step's elapsed ms) goes
+to the run file beside it under ``artifacts/`` (git-ignored) and to the console.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from mqlab.conformance.compare import RULES
-from mqlab.conformance.engine import Row, Run
+from mqlab.conformance.coverage import CodeRow, markdown_table, summary_line
+from mqlab.conformance.engine import CHANCE_RULES, Row, Run
 
-__all__ = ["row_line", "write_report"]
+__all__ = ["row_line", "write_report", "render_report", "render_run_file", "RUN_FILE"]
+
+#: The run-dependent figures of the last run that wrote a report (git-ignored).
+RUN_FILE = Path("artifacts/conformance-run.md")
 
 
 def row_line(row: Row, verbose: bool = False) -> str:
-    line = f"{row.group:<10} {row.scenario}/{row.step}: {row.what}: {row.verdict}"
+    timing = f" [{row.timing}]" if row.timing else ""
+    line = f"{row.group:<10} {row.scenario}/{row.step}: {row.what}{timing}: {row.verdict}"
     if row.verdict == "UNEXPLAINED" or verbose:
         extra = []
         for d in row.diffs:
@@ -34,7 +47,47 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def write_report(run: Run, path: Path, *, real_label: str, groups_doc: dict[str, str]) -> None:
+def write_report(
+    run: Run,
+    path: Path,
+    *,
+    real_label: str,
+    groups_doc: dict[str, str],
+    codes: Sequence[CodeRow] = (),
+    run_file: Path | None = RUN_FILE,
+) -> None:
+    """Write the tracked report to ``path`` and the run's own figures to ``run_file``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_report(run, real_label=real_label, groups_doc=groups_doc,
+                                  codes=codes), encoding="utf-8")  # fmt: skip
+    if run_file is not None:
+        run_file.parent.mkdir(parents=True, exist_ok=True)
+        run_file.write_text(render_run_file(run), encoding="utf-8")
+
+
+def render_run_file(run: Run) -> str:
+    """What changes from run to run: the duration and each timed step's elapsed ms."""
+    lines = [
+        "# The last conformance run's own figures",
+        "",
+        f"Written by `python -m mqlab conformance` beside the report (not tracked). "
+        f"The run took {run.seconds:.1f} s.",
+        "",
+        "| scenario / step | request | real / mqlab elapsed | verdict |",
+        "|---|---|---|---|",
+    ]
+    for r in run.rows:
+        if r.timing:
+            lines.append(f"| {_md(r.scenario)} / {_md(r.step)} | {_md(r.what)} | "
+                         f"{r.timing} | {_md(r.verdict)} |")  # fmt: skip
+    lines += ["", run.summary(), ""]
+    return "\n".join(lines)
+
+
+def render_report(
+    run: Run, *, real_label: str, groups_doc: dict[str, str], codes: Sequence[CodeRow] = ()
+) -> str:
+    """The report page: the same bytes for two runs that differ only in timing."""
     n, i, e, u = run.tally()
     req = sum(1 for r in run.rows if r.is_request)
     lines = [
@@ -45,10 +98,17 @@ def write_report(run: Run, path: Path, *, real_label: str, groups_doc: dict[str,
         "settings, replays the same raw RemotingCommands to both, and compares code, "
         "remark, extFields and body of every answer (JSON bodies parsed, pull bodies "
         "and commit-log files decoded message by message). A difference counts as "
-        "explained only when a named normalization rule below masks it.",
+        "explained only when a named normalization rule below masks it. A field whose two "
+        "values agree only by chance (rules "
+        + ", ".join(f"`{c}`" for c in CHANCE_RULES)
+        + ": each broker's clock, the run's measurements, the host's CPU count) counts as "
+        "explained whenever both answers carry it, even when the two values happened to "
+        "agree, so that this page does not change with the run's timing; the run's "
+        "duration and the elapsed times of timed steps are in "
+        f"`{RUN_FILE}` (not tracked).",
         "",
         f"**Result:** {n} rows ({req} requests, {n - req} stored-bytes checks): "
-        f"{i} identical, {e} explained, {u} unexplained; {run.seconds:.0f} s.",
+        f"{i} identical, {e} explained, {u} unexplained.",
         "",
         "## Normalization rules",
         "",
@@ -70,6 +130,8 @@ def write_report(run: Run, path: Path, *, real_label: str, groups_doc: dict[str,
         lines.append(f"- **{g}**: {len(rows)} rows, {gi} identical, "
                      f"{len(rows) - gi - gu} explained, {gu} unexplained. "
                      f"{groups_doc.get(g, '')}")  # fmt: skip
+    if codes:
+        lines += [""] + markdown_table(codes)
     for g, rows in groups.items():
         lines += ["", f"## {g}", "", "| scenario / step | request | verdict |", "|---|---|---|"]
         for r in rows:
@@ -84,6 +146,8 @@ def write_report(run: Run, path: Path, *, real_label: str, groups_doc: dict[str,
             for d in r.unexplained:
                 lines.append(f"{d.path}: real={_cut(d.real, 400)} mqlab={_cut(d.mqlab, 400)}")
             lines += [f"real : {r.real}", f"mqlab: {r.mqlab}", "```", ""]
-    lines += ["", run.summary(), ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
+    lines += ["", run.summary()]
+    if codes:
+        lines.append(summary_line(codes))
+    lines.append("")
+    return "\n".join(lines)

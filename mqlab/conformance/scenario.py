@@ -64,7 +64,8 @@ class Step:
             RocketMQ itself only bounds it (a held pull times out at the next hold check,
             whose phase is each broker's own).
         body_kind: how to compare bodies: ``"auto"`` (JSON if it parses, pull responses
-            as stored messages, else bytes), ``"json"``, ``"messages"``, ``"bytes"``.
+            as stored messages, else bytes), ``"json"``, ``"messages"``, ``"bytes"``,
+            ``"properties"`` (a ``key=value`` text: key order, then each value).
         timeout_s: how long to wait for the answer.
         note: one line for the report (what this request shows).
         expect: the response code the scenario needs from the real broker (e.g. 0 for

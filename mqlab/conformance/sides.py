@@ -34,6 +34,9 @@ BROKER_PROPERTIES: dict[str, str] = {
     "diskMaxUsedSpaceRatio": "95",
     "osPageCacheBusyTimeOutMills": "10000",
     "brokerFastFailureEnable": "false",
+    # the real runner's own default (RealCluster.java); given to both so that
+    # GET_BROKER_CONFIG compares this key too
+    "waitTimeMillsInSendQueue": "3000",
 }
 
 

@@ -17,10 +17,13 @@ An update changes only keys that exist (``mergeIfExist``) and fields that have a
 a value that does not parse (``Integer.parseInt``) is skipped silently by Java's
 ``properties2Object``, so the field and what GET shows keep the old value.
 
+GET lists the entries in the order a JDK 17 ``Properties`` iterates them (its internal
+``ConcurrentHashMap``, replayed by ``mqlab.common.java_hash_map.JavaProperties``), as the
+broker's ``BrokerConfiguration`` does; the conformance row ``namesrv-config/get`` found
+the sorted order mqlab wrote before.
+
 Where mqlab differs from Java, on purpose:
 
-* Java's ``Properties`` is a Hashtable, so GET lists entries in hash order (which also
-  depends on the JDK); mqlab sorts the keys;
 * Java writes the whole text to ``configStorePath`` after every update, and its
   ``KVConfigManager`` persists to the current ``kvConfigPath``. 4.9.3 lets an update set
   both paths (later releases refuse these two keys: it was a remote file-write hole), so
@@ -34,11 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mqlab.common.properties import (
-    object_to_properties,
-    properties_to_object,
-    properties_to_string,
-)
+from mqlab.common.java_hash_map import JavaProperties
+from mqlab.common.properties import object_to_properties, properties_to_object
 
 __all__ = ["Configuration", "NettyServerConfig"]
 
@@ -81,14 +81,24 @@ class Configuration:
 
     def __init__(self, *config_objects: Any) -> None:
         self.config_objects: list[Any] = []
-        self.all_configs: dict[str, str] = {}
+        self.all_configs = JavaProperties()
         for obj in config_objects:
             self.register_config(obj)
 
     def register_config(self, obj: Any) -> None:
         """Add an object and merge its fields into ``all_configs``. Mirrors ``#registerConfig``."""
-        self.all_configs.update(object_to_properties(obj))
+        self._merge(obj)
         self.config_objects.append(obj)
+
+    def _merge(self, obj: Any) -> None:
+        """``Configuration#merge(MixAll.object2Properties(obj), allConfigs)``: the object's
+        non-null fields go into a ``Properties`` in declaration order, then into
+        ``allConfigs`` in that ``Properties``' iteration order."""
+        props = JavaProperties()
+        for key, value in object_to_properties(obj).items():
+            props.put(key, value)
+        for key, value in props.items():
+            self.all_configs.put(key, value)
 
     def update(self, properties: Mapping[str, str]) -> None:
         """UPDATE_NAMESRV_CONFIG. Mirrors ``Configuration#update``: ``all_configs`` takes
@@ -96,7 +106,7 @@ class Configuration:
         field for (``properties2Object``), even one whose value was null so far."""
         for key, value in properties.items():
             if key in self.all_configs:
-                self.all_configs[key] = value
+                self.all_configs.put(key, value)
         for obj in self.config_objects:
             properties_to_object(properties, obj)
 
@@ -105,5 +115,5 @@ class Configuration:
         current fields are merged in first, so a skipped (unparsable) update shows the
         field's real value again."""
         for obj in self.config_objects:
-            self.all_configs.update(object_to_properties(obj))
-        return properties_to_string(self.all_configs)
+            self._merge(obj)
+        return "".join(f"{k}={v}\n" for k, v in self.all_configs.items())

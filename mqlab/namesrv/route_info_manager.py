@@ -422,19 +422,26 @@ class RouteInfoManager:
         (``brokerAddrTable`` is a ``HashMap(128)``, ``brokerAddrs`` a ``HashMap<Long,…>``),
         so not necessarily the first brokerName alphabetically, nor always the master.
 
+        The names come in the order fastjson writes ``TopicList#topicList``, a
+        ``HashSet<String>``: filled while iterating ``clusterAddrTable`` (a ``HashMap(32)``),
+        each cluster name then its brokerNames (a ``HashSet``), then iterated in the set's
+        own hash order (found by the conformance row ``fake-broker/system_topics``).
+
         Returns:
-            (sorted names, brokerAddr or None when no broker is registered).
+            (names in Java's order, brokerAddr or None when no broker is registered).
         """
-        topics = set(self.cluster_addr_table)
-        for names in self.cluster_addr_table.values():
-            topics |= names
+        inserted: list[str] = []
+        for cluster in hash_map_order(self.cluster_addr_table, initial_capacity=32):
+            inserted.append(cluster)
+            inserted += hash_map_order(self.cluster_addr_table[cluster])
+        topics = hash_map_order(dict.fromkeys(inserted))
         broker_addr = None
         for name in hash_map_order(self.broker_addr_table, initial_capacity=128):
             addrs = self.broker_addr_table[name].broker_addrs
             if addrs:
                 broker_addr = addrs[hash_map_order(addrs, hash_code=java_long_hash)[0]]
                 break
-        return sorted(topics), broker_addr
+        return topics, broker_addr
 
     def _topics_with_first_sys_flag(self, test: Callable[[int], bool]) -> list[str]:
         """Topics whose first QueueData's ``topicSysFlag`` passes ``test``, in Java's order.

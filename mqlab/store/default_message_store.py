@@ -596,12 +596,13 @@ class DefaultMessageStore(GetMessageMixin):
         else:
             status = self._check_message(msg)
         if status is not _PUT_OK:
+            # returned before the commit log: StoreStatsService counts no failed put
             result = PutMessageResult(status)
         else:
             if msg.store_host == "127.0.0.1:0":
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
-        self._count_put(msg.topic, result, 1)
+            self._count_put(msg.topic, result, 1)
         tracer = self.tracer
         if tracer is not None and tracer.enabled:
             amr = result.append_message_result
@@ -664,13 +665,13 @@ class DefaultMessageStore(GetMessageMixin):
             elif body_length > self.message_store_config.max_message_size:
                 status = PutMessageStatus.MESSAGE_ILLEGAL
         if status is not PutMessageStatus.PUT_OK:
-            result = PutMessageResult(status)
+            result = PutMessageResult(status)  # not counted as a failed put (see put_message)
         else:
             for m in msgs:
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
             result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
-        self._count_put(msgs[0].topic, result, len(msgs))
+            self._count_put(msgs[0].topic, result, len(msgs))
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -686,7 +687,13 @@ class DefaultMessageStore(GetMessageMixin):
         return result
 
     def _count_put(self, topic: str, result: PutMessageResult, msg_num: int) -> None:
-        """``StoreStatsService``'s put counters: OK puts by topic, else a failed put."""
+        """``StoreStatsService``'s put counters: OK puts by topic, else a failed put.
+
+        Only for puts that reached the commit log: ``asyncPutMessage(s)`` returns the
+        ``checkStoreStatus`` / ``checkMessage(s)`` refusals before the ``thenAccept`` that
+        counts ``putMessageFailedTimes`` (DefaultMessageStore, rocketmq-all-4.9.3; found
+        by the conformance row ``connections-stats-and-offsets/runtime_info``).
+        """
         amr = result.append_message_result
         if result.is_ok() and amr is not None:
             self.store_stats_service.on_put(topic, msg_num, amr.wrote_bytes)

@@ -126,8 +126,9 @@ def test_broker_runtime_info_counts_puts_and_gets(cluster, tmp_path):
     assert table["msgGetTotalTodayNow"] == "2" and table["putMessageFailedTimes"] == "0"
     assert table["runtime"] == "[ 0 days, 0 hours, 1 minutes, 1 seconds ]"
     assert (table["brokerVersionDesc"], table["brokerVersion"]) == ("V4_9_3", "399")
-    first = c.broker.message_store.look_message_by_offset(0).store_timestamp
-    assert table["earliestMessageTimeStamp"] == str(first) and 61_000 < first < 61_010
+    # pickupStoreTimestamp(minPhyOffset, 2 * maxMessageSize): 381 written bytes are
+    # fewer than 8 MiB, so 4.9.3 answers -1 (checked against the real broker)
+    assert table["earliestMessageTimeStamp"] == "-1"
     assert table["remainTransientStoreBufferNumbs"] == "2147483647"
     assert table["sendThreadPoolQueueCapacity"] == "10000"
     assert table["putTps"] == "  " and table["getTotalTps"] == "0.0 0.0 0.0"
@@ -137,6 +138,27 @@ def test_broker_runtime_info_counts_puts_and_gets(cluster, tmp_path):
     assert (t["putMessageTimesTotal"], t["putMessageAverageSize"]) == ("1", "0.0")
     assert t["earliestMessageTimeStamp"] == "-1"
     assert t["commitLogMinOffset"] == str(fresh.broker.message_store.get_min_phy_offset())
+
+
+def test_earliest_message_time_once_8_mib_follow_the_first_entry(cluster):
+    """earliestMessageTimeStamp: the first entry's store time once the commit-log file holds
+    2 * maxMessageSize (8 MiB) from it (MappedFile#selectMappedBuffer), -1 before."""
+    c = cluster()
+    c.d.advance(1000)
+
+    def earliest():
+        r = c.call(c.broker.broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        return loads(r.response.body.decode())["table"]["earliestMessageTimeStamp"]
+
+    body = b"x" * (1024 * 1024)
+    for _ in range(7):
+        c.send("TopicBig", body=body)
+    assert c.broker.message_store.get_max_phy_offset() < 8 * 1024 * 1024
+    assert earliest() == "-1"
+    c.send("TopicBig", body=body)
+    assert c.broker.message_store.get_max_phy_offset() >= 8 * 1024 * 1024
+    first = c.broker.message_store.look_message_by_offset(0).store_timestamp
+    assert earliest() == str(first) and 1000 <= first < 1010
 
 
 def test_topic_stats_and_consume_stats(cluster):

@@ -5,6 +5,7 @@ explained by a named rule, as mqlab against itself differs only in ports and clo
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -132,8 +133,10 @@ def test_self_check_against_a_second_mqlab_serve(tmp_path: Path):
     n, i, e, u = result.tally()
     assert u == 0, "\n".join(line for line in lines if "UNEXPLAINED" in line)
     assert {r.group for r in result.rows} == set(GROUPS)
-    assert lines[-1] == f"conformance: {n} requests, {i} identical, {e} explained, 0 unexplained"
-    assert (tmp_path / "r.md").read_text().rstrip().endswith(lines[-1])
+    assert lines[-2] == f"conformance: {n} requests, {i} identical, {e} explained, 0 unexplained"
+    assert lines[-1].startswith("codes: 78 dispatched by 4.9.3, ")
+    assert (tmp_path / "r.md").read_text().rstrip().endswith("\n".join(lines[-2:]))
+    assert (tmp_path / "r.run.md").read_text().rstrip().endswith(lines[-2])
 
 
 @pytest.mark.slow
@@ -165,7 +168,8 @@ def test_parked_pull_runs_concurrently_with_a_send_and_is_timed():
     assert run.tally()[3] == 0, [(r.step, r.diffs) for r in run.rows]
     parked = rows["parked"]
     # the pull was sent before the send and answered with the message that send stored
-    assert "[timing " in parked.what and "remark='FOUND'" in parked.real
+    assert parked.what.endswith("[timed]") and re.fullmatch(r"\d+ / \d+ ms", parked.timing)
+    assert "remark='FOUND'" in parked.real
     assert "nextBeginOffset=2" in parked.real and "nextBeginOffset=2" in parked.mqlab
     assert "offset=2" in rows["max"].real
 
@@ -190,3 +194,46 @@ def test_only_the_precreated_next_commit_log_file_is_masked():
         Diff("files.consumequeue/T/0/00000000000000000000", 30_000, "<absent>"),
     ], REAL, MQ)  # fmt: skip
     assert [x.rule for x in d] == [None, "file-preallocation", None, None]
+
+
+def test_properties_bodies_compare_key_order_then_each_value():
+    """body_kind "properties" (GET_BROKER_CONFIG / GET_NAMESRV_CONFIG): one diff for the key
+    order, one per differing value; the host rules mask only what they name."""
+    real = _resp(
+        body=b"listenPort=10911\nstorePathRootDir=/tmp/r/store\n"
+        b"pullMessageThreadPoolNums=20\nflushDiskType=ASYNC_FLUSH\n"
+    )
+    mine = _resp(body=b"listenPort=20911\nstorePathRootDir=/tmp/m/broker-a\n"
+                      b"pullMessageThreadPoolNums=24\nflushDiskType=SYNC_FLUSH\n")  # fmt: skip
+    diffs = classify(compare_answers(26, real, mine, None, None, "properties"), REAL, MQ)
+    got = {d.path: d.rule for d in diffs}
+    assert got == {
+        "body.listenPort": "listen-port",  # each side's own broker port
+        "body.storePathRootDir": "store-path",
+        "body.pullMessageThreadPoolNums": "available-processors",  # 16 + 2*2 / 16 + 2*4
+        "body.flushDiskType": None,  # a real difference stays unexplained
+    }
+    reordered = _resp(body=b"storePathRootDir=/tmp/m/broker-a\nlistenPort=20911\n")
+    diffs = compare_answers(26, _resp(body=b"listenPort=10911\nstorePathRootDir=/x\n"),
+                            reordered, None, None, "properties")  # fmt: skip
+    assert diffs[0].path == "body.keys" and classify(diffs[:1], REAL, MQ)[0].rule is None
+
+
+def test_host_rules_refuse_what_they_do_not_explain():
+    def rule(path, a, b):
+        return classify([Diff(path, a, b)], REAL, MQ)[0].rule
+
+    assert rule("body.listenPort", "10911", "30000") is None  # not mqlab's own port
+    assert rule("body.pullMessageThreadPoolNums", "20", "22") is None  # not 4 CPUs' 24
+    assert rule("body.queryMessageThreadPoolNums", "10", "12") == "available-processors"
+    assert rule("body.storePathCommitLog", "/r/store/commitlog", "/m/a/other") is None
+    assert rule("body.table.putTps", "1.5  ", "  ") == "runtime-measurement"
+    assert rule("body.table.putMessageFailedTimes", "1", "4") is None  # a counter
+    assert rule("body.table.commitLogDiskRatio_/r/store/commitlog", "0.18", "<absent>") == (
+        "runtime-measurement"
+    )
+    v = '{{"counter":{},"timestamp":{}}}'
+    assert rule("ext.version", v.format(3, 1764150000000), v.format(3, 1764150001000)) == (
+        "store-timestamp"
+    )
+    assert rule("ext.version", v.format(3, 1764150000000), v.format(4, 1764150000000)) is None

@@ -102,7 +102,27 @@ def test_configuration_update_merges_existing_keys_and_sets_fields():
     conf = Configuration(ns, netty)
     conf.update({"nope": "1", "listenPort": "x", "rocketmqHome": "/opt/rmq", "clusterTest": "true"})
     assert (ns.rocketmq_home, ns.cluster_test, netty.listen_port) == ("/opt/rmq", True, 9876)
-    assert "nope" not in conf.all_configs and conf.all_configs["listenPort"] == "x"
+    assert "nope" not in conf.all_configs and conf.all_configs.get("listenPort") == "x"
     text = conf.get_all_configs_format_string()
-    assert text.startswith("clusterTest=true\nlistenPort=9876\norderMessageEnable=false\n")
+    assert "\nclusterTest=true\norderMessageEnable=false\n" in text
+    assert "\nlistenPort=9876\n" in text
     assert "rocketmqHome=/opt/rmq\n" in text and "nope" not in text
+
+
+def test_key_order_with_both_paths_is_a_4_9_3_name_servers():
+    """GET_NAMESRV_CONFIG's keys in the order the real 4.9.3 name server (JDK 17) listed them
+    with kvConfigPath and configStorePath set (conformance row namesrv-config/get)."""
+    conf = Configuration(
+        NamesrvConfig(kv_config_path="/s/namesrv/kvConfig.json",
+                      config_store_path="/s/namesrv/namesrv.properties"),
+        NettyServerConfig(listen_port=34118),
+    )  # fmt: skip
+    keys = [line.split("=", 1)[0] for line in conf.get_all_configs_format_string().splitlines()]
+    assert keys == [
+        "serverSocketBacklog", "writeBufferHighWaterMark", "serverWorkerThreads",
+        "serverSelectorThreads", "serverChannelMaxIdleTimeSeconds", "writeBufferLowWaterMark",
+        "serverSocketRcvBufSize", "serverAsyncSemaphoreValue", "kvConfigPath", "configStorePath",
+        "clusterTest", "orderMessageEnable", "serverSocketSndBufSize",
+        "serverOnewaySemaphoreValue", "serverCallbackExecutorThreads", "listenPort",
+        "productEnvName", "useEpollNativeSelector", "serverPooledByteBufAllocatorEnable",
+    ]  # fmt: skip

@@ -8,6 +8,8 @@ import json
 import pytest
 from cpp_harness import CPP_CLIENT, run_client
 
+from mqlab.conformance.wire import call_sync
+from mqlab.remoting.command import RemotingCommand
 from mqlab.serve import MqlabServer, ServeConfig, load_properties, main
 from mqlab.store.config import FlushDiskType
 
@@ -95,3 +97,21 @@ def test_two_brokers_register_and_serve_the_cpp_client(live, tmp_path):
     nodes = {ln["node"] for ln in lines}
     assert {"namesrv", "broker-a", "broker-b"} <= nodes
     assert all(ln["run_id"] == "serve" for ln in lines)
+
+
+def test_served_name_server_and_broker_configs_name_their_own_paths_and_ports(live, tmp_path):
+    """As BrokerStartup / a started 4.9.3 name server: haListenPort = listenPort + 1, and
+    GET_NAMESRV_CONFIG lists kvConfigPath and configStorePath (beside the stores)."""
+    server = live()
+    broker = server.server.brokers[0]
+    port = int(broker.broker_addr.rsplit(":", 1)[1])
+    assert broker.message_store_config.ha_listen_port == port + 1
+    r = call_sync(server.namesrv_addr, RemotingCommand.create_request(319, {}, None))
+    text = r.body.decode()
+    store = tmp_path / "store" / "namesrv"
+    assert f"kvConfigPath={store / 'kvConfig.json'}\n" in text
+    assert f"configStorePath={store / 'namesrv.properties'}\n" in text
+    r = call_sync(server.namesrv_addr, RemotingCommand.create_request(
+        100, {"namespace": "n", "key": "k", "value": "v"}, None))  # fmt: skip
+    assert r.code == 0
+    assert (store / "kvConfig.json").read_text() == '{"configTable":{"n":{"k":"v"}}}'

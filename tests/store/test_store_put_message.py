@@ -351,3 +351,21 @@ def test_load_twice_is_api_misuse(new_store):
     store = new_store()
     with pytest.raises(ValueError, match="load"):
         store.load()
+
+
+def test_put_message_failed_times_counts_only_puts_that_reached_the_commit_log(new_store):
+    """StoreStatsService#putMessageFailedTimes: asyncPutMessage returns checkStoreStatus and
+    checkMessage refusals before the thenAccept that counts failures; a MESSAGE_ILLEGAL from
+    the commit log's size check counts (the real 4.9.3 broker counted 1 where mqlab had 4)."""
+    store = new_store()
+    stats = store.store_stats_service
+    assert store.put_message(make_msg(topic="T" * 128), 1).put_message_status is (
+        PutMessageStatus.MESSAGE_ILLEGAL
+    )
+    store.os_page_cache_busy = True
+    store.put_message(make_msg(), 1)
+    store.os_page_cache_busy = False
+    assert stats.put_message_failed_times == 0
+    bad = store.put_message(make_msg(body=b"b" * 4_194_304), 1)
+    assert bad.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+    assert stats.put_message_failed_times == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mqlab.conformance.scenario import Scenario, StoredCheck
 from mqlab.conformance.scenarios import (
     admin,
+    admin_handled,
     housekeeping,
     long_polling,
     offsets,
@@ -33,6 +34,7 @@ GROUPS: dict[str, str] = {
     "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
     "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
     "an unknown code.",
+    **admin_handled.GROUPS,
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -52,6 +54,7 @@ _ORDER: list[Scenario] = [
     *housekeeping.SCENARIOS,
     *retry.SCENARIOS,
     *admin.SCENARIOS,
+    *admin_handled.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(
