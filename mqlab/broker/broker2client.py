@@ -114,7 +114,8 @@ class Broker2Client:
            else (every client, or just the named one) GET_CONSUMER_STATUS_FROM_CLIENT
            (221), 5 s; a SUCCESS with a body adds its ``messageQueueTable`` under the
            client id; anything else is only logged. The named client ends the loop.
-        4. SUCCESS with ``GetConsumerStatusBody`` (``consumerTable``: client id → table).
+        4. SUCCESS with ``GetConsumerStatusBody`` (``consumerTable``: client id → table),
+           and createResponseCommand's remark "not set any response code" kept.
 
         Returns the answer when it is known at once, else None (``answer`` gets it).
         """
@@ -149,8 +150,10 @@ class Broker2Client:
                             clients=sorted(status_table),
                             text=f"consumer status of {group} from {len(status_table)} client(s)")  # fmt: skip
             body = {"consumerTable": status_table, "messageQueueTable": {}}
+            # result.setCode(SUCCESS) keeps createResponseCommand's remark
             reply(RemotingCommand.create_response(
-                ResponseCode.SUCCESS, None, ext_fields={}, body=dumps(body).encode()
+                ResponseCode.SUCCESS, "not set any response code", ext_fields={},
+                body=dumps(body).encode(),
             ))  # fmt: skip
 
         def next_client(i: int) -> None:  # step 3

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.conformance
 #: The mechanisms the harness must cover (the issue's list).
 REQUIRED_GROUPS = {
     "send", "pull", "offsets", "stored-bytes", "long-polling", "client-housekeeping",
-    "retry", "admin-namesrv",
+    "retry", "admin-namesrv", "reply-forwarding",
 }  # fmt: skip
 MIN_REQUESTS = 120
 
