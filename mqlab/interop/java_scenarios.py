@@ -278,3 +278,26 @@ def java_msg_trace(t: Target, work: Path) -> dict:
         f"Pub record: {pub}",
     )
     return r
+
+
+@scenario("java", "DefaultMQAdminExt to a running consumer: running info (307), consume "
+          "directly (309), consume status (223 -> 221)")  # fmt: skip
+def java_admin_forwarding(t: Target, work: Path) -> dict:
+    r = _run("admin-forwarding", t, work)
+    info = r["runningInfo"]
+    expect(info["commitOffsets"] == {"q0": 1, "q1": 0, "q2": 0, "q3": 0}, f"running info: {info}")
+    expect(info["properties"]["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY", f"{info}")
+    expect(
+        r["runningInfoOffline"].startswith(
+            f"MQClientException: CODE: 1  DESC: The Consumer <{PREFIX}cg_forward> "
+            "<127.0.0.1@nobody> not online"
+        ),
+        f"offline: {r['runningInfoOffline']}",
+    )
+    expect(r["consumeDirectly"]["result"] == "CR_SUCCESS", f"{r['consumeDirectly']}")
+    expect(r["delivered"] == ["fwd-0", "fwd-0"], f"delivered: {r['delivered']}")
+    expect(
+        r["consumeStatus"] == {"127.0.0.1@fwd-c1": {"q0": 1, "q1": 0, "q2": 0, "q3": 0}},
+        f"consume status: {r['consumeStatus']}",
+    )
+    return r

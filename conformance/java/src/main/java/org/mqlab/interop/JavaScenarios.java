@@ -34,6 +34,10 @@ import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.admin.ConsumeStats;
+import org.apache.rocketmq.common.protocol.body.ConsumeMessageDirectlyResult;
+import org.apache.rocketmq.common.protocol.body.ConsumerRunningInfo;
+import org.apache.rocketmq.common.protocol.body.ProcessQueueInfo;
+import org.apache.rocketmq.common.protocol.heartbeat.SubscriptionData;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -109,6 +113,7 @@ public final class JavaScenarios {
             case "pull-explicit-offsets": return pullExplicitOffsets();
             case "request-reply": return requestReply();
             case "msg-trace": return msgTrace();
+            case "admin-forwarding": return adminForwarding();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
@@ -1001,6 +1006,90 @@ public final class JavaScenarios {
             }
         }
         out.sort((a, b) -> JSON.toJSONString(a).compareTo(JSON.toJSONString(b)));
+        return out;
+    }
+
+    /**
+     * What the broker forwards to a running consumer for an operator (mqadmin consumerStatus,
+     * consumeMessage, getConsumerStatus): GET_CONSUMER_RUNNING_INFO (307),
+     * CONSUME_MESSAGE_DIRECTLY (309), INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 -> 221).
+     */
+    static Map<String, Object> adminForwarding() throws Exception {
+        String t = topic("Forward");
+        String group = prefix + "cg_forward";
+        String clientId = "127.0.0.1@fwd-c1";
+        DefaultMQProducer p = producer("pg_forward");
+        SendResult sent = p.send(msg(t, "TagA", "fwd-0"), (mqs, m, arg) -> mqs.get(0), null);
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_forward", "fwd-c1");
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("c1", got));
+            c.start();
+            waitFor(() -> got.size() >= 1, 30000, "the message consumed");
+            admin.start();
+            // until the consumer's own offset table has moved past the message (the listener
+            // returned), as an operator would watch it with consumerStatus
+            waitFor(() -> {
+                try {
+                    return admin.getConsumerRunningInfo(group, clientId, false).getMqTable().entrySet().stream()
+                        .anyMatch(e -> e.getKey().getTopic().equals(t) && e.getValue().getCommitOffset() == 1);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 30000, "the consumer's offset at 1");
+            ConsumerRunningInfo info = admin.getConsumerRunningInfo(group, clientId, false);
+            Map<String, Object> props = new TreeMap<>();
+            for (String k : new String[] {"PROP_CONSUME_TYPE", "PROP_CONSUMEORDERLY", "consumerGroup",
+                "messageModel", "PROP_CLIENT_VERSION"}) {
+                props.put(k, info.getProperties().getProperty(k));
+            }
+            List<String> subs = new ArrayList<>();
+            for (SubscriptionData sd : info.getSubscriptionSet()) {
+                subs.add(sd.getTopic() + " " + sd.getSubString());
+            }
+            Map<String, Object> queues = new TreeMap<>();
+            for (Map.Entry<MessageQueue, ProcessQueueInfo> e : info.getMqTable().entrySet()) {
+                if (e.getKey().getTopic().equals(t)) {
+                    queues.put("q" + e.getKey().getQueueId(), e.getValue().getCommitOffset());
+                }
+            }
+            out.put("runningInfo", map("properties", props, "subscriptions", subs, "commitOffsets", queues,
+                "statusTopics", new TreeSet<>(info.getStatusTable().keySet())));
+            try {
+                admin.getConsumerRunningInfo(group, "127.0.0.1@nobody", false);
+                out.put("runningInfoOffline", "no exception");
+            } catch (Exception e) {
+                out.put("runningInfoOffline", e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+            ConsumeMessageDirectlyResult direct = admin.consumeMessageDirectly(group, clientId, sent.getOffsetMsgId());
+            out.put("consumeDirectly", map("result", String.valueOf(direct.getConsumeResult()),
+                "order", direct.isOrder(), "autoCommit", direct.isAutoCommit(), "remark", direct.getRemark()));
+            waitFor(() -> got.size() >= 2, 30000, "the message consumed once more, directly");
+            Map<String, Map<MessageQueue, Long>> status = admin.getConsumeStatus(t, group, "");
+            Map<String, Object> st = new TreeMap<>();
+            for (Map.Entry<String, Map<MessageQueue, Long>> e : status.entrySet()) {
+                Map<String, Long> offs = new TreeMap<>();
+                for (Map.Entry<MessageQueue, Long> q : e.getValue().entrySet()) {
+                    offs.put("q" + q.getKey().getQueueId(), q.getValue());
+                }
+                st.put(e.getKey(), offs);
+            }
+            out.put("consumeStatus", st);
+            List<String> bodies = new ArrayList<>();
+            for (Map<String, Object> m : got) {
+                bodies.add((String) m.get("body"));
+            }
+            out.put("delivered", bodies);
+        } finally {
+            admin.shutdown();
+            c.shutdown();
+            p.shutdown();
+        }
         return out;
     }
 }
