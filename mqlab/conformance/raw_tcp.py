@@ -40,6 +40,8 @@ class _Connection:
         self.sock.settimeout(None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.pending: dict[int, Future] = {}
+        #: PUSH_REPLY_MESSAGE_TO_CLIENT requests received, as ``push_record`` shows them
+        self.pushes: list[dict] = []
         self.lock = threading.Lock()
         self.closed = False
         self.reader = threading.Thread(target=self._read_loop, daemon=True, name=f"wire {addr}")
@@ -79,7 +81,7 @@ class _Connection:
             self.pending.clear()
 
     def _answer(self, request: RemotingCommand) -> None:
-        response = answer_server_request(request)
+        response = answer_server_request(request, self.pushes)
         response.opaque = request.opaque
         response.mark_response_type()
         with self.lock:
@@ -105,7 +107,27 @@ class _Connection:
 REFUSE_REPLY = "cf-refuse"
 
 
-def answer_server_request(request: RemotingCommand) -> RemotingCommand:
+def push_record(request: RemotingCommand) -> dict:
+    """A received PUSH_REPLY_MESSAGE_TO_CLIENT as the harness shows it: every extField and
+    the body, the two times (storeTimestamp, the PUSH_REPLY_TIME property: each broker's
+    clock) replaced by whether they are set and within 1 s of each other."""
+    from mqlab.common.message_decoder import string_to_message_properties
+
+    ext = dict(request.ext_fields or {})
+    props = string_to_message_properties(ext.get("properties"))
+    store, push = ext.get("storeTimestamp", ""), props.get("PUSH_REPLY_TIME", "")
+    close = store.isdigit() and push.isdigit() and 0 <= int(push) - int(store) <= 1000
+    ext["storeTimestamp"] = "<set>" if store.isdigit() else store
+    if push:
+        ext["properties"] = ext["properties"].replace(push, "<set>")
+    ext["pushReplyTimeWithin1sOfStoreTimestamp"] = str(close).lower()
+    body = (request.body or b"").decode("utf-8", "replace")
+    return {"extFields": dict(sorted(ext.items())), "body": body}
+
+
+def answer_server_request(
+    request: RemotingCommand, pushes: list[dict] | None = None
+) -> RemotingCommand:
     """What the harness answers when a broker asks its connection something, once a
     HEART_BEAT registered it as a client (``Broker2Client#callClient``).
 
@@ -115,7 +137,9 @@ def answer_server_request(request: RemotingCommand) -> RemotingCommand:
     the forwarded stored message's fields, or the body's length). GET_CONSUMER_STATUS_FROM_
     CLIENT (221) gets a ``GetConsumerStatusBody`` with one queue (offset 7) of the asked
     topic, which the broker collects. PUSH_REPLY_MESSAGE_TO_CLIENT (326) gets SUCCESS, or
-    SYSTEM_ERROR for the correlation id :data:`REFUSE_REPLY`.
+    SYSTEM_ERROR for the correlation id :data:`REFUSE_REPLY`; each push is kept in
+    ``pushes`` (the connection's), and every echo lists them (``pushesReceived``), so the
+    pushes themselves compare too.
     """
     from mqlab.common.message_decoder import (
         MessageDecodeError,
@@ -129,6 +153,8 @@ def answer_server_request(request: RemotingCommand) -> RemotingCommand:
     ext = request.ext_fields or {}
     if code == RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT:
         props = string_to_message_properties(ext.get("properties"))
+        if pushes is not None:
+            pushes.append(push_record(request))
         if props.get("CORRELATION_ID") == REFUSE_REPLY:
             return RemotingCommand.create_response(1, "refused by the harness", ext_fields={})
         return RemotingCommand.create_response(0, None, ext_fields={})
@@ -154,6 +180,8 @@ def answer_server_request(request: RemotingCommand) -> RemotingCommand:
             }  # fmt: skip
         else:
             echo["bodyLength"] = len(request.body)
+    if pushes:
+        echo["pushesReceived"] = list(pushes)
     return RemotingCommand.create_response(0, None, ext_fields={}, body=dumps(echo).encode())
 
 
