@@ -150,6 +150,8 @@ def test_callback_request_success_and_timeout_by_the_scan(tmp_path):
     assert [(t, kind, str(e)) for t, kind, e in cb2.calls] == [
         (9100, "exception", "CODE: 10006  DESC: request timeout, no reply message.")
     ]
+    # the scan runs only while requests are in flight (same ticks as Java's every-second scan)
+    assert not cl2.producer_instance.ctx.has_timer("RequestHouseKeepingService.scanExpiredRequest")
 
 
 def test_request_to_a_topic_without_route_fails_as_mq_client_exception(tmp_path):
@@ -265,6 +267,8 @@ def test_forwarded_consumer_running_info_consume_directly_and_status(tmp_path):
     assert (props["PROP_CONSUME_TYPE"], props["PROP_CONSUMEORDERLY"], props["PROP_CLIENT_VERSION"],
             props["PROP_NAMESERVER_ADDR"], props["consumerGroup"]) == (
         "CONSUME_PASSIVELY", "false", "V4_9_3", "127.0.0.1:9876;", "CG")  # fmt: skip
+    assert props["PROP_CONSUMER_START_TIMESTAMP"] == "100"  # built at t=100
+    assert props["PROP_THREADPOOL_CORE_SIZE"] == "20"
     assert [s["topic"] for s in info["subscriptionSet"]] == ["%RETRY%CG", "T"]
     mq_table = {k.to_dict()["queueId"]: v for k, v in info["mqTable"].items()}
     assert sorted(mq_table) == [0, 1, 2, 3]

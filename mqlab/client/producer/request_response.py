@@ -167,34 +167,43 @@ class RequestFutureHolder:
         self.instance = instance
         self.request_future_table: dict[str, RequestResponseFuture] = {}
         self.producer_set: set[int] = set()
-        self.scheduled = False
+        #: when the scan was started (Java: ``scheduleAtFixedRate(..., 3000, 1000)`` from here)
+        self.started_at: int | None = None
+
+    # NOTE: performance — Java's scan runs every second for the life of the producer. A scan
+    # of an empty table changes nothing, so mqlab arms the scan only while requests are in
+    # flight, on the same ticks (started_at + 3000 + k * 1000): expiries happen at exactly
+    # the virtual ms they would, and an idle producer costs no event per second.
 
     def start_scheduled_task(self, producer: DefaultMQProducerImpl) -> None:
         """Mirrors ``#startScheduledTask``: the first producer starts the scan."""
         self.producer_set.add(id(producer))
-        if not self.scheduled and self.instance.attached:
-            self.scheduled = True
-            self.instance.ctx.set_timer(
-                self.TIMER, SCAN_INITIAL_DELAY_MS, self.scan_expired_request,
-                period_ms=SCAN_PERIOD_MS, daemon=True,
-            )  # fmt: skip
+        if self.started_at is None and self.instance.attached:
+            self.started_at = self.instance.ctx.now_ms
 
     def on_instance_start(self) -> None:
         """Producers started before the instance was on a driver: start the scan now."""
-        if self.producer_set and not self.scheduled:
-            self.scheduled = True
-            self.instance.ctx.set_timer(
-                self.TIMER, SCAN_INITIAL_DELAY_MS, self.scan_expired_request,
-                period_ms=SCAN_PERIOD_MS, daemon=True,
-            )  # fmt: skip
+        if self.producer_set and self.started_at is None:
+            self.started_at = self.instance.ctx.now_ms
 
     def shutdown(self, producer: DefaultMQProducerImpl) -> None:
         """Mirrors ``#shutdown``: the last producer stops the scan."""
         self.producer_set.discard(id(producer))
-        if not self.producer_set and self.scheduled:
-            self.scheduled = False
+        if not self.producer_set and self.started_at is not None:
+            self.started_at = None
             if self.instance.attached:
                 self.instance.ctx.cancel_timer(self.TIMER)
+
+    def put(self, rf: RequestResponseFuture) -> None:
+        """A request enters the table; the scan is armed for its next tick."""
+        self.request_future_table[rf.correlation_id] = rf
+        ctx = self.instance.ctx
+        if self.started_at is None or ctx.has_timer(self.TIMER):
+            return
+        first = self.started_at + SCAN_INITIAL_DELAY_MS
+        now = ctx.now_ms
+        delay = first - now if now <= first else (SCAN_PERIOD_MS - (now - first)) % SCAN_PERIOD_MS
+        ctx.set_timer(self.TIMER, delay, self.scan_expired_request, daemon=True)
 
     def scan_expired_request(self) -> None:
         """Mirrors ``#scanExpiredRequest``: remove the expired futures, then call each
@@ -213,6 +222,10 @@ class RequestFutureHolder:
                 ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION, "request timeout, no reply message."
             )
             rf.execute_request_callback()
+        if self.request_future_table and self.started_at is not None:  # the next tick
+            self.instance.ctx.set_timer(
+                self.TIMER, SCAN_PERIOD_MS, self.scan_expired_request, daemon=True
+            )
 
     def process_reply_message(self, reply: Message) -> bool:
         """Mirrors ``ClientRemotingProcessor#processReplyMessage``: hand the reply to its
@@ -275,7 +288,7 @@ def request(
     msg.put_property(mc.PROPERTY_MESSAGE_TTL, str(timeout_ms))
     # step 2: the future in the table
     rf = RequestResponseFuture(correlation_id, timeout_ms, callback, begin)
-    holder.request_future_table[correlation_id] = rf
+    holder.put(rf)
     if tracer.enabled:
         tracer.emit(C, "2", correlation_id=correlation_id, topic=msg.topic,
                     timeout_ms=timeout_ms, form="sync" if callback is None else "callback",
