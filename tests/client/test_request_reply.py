@@ -9,6 +9,7 @@ INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 → 221).
 from __future__ import annotations
 
 import json
+import zlib
 
 from test_push_consumer import OK, ConsumerCluster
 
@@ -362,3 +363,23 @@ def test_forwarding_to_an_old_or_silent_client(tmp_path):
     assert call.code == 207  # CONSUME_MSG_TIMEOUT after callClient's 10 s
     assert call.remark.startswith("consumer <SILENTCG> <silent@1> Timeout: ")
     assert call.done_at - t0 == 10_002
+
+
+def test_a_compressed_reply_is_inflated_by_the_requester(tmp_path):
+    """A reply body over compressMsgBodyOverHowmuch (4096 B) is sent compressed (sysFlag 1);
+    the push carries the header's sysFlag and ClientRemotingProcessor#receiveReplyMessage
+    inflates it."""
+    cl, replier = _cluster(tmp_path)
+    t0 = cl.d.now
+    big = b"x" * 5000
+    fut = cl.producer.request(Message("T", big), timeout_ms=3000)
+    cl.d.run_until(t0 + 3000)
+    reply = fut.get()
+    assert reply.body == b"pong:" + big
+    stored = cl.broker.message_store.look_message_by_offset(
+        int(replier.sends[0].get().offset_msg_id[-16:], 16)
+    )
+    # ReplyMessageProcessor never copies the header's sysFlag to the stored message: the
+    # compressed bytes are stored with sysFlag 0, as on a 4.9.3 broker
+    assert stored.sys_flag == 0
+    assert zlib.decompress(stored.body) == b"pong:" + big

@@ -14,6 +14,7 @@ broker does not know, a message id with no message.
 from __future__ import annotations
 
 import json
+import zlib
 
 from mqlab.conformance.raw_tcp import REFUSE_REPLY
 from mqlab.conformance.scenario import Scenario, Step, StoredCheck, props
@@ -54,13 +55,19 @@ def _reply_props(n: int, correlation_id: str, reply_to: str | None) -> str:
 
 
 def _reply_v2(name: str, n: int, correlation_id: str, reply_to: str | None = CLIENT, *,
-              topic: str = REPLY_TOPIC, note: str = "", expect: int | None = None) -> Step:  # fmt: skip
-    """SEND_REPLY_MESSAGE_V2 (325): the V2 header a replier's producer sends."""
+              topic: str = REPLY_TOPIC, note: str = "", expect: int | None = None,
+              compressed: bool = False) -> Step:  # fmt: skip
+    """SEND_REPLY_MESSAGE_V2 (325): the V2 header a replier's producer sends; ``compressed``:
+    a zlib body with sysFlag 1, as a producer sends a body over 4 KiB."""
+    body = f"reply {n}".encode()
+    if compressed:
+        body = zlib.compress(body * 600, 5)
     h = {
-        "a": PG, "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": BORN, "h": "0",
-        "i": _reply_props(n, correlation_id, reply_to), "j": "0", "k": "false", "m": "false",
+        "a": PG, "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "1" if compressed else "0",
+        "g": BORN, "h": "0", "i": _reply_props(n, correlation_id, reply_to), "j": "0",
+        "k": "false", "m": "false",
     }  # fmt: skip
-    return Step(name, "SEND_REPLY_MESSAGE_V2", h, f"reply {n}", note=note, expect=expect)
+    return Step(name, "SEND_REPLY_MESSAGE_V2", h, body, note=note, expect=expect)
 
 
 def _reply_v1(name: str, n: int, correlation_id: str, reply_to: str | None = CLIENT, *,
@@ -144,6 +151,13 @@ SCENARIOS = [
                 "cf-c8",
                 flag=None,
                 note="a @CFNotNull field missing (Java: NullPointerException on setFlag, nothing stored)",
+            ),  # fmt: skip
+            _reply_v2(
+                "reply_compressed",
+                9,
+                "cf-c9",
+                compressed=True,
+                note="sysFlag 1 goes with the push; the stored entry keeps sysFlag 0",
             ),  # fmt: skip
             StoredCheck(
                 "stored",
