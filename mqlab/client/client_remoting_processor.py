@@ -17,6 +17,8 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from mqlab.common import message_const as mc
+from mqlab.common.filter_api import java_string_hash
+from mqlab.common.java_hash_map import hash_map_order
 from mqlab.common.message import MessageExt, MessageQueue
 from mqlab.common.message_decoder import decodes, string_to_message_properties
 from mqlab.common.sysflag import MessageSysFlag
@@ -165,8 +167,6 @@ class ClientRemotingProcessor:
     def get_consume_status(self, request: RemotingCommand) -> RemotingCommand:
         """Mirrors ``#getConsumeStatus`` → ``MQClientInstance#getConsumerStatus``: the
         offset store's table for the topic (empty for an unknown group)."""
-        from mqlab.broker.admin_broker_processor import _mq_map
-
         h = GetConsumerStatusRequestHeader.from_ext_fields(request.ext_fields)
         impl = self.instance.consumer_table.get(h.group)
         store = getattr(impl, "offset_store", None)
@@ -247,6 +247,18 @@ def _process_queue_info(pq: Any, commit_offset: int) -> dict[str, Any]:
         "transactionMsgMinOffset": orderly.first_key() if orderly else 0,
         "tryUnlockTimes": pq.try_unlock_times,
     }
+
+
+def _mq_map(table: dict[MessageQueue, int]) -> dict[MessageQueue, int]:
+    """A ``HashMap<MessageQueue, Long>`` in Java's iteration order (``MessageQueue#hashCode``:
+    31-based over brokerName, queueId, topic)."""
+
+    def mq_hash(mq: MessageQueue) -> int:
+        h = 31 + java_string_hash(mq.broker_name)
+        h = 31 * h + mq.queue_id
+        return (31 * h + java_string_hash(mq.topic)) & 0xFFFF_FFFF
+
+    return {mq: table[mq] for mq in hash_map_order(table, hash_code=mq_hash)}
 
 
 def _camel(snake: str) -> str:
