@@ -84,6 +84,9 @@ ADMIN_CODES = (
     RequestCode.GET_CONSUME_STATS,
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
+    RequestCode.GET_CONSUMER_RUNNING_INFO,
+    RequestCode.CONSUME_MESSAGE_DIRECTLY,
+    RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS,
 )
 
 
@@ -107,7 +110,7 @@ class AdminBrokerProcessor:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
 
-    def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
+    def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
         code = request.code
         handler = {
             RequestCode.GET_MAX_OFFSET: self.get_max_offset,
@@ -131,6 +134,10 @@ class AdminBrokerProcessor:
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
             RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
             RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: self.query_topic_consume_by_who,
+            # forwarded to a client (broker2client): answered when the client answers
+            RequestCode.GET_CONSUMER_RUNNING_INFO: self.get_consumer_running_info,
+            RequestCode.CONSUME_MESSAGE_DIRECTLY: self.consume_message_directly,
+            RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: self.get_consumer_status,
         }.get(code)
         if handler is None:
             return _err(
@@ -649,9 +656,141 @@ class AdminBrokerProcessor:
             body=dumps({"offsetTable": table}).encode(),
         )  # fmt: skip
 
+    # -- forwarded to a client (mqadmin consumerStatus, queryMsgById's resend) --------------------
+    def _answer_later(self, channel: Channel, request: RemotingCommand, response) -> None:
+        response.opaque = request.opaque
+        response.mark_response_type()
+        self.broker.ctx.send_response(channel, response)
+
+    def get_consumer_running_info(self, channel, request):
+        """GET_CONSUMER_RUNNING_INFO (307): forwarded to the client ``clientId`` of
+        ``consumerGroup`` (``mqadmin consumerStatus``, ``consumerProgress -s``).
+
+        Mirrors AdminBrokerProcessor#getConsumerRunningInfo → ``#callConsumer``.
+        """
+        return self.call_consumer(
+            channel, request, RequestCode.GET_CONSUMER_RUNNING_INFO,
+            request.ext("consumerGroup"), request.ext("clientId"),
+        )  # fmt: skip
+
+    def consume_message_directly(self, channel, request):
+        """CONSUME_MESSAGE_DIRECTLY (309): the stored message ``msgId`` (an offset message
+        id), sent to one client to consume at once (``mqadmin consumeMessage``, the
+        dashboard's resend).
+
+        Mirrors AdminBrokerProcessor#consumeMessageDirectly: the request gains
+        ``brokerName`` and, as body, the whole stored message read at the id's commit-log
+        offset; a missing message is Java's NullPointerException on
+        ``selectMappedBufferResult.getSize()`` (SYSTEM_ERROR). Then ``#callConsumer``.
+        """
+        from mqlab.common.message_decoder import decode_message_id
+
+        ext = dict(request.ext_fields or {})
+        ext["brokerName"] = self.broker.broker_config.broker_name
+        msg_id = ext.get("msgId")
+        if msg_id is None:  # MessageDecoder#decodeMessageId(null): msgId.length()
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                "java.lang.NullPointerException, org.apache.rocketmq.common.message."
+                "MessageDecoder.decodeMessageId(MessageDecoder.java:87)",
+            )
+        try:
+            _, offset = decode_message_id(msg_id)
+        except ValueError:
+            return _err(ResponseCode.SYSTEM_ERROR, f"bad message id {msg_id}")
+        raw = self.broker.message_store.select_one_message_by_offset(offset)
+        if raw is None:
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                "java.lang.NullPointerException, org.apache.rocketmq.broker.processor."
+                "AdminBrokerProcessor.consumeMessageDirectly(AdminBrokerProcessor.java:1213)",
+            )
+        forwarded = RemotingCommand.create_request(request.code, ext, body=bytes(raw))
+        forwarded.version, forwarded.language = request.version, request.language
+        return self.call_consumer(
+            channel, forwarded, RequestCode.CONSUME_MESSAGE_DIRECTLY, ext.get("consumerGroup"),
+            ext.get("clientId"), reply_to=request,
+        )  # fmt: skip
+
+    def call_consumer(self, channel, request, request_code, group, client_id, reply_to=None):
+        """Forward ``request``'s extFields and body to one consumer; its answer is ours.
+
+        Mirrors AdminBrokerProcessor#callConsumer (broker/processor, RocketMQ 4.9.3):
+
+        1. ``ConsumerManager#findChannel(group, clientId)``: none → SYSTEM_ERROR "The
+           Consumer <g> <c> not online".
+        2. A client older than V3_1_8_SNAPSHOT → SYSTEM_ERROR "The Consumer <c> Version
+           <V…> too low to finish, please upgrade it to V3_1_8_SNAPSHOT".
+        3. ``Broker2Client#callClient`` (10 s): the client's response is the answer as it
+           is (code, remark, extFields, body); a timeout → CONSUME_MSG_TIMEOUT "consumer
+           <g> <c> Timeout: …", another failure → SYSTEM_ERROR "invoke consumer <g> <c>
+           Exception: …".
+        """
+        from mqlab.broker.broker2client import (
+            V3_1_8_SNAPSHOT,
+            exception_simple_desc,
+            version_desc,
+        )
+        from mqlab.runtime.context import RemotingTimeoutException
+
+        broker = self.broker
+        tracer = broker.tracer
+        info = broker.consumer_manager.find_channel(group, client_id) if client_id else None
+        if info is None:  # step 1
+            return _err(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer <{group}> <{client_id}> not online"
+            )
+        if info.version < V3_1_8_SNAPSHOT:  # step 2
+            return _err(
+                ResponseCode.SYSTEM_ERROR,
+                f"The Consumer <{client_id}> Version <{version_desc(info.version)}> too low to "
+                "finish, please upgrade it to V3_1_8_SNAPSHOT",
+            )
+        forwarded = RemotingCommand.create_request(
+            request_code, dict(request.ext_fields or {}), body=request.body
+        )
+        if tracer.enabled:
+            tracer.emit("AdminBrokerProcessor.callConsumer", "3", group=group, client_id=client_id,
+                        code=RequestCode(request_code).name,
+                        text=f"{RequestCode(request_code).name} forwarded to {client_id}")  # fmt: skip
+        original = reply_to or request
+
+        def answered(response: RemotingCommand | None, error: Exception | None) -> None:
+            if error is None and response is not None:
+                out = RemotingCommand.create_response(
+                    response.code, response.remark, ext_fields=response.ext_fields,
+                    body=response.body,
+                )  # fmt: skip
+                out.version, out.language = response.version, response.language
+            elif isinstance(error, RemotingTimeoutException):
+                out = _err(ResponseCode.CONSUME_MSG_TIMEOUT,
+                           f"consumer <{group}> <{client_id}> Timeout: {exception_simple_desc(error)}")  # fmt: skip
+            else:
+                out = _err(ResponseCode.SYSTEM_ERROR,
+                           f"invoke consumer <{group}> <{client_id}> Exception: "
+                           f"{exception_simple_desc(error)}")  # fmt: skip
+            self._answer_later(channel, original, out)
+
+        broker.broker2client.call_client(info.channel, forwarded, answered)
+        return None
+
+    def get_consumer_status(self, channel, request):
+        """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223): every consumer's offsets of a topic
+        (``mqadmin getConsumerStatus``). Mirrors AdminBrokerProcessor#getConsumerStatus →
+        ``Broker2Client#getConsumeStatus``."""
+        return self.broker.broker2client.get_consume_status(
+            request.ext("topic"), request.ext("group"), request.ext("clientAddr"),
+            lambda response: self._answer_later(channel, request, response),
+        )  # fmt: skip
+
 
 #: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.
 V3_0_7_SNAPSHOT = 28
+
+
+def _java(v: str | None) -> str:
+    """``String.format("%s", v)``: null is "null"."""
+    return "null" if v is None else v
 
 
 def _mq_hash(mq: MessageQueue) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
+from mqlab.broker.broker2client import Broker2Client
 from mqlab.broker.broker_configuration import BrokerConfiguration, NettyClientConfig
 from mqlab.broker.broker_outer_api import (
     MQBrokerException,
@@ -45,6 +46,7 @@ from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
 from mqlab.broker.query_message_processor import QueryMessageProcessor
 from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
+from mqlab.broker.reply_message_processor import ReplyMessageProcessor
 from mqlab.broker.send_message_processor import SendMessageProcessor
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
 from mqlab.broker.topic_config_manager import TopicConfigManager
@@ -74,6 +76,9 @@ __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
 REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.SEND_MESSAGE: ("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums",
                                "queueId", "sysFlag", "bornTimestamp", "flag"),
+    RequestCode.SEND_REPLY_MESSAGE: ("producerGroup", "topic", "defaultTopic",
+                                     "defaultTopicQueueNums", "queueId", "sysFlag",
+                                     "bornTimestamp", "flag"),
     RequestCode.PULL_MESSAGE: ("consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums",
                                "sysFlag", "commitOffset", "suspendTimeoutMillis", "subVersion"),
     RequestCode.QUERY_CONSUMER_OFFSET: ("consumerGroup", "topic", "queueId"),
@@ -172,6 +177,8 @@ class BrokerController(Node):
         self.client_manage_processor = ClientManageProcessor(self)
         self.admin_broker_processor = AdminBrokerProcessor(self)
         self.query_message_processor = QueryMessageProcessor(self)
+        self.reply_message_processor = ReplyMessageProcessor(self)
+        self.broker2client = Broker2Client(self)
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -186,6 +193,8 @@ class BrokerController(Node):
             RequestCode.CHECK_CLIENT_CONFIG: self.client_manage_processor,
             RequestCode.QUERY_MESSAGE: self.query_message_processor,
             RequestCode.VIEW_MESSAGE_BY_ID: self.query_message_processor,
+            RequestCode.SEND_REPLY_MESSAGE: self.reply_message_processor,
+            RequestCode.SEND_REPLY_MESSAGE_V2: self.reply_message_processor,
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()

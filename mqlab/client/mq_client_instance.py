@@ -221,6 +221,9 @@ class MQClientInstance(Node):
         )  # fmt: skip
         self.pull_message_service.start()
         self.rebalance_service.start()
+        holder = getattr(self, "request_future_holder", None)
+        if holder is not None:  # producers started before the instance was on a driver
+            holder.on_instance_start()
         if self.tracer.enabled:
             self.tracer.emit(C, "start", Kind.STATE, client_id=self.client_id,
                              text=f"client {self.client_id} started")  # fmt: skip
@@ -710,6 +713,10 @@ class MQClientInstance(Node):
                 )  # fmt: skip
             self.rebalance_immediately()
             return None
+        from mqlab.client.client_remoting_processor import ClientRemotingProcessor
+
+        if request.code in ClientRemotingProcessor.CODES:  # 326, 307, 309, 221
+            return ClientRemotingProcessor(self).process_request(channel, request)
         return super().process_request(channel, request)
 
     # -- convenience ------------------------------------------------------------------------------

@@ -247,7 +247,7 @@ class _SideRunner:
                 continue
             try:
                 fut = self.client.start(addr, code_of(st.code), header or None, body,
-                                        timeout_s=st.timeout_s)  # fmt: skip
+                                        timeout_s=st.timeout_s, version=st.version)  # fmt: skip
             except OSError as e:  # cannot connect / send: this side's answer is the error
                 self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
                 continue

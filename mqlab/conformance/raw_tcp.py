@@ -40,6 +40,8 @@ class _Connection:
         self.sock.settimeout(None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.pending: dict[int, Future] = {}
+        #: PUSH_REPLY_MESSAGE_TO_CLIENT requests received, as ``push_record`` shows them
+        self.pushes: list[dict] = []
         self.lock = threading.Lock()
         self.closed = False
         self.reader = threading.Thread(target=self._read_loop, daemon=True, name=f"wire {addr}")
@@ -61,7 +63,11 @@ class _Connection:
                 for payload in split_frames(buf):
                     cmd = RemotingCommand.decode_payload(payload)
                     if not cmd.is_response:
-                        continue  # a server-initiated request (NOTIFY_CONSUMER_IDS_CHANGED...)
+                        # a server-initiated request: oneway ones (NOTIFY_CONSUMER_IDS_CHANGED
+                        # ...) are dropped; the rest the harness answers as a client would
+                        if not cmd.is_oneway:
+                            self._answer(cmd)
+                        continue
                     fut = self.pending.pop(cmd.opaque, None)
                     if fut is not None:
                         fut.set_result((cmd, time.monotonic()))
@@ -73,6 +79,13 @@ class _Connection:
                 if not fut.done():
                     fut.set_exception(ConnectionError("connection closed"))
             self.pending.clear()
+
+    def _answer(self, request: RemotingCommand) -> None:
+        response = answer_server_request(request, self.pushes)
+        response.opaque = request.opaque
+        response.mark_response_type()
+        with self.lock:
+            self.sock.sendall(response.encode())
 
     def send(self, cmd: RemotingCommand) -> Future:
         fut: Future = Future()
@@ -87,6 +100,89 @@ class _Connection:
         except OSError:
             pass
         self.sock.close()
+
+
+#: A PUSH_REPLY_MESSAGE_TO_CLIENT whose CORRELATION_ID is this gets SYSTEM_ERROR (the
+#: broker's "push reply message to <id>fail." path).
+REFUSE_REPLY = "cf-refuse"
+
+
+def push_record(request: RemotingCommand) -> dict:
+    """A received PUSH_REPLY_MESSAGE_TO_CLIENT as the harness shows it: every extField and
+    the body, the two times (storeTimestamp, the PUSH_REPLY_TIME property: each broker's
+    clock) replaced by whether they are set and within 1 s of each other."""
+    from mqlab.common.message_decoder import string_to_message_properties
+
+    ext = dict(request.ext_fields or {})
+    props = string_to_message_properties(ext.get("properties"))
+    store, push = ext.get("storeTimestamp", ""), props.get("PUSH_REPLY_TIME", "")
+    close = store.isdigit() and push.isdigit() and 0 <= int(push) - int(store) <= 1000
+    ext["storeTimestamp"] = "<set>" if store.isdigit() else store
+    if push:
+        ext["properties"] = ext["properties"].replace(push, "<set>")
+    ext["pushReplyTimeWithin1sOfStoreTimestamp"] = str(close).lower()
+    body = (request.body or b"").decode("utf-8", "replace")
+    return {"extFields": dict(sorted(ext.items())), "body": body}
+
+
+def answer_server_request(
+    request: RemotingCommand, pushes: list[dict] | None = None
+) -> RemotingCommand:
+    """What the harness answers when a broker asks its connection something, once a
+    HEART_BEAT registered it as a client (``Broker2Client#callClient``).
+
+    The answer shows what the broker sent, so the two brokers' forwarding compares as
+    any answer does: GET_CONSUMER_RUNNING_INFO (307), CONSUME_MESSAGE_DIRECTLY (309) and
+    any other code get SUCCESS with a JSON body echoing the request (code, extFields, and
+    the forwarded stored message's fields, or the body's length). GET_CONSUMER_STATUS_FROM_
+    CLIENT (221) gets a ``GetConsumerStatusBody`` with one queue (offset 7) of the asked
+    topic, which the broker collects. PUSH_REPLY_MESSAGE_TO_CLIENT (326) gets SUCCESS, or
+    SYSTEM_ERROR for the correlation id :data:`REFUSE_REPLY`; each push is kept in
+    ``pushes`` (the connection's), and every echo lists them (``pushesReceived``), so the
+    pushes themselves compare too.
+    """
+    from mqlab.common.message_decoder import (
+        MessageDecodeError,
+        decodes,
+        string_to_message_properties,
+    )
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.fastjson import dumps
+
+    code = request.code
+    ext = request.ext_fields or {}
+    if code == RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT:
+        props = string_to_message_properties(ext.get("properties"))
+        if pushes is not None:
+            pushes.append(push_record(request))
+        if props.get("CORRELATION_ID") == REFUSE_REPLY:
+            return RemotingCommand.create_response(1, "refused by the harness", ext_fields={})
+        return RemotingCommand.create_response(0, None, ext_fields={})
+    if code == RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT:
+        from mqlab.common.message import MessageQueue
+
+        mq = MessageQueue(ext.get("topic", ""), "harness", 0)
+        body = {"consumerTable": {}, "messageQueueTable": {mq: 7}}
+        return RemotingCommand.create_response(0, None, ext_fields={}, body=dumps(body).encode())
+    echo: dict = {"code": code, "extFields": dict(sorted(ext.items()))}
+    if request.body:
+        try:
+            msgs = decodes(request.body)
+        except (MessageDecodeError, ValueError):
+            msgs = []
+        if msgs:
+            m = msgs[0]
+            echo["message"] = {
+                "topic": m.topic, "queueId": m.queue_id, "queueOffset": m.queue_offset,
+                "flag": m.flag, "sysFlag": m.sys_flag, "reconsumeTimes": m.reconsume_times,
+                "body": m.body.decode("utf-8", "replace"), "bornHost": m.born_host,
+                "storeHost": m.store_host, "properties": sorted(m.properties.items()),
+            }  # fmt: skip
+        else:
+            echo["bodyLength"] = len(request.body)
+    if pushes:
+        echo["pushesReceived"] = list(pushes)
+    return RemotingCommand.create_response(0, None, ext_fields={}, body=dumps(echo).encode())
 
 
 class RawTcpClient:
@@ -118,9 +214,12 @@ class RawTcpClient:
         *,
         timeout_s: float = 30.0,
         oneway: bool = False,
+        version: int | None = None,
     ) -> Future:
         """Send one request; the future resolves to an :class:`Answer`."""
         cmd = RemotingCommand.create_request(code, ext_fields, body)
+        if version is not None:
+            cmd.version = version
         cmd.opaque = next(self._opaques)
         out: Future = Future()
         t0 = time.monotonic()

@@ -71,6 +71,8 @@ class Step:
         expect: the response code the scenario needs from the real broker (e.g. 0 for
             the sends that set up a pull); another code makes the row UNEXPLAINED, so a
             scenario cannot silently test something else than it says.
+        version: the request's ``version`` (the client's MQVersion ordinal; default the
+            current one), e.g. an old client's HEART_BEAT.
     """
 
     name: str
@@ -87,6 +89,7 @@ class Step:
     timeout_s: float = 30.0
     note: str = ""
     expect: int | None = None
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

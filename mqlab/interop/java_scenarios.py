@@ -247,3 +247,57 @@ def java_pull_explicit_offsets(t: Target, work: Path) -> dict:
     statuses = [p["status"] for p in r["pulls"]]
     expect(statuses[0] == "FOUND" and statuses[3] == "NO_NEW_MSG", f"{statuses}")
     return r
+
+
+@scenario("java", "producer.request(): sync and RequestCallback replies, and a timeout")
+def java_request_reply(t: Target, work: Path) -> dict:
+    r = _run("request-reply", t, work)
+    want_props = {"MSG_TYPE": "reply", "REPLY_TO_CLIENT": "<requester>", "TTL": "10000"}
+    for key, body in (("syncReply", "pong:ping-sync"), ("asyncReply", "pong:ping-async")):
+        rep = r.get(key, {})
+        expect(rep.get("body") == body and rep.get("sameCorrelationId") is True, f"{key}: {rep}")
+        expect(rep.get("topic") == "DefaultCluster_REPLY_TOPIC", f"{key} topic: {rep}")
+        expect(rep.get("properties") == want_props, f"{key} properties: {rep}")
+    expect(
+        r.get("timeout") == "RequestTimeoutException: CODE: 10006  DESC: send request message "
+        f"to <{PREFIX}RequestSilent> OK, but wait reply message timeout, 1500 ms.",
+        f"timeout: {r.get('timeout')}",
+    )
+    return r
+
+
+@scenario("java", "enableMsgTrace: Pub, SubBefore and SubAfter records in RMQ_SYS_TRACE_TOPIC")
+def java_msg_trace(t: Target, work: Path) -> dict:
+    r = _run("msg-trace", t, work)
+    types = sorted({x["type"] for x in r["records"]})
+    expect(types == ["Pub", "SubAfter", "SubBefore"], f"record types: {types} in {r['records']}")
+    pub = next(x for x in r["records"] if x["type"] == "Pub")
+    expect(
+        (pub["group"], pub["topic"], pub["tags"], pub["keys"], pub["success"])
+        == (f"{PREFIX}pg_trace", f"{PREFIX}Traced", "TagT", "trace-key", True),
+        f"Pub record: {pub}",
+    )
+    return r
+
+
+@scenario("java", "DefaultMQAdminExt to a running consumer: running info (307), consume "
+          "directly (309), consume status (223 -> 221)")  # fmt: skip
+def java_admin_forwarding(t: Target, work: Path) -> dict:
+    r = _run("admin-forwarding", t, work)
+    info = r["runningInfo"]
+    expect(info["commitOffsets"] == {"q0": 1, "q1": 0, "q2": 0, "q3": 0}, f"running info: {info}")
+    expect(info["properties"]["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY", f"{info}")
+    expect(
+        r["runningInfoOffline"].startswith(
+            f"MQClientException: CODE: 1  DESC: The Consumer <{PREFIX}cg_forward> "
+            "<127.0.0.1@nobody> not online"
+        ),
+        f"offline: {r['runningInfoOffline']}",
+    )
+    expect(r["consumeDirectly"]["result"] == "CR_SUCCESS", f"{r['consumeDirectly']}")
+    expect(r["delivered"] == ["fwd-0", "fwd-0"], f"delivered: {r['delivered']}")
+    expect(
+        r["consumeStatus"] == {"127.0.0.1@fwd-c1": {"q0": 1, "q1": 0, "q2": 0, "q3": 0}},
+        f"consume status: {r['consumeStatus']}",
+    )
+    return r

@@ -68,6 +68,9 @@ __all__ = [
     "GetConsumerListByGroupRequestHeader",
     "NotifyConsumerIdsChangedRequestHeader",
     "GetConsumerRunningInfoRequestHeader",
+    "ConsumeMessageDirectlyResultRequestHeader",
+    "GetConsumerStatusRequestHeader",
+    "ReplyMessageRequestHeader",
     "EndTransactionRequestHeader",
     "CheckTransactionStateRequestHeader",
     "CreateTopicRequestHeader",
@@ -523,6 +526,49 @@ class GetConsumerRunningInfoRequestHeader(CommandCustomHeader):
     jstack_enable: bool = False
 
 
+@wire_header
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumeMessageDirectlyResultRequestHeader(CommandCustomHeader):
+    """CONSUME_MESSAGE_DIRECTLY (309), admin → broker → client; the broker adds brokerName."""
+
+    consumer_group: str | None = None  # (N)
+    client_id: str | None = None
+    msg_id: str | None = None
+    broker_name: str | None = None
+
+
+@wire_header
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetConsumerStatusRequestHeader(CommandCustomHeader):
+    """INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223) and GET_CONSUMER_STATUS_FROM_CLIENT (221)."""
+
+    topic: str | None = None  # (N)
+    group: str | None = None  # (N)
+    client_addr: str | None = None
+
+
+@wire_header
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyMessageRequestHeader(CommandCustomHeader):
+    """PUSH_REPLY_MESSAGE_TO_CLIENT (326), broker → requesting client. (N) all but
+    properties, reconsumeTimes and unitMode; the hosts as ``InetSocketAddress#toString``."""
+
+    producer_group: str | None = None
+    topic: str | None = None
+    default_topic: str | None = None
+    default_topic_queue_nums: Integer | None = None
+    queue_id: Integer | None = None
+    sys_flag: Integer | None = None
+    born_timestamp: Long | None = None
+    flag: Integer | None = None
+    properties: str | None = None
+    reconsume_times: Integer | None = None
+    unit_mode: bool = False
+    born_host: str | None = None
+    store_host: str | None = None
+    store_timestamp: Long | None = None
+
+
 # -- transactions (37, 39) ------------------------------------------------------------------
 
 
@@ -660,5 +706,9 @@ REQUEST_HEADER_BY_CODE: Mapping[int, type[CommandCustomHeader]] = MappingProxyTy
         RequestCode.UNREGISTER_BROKER: UnRegisterBrokerRequestHeader,
         RequestCode.GET_ROUTEINFO_BY_TOPIC: GetRouteInfoRequestHeader,
         RequestCode.GET_CONSUMER_RUNNING_INFO: GetConsumerRunningInfoRequestHeader,
+        RequestCode.CONSUME_MESSAGE_DIRECTLY: ConsumeMessageDirectlyResultRequestHeader,
+        RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: GetConsumerStatusRequestHeader,
+        RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT: GetConsumerStatusRequestHeader,
+        RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT: ReplyMessageRequestHeader,
     }
 )

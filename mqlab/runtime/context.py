@@ -154,6 +154,19 @@ class NodeContext(ABC):
         """Server → client oneway request on an existing channel (NOTIFY_CONSUMER_IDS_CHANGED)."""
 
     @abstractmethod
+    def invoke_channel(
+        self, channel: Channel, request: RemotingCommand, timeout_ms: int, callback: InvokeCallback
+    ) -> None:
+        """Server → client request on an existing channel, answered through ``callback``.
+
+        ``NettyRemotingServer#invokeSync(channel, ...)`` as ``Broker2Client#callClient``
+        uses it (GET_CONSUMER_RUNNING_INFO, PUSH_REPLY_MESSAGE_TO_CLIENT); the broker
+        answers its own caller from the callback. A closed channel fails with
+        ``RemotingSendRequestException``; no answer in time with
+        ``RemotingTimeoutException``. The callback never runs before this call returns.
+        """
+
+    @abstractmethod
     def close_channel(self, channel: Channel) -> None: ...
 
 

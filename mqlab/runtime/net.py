@@ -71,6 +71,7 @@ from mqlab.runtime.context import (
     Node,
     NodeContext,
     RemotingConnectException,
+    RemotingSendRequestException,
     RemotingTimeoutException,
 )
 from mqlab.trace.events import Kind, TraceLevel
@@ -536,6 +537,23 @@ class NetContext(NodeContext):
             return
         request.opaque = next(self._opaque)
         request.mark_oneway_rpc()
+        self.driver._send(conn, request)
+
+    def invoke_channel(
+        self, channel: Channel, request: RemotingCommand, timeout_ms: int, callback: InvokeCallback
+    ) -> None:
+        request.opaque = next(self._opaque)
+        loop = self.driver.loop
+        conn = self.driver._connections.get(channel.id)
+        if conn is None or conn.closed:
+            err = RemotingSendRequestException(f"send request to <{channel.remote_address}> failed")
+            loop.call_soon(self._run_callback, callback, None, err)
+            return
+        key = (conn.id, request.opaque)
+        handle = loop.call_later(
+            timeout_ms / 1000.0, self._invoke_timeout, key, channel.remote_address, timeout_ms
+        )
+        self.pending[key] = (callback, handle)
         self.driver._send(conn, request)
 
     def close_channel(self, channel: Channel) -> None:

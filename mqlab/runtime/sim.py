@@ -40,6 +40,7 @@ from mqlab.runtime.context import (
     Node,
     NodeContext,
     RemotingConnectException,
+    RemotingSendRequestException,
     RemotingTimeoutException,
 )
 from mqlab.runtime.scheduler import PendingTimer, Scheduler
@@ -228,6 +229,36 @@ class SimContext(NodeContext):
         request.opaque = next(self._opaque)
         request.mark_oneway_rpc()
         self.driver._transmit(conn, self.node_name, request)
+
+    def invoke_channel(self, channel, request, timeout_ms, callback):
+        request.opaque = next(self._opaque)
+        d = self.driver
+        conn = d._conn_by_channel.get(channel.id)
+        if conn is None or conn.closed:
+            err = RemotingSendRequestException(f"send request to <{channel.remote_address}> failed")
+            d.scheduler.call_later(
+                0, lambda: callback(None, err), node=self.node_name,
+                name="NettyRemotingAbstract.invokeSyncImpl failed", keyed=False,
+            )  # fmt: skip
+            return
+        key = (conn.id, request.opaque)
+        self.pending[key] = callback
+        addr = channel.remote_address
+
+        def on_timeout() -> None:
+            cb = self.pending.pop(key, None)
+            if cb is not None:
+                cb(None, RemotingTimeoutException(
+                    f"wait response on the channel <{addr}> timeout, {timeout_ms}(ms)"
+                ))  # fmt: skip
+
+        s = d.scheduler
+        s.call_at(
+            s.now + int(timeout_ms), on_timeout, node=self.node_name,
+            name="NettyRemotingAbstract.scanResponseTable", key=f"opaque={request.opaque}",
+            daemon=True,
+        )  # fmt: skip
+        d._transmit(conn, self.node_name, request)
 
     def close_channel(self, channel):
         conn = self.driver._conn_by_channel.get(channel.id)

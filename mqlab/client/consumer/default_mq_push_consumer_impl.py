@@ -114,6 +114,11 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         self.pull_time_delay_mills_when_exception = dpc.pull_time_delay_mills_when_exception
         self.stats = PushConsumerStats()
         self.consumed: list[ConsumedRecord] = []
+        #: ``consumerStartTimestamp``: Java's field initializer (construction time);
+        #: ConsumerRunningInfo's PROP_CONSUMER_START_TIMESTAMP.
+        self.consumer_start_timestamp: int = (
+            mq_client_factory.ctx.now_ms if getattr(mq_client_factory, "attached", False) else 0
+        )
         #: The SQL92 check at start (CHECK_CLIENT_CONFIG) failed: Java's start() throws it.
         self.check_client_error: MQClientException | None = None
 

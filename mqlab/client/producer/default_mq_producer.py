@@ -31,6 +31,7 @@ from mqlab.remoting.codes import ResponseCode
 
 if TYPE_CHECKING:
     from mqlab.client.mq_client_instance import MQClientInstance
+    from mqlab.client.producer.request_response import RequestResponseFuture
 
 __all__ = ["DefaultMQProducer", "DEFAULT_RETRY_RESPONSE_CODES"]
 
@@ -128,3 +129,17 @@ class DefaultMQProducer:
         return self.default_mq_producer_impl.send_batch(
             msgs, timeout_ms=timeout_ms, callback=callback
         )
+
+    # -- request-reply ----------------------------------------------------------------------------
+    def request(
+        self, msg: Message, *, timeout_ms: int | None = None, callback: Any = None
+    ) -> RequestResponseFuture:
+        """Send ``msg`` as a request and wait for the reply message.
+
+        Mirrors ``DefaultMQProducer#request(Message, long)`` (no ``callback``: the
+        returned future's ``get()`` is the reply, or RequestTimeoutException after
+        ``timeout_ms``) and ``#request(Message, RequestCallback, long)`` (``callback``
+        has ``on_success(msg)`` and ``on_exception(e)``). The replier answers with
+        ``mqlab.client.message_util.create_reply_message``.
+        """
+        return self.default_mq_producer_impl.request(msg, timeout_ms=timeout_ms, callback=callback)

@@ -127,6 +127,10 @@ class DefaultMQProducerImpl(SendKernelImpl):
             TopicPublishInfo()
         )
         self.service_state = ServiceState.RUNNING
+        if register:  # RequestFutureHolder.getInstance().startScheduledTask(this)
+            from mqlab.client.producer.request_response import holder_of
+
+            holder_of(self.instance).start_scheduled_task(self)
         if register:
             tracer = self.instance.tracer if self.instance.attached else None
             if tracer is not None and tracer.enabled:
@@ -149,6 +153,9 @@ class DefaultMQProducerImpl(SendKernelImpl):
         if self.service_state is ServiceState.RUNNING:
             if self.instance.select_producer(self.group) is self:
                 self.instance.unregister_producer(self.group)
+            from mqlab.client.producer.request_response import holder_of
+
+            holder_of(self.instance).shutdown(self)
             self.service_state = ServiceState.SHUTDOWN_ALREADY
 
     def _make_sure_state_ok(self) -> None:
@@ -244,6 +251,16 @@ class DefaultMQProducerImpl(SendKernelImpl):
         mode = CommunicationMode.SYNC if callback is None else CommunicationMode.ASYNC
         gen = self._send_batch(msgs, mode, self._timeout(timeout_ms))
         return self._start(gen, mode, callback, "sendBatch")
+
+    def request(self, msg: Message, *, timeout_ms: int | None = None, callback: Any = None):
+        """Send a request message and wait for its reply (sync: no callback; else a
+        ``RequestCallback``). Mirrors ``#request(Message, long)`` and
+        ``#request(Message, RequestCallback, long)``; see ``request_response``."""
+        from mqlab.client.producer.request_response import request
+
+        _check_message_type(msg)
+        self._make_sure_state_ok()
+        return request(self, msg, self._timeout(timeout_ms), callback)
 
     def _timeout(self, timeout_ms: int | None) -> int:
         if timeout_ms is None:

@@ -10,6 +10,7 @@ from mqlab.conformance.scenarios import (
     long_polling,
     offsets,
     pull,
+    reply,
     retry,
     send,
     stored_bytes,
@@ -35,6 +36,9 @@ GROUPS: dict[str, str] = {
     "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
     "an unknown code.",
     **admin_handled.GROUPS,
+    "reply-forwarding": "SEND_REPLY_MESSAGE (324/325) pushed to the requester (326) and "
+    "stored; GET_CONSUMER_RUNNING_INFO (307), CONSUME_MESSAGE_DIRECTLY (309), "
+    "INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 → 221) forwarded to a client.",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -55,6 +59,7 @@ _ORDER: list[Scenario] = [
     *retry.SCENARIOS,
     *admin.SCENARIOS,
     *admin_handled.SCENARIOS,
+    *reply.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(

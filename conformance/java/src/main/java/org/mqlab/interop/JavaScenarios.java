@@ -26,9 +26,18 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.RequestCallback;
+import org.apache.rocketmq.client.trace.TraceBean;
+import org.apache.rocketmq.client.trace.TraceContext;
+import org.apache.rocketmq.client.trace.TraceDataEncoder;
+import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.admin.ConsumeStats;
+import org.apache.rocketmq.common.protocol.body.ConsumeMessageDirectlyResult;
+import org.apache.rocketmq.common.protocol.body.ConsumerRunningInfo;
+import org.apache.rocketmq.common.protocol.body.ProcessQueueInfo;
+import org.apache.rocketmq.common.protocol.heartbeat.SubscriptionData;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -102,6 +111,9 @@ public final class JavaScenarios {
             case "lite-pull-subscribe": return litePullSubscribe();
             case "lite-pull-assign-seek": return litePullAssignSeek();
             case "pull-explicit-offsets": return pullExplicitOffsets();
+            case "request-reply": return requestReply();
+            case "msg-trace": return msgTrace();
+            case "admin-forwarding": return adminForwarding();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
@@ -839,5 +851,245 @@ public final class JavaScenarios {
         List<T> l = new ArrayList<>(c);
         l.sort(null);
         return l;
+    }
+
+    // ------------------------------------------------------------------ request-reply and trace
+
+    /**
+     * producer.request() sync and with a RequestCallback, answered by a push consumer that
+     * replies with MessageUtil.createReplyMessage; then a request nobody answers (timeout).
+     */
+    static Map<String, Object> requestReply() throws Exception {
+        String t = topic("Request");
+        String silent = topic("RequestSilent");
+        DefaultMQProducer requester = producer("pg_request");
+        DefaultMQProducer replier = producer("pg_replier");
+        // The replier's producer creates the topics: the requester has no route for them yet,
+        // so its first request() fetches it and sends a heartbeat to the broker at once
+        // (prepareSendRequest). Without that heartbeat the broker may not know the requester's
+        // channel when the reply comes (its periodic heartbeat starts 1 s after start).
+        replier.send(msg(t, "TagA", "warm-up"));
+        replier.send(msg(silent, "TagA", "warm-up"));
+        List<String> served = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_request", "replier");
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET);
+            c.subscribe(t, "TagR");
+            c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                for (MessageExt m : msgs) {
+                    try {
+                        String body = new String(m.getBody());
+                        Message reply = MessageUtil.createReplyMessage(m, ("pong:" + body).getBytes());
+                        SendResult r = replier.send(reply, 10000);
+                        served.add(body + " -> " + r.getSendStatus() + " " + r.getMessageQueue().getTopic());
+                        emit(map("event", "reply", "body", body, "status", r.getSendStatus().name()));
+                    } catch (Exception e) {
+                        served.add("reply failed: " + e);
+                        emit(map("event", "reply", "body", new String(m.getBody()), "error", e.toString()));
+                    }
+                }
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+            c.start();
+            waitFor(() -> allocated(c, t).size() == 4, 30000, "the replier owning all 4 queues");
+            Message syncReq = msg(t, "TagR", "ping-sync");
+            Message syncReply = requester.request(syncReq, 10000);
+            out.put("syncReply", replyView(syncReq, syncReply));
+            CountDownLatch latch = new CountDownLatch(1);
+            Map<String, Object> async = new ConcurrentHashMap<>();
+            Message asyncReq = msg(t, "TagR", "ping-async");
+            requester.request(asyncReq, new RequestCallback() {
+                public void onSuccess(Message m) {
+                    async.putAll(replyView(asyncReq, m));
+                    latch.countDown();
+                }
+
+                public void onException(Throwable e) {
+                    async.put("exception", e.getClass().getSimpleName() + ": " + e.getMessage());
+                    latch.countDown();
+                }
+            }, 10000);
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the request callback did not come");
+            }
+            out.put("asyncReply", new TreeMap<>(async));
+            try {
+                Message r = requester.request(msg(silent, "TagR", "nobody-answers"), 1500);
+                out.put("timeout", "a reply: " + new String(r.getBody()));
+            } catch (Exception e) {
+                out.put("timeout", e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+            Collections.sort(served);
+            out.put("served", served);
+        } finally {
+            c.shutdown();
+            requester.shutdown();
+            replier.shutdown();
+        }
+        return out;
+    }
+
+    static Map<String, Object> replyView(Message request, Message reply) {
+        Map<String, String> props = new TreeMap<>(reply.getProperties());
+        boolean sameId = request.getProperty("CORRELATION_ID").equals(props.remove("CORRELATION_ID"));
+        props.remove("UNIQ_KEY");
+        props.remove("ARRIVE_TIME");
+        props.remove("PUSH_REPLY_TIME");
+        props.put("REPLY_TO_CLIENT", props.get("REPLY_TO_CLIENT") == null ? null : "<requester>");
+        return map("topic", reply.getTopic(), "body", new String(reply.getBody()),
+            "sameCorrelationId", sameId, "properties", props);
+    }
+
+    /** enableMsgTrace on a producer and a push consumer: Pub, SubBefore and SubAfter records. */
+    static Map<String, Object> msgTrace() throws Exception {
+        String t = topic("Traced");
+        DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_trace", true);
+        p.setNamesrvAddr(ns);
+        p.setClientIP("127.0.0.1");
+        p.setInstanceName(prefix + "pg_trace");
+        p.setSendMsgTimeout(10000);
+        p.start();
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + "cg_trace", true);
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName("trace-c1");
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        List<Map<String, Object>> records = new ArrayList<>();
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("c1", got));
+            Message m = new Message(t, "TagT", "trace-key", "traced".getBytes());
+            SendResult r = p.send(m);
+            c.start();
+            waitFor(() -> got.size() >= 1, 30000, "the traced message consumed");
+            String msgId = r.getMsgId();
+            long end = System.currentTimeMillis() + 30000;
+            while (true) {
+                records = traceRecords(msgId);
+                Set<String> types = new TreeSet<>();
+                for (Map<String, Object> x : records) {
+                    types.add((String) x.get("type"));
+                }
+                if (types.size() == 3 || System.currentTimeMillis() > end) {
+                    break;
+                }
+                Thread.sleep(500);
+            }
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        return map("delivered", got.size(), "records", records);
+    }
+
+    /** The trace records in RMQ_SYS_TRACE_TOPIC about one message, times and hosts left out. */
+    static List<Map<String, Object>> traceRecords(String msgId) throws Exception {
+        List<Map<String, Object>> out = new ArrayList<>();
+        Set<String> seen = new TreeSet<>();
+        for (Map<String, Object> stored : readAll("RMQ_SYS_TRACE_TOPIC")) {
+            for (TraceContext ctx : TraceDataEncoder.decoderFromTraceDataString((String) stored.get("body"))) {
+                for (TraceBean b : ctx.getTraceBeans()) {
+                    if (!msgId.equals(b.getMsgId())) {
+                        continue;
+                    }
+                    Map<String, Object> v = map("type", ctx.getTraceType().name(),
+                        "group", ctx.getGroupName(), "topic", b.getTopic(), "tags", b.getTags(),
+                        "keys", b.getKeys(), "bodyLength", b.getBodyLength(),
+                        "success", ctx.isSuccess(), "traceTopicTags", stored.get("tags"),
+                        "traceTopicKeysHasMsgId", String.valueOf(stored.get("keys")).contains(msgId));
+                    if (seen.add(JSON.toJSONString(v))) {
+                        out.add(v);
+                    }
+                }
+            }
+        }
+        out.sort((a, b) -> JSON.toJSONString(a).compareTo(JSON.toJSONString(b)));
+        return out;
+    }
+
+    /**
+     * What the broker forwards to a running consumer for an operator (mqadmin consumerStatus,
+     * consumeMessage, getConsumerStatus): GET_CONSUMER_RUNNING_INFO (307),
+     * CONSUME_MESSAGE_DIRECTLY (309), INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 -> 221).
+     */
+    static Map<String, Object> adminForwarding() throws Exception {
+        String t = topic("Forward");
+        String group = prefix + "cg_forward";
+        String clientId = "127.0.0.1@fwd-c1";
+        DefaultMQProducer p = producer("pg_forward");
+        SendResult sent = p.send(msg(t, "TagA", "fwd-0"), (mqs, m, arg) -> mqs.get(0), null);
+        List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_forward", "fwd-c1");
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            c.subscribe(t, "*");
+            c.registerMessageListener(recorder("c1", got));
+            c.start();
+            waitFor(() -> got.size() >= 1, 30000, "the message consumed");
+            admin.start();
+            // until the consumer's own offset table has moved past the message (the listener
+            // returned), as an operator would watch it with consumerStatus
+            waitFor(() -> {
+                try {
+                    return admin.getConsumerRunningInfo(group, clientId, false).getMqTable().entrySet().stream()
+                        .anyMatch(e -> e.getKey().getTopic().equals(t) && e.getValue().getCommitOffset() == 1);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 30000, "the consumer's offset at 1");
+            ConsumerRunningInfo info = admin.getConsumerRunningInfo(group, clientId, false);
+            Map<String, Object> props = new TreeMap<>();
+            for (String k : new String[] {"PROP_CONSUME_TYPE", "PROP_CONSUMEORDERLY", "consumerGroup",
+                "messageModel", "PROP_CLIENT_VERSION"}) {
+                props.put(k, info.getProperties().getProperty(k));
+            }
+            List<String> subs = new ArrayList<>();
+            for (SubscriptionData sd : info.getSubscriptionSet()) {
+                subs.add(sd.getTopic() + " " + sd.getSubString());
+            }
+            Map<String, Object> queues = new TreeMap<>();
+            for (Map.Entry<MessageQueue, ProcessQueueInfo> e : info.getMqTable().entrySet()) {
+                if (e.getKey().getTopic().equals(t)) {
+                    queues.put("q" + e.getKey().getQueueId(), e.getValue().getCommitOffset());
+                }
+            }
+            out.put("runningInfo", map("properties", props, "subscriptions", subs, "commitOffsets", queues,
+                "statusTopics", new TreeSet<>(info.getStatusTable().keySet())));
+            try {
+                admin.getConsumerRunningInfo(group, "127.0.0.1@nobody", false);
+                out.put("runningInfoOffline", "no exception");
+            } catch (Exception e) {
+                out.put("runningInfoOffline", e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+            ConsumeMessageDirectlyResult direct = admin.consumeMessageDirectly(group, clientId, sent.getOffsetMsgId());
+            out.put("consumeDirectly", map("result", String.valueOf(direct.getConsumeResult()),
+                "order", direct.isOrder(), "autoCommit", direct.isAutoCommit(), "remark", direct.getRemark()));
+            waitFor(() -> got.size() >= 2, 30000, "the message consumed once more, directly");
+            Map<String, Map<MessageQueue, Long>> status = admin.getConsumeStatus(t, group, "");
+            Map<String, Object> st = new TreeMap<>();
+            for (Map.Entry<String, Map<MessageQueue, Long>> e : status.entrySet()) {
+                Map<String, Long> offs = new TreeMap<>();
+                for (Map.Entry<MessageQueue, Long> q : e.getValue().entrySet()) {
+                    offs.put("q" + q.getKey().getQueueId(), q.getValue());
+                }
+                st.put(e.getKey(), offs);
+            }
+            out.put("consumeStatus", st);
+            List<String> bodies = new ArrayList<>();
+            for (Map<String, Object> m : got) {
+                bodies.add((String) m.get("body"));
+            }
+            out.put("delivered", bodies);
+        } finally {
+            admin.shutdown();
+            c.shutdown();
+            p.shutdown();
+        }
+        return out;
     }
 }
