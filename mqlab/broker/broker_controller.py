@@ -40,6 +40,7 @@ from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
 from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
 from mqlab.broker.filter import ConsumerFilterManager
+from mqlab.broker.filter_server_manager import FilterServerManager
 from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
@@ -95,6 +96,12 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
+    # AdminBrokerProcessor's group, filter-server and offset admin (issue 18)
+    RequestCode.DELETE_SUBSCRIPTIONGROUP: ("groupName",),
+    RequestCode.REGISTER_FILTER_SERVER: ("filterServerAddr",),
+    RequestCode.QUERY_CONSUME_TIME_SPAN: ("topic", "group"),
+    RequestCode.QUERY_CORRECTION_OFFSET: ("compareGroup", "topic"),
+    RequestCode.CLONE_GROUP_OFFSET: ("srcGroup", "destGroup"),
 }  # fmt: skip
 
 C = "BrokerController"
@@ -143,7 +150,9 @@ class BrokerController(Node):
         self.topic_config_manager.load()
         # TopicConfigManager#createTopicIn*: registerBrokerAll(false, true, true), no order check
         self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all(False)
-        self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, tracer=tracer)
+        self.subscription_group_manager = SubscriptionGroupManager(
+            cfg, config_dir, tracer=tracer, now_ms=now
+        )
         self.subscription_group_manager.load()
         self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
         self.consumer_offset_manager.load()
@@ -151,6 +160,7 @@ class BrokerController(Node):
         self.consumer_manager = ConsumerManager(listener=self._consumer_ids_changed, tracer=tracer)
         self.producer_manager = ProducerManager(tracer=tracer)
         self.rebalance_lock_manager = RebalanceLockManager(tracer=tracer)
+        self.filter_server_manager = FilterServerManager(tracer=tracer)
         self.pull_request_hold_service = PullRequestHoldService(self)
         # Set before the store loads: recovery's reput dispatches through _message_arriving.
         self._schedule_sleeping: set[int] = set()
@@ -270,6 +280,7 @@ class BrokerController(Node):
         self.consumer_manager.do_channel_close_event(channel.remote_address, channel)
         self.producer_manager.do_channel_close_event(channel.remote_address, channel)
         self.pull_request_hold_service.channel_closed(channel)
+        self.filter_server_manager.do_channel_close_event(channel.remote_address, channel)
 
     # -- store access used by processors ------------------------------------------------------------
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
@@ -395,6 +406,7 @@ class BrokerController(Node):
             broker_name=cfg.broker_name, broker_id=cfg.broker_id,
             ha_server_addr=f"{cfg.broker_ip1}:{self.message_store_config.ha_listen_port}",
             topic_config_table=table, data_version=data_version,
+            filter_server_list=self.filter_server_manager.build_new_filter_server_list(),
         )  # fmt: skip
         self.register_count += 1
         if self.tracer.enabled:
@@ -450,6 +462,8 @@ class BrokerController(Node):
         for channel in self.consumer_manager.scan_not_active_channel(now):
             self.ctx.close_channel(channel)
         for channel in self.producer_manager.scan_not_active_channel(now):
+            self.ctx.close_channel(channel)
+        for channel in self.filter_server_manager.scan_not_active_channel(now):
             self.ctx.close_channel(channel)
 
     def system_topic_extras(self) -> list[str]:

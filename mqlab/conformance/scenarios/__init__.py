@@ -5,6 +5,7 @@ from __future__ import annotations
 from mqlab.conformance.scenario import Scenario, StoredCheck
 from mqlab.conformance.scenarios import (
     admin,
+    admin_broker,
     housekeeping,
     long_polling,
     offsets,
@@ -33,6 +34,8 @@ GROUPS: dict[str, str] = {
     "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
     "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
     "an unknown code.",
+    "admin-broker": "AdminBrokerProcessor's group, system-topic, housekeeping, offset, "
+    "consume-queue, ACL (off) and filter-server codes.",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -52,6 +55,7 @@ _ORDER: list[Scenario] = [
     *housekeeping.SCENARIOS,
     *retry.SCENARIOS,
     *admin.SCENARIOS,
+    *admin_broker.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(
@@ -73,4 +77,7 @@ ALL: list[Scenario] = [
     *[s for s in _ORDER if s.name not in LAST],
     WHOLE_STORE,
     *[s for name in LAST for s in _ORDER if s.name == name],
+    # a registered filter server stays in the broker's registrations while the harness's
+    # connection is open: after everything else (it writes nothing to the store)
+    *admin_broker.LAST_SCENARIOS,
 ]
