@@ -190,3 +190,16 @@ def test_only_the_precreated_next_commit_log_file_is_masked():
         Diff("files.consumequeue/T/0/00000000000000000000", 30_000, "<absent>"),
     ], REAL, MQ)  # fmt: skip
     assert [x.rule for x in d] == [None, "file-preallocation", None, None]
+
+
+def test_consume_time_span_times_masked_within_the_window_only():
+    p = "body.consumeTimeSpanSet[0]."
+    d = classify([
+        Diff(p + "minTimeStamp", 1_795_824_126_447, 1_795_824_126_433),
+        Diff(p + "minTimeStampStr", "2026-11-28#00:02:06:447", "2026-11-28#00:02:06:433"),
+        Diff(p + "delayTime", 208, 203),
+        Diff(p + "maxTimeStampStr", "2026-11-28#00:02:06:447", "2026-11-28#00:09:06:433"),
+        Diff(p + "consumeTimeStamp", -1, 1_795_824_126_433),
+        Diff(p + "messageQueue.queueId", 1, 2),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["consume-time-span"] * 3 + [None, None, None]
