@@ -12,7 +12,9 @@ Layout and ports:
   ``broker-a``, ``broker-b``, … and listens on ``--broker-port + 10*i`` (10911, 10921, …);
   port 0 lets the OS choose (tests use it; the printed lines give the real ports);
 * broker ``i`` keeps its files under ``<store>/<broker name>/`` (``commitlog/``,
-  ``consumequeue/``, ``config/topics.json``, ``config/consumerOffset.json``, …). Without
+  ``consumequeue/``, ``config/topics.json``, ``config/consumerOffset.json``, …), the name
+  server its KV config in ``<store>/namesrv/kvConfig.json`` (``kvConfigPath``; Java's
+  default is ``~/namesrv/kvConfig.json``). Without
   ``--store`` a fresh temp dir is used and printed; pass it back to restart on it;
 * only 127.0.0.1 unless ``--host`` says otherwise. Brokers advertise (register, and stamp
   on stored messages) ``brokerIP1`` from ``--config`` if given, else the ``--host``
@@ -52,7 +54,7 @@ from typing import IO, Any
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
-from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
@@ -293,7 +295,16 @@ class MqlabServer:
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
-        self.namesrv = NamesrvController(address=f"{ns_host}:{ns_port}")
+        # NamesrvConfig's kvConfigPath / configStorePath: Java's ~/namesrv/... , kept
+        # under the store here (the KV config persists there; GET_NAMESRV_CONFIG lists both)
+        ns_dir = self.store_root / "namesrv"
+        self.namesrv = NamesrvController(
+            NamesrvConfig(
+                kv_config_path=str(ns_dir / "kvConfig.json"),
+                config_store_path=str(ns_dir / "namesrv.properties"),
+            ),
+            address=f"{ns_host}:{ns_port}",
+        )
         ctx = await driver.add_node(self.namesrv, sock=ns_sock)
         if self._sink is not None:
             ctx.set_timer(

@@ -17,10 +17,15 @@ An update changes only keys that exist (``mergeIfExist``) and fields that have a
 a value that does not parse (``Integer.parseInt``) is skipped silently by Java's
 ``properties2Object``, so the field and what GET shows keep the old value.
 
+GET lists the entries in the order a 4.9.3 name server on JDK 17 writes them: its
+``Properties`` is a hash table whose order depends on the keys and on their insertion
+history (``registerConfig`` merges each object's ``object2Properties``, itself filled in
+field declaration order), which ``mqlab.common.java_hash_map.JavaProperties`` replays.
+``mqadmin getNamesrvConfig`` loads that text into a ``Properties`` of its own and prints
+it in that one's order, so the same text gives the same listing.
+
 Where mqlab differs from Java, on purpose:
 
-* Java's ``Properties`` is a Hashtable, so GET lists entries in hash order (which also
-  depends on the JDK); mqlab sorts the keys;
 * Java writes the whole text to ``configStorePath`` after every update, and its
   ``KVConfigManager`` persists to the current ``kvConfigPath``. 4.9.3 lets an update set
   both paths (later releases refuse these two keys: it was a remote file-write hole), so
@@ -34,11 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mqlab.common.properties import (
-    object_to_properties,
-    properties_to_object,
-    properties_to_string,
-)
+from mqlab.common.java_hash_map import JavaProperties
+from mqlab.common.properties import object_to_properties, properties_to_object
 
 __all__ = ["Configuration", "NettyServerConfig"]
 
@@ -81,13 +83,26 @@ class Configuration:
 
     def __init__(self, *config_objects: Any) -> None:
         self.config_objects: list[Any] = []
-        self.all_configs: dict[str, str] = {}
+        self.all_configs = JavaProperties()
         for obj in config_objects:
             self.register_config(obj)
 
+    @staticmethod
+    def _object_to_properties(obj: Any) -> JavaProperties:
+        """``MixAll#object2Properties``: one put per non-null field, in declaration order."""
+        props = JavaProperties()
+        for key, value in object_to_properties(obj).items():
+            props.put(key, value)
+        return props
+
+    def _merge(self, props: JavaProperties) -> None:
+        """``Configuration#merge``: every entry of ``props``, in its iteration order."""
+        for key, value in props.items():
+            self.all_configs.put(key, value)
+
     def register_config(self, obj: Any) -> None:
         """Add an object and merge its fields into ``all_configs``. Mirrors ``#registerConfig``."""
-        self.all_configs.update(object_to_properties(obj))
+        self._merge(self._object_to_properties(obj))
         self.config_objects.append(obj)
 
     def update(self, properties: Mapping[str, str]) -> None:
@@ -96,14 +111,15 @@ class Configuration:
         field for (``properties2Object``), even one whose value was null so far."""
         for key, value in properties.items():
             if key in self.all_configs:
-                self.all_configs[key] = value
+                self.all_configs.put(key, value)
         for obj in self.config_objects:
             properties_to_object(properties, obj)
 
     def get_all_configs_format_string(self) -> str:
         """GET_NAMESRV_CONFIG's text. Mirrors ``#getAllConfigsFormatString``: the objects'
         current fields are merged in first, so a skipped (unparsable) update shows the
-        field's real value again."""
+        field's real value again; then ``MixAll#properties2String`` (``key=value\n`` per
+        entry, in the table's order, nothing escaped)."""
         for obj in self.config_objects:
-            self.all_configs.update(object_to_properties(obj))
-        return properties_to_string(self.all_configs)
+            self._merge(self._object_to_properties(obj))
+        return "".join(f"{k}={v}\n" for k, v in self.all_configs.items())

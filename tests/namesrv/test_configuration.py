@@ -104,5 +104,8 @@ def test_configuration_update_merges_existing_keys_and_sets_fields():
     assert (ns.rocketmq_home, ns.cluster_test, netty.listen_port) == ("/opt/rmq", True, 9876)
     assert "nope" not in conf.all_configs and conf.all_configs["listenPort"] == "x"
     text = conf.get_all_configs_format_string()
-    assert text.startswith("clusterTest=true\nlistenPort=9876\norderMessageEnable=false\n")
-    assert "rocketmqHome=/opt/rmq\n" in text and "nope" not in text
+    assert "clusterTest=true\norderMessageEnable=false\n" in text
+    assert "\nlistenPort=9876\n" in text and "nope" not in text
+    # rocketmqHome was null: a new key now, appended to its hash bin
+    assert text.endswith("useEpollNativeSelector=false\nrocketmqHome=/opt/rmq\n"
+                         "serverPooledByteBufAllocatorEnable=true\n")  # fmt: skip

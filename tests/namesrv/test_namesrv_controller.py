@@ -542,19 +542,22 @@ def test_kv_config_persisted_and_reloaded(tmp_path):
     assert ns2.kv_config_manager.get_kv_config("ns", "k") == "v"
 
 
+#: The order a 4.9.3 name server on JDK 17 writes (checked against one: the same 17 keys in
+#: the same order, plus its kvConfigPath and configStorePath after serverAsyncSemaphoreValue).
 DEFAULT_CONFIG_TEXT = (
-    b"clusterTest=false\nlistenPort=9876\norderMessageEnable=false\nproductEnvName=center\n"
-    b"serverAsyncSemaphoreValue=64\nserverCallbackExecutorThreads=0\n"
-    b"serverChannelMaxIdleTimeSeconds=120\nserverOnewaySemaphoreValue=256\n"
-    b"serverPooledByteBufAllocatorEnable=true\nserverSelectorThreads=3\nserverSocketBacklog=1024\n"
-    b"serverSocketRcvBufSize=0\nserverSocketSndBufSize=0\nserverWorkerThreads=8\n"
-    b"useEpollNativeSelector=false\nwriteBufferHighWaterMark=0\nwriteBufferLowWaterMark=0\n"
+    b"serverSocketBacklog=1024\nwriteBufferHighWaterMark=0\nserverWorkerThreads=8\n"
+    b"serverSelectorThreads=3\nserverChannelMaxIdleTimeSeconds=120\nwriteBufferLowWaterMark=0\n"
+    b"serverSocketRcvBufSize=0\nserverAsyncSemaphoreValue=64\nclusterTest=false\n"
+    b"orderMessageEnable=false\nserverSocketSndBufSize=0\nserverOnewaySemaphoreValue=256\n"
+    b"serverCallbackExecutorThreads=0\nlistenPort=9876\nproductEnvName=center\n"
+    b"useEpollNativeSelector=false\nserverPooledByteBufAllocatorEnable=true\n"
 )
 
 
 def test_get_namesrv_config_body():
     """GET_NAMESRV_CONFIG (319): NamesrvConfig + NettyServerConfig as "key=value\\n" text
-    (Configuration#getAllConfigsFormatString); null fields (rocketmqHome, the two paths) left out."""
+    (Configuration#getAllConfigsFormatString) in JDK 17's Properties order; null fields
+    (rocketmqHome, the two paths) left out."""
     d, _, _, client = setup()
     resp = ask(d, client, RequestCode.GET_NAMESRV_CONFIG)
     assert (resp.code, resp.remark, resp.ext_fields, resp.body) == (
@@ -562,6 +565,21 @@ def test_get_namesrv_config_body():
         None,
         {},
         DEFAULT_CONFIG_TEXT,
+    )
+
+
+def test_get_namesrv_config_with_paths_in_java_order():
+    """With kvConfigPath and configStorePath set (as ``serve`` sets them), both come after
+    serverAsyncSemaphoreValue, where a 4.9.3 name server lists them."""
+    ns = NamesrvController(
+        NamesrvConfig(kv_config_path="/s/namesrv/kvConfig.json",
+                      config_store_path="/s/namesrv/namesrv.properties")
+    )  # fmt: skip
+    text = ns.configuration.get_all_configs_format_string().encode()
+    assert text == DEFAULT_CONFIG_TEXT.replace(
+        b"serverAsyncSemaphoreValue=64\n",
+        b"serverAsyncSemaphoreValue=64\nkvConfigPath=/s/namesrv/kvConfig.json\n"
+        b"configStorePath=/s/namesrv/namesrv.properties\n",
     )
 
 
