@@ -54,6 +54,7 @@ from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.perm_name import PermName
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
+from mqlab.common.topic_validator import RMQ_SYS_TRANS_HALF_TOPIC
 from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
@@ -221,6 +222,12 @@ class BrokerController(Node):
         ctx.set_timer(
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
+        )  # fmt: skip
+        # TransactionalMessageCheckService: every transactionCheckInterval (60 s) its check
+        # first fetches the half topic's queues, creating the topic when it is missing.
+        ctx.set_timer(
+            "TransactionalMessageCheckService", cfg.transaction_check_interval,
+            self._transaction_check, period_ms=cfg.transaction_check_interval, daemon=True,
         )  # fmt: skip
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
@@ -465,6 +472,24 @@ class BrokerController(Node):
             self.ctx.close_channel(channel)
         for channel in self.filter_server_manager.scan_not_active_channel(now):
             self.ctx.close_channel(channel)
+
+    def _transaction_check(self) -> None:
+        """The topic side of ``TransactionalMessageCheckService#onWaitEnd``'s check.
+
+        Mirrors ``TransactionalMessageServiceImpl#check`` → ``TransactionalMessageBridge
+        #fetchMessageQueues(RMQ_SYS_TRANS_HALF_TOPIC)`` → ``#selectTopicConfig`` (broker/
+        transaction, RocketMQ 4.9.3): a missing half topic is created with
+        ``createTopicInSendMessageBackMethod(topic, 1, PERM_WRITE | PERM_READ, 0)`` (which
+        re-registers the broker). So a 4.9.3 broker lists RMQ_SYS_TRANS_HALF_TOPIC (1/1,
+        perm 6) from one interval after its start on, transactions or not (checked on a
+        4.9.3 broker: 8 topics, then 9 with topics.json's dataVersion counter at 1 after
+        60 s; ``mqadmin wipeWritePerm`` counts it). The half messages' check-back itself is
+        the transaction check service's.
+        """
+        self.topic_config_manager.create_topic_in_send_message_back_method(
+            RMQ_SYS_TRANS_HALF_TOPIC, 1, PermName.PERM_WRITE | PermName.PERM_READ, 0,
+            self.ctx.now_ms,
+        )  # fmt: skip
 
     def system_topic_extras(self) -> list[str]:
         cfg = self.broker_config

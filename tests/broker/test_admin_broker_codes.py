@@ -351,3 +351,23 @@ def test_acl_codes_with_acl_off(cluster):
         c.d.advance(3001)
         assert call.response is None
         assert type(call.error).__name__ == "RemotingTimeoutException"
+
+
+def test_half_topic_created_one_check_interval_after_start(cluster):
+    """TransactionalMessageCheckService's first check (60 s after start) creates
+    RMQ_SYS_TRANS_HALF_TOPIC 1/1 perm 6 and re-registers: 8 built-in topics, then 9 (a
+    4.9.3 broker does the same; mqadmin wipeWritePerm then counts 9)."""
+    c = cluster()
+    tcm = c.broker.topic_config_manager
+    assert len(tcm.topic_config_table) == 8
+    assert "RMQ_SYS_TRANS_HALF_TOPIC" not in tcm.topic_config_table
+    c.d.advance(59_000)
+    assert len(tcm.topic_config_table) == 8
+    c.d.advance(1_000)
+    tc = tcm.topic_config_table["RMQ_SYS_TRANS_HALF_TOPIC"]
+    assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (1, 1, 6)
+    assert (len(tcm.topic_config_table), tcm.data_version.counter) == (9, 1)
+    r = c.call(c.namesrv.address, R.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"})
+    assert (r.code, r.ext("wipeTopicCount")) == (0, "9")
+    c.d.advance(60_000)  # later checks find it: nothing changes
+    assert (len(tcm.topic_config_table), tcm.data_version.counter) == (9, 1)
