@@ -1042,13 +1042,18 @@ def _int_hash(i: int) -> int:
 
 
 def _filter_data_text(data) -> str:
-    """``JSON.toJSONString(consumerFilterData, true)``: "null" when there is none."""
+    """``JSON.toJSONString(consumerFilterData, true)``: "null" when there is none (a tag
+    subscription). For a SQL92 group, the bean's properties but ``compiledExpression``
+    (fastjson would write Java's compiled expression tree, whose classes mqlab's SQL92
+    compiler does not share) and ``bloomFilterData`` (not modelled; null while
+    ``enableCalcFilterBitMap`` is off)."""
     if data is None:
         return "null"
     d = {
         "bornTime": data.born_time,
         "clientVersion": data.client_version,
         "consumerGroup": data.consumer_group,
+        "dead": data.is_dead(),
         "deadTime": data.dead_time,
         "expression": data.expression,
         "expressionType": data.expression_type,

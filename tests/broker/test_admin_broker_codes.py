@@ -371,3 +371,34 @@ def test_half_topic_created_one_check_interval_after_start(cluster):
     assert (r.code, r.ext("wipeTopicCount")) == (0, "9")
     c.d.advance(60_000)  # later checks find it: nothing changes
     assert (len(tcm.topic_config_table), tcm.data_version.counter) == (9, 1)
+
+
+def test_query_consume_queue_sql92_filter_data(cluster):
+    """321 for a SQL92 group: filterData is the group's ConsumerFilterData, pretty-printed
+    (bornTime = the heartbeat's arrival; the compiled expression is not written)."""
+    from mqlab.remoting.bodies import ConsumerData, HeartbeatData
+
+    c = cluster(enable_property_filter=True)
+    addr = c.broker.broker_addr
+    c.send("TQ", body=b"a")
+    client = RawClient("consumer")
+    c.d.add_node(client)
+    sub = {"classFilterMode": False, "codeSet": [], "expressionType": "SQL92",
+           "subString": "a > 5", "subVersion": 7, "tagsSet": [], "topic": "TQ"}  # fmt: skip
+    body = HeartbeatData(client_id="c1@1", consumer_data_set=(ConsumerData(
+        group_name="SG", consume_type="CONSUME_PASSIVELY", message_model="CLUSTERING",
+        consume_from_where="CONSUME_FROM_LAST_OFFSET", subscription_data_set=(sub,)),
+    )).encode()  # fmt: skip
+    hb = client.send(addr, R.HEART_BEAT, None, body)
+    c.d.run_until_idle()
+    assert hb.code == 0
+    ext = {"topic": "TQ", "queueId": "0", "index": "0", "count": "1", "consumerGroup": "SG"}
+    got = _json(c.call(addr, R.QUERY_CONSUME_QUEUE, ext))
+    born = c.broker.consumer_filter_manager.get("TQ", "SG").born_time
+    assert born > 0
+    assert got["filterData"] == (
+        f'{{\n\t"bornTime":{born},\n\t"clientVersion":7,\n\t"consumerGroup":"SG",\n\t"dead":false,'
+        '\n\t"deadTime":0,\n\t"expression":"a > 5",\n\t"expressionType":"SQL92",'
+        '\n\t"topic":"TQ"\n}'
+    )
+    assert got["subscriptionData"]["expressionType"] == "SQL92"
