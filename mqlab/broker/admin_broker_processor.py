@@ -35,6 +35,7 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
+from mqlab.common.bloom_filter import BloomFilter
 from mqlab.common.filter_api import java_string_hash
 from mqlab.common.java_hash_map import hash_map_order
 from mqlab.common.message import MessageQueue
@@ -858,7 +859,11 @@ class AdminBrokerProcessor:
                 body["filterData"] = f"{group}@{topic} is not online!"
             else:
                 data = broker.consumer_filter_manager.get(topic, group)
-                body["filterData"] = _filter_data_text(data)
+                cfg = broker.broker_config
+                bloom = BloomFilter(
+                    cfg.max_error_rate_of_bloom_filter, cfg.expect_consumer_num_use_filter
+                )
+                body["filterData"] = _filter_data_text(data, bloom)
                 body["subscriptionData"] = sub.to_json_dict()
         found = cq.get_index_buffer(index)
         if found is None:
@@ -1041,15 +1046,19 @@ def _int_hash(i: int) -> int:
     return i & 0xFFFF_FFFF
 
 
-def _filter_data_text(data) -> str:
+def _filter_data_text(data, bloom: BloomFilter) -> str:
     """``JSON.toJSONString(consumerFilterData, true)``: "null" when there is none (a tag
-    subscription). For a SQL92 group, the bean's properties but ``compiledExpression``
-    (fastjson would write Java's compiled expression tree, whose classes mqlab's SQL92
-    compiler does not share) and ``bloomFilterData`` (not modelled; null while
-    ``enableCalcFilterBitMap`` is off)."""
+    subscription). For a SQL92 group, the bean's properties with the group's
+    ``bloomFilterData`` (``ConsumerFilterManager``'s filter, of ``"group#topic"``);
+    ``compiledExpression`` is not written (checked on a 4.9.3 broker)."""
     if data is None:
         return "null"
+    bloom_data = bloom.generate(f"{data.consumer_group}#{data.topic}")
+    # fastjson writes an int[] (IntArraySerializer) on one line even when pretty-printing
+    positions = "[" + ",".join(str(p) for p in bloom_data["bitPos"]) + "]"
+    bloom_data["bitPos"] = _BIT_POS_MARK
     d = {
+        "bloomFilterData": bloom_data,
         "bornTime": data.born_time,
         "clientVersion": data.client_version,
         "consumerGroup": data.consumer_group,
@@ -1059,4 +1068,8 @@ def _filter_data_text(data) -> str:
         "expressionType": data.expression_type,
         "topic": data.topic,
     }
-    return dumps({k: v for k, v in d.items() if v is not None}, pretty=True)
+    text = dumps({k: v for k, v in d.items() if v is not None}, pretty=True)
+    return text.replace(dumps(_BIT_POS_MARK), positions, 1)
+
+
+_BIT_POS_MARK = "@@bitPos@@"

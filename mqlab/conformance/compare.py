@@ -328,6 +328,36 @@ RULES.append(
     )
 )
 
+
+def _filter_data_born_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path != "body.filterData" or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
+        return False
+    try:
+        a, b = loads(d.real), loads(d.mqlab)
+    except ValueError:
+        return False
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    ta, tb = a.pop("bornTime", None), b.pop("bornTime", None)
+    if a != b or not isinstance(ta, int) or not isinstance(tb, int):
+        return False
+    if d.real.replace(f'"bornTime":{ta},', "") != d.mqlab.replace(f'"bornTime":{tb},', ""):
+        return False  # the same text but for the number (pretty-printing included)
+    return ta > 0 and tb > 0 and abs(ta - tb) <= STORE_CLOCK_WINDOW_MS
+
+
+RULES.append(
+    Rule(
+        "filter-data-born-time",
+        "the bornTime inside QUERY_CONSUME_QUEUE's filterData text (a SQL92 group's "
+        "ConsumerFilterData, pretty-printed)",
+        "ConsumerFilterManager#register stamps bornTime with the broker's clock when the "
+        "group's heartbeat arrives; masked only when the texts are equal but for that "
+        f"number and the two times are within {STORE_CLOCK_WINDOW_MS // 1000} s",
+        _filter_data_born_time,
+    )
+)
+
 RULES.append(
     Rule(
         "file-preallocation",

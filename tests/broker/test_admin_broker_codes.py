@@ -375,7 +375,8 @@ def test_half_topic_created_one_check_interval_after_start(cluster):
 
 def test_query_consume_queue_sql92_filter_data(cluster):
     """321 for a SQL92 group: filterData is the group's ConsumerFilterData, pretty-printed
-    (bornTime = the heartbeat's arrival; the compiled expression is not written)."""
+    (bornTime = the heartbeat's arrival; the bloom filter bits of "SG#TQ"; the compiled
+    expression is not written)."""
     from mqlab.remoting.bodies import ConsumerData, HeartbeatData
 
     c = cluster(enable_property_filter=True)
@@ -397,7 +398,8 @@ def test_query_consume_queue_sql92_filter_data(cluster):
     born = c.broker.consumer_filter_manager.get("TQ", "SG").born_time
     assert born > 0
     assert got["filterData"] == (
-        f'{{\n\t"bornTime":{born},\n\t"clientVersion":7,\n\t"consumerGroup":"SG",\n\t"dead":false,'
+        '{\n\t"bloomFilterData":{\n\t\t"bitNum":112,\n\t\t"bitPos":[59,93,15]\n\t},'
+        f'\n\t"bornTime":{born},\n\t"clientVersion":7,\n\t"consumerGroup":"SG",\n\t"dead":false,'
         '\n\t"deadTime":0,\n\t"expression":"a > 5",\n\t"expressionType":"SQL92",'
         '\n\t"topic":"TQ"\n}'
     )

@@ -203,3 +203,15 @@ def test_consume_time_span_times_masked_within_the_window_only():
         Diff(p + "messageQueue.queueId", 1, 2),
     ], REAL, MQ)  # fmt: skip
     assert [x.rule for x in d] == ["consume-time-span"] * 3 + [None, None, None]
+
+
+def test_filter_data_born_time_masked_only_when_the_rest_is_equal():
+    real = '{\n\t"bornTime":1795825414137,\n\t"clientVersion":100,\n\t"topic":"T"\n}'
+    same = '{\n\t"bornTime":1795825414133,\n\t"clientVersion":100,\n\t"topic":"T"\n}'
+    other = '{\n\t"bornTime":1795825414133,\n\t"clientVersion":101,\n\t"topic":"T"\n}'
+    d = classify([
+        Diff("body.filterData", real, same),
+        Diff("body.filterData", real, other),
+        Diff("body.filterData", real, same.replace("1795825414133", "1795825000000")),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["filter-data-born-time", None, None]

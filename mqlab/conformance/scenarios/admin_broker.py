@@ -309,6 +309,24 @@ SCENARIOS = [
                 f"{G}_cq",
                 note="its subscription; filterData 'null' for tags",
             ),
+            heartbeat(
+                "online_sql",
+                "cf-ab-client@3",
+                f"{G}_cq_sql92",
+                f"{T}_cq",
+                "a > 5",
+                expression_type="SQL92",
+                tags=[],
+            ),  # fmt: skip
+            _cq(
+                "group_sql92",
+                f"{T}_cq",
+                0,
+                0,
+                1,
+                f"{G}_cq_sql92",
+                note="filterData: the ConsumerFilterData, bloom filter bits included",
+            ),  # fmt: skip
         ],
         doc="QUERY_CONSUME_QUEUE (321): mqadmin queryCq.",
     ),
