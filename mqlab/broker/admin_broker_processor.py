@@ -14,13 +14,18 @@ GET_TOPIC_STATS_INFO (202, ``topicStatus``), GET_CONSUMER_CONNECTION_LIST (203) 
 GET_CONSUME_STATS (208, ``consumerProgress`` / ``consumerConnection``),
 GET_PRODUCER_CONNECTION_LIST (204, ``producerConnection``), INVOKE_BROKER_TO_RESET_OFFSET
 (222, ``resetOffsetByTime``: ``Broker2Client#resetOffset``), QUERY_TOPIC_CONSUME_BY_WHO
-(300, the message track of ``queryMsgById``). Bodies are fastjson's: bean
-fields sorted, ``HashMap<MessageQueue, ...>`` tables in Java's iteration order.
+(300, the message track of ``queryMsgById``); GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201,
+``getConsumerConfig``, ``exportMetadata``), DELETE_SUBSCRIPTIONGROUP (207,
+``deleteSubGroup``), REGISTER_FILTER_SERVER (301, ``filter_server_manager``),
+QUERY_CONSUME_TIME_SPAN (303), GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305, ``exportMetadata``),
+CLEAN_EXPIRED_CONSUMEQUEUE (306, ``cleanExpiredCQ``), QUERY_CORRECTION_OFFSET (308),
+CLONE_GROUP_OFFSET (314, ``cloneGroupOffset``), CLEAN_UNUSED_TOPIC (316,
+``cleanUnusedTopic``), QUERY_CONSUME_QUEUE (321, ``queryCq``) and the ACL codes 50-54 as a
+broker with ACL off answers them. Bodies are fastjson's: bean fields sorted,
+``HashMap<MessageQueue, ...>`` tables in Java's iteration order.
 
-Everything else AdminBrokerProcessor answers in Java is left out (it teaches nothing
-about the mechanisms mqlab models) and gets REQUEST_CODE_NOT_SUPPORTED, as an unknown code
-does: among others GET_ALL_SUBSCRIPTIONGROUP_CONFIG, DELETE_SUBSCRIPTIONGROUP, ACL,
-CLONE_GROUP_OFFSET, VIEW_BROKER_STATS_DATA and GET_BROKER_CONSUME_STATS.
+A code AdminBrokerProcessor does not dispatch gets REQUEST_CODE_NOT_SUPPORTED with Java's
+remark.
 """
 
 from __future__ import annotations
@@ -30,14 +35,26 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
+from mqlab.common.bloom_filter import BloomFilter
 from mqlab.common.filter_api import java_string_hash
 from mqlab.common.java_hash_map import hash_map_order
 from mqlab.common.message import MessageQueue
-from mqlab.common.mix_all import is_lmq
+from mqlab.common.mix_all import get_reply_topic, is_lmq
 from mqlab.common.properties import string_to_properties
 from mqlab.common.topic_config import TopicConfig, TopicFilterType
+from mqlab.common.topic_validator import (
+    AUTO_CREATE_TOPIC_KEY_TOPIC,
+    RMQ_SYS_BENCHMARK_TOPIC,
+    RMQ_SYS_OFFSET_MOVED_EVENT,
+    RMQ_SYS_SELF_TEST_TOPIC,
+    RMQ_SYS_TRACE_TOPIC,
+    RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
+    RMQ_SYS_TRANS_HALF_TOPIC,
+    RMQ_SYS_TRANS_OP_HALF_TOPIC,
+    TopicValidator,
+)
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
-from mqlab.common.topic_validator import TopicValidator
+from mqlab.common.util_all import format_date_yyyy_mm_dd_hh_mm_ss_sss, is_blank
 from mqlab.remoting.bodies import (
     LockBatchRequestBody,
     LockBatchResponseBody,
@@ -54,6 +71,7 @@ from mqlab.remoting.headers import (
     SearchOffsetRequestHeader,
 )
 from mqlab.runtime.context import Channel
+from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT
 
 if TYPE_CHECKING:
     from mqlab.broker.broker_controller import BrokerController
@@ -87,8 +105,31 @@ ADMIN_CODES = (
     RequestCode.GET_CONSUMER_RUNNING_INFO,
     RequestCode.CONSUME_MESSAGE_DIRECTLY,
     RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS,
+    # groups, filter servers, store housekeeping, offsets, consume queues, ACL
+    RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+    RequestCode.DELETE_SUBSCRIPTIONGROUP,
+    RequestCode.REGISTER_FILTER_SERVER,
+    RequestCode.QUERY_CONSUME_TIME_SPAN,
+    RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER,
+    RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE,
+    RequestCode.CLEAN_UNUSED_TOPIC,
+    RequestCode.QUERY_CORRECTION_OFFSET,
+    RequestCode.CLONE_GROUP_OFFSET,
+    RequestCode.QUERY_CONSUME_QUEUE,
+    RequestCode.UPDATE_AND_CREATE_ACL_CONFIG,
+    RequestCode.DELETE_ACL_CONFIG,
+    RequestCode.GET_BROKER_CLUSTER_ACL_INFO,
+    RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+    RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG,
 )
 
+
+#: ``TopicValidator.SYSTEM_TOPIC_SET`` as its static initialiser fills it, in that order.
+STATIC_SYSTEM_TOPICS = (
+    AUTO_CREATE_TOPIC_KEY_TOPIC, SCHEDULE_TOPIC, RMQ_SYS_BENCHMARK_TOPIC,
+    RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRACE_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC,
+    RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, RMQ_SYS_SELF_TEST_TOPIC, RMQ_SYS_OFFSET_MOVED_EVENT,
+)  # fmt: skip
 
 #: ``RemotingCommand#createResponseCommand(Class)``'s starting remark.
 NOT_SET_REMARK = "not set any response code"
@@ -100,7 +141,7 @@ def _ok(ext: dict[str, str] | None = None, body: bytes | None = None) -> Remotin
     )
 
 
-def _err(code: int, remark: str) -> RemotingCommand:
+def _err(code: int, remark: str | None) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark, ext_fields={})
 
 
@@ -111,6 +152,7 @@ class AdminBrokerProcessor:
         self.broker = broker
 
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
+        """The code's handler's answer; None (52, 54 with ACL off) means no answer."""
         code = request.code
         handler = {
             RequestCode.GET_MAX_OFFSET: self.get_max_offset,
@@ -138,6 +180,22 @@ class AdminBrokerProcessor:
             RequestCode.GET_CONSUMER_RUNNING_INFO: self.get_consumer_running_info,
             RequestCode.CONSUME_MESSAGE_DIRECTLY: self.consume_message_directly,
             RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: self.get_consumer_status,
+            # groups, filter servers, store housekeeping, offsets, consume queues, ACL
+            RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: self.get_all_subscription_group,
+            RequestCode.DELETE_SUBSCRIPTIONGROUP: self.delete_subscription_group,
+            RequestCode.REGISTER_FILTER_SERVER: self.register_filter_server,
+            RequestCode.QUERY_CONSUME_TIME_SPAN: self.query_consume_time_span,
+            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: self.get_system_topic_list_from_broker,
+            RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: self.clean_expired_consume_queue,
+            RequestCode.CLEAN_UNUSED_TOPIC: self.clean_unused_topic,
+            RequestCode.QUERY_CORRECTION_OFFSET: self.query_correction_offset,
+            RequestCode.CLONE_GROUP_OFFSET: self.clone_group_offset,
+            RequestCode.QUERY_CONSUME_QUEUE: self.query_consume_queue,
+            RequestCode.UPDATE_AND_CREATE_ACL_CONFIG: self.update_and_create_access_config,
+            RequestCode.DELETE_ACL_CONFIG: self.delete_access_config,
+            RequestCode.GET_BROKER_CLUSTER_ACL_INFO: self.get_broker_acl_config_version,
+            RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs_config,
+            RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: self.get_broker_cluster_acl_config,
         }.get(code)
         if handler is None:
             return _err(
@@ -575,6 +633,312 @@ class AdminBrokerProcessor:
         groups.update(broker.consumer_offset_manager.which_group_by_topic(topic))
         return _ok(body=dumps({"groupList": hash_map_order(sorted(groups))}).encode())
 
+    # -- groups, filter servers, store housekeeping, offsets, consume queues, ACL ---------------
+    # The codes mqadmin's getConsumerConfig, deleteSubGroup, exportMetadata, cleanExpiredCQ,
+    # cleanUnusedTopic, queryCq and cloneGroupOffset send; one method per code.
+    def get_all_subscription_group(self, channel, request):
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201): ``SubscriptionGroupManager#encode()``.
+
+        Mirrors AdminBrokerProcessor#getAllSubscriptionGroup (broker/processor, RocketMQ
+        4.9.3): ``{"dataVersion":…,"subscriptionGroupTable":{group: config}}``. (Java's
+        "No subscription group in this broker" branch needs an empty text, which the
+        encoding never is.)
+        """
+        content = self.broker.subscription_group_manager.encode()
+        return _ok(body=content.encode())
+
+    def delete_subscription_group(self, channel, request):
+        """DELETE_SUBSCRIPTIONGROUP (207): drop the group's config, and with
+        ``removeOffset=true`` its committed offsets on every topic.
+
+        Mirrors AdminBrokerProcessor#deleteSubscriptionGroup: SUCCESS whether or not the
+        group existed (``SubscriptionGroupManager#deleteSubscriptionGroupConfig`` only
+        logs a miss); ``removeOffset`` is read with ``Boolean.parseBoolean``. The offsets
+        go from memory at once and from consumerOffset.json at the next persist
+        (``ConsumerOffsetManager#removeOffset`` does not persist). ``autoDeleteUnusedStats``
+        (off by default) would also drop the group's BrokerStatsManager figures, which
+        mqlab does not keep.
+        """
+        group = request.ext("groupName")
+        broker = self.broker
+        broker.subscription_group_manager.delete_subscription_group_config(group, broker.ctx.now_ms)
+        removed: list[str] = []
+        if request.ext("removeOffset", "false").lower() == "true":
+            removed = broker.consumer_offset_manager.remove_offset(group)
+        if broker.tracer.enabled:
+            broker.tracer.emit(
+                C + ".deleteSubscriptionGroup", "delete", group=group, removed_offsets=removed,
+                text=f"group {group} deleted ({len(removed)} offset table(s) removed)",
+            )  # fmt: skip
+        return _ok()
+
+    def register_filter_server(self, channel, request):
+        """REGISTER_FILTER_SERVER (301): remember the caller's filter server; answer the
+        broker's id and name in the response header.
+
+        Mirrors AdminBrokerProcessor#registerFilterServer → FilterServerManager
+        #registerFilterServer (see ``filter_server_manager``): the address is named in
+        every later REGISTER_BROKER until the channel closes or 30 s pass without a
+        renewal.
+        """
+        broker = self.broker
+        broker.filter_server_manager.register_filter_server(
+            channel, request.ext("filterServerAddr"), broker.ctx.now_ms
+        )
+        cfg = broker.broker_config
+        return _ok({"brokerId": str(cfg.broker_id), "brokerName": cfg.broker_name})
+
+    def query_consume_time_span(self, channel, request):
+        """QUERY_CONSUME_TIME_SPAN (303): per write queue, the store times of the first
+        and last message, of the group's last consumed one, and how far behind it is.
+
+        Mirrors AdminBrokerProcessor#queryConsumeTimeSpan (QueryConsumeTimeSpanBody of
+        QueueTimeSpan beans): a time is -1 where there is no message; the consume time
+        is the first message's when the group has no offset (or offset 0); ``delayTime``
+        is now minus the store time of the next message to consume, only while the
+        group is behind (0 otherwise; now + 1 when the group has no offset, as Java's
+        ``System.currentTimeMillis() - (-1)``). The ``*Str`` fields are
+        ``yyyy-MM-dd#HH:mm:ss:SSS`` (mqlab writes UTC; Java the JVM's time zone).
+        """
+        topic, group = request.ext("topic"), request.ext("group")
+        broker = self.broker
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return _err(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+        store = broker.message_store
+        now = broker.ctx.now_ms
+        spans = []
+        for i in range(tc.write_queue_nums):
+            min_time = store.get_earliest_message_time(topic, i)
+            max_offset = store.get_max_offset_in_queue(topic, i)
+            max_time = store.get_message_store_timestamp(topic, i, max_offset - 1)
+            consumer_offset = broker.consumer_offset_manager.query_offset(group, topic, i)
+            if consumer_offset > 0:
+                consume_time = store.get_message_store_timestamp(topic, i, consumer_offset - 1)
+            else:
+                consume_time = min_time
+            delay = 0
+            if consumer_offset < max_offset:
+                delay = now - store.get_message_store_timestamp(topic, i, consumer_offset)
+            spans.append({
+                "consumeTimeStamp": consume_time,
+                "consumeTimeStampStr": format_date_yyyy_mm_dd_hh_mm_ss_sss(consume_time),
+                "delayTime": delay,
+                "maxTimeStamp": max_time,
+                "maxTimeStampStr": format_date_yyyy_mm_dd_hh_mm_ss_sss(max_time),
+                "messageQueue": MessageQueue(topic, broker.broker_config.broker_name, i),
+                "minTimeStamp": min_time,
+                "minTimeStampStr": format_date_yyyy_mm_dd_hh_mm_ss_sss(min_time),
+            })  # fmt: skip
+        return _ok(body=dumps({"consumeTimeSpanSet": spans}).encode())
+
+    def system_topic_list(self) -> list[str]:
+        """``TopicValidator#getSystemTopicSet`` in a 4.9.3 broker: the static set, then what
+        ``TopicConfigManager``'s constructor adds (``addSystemTopic``), in a ``HashSet``'s
+        iteration order."""
+        cfg = self.broker.broker_config
+        added = [RMQ_SYS_SELF_TEST_TOPIC]
+        if cfg.auto_create_topic_enable:
+            added.append(AUTO_CREATE_TOPIC_KEY_TOPIC)
+        added += [RMQ_SYS_BENCHMARK_TOPIC, cfg.broker_cluster_name, cfg.broker_name,
+                  RMQ_SYS_OFFSET_MOVED_EVENT, SCHEDULE_TOPIC]  # fmt: skip
+        if cfg.trace_topic_enable:
+            added.append(cfg.msg_trace_topic_name)
+        added.append(get_reply_topic(cfg.broker_cluster_name))
+        ordered = list(dict.fromkeys([*STATIC_SYSTEM_TOPICS, *added]))
+        return hash_map_order(ordered)
+
+    def get_system_topic_list_from_broker(self, channel, request):
+        """GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305): a TopicList of the system topics.
+
+        Mirrors AdminBrokerProcessor#getSystemTopicListFromBroker; ``mqadmin
+        exportMetadata`` asks it (with GET_ALL_TOPIC_CONFIG and
+        GET_ALL_SUBSCRIPTIONGROUP_CONFIG) to leave these topics out.
+        """
+        return _ok(body=dumps({"topicList": self.system_topic_list()}).encode())
+
+    def clean_expired_consume_queue(self, channel, request):
+        """CLEAN_EXPIRED_CONSUMEQUEUE (306): ``DefaultMessageStore#cleanExpiredConsumerQueue``.
+
+        Mirrors AdminBrokerProcessor#cleanExpiredConsumeQueue: always SUCCESS.
+        """
+        self.broker.message_store.clean_expired_consumer_queue()
+        return _ok()
+
+    def clean_unused_topic(self, channel, request):
+        """CLEAN_UNUSED_TOPIC (316): destroy the consume queues of every topic that is not
+        configured (``DefaultMessageStore#cleanUnusedTopic``).
+
+        Mirrors AdminBrokerProcessor#cleanUnusedTopic: always SUCCESS.
+        """
+        tcm = self.broker.topic_config_manager
+        self.broker.message_store.clean_unused_topic(tcm.topic_config_table.keys())
+        return _ok()
+
+    def query_correction_offset(self, channel, request):
+        """QUERY_CORRECTION_OFFSET (308): per queue, the lowest offset any group (but the
+        filter groups) has committed on the topic (QueryCorrectionOffsetBody).
+
+        Mirrors AdminBrokerProcessor#queryCorrectionOffset and
+        ConsumerOffsetManager#queryMinOffsetInAllGroup, with both of 4.9.3's slips:
+        the filter groups' offsets are removed from the broker (see
+        ``query_min_offset_in_all_group``), and the compare group's offsets are looked up
+        as ``queryOffset(topic, compareGroup)``, i.e. under the key
+        ``compareGroup@topic``, which a real group's offsets never have: the
+        ``Long.MAX_VALUE`` correction only applies to a topic named like the compare group.
+        """
+        topic = request.ext("topic")
+        com = self.broker.consumer_offset_manager
+        store = self.broker.message_store
+        correction = com.query_min_offset_in_all_group(
+            topic, request.ext("filterGroups"), store.get_min_offset_in_queue
+        )
+        compare = com.query_offset_table(topic, request.ext("compareGroup"))  # (group, topic)
+        for queue_id, offset in (compare or {}).items():
+            if queue_id not in correction:  # Java unboxes the missing Long
+                return _err(
+                    ResponseCode.SYSTEM_ERROR,
+                    "java.lang.NullPointerException, org.apache.rocketmq.broker.processor."
+                    "AdminBrokerProcessor.queryCorrectionOffset(AdminBrokerProcessor.java:1187)",
+                )
+            if correction[queue_id] > offset:
+                correction[queue_id] = JAVA_LONG_MAX
+        table = {q: correction[q] for q in hash_map_order(correction, hash_code=_int_hash)}
+        return _ok(body=dumps({"correctionOffsets": table}).encode())
+
+    def clone_group_offset(self, channel, request):
+        """CLONE_GROUP_OFFSET (314): copy one group's committed offsets to another.
+
+        Mirrors AdminBrokerProcessor#cloneGroupOffset: the topics are the header's
+        ``topic``, or when it is blank every topic the source group has offsets for;
+        one without config is skipped, and unless ``offline`` so is one the online
+        source group does not subscribe to (while it subscribes to others). Each
+        remaining topic calls ``cloneOffset(src, dest, header.topic)``: the HEADER's
+        topic, as 4.9.3 does, so a request without a topic clones nothing. Nothing is
+        persisted until the next periodic persist. Always SUCCESS.
+        """
+        src, dest = request.ext("srcGroup"), request.ext("destGroup")
+        topic = request.ext("topic")
+        offline = request.ext("offline", "false").lower() == "true"
+        broker = self.broker
+        com, cm = broker.consumer_offset_manager, broker.consumer_manager
+        if is_blank(topic):
+            topics = com.which_topic_by_consumer(src)
+        else:
+            topics = [topic]
+        cloned = []
+        for t in topics:
+            if broker.topic_config_manager.select_topic_config(t) is None:
+                continue
+            if not offline and (
+                cm.find_subscription_data_count(src) > 0
+                and cm.find_subscription_data(src, t) is None
+            ):
+                continue
+            # Java concatenates the header's topic: null becomes "null@<src>"
+            com.clone_offset(src, dest, "null" if topic is None else topic)
+            cloned.append(t)
+        if broker.tracer.enabled:
+            broker.tracer.emit(
+                C + ".cloneGroupOffset", "clone", src=src, dest=dest, topic=topic, topics=cloned,
+                text=f"clone offsets of {src} to {dest} on {topic} ({len(cloned)} topic(s) checked)",
+            )  # fmt: skip
+        return _ok()
+
+    def query_consume_queue(self, channel, request):
+        """QUERY_CONSUME_QUEUE (321): up to ``count`` raw units of one consume queue from
+        ``index`` (QueryConsumeQueueResponseBody), for ``mqadmin queryCq``.
+
+        Mirrors AdminBrokerProcessor#queryConsumeQueue: a queue the store does not hold
+        (``getConsumeQueue``: never created nor looked up) is SYSTEM_ERROR
+        "q@topic is not exist!"; an index outside the written units is SUCCESS with
+        the remark "Index i of q@topic is not exist!" and no body. Units are read up to
+        the end of the file holding ``index``. With ``consumerGroup``: its subscription,
+        and as ``filterData`` its SQL92 filter data (fastjson pretty text; "null" for a
+        tag subscription) or "group@topic is not online!". ``eval`` and the extend data
+        belong to the consume-queue extension (``enableConsumeQueueExt``, off), which
+        mqlab does not model: every unit reads ``eval`` false. On success the remark
+        stays ``createResponseCommand``'s "not set any response code", as in Java.
+        """
+        topic = request.ext("topic")
+        queue_id = int(request.ext("queueId", "0"))
+        index = int(request.ext("index", "0"))
+        count = int(request.ext("count", "0"))
+        group = request.ext("consumerGroup")
+        broker = self.broker
+        cq = broker.message_store.get_consume_queue(topic, queue_id)
+        if cq is None:
+            return _err(ResponseCode.SYSTEM_ERROR, f"{queue_id}@{topic} is not exist!")
+        body: dict = {}
+        if group is not None:
+            sub = broker.consumer_manager.find_subscription_data(group, topic)
+            if sub is None:
+                body["filterData"] = f"{group}@{topic} is not online!"
+            else:
+                data = broker.consumer_filter_manager.get(topic, group)
+                cfg = broker.broker_config
+                bloom = BloomFilter(
+                    cfg.max_error_rate_of_bloom_filter, cfg.expect_consumer_num_use_filter
+                )
+                body["filterData"] = _filter_data_text(data, bloom)
+                body["subscriptionData"] = sub.to_json_dict()
+        found = cq.get_index_buffer(index)
+        if found is None:
+            return RemotingCommand.create_response(
+                ResponseCode.SUCCESS,
+                f"Index {index} of {queue_id}@{topic} is not exist!",
+                ext_fields={},
+            )
+        mf, pos, end = found
+        units = []
+        for p in range(pos, min(end, pos + count * CQ_STORE_UNIT_SIZE), CQ_STORE_UNIT_SIZE):
+            phy, size, tags = CQ_UNIT.unpack_from(mf.mm, p)
+            units.append({"eval": False, "physicOffset": phy, "physicSize": size, "tagsCode": tags})
+        body["maxQueueIndex"] = cq.get_max_offset_in_queue()
+        body["minQueueIndex"] = cq.get_min_offset_in_queue()
+        body["queueData"] = units
+        body = {k: body[k] for k in sorted(body)}
+        return RemotingCommand.create_response(
+            ResponseCode.SUCCESS, NOT_SET_REMARK, ext_fields={}, body=dumps(body).encode()
+        )
+
+    # ACL (UPDATE_AND_CREATE_ACL_CONFIG ... GET_BROKER_CLUSTER_ACL_CONFIG): mqlab models a
+    # broker with aclEnable=false (4.9.3's default), whose AccessValidator map is empty:
+    # each handler's accessValidator is null.
+    def update_and_create_access_config(self, channel, request):
+        """UPDATE_AND_CREATE_ACL_CONFIG (50) with ACL off: UPDATE_AND_CREATE_ACL_CONFIG_FAILED.
+
+        Mirrors AdminBrokerProcessor#updateAndCreateAccessConfig: the call on the null
+        validator throws a NullPointerException, caught; the remark is its
+        ``getMessage()``: null on JDK 8, a "helpful" text on JDK 14+.
+        """
+        return _err(ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, None)
+
+    def delete_access_config(self, channel, request):
+        """DELETE_ACL_CONFIG (51) with ACL off: DELETE_ACL_CONFIG_FAILED, remark null
+        (Mirrors AdminBrokerProcessor#deleteAccessConfig; see code 50)."""
+        return _err(ResponseCode.DELETE_ACL_CONFIG_FAILED, None)
+
+    def get_broker_acl_config_version(self, channel, request):
+        """GET_BROKER_CLUSTER_ACL_INFO (52) with ACL off: no answer at all.
+
+        Mirrors AdminBrokerProcessor#getBrokerAclConfigVersion: the NullPointerException
+        is caught and logged, the method returns null, and the broker writes no
+        response; the caller times out (``mqadmin getAccessConfigSubCommand`` ...).
+        """
+        return None
+
+    def update_global_white_addrs_config(self, channel, request):
+        """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53) with ACL off:
+        UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, remark null (Mirrors
+        AdminBrokerProcessor#updateGlobalWhiteAddrsConfig; see code 50)."""
+        return _err(ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, None)
+
+    def get_broker_cluster_acl_config(self, channel, request):
+        """GET_BROKER_CLUSTER_ACL_CONFIG (54) with ACL off: no answer (Mirrors
+        AdminBrokerProcessor#getBrokerClusterAclConfig; see code 52)."""
+        return None
+
     # -- reset offsets (mqadmin resetOffsetByTime) -------------------------------------------------
     def reset_offset(self, channel, request):
         """INVOKE_BROKER_TO_RESET_OFFSET (222): ``resetOffset`` → ``Broker2Client#resetOffset``.
@@ -820,3 +1184,41 @@ def human_readable_byte_count(n: int) -> str:
         return f"{n} B"
     exp = int(math.log(n) / math.log(1024))
     return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"
+
+
+#: ``Long.MAX_VALUE``: QUERY_CORRECTION_OFFSET's "no correction" value.
+JAVA_LONG_MAX = 2**63 - 1
+
+
+def _int_hash(i: int) -> int:
+    """``Integer#hashCode``."""
+    return i & 0xFFFF_FFFF
+
+
+def _filter_data_text(data, bloom: BloomFilter) -> str:
+    """``JSON.toJSONString(consumerFilterData, true)``: "null" when there is none (a tag
+    subscription). For a SQL92 group, the bean's properties with the group's
+    ``bloomFilterData`` (``ConsumerFilterManager``'s filter, of ``"group#topic"``);
+    ``compiledExpression`` is not written (checked on a 4.9.3 broker)."""
+    if data is None:
+        return "null"
+    bloom_data = bloom.generate(f"{data.consumer_group}#{data.topic}")
+    # fastjson writes an int[] (IntArraySerializer) on one line even when pretty-printing
+    positions = "[" + ",".join(str(p) for p in bloom_data["bitPos"]) + "]"
+    bloom_data["bitPos"] = _BIT_POS_MARK
+    d = {
+        "bloomFilterData": bloom_data,
+        "bornTime": data.born_time,
+        "clientVersion": data.client_version,
+        "consumerGroup": data.consumer_group,
+        "dead": data.is_dead(),
+        "deadTime": data.dead_time,
+        "expression": data.expression,
+        "expressionType": data.expression_type,
+        "topic": data.topic,
+    }
+    text = dumps({k: v for k, v in d.items() if v is not None}, pretty=True)
+    return text.replace(dumps(_BIT_POS_MARK), positions, 1)
+
+
+_BIT_POS_MARK = "@@bitPos@@"

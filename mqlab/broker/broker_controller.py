@@ -41,6 +41,7 @@ from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
 from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
 from mqlab.broker.filter import ConsumerFilterManager
+from mqlab.broker.filter_server_manager import FilterServerManager
 from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
 from mqlab.broker.pull_request_hold_service import PullRequestHoldService
@@ -55,6 +56,7 @@ from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.perm_name import PermName
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
+from mqlab.common.topic_validator import RMQ_SYS_TRANS_HALF_TOPIC
 from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
@@ -100,6 +102,12 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
+    # AdminBrokerProcessor's group, filter-server and offset admin (issue 18)
+    RequestCode.DELETE_SUBSCRIPTIONGROUP: ("groupName",),
+    RequestCode.REGISTER_FILTER_SERVER: ("filterServerAddr",),
+    RequestCode.QUERY_CONSUME_TIME_SPAN: ("topic", "group"),
+    RequestCode.QUERY_CORRECTION_OFFSET: ("compareGroup", "topic"),
+    RequestCode.CLONE_GROUP_OFFSET: ("srcGroup", "destGroup"),
 }  # fmt: skip
 
 C = "BrokerController"
@@ -148,7 +156,9 @@ class BrokerController(Node):
         self.topic_config_manager.load()
         # TopicConfigManager#createTopicIn*: registerBrokerAll(false, true, true), no order check
         self.topic_config_manager.on_topic_created = lambda tc: self.register_broker_all(False)
-        self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, tracer=tracer)
+        self.subscription_group_manager = SubscriptionGroupManager(
+            cfg, config_dir, tracer=tracer, now_ms=now
+        )
         self.subscription_group_manager.load()
         self.consumer_offset_manager = ConsumerOffsetManager(config_dir, tracer=tracer)
         self.consumer_offset_manager.load()
@@ -156,6 +166,7 @@ class BrokerController(Node):
         self.consumer_manager = ConsumerManager(listener=self._consumer_ids_changed, tracer=tracer)
         self.producer_manager = ProducerManager(tracer=tracer)
         self.rebalance_lock_manager = RebalanceLockManager(tracer=tracer)
+        self.filter_server_manager = FilterServerManager(tracer=tracer)
         self.pull_request_hold_service = PullRequestHoldService(self)
         # Set before the store loads: recovery's reput dispatches through _message_arriving.
         self._schedule_sleeping: set[int] = set()
@@ -221,6 +232,12 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
+        # TransactionalMessageCheckService: every transactionCheckInterval (60 s) its check
+        # first fetches the half topic's queues, creating the topic when it is missing.
+        ctx.set_timer(
+            "TransactionalMessageCheckService", cfg.transaction_check_interval,
+            self._transaction_check, period_ms=cfg.transaction_check_interval, daemon=True,
+        )  # fmt: skip
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:
@@ -279,6 +296,7 @@ class BrokerController(Node):
         self.consumer_manager.do_channel_close_event(channel.remote_address, channel)
         self.producer_manager.do_channel_close_event(channel.remote_address, channel)
         self.pull_request_hold_service.channel_closed(channel)
+        self.filter_server_manager.do_channel_close_event(channel.remote_address, channel)
 
     # -- store access used by processors ------------------------------------------------------------
     def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
@@ -404,6 +422,7 @@ class BrokerController(Node):
             broker_name=cfg.broker_name, broker_id=cfg.broker_id,
             ha_server_addr=f"{cfg.broker_ip1}:{self.message_store_config.ha_listen_port}",
             topic_config_table=table, data_version=data_version,
+            filter_server_list=self.filter_server_manager.build_new_filter_server_list(),
         )  # fmt: skip
         self.register_count += 1
         if self.tracer.enabled:
@@ -460,6 +479,26 @@ class BrokerController(Node):
             self.ctx.close_channel(channel)
         for channel in self.producer_manager.scan_not_active_channel(now):
             self.ctx.close_channel(channel)
+        for channel in self.filter_server_manager.scan_not_active_channel(now):
+            self.ctx.close_channel(channel)
+
+    def _transaction_check(self) -> None:
+        """The topic side of ``TransactionalMessageCheckService#onWaitEnd``'s check.
+
+        Mirrors ``TransactionalMessageServiceImpl#check`` → ``TransactionalMessageBridge
+        #fetchMessageQueues(RMQ_SYS_TRANS_HALF_TOPIC)`` → ``#selectTopicConfig`` (broker/
+        transaction, RocketMQ 4.9.3): a missing half topic is created with
+        ``createTopicInSendMessageBackMethod(topic, 1, PERM_WRITE | PERM_READ, 0)`` (which
+        re-registers the broker). So a 4.9.3 broker lists RMQ_SYS_TRANS_HALF_TOPIC (1/1,
+        perm 6) from one interval after its start on, transactions or not (checked on a
+        4.9.3 broker: 8 topics, then 9 with topics.json's dataVersion counter at 1 after
+        60 s; ``mqadmin wipeWritePerm`` counts it). The half messages' check-back itself is
+        the transaction check service's.
+        """
+        self.topic_config_manager.create_topic_in_send_message_back_method(
+            RMQ_SYS_TRANS_HALF_TOPIC, 1, PermName.PERM_WRITE | PermName.PERM_READ, 0,
+            self.ctx.now_ms,
+        )  # fmt: skip
 
     def system_topic_extras(self) -> list[str]:
         cfg = self.broker_config

@@ -128,6 +128,44 @@ class ConsumerOffsetManager(ConfigManager):
         if offsets is not None:
             self.offset_table[topic + TOPIC_GROUP_SEPARATOR + dest_group] = dict(offsets)
 
+    def query_min_offset_in_all_group(
+        self,
+        topic: str,
+        filter_groups: str | None,
+        get_min_offset_in_queue: Callable[[str, int], int],
+    ) -> dict[int, int]:
+        """Per queue of ``topic``: the smallest committed offset of any group that is
+        still at or above the queue's min offset (QUERY_CORRECTION_OFFSET).
+
+        Mirrors ``ConsumerOffsetManager#queryMinOffsetInAllGroup`` (broker/offset,
+        RocketMQ 4.9.3), including what it does to ``filterGroups``: Java walks
+        ``offsetTable.keySet()`` and ``Iterator#remove``s every ``*@group`` key of
+        each filter group, and a key set's iterator removes from the map itself. So the
+        named groups' committed offsets are DELETED from the broker, on every topic
+        (checked on a 4.9.3 broker: QUERY_CONSUMER_OFFSET then answers
+        QUERY_NOT_FOUND), not merely left out of the minimum.
+
+        Args:
+            topic: the topic.
+            filter_groups: comma-separated groups (blank: none).
+            get_min_offset_in_queue: ``MessageStore#getMinOffsetInQueue(topic, queueId)``.
+        """
+        if filter_groups is not None and filter_groups.strip():
+            for group in filter_groups.split(","):
+                for key in list(self.offset_table):
+                    parts = key.split(TOPIC_GROUP_SEPARATOR)
+                    if len(parts) > 1 and parts[1] == group:
+                        del self.offset_table[key]
+        queue_min: dict[int, int] = {}
+        for key, offsets in self.offset_table.items():
+            if _split_key(key)[:1] != [topic]:
+                continue
+            for queue_id, offset in offsets.items():
+                if offset >= get_min_offset_in_queue(topic, queue_id):
+                    old = queue_min.get(queue_id)
+                    queue_min[queue_id] = offset if old is None else min(offset, old)
+        return queue_min
+
     def remove_offset(self, group: str) -> list[str]:
         """Drop every ``*@group`` entry (the admin "delete subscription group" path).
 

@@ -110,6 +110,9 @@ class JavaProperties:
     def get(self, key: str) -> str | None:
         return self._values.get(key)
 
+    def __getitem__(self, key: str) -> str:
+        return self._values[key]
+
     def __contains__(self, key: object) -> bool:
         return key in self._values
 

@@ -25,6 +25,7 @@ __all__ = [
     "time_millis_to_human_string",
     "time_millis_to_human_string2",
     "time_millis_to_human_string3",
+    "format_date_yyyy_mm_dd_hh_mm_ss_sss",
     "start_of_month_millis",
     "ip_to_ipv4_str",
     "ip_to_ipv6_str",
@@ -119,6 +120,16 @@ def time_millis_to_human_string3(t_ms: int) -> str:
     """``yyyyMMddHHmmss`` in UTC. Mirrors ``UtilAll#timeMillisToHumanString3``."""
     d = _utc(t_ms)
     return f"{d.year:04d}{d.month:02d}{d.day:02d}{d.hour:02d}{d.minute:02d}{d.second:02d}"
+
+
+def format_date_yyyy_mm_dd_hh_mm_ss_sss(t_ms: int) -> str:
+    """``yyyy-MM-dd#HH:mm:ss:SSS`` in UTC. Mirrors ``UtilAll#formatDate(new Date(t),
+    UtilAll.YYYY_MM_DD_HH_MM_SS_SSS)`` (``QueueTimeSpan#getMinTimeStampStr`` ...)."""
+    d = _utc(t_ms)
+    return (
+        f"{d.year:04d}-{d.month:02d}-{d.day:02d}#{d.hour:02d}:{d.minute:02d}:{d.second:02d}:"
+        f"{d.microsecond // 1000:03d}"
+    )
 
 
 def start_of_month_millis(t_ms: int, months_ahead: int = 0) -> int:

@@ -299,6 +299,78 @@ RULES.append(
     )
 )
 
+_TIME_SPAN = re.compile(
+    r"^body\.consumeTimeSpanSet\[\d+\]\.(minTimeStamp|maxTimeStamp|consumeTimeStamp|delayTime)"
+    r"(Str)?$"
+)
+_TIME_SPAN_STR = re.compile(r"^(\d{4})-(\d\d)-(\d\d)#(\d\d):(\d\d):(\d\d):(\d{3})$")
+
+
+def _time_span_ms(v: Any) -> int | None:
+    """A QueueTimeSpan time: the number, or its ``yyyy-MM-dd#HH:mm:ss:SSS`` text (read as UTC)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    m = _TIME_SPAN_STR.match(v) if isinstance(v, str) else None
+    if m is None:
+        return None
+    from datetime import UTC, datetime
+
+    y, mo, d, h, mi, sec, ms = (int(g) for g in m.groups())
+    return int(datetime(y, mo, d, h, mi, sec, tzinfo=UTC).timestamp() * 1000) + ms
+
+
+def _consume_time_span(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _TIME_SPAN.match(d.path) is None:
+        return False
+    a, b = _time_span_ms(d.real), _time_span_ms(d.mqlab)
+    return (
+        a is not None and b is not None and a > 0 and b > 0 and abs(a - b) <= STORE_CLOCK_WINDOW_MS
+    )
+
+
+RULES.append(
+    Rule(
+        "consume-time-span",
+        "QUERY_CONSUME_TIME_SPAN's min/max/consume store times, their text forms, delayTime",
+        "each QueueTimeSpan holds store times of messages (each broker's own clock), "
+        "formatted again as yyyy-MM-dd#HH:mm:ss:SSS, and delayTime = the broker's now "
+        "minus the next message's store time; masked only when both are set and within "
+        f"{STORE_CLOCK_WINDOW_MS // 1000} s (the text read as UTC: the real broker's JVM "
+        "formats in its default time zone, mqlab in UTC)",
+        _consume_time_span,
+    )
+)
+
+
+def _filter_data_born_time(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path != "body.filterData" or not isinstance(d.real, str) or not isinstance(d.mqlab, str):
+        return False
+    try:
+        a, b = loads(d.real), loads(d.mqlab)
+    except ValueError:
+        return False
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    ta, tb = a.pop("bornTime", None), b.pop("bornTime", None)
+    if a != b or not isinstance(ta, int) or not isinstance(tb, int):
+        return False
+    if d.real.replace(f'"bornTime":{ta},', "") != d.mqlab.replace(f'"bornTime":{tb},', ""):
+        return False  # the same text but for the number (pretty-printing included)
+    return ta > 0 and tb > 0 and abs(ta - tb) <= STORE_CLOCK_WINDOW_MS
+
+
+RULES.append(
+    Rule(
+        "filter-data-born-time",
+        "the bornTime inside QUERY_CONSUME_QUEUE's filterData text (a SQL92 group's "
+        "ConsumerFilterData, pretty-printed)",
+        "ConsumerFilterManager#register stamps bornTime with the broker's clock when the "
+        "group's heartbeat arrives; masked only when the texts are equal but for that "
+        f"number and the two times are within {STORE_CLOCK_WINDOW_MS // 1000} s",
+        _filter_data_born_time,
+    )
+)
+
 RULES.append(
     Rule(
         "file-preallocation",

@@ -180,6 +180,26 @@ class ConsumeQueue:
         mf, pos, _end = buf
         return CQ_UNIT.unpack_from(mf.mm, pos)
 
+    def get_last_offset(self) -> int:
+        """End (offset + size) of the last unit of the last file, -1 if there is none.
+
+        Mirrors ``ConsumeQueue#getLastOffset`` (store, RocketMQ 4.9.3): from the last
+        written unit, read on while units hold ``offset >= 0`` and ``size > 0`` (a
+        pre-blank filler unit counts: offset 0, size ``Integer.MAX_VALUE``).
+        """
+        last = -1
+        mf = self.mapped_file_queue.get_last_mapped_file()
+        if mf is None or not mf.available:
+            return last
+        pos = max(0, mf.wrote_position - CQ_STORE_UNIT_SIZE)
+        while pos + CQ_STORE_UNIT_SIZE <= self.mapped_file_size:
+            offset, size, _tags = CQ_UNIT.unpack_from(mf.mm, pos)
+            if offset < 0 or size <= 0:
+                break
+            last = offset + size
+            pos += CQ_STORE_UNIT_SIZE
+        return last
+
     def roll_next_file(self, index: int) -> int:
         """The first logical offset of the next file. Mirrors ``ConsumeQueue#rollNextFile``."""
         total_units_in_file = self.mapped_file_size // CQ_STORE_UNIT_SIZE

@@ -965,21 +965,57 @@ class DefaultMessageStore(GetMessageMixin):
             self._destroy_topic_queues(topic, self.consume_queue_table.pop(topic).values())
         return 0
 
+    def clean_expired_consumer_queue(self) -> None:
+        """Destroy every consume queue whose last unit points below the commit log's
+        first offset (its messages are all gone), and drop a topic left without queues.
+
+        Mirrors ``DefaultMessageStore#cleanExpiredConsumerQueue`` (store, RocketMQ
+        4.9.3), called by CLEAN_EXPIRED_CONSUMEQUEUE (``mqadmin cleanExpiredCQ``).
+        SCHEDULE_TOPIC_XXXX is skipped; a queue without units (last offset -1) is kept
+        ("maybe ConsumeQueue was created just now"). Each destroyed queue also leaves the
+        commit log's ``topic_queue_table``. Topics in table order (Java: hash order).
+        """
+        min_commit_log_offset = self.commit_log.get_min_offset()
+        for topic in list(self.consume_queue_table):
+            if topic == RMQ_SYS_SCHEDULE_TOPIC:
+                continue
+            qmap = self.consume_queue_table[topic]
+            for queue_id, cq in list(qmap.items()):
+                last = cq.get_last_offset()
+                if last != -1 and last < min_commit_log_offset:
+                    del qmap[queue_id]
+                    self._destroy_topic_queues(topic, [cq], "cleanExpiredConsumerQueue")
+            if not qmap:
+                del self.consume_queue_table[topic]
+
+    def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        """The queue if it exists (loaded or looked up before), else None; unlike
+        :meth:`find_consume_queue` it creates nothing.
+
+        Mirrors ``DefaultMessageStore#getConsumeQueue``.
+        """
+        qmap = self.consume_queue_table.get(topic)
+        return None if qmap is None else qmap.get(queue_id)
+
     def clean_unused_lmq_topic(self, topic: str) -> None:
         """Destroy queue 0 of an ``%LMQ%`` topic. Mirrors ``DefaultMessageStore#cleanUnusedLmqTopic``."""
         qmap = self.consume_queue_table.pop(topic, None)
         if qmap is not None and 0 in qmap:
             self._destroy_topic_queues(topic, [qmap[0]])
 
-    def _destroy_topic_queues(self, topic: str, queues: Iterable[ConsumeQueue]) -> None:
+    def _destroy_topic_queues(
+        self, topic: str, queues: Iterable[ConsumeQueue], method: str = "cleanUnusedTopic"
+    ) -> None:
+        ids = []
         for cq in sorted(queues, key=lambda q: q.queue_id):
             cq.destroy()
+            ids.append(cq.queue_id)
             # CommitLog#removeQueueFromTopicQueueTable
             self.commit_log.topic_queue_table.pop(f"{topic}-{cq.queue_id}", None)
         if self._traced():
             self.tracer.emit(
-                "DefaultMessageStore.cleanUnusedTopic", "destroy", topic=topic,
-                text=f"consume queues of {topic} destroyed",
+                f"DefaultMessageStore.{method}", "destroy", topic=topic, queues=ids,
+                text=f"consume queue(s) {ids} of {topic} destroyed",
             )  # fmt: skip
 
     # ==================================================================================

@@ -179,10 +179,6 @@ def test_unknown_request_code(cluster):
     c = cluster()
     r = c.call(c.broker.broker_addr, 9999)
     assert (r.code, r.remark) == (3, " request type 9999 not supported")
-    # Not modelled (module essay of admin_broker_processor): answered the same way.
-    for code in (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.CLONE_GROUP_OFFSET):
-        r = c.call(c.broker.broker_addr, code)
-        assert (r.code, r.remark) == (3, f" request type {int(code)} not supported")
 
 
 def test_update_broker_config_changes_settings_at_runtime(cluster):

@@ -237,3 +237,28 @@ def test_host_rules_refuse_what_they_do_not_explain():
         "store-timestamp"
     )
     assert rule("ext.version", v.format(3, 1764150000000), v.format(4, 1764150000000)) is None
+
+
+def test_consume_time_span_times_masked_within_the_window_only():
+    p = "body.consumeTimeSpanSet[0]."
+    d = classify([
+        Diff(p + "minTimeStamp", 1_795_824_126_447, 1_795_824_126_433),
+        Diff(p + "minTimeStampStr", "2026-11-28#00:02:06:447", "2026-11-28#00:02:06:433"),
+        Diff(p + "delayTime", 208, 203),
+        Diff(p + "maxTimeStampStr", "2026-11-28#00:02:06:447", "2026-11-28#00:09:06:433"),
+        Diff(p + "consumeTimeStamp", -1, 1_795_824_126_433),
+        Diff(p + "messageQueue.queueId", 1, 2),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["consume-time-span"] * 3 + [None, None, None]
+
+
+def test_filter_data_born_time_masked_only_when_the_rest_is_equal():
+    real = '{\n\t"bornTime":1795825414137,\n\t"clientVersion":100,\n\t"topic":"T"\n}'
+    same = '{\n\t"bornTime":1795825414133,\n\t"clientVersion":100,\n\t"topic":"T"\n}'
+    other = '{\n\t"bornTime":1795825414133,\n\t"clientVersion":101,\n\t"topic":"T"\n}'
+    d = classify([
+        Diff("body.filterData", real, same),
+        Diff("body.filterData", real, other),
+        Diff("body.filterData", real, same.replace("1795825414133", "1795825000000")),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["filter-data-born-time", None, None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mqlab.conformance.scenario import Scenario, StoredCheck
 from mqlab.conformance.scenarios import (
     admin,
+    admin_broker,
     admin_handled,
     housekeeping,
     long_polling,
@@ -39,6 +40,8 @@ GROUPS: dict[str, str] = {
     "reply-forwarding": "SEND_REPLY_MESSAGE (324/325) pushed to the requester (326) and "
     "stored; GET_CONSUMER_RUNNING_INFO (307), CONSUME_MESSAGE_DIRECTLY (309), "
     "INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 → 221) forwarded to a client.",
+    "admin-broker": "AdminBrokerProcessor's group, system-topic, housekeeping, offset, "
+    "consume-queue, ACL (off) and filter-server codes.",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -60,6 +63,7 @@ _ORDER: list[Scenario] = [
     *admin.SCENARIOS,
     *admin_handled.SCENARIOS,
     *reply.SCENARIOS,
+    *admin_broker.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(
@@ -81,4 +85,7 @@ ALL: list[Scenario] = [
     *[s for s in _ORDER if s.name not in LAST],
     WHOLE_STORE,
     *[s for name in LAST for s in _ORDER if s.name == name],
+    # a registered filter server stays in the broker's registrations while the harness's
+    # connection is open: after everything else (it writes nothing to the store)
+    *admin_broker.LAST_SCENARIOS,
 ]
