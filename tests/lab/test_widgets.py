@@ -14,7 +14,7 @@ BUTTONS = {
 }  # fmt: skip
 INPUTS = {
     "topic", "tags", "body", "count", "broker", "queue_id", "offset", "suspend", "timeout_ms",
-    "subscription", "consumer", "group", "expression", "persist_first", "advance_ms",
+    "subscription", "consumer", "group", "expression", "consume_ms", "persist_first", "advance_ms",
     "long_polling", "auto_create_topic", "strategy", "listener",
 }  # fmt: skip
 
