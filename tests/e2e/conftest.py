@@ -186,11 +186,17 @@ def module_jupyter_server(
     yield from _serve(tmp_path_factory.mktemp("lab"))
 
 
-def _serve(tmp_path: Path) -> Iterator[JupyterServer]:
-    """The body of the server fixtures: start, wait for /api/status, yield, stop."""
-    root = tmp_path / "root"
+def _serve(tmp_path: Path, root: Path | None = None) -> Iterator[JupyterServer]:
+    """The body of the server fixtures: start, wait for /api/status, yield, stop.
+
+    ``root``: the folder to serve (default: a new ``tmp_path/root``); the server's own
+    config, data and runtime folders are always private ones under ``tmp_path``.
+    """
     config, data, runtime = tmp_path / "jconfig", tmp_path / "jdata", tmp_path / "jruntime"
-    for d in (root, config, data, runtime):
+    if root is None:
+        root = tmp_path / "root"
+        root.mkdir()
+    for d in (config, data, runtime):
         d.mkdir()
     settings_dir = config / "lab" / "user-settings"
     for rel, value in USER_SETTINGS.items():
