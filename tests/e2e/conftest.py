@@ -14,6 +14,8 @@ outside pytest's tmp dir except the screenshots under artifacts/e2e/ (gitignored
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -184,6 +186,26 @@ def module_jupyter_server(
     """One server for all the tests of a module (each lesson opens its own notebook and kernel
     in it; starting a server per test cost 2–5 s each)."""
     yield from _serve(tmp_path_factory.mktemp("lab"))
+
+
+@pytest.fixture
+def serve_folder(tmp_path: Path) -> Callable[[Path], contextlib.AbstractContextManager]:
+    """``with serve_folder(root) as server:`` a private JupyterLab (as ``jupyter_server``, the
+    flags ``make lab`` passes) rooted at an existing folder, stopped when the block ends.
+    Needs no browser (the workshop tests use the contents API only)."""
+    n = itertools.count()
+
+    @contextlib.contextmanager
+    def serve(root: Path) -> Iterator[JupyterServer]:
+        own = tmp_path / f"server-{next(n)}"
+        own.mkdir()
+        gen = _serve(own, root=root)
+        try:
+            yield next(gen)
+        finally:
+            gen.close()
+
+    return serve
 
 
 def _serve(tmp_path: Path, root: Path | None = None) -> Iterator[JupyterServer]:
