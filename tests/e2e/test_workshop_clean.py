@@ -10,7 +10,7 @@ nothing to call stale), and the edit is in ``work/``. Then ``make reset-lesson``
 The instructor server (``make lab-instructor``: rooted at the checkout) serves
 ``lessons/06_….md`` as a notebook: that is the request JupyterLab's *Open With → Jupytext
 Notebook* makes, and it works because jupytext's server extension (``jupyterlab_jupytext``,
-installed with the ``dev`` extra) wraps the contents manager.
+installed with jupytext, one of mqlab's dependencies) wraps the contents manager.
 
 No browser is needed: these tests are marked slow, not e2e, and run without Chromium.
 """
