@@ -76,10 +76,11 @@ def test_lesson01_your_turn():
     assert (lab.now, len(lab.trace)) == before
 
 
-def test_lesson02_your_turn_commit_log_and_consume_queue_views():
+@pytest.mark.parametrize("learner", ["your-name", "ada"])
+def test_lesson02_your_turn_commit_log_and_consume_queue_views(learner):
     """02 "Your turn" (defect 7): the panel has the commit-log and consume-queue views; after
     sending 2 × TagB / hello-{i}, their top rows are those messages and their units."""
-    p, ns = open_panel("02_store")
+    p, ns = open_panel("02_store", learner=learner)
     lab = ns["lab"]
     html_before = p.inspector.value
     assert "commit log (broker-a, newest first)" in html_before
@@ -102,10 +103,11 @@ def test_lesson02_your_turn_commit_log_and_consume_queue_views():
     assert html.count("<td>2598920</td>") == 2
 
 
-def test_lesson03_your_turn():
+@pytest.mark.parametrize("learner", ["your-name", "ada"])
+def test_lesson03_your_turn(learner):
     """03 "Your turn": queue 0 holds 3 messages; offsets 0 and 2 → FOUND (next 3), max →
     parked 15 000 ms, 99 → PULL_OFFSET_MOVED (21); without long polling: suspended 1000 ms."""
-    p, ns = open_panel("03_pull_processing")
+    p, ns = open_panel("03_pull_processing", learner=learner)
     q = ns["lab"].queues("TopicTest").set_index("queue_id").loc[0]
     assert (q["min_offset"], q["max_offset"]) == (0, 3)
     said = click(p, "pull", queue_id="0", offset="0")
@@ -124,11 +126,12 @@ def test_lesson03_your_turn():
     assert "pull held: TopicTest@0 offset 3, suspended 1000 ms" in said
 
 
-def test_lesson04_your_turn():
+@pytest.mark.parametrize("learner", ["your-name", "ada"])
+def test_lesson04_your_turn(learner):
     """04 "Your turn": parked at 20002 (deadline 35002), the check at 25000 keeps it, the
     check at 40000 answers it (PULL_NOT_FOUND at 40001); short polling: 1000 ms, its
     deadline 41003, answered by the check at 45000."""
-    p, ns = open_panel("04_long_polling")
+    p, ns = open_panel("04_long_polling", learner=learner)
     lab = ns["lab"]
     said = click(p, "pull", queue_id="1")
     assert "t=20002 broker-a PullRequestHoldService.suspendPullRequest" in said
@@ -149,10 +152,11 @@ def test_lesson04_your_turn():
     assert "answered at t=45001: PULL_NOT_FOUND (19)" in said
 
 
-def test_lesson05_consistent_hash_newcomer():
+@pytest.mark.parametrize("learner", ["your-name", "ada"])
+def test_lesson05_consistent_hash_newcomer(learner):
     """05 "Drive it yourself": CONSISTENT_HASH beside three AVG consumers claims queues 1 and
     2, already held; nobody holds queue 3; the heatmap cell, run again, shows it."""
-    p, ns = open_panel("05_rebalancing")
+    p, ns = open_panel("05_rebalancing", learner=learner)
     lab = ns["lab"]
     toggle(p, "strategy", "CONSISTENT_HASH")
     said = click(p, "add_consumer")

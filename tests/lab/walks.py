@@ -20,9 +20,19 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def code_cells(stem: str) -> list[str]:
+#: The learner notebooks' first cell names the learner so: a walk test may put another name.
+LEARNER_LINE = 'LEARNER = "your-name"'
+
+
+def code_cells(stem: str, learner: str | None = None) -> list[str]:
+    """The code cells of the learner notebook; with ``learner``, as that learner typed their
+    name into the first cell (so their seed, and their exercises' numbers, differ)."""
     nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
-    return [c.source for c in nb.cells if c.cell_type == "code"]
+    cells = [c.source for c in nb.cells if c.cell_type == "code"]
+    if learner is not None:
+        assert LEARNER_LINE in cells[0], f"{stem}: no {LEARNER_LINE!r} in the first cell"
+        cells[0] = cells[0].replace(LEARNER_LINE, f"LEARNER = {learner!r}")
+    return cells
 
 
 def _run_cell(src: str, ns: dict[str, Any], name: str) -> Any:
@@ -37,11 +47,13 @@ def _run_cell(src: str, ns: dict[str, Any], name: str) -> Any:
     return eval(compile(ast.Expression(last.value), name, "eval"), ns)  # noqa: S307
 
 
-def open_panel(stem: str, marker: str = "control_panel(", nth: int = 0) -> tuple[Any, dict]:
-    """Run ``stem``'s cells up to the ``nth`` cell containing ``marker``; return its value."""
+def open_panel(stem: str, marker: str = "control_panel(", nth: int = 0, *,
+               learner: str | None = None) -> tuple[Any, dict]:  # fmt: skip
+    """Run ``stem``'s cells up to the ``nth`` cell containing ``marker``; return its value
+    and the namespace (``learner``: the name typed into the first cell, see ``code_cells``)."""
     ns: dict[str, Any] = {"__name__": f"walk_{stem}"}
     seen = 0
-    for i, src in enumerate(code_cells(stem)):
+    for i, src in enumerate(code_cells(stem, learner)):
         value = _run_cell(src, ns, f"<{stem} cell {i}>")
         if marker in src:
             if seen == nth:
