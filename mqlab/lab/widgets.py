@@ -5,7 +5,10 @@ lesson. ``control_panel(lab)`` returns a ``ControlPanel`` whose buttons send mes
 pull one queue by hand, add / remove / kill consumers, trigger a rebalance, persist
 offsets, move virtual time (by N ms, to the next timer, or until a parked pull times
 out) and flip ``longPollingEnable``, ``autoCreateTopicEnable``, the allocation strategy
-of consumers added next and the listener mode of every consumer (own, succeeds, fails).
+and the listener time ("consume ms") of consumers added next and the listener mode of
+every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), its
+inspector tables (``views``: lesson 02 shows the commit log and the consume queues) and the
+trace components its log never folds (``key_components``: lesson 06 follows the pull loop).
 
 Every action is a plain method (``send()``, ``pull_once()``, ...) wired to a button. It
 validates the inputs first (bad input → a message in ``messages``, state untouched),
