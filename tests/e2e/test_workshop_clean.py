@@ -12,7 +12,9 @@ The instructor server (``make lab-instructor``: rooted at the checkout) serves
 Notebook* makes, and it works because jupytext's server extension (``jupyterlab_jupytext``,
 installed with jupytext, one of mqlab's dependencies) wraps the contents manager.
 
-No browser is needed: these tests are marked slow, not e2e, and run without Chromium.
+These two need no browser (marked slow, not e2e: they run without Chromium). The third
+does the guide's workflow in Chromium: *Open With → Jupytext Notebook* on the lesson source
+in the instructor lab (marked e2e).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import jupytext
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -111,4 +114,35 @@ def test_the_instructor_lab_opens_a_lesson_source_as_a_notebook(tmp_path, serve_
     assert cells[0]["source"].startswith("# 06 · The consumer pull loop and flow control")
     code = [c["source"] for c in cells if c["cell_type"] == "code"]
     assert any("walk = L.walk_lab(SEED)" in s for s in code)
+    assert _git_status(clone) == ""
+
+
+#: Open a file with a named document factory, as the file browser's Open With menu does;
+#: resolves to what the new widget shows.
+OPEN_WITH_JS = """async ([path, factory]) => {
+  const app = window.jupyterapp;
+  await app.started; await app.restored;
+  const factories = app.docRegistry.preferredWidgetFactories(path).map(f => f.name);
+  const widget = await app.commands.execute('docmanager:open', {path: path, factory: factory});
+  await widget.context.ready;
+  const cells = widget.content.widgets;
+  return {factories: factories, cells: cells.length,
+          first: cells[0].model.sharedModel.getSource(),
+          kinds: cells.map(c => c.model.type)};
+}"""
+
+
+@pytest.mark.e2e
+def test_open_with_jupytext_notebook_in_the_instructor_lab(tmp_path, serve_folder, page):
+    """The guide's workflow in Chromium: in ``make lab-instructor``'s lab, lesson 06's source
+    offers the "Jupytext Notebook" factory and opens as a notebook of its cells."""
+    clone = _clone(tmp_path)
+    with serve_folder(clone) as server:
+        page.goto(f"{server.url}/lab?reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => !!window.jupyterapp", timeout=60_000)
+        got = page.evaluate(OPEN_WITH_JS, [f"lessons/{LESSON}.md", "Jupytext Notebook"])
+    assert "Jupytext Notebook" in got["factories"], got["factories"]
+    assert got["first"].startswith("# 06 · The consumer pull loop and flow control")
+    want = jupytext.read(clone / "lessons" / f"{LESSON}.md")  # what the builder reads
+    assert got["kinds"] == [c.cell_type for c in want.cells]
     assert _git_status(clone) == ""
