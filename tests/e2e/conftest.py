@@ -192,14 +192,15 @@ def module_jupyter_server(
 def serve_folder(tmp_path: Path) -> Callable[[Path], contextlib.AbstractContextManager]:
     """``with serve_folder(root) as server:`` a private JupyterLab (as ``jupyter_server``, the
     flags ``make lab`` passes) rooted at an existing folder, stopped when the block ends.
-    Needs no browser (the workshop tests use the contents API only)."""
+    Needs no browser. ``settings``: user settings that replace ``USER_SETTINGS``' entries
+    (e.g. autosave on, every second)."""
     n = itertools.count()
 
     @contextlib.contextmanager
-    def serve(root: Path) -> Iterator[JupyterServer]:
+    def serve(root: Path, settings: dict | None = None) -> Iterator[JupyterServer]:
         own = tmp_path / f"server-{next(n)}"
         own.mkdir()
-        gen = _serve(own, root=root)
+        gen = _serve(own, root=root, settings=settings)
         try:
             yield next(gen)
         finally:
@@ -208,7 +209,9 @@ def serve_folder(tmp_path: Path) -> Callable[[Path], contextlib.AbstractContextM
     return serve
 
 
-def _serve(tmp_path: Path, root: Path | None = None) -> Iterator[JupyterServer]:
+def _serve(
+    tmp_path: Path, root: Path | None = None, settings: dict | None = None
+) -> Iterator[JupyterServer]:
     """The body of the server fixtures: start, wait for /api/status, yield, stop.
 
     ``root``: the folder to serve (default: a new ``tmp_path/root``); the server's own
@@ -221,7 +224,7 @@ def _serve(tmp_path: Path, root: Path | None = None) -> Iterator[JupyterServer]:
     for d in (config, data, runtime):
         d.mkdir()
     settings_dir = config / "lab" / "user-settings"
-    for rel, value in USER_SETTINGS.items():
+    for rel, value in {**USER_SETTINGS, **(settings or {})}.items():
         target = settings_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(value), encoding="utf-8")

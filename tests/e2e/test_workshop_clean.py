@@ -12,9 +12,10 @@ The instructor server (``make lab-instructor``: rooted at the checkout) serves
 Notebook* makes, and it works because jupytext's server extension (``jupyterlab_jupytext``,
 installed with jupytext, one of mqlab's dependencies) wraps the contents manager.
 
-These two need no browser (marked slow, not e2e: they run without Chromium). The third
-does the guide's workflow in Chromium: *Open With → Jupytext Notebook* on the lesson source
-in the instructor lab (marked e2e).
+These two need no browser (marked slow, not e2e: they run without Chromium). Two more
+run in Chromium (marked e2e): the guide's *Open With → Jupytext Notebook* on the lesson
+source in the instructor lab, and a learner's session that edits lesson 06 and lets
+JupyterLab's autosave write it (the checkout's ``git status`` stays empty).
 """
 
 from __future__ import annotations
@@ -145,4 +146,44 @@ def test_open_with_jupytext_notebook_in_the_instructor_lab(tmp_path, serve_folde
     assert got["first"].startswith("# 06 · The consumer pull loop and flow control")
     want = jupytext.read(clone / "lessons" / f"{LESSON}.md")  # what the builder reads
     assert got["kinds"] == [c.cell_type for c in want.cells]
+    assert _git_status(clone) == ""
+
+
+#: Type into the first cell of the current notebook (as a learner's keystrokes would change
+#: its model); the document turns dirty and autosave picks it up.
+EDIT_FIRST_CELL_JS = """async ([text]) => {
+  const app = window.jupyterapp;
+  await app.started; await app.restored;
+  const panel = app.shell.currentWidget;
+  await panel.context.ready;
+  const cell = panel.content.widgets[0].model.sharedModel;
+  cell.setSource(text + cell.getSource());
+  return panel.context.model.dirty;
+}"""
+
+
+@pytest.mark.e2e
+def test_a_browser_session_that_edits_and_autosaves_leaves_the_checkout_clean(
+    tmp_path, serve_folder, page
+):
+    """The issue's "done when", in Chromium: ``make lab``'s lab (work/ of a fresh clone),
+    lesson 06 opened, its first cell edited, JupyterLab's autosave (set to every second)
+    writes it: into work/, and ``git status`` of the clone stays empty."""
+    clone = _clone(tmp_path)
+    _mqlab("lab", "prepare", cwd=clone)
+    autosave = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings":
+                {"autosave": True, "autosaveInterval": 1}}  # fmt: skip
+    saved = clone / "work" / f"{LESSON}.ipynb"
+    with serve_folder(clone / "work", settings=autosave) as server:
+        page.goto(f"{server.url}/lab/tree/{LESSON}.ipynb?reset", wait_until="domcontentloaded")
+        page.wait_for_function(
+            f"() => window.jupyterapp?.shell?.currentWidget?.context?.path === '{LESSON}.ipynb'",
+            timeout=60_000,
+        )
+        assert page.evaluate(EDIT_FIRST_CELL_JS, ["# ada was here\n"]) is True
+        page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000
+        )
+    first = json.loads(saved.read_text(encoding="utf-8"))["cells"][0]["source"]
+    assert "".join(first).startswith("# ada was here\n")
     assert _git_status(clone) == ""
