@@ -1,6 +1,12 @@
 # mqlab: set-up and everyday commands. The README's quick start is exactly `make lab` and `make test`.
 #
-#   make lab      create/refresh .venv, then JupyterLab on notebooks/ at http://127.0.0.1:$(PORT)
+#   make lab      create/refresh .venv, copy notebooks/ into the git-ignored work/ (only what work/
+#                 lacks: a learner's edits are never overwritten), then JupyterLab on work/ at
+#                 http://127.0.0.1:$(PORT); autosaves land in work/, the checkout stays clean
+#   make reset-lesson L=06   put lesson 06's notebooks in work/ back to notebooks/'s (the old
+#                 copy is kept in work/.reset/)
+#   make lab-instructor      JupyterLab on the whole checkout (lessons/*.md open as notebooks
+#                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
 #                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run)
 #   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md
@@ -62,10 +68,12 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
 export UV_PYTHON_DOWNLOADS ?= never
 
-.PHONY: help lab test lessons venv check-python check-java check-conformance doctor e2e-deps clean
+.PHONY: help lab lab-instructor reset-lesson test lessons venv check-python check-java check-conformance doctor e2e-deps clean
 
 help:
-	@echo "make lab      JupyterLab on notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
+	@echo "make lab      JupyterLab on work/, your copy of notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
+	@echo "make reset-lesson L=06   lesson 06 in work/ back to the original (your copy kept in work/.reset/)"
+	@echo "make lab-instructor      JupyterLab on the whole checkout: lessons/*.md, notebooks/ (tracked files)"
 	@echo "make test     the whole test suite (pytest tests/, then notebooks via nbmake); what CI runs"
 	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
 	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
@@ -74,10 +82,25 @@ help:
 	@echo "MQLAB_SKIP_E2E=1 make test     no Chromium install, browser tests deselected"
 	@echo "MQLAB_SKIP_CONFORMANCE=1 make test   leave out the real-broker tiers (conformance, interop)"
 
+# The learners' lab is rooted at work/, a git-ignored copy of notebooks/ made on first start
+# (mqlab/lab/workspace.py): JupyterLab's autosave writes there, never into the tracked notebooks.
 lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
-	@echo "==> JupyterLab on notebooks/ at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=notebooks \
+	@$(VENV_PY) -m mqlab lab prepare
+	@echo "==> JupyterLab on work/ (your copy of notebooks/) at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=work \
+	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
+	    $(ALLOW_ROOT) $(LAB_ARGS)
+
+reset-lesson: $(STAMP)
+	@if [ -z "$(L)" ]; then echo "usage: make reset-lesson L=06" >&2; exit 2; fi
+	$(VENV_PY) -m mqlab lab reset $(L)
+
+# Rooted at the checkout so that lessons/NN_name.md can be opened with Open With -> Jupytext
+# Notebook (jupytext's server extension wraps the contents manager below); saves change tracked files.
+lab-instructor: $(STAMP)
+	@echo "==> JupyterLab on the checkout (lessons/, notebooks/) at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=. \
 	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
 	    $(ALLOW_ROOT) $(LAB_ARGS)
 

@@ -2,6 +2,8 @@
 
 Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``), ``serve``
 (a name server and brokers on real sockets for real RocketMQ clients; see ``mqlab.serve``),
+``lab`` (the learners' working copy of the notebooks that ``make lab`` serves; see
+``mqlab.lab.workspace``),
 ``experiment`` and ``conformance`` (the same requests to the real RocketMQ 4.9.3 broker
 and to ``mqlab serve``, compared; see ``mqlab.conformance``).
 """
@@ -19,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
+        print("       python -m mqlab lab {prepare,reset NN} [--repo DIR] [--work DIR]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -41,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.interop.matrix import main as interop_main
 
         return interop_main(rest)
+    if cmd == "lab":
+        from mqlab.lab.workspace import main as lab_main
+
+        return lab_main(rest)
     print(
-        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance, interop)",
+        f"mqlab: unknown command {cmd!r} "
+        "(known: bench, serve, experiment, conformance, interop, lab)",
         file=sys.stderr,
     )
     return 2

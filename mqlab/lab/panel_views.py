@@ -59,6 +59,8 @@ __all__ = [
     "KEY_COMPONENTS",
     "code_name",
     "inspector_html",
+    "VIEWS",
+    "DEFAULT_VIEWS",
     "plot_mode",
     "TimelineView",
     "MAX_ROWS",
@@ -189,7 +191,7 @@ _WIDTHS = {
     "topic": "210px", "tags": "150px", "body": "190px", "count": "120px", "broker": "190px",
     "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
     "subscription": "150px", "consumer": "190px", "group": "140px", "expression": "130px",
-    "persist_first": "auto", "advance_ms": "140px",
+    "persist_first": "auto", "advance_ms": "140px", "consume_ms": "150px",
 }  # fmt: skip
 _STYLE = {"description_width": "initial"}
 
@@ -217,6 +219,7 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
         "consumer": W.Dropdown(options=[], description="consumer", **lay("consumer")),
         "group": W.Text(group, description="group", **lay("group")),
         "expression": W.Text("*", description="tags expr", **lay("expression")),
+        "consume_ms": NumberText("0", description="consume ms", **lay("consume_ms")),
         "persist_first": W.Checkbox(False, description="persist first", indent=False,
                                     **lay("persist_first")),
         "advance_ms": NumberText("100", description="ms", **lay("advance_ms")),
@@ -246,7 +249,8 @@ def section_rows(
         "send": [i["topic"], i["tags"], i["body"], i["count"], b["send"]],
         "pull": [i["broker"], i["queue_id"], i["offset"], i["suspend"], i["timeout_ms"],
                  i["subscription"], b["pull"]],
-        "consumers": [i["consumer"], i["group"], i["expression"], b["add_consumer"],
+        "consumers": [i["consumer"], i["group"], i["expression"], i["consume_ms"],
+                      b["add_consumer"],
                       b["remove_consumer"], b["kill_consumer"], i["persist_first"],
                       b["rebalance"], b["persist_offsets"]],
         "time": [i["advance_ms"], b["advance"], b["next_timer"], b["long_poll_timeout"]],
@@ -272,22 +276,25 @@ KEY_COMPONENTS = (
 )
 
 
-def is_key_event(e: TraceEvent) -> bool:
-    """True for a consume result, a send-back or a retry's delivery (never folded)."""
-    return e.component.startswith(KEY_COMPONENTS)
+def is_key_event(e: TraceEvent, keys: Sequence[str] = KEY_COMPONENTS) -> bool:
+    """True for an event of a component in ``keys`` (by default a consume result, a send-back
+    or a retry's delivery): ``words`` never folds it."""
+    return e.component.startswith(tuple(keys))
 
 
-def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
+def words(events: Sequence[TraceEvent], *, limit: int = 20,
+          keys: Sequence[str] = KEY_COMPONENTS) -> list[str]:  # fmt: skip
     """The events as lines: repeats of one line folded ("(×3)"), about ``limit`` lines.
 
     When there are more, the first and last ``limit // 2`` lines are kept, and so is every
-    key line (``is_key_event``: consume results, send-backs, retries); each run of other
+    key line (``is_key_event``: by default consume results, send-backs, retries; ``keys``
+    names other components, e.g. the pull loop's in lesson 06); each run of other
     lines left out becomes one line saying how many and which components they came from.
     """
     lines: list[str] = []
     counts: list[int] = []
     comps: list[str] = []
-    keys: list[bool] = []
+    is_key: list[bool] = []
     for e in events:
         d = e.describe()
         if lines and lines[-1] == d:
@@ -296,7 +303,7 @@ def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
         lines.append(d)
         counts.append(1)
         comps.append(e.component)
-        keys.append(is_key_event(e))
+        is_key.append(is_key_event(e, keys))
     out = [line if n == 1 else f"{line} (×{n})" for line, n in zip(lines, counts, strict=True)]
     if len(out) <= limit:
         return out
@@ -315,7 +322,7 @@ def words(events: Sequence[TraceEvent], *, limit: int = 20) -> list[str]:
         hidden.clear()
 
     for k in range(head, len(out) - tail):
-        if keys[k]:
+        if is_key[k]:
             flush()
             result.append(out[k])
         else:
@@ -359,6 +366,8 @@ _COL_CH = {
     "broker": 9, "queue_id": 6, "min_offset": 7, "max_offset": 7, "key": 17, "consumer": 16,
     "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
     "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
+    "commit_log_offset": 8, "size": 5, "queue_offset": 7, "tags": 8, "body": 12,
+    "tags_code": 10,
 }  # fmt: skip
 _ROW_PX = 19
 #: Rows a table box shows before it scrolls (its height is fixed: the panel does not jump).
@@ -401,8 +410,48 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     )
 
 
-def inspector_html(lab: Lab, topic: str, group: str) -> str:
-    """The panel's inspector: a status line and five small tables, side by side."""
+#: The inspector's tables, by name; a panel shows ``DEFAULT_VIEWS`` unless told otherwise.
+VIEWS = ("queues", "held_pulls", "allocation", "process_queues", "consumer_offsets",
+         "commit_log", "consume_queue")  # fmt: skip
+DEFAULT_VIEWS = VIEWS[:5]
+
+
+def _commit_log_view(lab: Lab) -> pd.DataFrame:
+    """broker-a's commit log, newest entry first, body and tags as text."""
+    df = lab.commit_log()
+    if df.empty:
+        return df
+    df = df.sort_values("commit_log_offset", ascending=False).head(MAX_ROWS + 1).copy()
+    df["body"] = [b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)
+                  for b in df["body"]]  # fmt: skip
+    return df
+
+
+def _consume_queue_view(lab: Lab, topic: str) -> pd.DataFrame:
+    """The consume-queue units of every queue of ``topic`` on broker-a, newest first."""
+    cols = ["queue_id", "queue_offset", "commit_log_offset", "size", "tags_code"]
+    if not topic:
+        return pd.DataFrame(columns=cols)
+    qs = lab.queues(topic)
+    ids = sorted(qs.loc[qs["broker"] == "broker-a", "queue_id"]) if not qs.empty else []
+    frames = [lab.consume_queue(topic, q).assign(queue_id=q) for q in ids]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    df = pd.concat(frames, ignore_index=True)
+    return df.sort_values("commit_log_offset", ascending=False)[cols]
+
+
+def inspector_html(lab: Lab, topic: str, group: str,
+                   views: Sequence[str] = DEFAULT_VIEWS) -> str:  # fmt: skip
+    """The panel's inspector: a status line and small tables (``views``), side by side.
+
+    ``commit_log`` and ``consume_queue`` (lesson 02) show broker-a's newest commit-log
+    entries and the units of ``topic``'s consume queues that point at them.
+    """
+    bad = [v for v in views if v not in VIEWS]
+    if bad:
+        raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
     held = lab.held_pulls()
     nxt = lab.next_timers(1, include_frames=False)
     nxt_s = f"next timer: {nxt[0].name} at t={nxt[0].due_ms}" if nxt else "no timers pending"
@@ -410,24 +459,39 @@ def inspector_html(lab: Lab, topic: str, group: str) -> str:
         f"<div><b>t = {lab.now} ms</b> · {lab.events_run} events run · "
         f"{len(held)} parked pull(s) · {html.escape(nxt_s)}</div>"
     )
-    offsets = lab.consumer_offsets()
-    pq = lab.process_queues()
-    running = [n for n, c in lab.consumers.items() if _running(c)]
-    pq = pq[pq["consumer"].isin(running)]  # a killed consumer's process queues died with it
-    if group:
-        offsets = offsets[offsets["group"] == group]
-    tables = [
-        _table(f"queues of {topic}", lab.queues(topic) if topic else lab.queues(),
-               ["broker", "queue_id", "min_offset", "max_offset"]),
-        _table("held pulls (PullRequestHoldService)", held,
-               ["broker", "key", "consumer", "pull_from_this_offset", "suspend_timestamp",
-                "deadline"]),
-        _table("allocation", lab.allocation(), ["consumer", "topic", "broker", "queue_id"]),
-        _table("process queues", pq,
-               ["consumer", "topic", "queue_id", "msg_count", "queue_offset_max", "dropped"]),
-        _table(f"consumer offsets ({group or 'all groups'})", offsets,
-               ["group", "topic", "queue_id", "offset", "max_offset", "lag"]),
-    ]  # fmt: skip
+
+    def offsets_view() -> pd.DataFrame:
+        offsets = lab.consumer_offsets()
+        return offsets[offsets["group"] == group] if group else offsets
+
+    def pq_view() -> pd.DataFrame:
+        pq = lab.process_queues()
+        running = [n for n, c in lab.consumers.items() if _running(c)]
+        return pq[pq["consumer"].isin(running)]  # a killed consumer's process queues died
+
+    build = {
+        "queues": lambda: _table(f"queues of {topic}", lab.queues(topic) if topic else lab.queues(),
+                                 ["broker", "queue_id", "min_offset", "max_offset"]),
+        "held_pulls": lambda: _table("held pulls (PullRequestHoldService)", held,
+                                     ["broker", "key", "consumer", "pull_from_this_offset",
+                                      "suspend_timestamp", "deadline"]),
+        "allocation": lambda: _table("allocation", lab.allocation(),
+                                     ["consumer", "topic", "broker", "queue_id"]),
+        "process_queues": lambda: _table("process queues", pq_view(),
+                                         ["consumer", "topic", "queue_id", "msg_count",
+                                          "queue_offset_max", "dropped"]),
+        "consumer_offsets": lambda: _table(f"consumer offsets ({group or 'all groups'})",
+                                           offsets_view(), ["group", "topic", "queue_id",
+                                                            "offset", "max_offset", "lag"]),
+        "commit_log": lambda: _table("commit log (broker-a, newest first)", _commit_log_view(lab),
+                                     ["commit_log_offset", "size", "topic", "queue_id",
+                                      "queue_offset", "tags", "body"]),
+        "consume_queue": lambda: _table(f"consume queues of {topic} (newest first)",
+                                        _consume_queue_view(lab, topic),
+                                        ["queue_id", "queue_offset", "commit_log_offset", "size",
+                                         "tags_code"]),
+    }  # fmt: skip
+    tables = [build[v]() for v in views]
     return (
         _INSPECTOR_CSS
         + '<div class="mqlab-insp">'

@@ -5,7 +5,10 @@ lesson. ``control_panel(lab)`` returns a ``ControlPanel`` whose buttons send mes
 pull one queue by hand, add / remove / kill consumers, trigger a rebalance, persist
 offsets, move virtual time (by N ms, to the next timer, or until a parked pull times
 out) and flip ``longPollingEnable``, ``autoCreateTopicEnable``, the allocation strategy
-of consumers added next and the listener mode of every consumer (own, succeeds, fails).
+and the listener time ("consume ms") of consumers added next and the listener mode of
+every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), its
+inspector tables (``views``: lesson 02 shows the commit log and the consume queues) and the
+trace components its log never folds (``key_components``: lesson 06 follows the pull loop).
 
 Every action is a plain method (``send()``, ``pull_once()``, ...) wired to a button. It
 validates the inputs first (bad input → a message in ``messages``, state untouched),
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -30,7 +33,10 @@ import ipywidgets as widgets
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.common.sysflag import PullSysFlag
 from mqlab.lab.panel_views import (
+    DEFAULT_VIEWS,
+    KEY_COMPONENTS,
     LISTENER_MODES,
+    VIEWS,
     PanelListener,
     TimelineView,
     build_inputs,
@@ -98,7 +104,7 @@ class ControlPanel:
         buttons: by name — send, pull, add_consumer, remove_consumer, kill_consumer,
             rebalance, persist_offsets, advance, next_timer, long_poll_timeout, refresh.
         inputs: by name — topic, tags, body, count, broker, queue_id, offset, suspend,
-            timeout_ms, subscription, consumer, group, expression, persist_first,
+            timeout_ms, subscription, consumer, group, expression, consume_ms, persist_first,
             advance_ms, long_polling, auto_create_topic, strategy, listener.
         messages: what the panel said, newest last.
         listener: the ``PanelListener`` whose mode ("own", "succeeds", "fails") governs every
@@ -107,12 +113,21 @@ class ControlPanel:
 
     def __init__(self, lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
                  sections: list[str] | None = None, window_ms: int = 5000,
-                 plot_mode: str | None = None) -> None:  # fmt: skip
+                 plot_mode: str | None = None,
+                 key_components: Sequence[str] = KEY_COMPONENTS,
+                 views: Sequence[str] = DEFAULT_VIEWS) -> None:  # fmt: skip
         chosen = list(SECTIONS) if sections is None else list(sections)
         bad = [s for s in chosen if s not in SECTIONS]
         if bad:
             raise ValueError(f"unknown sections {bad}; choose from {list(SECTIONS)}")
+        bad = [v for v in views if v not in VIEWS]
+        if bad:
+            raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
+        #: The inspector's tables (``panel_views.VIEWS``), left to right.
+        self.views = tuple(views)
         self.lab = lab
+        #: Components whose lines the log never folds (``panel_views.words``).
+        self.key_components = tuple(key_components)
         self.messages: list[str] = []
         self.listener = PanelListener()
         self._calls: list[tuple[Call, str]] = []  # raw pulls not answered yet
@@ -210,7 +225,10 @@ class ControlPanel:
         govern_listeners(lab, self.listener)
         if "inspect" in self.sections:
             self.inspector.value = inspector_html(
-                lab, self.inputs["topic"].value.strip(), self.inputs["group"].value.strip()
+                lab,
+                self.inputs["topic"].value.strip(),
+                self.inputs["group"].value.strip(),
+                self.views,
             )
         if self.timeline is not None:
             self.timeline.update(lab, since_ms=self._click_t0)
@@ -230,7 +248,7 @@ class ControlPanel:
             extra = fn() or []
         finally:
             evs = self.lab.trace.events[mark:]
-            self._say(*("  " + s for s in words(evs)))
+            self._say(*("  " + s for s in words(evs, keys=self.key_components)))
         done = [(c, what) for c, what in self._calls if c.done]
         self._calls = [(c, what) for c, what in self._calls if not c.done]
         self._say(*("  → " + s for s in [*extra, *(call_words(c, w) for c, w in done)]))
@@ -332,15 +350,21 @@ class ControlPanel:
 
     @_guarded
     def add_consumer(self) -> None:
-        """A push consumer on the panel's topic and group, with the panel's listener."""
+        """A push consumer on the panel's topic and group, with the panel's listener.
+
+        Each listener call of the new consumer takes "consume ms" of virtual time
+        (``DefaultMQPushConsumer.consume_time_ms``, mqlab's model of a slow listener).
+        """
         topic, group = self._topic(), self._group()
         expr = self.inputs["expression"].value.strip() or "*"
         name = self.inputs["strategy"].value
         strategy = STRATEGIES_BY_NAME[name]()
+        consume_ms = _int("consume ms", self.inputs["consume_ms"].value, hi=MAX_ADVANCE_MS)
 
         def run() -> list[str]:
             c = self.lab.push_consumer(group, topic, expr, listener=self.listener,
-                                       allocate_message_queue_strategy=strategy)  # fmt: skip
+                                       allocate_message_queue_strategy=strategy,
+                                       consume_time_ms=consume_ms)  # fmt: skip
             self._idle()
             node = c.default_mq_push_consumer_impl.mq_client_factory.name
             self.inputs["consumer"].options = self._running_consumers()
@@ -348,7 +372,8 @@ class ControlPanel:
             mqs = sorted(mq.queue_id for mq in c.allocation.get(topic, ()))
             return [f"{node} ({name}) now holds {topic} queues {mqs}"]
 
-        self._do(f"add consumer to {group} on {topic} ({expr!r}, {name})", run)
+        slow = f", {consume_ms} ms per listener call" if consume_ms else ""
+        self._do(f"add consumer to {group} on {topic} ({expr!r}, {name}{slow})", run)
 
     @_guarded
     def remove_consumer(self) -> None:
@@ -534,7 +559,9 @@ class ControlPanel:
 
 def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
                   sections: list[str] | None = None, window_ms: int = 5000,
-                  plot_mode: str | None = None) -> ControlPanel:  # fmt: skip
+                  plot_mode: str | None = None,
+                  key_components: Sequence[str] = KEY_COMPONENTS,
+                  views: Sequence[str] = DEFAULT_VIEWS) -> ControlPanel:  # fmt: skip
     """A control panel for ``lab``; leave it as a cell's last expression to show it.
 
     Args:
@@ -543,9 +570,15 @@ def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
         sections: which rows to show, from ``SECTIONS`` (None = all).
         window_ms: how much recent virtual time the timeline shows.
         plot_mode: "live" (FigureWidget) or "static" (Output); default ``MQLAB_PLOT_MODE``.
+        key_components: trace components whose lines the log never folds (default: consume
+            results, send-backs and retries; lesson 06 passes its pull loop's).
+        views: the inspector's tables, from ``panel_views.VIEWS`` (default: queues, held
+            pulls, allocation, process queues, consumer offsets; lesson 02 shows the commit
+            log and the consume queues).
 
     Raises:
-        ValueError: an unknown section or plot mode.
+        ValueError: an unknown section, inspector view or plot mode.
     """
     return ControlPanel(lab, topic=topic, group=group, sections=sections, window_ms=window_ms,
-                        plot_mode=plot_mode)  # fmt: skip
+                        plot_mode=plot_mode, key_components=key_components,
+                        views=views)  # fmt: skip

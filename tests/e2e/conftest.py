@@ -14,6 +14,8 @@ outside pytest's tmp dir except the screenshots under artifacts/e2e/ (gitignored
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -186,14 +188,43 @@ def module_jupyter_server(
     yield from _serve(tmp_path_factory.mktemp("lab"))
 
 
-def _serve(tmp_path: Path) -> Iterator[JupyterServer]:
-    """The body of the server fixtures: start, wait for /api/status, yield, stop."""
-    root = tmp_path / "root"
+@pytest.fixture
+def serve_folder(tmp_path: Path) -> Callable[[Path], contextlib.AbstractContextManager]:
+    """``with serve_folder(root) as server:`` a private JupyterLab (as ``jupyter_server``, the
+    flags ``make lab`` passes) rooted at an existing folder, stopped when the block ends.
+    Needs no browser. ``settings``: user settings that replace ``USER_SETTINGS``' entries
+    (e.g. autosave on, every second)."""
+    n = itertools.count()
+
+    @contextlib.contextmanager
+    def serve(root: Path, settings: dict | None = None) -> Iterator[JupyterServer]:
+        own = tmp_path / f"server-{next(n)}"
+        own.mkdir()
+        gen = _serve(own, root=root, settings=settings)
+        try:
+            yield next(gen)
+        finally:
+            gen.close()
+
+    return serve
+
+
+def _serve(
+    tmp_path: Path, root: Path | None = None, settings: dict | None = None
+) -> Iterator[JupyterServer]:
+    """The body of the server fixtures: start, wait for /api/status, yield, stop.
+
+    ``root``: the folder to serve (default: a new ``tmp_path/root``); the server's own
+    config, data and runtime folders are always private ones under ``tmp_path``.
+    """
     config, data, runtime = tmp_path / "jconfig", tmp_path / "jdata", tmp_path / "jruntime"
-    for d in (root, config, data, runtime):
+    if root is None:
+        root = tmp_path / "root"
+        root.mkdir()
+    for d in (config, data, runtime):
         d.mkdir()
     settings_dir = config / "lab" / "user-settings"
-    for rel, value in USER_SETTINGS.items():
+    for rel, value in {**USER_SETTINGS, **(settings or {})}.items():
         target = settings_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(value), encoding="utf-8")

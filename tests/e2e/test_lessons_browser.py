@@ -9,6 +9,12 @@ figure must have drawn data. Three lessons then go on as a workshop participant 
 - 07: the panel's listener set to "fails", send, advance 10 000 ms twice: the log shows the
   send-back (CONSUMER_SEND_MSG_BACK, delay level 3), the retry's delivery from %RETRY%CG and
   the next send-back (level 4) (``ConsumeMessageConcurrentlyService#processConsumeResult``);
+- 06: section 4's walk as its text says (issue 20, defect 3): add consumer (its pull is
+  parked), send 40 (FOUND 1, 32, 7, parked at 40), advance 20000 ms (the hold service answers
+  NO_NEW_MSG, parked again), kill (both parked pulls dropped);
+- 08: section 5's walk as its text says (issue 20, defect 2), twice: a 2 000 ms consumer,
+  send 20, kill, a second consumer; the cell under the panel prints 20 duplicates; the panel
+  cell run again, the same with *persist first* ticked: no duplicates;
 - 09: the explorer's figure changes when its metric changes;
 - 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
   timeline still draws the events of new clicks.
@@ -236,6 +242,117 @@ def _lesson07_send_back_and_retry(page: Page) -> None:
         panel.screenshot(path=str(out / "07-panel-after-retry.png"))
 
 
+#: Run the first code cell whose source contains ``marker`` (as Shift+Enter on it would, without
+#: moving on); resolves to its index once the kernel has run it.
+RUN_CELL_JS = """async ([marker]) => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  const nb = panel.content;
+  const idx = nb.widgets.findIndex(
+      c => c.model.type === 'code' && c.model.sharedModel.getSource().includes(marker));
+  if (idx < 0) { throw new Error(`no code cell contains ${marker}`); }
+  nb.activeCellIndex = idx;
+  nb.deselectAll();
+  await app.commands.execute('notebook:run-cell');
+  return idx;
+}"""
+
+
+def _run_cell(page: Page, marker: str) -> Locator:
+    """Run the cell holding ``marker``; the cell's element (its outputs are being replaced)."""
+    idx = page.evaluate(RUN_CELL_JS, [marker])
+    return page.locator(".jp-Notebook .jp-Cell").nth(idx)
+
+
+def _fill(panel: Locator, label: str, value: str) -> None:
+    box = _text_input(panel, label)
+    box.fill(value)
+    box.press("Tab")
+
+
+def _click_until(panel: Locator, button: str, *expected: str) -> str:
+    """Click ``button``; wait until the panel shows every ``expected`` text; the newest
+    click's part of the log."""
+    from playwright.sync_api import expect
+
+    _button(panel, button).click()
+    for text in expected:
+        expect(panel).to_contain_text(text, timeout=CLICK_TIMEOUT_MS)
+    return panel.inner_text().rsplit("▶", 1)[-1]
+
+
+def _lesson06_drive_the_pull_loop(page: Page) -> None:
+    """Lesson 06, "Drive it yourself", as written (tests/lab/test_walks.py is the same walk
+    through the panel's Python API)."""
+    panel = _panel(page, "add consumer", "kill", "advance")
+    panel.scroll_into_view_if_needed()
+    said = _click_until(panel, "add consumer", "→ consumer-1 (AVG) now holds Orders queues [0]")
+    assert "pull held: Orders@0 offset 0, suspended 15000 ms" in said, said
+    assert _parked(panel.inner_text()) == 2
+    _fill(panel, "count", "40")
+    said = _click_until(panel, "send", "→ sent 40/40")
+    loop = ["FOUND 1 on Orders/broker-a/0 (offsets 0..0)", "pull Orders/broker-a/0 from offset 1",
+            "FOUND 32 on Orders/broker-a/0 (offsets 1..32)", "pull Orders/broker-a/0 from offset 33",
+            "FOUND 7 on Orders/broker-a/0 (offsets 33..39)", "pull Orders/broker-a/0 from offset 40",
+            "pull held: Orders@0 offset 40, suspended 15000 ms"]  # fmt: skip
+    at = [said.find(s) for s in loop]
+    assert -1 not in at and at == sorted(at), (dict(zip(loop, at, strict=True)), said[-3000:])
+    _fill(panel, "ms", "20000")
+    said = _click_until(panel, "advance", "NO_NEW_MSG on Orders/broker-a/0: next offset 40")
+    assert "Orders@0 offset 40: suspended 19966 ms ≥ 15000 ms → answer now" in said, said
+    said = _click_until(panel, "kill", "the parked pull is dropped")
+    assert said.count("the consumer's connection closed; the parked pull is dropped") == 2
+    assert _parked(panel.inner_text()) == 0
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "06-walk-after-kill.png"))
+
+
+def _lesson08_one_run(page: Page, persist_first: bool) -> str:
+    """One run of lesson 08's walk on the panel shown now; what the cell under it printed."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "add consumer", "kill", "persist offsets")
+    panel.scroll_into_view_if_needed()
+    _fill(panel, "consume ms", "2000")
+    _click_until(
+        panel, "add consumer", "→ consumer-1 (AVG) now holds TopicTest queues [0, 1, 2, 3]"
+    )
+    _fill(panel, "count", "20")
+    _click_until(panel, "send", "→ sent 20/20")
+    assert "t = 2033 ms" in panel.inner_text()
+    if persist_first:
+        box = panel.locator(".widget-checkbox").filter(has_text="persist first").locator("input")
+        box.check()
+        expect(box).to_be_checked()
+    label = "kill consumer-1 (persist first)" if persist_first else "kill consumer-1"
+    _click_until(panel, "kill", label)
+    _fill(panel, "consume ms", "0")
+    _click_until(
+        panel, "add consumer", "→ consumer-2 (AVG) now holds TopicTest queues [0, 1, 2, 3]"
+    )
+    cell = _run_cell(page, "print(find_duplicates(walk")
+    expect(cell.locator(".jp-OutputArea-output")).to_contain_text(
+        "duplicates:", timeout=CLICK_TIMEOUT_MS
+    )
+    page.wait_for_timeout(300)
+    return cell.locator(".jp-OutputArea-output").inner_text().strip()
+
+
+def _lesson08_kill_with_and_without_persist_first(page: Page) -> None:
+    """Lesson 08, "Drive it yourself", as written: 20 duplicates, then (the panel cell run
+    again for a fresh lab) none with persist first."""
+    from playwright.sync_api import expect
+
+    printed = _lesson08_one_run(page, persist_first=False)
+    assert printed == "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
+    cell = _run_cell(page, "walk = L.walk_lab(SEED)")
+    # a fresh walk: TopicTest created at t=5, no consumer yet, an empty log
+    expect(cell.locator(".jp-OutputArea-output")).to_contain_text("t = 5 ms", timeout=60_000)
+    printed = _lesson08_one_run(page, persist_first=True)
+    assert printed == "✔ duplicates: no unintended duplicates"
+
+
 def _lesson09_explorer_metric_changes_figure(page: Page) -> None:
     """Pick another metric in the explorer: its figure is redrawn with that metric."""
     explorer = (
@@ -311,6 +428,8 @@ def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
 
 AFTER_RUN: dict[str, Callable[..., None]] = {
     "04": _lesson04_pull_then_long_poll_timeout,
+    "06": _lesson06_drive_the_pull_loop,
+    "08": _lesson08_kill_with_and_without_persist_first,
     "07": _lesson07_send_back_and_retry,
     "09": _lesson09_explorer_metric_changes_figure,
 }

@@ -14,7 +14,7 @@ BUTTONS = {
 }  # fmt: skip
 INPUTS = {
     "topic", "tags", "body", "count", "broker", "queue_id", "offset", "suspend", "timeout_ms",
-    "subscription", "consumer", "group", "expression", "persist_first", "advance_ms",
+    "subscription", "consumer", "group", "expression", "consume_ms", "persist_first", "advance_ms",
     "long_polling", "auto_create_topic", "strategy", "listener",
 }  # fmt: skip
 
@@ -661,3 +661,70 @@ def test_timeline_focus_without_a_click_is_the_newest_burst():
     assert TimelineView.focus_range(evs, 0, 871, None) == (855, 871, 853.0, 873.0)
     assert TimelineView.focus_range(evs, 0, 871, 860) == (860, 871, 858.0, 873.0)
     assert TimelineView.focus_range([], 0, 100, None) == (0, 100, -4.0, 104.0)
+
+
+def test_words_keys_name_the_components_a_lesson_follows():
+    """``keys`` replaces the default key components: lesson 06 keeps its pull loop's lines
+    and folds the consume results."""
+    many = [TraceEvent("r", i, i, "n", f"C{i % 2}", "", Kind.STEP, {"text": f"e{i}"})
+            for i in range(30)]  # fmt: skip
+    many[10] = TraceEvent("r", 10, 10, "c", "DefaultMQPushConsumerImpl.pullMessage", "2.6",
+                          Kind.STEP, {"text": "FOUND 32"})  # fmt: skip
+    many[12] = TraceEvent("r", 12, 12, "c", "DefaultMQPushConsumerImpl.sendMessageBack", "4-8",
+                          Kind.STEP, {"text": "send back"})  # fmt: skip
+    out = words(many, limit=6, keys=("DefaultMQPushConsumerImpl.pullMessage",))
+    assert out == ["t=0 n C0: e0", "t=1 n C1: e1", "t=2 n C0: e2",
+                   "… 7 more lines (C1 ×4, C0 ×3); see lab.events()",
+                   "t=10 c DefaultMQPushConsumerImpl.pullMessage step 2.6: FOUND 32",
+                   "… 17 more lines (C1 ×9, C0 ×7, DefaultMQPushConsumerImpl.sendMessageBack ×1);"
+                   " see lab.events()",
+                   "t=28 n C0: e28", "t=29 n C1: e29"]  # fmt: skip
+
+
+def test_add_consumer_with_a_slow_listener(lab, panel):
+    """ "consume ms" 500: each listener call of the added consumer takes 500 ms of virtual time
+    (DefaultMQPushConsumer.consume_time_ms); a later consumer with 0 is fast again."""
+    send(panel, 1)
+    t0 = lab.now
+    panel.inputs["consume_ms"].value = "500"
+    panel.buttons["add_consumer"].click()
+    assert "add consumer to CG on TopicTest ('*', AVG, 500 ms per listener call)" in said(panel)
+    assert lab.consumers["consumer-1"].consume_time_ms == 500
+    assert "offsets [0] (reconsumeTimes [0]) → CONSUME_SUCCESS, takes 500 ms" in said(panel)
+    assert lab.now >= t0 + 500  # the click ran until the listener call ended
+    panel.inputs["consume_ms"].value = "0"
+    panel.buttons["add_consumer"].click()
+    assert lab.consumers["consumer-2"].consume_time_ms == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("-1", "⚠ consume ms must be from 0 to 3600000, got -1"),
+     ("slow", "⚠ consume ms must be a whole number, got 'slow'")],
+)  # fmt: skip
+def test_add_consumer_bad_consume_ms(lab, panel, value, message):
+    before = snapshot(lab)
+    panel.inputs["consume_ms"].value = value
+    panel.buttons["add_consumer"].click()
+    assert panel.messages[-1] == message
+    assert snapshot(lab) == before and lab.consumers == {}
+
+
+def test_inspector_views(lab):
+    """``views`` picks the inspector's tables; lesson 02's commit log and consume queues show
+    the newest entries first, with the unit pointing at its entry."""
+    p = control_panel(lab, sections=["send", "inspect", "log"],
+                      views=["queues", "commit_log", "consume_queue"])  # fmt: skip
+    html = p.inspector.value
+    assert "commit log (broker-a, newest first)" in html and "held pulls" not in html
+    send(p, 2)
+    log = lab.commit_log().sort_values("commit_log_offset")
+    last = log.iloc[-1]
+    html = p.inspector.value
+    top = html.split("commit log (broker-a, newest first)")[1]
+    assert top.index(f"<td>{last['commit_log_offset']}</td>") < top.index(
+        f"<td>{log.iloc[0]['commit_log_offset']}</td>"
+    )
+    assert "<td>msg-1</td>" in html and "<td>2598919</td>" in html  # TagA's hash code
+    with pytest.raises(ValueError, match=r"unknown inspector views \['commitlog'\]"):
+        control_panel(lab, views=["commitlog"])

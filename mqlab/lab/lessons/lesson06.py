@@ -46,12 +46,18 @@ __all__ = [
     "params_06_2",
     "params_06_3",
     "status_lab",
+    "PULL_LOOP",
+    "walk_lab",
 ]
 
 #: A topic with one queue, so one ProcessQueue tells the whole story.
 TOPIC = "Orders"
 #: The trace component of the pull loop (steps 2–2.6).
 PULL = "DefaultMQPushConsumerImpl.pullMessage"
+#: What the section-4 panel's log keeps line by line: the pull loop (step 2.1 flow control,
+#: 2.5 pull sent, 2.6 the PullCallback) and the broker's ``PullRequestHoldService`` (a pull
+#: parked, woken, timed out or dropped); everything else is folded.
+PULL_LOOP = (PULL, "PullRequestHoldService")
 
 
 def one_queue_lab(seed: int, messages: int, *, topic: str = TOPIC, **lab_args: Any) -> Lab:
@@ -61,6 +67,12 @@ def one_queue_lab(seed: int, messages: int, *, topic: str = TOPIC, **lab_args: A
     if messages:
         lab.send_many(topic, messages)
     return lab
+
+
+def walk_lab(seed: int) -> Lab:
+    """Section 4's lab: ``Orders`` with one empty queue and no consumer yet, so the consumer
+    the learner adds owns the queue and every pull of the loop happens on a click."""
+    return one_queue_lab(seed, 0)
 
 
 def stuck_on(offset: int = 0, stuck_ms: int = 600_000) -> Callable[[list[MessageExt]], int]:

@@ -43,6 +43,8 @@ __all__ = [
     "crash_lab",
     "steady_crash_lab",
     "crash_duplicates",
+    "WALK_TOPIC",
+    "walk_lab",
     "params_08_1",
     "params_08_2",
     "params_08_3",
@@ -80,6 +82,21 @@ def local_offsets(lab: Lab, consumer: str) -> pd.DataFrame:
     rows = [{"file": str(path), "topic": mq.topic, "queue_id": mq.queue_id, "offset": off}
             for mq, off in sorted(store.offset_table.items())]  # fmt: skip
     return pd.DataFrame(rows, columns=["file", "topic", "queue_id", "offset"])
+
+
+#: The topic of section 5's walk (the panel's default topic).
+WALK_TOPIC = "TopicTest"
+
+
+def walk_lab(seed: int) -> Lab:
+    """Section 5's lab: TopicTest (4 queues) created and empty, no consumer yet.
+
+    The learner adds a slow consumer with the panel, sends, kills it, and adds a second one
+    that takes the queues over; ``find_duplicates(walk, "CG")`` then counts that run only.
+    """
+    lab = Lab(seed=seed)
+    create_topic(lab, WALK_TOPIC)
+    return lab
 
 
 def committed_offset(lab: Lab, topic: str = TOPIC, queue_id: int = 0, group: str = "CG") -> int:

@@ -1,0 +1,165 @@
+"""The learners' working copy: ``make lab`` serves ``work/``, never the tracked ``notebooks/``.
+
+JupyterLab autosaves every open notebook about every two minutes. Served straight from
+``notebooks/``, a workshop wrote each learner's edits and outputs into the committed
+lessons: ``tools/build_lessons.py --check`` then called them stale and the next ``git pull``
+conflicted (issue 20, defects 8 and 9). So the lab is rooted at a git-ignored working copy:
+
+* ``prepare`` copies every file of ``notebooks/`` (learner notebooks, ``solutions/``,
+  ``mechanisms.md``, the guide) into ``work/`` when it is not there yet, keeping the folder
+  layout, so relative links still resolve. A file already in ``work/`` is never
+  overwritten: a restart, a ``git pull`` or a rebuild of the lessons leaves the learner's
+  edits alone, and a lesson added upstream appears on the next start;
+* ``reset_lesson("06")`` puts lesson 06's two notebooks (learner and solutions copy) back to
+  what ``notebooks/`` holds now. A copy that differs is first moved to ``work/.reset/`` with a
+  timestamp, so a reset by mistake loses nothing.
+
+Command line (what ``make lab`` and ``make reset-lesson L=06`` run, from the checkout)::
+
+    python -m mqlab lab prepare [--repo DIR] [--work DIR]
+    python -m mqlab lab reset NN [--repo DIR] [--work DIR]
+
+Mirrors no RocketMQ class: workshop plumbing. Owns: which files the working copy holds.
+Must not know: what a lesson contains (``tools/build_lessons.py`` makes the notebooks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import filecmp
+import re
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = [
+    "WORK_DIR",
+    "BACKUP_DIR",
+    "source_files",
+    "prepare",
+    "lesson_files",
+    "reset_lesson",
+    "main",
+]
+
+#: The working copy's folder, at the top of the checkout (``.gitignore`` lists it).
+WORK_DIR = "work"
+#: Where ``reset_lesson`` keeps the copies it replaces, inside the working copy.
+BACKUP_DIR = ".reset"
+_SKIP = {".ipynb_checkpoints", "__pycache__"}
+
+
+def _default_repo() -> Path:
+    """The checkout: the current directory when it has ``notebooks/``, else mqlab's parent."""
+    cwd = Path.cwd()
+    if (cwd / "notebooks").is_dir():
+        return cwd
+    return Path(__file__).resolve().parents[2]
+
+
+def source_files(repo: Path) -> list[Path]:
+    """Every file under ``repo/notebooks`` (relative paths), checkpoints and caches left out."""
+    src = Path(repo) / "notebooks"
+    if not src.is_dir():
+        raise FileNotFoundError(f"{src} is not a folder: run this from the mqlab checkout")
+    return sorted(
+        p.relative_to(src)
+        for p in src.rglob("*")
+        if p.is_file() and not _SKIP.intersection(p.relative_to(src).parts)
+    )
+
+
+def prepare(repo: Path | None = None, work: Path | None = None) -> list[Path]:
+    """Copy each file of ``notebooks/`` that ``work/`` lacks; returns the paths created.
+
+    Files already in ``work/`` are left exactly as they are, whatever ``notebooks/`` holds.
+    """
+    repo = Path(repo) if repo is not None else _default_repo()
+    work = Path(work) if work is not None else repo / WORK_DIR
+    created = []
+    for rel in source_files(repo):
+        dest = work / rel
+        if dest.exists():
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / "notebooks" / rel, dest)
+        created.append(dest)
+    return created
+
+
+def lesson_files(repo: Path, lesson: str) -> list[Path]:
+    """The notebooks of lesson ``lesson`` ("06", "6" or "06_pull_loop_flow_control"),
+    relative to ``notebooks/``: the learner copy and its solutions copy."""
+    m = re.fullmatch(r"(\d{1,2})(?:_[A-Za-z0-9_]+)?", lesson.strip())
+    if m is None:
+        raise ValueError(f"a lesson is a number such as 06 (or 06_name), got {lesson!r}")
+    prefix = f"{int(m.group(1)):02d}_"
+    files = [
+        rel
+        for rel in source_files(repo)
+        if rel.suffix == ".ipynb" and rel.name.startswith(prefix)
+        and (len(rel.parts) == 1 or rel.parts[0] == "solutions")
+    ]  # fmt: skip
+    if not files:
+        known = sorted({r.name[:2] for r in source_files(repo) if r.suffix == ".ipynb"})
+        raise ValueError(f"no lesson {prefix[:2]} in notebooks/; lessons: {', '.join(known)}")
+    return files
+
+
+def reset_lesson(lesson: str, repo: Path | None = None, work: Path | None = None,
+                 *, now: dt.datetime | None = None) -> list[tuple[Path, Path | None]]:  # fmt: skip
+    """Put lesson ``lesson``'s notebooks in ``work/`` back to ``notebooks/``'s.
+
+    Returns ``(restored path, backup path or None)`` per notebook: a working copy that
+    differs from the source is moved to ``work/.reset/<name>.<UTC time>.ipynb`` first.
+    """
+    repo = Path(repo) if repo is not None else _default_repo()
+    work = Path(work) if work is not None else repo / WORK_DIR
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    done = []
+    for rel in lesson_files(repo, lesson):
+        src, dest = repo / "notebooks" / rel, work / rel
+        backup = None
+        if dest.exists() and not filecmp.cmp(src, dest, shallow=False):
+            backup = work / BACKUP_DIR / rel.parent / f"{rel.stem}.{stamp}{rel.suffix}"
+            backup.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(dest, backup)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+        done.append((dest, backup))
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mqlab lab {prepare,reset NN}``."""
+    ap = argparse.ArgumentParser(prog="python -m mqlab lab",
+                                 description="the learners' working copy of notebooks/")  # fmt: skip
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name, text in (("prepare", "copy what work/ lacks from notebooks/ (never overwrites)"),
+                       ("reset", "put one lesson's notebooks in work/ back to notebooks/'s")):  # fmt: skip
+        p = sub.add_parser(name, help=text, description=text)
+        if name == "reset":
+            p.add_argument("lesson", help="the lesson's number, e.g. 06")
+        p.add_argument("--repo", type=Path, default=None, help="the checkout (default: here)")
+        p.add_argument("--work", type=Path, default=None, help=f"default: REPO/{WORK_DIR}")
+    args = ap.parse_args(argv)
+    repo = args.repo if args.repo is not None else _default_repo()
+    work = args.work if args.work is not None else repo / WORK_DIR
+    try:
+        if args.cmd == "prepare":
+            created = prepare(repo, work)
+            print(f"working copy {work}: {len(created)} file(s) copied from notebooks/, "
+                  f"{len(source_files(repo)) - len(created)} already there (left as they are)")  # fmt: skip
+            return 0
+        for dest, backup in reset_lesson(args.lesson, repo, work):
+            kept = f" (your copy is kept as {backup})" if backup is not None else ""
+            print(f"reset {dest}{kept}")
+        return 0
+    except (FileNotFoundError, ValueError) as e:
+        print(f"mqlab lab: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

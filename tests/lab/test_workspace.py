@@ -1,0 +1,138 @@
+"""mqlab.lab.workspace: the learners' working copy that `make lab` serves (issue 20, defects 8
+and 9). The copy is made once and never overwritten; a reset restores one lesson and keeps
+the learner's copy; bad input is refused and loses nothing. The real server: see
+tests/e2e/test_workshop_clean.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mqlab.__main__ import main as mqlab_main
+from mqlab.lab import workspace as W
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON06 = "06_pull_loop_flow_control.ipynb"
+SOL06 = Path("solutions") / "06_pull_loop_flow_control_solutions.ipynb"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A checkout's notebooks/ (copied; checkpoints included, to be left out)."""
+    r = tmp_path / "repo"
+    shutil.copytree(ROOT / "notebooks", r / "notebooks")
+    (r / "notebooks" / ".ipynb_checkpoints").mkdir(exist_ok=True)
+    (r / "notebooks" / ".ipynb_checkpoints" / "00_tour-checkpoint.ipynb").write_text("{}")
+    return r
+
+
+def tree(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_first_start_copies_every_notebook_and_page(repo):
+    created = W.prepare(repo)
+    work = repo / "work"
+    src = {k: v for k, v in tree(repo / "notebooks").items() if ".ipynb_checkpoints" not in k}
+    assert tree(work) == src
+    assert len(created) == len(src) == len(W.source_files(repo))
+    names = {str(p.relative_to(work)) for p in created}
+    assert {LESSON06, str(SOL06), "mechanisms.md", "README.md"} <= names
+    assert len([n for n in names if n.endswith(".ipynb") and "/" not in n]) == 10
+
+
+def test_the_working_copy_is_never_overwritten(repo):
+    W.prepare(repo)
+    mine = repo / "work" / LESSON06
+    mine.write_text('{"my": "edits"}')
+    (repo / "notebooks" / LESSON06).write_text('{"upstream": "changed"}')  # a git pull
+    (repo / "notebooks" / "10_new.ipynb").write_text('{"new": "lesson"}')
+    assert W.prepare(repo) == [repo / "work" / "10_new.ipynb"]
+    assert mine.read_text() == '{"my": "edits"}'
+    assert (repo / "work" / "10_new.ipynb").read_text() == '{"new": "lesson"}'
+    assert W.prepare(repo) == []
+
+
+def test_reset_restores_one_lesson_and_keeps_the_learners_copy(repo):
+    W.prepare(repo)
+    work = repo / "work"
+    (work / LESSON06).write_text('{"my": "06"}')
+    (work / "07_retry_dlq.ipynb").write_text('{"my": "07"}')
+    at = dt.datetime(2026, 11, 28, 1, 2, 3, tzinfo=dt.UTC)
+    done = W.reset_lesson("06", repo, now=at)
+    assert [d for d, _ in done] == [work / LESSON06, work / SOL06]
+    assert (work / LESSON06).read_bytes() == (repo / "notebooks" / LESSON06).read_bytes()
+    backup = work / ".reset" / "06_pull_loop_flow_control.20261128T010203Z.ipynb"
+    assert done[0][1] == backup and backup.read_text() == '{"my": "06"}'
+    assert done[1][1] is None  # the solutions copy was untouched: nothing to keep
+    assert (work / "07_retry_dlq.ipynb").read_text() == '{"my": "07"}'  # only lesson 06
+
+
+def test_reset_accepts_6_and_the_full_name_and_brings_back_a_deleted_copy(repo):
+    W.prepare(repo)
+    (repo / "work" / LESSON06).unlink()
+    assert W.lesson_files(repo, "6") == W.lesson_files(repo, "06_pull_loop_flow_control")
+    W.reset_lesson("6", repo)
+    assert (repo / "work" / LESSON06).read_bytes() == (repo / "notebooks" / LESSON06).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("lesson", "message"),
+    [("42", "no lesson 42 in notebooks/; lessons: 00, 01, 02, 03, 04, 05, 06, 07, 08, 09"),
+     ("six", "a lesson is a number such as 06 (or 06_name), got 'six'"),
+     ("../06", "a lesson is a number such as 06 (or 06_name), got '../06'")],
+)  # fmt: skip
+def test_a_bad_lesson_is_refused_and_changes_nothing(repo, lesson, message, capsys):
+    W.prepare(repo)
+    (repo / "work" / LESSON06).write_text('{"my": "06"}')
+    before = tree(repo / "work")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        W.reset_lesson(lesson, repo)
+    assert mqlab_main(["lab", "reset", lesson, "--repo", str(repo)]) == 2
+    assert capsys.readouterr().err.strip() == f"mqlab lab: {message}"
+    assert tree(repo / "work") == before
+
+
+def test_command_line_prepare_then_reset(repo, capsys):
+    n = len(W.source_files(repo))
+    assert mqlab_main(["lab", "prepare", "--repo", str(repo)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"working copy {repo / 'work'}: {n} file(s) copied from notebooks/, 0 already there "
+        "(left as they are)"
+    )
+    (repo / "work" / LESSON06).write_text("{}")
+    assert mqlab_main(["lab", "reset", "06", "--repo", str(repo)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith(f"reset {repo / 'work' / LESSON06} (your copy is kept as ")
+    assert out[1] == f"reset {repo / 'work' / SOL06}"
+
+
+def test_no_notebooks_folder_is_a_clear_error(tmp_path, capsys):
+    assert mqlab_main(["lab", "prepare", "--repo", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'notebooks'} is not a folder: run this from the mqlab checkout" in err
+    assert not (tmp_path / "work").exists()
+
+
+def test_make_lab_serves_the_ignored_working_copy():
+    """The Makefile's lab target prepares work/ and roots JupyterLab there; git ignores work/;
+    lab-instructor is rooted at the checkout; reset-lesson runs the documented command."""
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    lab = make[make.index("\nlab: ") : make.index("\nreset-lesson: ")]
+    assert "-m mqlab lab prepare" in lab and "--ServerApp.root_dir=work " in lab
+    assert "--ServerApp.root_dir=notebooks" not in make
+    inst = make[make.index("\nlab-instructor: ") :].split("\n\n")[0]
+    assert "--ServerApp.root_dir=. " in inst
+    reset = make[make.index("\nreset-lesson: ") :].split("\n\n")[0]
+    assert "-m mqlab lab reset $(L)" in reset
+    probe = subprocess.run(
+        ["git", "-C", str(ROOT), "check-ignore", "--no-index", "-q", f"{W.WORK_DIR}/{LESSON06}"],
+        check=False,
+    )
+    assert probe.returncode == 0, "work/ is not git-ignored"
