@@ -13,6 +13,7 @@ named after the Java code it replaces (DESIGN §1, STYLE §6.8):
 | ``ConsumerOffsetManager.persist`` | 5 000 ms (first after 10 000) | flushConsumerOffsetInterval |
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
+| ``TransactionalMessageCheckService.onWaitEnd`` | ``transactionCheckInterval`` (60 000 ms), masters only | TransactionalMessageCheckService |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
@@ -39,6 +40,7 @@ from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
 from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
+from mqlab.broker.end_transaction_processor import EndTransactionProcessor
 from mqlab.broker.filter import ConsumerFilterManager
 from mqlab.broker.producer_manager import ProducerManager
 from mqlab.broker.pull_message_processor import PullMessageProcessor
@@ -48,6 +50,16 @@ from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
 from mqlab.broker.send_message_processor import SendMessageProcessor
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
 from mqlab.broker.topic_config_manager import TopicConfigManager
+from mqlab.broker.transaction.transactional_message_bridge import TransactionalMessageBridge
+from mqlab.broker.transaction.transactional_message_check_listener import (
+    DefaultTransactionalMessageCheckListener,
+)
+from mqlab.broker.transaction.transactional_message_check_service import (
+    TransactionalMessageCheckService,
+)
+from mqlab.broker.transaction.transactional_message_service_impl import (
+    TransactionalMessageServiceImpl,
+)
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.perm_name import PermName
@@ -172,6 +184,13 @@ class BrokerController(Node):
         self.client_manage_processor = ClientManageProcessor(self)
         self.admin_broker_processor = AdminBrokerProcessor(self)
         self.query_message_processor = QueryMessageProcessor(self)
+        self.end_transaction_processor = EndTransactionProcessor(self)
+        # BrokerController#initialTransaction
+        self.transactional_message_service = TransactionalMessageServiceImpl(
+            TransactionalMessageBridge(self)
+        )
+        self.transactional_message_check_listener = DefaultTransactionalMessageCheckListener(self)
+        self.transactional_message_check_service = TransactionalMessageCheckService(self)
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -186,6 +205,7 @@ class BrokerController(Node):
             RequestCode.CHECK_CLIENT_CONFIG: self.client_manage_processor,
             RequestCode.QUERY_MESSAGE: self.query_message_processor,
             RequestCode.VIEW_MESSAGE_BY_ID: self.query_message_processor,
+            RequestCode.END_TRANSACTION: self.end_transaction_processor,
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()
@@ -212,6 +232,8 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
+        if self.message_store_config.broker_role != "SLAVE":  # startProcessorByHa
+            self.transactional_message_check_service.start()
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:
