@@ -12,7 +12,8 @@ or when it answers a check-back (``fromTransactionCheck``). Steps (trace compone
    transaction message failed");
 4. ``checkPrepareMessage``: its PGROUP, half-queue offset and commit-log offset must be
    the header's (SYSTEM_ERROR "The producer group wrong" / "The transaction state table
-   offset wrong" / "The commit log offset wrong");
+   offset wrong" / "The commit log offset wrong"; no PGROUP at all: Java's
+   NullPointerException as the remark);
 5. commit only: ``endMessageTransaction`` + ``sendFinalMessage``: the message is written
    to its REAL_TOPIC / REAL_QID with the COMMIT transaction type and
    preparedTransactionOffset = the half message's commit-log offset;
@@ -72,6 +73,22 @@ SEND_FINAL_MESSAGE_STATUS: dict[PutMessageStatus, tuple[int, str | None]] = {
 }  # fmt: skip
 
 
+#: ``RemotingCommand#createResponseCommand(null)``'s remark, kept by a rollback's answer
+#: (``checkPrepareMessage`` sets only the code).
+NOT_SET_REMARK = "not set any response code"
+_BAD_STATE = (
+    "org.apache.rocketmq.remoting.exception.RemotingCommandException: commitOrRollback field "
+    "wrong, org.apache.rocketmq.common.protocol.header.EndTransactionRequestHeader.checkFields"
+    "(EndTransactionRequestHeader.java:60)"
+)
+#: ``pgroupRead.equals(...)`` with no PGROUP property (the message is no half message), as
+#: JDK 8 writes it (JDK 14+ adds a message; the first frame is the same).
+_NO_PGROUP = (
+    "java.lang.NullPointerException, org.apache.rocketmq.broker.processor."
+    "EndTransactionProcessor.checkPrepareMessage(EndTransactionProcessor.java:169)"
+)
+
+
 def _response(code: int, remark: str | None = None) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark, ext_fields={})
 
@@ -96,8 +113,9 @@ class EndTransactionProcessor:
             return _response(ResponseCode.SYSTEM_ERROR, str(e))
         state = h.commit_or_rollback
         if state not in (_NOT, _COMMIT, _ROLLBACK):
-            # EndTransactionRequestHeader#checkFields
-            return _response(ResponseCode.SYSTEM_ERROR, "commitOrRollback field wrong")
+            # EndTransactionRequestHeader#checkFields throws; the remoting layer answers
+            # with RemotingHelper#exceptionSimpleDesc (the exception and its first frame).
+            return _response(ResponseCode.SYSTEM_ERROR, _BAD_STATE)
         # step 1: a slave does not end transactions
         if broker.message_store_config.broker_role == "SLAVE":
             self._emit("1", Kind.ERROR, text="message store is slave mode, so end transaction "
@@ -164,16 +182,21 @@ class EndTransactionProcessor:
     def check_prepare_message(
         msg_ext: MessageExt | None, h: EndTransactionRequestHeader
     ) -> RemotingCommand:
-        """Mirrors ``#checkPrepareMessage``."""
+        """Mirrors ``#checkPrepareMessage``: SUCCESS keeps the "not set any response code"
+        remark (what a rollback answers); a message without PGROUP is Java's
+        NullPointerException."""
         if msg_ext is None:
             return _response(ResponseCode.SYSTEM_ERROR, "Find prepared transaction message failed")
-        if msg_ext.properties.get(mc.PROPERTY_PRODUCER_GROUP) != h.producer_group:
+        pgroup_read = msg_ext.properties.get(mc.PROPERTY_PRODUCER_GROUP)
+        if pgroup_read is None:
+            return _response(ResponseCode.SYSTEM_ERROR, _NO_PGROUP)
+        if pgroup_read != h.producer_group:
             return _response(ResponseCode.SYSTEM_ERROR, "The producer group wrong")
         if msg_ext.queue_offset != h.tran_state_table_offset:
             return _response(ResponseCode.SYSTEM_ERROR, "The transaction state table offset wrong")
         if msg_ext.commit_log_offset != h.commit_log_offset:
             return _response(ResponseCode.SYSTEM_ERROR, "The commit log offset wrong")
-        return _response(ResponseCode.SUCCESS)
+        return _response(ResponseCode.SUCCESS, NOT_SET_REMARK)
 
     @staticmethod
     def end_message_transaction(msg_ext: MessageExt) -> MessageExtBrokerInner:

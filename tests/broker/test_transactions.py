@@ -117,7 +117,8 @@ def test_rollback_never_delivers_but_writes_op():
     lab = Lab(seed=1)
     sent = _prepared(lab)
     call = _end(lab, sent, ROLLBACK)
-    assert call.code == ResponseCode.SUCCESS
+    # checkPrepareMessage's createResponseCommand(null) remark is kept (the real broker's too)
+    assert (call.code, call.response.remark) == (ResponseCode.SUCCESS, "not set any response code")
     assert _entries(lab, "TopicTx").empty
     assert _max(lab, "TopicTx", 1) == 0
     op = _entries(lab, OP)
@@ -147,6 +148,29 @@ def test_end_transaction_refusals(kw, remark):
     call = _end(lab, sent, COMMIT, **kw)
     assert (call.code, call.response.remark) == (ResponseCode.SYSTEM_ERROR, remark)
     assert _entries(lab, "TopicTx").empty and _entries(lab, OP).empty
+
+
+def test_end_transaction_for_a_normal_message_or_a_bad_state():
+    lab = Lab(seed=1)
+    plain = lab.request(
+        "broker-a", "SEND_MESSAGE_V2",
+        {"a": "PG", "b": "TopicTx", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": 0, "h": 0,
+         "i": "TAGS\x01A\x02"},
+        b"plain",
+    ).response.ext_fields  # fmt: skip
+    call = _end(lab, plain, COMMIT)
+    assert call.code == ResponseCode.SYSTEM_ERROR
+    assert call.response.remark == (
+        "java.lang.NullPointerException, org.apache.rocketmq.broker.processor."
+        "EndTransactionProcessor.checkPrepareMessage(EndTransactionProcessor.java:169)"
+    )
+    bad = _end(lab, _prepared(lab), 5)
+    assert bad.code == ResponseCode.SYSTEM_ERROR
+    assert bad.response.remark.startswith(
+        "org.apache.rocketmq.remoting.exception.RemotingCommandException: commitOrRollback "
+        "field wrong, "
+    )
+    assert list(_entries(lab, "TopicTx").body) == [b"plain"] and _entries(lab, OP).empty
 
 
 def test_second_commit_of_the_same_half_message_delivers_it_again():
@@ -227,6 +251,9 @@ def test_unknown_is_checked_after_timeout_at_the_interval_then_committed():
     half = _entries(lab, HALF)
     assert list(half.queue_offset) == [0, 1]
     assert half.iloc[1].properties["TRANSACTION_CHECK_TIMES"] == "1"
+    # renewHalfMessageInner shares the map: the copy stores WAIT=true, the check body says false
+    assert half.iloc[1].properties["WAIT"] == "true"
+    assert checked.properties["WAIT"] == "false"
     assert list(_entries(lab, OP).body) == [b"1"]
     # CID_RMQ_SYS_TRANS moved past both half offsets and the op offset.
     offsets = lab.broker().consumer_offset_manager

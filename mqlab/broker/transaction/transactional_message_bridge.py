@@ -225,9 +225,14 @@ class TransactionalMessageBridge:
         Mirrors ``#renewHalfMessageInner``: topic, body, queue id, sys flag, properties
         (with the check count the scan just set), tags code, born time and host, store
         host. Not copied, as in Java: the flag and reconsume times (both 0).
+
+        The copy shares ``msg_ext``'s properties map, as ``MessageAccessor#setProperties``
+        does: ``setWaitStoreMsgOK(false)`` comes after the properties string, so the copy
+        is stored with the half message's WAIT but ``msg_ext`` (the body of the
+        CHECK_TRANSACTION_STATE that follows) now says WAIT=false.
         """
-        props = dict(msg_ext.properties)
-        return MessageExtBrokerInner(
+        props = msg_ext.properties
+        inner = MessageExtBrokerInner(
             topic=msg_ext.topic, body=msg_ext.body, queue_id=msg_ext.queue_id,
             msg_id=msg_ext.msg_id, sys_flag=msg_ext.sys_flag,
             tags_code=tags_string_to_tags_code(props.get(mc.PROPERTY_TAGS)),
@@ -235,11 +240,14 @@ class TransactionalMessageBridge:
             born_timestamp=msg_ext.born_timestamp, born_host=msg_ext.born_host,
             store_host=msg_ext.store_host,
         )  # fmt: skip
+        props[mc.PROPERTY_WAIT_STORE_MSG_OK] = "false"  # setWaitStoreMsgOK(false)
+        return inner
 
     @classmethod
     def renew_immunity_half_message_inner(cls, msg_ext: MessageExt) -> MessageExtBrokerInner:
         """``#renewImmunityHalfMessageInner``: the copy also remembers the first queue
-        offset in TRAN_PREPARED_QUEUE_OFFSET (kept if already there)."""
+        offset in TRAN_PREPARED_QUEUE_OFFSET (kept if already there); its properties string
+        is encoded again, so it stores WAIT=false."""
         inner = cls.renew_half_message_inner(msg_ext)
         first = msg_ext.properties.get(mc.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET)
         inner.properties[mc.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET] = (
