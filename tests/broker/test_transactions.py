@@ -354,3 +354,17 @@ def test_restart_recovers_half_and_op_queues_from_the_store():
     # Only the pending one is checked (the op queue says the first is done), once.
     assert [m.body for m in listener.checked] == [b"pending"]
     assert sorted(_entries(lab, "TopicTx").body) == [b"committed", b"pending"]
+
+
+def test_readme_transactions_example_runs_as_it_says():
+    """The README's Transactions snippet: checked at 7 s, committed, op message written."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = text.split("**Transactions.**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    env: dict = {}
+    exec(compile(block, "README.md", "exec"), env)
+    log = env["lab"].commit_log()
+    assert list(zip(log.topic, log.queue_offset, log.sys_flag, log.store_timestamp, strict=True)) == [
+        (HALF, 0, 0, 7), (HALF, 1, 0, 7000), ("TopicTest", 0, COMMIT, 7002), (OP, 0, 0, 7002),
+    ]  # fmt: skip
