@@ -227,7 +227,7 @@ func transact(args []string) {
 	state := fs.String("state", "commit", "local transaction state: commit, rollback, unknown")
 	check := fs.String("check", "commit", "state answered to a check-back")
 	checks := fs.Int("checks", 0, "wait for this many check-backs")
-	wait := fs.Duration("wait", 2*time.Second, "then stay connected this long")
+	wait := fs.Duration("wait", time.Second, "then stay connected this long")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up waiting for check-backs after this long")
 	_ = fs.Parse(args)
 	if *ns == "" || *topic == "" {

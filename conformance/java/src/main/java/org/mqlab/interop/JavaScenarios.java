@@ -897,7 +897,7 @@ public final class JavaScenarios {
                 }, 60000, "the committed message on " + t);
                 Thread.sleep(1500); // one more check interval: no second check may come
             } else {
-                Thread.sleep(3000);
+                Thread.sleep(2000); // a check would come after 1 s (transactionTimeOut) + at most 1 s
             }
             stored = readAll(t);
         } finally {
