@@ -107,6 +107,9 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.UNREGISTER_CLIENT: ("clientID",),
     RequestCode.CONSUMER_SEND_MSG_BACK: ("offset", "group", "delayLevel"),
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
+    # Those of END_TRANSACTION whose null Java unboxes (a NullPointerException); a null
+    # producerGroup or msgId goes through there ("The producer group wrong", or a commit).
+    RequestCode.END_TRANSACTION: ("tranStateTableOffset", "commitLogOffset", "commitOrRollback"),
 }  # fmt: skip
 
 C = "BrokerController"

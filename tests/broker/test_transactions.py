@@ -173,6 +173,26 @@ def test_end_transaction_for_a_normal_message_or_a_bad_state():
     assert list(_entries(lab, "TopicTx").body) == [b"plain"] and _entries(lab, OP).empty
 
 
+def test_missing_offset_fields_are_refused_up_front_others_go_through():
+    lab = Lab(seed=1)
+    sent = _prepared(lab)
+    off = int(sent["msgId"][-16:], 16)
+    base = {"producerGroup": "PG", "tranStateTableOffset": 0, "commitLogOffset": off,
+            "commitOrRollback": COMMIT, "msgId": UNIQ}  # fmt: skip
+    for field in ("tranStateTableOffset", "commitLogOffset", "commitOrRollback"):
+        ext = {k: v for k, v in base.items() if k != field}
+        call = lab.request("broker-a", "END_TRANSACTION", ext)
+        assert (call.code, call.response.remark) == (
+            ResponseCode.SYSTEM_ERROR, f"the custom field <{field}> is null",
+        )  # fmt: skip
+    no_group = {k: v for k, v in base.items() if k != "producerGroup"}
+    call = lab.request("broker-a", "END_TRANSACTION", no_group)
+    assert call.response.remark == "The producer group wrong"
+    no_msg_id = {k: v for k, v in base.items() if k != "msgId"}
+    assert lab.request("broker-a", "END_TRANSACTION", no_msg_id).code == ResponseCode.SUCCESS
+    assert len(_entries(lab, "TopicTx")) == 1
+
+
 def test_second_commit_of_the_same_half_message_delivers_it_again():
     """4.9.3 keeps no per-transaction state: the half message is still there."""
     lab = Lab(seed=1)

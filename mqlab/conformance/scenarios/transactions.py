@@ -10,6 +10,8 @@ check service is off during a run (``transactionCheckInterval`` 30 min on both s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mqlab.conformance.scenario import Scenario, Step, StoredCheck
 from mqlab.conformance.scenarios.common import SETTLE_MS, pull, send_v2, uniq
 
@@ -43,6 +45,12 @@ def _end(name: str, send: str, state: str, *, group: str = PG, offset: str | Non
         "commitLogOffset": offset or f"${{{send}.msgId|offset}}",
         "commitOrRollback": state, "fromTransactionCheck": from_check, "msgId": uniq(n),
     }, note=note, expect=expect, timeout_s=timeout_s, wait_ms=wait_ms)  # fmt: skip
+
+
+def _without(name: str, step: Step, field: str, note: str = "") -> Step:
+    """``step`` renamed, with the header field ``field`` left out of the request."""
+    return replace(step, name=name, header={**step.header, field: None},
+                   note=note or f"no {field}")  # fmt: skip
 
 
 def _max(name: str, topic: str, queue_id: int, *, wait_ms: int = SETTLE_MS, note: str = "") -> Step:
@@ -201,7 +209,20 @@ SCENARIOS = [
             _end("wrong_group", "half", COMMIT, n=3005, group="cf_tx_other"),
             _end("wrong_table_offset", "half", ROLLBACK, n=3005, table_offset="77"),
             _end("bad_state", "half", "5", n=3005, note="commitOrRollback 5"),
-            _max("real_after", T, 1, note="nothing more delivered"),
+            _without("no_offset", _end("x", "half", COMMIT, n=3005), "commitLogOffset"),
+            _without(
+                "no_group",
+                _end("x", "half", ROLLBACK, n=3005),
+                "producerGroup",
+                note="no producerGroup: compared with PGROUP like a wrong one",
+            ),  # fmt: skip
+            _without(
+                "no_msg_id",
+                _end("x", "half", COMMIT, n=3005),
+                "msgId",
+                note="msgId is only logged: the commit goes through",
+            ),  # fmt: skip
+            _max("real_after", T, 1, note="only the commit without msgId delivered it"),
             _end("commit", "half", COMMIT, n=3005, expect=0, note="the right one still works"),
             Step("resume_bad_id", "RESUME_CHECK_HALF_MESSAGE", {"msgId": "nothex"}),
             Step(
