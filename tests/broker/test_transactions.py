@@ -193,6 +193,20 @@ def test_missing_offset_fields_are_refused_up_front_others_go_through():
     assert len(_entries(lab, "TopicTx")) == 1
 
 
+def test_half_message_exactly_transaction_timeout_old_is_checked_and_the_scan_ends():
+    lab = Lab(seed=1, broker={"transaction_check_interval": 1000})
+    lab.request(
+        "broker-a", "SEND_MESSAGE_V2",
+        {"a": "PG", "b": "TopicTx", "c": "TBW102", "d": 4, "e": 0, "f": 4, "g": 1000, "h": 0,
+         "i": _props()},
+        b"x",
+    )  # fmt: skip
+    lab.advance(7_000 - lab.now)  # the check at 7000: age 6000 == transactionTimeOut
+    half = _entries(lab, HALF)
+    assert list(half.store_timestamp) == [half.store_timestamp[0], 7000]
+    assert half.iloc[1].properties["TRANSACTION_CHECK_TIMES"] == "1"
+
+
 def test_second_commit_of_the_same_half_message_delivers_it_again():
     """4.9.3 keeps no per-transaction state: the half message is still there."""
     lab = Lab(seed=1)

@@ -232,15 +232,24 @@ class TransactionalMessageServiceImpl:
                     break
                 # step 9: check it, or read more op messages first
                 op_msg = pull_result.msg_found_list
+                # NOTE: Java tests `age > immunity` here and, when every op message is read
+                # and age == immunity, reads the op queue again until its clock moves on
+                # (1 ms later it checks). Virtual time does not move inside the scan, so
+                # that case checks at once (>=), which is where Java ends up.
                 need_check = (
-                    (op_msg is None and age > immunity)
+                    (op_msg is None and age >= immunity)
                     or (op_msg is not None
                         and op_msg[-1].born_timestamp - start_time > transaction_timeout)
                     or age <= -1
                 )  # fmt: skip
                 if need_check:
                     if not self.put_back_half_msg_queue(msg_ext, i):
-                        continue
+                        # NOTE: Java retries the same offset (`continue`) until its 60 s
+                        # limit; with no time passing here that would never end: stop the
+                        # queue's scan, as Java does once the limit is reached.
+                        self._emit("9", Kind.ERROR, queue_id=queue_id, half_offset=i,
+                                   text=f"half offset {i}: put back failed, stop")  # fmt: skip
+                        break
                     self._emit(
                         "9", queue_id=queue_id, half_offset=i,
                         new_half_offset=msg_ext.queue_offset, age_ms=age,
