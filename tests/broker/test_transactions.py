@@ -402,3 +402,23 @@ def test_readme_transactions_example_runs_as_it_says():
     assert list(zip(log.topic, log.queue_offset, log.sys_flag, log.store_timestamp, strict=True)) == [
         (HALF, 0, 0, 7), (HALF, 1, 0, 7000), ("TopicTest", 0, COMMIT, 7002), (OP, 0, 0, 7002),
     ]  # fmt: skip
+
+
+def test_check_immunity_time_property_shortens_the_wait_and_counts_each_run():
+    """CHECK_IMMUNITY_TIME_IN_SECONDS=3: while younger, each run writes an immunity copy
+    (TRAN_PREPARED_QUEUE_OFFSET = the first offset) and counts one check (needDiscard runs
+    first); at 4 s the producer is asked, the fourth count."""
+    lab = Lab(seed=1, broker={"transaction_check_interval": 1000})
+    listener = Listener(LocalTransactionState.UNKNOW)
+    p = _producer(lab, listener)
+    msg = Message("TopicTx", b"x")
+    msg.put_property("CHECK_IMMUNITY_TIME_IN_SECONDS", "3")
+    p.send_message_in_transaction(msg, None)
+    lab.advance(8_000)
+    assert listener.checked_at == [4_001]
+    assert listener.checked[0].properties["TRANSACTION_CHECK_TIMES"] == "4"
+    half = _entries(lab, HALF)
+    assert list(half.store_timestamp)[1:] == [1000, 2000, 3000, 4000]
+    assert [p.get("TRAN_PREPARED_QUEUE_OFFSET") for p in half.properties] == [None] + ["0"] * 4
+    assert len(_entries(lab, "TopicTx")) == 1
+    assert list(_entries(lab, OP).body) == [b"4"]
