@@ -724,9 +724,10 @@ class MQClientInstance(Node):
         """CHECK_TRANSACTION_STATE (39): hand the check to the producer of the message's group.
 
         Mirrors ``ClientRemotingProcessor#checkTransactionState`` (client/impl, RocketMQ
-        4.9.3): the body is the half message (as its real topic); its UNIQ_KEY becomes the
-        transaction id; the PGROUP property picks the producer, which answers with
-        END_TRANSACTION to the broker that asked. No reply (the request is oneway).
+        4.9.3): the body is the half message (as its real topic); the PGROUP property picks
+        the producer, which answers with END_TRANSACTION to the broker that asked. No reply
+        (the request is oneway). Java also copies the UNIQ_KEY into the message's
+        transactionId; the check's header carries the same id here.
         """
         h = CheckTransactionStateRequestHeader.from_ext_fields(request.ext_fields)
         try:
