@@ -5,6 +5,7 @@
 //
 //	mqlab-go-client produce -n 127.0.0.1:9876 -topic T -group G -count 8 -tags TagA,TagB,TagC
 //	mqlab-go-client consume -n 127.0.0.1:9876 -topic T -group G -expr "TagA || TagB" -expect 6
+//	mqlab-go-client transact -n 127.0.0.1:9876 -topic T -group G -state unknown -check commit
 //
 // The producer sends single messages, which this client writes as SEND_MESSAGE (10) with the
 // long V1 header names (producer/producer.go), a path the Java client (SEND_MESSAGE_V2) does
@@ -46,15 +47,17 @@ func fail(format string, args ...any) {
 func main() {
 	rlog.SetLogLevel("error")
 	if len(os.Args) < 2 {
-		fail("usage: mqlab-go-client produce|consume [flags]")
+		fail("usage: mqlab-go-client produce|consume|transact [flags]")
 	}
 	switch os.Args[1] {
 	case "produce":
 		produce(os.Args[2:])
 	case "consume":
 		consume(os.Args[2:])
+	case "transact":
+		transact(os.Args[2:])
 	default:
-		fail("unknown command %q (produce, consume)", os.Args[1])
+		fail("unknown command %q (produce, consume, transact)", os.Args[1])
 	}
 }
 
@@ -173,4 +176,97 @@ func consume(args []string) {
 	if n < *expect {
 		os.Exit(3)
 	}
+}
+
+// txListener answers the local transaction with one state and every check-back with another,
+// and reports each check-back.
+type txListener struct {
+	first, check primitive.LocalTransactionState
+	mu           sync.Mutex
+	checks       int
+}
+
+func (l *txListener) ExecuteLocalTransaction(m *primitive.Message) primitive.LocalTransactionState {
+	emit(map[string]any{"event": "execute", "body": string(m.Body)})
+	return l.first
+}
+
+func (l *txListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.LocalTransactionState {
+	l.mu.Lock()
+	l.checks++
+	l.mu.Unlock()
+	emit(map[string]any{
+		"event": "check", "topic": m.Topic, "queueId": m.Queue.QueueId, "body": string(m.Body),
+		"checkTimes": m.GetProperty("TRANSACTION_CHECK_TIMES"),
+		"realTopic":  m.GetProperty("REAL_TOPIC"), "pgroup": m.GetProperty("PGROUP"),
+	})
+	return l.check
+}
+
+func txState(name string) primitive.LocalTransactionState {
+	switch name {
+	case "commit":
+		return primitive.CommitMessageState
+	case "rollback":
+		return primitive.RollbackMessageState
+	case "unknown":
+		return primitive.UnkonwnState
+	}
+	fail("unknown state %q (commit, rollback, unknown)", name)
+	return 0
+}
+
+// transact sends one message with the transaction producer (NewTransactionProducer): the local
+// transaction answers -state, a check-back (CHECK_TRANSACTION_STATE) answers -check. It stays
+// connected until -checks check-backs came, or for -wait when none is expected.
+func transact(args []string) {
+	fs := flag.NewFlagSet("transact", flag.ExitOnError)
+	ns := fs.String("n", "", "name server address host:port (required)")
+	topic := fs.String("topic", "", "topic (required)")
+	group := fs.String("group", "mqlab_go_tx_producer", "producer group")
+	state := fs.String("state", "commit", "local transaction state: commit, rollback, unknown")
+	check := fs.String("check", "commit", "state answered to a check-back")
+	checks := fs.Int("checks", 0, "wait for this many check-backs")
+	wait := fs.Duration("wait", time.Second, "then stay connected this long")
+	timeout := fs.Duration("timeout", 60*time.Second, "give up waiting for check-backs after this long")
+	_ = fs.Parse(args)
+	if *ns == "" || *topic == "" {
+		fail("transact needs -n and -topic")
+	}
+	l := &txListener{first: txState(*state), check: txState(*check)}
+	p, err := rocketmq.NewTransactionProducer(l,
+		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{*ns})),
+		producer.WithGroupName(*group),
+		producer.WithRetry(2),
+		producer.WithSendMsgTimeout(5*time.Second),
+	)
+	if err != nil {
+		fail("new transaction producer: %v", err)
+	}
+	if err := p.Start(); err != nil {
+		fail("start transaction producer: %v", err)
+	}
+	defer func() { _ = p.Shutdown() }()
+	msg := primitive.NewMessage(*topic, []byte("go-tx"))
+	msg.WithTag("TagT")
+	res, err := p.SendMessageInTransaction(context.Background(), msg)
+	if err != nil {
+		emit(map[string]any{"event": "send", "error": err.Error()})
+		os.Exit(1)
+	}
+	emit(map[string]any{
+		"event": "send", "status": res.Status, "broker": res.MessageQueue.BrokerName,
+		"queueId": res.MessageQueue.QueueId, "queueOffset": res.QueueOffset, "state": int(res.State),
+	})
+	end := time.Now().Add(*timeout)
+	for {
+		l.mu.Lock()
+		n := l.checks
+		l.mu.Unlock()
+		if n >= *checks || time.Now().After(end) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(*wait)
 }

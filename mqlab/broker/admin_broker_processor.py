@@ -196,6 +196,7 @@ class AdminBrokerProcessor:
             RequestCode.GET_BROKER_CLUSTER_ACL_INFO: self.get_broker_acl_config_version,
             RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs_config,
             RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: self.get_broker_cluster_acl_config,
+            RequestCode.RESUME_CHECK_HALF_MESSAGE: self.resume_check_half_message,
         }.get(code)
         if handler is None:
             return _err(
@@ -1146,6 +1147,61 @@ class AdminBrokerProcessor:
             request.ext("topic"), request.ext("group"), request.ext("clientAddr"),
             lambda response: self._answer_later(channel, request, response),
         )  # fmt: skip
+
+    def resume_check_half_message(self, channel, request):
+        """RESUME_CHECK_HALF_MESSAGE (323): ``resumeCheckHalfMessage`` + ``toMessageExtBrokerInner``.
+
+        Mirrors AdminBrokerProcessor#resumeCheckHalfMessage (broker/processor, RocketMQ 4.9.3):
+        the message at the offset inside ``msgId`` (an offset message id) is written again to
+        RMQ_SYS_TRANS_HALF_TOPIC queue 0 with TRANSACTION_CHECK_TIMES=0, so the check service
+        asks its producer again (mqadmin ``resumeCheckHalfMessage``). Any failure to find or
+        decode it is Java's caught exception: SYSTEM_ERROR "Exception was thrown when putting
+        message back to RMQ_SYS_TRANS_HALF_TOPIC.".
+        """
+        from mqlab.broker.transaction.transactional_message_bridge import build_half_topic
+        from mqlab.common import message_const as mc
+        from mqlab.common.filter_api import tags_string_to_tags_code
+        from mqlab.common.message import MessageExtBrokerInner
+        from mqlab.common.message_decoder import (
+            MessageDecodeError,
+            decode_message_id,
+            decode_stored_message,
+            message_properties_to_string,
+        )
+        from mqlab.store.status import PutMessageStatus
+
+        broker = self.broker
+        thrown = "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."
+        try:
+            _, offset = decode_message_id(request.ext("msgId") or "")
+            raw = broker.message_store.select_one_message_by_offset(offset)
+            if raw is None:
+                raise ValueError("selectOneMessageByOffset returned null")
+            msg = decode_stored_message(
+                raw, 0, read_body=True, inflate=True
+            )  # MessageDecoder.decode(bb)
+        except (ValueError, MessageDecodeError):
+            return _err(ResponseCode.SYSTEM_ERROR, thrown)
+        msg.properties[mc.PROPERTY_TRANSACTION_CHECK_TIMES] = "0"
+        inner = MessageExtBrokerInner(
+            topic=build_half_topic(), body=msg.body, flag=msg.flag, properties=msg.properties,
+            properties_string=message_properties_to_string(msg.properties),
+            tags_code=tags_string_to_tags_code(msg.properties.get(mc.PROPERTY_TAGS)), queue_id=0,
+            sys_flag=msg.sys_flag, born_host=msg.born_host, born_timestamp=msg.born_timestamp,
+            store_host=msg.store_host, reconsume_times=msg.reconsume_times, msg_id=msg.msg_id,
+        )  # fmt: skip
+        result = broker.put_message(inner)
+        if result is not None and result.put_message_status is PutMessageStatus.PUT_OK:
+            if broker.tracer.enabled:
+                broker.tracer.emit(
+                    "AdminBrokerProcessor.resumeCheckHalfMessage", "put", offset=offset,
+                    real_topic=msg.properties.get(mc.PROPERTY_REAL_TOPIC),
+                    text=f"message @{offset} put back to RMQ_SYS_TRANS_HALF_TOPIC (check times 0)",
+                )  # fmt: skip
+            return _ok()
+        return _err(
+            ResponseCode.SYSTEM_ERROR, "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
+        )
 
 
 #: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.

@@ -13,6 +13,7 @@ named after the Java code it replaces (DESIGN §1, STYLE §6.8):
 | ``ConsumerOffsetManager.persist`` | 5 000 ms (first after 10 000) | flushConsumerOffsetInterval |
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
+| ``TransactionalMessageCheckService.onWaitEnd`` | ``transactionCheckInterval`` (60 000 ms), masters only | TransactionalMessageCheckService |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
@@ -40,6 +41,7 @@ from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
 from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
+from mqlab.broker.end_transaction_processor import EndTransactionProcessor
 from mqlab.broker.filter import ConsumerFilterManager
 from mqlab.broker.filter_server_manager import FilterServerManager
 from mqlab.broker.producer_manager import ProducerManager
@@ -51,12 +53,21 @@ from mqlab.broker.reply_message_processor import ReplyMessageProcessor
 from mqlab.broker.send_message_processor import SendMessageProcessor
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
 from mqlab.broker.topic_config_manager import TopicConfigManager
+from mqlab.broker.transaction.transactional_message_bridge import TransactionalMessageBridge
+from mqlab.broker.transaction.transactional_message_check_listener import (
+    DefaultTransactionalMessageCheckListener,
+)
+from mqlab.broker.transaction.transactional_message_check_service import (
+    TransactionalMessageCheckService,
+)
+from mqlab.broker.transaction.transactional_message_service_impl import (
+    TransactionalMessageServiceImpl,
+)
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.mix_all import get_reply_topic
 from mqlab.common.perm_name import PermName
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
-from mqlab.common.topic_validator import RMQ_SYS_TRANS_HALF_TOPIC
 from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
@@ -108,6 +119,9 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
     RequestCode.QUERY_CONSUME_TIME_SPAN: ("topic", "group"),
     RequestCode.QUERY_CORRECTION_OFFSET: ("compareGroup", "topic"),
     RequestCode.CLONE_GROUP_OFFSET: ("srcGroup", "destGroup"),
+    # Those of END_TRANSACTION whose null Java unboxes (a NullPointerException); a null
+    # producerGroup or msgId goes through there ("The producer group wrong", or a commit).
+    RequestCode.END_TRANSACTION: ("tranStateTableOffset", "commitLogOffset", "commitOrRollback"),
 }  # fmt: skip
 
 C = "BrokerController"
@@ -190,6 +204,13 @@ class BrokerController(Node):
         self.query_message_processor = QueryMessageProcessor(self)
         self.reply_message_processor = ReplyMessageProcessor(self)
         self.broker2client = Broker2Client(self)
+        self.end_transaction_processor = EndTransactionProcessor(self)
+        # BrokerController#initialTransaction
+        self.transactional_message_service = TransactionalMessageServiceImpl(
+            TransactionalMessageBridge(self)
+        )
+        self.transactional_message_check_listener = DefaultTransactionalMessageCheckListener(self)
+        self.transactional_message_check_service = TransactionalMessageCheckService(self)
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -206,6 +227,7 @@ class BrokerController(Node):
             RequestCode.VIEW_MESSAGE_BY_ID: self.query_message_processor,
             RequestCode.SEND_REPLY_MESSAGE: self.reply_message_processor,
             RequestCode.SEND_REPLY_MESSAGE_V2: self.reply_message_processor,
+            RequestCode.END_TRANSACTION: self.end_transaction_processor,
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()
@@ -232,12 +254,8 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
-        # TransactionalMessageCheckService: every transactionCheckInterval (60 s) its check
-        # first fetches the half topic's queues, creating the topic when it is missing.
-        ctx.set_timer(
-            "TransactionalMessageCheckService", cfg.transaction_check_interval,
-            self._transaction_check, period_ms=cfg.transaction_check_interval, daemon=True,
-        )  # fmt: skip
+        if self.message_store_config.broker_role != "SLAVE":  # startProcessorByHa
+            self.transactional_message_check_service.start()
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:
@@ -481,24 +499,6 @@ class BrokerController(Node):
             self.ctx.close_channel(channel)
         for channel in self.filter_server_manager.scan_not_active_channel(now):
             self.ctx.close_channel(channel)
-
-    def _transaction_check(self) -> None:
-        """The topic side of ``TransactionalMessageCheckService#onWaitEnd``'s check.
-
-        Mirrors ``TransactionalMessageServiceImpl#check`` → ``TransactionalMessageBridge
-        #fetchMessageQueues(RMQ_SYS_TRANS_HALF_TOPIC)`` → ``#selectTopicConfig`` (broker/
-        transaction, RocketMQ 4.9.3): a missing half topic is created with
-        ``createTopicInSendMessageBackMethod(topic, 1, PERM_WRITE | PERM_READ, 0)`` (which
-        re-registers the broker). So a 4.9.3 broker lists RMQ_SYS_TRANS_HALF_TOPIC (1/1,
-        perm 6) from one interval after its start on, transactions or not (checked on a
-        4.9.3 broker: 8 topics, then 9 with topics.json's dataVersion counter at 1 after
-        60 s; ``mqadmin wipeWritePerm`` counts it). The half messages' check-back itself is
-        the transaction check service's.
-        """
-        self.topic_config_manager.create_topic_in_send_message_back_method(
-            RMQ_SYS_TRANS_HALF_TOPIC, 1, PermName.PERM_WRITE | PermName.PERM_READ, 0,
-            self.ctx.now_ms,
-        )  # fmt: skip
 
     def system_topic_extras(self) -> list[str]:
         cfg = self.broker_config

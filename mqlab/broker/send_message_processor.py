@@ -337,19 +337,17 @@ class SendMessageProcessor:
                     C_SEND, "4", ResponseCode.NO_PERMISSION,
                     f"the broker[{cfg.broker_ip1}] sending transaction message is forbidden",
                 )  # fmt: skip
+            # TransactionalMessageServiceImpl#asyncPrepareMessage →
             # TransactionalMessageBridge#parseHalfMessageInner: park it in the half topic.
-            props[mc.PROPERTY_REAL_TOPIC] = msg.topic
-            props[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
-            msg.sys_flag = MessageSysFlag.reset_transaction_value(
-                msg.sys_flag, MessageSysFlag.TRANSACTION_NOT_TYPE
-            )
-            msg.topic = "RMQ_SYS_TRANS_HALF_TOPIC"
-            msg.queue_id = 0
-            # Recomputed from the map, which holds WAIT again: the half message stores it
-            # (the 9-byte saving above is undone, as in Java).
-            msg.properties_string = message_properties_to_string(props)
+            # The properties string is recomputed from the map, which holds WAIT again:
+            # the half message stores it (the 9-byte saving above is undone, as in Java).
+            broker.transactional_message_service.bridge.parse_half_message_inner(msg)
             if traced:
-                tracer.emit(C_SEND, "4", text="transaction half message → RMQ_SYS_TRANS_HALF_TOPIC")
+                tracer.emit(
+                    C_SEND, "4", real_topic=props[mc.PROPERTY_REAL_TOPIC],
+                    real_queue_id=int(props[mc.PROPERTY_REAL_QUEUE_ID]),
+                    text="transaction half message → RMQ_SYS_TRANS_HALF_TOPIC queue 0",
+                )  # fmt: skip
         # step 5: put into the store.
         result = broker.put_message(msg)
         # step 6: PutMessageStatus → response.

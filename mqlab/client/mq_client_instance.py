@@ -43,8 +43,10 @@ from mqlab.client.consumer.rebalance_service import RebalanceService
 from mqlab.client.exception import MQClientException
 from mqlab.client.mq_client_api_impl import MQClientAPIImpl
 from mqlab.client.producer.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+from mqlab.common import message_const as mc
 from mqlab.common.message import MessageQueue
 from mqlab.common.message_client_id import MessageClientIDSetter
+from mqlab.common.message_decoder import MessageDecodeError, decodes
 from mqlab.common.mix_all import CLIENT_INNER_PRODUCER_GROUP, MASTER_ID
 from mqlab.common.perm_name import PermName
 from mqlab.remoting.bodies import (
@@ -57,7 +59,10 @@ from mqlab.remoting.bodies import (
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.fastjson import loads_json_body
-from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
+from mqlab.remoting.headers import (
+    CheckTransactionStateRequestHeader,
+    NotifyConsumerIdsChangedRequestHeader,
+)
 from mqlab.runtime.context import Channel, Node, RemotingException
 from mqlab.runtime.task import Task, spawn
 from mqlab.trace.events import Kind
@@ -702,6 +707,9 @@ class MQClientInstance(Node):
                 table = {MessageQueue.from_json_dict(k.to_dict()): int(v) for k, v in raw.items()}
             self.reset_offset(request.ext("topic"), request.ext("group"), table)
             return None
+        if request.code == RequestCode.CHECK_TRANSACTION_STATE:
+            self.check_transaction_state(channel, request)
+            return None
         if request.code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED:
             h = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
             if self.tracer.enabled:
@@ -718,6 +726,37 @@ class MQClientInstance(Node):
         if request.code in ClientRemotingProcessor.CODES:  # 326, 307, 309, 221
             return ClientRemotingProcessor(self).process_request(channel, request)
         return super().process_request(channel, request)
+
+    def check_transaction_state(self, channel: Channel, request: RemotingCommand) -> None:
+        """CHECK_TRANSACTION_STATE (39): hand the check to the producer of the message's group.
+
+        Mirrors ``ClientRemotingProcessor#checkTransactionState`` (client/impl, RocketMQ
+        4.9.3): the body is the half message (as its real topic); the PGROUP property picks
+        the producer, which answers with END_TRANSACTION to the broker that asked. No reply
+        (the request is oneway). Java also copies the UNIQ_KEY into the message's
+        transactionId; the check's header carries the same id here.
+        """
+        h = CheckTransactionStateRequestHeader.from_ext_fields(request.ext_fields)
+        try:
+            msgs = decodes(request.body or b"")
+        except MessageDecodeError:
+            msgs = []
+        if not msgs:
+            if self.tracer.enabled:
+                self.tracer.emit("ClientRemotingProcessor.checkTransactionState", "decode",
+                                 Kind.ERROR, text="checkTransactionState, decode message failed")  # fmt: skip
+            return
+        msg = msgs[0]
+        group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP)
+        producer = self.select_producer(group) if group is not None else None
+        if producer is None:
+            if self.tracer.enabled:
+                self.tracer.emit("ClientRemotingProcessor.checkTransactionState", "select",
+                                 Kind.ERROR, group=group,
+                                 text=f"checkTransactionState, pick producer by group[{group}] "
+                                 "failed")  # fmt: skip
+            return
+        producer.check_transaction_state(channel.remote_address, msg, h)
 
     # -- convenience ------------------------------------------------------------------------------
     def broker_addresses(self) -> Iterable[str]:

@@ -271,10 +271,12 @@ def _jdk_exception_text(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 RULES.append(
     Rule(
         "broker-born-timestamp",
-        "BORNTIMESTAMP of a message the broker creates itself (its bornHost is the broker)",
+        "BORNTIMESTAMP of a message the broker creates itself (its bornHost is the broker), "
+        "stored or pulled",
         "a message the broker writes on its own (PullMessageProcessor#generateOffsetMovedEvent "
-        "after an OFFSET_MOVED answer) is born on the broker's clock; masked only when both "
-        "entries' bornHost is their own broker and the times are within 120 s",
+        "after an OFFSET_MOVED answer, the op message of an END_TRANSACTION) is born on the "
+        "broker's clock; masked only when both entries' bornHost is their own broker and the "
+        "times are within 120 s",
         _broker_born_timestamp,
     )
 )
@@ -633,9 +635,10 @@ def compare_messages(prefix: str, ma: list[Any], mb: list[Any], out: list[Diff])
         out.append(Diff(f"{prefix}.count", len(ma), len(mb)))
     for i, (x, y) in enumerate(zip(ma, mb, strict=False)):
         fx, fy = message_fields(x), message_fields(y)
+        hosts = (fx.get("bornHost"), fy.get("bornHost"))  # for broker-born-timestamp
         for k in fx:
             if fx[k] != fy[k]:
-                out.append(Diff(f"msg[{i}].{k}", fx[k], fy[k]))
+                out.append(Diff(f"msg[{i}].{k}", fx[k], fy[k], born_hosts=hosts))
 
 
 def _json_or_none(body: bytes | None) -> Any:

@@ -300,4 +300,54 @@ def java_admin_forwarding(t: Target, work: Path) -> dict:
         r["consumeStatus"] == {"127.0.0.1@fwd-c1": {"q0": 1, "q1": 0, "q2": 0, "q3": 0}},
         f"consume status: {r['consumeStatus']}",
     )
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def _transaction(name: str, t: Target, work: Path) -> dict:
+    """TransactionMQProducer#sendMessageInTransaction; queues relative to the send's."""
+    r = _run(f"transaction-{name}", t, work)
+    q0 = r["send"]["queueId"]
+    expect(r["send"]["status"] == "SEND_OK", f"half message stored: {r['send']}")
+    expect(r["executed"] == [f"tx-{name} arg-1"], f"local transaction ran once: {r['executed']}")
+    r["send"] = _rotate([r["send"]], q0)[0]
+    r["checks"] = _rotate(r["checks"], q0)
+    r["stored"] = _rotate(r["stored"], q0)
+    return r
+
+
+def _committed(r: dict, body: str) -> None:
+    (m,) = r["stored"]
+    expect(m["body"] == body and m["queueId"] == 0 and m["queueOffset"] == 0, f"stored: {m}")
+    expect(m["sysFlag"] == 8, f"stored with TRANSACTION_COMMIT_TYPE: {m}")
+    props = m["properties"]
+    expect(props.get("TRAN_MSG") == "true" and props.get("REAL_QID") == "0", f"{props}")
+
+
+@scenario("java", "TransactionMQProducer: COMMIT_MESSAGE → delivered once on its topic")
+def java_transaction_commit(t: Target, work: Path) -> dict:
+    r = _transaction("commit", t, work)
+    expect(r["send"]["localTransactionState"] == "COMMIT_MESSAGE", f"{r['send']}")
+    expect(r["checks"] == [], f"no check-back: {r['checks']}")
+    _committed(r, "tx-commit")
+    return r
+
+
+@scenario("java", "TransactionMQProducer: ROLLBACK_MESSAGE → never delivered, never checked")
+def java_transaction_rollback(t: Target, work: Path) -> dict:
+    r = _transaction("rollback", t, work)
+    expect(r["send"]["localTransactionState"] == "ROLLBACK_MESSAGE", f"{r['send']}")
+    expect(r["checks"] == [] and r["stored"] == [], f"nothing checked or stored: {r}")
+    return r
+
+
+@scenario("java", "TransactionMQProducer: UNKNOW → CHECK_TRANSACTION_STATE → commit, once")
+def java_transaction_check_back(t: Target, work: Path) -> dict:
+    r = _transaction("check", t, work)
+    expect(r["send"]["localTransactionState"] == "UNKNOW", f"{r['send']}")
+    (c,) = r["checks"]
+    expect(c["topic"] == f"{PREFIX}Txcheck" and c["queueId"] == 0, f"the real topic: {c}")
+    expect(c["properties"].get("TRANSACTION_CHECK_TIMES") == "1", f"first check: {c}")
+    _committed(r, "tx-check")
     return r

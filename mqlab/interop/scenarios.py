@@ -116,6 +116,55 @@ def go_push_tag_filter(t: Target, work: Path) -> dict:
     return {"sends": _sends(sent), "delivered": [list(d) for d in delivered]}
 
 
+def _go_transact(t: Target, work: Path, topic: str, group: str, *args: str) -> dict:
+    """One transactional message with the Go client's NewTransactionProducer, then a push
+    consumer for its topic: the send, the check-backs, the delivered message."""
+    out = run_go_client(
+        ["transact", "-n", t.namesrv_addr, "-topic", topic, "-group", group, *args], home=work
+    )
+    (send,) = [e for e in out if e["event"] == "send"]
+    expect(send.get("status") == 0, f"half message SEND_OK: {send}")
+    checks = [e for e in out if e["event"] == "check"]
+    got = run_go_client(
+        ["consume", "-n", t.namesrv_addr, "-topic", topic, "-group", f"{group}_cg",
+         "-expect", "1", "-timeout", "60s", "-linger", "1s"],
+        home=work,
+    )  # fmt: skip
+    delivered = [m for m in got if m["event"] == "consume"]
+    expect(
+        [(m["body"], m["queueId"], m["queueOffset"]) for m in delivered]
+        == [("go-tx", send["queueId"], 0)],
+        f"delivered once, on the queue it was sent to: {delivered}",
+    )
+    for c in checks:
+        expect(c["queueId"] == send["queueId"], f"checked as its real queue: {c}")
+        del c["queueId"]
+    send.pop("queueId")
+    for m in delivered:
+        del m["queueId"]
+    return {"send": send, "checks": checks, "delivered": delivered}
+
+
+@scenario("go", "NewTransactionProducer: CommitMessageState → delivered once")
+def go_transaction_commit(t: Target, work: Path) -> dict:
+    r = _go_transact(t, work, "InteropGoTxCommit", "go_tx_commit", "-state", "commit")
+    expect(r["send"]["state"] == 1 and r["checks"] == [], f"committed, not checked: {r}")
+    return r
+
+
+@scenario("go", "NewTransactionProducer: UnknownState → check-back → commit → delivered")
+def go_transaction_check_back(t: Target, work: Path) -> dict:
+    r = _go_transact(t, work, "InteropGoTxCheck", "go_tx_check", "-state", "unknown",
+                     "-check", "commit", "-checks", "1")  # fmt: skip
+    expect(r["send"]["state"] == 3, f"UnknownState: {r['send']}")
+    expect(
+        [(c["topic"], c["checkTimes"], c["realTopic"]) for c in r["checks"]]
+        == [("InteropGoTxCheck", "1", "InteropGoTxCheck")],
+        f"one check-back, as the real topic: {r['checks']}",
+    )
+    return r
+
+
 # --------------------------------------------------------------------------- C++ client
 # The official C++ client through its Python binding (PyPI ``rocketmq`` 0.4.4, Linux
 # x86_64), driven by the script the network tests use, in its own process.

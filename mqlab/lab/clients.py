@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from mqlab.client.mq_client_instance import MQClientInstance
     from mqlab.client.producer.default_mq_producer import DefaultMQProducer
     from mqlab.client.producer.send_future import SendFuture
+    from mqlab.client.producer.transaction_mq_producer import TransactionMQProducer
 
 __all__ = ["ClientsMixin", "always_succeed"]
 
@@ -81,6 +82,24 @@ class ClientsMixin:
 
         inst = self._instance("producer", name)
         p = DefaultMQProducer(group, inst, **settings)
+        p.start()
+        self.producers[inst.name] = p
+        return p
+
+    @journaled
+    def transaction_producer(
+        self, group: str, listener: Any, *, name: str | None = None, **settings: Any
+    ) -> TransactionMQProducer:
+        """A started ``TransactionMQProducer`` on its own client node.
+
+        ``listener``: a ``TransactionListener`` (``execute_local_transaction(msg, arg)``
+        and ``check_local_transaction(msg)``, each returning a ``LocalTransactionState``).
+        Send with ``producer.send_message_in_transaction(Message(...), arg)``.
+        """
+        from mqlab.client.producer.transaction_mq_producer import TransactionMQProducer
+
+        inst = self._instance("producer", name)
+        p = TransactionMQProducer(group, inst, transaction_listener=listener, **settings)
         p.start()
         self.producers[inst.name] = p
         return p

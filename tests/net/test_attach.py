@@ -29,7 +29,10 @@ def test_serve_in_process_gives_lab_inspectors_on_live_nodes(tmp_path):
         assert ev.step.tolist() == ["9"]
         timers = live.timers()
         assert "ConsumerOffsetManager.persist" in set(timers.name)
-        assert (timers.in_ms <= 10_000).all()
+        # every service is due within 10 s but the transaction check (transactionCheckInterval)
+        check = timers.name == "TransactionalMessageCheckService.onWaitEnd"
+        assert check.sum() == 1 and 50_000 < timers.in_ms[check].iloc[0] <= 60_000
+        assert (timers.in_ms[~check] <= 10_000).all()
         assert live.namesrv_addr.startswith("127.0.0.1:")
         # figures take anything with .trace.events, as they take a Lab
         assert [e.seq for e in live.trace.events] == sorted(e.seq for e in live.trace.events)

@@ -23,12 +23,19 @@ from mqlab.client.producer.message_queue_selector import (
 )
 from mqlab.client.producer.send_result import SendResult, SendStatus
 from mqlab.client.producer.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
+from mqlab.client.producer.transaction_listener import (
+    LocalTransactionState,
+    TransactionListener,
+    TransactionSendResult,
+)
+from mqlab.client.producer.transaction_mq_producer import TransactionMQProducer
 
 __all__ = [
     "CommunicationMode",
     "DEFAULT_RETRY_RESPONSE_CODES",
     "DefaultMQProducer",
     "DefaultMQProducerImpl",
+    "LocalTransactionState",
     "MessageBatch",
     "MessageQueueSelector",
     "SelectMessageQueueByHash",
@@ -40,4 +47,7 @@ __all__ = [
     "ServiceState",
     "ThreadLocalIndex",
     "TopicPublishInfo",
+    "TransactionListener",
+    "TransactionMQProducer",
+    "TransactionSendResult",
 ]

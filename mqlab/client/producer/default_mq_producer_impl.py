@@ -14,6 +14,8 @@ attempt plus ``retry_times_when_send_async_failed`` resends on *transport* error
 Without it, it is Java's synchronous send: ``1 + retry_times_when_send_failed`` attempts,
 retrying transport errors and the response codes of ``retry_response_codes``, each retry
 on a queue of another broker when there is one. ``send_oneway`` writes and forgets.
+Transactions (``sendMessageInTransaction``, ``endTransaction``, ``checkTransactionState``)
+are in ``transaction_listener``, mixed in.
 
 What it owns: ``topic_publish_info_table`` and the send state machine. What it must not
 know: how routes are fetched (``MQClientInstance``) or how bytes are framed
@@ -42,6 +44,7 @@ from mqlab.client.producer.send_future import (
 from mqlab.client.producer.send_kernel import SendKernelImpl
 from mqlab.client.producer.send_result import SendResult, SendStatus
 from mqlab.client.producer.topic_publish_info import TopicPublishInfo
+from mqlab.client.producer.transaction_listener import TransactionProducerImpl
 from mqlab.client.producer.validators import Validators
 from mqlab.common.faq_url import (
     CLIENT_SERVICE_NOT_OK,
@@ -76,7 +79,7 @@ Gen = Generator[Any, Any, Any]
 C = "DefaultMQProducerImpl"
 
 
-class DefaultMQProducerImpl(SendKernelImpl):
+class DefaultMQProducerImpl(SendKernelImpl, TransactionProducerImpl):
     """The engine of one producer group on one client instance.
 
     Args:

@@ -15,6 +15,7 @@ from mqlab.conformance.scenarios import (
     retry,
     send,
     stored_bytes,
+    transactions,
 )
 from mqlab.conformance.scenarios.common import SETTLE_MS
 
@@ -34,6 +35,8 @@ GROUPS: dict[str, str] = {
     "client-housekeeping": "HEART_BEAT, GET_CONSUMER_LIST_BY_GROUP, UNREGISTER_CLIENT, "
     "CHECK_CLIENT_CONFIG, LOCK_BATCH_MQ / UNLOCK_BATCH_MQ.",
     "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
+    "transactions": "Half messages, END_TRANSACTION (37) commit / rollback / unknown, op "
+    "messages, RESUME_CHECK_HALF_MESSAGE (323).",
     "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
     "an unknown code.",
     **admin_handled.GROUPS,
@@ -60,6 +63,7 @@ _ORDER: list[Scenario] = [
     *long_polling.SCENARIOS,
     *housekeeping.SCENARIOS,
     *retry.SCENARIOS,
+    *transactions.SCENARIOS,
     *admin.SCENARIOS,
     *admin_handled.SCENARIOS,
     *reply.SCENARIOS,

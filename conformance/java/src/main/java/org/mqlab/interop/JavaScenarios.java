@@ -31,8 +31,12 @@ import org.apache.rocketmq.client.trace.TraceBean;
 import org.apache.rocketmq.client.trace.TraceContext;
 import org.apache.rocketmq.client.trace.TraceDataEncoder;
 import org.apache.rocketmq.client.utils.MessageUtil;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.client.producer.TransactionSendResult;
 import org.apache.rocketmq.common.admin.ConsumeStats;
 import org.apache.rocketmq.common.protocol.body.ConsumeMessageDirectlyResult;
 import org.apache.rocketmq.common.protocol.body.ConsumerRunningInfo;
@@ -114,6 +118,10 @@ public final class JavaScenarios {
             case "request-reply": return requestReply();
             case "msg-trace": return msgTrace();
             case "admin-forwarding": return adminForwarding();
+            case "transaction-commit": return transaction("commit", LocalTransactionState.COMMIT_MESSAGE, null);
+            case "transaction-rollback": return transaction("rollback", LocalTransactionState.ROLLBACK_MESSAGE, null);
+            case "transaction-check":
+                return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
@@ -1091,5 +1099,62 @@ public final class JavaScenarios {
             p.shutdown();
         }
         return out;
+    }
+
+    // ------------------------------------------------------------------ TransactionMQProducer
+
+    /**
+     * One transactional message: the local transaction answers {@code first}; with
+     * {@code check} not null the broker's check-back (CHECK_TRANSACTION_STATE) answers it.
+     * Waits until the message is on its topic (commit), or for 3 s more than the check would
+     * take (rollback: nothing may arrive).
+     */
+    static Map<String, Object> transaction(String name, LocalTransactionState first,
+            LocalTransactionState check) throws Exception {
+        TransactionMQProducer p = new TransactionMQProducer(prefix + "tpg_" + name);
+        p.setNamesrvAddr(ns);
+        p.setClientIP("127.0.0.1");
+        p.setInstanceName(prefix + "tpg_" + name);
+        p.setSendMsgTimeout(10000);
+        List<Map<String, Object>> checks = new CopyOnWriteArrayList<>();
+        List<String> executed = new CopyOnWriteArrayList<>();
+        p.setTransactionListener(new TransactionListener() {
+            public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                executed.add(new String(msg.getBody()) + " " + arg);
+                return first;
+            }
+
+            public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+                Map<String, Object> v = msgView(msg);
+                v.remove("queueOffset"); // the half message's copy: RMQ_SYS_TRANS_HALF_TOPIC's offset
+                checks.add(v);
+                return check == null ? LocalTransactionState.UNKNOW : check;
+            }
+        });
+        p.start();
+        String t = topic("Tx" + name);
+        Map<String, Object> send;
+        List<Map<String, Object>> stored;
+        try {
+            TransactionSendResult r = p.sendMessageInTransaction(msg(t, "TagT", "tx-" + name), "arg-1");
+            send = sendView(r);
+            send.put("localTransactionState", r.getLocalTransactionState().name());
+            if (first == LocalTransactionState.COMMIT_MESSAGE || check == LocalTransactionState.COMMIT_MESSAGE) {
+                waitFor(() -> {
+                    try {
+                        return !readAll(t).isEmpty();
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }, 60000, "the committed message on " + t);
+                Thread.sleep(1500); // one more check interval: no second check may come
+            } else {
+                Thread.sleep(2000); // a check would come after 1 s (transactionTimeOut) + at most 1 s
+            }
+            stored = readAll(t);
+        } finally {
+            p.shutdown();
+        }
+        return map("send", send, "executed", executed, "checks", checks, "stored", stored);
     }
 }
