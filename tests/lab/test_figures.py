@@ -187,6 +187,7 @@ def test_sequence_timeline_traces(long_poll_lab):
     ]  # fmt: skip
     bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
     assert bars == {"parked pull (message)": ([7], [3001]), "parked pull (timeout)": ([6], [19994])}
+    assert list(fig.layout.xaxis.range) == [0, 20001]  # no window: the events' span
     assert list(fig.layout.yaxis.categoryarray) == ["raw-client", "broker-a", "namesrv"]
     assert len(fig.layout.shapes) == 0  # no faults
 
@@ -197,6 +198,25 @@ def test_sequence_timeline_window_and_lanes(long_poll_lab):
     steps = next(t for t in fig.data if t.name == "step event")
     assert set(steps.y) == {"broker-a"} and min(steps.x) >= 3000 and max(steps.x) <= 3008
     assert "request" not in [t.name for t in fig.data]  # raw-client lane not shown
+
+
+def test_sequence_timeline_axis_is_the_requested_window(long_poll_lab):
+    """A zoom is a zoom: the x axis is [start_ms, end_ms] and parked-pull bars are clipped to it.
+
+    Before, the bars of pulls parked at t=6 and t=7 (answered at 20000 and 3008) stretched a
+    3000–3008 window to 6–20000 (issue 20, "Zoom figures are not zoomed")."""
+    fig = F.sequence_timeline(long_poll_lab, start_ms=3000, end_ms=3008)
+    assert list(fig.layout.xaxis.range) == [3000, 3008]
+    bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
+    assert bars == {"parked pull (message)": ([3000], [8]), "parked pull (timeout)": ([3000], [8])}
+    # only a start: up to the last event in the trace; only an end: from the first event
+    last = int(long_poll_lab.events()["t_ms"].max())
+    assert list(F.sequence_timeline(long_poll_lab, start_ms=3005).layout.xaxis.range) == [
+        3005, last,
+    ]  # fmt: skip
+    assert list(F.sequence_timeline(long_poll_lab, end_ms=10).layout.xaxis.range) == [0, 10]
+    hover = next(t for t in fig.data if t.name == "parked pull (timeout)").hovertext[0]
+    assert "suspended t=6" in hover and "t=20000 after 19994 ms" in hover  # the true times
 
 
 def test_sequence_timeline_marks_a_kill_and_the_lost_frame():

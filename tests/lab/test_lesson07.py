@@ -62,3 +62,22 @@ def test_exercise_answers(ex, seed, want):
     """Exercises 07.1–07.3 (seed 004 §6–7, facts §10.7, §10.15) have these exact answers."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)
+
+
+def test_first_round_trip_timeline_is_zoomed():
+    """Section 2's figure draws [first, first + 10 200] ms, not 0–30 000 (parked pulls clipped)."""
+    from mqlab.lab import figures
+
+    with L.retry_lab(1, L.Flaky(3)) as lab:
+        lab.send("TopicTest", "order-1", tags="Flaky")
+        lab.advance(30_000)
+        h = L.delivery_history(lab)
+        first = int(h[h["reconsume_times"] == 0]["t_ms"].max())
+        fig = figures.sequence_timeline(
+            lab, nodes=["consumer-1", "broker-a"], start_ms=first, end_ms=first + 10_200
+        )
+        assert list(fig.layout.xaxis.range) == [first, first + 10_200]
+        bars = [t for t in fig.data if t.type == "bar"]
+        assert bars and all(min(b.base) >= first for b in bars)
+        assert all(max(s + x for s, x in zip(b.base, b.x, strict=True)) <= first + 10_200
+                   for b in bars)  # fmt: skip
