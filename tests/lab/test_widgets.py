@@ -177,16 +177,51 @@ def test_let_long_poll_time_out(lab, panel):
     assert lab.held_pulls().empty
     assert lab.now == 20001
     assert panel.messages[0] == (
-        "▶ t=10 let the parked pull TopicTest@0 offset 0 (deadline t=15010) time out"
+        "▶ t=10 let the parked pull TopicTest@0 offset 0 (deadline t=15010) time out "
+        "(your pull once)"
     )
     assert "  → the hold-service check at t=20000 answered the parked pull TopicTest@0 offset 0 " \
-           "(deadline t=15010)" in panel.messages  # fmt: skip
+           "(deadline t=15010): your pull once" in panel.messages  # fmt: skip
     assert panel.messages[-1] == (
         "  → pull TopicTest@0 offset 0 from broker-a answered at t=20001: PULL_NOT_FOUND (19), "
         "nextBeginOffset=0, minOffset=0, maxOffset=0 — NO_MESSAGE_IN_QUEUE"
     )
     bars = {tr.name: tr for tr in panel.timeline.widget.data}
     assert list(bars["parked pull (timeout)"].y) == ["broker-a"]
+
+
+def test_let_long_poll_time_out_answers_your_pull_not_the_consumers():
+    """Lesson 00: consumer-1's pulls park at ~t=30 (the %RETRY%CG@0 one has the earliest
+    deadline, answered by the t=20000 check); your pull once at t≈6030 has deadline ≈21030, so
+    the button advances to the t=25000 check and your pull comes back PULL_NOT_FOUND.
+    Before, it stopped at t=20000 and your pull was still parked (issue 20, defect 10)."""
+    from mqlab.lab.lessons import lesson00 as L
+
+    with L.tour_lab(1) as lab:
+        panel = control_panel(lab)
+        panel.inputs["advance_ms"].value = "6000"
+        panel.buttons["advance"].click()
+        panel.inputs["queue_id"].value = "0"
+        panel.buttons["pull"].click()
+        mine = lab.held_pulls().sort_values("suspend_timestamp").iloc[-1]
+        assert (mine["key"], int(mine["deadline"])) == ("TopicTest@0", lab.now + 15_000)
+        earliest = lab.held_pulls().sort_values("deadline").iloc[0]
+        assert earliest["key"] != "TopicTest@0" or earliest["opaque"] != mine["opaque"]
+        panel.messages.clear()
+        panel.buttons["long_poll_timeout"].click()
+        off = int(mine["pull_from_this_offset"])
+        assert panel.messages[0] == (
+            f"▶ t={int(mine['suspend_timestamp'])} let the parked pull TopicTest@0 offset {off} "
+            f"(deadline t={int(mine['deadline'])}) time out (your pull once)"
+        )
+        assert lab.now == 25_001
+        assert panel.messages[-1].startswith(
+            f"  → pull TopicTest@0 offset {off} from broker-a answered at t=25001: "
+            "PULL_NOT_FOUND (19)"
+        )
+        # with no pull of yours parked, the earliest deadline (a push consumer's) is named
+        panel.buttons["long_poll_timeout"].click()
+        assert panel.messages[-1].endswith(": a push consumer's pull, the earliest deadline")
 
 
 def test_let_long_poll_time_out_with_nothing_parked(lab, panel):
