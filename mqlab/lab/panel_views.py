@@ -492,6 +492,9 @@ class TimelineView:
         self.mode = plot_mode(mode)
         self._scanned = 0  # trace events already scanned for hold-service events
         self._hold: list[TraceEvent] = []  # hold-service and stop events, for bars
+        #: every node in order of its first trace event: the lanes keep this order on every
+        #: redraw (ordered by the window's first events, they changed places on each click)
+        self._lane_order: dict[str, None] = {}
         self.widget: Any = None
         self._last_traces: dict[int, dict[str, Any]] = {}  # what each trace was set to
         self._last_layout: dict[str, Any] = {}
@@ -508,6 +511,7 @@ class TimelineView:
         """(window events, events for the parked-pull bars, lo, hi)."""
         evs = lab.trace.events
         for e in evs[self._scanned :]:
+            self._lane_order.setdefault(e.node, None)
             if e.component.startswith(_HOLD) or (
                 e.component == "SimDriver" and e.step in ("stop", "kill")
             ):
@@ -526,6 +530,11 @@ class TimelineView:
         first_seq = win[0].seq if win else None
         older = [e for e in self._hold if first_seq is None or e.seq < first_seq]
         return win, older + win, lo, hi
+
+    def lanes(self, win: Sequence[TraceEvent]) -> list[str]:
+        """The nodes with events in ``win``, top to bottom, in the trace's first-seen order."""
+        present = {e.node for e in win}
+        return [n for n in self._lane_order if n in present]
 
     # -- drawing -------------------------------------------------------------------------------
     def _build_figure_widget(self) -> Any:
@@ -581,8 +590,11 @@ class TimelineView:
         win, with_hold, lo, hi = self.window(lab)
         t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
         title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
+        lanes = self.lanes(win)
         if self.mode == "static":
-            fig = figures.sequence_timeline(with_hold, start_ms=lo, end_ms=hi, title=title)
+            fig = figures.sequence_timeline(
+                with_hold, nodes=lanes, start_ms=lo, end_ms=hi, title=title
+            )
             fig.update_layout(height=min(fig.layout.height or 320, 420))
             fig.update_xaxes(range=[x0, x1])
             bundle = json.loads(fig.to_json())
@@ -592,7 +604,6 @@ class TimelineView:
                  "data": {"application/vnd.plotly.v1+json": bundle, "text/plain": title}},
             )  # fmt: skip
             return
-        lanes = list(dict.fromkeys(e.node for e in win))
         bars: dict[str, tuple[list, list, list, list]] = {
             r: ([], [], [], []) for r in figures.REASON_COLORS
         }
@@ -625,6 +636,9 @@ class TimelineView:
         new += [dict(x=xs, y=ys, hovertext=h, showlegend=bool(xs)) for xs, ys, h in marks.values()]
         layout = {"title": title, "xaxis.range": (x0, x1),
                   "yaxis.categoryarray": tuple(lanes[::-1]),
+                  # exactly the lanes: a category outside them (an empty "0" lane seen after a
+                  # reload) falls outside the range and is not drawn
+                  "yaxis.range": (-0.5, max(len(lanes), 1) - 0.5),
                   "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
         fw = self.widget
         changed = False

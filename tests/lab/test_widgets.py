@@ -696,3 +696,30 @@ def test_timeline_focus_without_a_click_is_the_newest_burst():
     assert TimelineView.focus_range(evs, 0, 871, None) == (855, 871, 853.0, 873.0)
     assert TimelineView.focus_range(evs, 0, 871, 860) == (860, 871, 858.0, 873.0)
     assert TimelineView.focus_range([], 0, 100, None) == (0, 100, -4.0, 104.0)
+
+
+def test_live_timeline_lanes_keep_their_order():
+    """Lesson 00's clicks: the lanes keep the trace's first-seen order (namesrv, broker-a,
+    lab-producer, consumer-1, raw-client, consumer-2) on every redraw; the y axis holds exactly
+    the lanes, so no phantom lane is drawn (issue 20, defect 11)."""
+    from mqlab.lab.lessons import lesson00 as L
+
+    order = ["namesrv", "broker-a", "lab-producer", "consumer-1", "raw-client", "consumer-2"]
+    with L.tour_lab(1) as lab:
+        panel = control_panel(lab)
+        fw = panel.timeline.widget
+        seen = [tuple(fw.layout.yaxis.categoryarray)]
+        panel.inputs["count"].value = "5"
+        panel.inputs["queue_id"].value = "0"
+        for button in ("send", "pull", "next_timer", "next_timer", "long_poll_timeout",
+                       "add_consumer", "next_timer", "send"):  # fmt: skip
+            panel.buttons[button].click()
+            lanes = list(fw.layout.yaxis.categoryarray)[::-1]  # top to bottom
+            seen.append(tuple(lanes[::-1]))
+            assert lanes == [n for n in order if n in lanes], lanes
+            assert tuple(fw.layout.yaxis.range) == (-0.5, len(lanes) - 0.5)
+            drawn = {y for tr in fw.data for y in (tr.y or ())}
+            assert drawn <= set(lanes)
+        assert seen[0] == ("consumer-1", "lab-producer", "broker-a", "namesrv")
+        assert seen[2] == ("raw-client", "consumer-1", "lab-producer", "broker-a", "namesrv")
+        assert seen[6][0] == "consumer-2"
