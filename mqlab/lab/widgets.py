@@ -53,8 +53,9 @@ SECTIONS = ("send", "pull", "consumers", "time", "toggles", "inspect", "figure",
 MAX_ADVANCE_MS = 3_600_000
 #: Rounds of "run what is due now" after a click (see ``ControlPanel._idle``).
 SETTLE_ROUNDS = 20
-#: Messages kept in ``ControlPanel.messages`` / shown in the log.
-MAX_MESSAGES, LOG_LINES = 5000, 60
+#: Messages kept in ``ControlPanel.messages`` / shown in the log (a scroll box: a few clicks
+#: of a lesson, e.g. lesson 07's two 10 s advances, stay in it; older lines are announced).
+MAX_MESSAGES, LOG_LINES = 5000, 400
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")  # Validators#checkTopic (client, 4.9.3)
 
 
@@ -176,7 +177,11 @@ class ControlPanel:
     def _render_log(self) -> None:
         import html
 
-        text = html.escape("\n".join(self.messages[-LOG_LINES:]))
+        shown = self.messages[-LOG_LINES:]
+        cut = len(self.messages) - len(shown)
+        if cut:
+            shown = [f"… {cut} earlier lines not shown (panel.messages keeps them)", *shown]
+        text = html.escape("\n".join(shown))
         # A column-reverse scroll box starts scrolled to its end: the newest lines (what the
         # click just did) are in view, in time order. The <pre> must not shrink (flex:none):
         # a shrunk <pre> overflowed downwards and the box cut off the newest lines.

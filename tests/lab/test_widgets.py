@@ -723,3 +723,21 @@ def test_live_timeline_lanes_keep_their_order():
         assert seen[0] == ("consumer-1", "lab-producer", "broker-a", "namesrv")
         assert seen[2] == ("raw-client", "consumer-1", "lab-producer", "broker-a", "namesrv")
         assert seen[6][0] == "consumer-2"
+
+
+def test_log_keeps_400_lines_and_says_when_it_cut(lab, panel):
+    """The log shows the newest 400 lines; when it cuts, its first line says how many."""
+    import html
+
+    from mqlab.lab.widgets import LOG_LINES
+
+    assert LOG_LINES == 400
+    panel.messages[:] = [f"line {i}" for i in range(400)]
+    panel._render_log()
+    text = html.unescape(panel.log.value)
+    assert "line 0\n" in text and "not shown" not in text
+    panel.messages.append("line 400")
+    panel._render_log()
+    text = html.unescape(panel.log.value)
+    assert "… 1 earlier lines not shown (panel.messages keeps them)\nline 1\n" in text
+    assert "line 0\n" not in text and text.count("\n") == 400
