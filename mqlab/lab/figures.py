@@ -535,7 +535,9 @@ def allocation_heatmap(
     )
     rows = list(dict.fromkeys(df["row"]))
     times = list(dict.fromkeys(df["t_ms"]))
-    consumers = sorted({o for o, n in zip(df["owner"], df["owners"], strict=True) if n == 1})
+    # every consumer that holds a queue, also one whose every cell is an overlap (it would
+    # otherwise be missing from the legend)
+    consumers = sorted({c for o in df["owner"] if o for c in o.split(" + ")})
     cats = consumers + ([OVERLAP] if (df["owners"] > 1).any() else [])
     palette = qualitative.Plotly + qualitative.D3
     colors = [palette[i % len(palette)] for i in range(len(consumers))] + [OVERLAP_COLOR]

@@ -211,8 +211,12 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
                              **lay("broker")),
         "queue_id": NumberText("0", description="queue id", **lay("queue_id")),
         "offset": NumberText("", description="offset", placeholder="max", **lay("offset")),
-        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay("suspend")),
-        "timeout_ms": NumberText("15000", description="suspend ms", **lay("timeout_ms")),
+        # the checkbox is the SUSPEND flag, the field suspendTimeoutMillis: distinct labels,
+        # and a gap, so they do not read "suspend suspend ms"
+        "suspend": W.Checkbox(True, description="suspend", indent=False,
+                              layout=W.Layout(width="auto", flex="0 0 auto",
+                                              margin="0 14px 0 0"), style=_STYLE),
+        "timeout_ms": NumberText("15000", description="timeout ms", **lay("timeout_ms")),
         "subscription": W.Text("*", description="subscr.", **lay("subscription")),
         "consumer": W.Dropdown(options=[], description="consumer", **lay("consumer")),
         "group": W.Text(group, description="group", **lay("group")),
@@ -353,15 +357,16 @@ def call_words(call: Call, what: str) -> str:
 
 # -- inspector tables --------------------------------------------------------------------------
 #: Column widths of the inspector tables (characters); a value longer than its column is cut
-#: with "…" and shown whole on hover. Fixed widths and heights keep the tables in place
-#: from click to click.
+#: with "…" and shown whole on hover. Fixed widths keep the tables in place from click to
+#: click; a table is as tall as its rows, up to ``VISIBLE_ROWS`` (then it scrolls), so an
+#: empty one leaves no blank block.
 _COL_CH = {
     "broker": 9, "queue_id": 6, "min_offset": 7, "max_offset": 7, "key": 17, "consumer": 16,
     "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
     "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
 }  # fmt: skip
 _ROW_PX = 19
-#: Rows a table box shows before it scrolls (its height is fixed: the panel does not jump).
+#: Rows a table box shows before it scrolls.
 VISIBLE_ROWS = 8
 
 
@@ -395,7 +400,7 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     width = sum(w + 1 for w in widths) + 1
     height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;height:{height}px;'
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;max-height:{height}px;'
         f'overflow:auto"><b>{html.escape(title)}</b>'
         f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )

@@ -319,7 +319,7 @@ class ControlPanel:
             offset = broker.message_store.get_max_offset_in_queue(topic, qid)
         else:
             offset = _int("offset", raw_off)
-        timeout = _int("suspend ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
+        timeout = _int("timeout ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
         sub = i["subscription"].value.strip() or "*"
         suspend = bool(i["suspend"].value)
         flag = PullSysFlag.build_sys_flag(False, suspend, True, False)

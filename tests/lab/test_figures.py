@@ -424,6 +424,18 @@ def test_allocation_heatmap_traces():
     assert len(F.allocation_heatmap([]).data) == 0
 
 
+def test_allocation_heatmap_legend_lists_a_consumer_seen_only_in_overlaps():
+    """Lesson 05: consumer-2 claims queues 2 and 3 while consumer-1 still holds them, then is
+    killed: every cell of consumer-2 is an overlap, and the legend still lists it (issue 20,
+    defect 13)."""
+    c1, c2 = "127.0.0.1@consumer-1", "127.0.0.1@consumer-2"
+    evs = allocation_events()
+    evs = [evs[0], evs[2], evs[4]]  # consumer-1 holds 0-3; consumer-2 takes 2, 3; killed
+    fig = F.allocation_heatmap(evs, topic="TopicTest")
+    assert [t.name for t in fig.data[1:]] == [c1, c2, F.OVERLAP]
+    assert [list(r) for r in fig.data[0].z] == [[0, 0, 0], [0, 0, 0], [0, 2, 0], [0, 2, 0]]
+
+
 def test_allocation_heatmap_changes_only():
     """changes_only keeps the columns where some queue changed hands."""
     evs = allocation_events()

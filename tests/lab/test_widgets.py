@@ -262,7 +262,7 @@ def test_pull_once_without_suspend_answers_at_once(lab, panel):
         ("queue_id", "-1", "⚠ queue id must be from 0 to 3, got -1"),
         ("queue_id", "one", "⚠ queue id must be a whole number, got 'one'"),
         ("offset", "1.5", "⚠ offset must be a whole number, got '1.5'"),
-        ("timeout_ms", "-5", "⚠ suspend ms must be from 0 to 3600000, got -5"),
+        ("timeout_ms", "-5", "⚠ timeout ms must be from 0 to 3600000, got -5"),
         ("group", "", "⚠ group must be a valid name (a-z A-Z 0-9 _ - % |), got ''"),
     ],
 )
@@ -741,3 +741,21 @@ def test_log_keeps_400_lines_and_says_when_it_cut(lab, panel):
     text = html.unescape(panel.log.value)
     assert "… 1 earlier lines not shown (panel.messages keeps them)\nline 1\n" in text
     assert "line 0\n" not in text and text.count("\n") == 400
+
+
+def test_pull_inputs_have_distinct_labels_and_a_gap(panel):
+    """Not "☑ suspend suspend ms": the checkbox (SUSPEND flag) and the field
+    (suspendTimeoutMillis) read "suspend" and "timeout ms", with a gap (issue 20, defect 13)."""
+    i = panel.inputs
+    assert (i["suspend"].description, i["timeout_ms"].description) == ("suspend", "timeout ms")
+    assert i["suspend"].layout.margin == "0 14px 0 0"
+
+
+def test_inspector_tables_are_as_tall_as_their_rows(lab, panel):
+    """An empty table is one short box, not a fixed 209 px block (issue 20, defect 13)."""
+    from mqlab.lab.panel_views import inspector_html
+
+    text = inspector_html(lab, "TopicTest", "CG")
+    assert text.count('class="mqlab-table"') == 5
+    assert text.count("max-height:209px;overflow:auto") == 5
+    assert ";height:" not in text
