@@ -49,6 +49,11 @@ CASES = [
     ("04.1", 1, 16_003, "a timer per parked pull", "nothing fires at parked + 15 000"),
     # 04.3, seed 1: parked at 1002, message at 4002 → 4003
     ("04.3", 1, 5_001, "waiting for the next hold-service check", "a matching message wakes"),
+    # 05.1 / 05.2, seed 1: 6 queues, 2 consumers → AVG [3, 4, 5], BY_CIRCLE [1, 3, 5]
+    ("05.1", 1, [1, 3, 5], "dealing the queues out like cards", "that is AllocateMessageQueueAv"),
+    ("05.2", 1, [3, 4, 5], "a contiguous block", "that is AllocateMessageQueueAveragely (exer"),
+    # 07.1, seed 1: F = 2 → levels 3, 4 = 10 s + 30 s (+ 0.1 s each) → 40; levels 1, 2 → 6
+    ("07.1", 1, 6, "starting the retries at delay level 1", "the first send-back uses delay"),
     # 06.1, seed 1: batch 9, threshold 40 → 45
     ("06.1", 1, 40, "a cache that stops exactly at the threshold", "the cache grows by whole"),
     ("06.1", 1, 36, "deferring at or before the threshold", "a batch that takes the count past"),

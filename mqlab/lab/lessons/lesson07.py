@@ -160,12 +160,24 @@ def params_07_3(seed: int) -> dict[str, int]:
     return {"messages": 5 + seed // 6 % 16, "batch": batch, "ack_index": seed // 96 % (batch - 1)}
 
 
+# fmt: off
+_MISC_07_1 = (
+    Misconception("starting the retries at delay level 1",
+                  "the first send-back uses delay level 3 + reconsumeTimes = 3 (10 s), not "
+                  "level 1 (1 s): levels 1 and 2 are never used by retries",
+                  lambda answer, want, seed: answer
+                  == sum(delay_table_ms()[lvl] for lvl in range(1, 1 + params_07_1(seed))) // 1000),
+)
+# fmt: on
+
+
 @exercise("07.1", "The listener answers RECONSUME_LATER for the message tagged Flaky until it has "
           "failed your F times, then CONSUME_SUCCESS. Default delay levels. How many seconds "
           "after its first delivery does the successful delivery come (rounded to a whole "
           "second)?",
           hint="the k-th send-back uses delay level 3 + (k − 1) — 10 s, 30 s, 1 min, 2 min … — "
-               "and the retry is handed over about 0.1 s after it is due")  # fmt: skip
+               "and the retry is handed over about 0.1 s after it is due",
+          misconceptions=_MISC_07_1)  # fmt: skip
 def _ex_07_1(seed: int) -> int:
     with retry_lab(seed, Flaky(params_07_1(seed))) as lab:
         lab.send("TopicTest", "order-1", tags="Flaky")
