@@ -21,6 +21,9 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
 
+from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
+from mqlab.lab.check import EXERCISES
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 STEMS = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]_*.md"))
@@ -75,6 +78,7 @@ def test_worked_answers_pass_after_run_all(stem):
             nb.cells.append(cell)
             client.execute_cell(cell, len(nb.cells) - 1, store_history=False)
             got[ex_id] = text_of(cell)
+    assert sorted(got) == sorted(k for k in EXERCISES if k[:2] == stem[:2])  # every exercise
     wrong = {k: v for k, v in got.items() if "✔ correct" not in v}
     assert wrong == {}, wrong
 
