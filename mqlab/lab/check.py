@@ -14,6 +14,19 @@ numbers to predict.
 
 Checking never raises into the notebook: a wrong type or an unknown exercise id gives a
 failed ``CheckResult`` whose message says why.
+
+A wrong answer gets the exercise's hint, unless it is a *typical* wrong answer: an exercise
+lists its known misconceptions (``Misconception``), each recognising the answers it leads to
+(``wrong_answer``: the one value it gives for a seed; ``Misconception(when=...)``: a
+predicate), and the first that matches replaces the hint with one that names it:
+
+.. code-block:: python
+
+    @exercise("00.1", "...", hint="...", misconceptions=(
+        wrong_answer("max_offset taken as the last message's offset",
+                     "max_offset is the next offset to write, i.e. the count",
+                     lambda want, seed: want - 1),
+    ))
 """
 
 from __future__ import annotations
@@ -23,7 +36,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Exercise", "CheckResult", "check", "exercise", "learner_seed", "EXERCISES", "expected"]
+__all__ = [
+    "Exercise",
+    "Misconception",
+    "CheckResult",
+    "check",
+    "exercise",
+    "learner_seed",
+    "wrong_answer",
+    "EXERCISES",
+    "expected",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Misconception:
+    """A known wrong idea behind a typical wrong answer, and the hint that names it.
+
+    ``when(answer, want, seed)`` is true for the answers this idea leads to (``want`` is the
+    computed right answer); it is only asked about wrong answers, and one that raises counts
+    as no match.
+    """
+
+    name: str
+    hint: str
+    when: Callable[[Any, Any, int], bool]
+
+    def matches(self, answer: Any, want: Any, seed: int) -> bool:
+        try:
+            return bool(self.when(answer, want, seed))
+        except Exception:  # a predicate that cannot read this answer does not match it
+            return False
+
+
+def wrong_answer(name: str, hint: str, gives: Callable[[Any, int], Any]) -> Misconception:
+    """A misconception that leads to one answer: ``gives(want, seed)``."""
+    return Misconception(name, hint, lambda answer, want, seed: _same(answer, gives(want, seed)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +83,11 @@ class Exercise:
     solve: Callable[[int], Any]
     hint: str
     compare: Callable[[Any, Any], bool] | None = None
+    misconceptions: tuple[Misconception, ...] = ()
+
+    def misconception(self, answer: Any, want: Any, seed: int) -> Misconception | None:
+        """The first known misconception that explains this wrong answer, if any."""
+        return next((m for m in self.misconceptions if m.matches(answer, want, seed)), None)
 
 
 @dataclass(slots=True)
@@ -45,6 +98,8 @@ class CheckResult:
     passed: bool
     message: str
     expected: Any = field(default=None, repr=False)
+    #: the name of the misconception the wrong answer showed (None: no known one)
+    misconception: str | None = None
 
     def __bool__(self) -> bool:
         return self.passed
@@ -63,13 +118,23 @@ class CheckResult:
 EXERCISES: dict[str, Exercise] = {}
 
 
-def exercise(id: str, question: str, hint: str, compare: Callable[[Any, Any], bool] | None = None):
-    """Decorator: register ``solve(seed) -> answer`` as exercise ``id``."""
+def exercise(
+    id: str,
+    question: str,
+    hint: str,
+    compare: Callable[[Any, Any], bool] | None = None,
+    misconceptions: tuple[Misconception, ...] = (),
+):
+    """Decorator: register ``solve(seed) -> answer`` as exercise ``id``.
+
+    ``misconceptions``: known wrong ideas, most specific first; a wrong answer one of them
+    explains gets that one's hint instead of ``hint``.
+    """
 
     def register(solve: Callable[[int], Any]) -> Callable[[int], Any]:
         if id in EXERCISES and EXERCISES[id].solve is not solve:
             raise ValueError(f"exercise id {id!r} is registered twice")
-        EXERCISES[id] = Exercise(id, question, solve, hint, compare)
+        EXERCISES[id] = Exercise(id, question, solve, hint, compare, tuple(misconceptions))
         return solve
 
     return register
@@ -139,14 +204,24 @@ def check(exercise_id: str, answer: Any, *, seed: int = 0) -> CheckResult:
         )
     if ok:
         return CheckResult(exercise_id, True, f"{answer!r} is right.", want)
+    known = ex.misconception(answer, want, seed)
+    if known is not None:
+        return CheckResult(
+            exercise_id,
+            False,
+            f"{answer!r} is not it: it looks like {known.name}. Hint: {known.hint}",
+            want,
+            known.name,
+        )
     kind = type(want).__name__
     if type(answer) is not type(want) and not (
         isinstance(answer, int | float) and isinstance(want, int | float)
     ):
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
         return CheckResult(
             exercise_id,
             False,
-            f"expected a {kind}, got {type(answer).__name__} {answer!r}. Hint: {ex.hint}",
+            f"expected {article} {kind}, got {type(answer).__name__} {answer!r}. Hint: {ex.hint}",
             want,
         )
     return CheckResult(exercise_id, False, f"{answer!r} is not it. Hint: {ex.hint}", want)

@@ -245,6 +245,11 @@ def sequence_timeline(
     if ev.empty:
         return _empty(fig, "no trace events in this window")
     end_of_trace = int(ev["t_ms"].max())
+    # the axis is the requested window (the events' span where a bound is not given); a
+    # parked pull that began before it or ends after it is clipped, never stretching the axis
+    x0 = int(ev["t_ms"].min()) if start_ms is None else int(start_ms)
+    x1 = end_of_trace if end_ms is None else int(end_ms)
+    fig.update_xaxes(range=[x0, max(x1, x0 + 1)])
     # parked pulls: bars under the markers
     pulls = long_poll_wait_histogram_frame(evs)
     pulls = pulls[pulls["broker"].isin(lanes) & (pulls["suspend_t_ms"] <= hi)]
@@ -258,14 +263,16 @@ def sequence_timeline(
         ends = [x for x, k in zip(ends, keep, strict=True) if k]
         if p.empty:
             continue
+        bases = [max(int(s), x0) for s in p["suspend_t_ms"]]
+        tips = [min(a, x1) for a in ends]
         hover = [
             _hover(f"parked pull {k} offset {o}", f"suspended t={s}, {what[reason]} t={a}"
                    + ("" if reason == "unanswered" else f" after {a - s} ms"))
             for k, o, s, a in zip(p["key"], p["offset"], p["suspend_t_ms"], ends, strict=True)
         ]  # fmt: skip
         fig.add_trace(go.Bar(
-            orientation="h", y=list(p["broker"]), base=list(p["suspend_t_ms"]),
-            x=[a - s for a, s in zip(ends, p["suspend_t_ms"], strict=True)], width=0.35,
+            orientation="h", y=list(p["broker"]), base=bases,
+            x=[a - s for a, s in zip(tips, bases, strict=True)], width=0.35,
             name=f"parked pull ({reason})", marker_color=REASON_COLORS[reason], opacity=0.35,
             hovertext=hover, hoverinfo="text",
         ))  # fmt: skip
@@ -528,7 +535,9 @@ def allocation_heatmap(
     )
     rows = list(dict.fromkeys(df["row"]))
     times = list(dict.fromkeys(df["t_ms"]))
-    consumers = sorted({o for o, n in zip(df["owner"], df["owners"], strict=True) if n == 1})
+    # every consumer that holds a queue, also one whose every cell is an overlap (it would
+    # otherwise be missing from the legend)
+    consumers = sorted({c for o in df["owner"] if o for c in o.split(" + ")})
     cats = consumers + ([OVERLAP] if (df["owners"] > 1).any() else [])
     palette = qualitative.Plotly + qualitative.D3
     colors = [palette[i % len(palette)] for i in range(len(consumers))] + [OVERLAP_COLOR]

@@ -213,8 +213,12 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
                              **lay("broker")),
         "queue_id": NumberText("0", description="queue id", **lay("queue_id")),
         "offset": NumberText("", description="offset", placeholder="max", **lay("offset")),
-        "suspend": W.Checkbox(True, description="suspend", indent=False, **lay("suspend")),
-        "timeout_ms": NumberText("15000", description="suspend ms", **lay("timeout_ms")),
+        # the checkbox is the SUSPEND flag, the field suspendTimeoutMillis: distinct labels,
+        # and a gap, so they do not read "suspend suspend ms"
+        "suspend": W.Checkbox(True, description="suspend", indent=False,
+                              layout=W.Layout(width="auto", flex="0 0 auto",
+                                              margin="0 14px 0 0"), style=_STYLE),
+        "timeout_ms": NumberText("15000", description="timeout ms", **lay("timeout_ms")),
         "subscription": W.Text("*", description="subscr.", **lay("subscription")),
         "consumer": W.Dropdown(options=[], description="consumer", **lay("consumer")),
         "group": W.Text(group, description="group", **lay("group")),
@@ -360,8 +364,9 @@ def call_words(call: Call, what: str) -> str:
 
 # -- inspector tables --------------------------------------------------------------------------
 #: Column widths of the inspector tables (characters); a value longer than its column is cut
-#: with "…" and shown whole on hover. Fixed widths and heights keep the tables in place
-#: from click to click.
+#: with "…" and shown whole on hover. Fixed widths keep the tables in place from click to
+#: click; a table is as tall as its rows, up to ``VISIBLE_ROWS`` (then it scrolls), so an
+#: empty one leaves no blank block.
 _COL_CH = {
     "broker": 9, "queue_id": 6, "min_offset": 7, "max_offset": 7, "key": 17, "consumer": 16,
     "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
@@ -370,7 +375,7 @@ _COL_CH = {
     "tags_code": 10,
 }  # fmt: skip
 _ROW_PX = 19
-#: Rows a table box shows before it scrolls (its height is fixed: the panel does not jump).
+#: Rows a table box shows before it scrolls.
 VISIBLE_ROWS = 8
 
 
@@ -404,7 +409,7 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     width = sum(w + 1 for w in widths) + 1
     height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;height:{height}px;'
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;max-height:{height}px;'
         f'overflow:auto"><b>{html.escape(title)}</b>'
         f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
@@ -556,6 +561,9 @@ class TimelineView:
         self.mode = plot_mode(mode)
         self._scanned = 0  # trace events already scanned for hold-service events
         self._hold: list[TraceEvent] = []  # hold-service and stop events, for bars
+        #: every node in order of its first trace event: the lanes keep this order on every
+        #: redraw (ordered by the window's first events, they changed places on each click)
+        self._lane_order: dict[str, None] = {}
         self.widget: Any = None
         self._last_traces: dict[int, dict[str, Any]] = {}  # what each trace was set to
         self._last_layout: dict[str, Any] = {}
@@ -572,6 +580,7 @@ class TimelineView:
         """(window events, events for the parked-pull bars, lo, hi)."""
         evs = lab.trace.events
         for e in evs[self._scanned :]:
+            self._lane_order.setdefault(e.node, None)
             if e.component.startswith(_HOLD) or (
                 e.component == "SimDriver" and e.step in ("stop", "kill")
             ):
@@ -590,6 +599,11 @@ class TimelineView:
         first_seq = win[0].seq if win else None
         older = [e for e in self._hold if first_seq is None or e.seq < first_seq]
         return win, older + win, lo, hi
+
+    def lanes(self, win: Sequence[TraceEvent]) -> list[str]:
+        """The nodes with events in ``win``, top to bottom, in the trace's first-seen order."""
+        present = {e.node for e in win}
+        return [n for n in self._lane_order if n in present]
 
     # -- drawing -------------------------------------------------------------------------------
     def _build_figure_widget(self) -> Any:
@@ -645,8 +659,11 @@ class TimelineView:
         win, with_hold, lo, hi = self.window(lab)
         t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
         title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
+        lanes = self.lanes(win)
         if self.mode == "static":
-            fig = figures.sequence_timeline(with_hold, start_ms=lo, end_ms=hi, title=title)
+            fig = figures.sequence_timeline(
+                with_hold, nodes=lanes, start_ms=lo, end_ms=hi, title=title
+            )
             fig.update_layout(height=min(fig.layout.height or 320, 420))
             fig.update_xaxes(range=[x0, x1])
             bundle = json.loads(fig.to_json())
@@ -656,7 +673,6 @@ class TimelineView:
                  "data": {"application/vnd.plotly.v1+json": bundle, "text/plain": title}},
             )  # fmt: skip
             return
-        lanes = list(dict.fromkeys(e.node for e in win))
         bars: dict[str, tuple[list, list, list, list]] = {
             r: ([], [], [], []) for r in figures.REASON_COLORS
         }
@@ -689,6 +705,9 @@ class TimelineView:
         new += [dict(x=xs, y=ys, hovertext=h, showlegend=bool(xs)) for xs, ys, h in marks.values()]
         layout = {"title": title, "xaxis.range": (x0, x1),
                   "yaxis.categoryarray": tuple(lanes[::-1]),
+                  # exactly the lanes: a category outside them (an empty "0" lane seen after a
+                  # reload) falls outside the range and is not drawn
+                  "yaxis.range": (-0.5, max(len(lanes), 1) - 0.5),
                   "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
         fw = self.widget
         changed = False

@@ -59,8 +59,9 @@ SECTIONS = ("send", "pull", "consumers", "time", "toggles", "inspect", "figure",
 MAX_ADVANCE_MS = 3_600_000
 #: Rounds of "run what is due now" after a click (see ``ControlPanel._idle``).
 SETTLE_ROUNDS = 20
-#: Messages kept in ``ControlPanel.messages`` / shown in the log.
-MAX_MESSAGES, LOG_LINES = 5000, 60
+#: Messages kept in ``ControlPanel.messages`` / shown in the log (a scroll box: a few clicks
+#: of a lesson, e.g. lesson 07's two 10 s advances, stay in it; older lines are announced).
+MAX_MESSAGES, LOG_LINES = 5000, 400
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")  # Validators#checkTopic (client, 4.9.3)
 
 
@@ -131,6 +132,9 @@ class ControlPanel:
         self.messages: list[str] = []
         self.listener = PanelListener()
         self._calls: list[tuple[Call, str]] = []  # raw pulls not answered yet
+        #: the panel's own pulls: id(call) → (broker, "topic@queue", opaque), to find them among
+        #: the held pulls (a push consumer's pulls are parked there too)
+        self._pulls: dict[int, tuple[str, str, int]] = {}
         self._syncing = False
         self._click_t0: int | None = None  # when the last click began (the timeline's focus)
         self.strategies = strategy_names()
@@ -188,7 +192,11 @@ class ControlPanel:
     def _render_log(self) -> None:
         import html
 
-        text = html.escape("\n".join(self.messages[-LOG_LINES:]))
+        shown = self.messages[-LOG_LINES:]
+        cut = len(self.messages) - len(shown)
+        if cut:
+            shown = [f"… {cut} earlier lines not shown (panel.messages keeps them)", *shown]
+        text = html.escape("\n".join(shown))
         # A column-reverse scroll box starts scrolled to its end: the newest lines (what the
         # click just did) are in view, in time order. The <pre> must not shrink (flex:none):
         # a shrunk <pre> overflowed downwards and the box cut off the newest lines.
@@ -251,6 +259,8 @@ class ControlPanel:
             self._say(*("  " + s for s in words(evs, keys=self.key_components)))
         done = [(c, what) for c, what in self._calls if c.done]
         self._calls = [(c, what) for c, what in self._calls if not c.done]
+        for c, _what in done:
+            self._pulls.pop(id(c), None)
         self._say(*("  → " + s for s in [*extra, *(call_words(c, w) for c, w in done)]))
         self._redraw()
 
@@ -327,7 +337,7 @@ class ControlPanel:
             offset = broker.message_store.get_max_offset_in_queue(topic, qid)
         else:
             offset = _int("offset", raw_off)
-        timeout = _int("suspend ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
+        timeout = _int("timeout ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
         sub = i["subscription"].value.strip() or "*"
         suspend = bool(i["suspend"].value)
         flag = PullSysFlag.build_sys_flag(False, suspend, True, False)
@@ -342,6 +352,7 @@ class ControlPanel:
             call = self.lab.request(broker.name, "PULL_MESSAGE", fields)
             self._idle()
             self._calls.append((call, what))
+            self._pulls[id(call)] = (broker.name, f"{topic}@{qid}", call.request.opaque)
             if not call.done:
                 return [f"{what}: no answer yet — the pull is parked (see held pulls)"]
             return []
@@ -463,16 +474,27 @@ class ControlPanel:
 
     @_guarded
     def let_long_poll_time_out(self) -> None:
-        """Advance until the earliest parked pull is answered by a hold-service check.
+        """Advance until your parked pull (else the earliest one) is answered by a check.
 
-        A parked pull is answered at the first check at or after suspend + timeout
-        (``PullRequestHoldService#notifyMessageArriving`` step 4); checks run every 5 000 ms with long polling, else every
-        ``shortPollingTimeMills``.
+        "Your pull" is the newest *pull once* still parked; without one, the pull with the
+        earliest deadline (a push consumer's). A parked pull is answered at the first check at
+        or after suspend + timeout (``PullRequestHoldService#notifyMessageArriving`` step 4);
+        checks run every 5 000 ms with long polling, else every ``shortPollingTimeMills``.
+        The advance also answers every other pull whose deadline has passed by then.
         """
         held = self.lab.held_pulls()
         if held.empty:
             raise PanelInputError("no pull is parked: pull once on an empty queue first")
-        row = held.sort_values(["deadline", "broker", "key"], kind="stable").iloc[0]
+        row, whose = None, "a push consumer's pull, the earliest deadline"
+        for call, _what in reversed(self._calls):
+            broker, key, opaque = self._pulls.get(id(call), (None, None, None))
+            mine = held[(held["broker"] == broker) & (held["key"] == key)
+                        & (held["opaque"] == opaque)]  # fmt: skip
+            if not mine.empty:
+                row, whose = mine.iloc[0], "your pull once"
+                break
+        if row is None:
+            row = held.sort_values(["deadline", "broker", "key"], kind="stable").iloc[0]
         hs = self.lab.broker(row["broker"]).pull_request_hold_service
         at, deadline = hs.next_check_at, int(row["deadline"])
         while at < deadline:
@@ -482,9 +504,9 @@ class ControlPanel:
         def run() -> list[str]:
             self.lab.advance(max(0, at - self.lab.now))
             self._idle()
-            return [f"the hold-service check at t={at} answered the parked pull {what}"]
+            return [f"the hold-service check at t={at} answered the parked pull {what}: {whose}"]
 
-        self._do(f"let the parked pull {what} time out", run)
+        self._do(f"let the parked pull {what} time out ({whose})", run)
 
     # -- toggles -------------------------------------------------------------------------------
     @_guarded

@@ -21,7 +21,8 @@ def test_check_pass_fail_and_never_raises():
     bad = check("04.1", 15001, seed=50381)
     assert not bad and "Hint:" in bad.message
     assert "replace the ..." in check("04.1", ..., seed=1).message
-    assert "expected a int" in check("04.1", "soon", seed=1).message
+    assert "expected an int, got str" in check("04.1", "soon", seed=1).message
+    assert "expected a list, got int" in check("03.1", 0, seed=1).message
     assert "no exercise '99.9'" in check("99.9", 1).message
     assert "✘" in str(bad) and "✔" in str(ok) and "color" in ok._repr_html_()
 

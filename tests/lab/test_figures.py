@@ -187,6 +187,7 @@ def test_sequence_timeline_traces(long_poll_lab):
     ]  # fmt: skip
     bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
     assert bars == {"parked pull (message)": ([7], [3001]), "parked pull (timeout)": ([6], [19994])}
+    assert list(fig.layout.xaxis.range) == [0, 20001]  # no window: the events' span
     assert list(fig.layout.yaxis.categoryarray) == ["raw-client", "broker-a", "namesrv"]
     assert len(fig.layout.shapes) == 0  # no faults
 
@@ -197,6 +198,25 @@ def test_sequence_timeline_window_and_lanes(long_poll_lab):
     steps = next(t for t in fig.data if t.name == "step event")
     assert set(steps.y) == {"broker-a"} and min(steps.x) >= 3000 and max(steps.x) <= 3008
     assert "request" not in [t.name for t in fig.data]  # raw-client lane not shown
+
+
+def test_sequence_timeline_axis_is_the_requested_window(long_poll_lab):
+    """A zoom is a zoom: the x axis is [start_ms, end_ms] and parked-pull bars are clipped to it.
+
+    Before, the bars of pulls parked at t=6 and t=7 (answered at 20000 and 3008) stretched a
+    3000–3008 window to 6–20000 (issue 20, "Zoom figures are not zoomed")."""
+    fig = F.sequence_timeline(long_poll_lab, start_ms=3000, end_ms=3008)
+    assert list(fig.layout.xaxis.range) == [3000, 3008]
+    bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
+    assert bars == {"parked pull (message)": ([3000], [8]), "parked pull (timeout)": ([3000], [8])}
+    # only a start: up to the last event in the trace; only an end: from the first event
+    last = int(long_poll_lab.events()["t_ms"].max())
+    assert list(F.sequence_timeline(long_poll_lab, start_ms=3005).layout.xaxis.range) == [
+        3005, last,
+    ]  # fmt: skip
+    assert list(F.sequence_timeline(long_poll_lab, end_ms=10).layout.xaxis.range) == [0, 10]
+    hover = next(t for t in fig.data if t.name == "parked pull (timeout)").hovertext[0]
+    assert "suspended t=6" in hover and "t=20000 after 19994 ms" in hover  # the true times
 
 
 def test_sequence_timeline_marks_a_kill_and_the_lost_frame():
@@ -402,6 +422,18 @@ def test_allocation_heatmap_traces():
     assert [list(r) for r in heat.z] == [[0, 0, 0, 0], [0, 0, 0, 0], [0, 2, 1, None],
                                          [0, 2, 1, None]]  # fmt: skip
     assert len(F.allocation_heatmap([]).data) == 0
+
+
+def test_allocation_heatmap_legend_lists_a_consumer_seen_only_in_overlaps():
+    """Lesson 05: consumer-2 claims queues 2 and 3 while consumer-1 still holds them, then is
+    killed: every cell of consumer-2 is an overlap, and the legend still lists it (issue 20,
+    defect 13)."""
+    c1, c2 = "127.0.0.1@consumer-1", "127.0.0.1@consumer-2"
+    evs = allocation_events()
+    evs = [evs[0], evs[2], evs[4]]  # consumer-1 holds 0-3; consumer-2 takes 2, 3; killed
+    fig = F.allocation_heatmap(evs, topic="TopicTest")
+    assert [t.name for t in fig.data[1:]] == [c1, c2, F.OVERLAP]
+    assert [list(r) for r in fig.data[0].z] == [[0, 0, 0], [0, 0, 0], [0, 2, 0], [0, 2, 0]]
 
 
 def test_allocation_heatmap_changes_only():

@@ -118,3 +118,25 @@ def test_notebook_rules(stem):
     ) == len(ids)
     assert any("control_panel(lab" in c.source for c in learner.cells)
     assert any("figure" in c.source for c in learner.cells if c.cell_type == "code")
+
+
+def test_zoom_on_the_late_message_is_zoomed():
+    """The lesson's zoom (late message sent at idle_at + D) draws [send − 5, send + 5] ms.
+
+    Before, consumer-1's pulls parked since the start stretched the axis to 0–1014 ms."""
+    from mqlab.lab import figures
+
+    with L.tour_lab(1) as lab:
+        idle_at, d = lab.now, L.params_00_2(1)
+        lab.advance(d)
+        lab.send("TopicTest", b"late", tags="TagA")
+        sent = idle_at + d
+        fig = figures.sequence_timeline(
+            lab, nodes=["lab-producer", "broker-a", "consumer-1"], start_ms=sent - 5,
+            end_ms=sent + 5,
+        )  # fmt: skip
+        assert list(fig.layout.xaxis.range) == [sent - 5, sent + 5]
+        for bar in (t for t in fig.data if t.type == "bar"):
+            assert min(bar.base) >= sent - 5
+            assert max(b + x for b, x in zip(bar.base, bar.x, strict=True)) <= sent + 5
+        assert int(lab.deliveries()["t_ms"].iloc[-1]) == sent + 2 == expected("00.2", 1)

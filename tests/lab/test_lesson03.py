@@ -107,3 +107,18 @@ def test_loaded_lab_with_no_messages_still_has_the_topic():
         assert lab.queues("TopicTest")["max_offset"].tolist() == [1, 0, 0, 0]
     with Lab(seed=1) as lab:
         assert L.pull(lab).code == 17
+
+
+def test_exercise_03_2_names_a_step_of_mechanisms_md():
+    """03.2's question names the numbered checks of mechanisms.md, not an outside document."""
+    from pathlib import Path
+
+    from mqlab.lab.check import EXERCISES
+
+    q = EXERCISES["03.2"].question
+    assert "seed" not in q  # it cited a document outside the repo
+    assert "checks 1–7 in mechanisms.md, 'Pull processing'" in q
+    page = (Path(__file__).resolve().parents[2] / "notebooks" / "mechanisms.md").read_text("utf-8")
+    section = page.split("## Pull processing: `PullMessageProcessor#processRequest`")[1]
+    section = section.split("\n## ")[0]
+    assert [f"| {i} |" in section for i in range(1, 8)] == [True] * 7

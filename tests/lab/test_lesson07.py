@@ -62,3 +62,54 @@ def test_exercise_answers(ex, seed, want):
     """Exercises 07.1–07.3 (seed 004 §6–7, facts §10.7, §10.15) have these exact answers."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)
+
+
+def test_first_round_trip_timeline_is_zoomed():
+    """Section 2's figure draws [first, first + 10 200] ms, not 0–30 000 (parked pulls clipped)."""
+    from mqlab.lab import figures
+
+    with L.retry_lab(1, L.Flaky(3)) as lab:
+        lab.send("TopicTest", "order-1", tags="Flaky")
+        lab.advance(30_000)
+        h = L.delivery_history(lab)
+        first = int(h[h["reconsume_times"] == 0]["t_ms"].max())
+        fig = figures.sequence_timeline(
+            lab, nodes=["consumer-1", "broker-a"], start_ms=first, end_ms=first + 10_200
+        )
+        assert list(fig.layout.xaxis.range) == [first, first + 10_200]
+        bars = [t for t in fig.data if t.type == "bar"]
+        assert bars and all(min(b.base) >= first for b in bars)
+        assert all(max(s + x for s, x in zip(b.base, b.x, strict=True)) <= first + 10_200
+                   for b in bars)  # fmt: skip
+
+
+def test_panel_log_shows_each_send_back_cause_first_and_keeps_them():
+    """Section 5's walk ("fails", send, advance 10 000 twice): the consumer's send-back is
+    logged before the broker's "send back … delay level 3" (the request leaves first), and
+    after the second advance the log still shows the first send-back (issue 20, defect 12)."""
+    import html
+    import re
+
+    from mqlab.lab.widgets import control_panel
+
+    with L.retry_lab(1, L.Flaky(3)) as lab:
+        lab.send("TopicTest", "order-1", tags="Flaky")
+        lab.advance(120_000)
+        panel = control_panel(lab, sections=["send", "consumers", "time", "toggles", "log"])
+        panel.inputs["listener"].value = "fails"
+        panel.buttons["send"].click()
+        panel.inputs["advance_ms"].value = "10000"
+        panel.buttons["advance"].click()
+        panel.buttons["advance"].click()
+        lines = [ln for ln in panel.messages if "send back" in ln]
+        who = [(re.search(r"t=(\d+) (\S+)", ln).groups(), "delay level" in ln) for ln in lines]
+        # (consumer's request, broker's store) per failure: level 3, then level 4
+        assert [(node, broker) for (_t, node), broker in who] == [
+            ("consumer-1", False), ("broker-a", True), ("consumer-1", False), ("broker-a", True),
+        ]  # fmt: skip
+        times = [int(t) for (t, _node), _b in who]
+        assert times == sorted(times) and times[1] == times[0] + 1
+        assert "with delay level 3" in lines[1] and "with delay level 4" in lines[3]
+        log = html.unescape(panel.log.value)
+        assert lines[0].strip() in log and lines[1].strip() in log  # the first one is still shown
+        assert "earlier lines not shown" not in log

@@ -72,3 +72,19 @@ def test_exercise_09_4_bigger_batches_fewer_pulls():
     want = expected("09.4", 5)
     assert want < -50
     assert check("09.4", want, seed=5) and not check("09.4", want + 1, seed=5)
+
+
+def test_exercise_09_1_asks_a_ratio_that_can_be_below_one():
+    """At 10 msg/s short polling sends fewer pulls (ratio 0.5): the question asks short ÷ long,
+    says what below 1 means, and the hint and prose are not only about the idle case."""
+    from mqlab.lab.check import EXERCISES
+
+    ex = EXERCISES["09.1"]
+    assert "how many times more" not in ex.question
+    assert "short ÷ long" in ex.question and "below 1, fewer" in ex.question
+    assert "at 10 msg/s" in ex.hint
+    assert [expected("09.1", s) for s in (0, 1, 2)] == [10.7, 2.7, 0.5]
+    prose = Path(__file__).resolve().parents[2] / "lessons" / "09_comparing_runs_with_spark.md"
+    text = prose.read_text(encoding="utf-8")
+    assert "ten times more requests when\nidle" not in text
+    assert "at 10 messages/s the order turns around" in text

@@ -177,16 +177,51 @@ def test_let_long_poll_time_out(lab, panel):
     assert lab.held_pulls().empty
     assert lab.now == 20001
     assert panel.messages[0] == (
-        "▶ t=10 let the parked pull TopicTest@0 offset 0 (deadline t=15010) time out"
+        "▶ t=10 let the parked pull TopicTest@0 offset 0 (deadline t=15010) time out "
+        "(your pull once)"
     )
     assert "  → the hold-service check at t=20000 answered the parked pull TopicTest@0 offset 0 " \
-           "(deadline t=15010)" in panel.messages  # fmt: skip
+           "(deadline t=15010): your pull once" in panel.messages  # fmt: skip
     assert panel.messages[-1] == (
         "  → pull TopicTest@0 offset 0 from broker-a answered at t=20001: PULL_NOT_FOUND (19), "
         "nextBeginOffset=0, minOffset=0, maxOffset=0 — NO_MESSAGE_IN_QUEUE"
     )
     bars = {tr.name: tr for tr in panel.timeline.widget.data}
     assert list(bars["parked pull (timeout)"].y) == ["broker-a"]
+
+
+def test_let_long_poll_time_out_answers_your_pull_not_the_consumers():
+    """Lesson 00: consumer-1's pulls park at ~t=30 (the %RETRY%CG@0 one has the earliest
+    deadline, answered by the t=20000 check); your pull once at t≈6030 has deadline ≈21030, so
+    the button advances to the t=25000 check and your pull comes back PULL_NOT_FOUND.
+    Before, it stopped at t=20000 and your pull was still parked (issue 20, defect 10)."""
+    from mqlab.lab.lessons import lesson00 as L
+
+    with L.tour_lab(1) as lab:
+        panel = control_panel(lab)
+        panel.inputs["advance_ms"].value = "6000"
+        panel.buttons["advance"].click()
+        panel.inputs["queue_id"].value = "0"
+        panel.buttons["pull"].click()
+        mine = lab.held_pulls().sort_values("suspend_timestamp").iloc[-1]
+        assert (mine["key"], int(mine["deadline"])) == ("TopicTest@0", lab.now + 15_000)
+        earliest = lab.held_pulls().sort_values("deadline").iloc[0]
+        assert earliest["key"] != "TopicTest@0" or earliest["opaque"] != mine["opaque"]
+        panel.messages.clear()
+        panel.buttons["long_poll_timeout"].click()
+        off = int(mine["pull_from_this_offset"])
+        assert panel.messages[0] == (
+            f"▶ t={int(mine['suspend_timestamp'])} let the parked pull TopicTest@0 offset {off} "
+            f"(deadline t={int(mine['deadline'])}) time out (your pull once)"
+        )
+        assert lab.now == 25_001
+        assert panel.messages[-1].startswith(
+            f"  → pull TopicTest@0 offset {off} from broker-a answered at t=25001: "
+            "PULL_NOT_FOUND (19)"
+        )
+        # with no pull of yours parked, the earliest deadline (a push consumer's) is named
+        panel.buttons["long_poll_timeout"].click()
+        assert panel.messages[-1].endswith(": a push consumer's pull, the earliest deadline")
 
 
 def test_let_long_poll_time_out_with_nothing_parked(lab, panel):
@@ -227,7 +262,7 @@ def test_pull_once_without_suspend_answers_at_once(lab, panel):
         ("queue_id", "-1", "⚠ queue id must be from 0 to 3, got -1"),
         ("queue_id", "one", "⚠ queue id must be a whole number, got 'one'"),
         ("offset", "1.5", "⚠ offset must be a whole number, got '1.5'"),
-        ("timeout_ms", "-5", "⚠ suspend ms must be from 0 to 3600000, got -5"),
+        ("timeout_ms", "-5", "⚠ timeout ms must be from 0 to 3600000, got -5"),
         ("group", "", "⚠ group must be a valid name (a-z A-Z 0-9 _ - % |), got ''"),
     ],
 )
@@ -728,3 +763,64 @@ def test_inspector_views(lab):
     assert "<td>msg-1</td>" in html and "<td>2598919</td>" in html  # TagA's hash code
     with pytest.raises(ValueError, match=r"unknown inspector views \['commitlog'\]"):
         control_panel(lab, views=["commitlog"])
+def test_live_timeline_lanes_keep_their_order():
+    """Lesson 00's clicks: the lanes keep the trace's first-seen order (namesrv, broker-a,
+    lab-producer, consumer-1, raw-client, consumer-2) on every redraw; the y axis holds exactly
+    the lanes, so no phantom lane is drawn (issue 20, defect 11)."""
+    from mqlab.lab.lessons import lesson00 as L
+
+    order = ["namesrv", "broker-a", "lab-producer", "consumer-1", "raw-client", "consumer-2"]
+    with L.tour_lab(1) as lab:
+        panel = control_panel(lab)
+        fw = panel.timeline.widget
+        seen = [tuple(fw.layout.yaxis.categoryarray)]
+        panel.inputs["count"].value = "5"
+        panel.inputs["queue_id"].value = "0"
+        for button in ("send", "pull", "next_timer", "next_timer", "long_poll_timeout",
+                       "add_consumer", "next_timer", "send"):  # fmt: skip
+            panel.buttons[button].click()
+            lanes = list(fw.layout.yaxis.categoryarray)[::-1]  # top to bottom
+            seen.append(tuple(lanes[::-1]))
+            assert lanes == [n for n in order if n in lanes], lanes
+            assert tuple(fw.layout.yaxis.range) == (-0.5, len(lanes) - 0.5)
+            drawn = {y for tr in fw.data for y in (tr.y or ())}
+            assert drawn <= set(lanes)
+        assert seen[0] == ("consumer-1", "lab-producer", "broker-a", "namesrv")
+        assert seen[2] == ("raw-client", "consumer-1", "lab-producer", "broker-a", "namesrv")
+        assert seen[6][0] == "consumer-2"
+
+
+def test_log_keeps_400_lines_and_says_when_it_cut(lab, panel):
+    """The log shows the newest 400 lines; when it cuts, its first line says how many."""
+    import html
+
+    from mqlab.lab.widgets import LOG_LINES
+
+    assert LOG_LINES == 400
+    panel.messages[:] = [f"line {i}" for i in range(400)]
+    panel._render_log()
+    text = html.unescape(panel.log.value)
+    assert "line 0\n" in text and "not shown" not in text
+    panel.messages.append("line 400")
+    panel._render_log()
+    text = html.unescape(panel.log.value)
+    assert "… 1 earlier lines not shown (panel.messages keeps them)\nline 1\n" in text
+    assert "line 0\n" not in text and text.count("\n") == 400
+
+
+def test_pull_inputs_have_distinct_labels_and_a_gap(panel):
+    """Not "☑ suspend suspend ms": the checkbox (SUSPEND flag) and the field
+    (suspendTimeoutMillis) read "suspend" and "timeout ms", with a gap (issue 20, defect 13)."""
+    i = panel.inputs
+    assert (i["suspend"].description, i["timeout_ms"].description) == ("suspend", "timeout ms")
+    assert i["suspend"].layout.margin == "0 14px 0 0"
+
+
+def test_inspector_tables_are_as_tall_as_their_rows(lab, panel):
+    """An empty table is one short box, not a fixed 209 px block (issue 20, defect 13)."""
+    from mqlab.lab.panel_views import inspector_html
+
+    text = inspector_html(lab, "TopicTest", "CG")
+    assert text.count('class="mqlab-table"') == 5
+    assert text.count("max-height:209px;overflow:auto") == 5
+    assert ";height:" not in text

@@ -149,13 +149,15 @@ class ConsumeSupportMixin:
         try:
             if addr is None:
                 raise MQClientException(-1, f"The broker[{broker_name}] not exist")
-            yield from factory.mq_client_api_impl.consumer_send_message_back(
-                addr, msg, group, delay_level, SEND_MESSAGE_BACK_TIMEOUT, self.max_reconsume_times()
-            )
+            # emitted when the request leaves, so the trace reads cause before effect (the
+            # broker's "send back … delay level" comes a hop later); a failure follows as 10-25
             self._emit(C + ".sendMessageBack", "4-8", topic=msg.topic, queue_offset=msg.queue_offset,
                        reconsume_times=msg.reconsume_times, delay_level=delay_level, addr=addr,
                        text=f"send back {msg.client_msg_id()} (reconsumeTimes "
                        f"{msg.reconsume_times}, delayLevel {delay_level}) to {addr}")  # fmt: skip
+            yield from factory.mq_client_api_impl.consumer_send_message_back(
+                addr, msg, group, delay_level, SEND_MESSAGE_BACK_TIMEOUT, self.max_reconsume_times()
+            )
         except NETWORK_ERRORS as e:
             self._emit(C + ".sendMessageBack", "10-25", Kind.ERROR, error=str(e),
                        text=f"sendMessageBack failed ({e}); re-send through the inner producer")  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
 
 __all__ = [
@@ -116,21 +116,57 @@ def tour_lab(seed: int) -> Lab:
     return lab
 
 
+# fmt: off
+_MISC_00_1 = (
+    wrong_answer("an off-by-one in offsets",
+                 "max_offset is the offset the *next* message will get, so it equals the number "
+                 "of messages in the queue, not the last message's offset",
+                 lambda want, seed: want - 1),
+    wrong_answer("the queue count before auto-creation",
+                 "the first send borrows TBW102's route (8 queues), but the broker creates "
+                 "TopicTest with the producer's defaultTopicQueueNums = 4, and the producer "
+                 "spreads every message over those 4",
+                 lambda want, seed: -(-params_00_1(seed) // 8)),
+    wrong_answer("all messages on one queue",
+                 "the producer takes the next queue for each message (round robin over 4)",
+                 lambda want, seed: params_00_1(seed)),
+)
+# fmt: on
+
+
 @exercise("00.1", "The lab's producer sends your N messages to the new topic TopicTest, one after "
           "the other. Afterwards, what is the largest max_offset among the topic's queues?",
           hint="the topic is auto-created with 4 queues and the producer takes the next queue for "
-               "each message (round robin), so the queues differ by at most one message")  # fmt: skip
+               "each message (round robin), so the queues differ by at most one message",
+          misconceptions=_MISC_00_1)  # fmt: skip
 def _ex_00_1(seed: int) -> int:
     with Lab(seed=seed) as lab:
         lab.send_many("TopicTest", params_00_1(seed), tags="TagA")
         return int(lab.queues("TopicTest")["max_offset"].max())
 
 
+# fmt: off
+_MISC_00_2 = (
+    wrong_answer("counting D from time 0",
+                 "you advance D ms from the moment the lab is idle (lab.now then), not from 0",
+                 lambda want, seed: params_00_2(seed) + 2),
+    Misconception("forgetting the network hops",
+                  "each hop takes 1 ms: the send to the broker, and the pull's answer back",
+                  lambda answer, want, seed: answer in (want - 2, want - 1)),
+    Misconception("waiting for a hold-service check",
+                  "a new message wakes the parked pull at once (notifyMessageArriving), it does "
+                  "not wait for PullRequestHoldService's 5 s check",
+                  lambda answer, want, seed: answer > want and (answer - 1) % 5000 == 0),
+)
+# fmt: on
+
+
 @exercise("00.2", "After the tour's lab is idle (consumer-1 has consumed everything), you advance "
           "your D ms and send one more message with lab.send. At what virtual time (ms) does "
           "consumer-1 consume it?",
           hint="consumer-1's pulls are parked in the broker; the message takes 1 ms to reach the "
-               "broker, which wakes the parked pull at once, and the pull's answer takes 1 ms back")  # fmt: skip
+               "broker, which wakes the parked pull at once, and the pull's answer takes 1 ms back",
+          misconceptions=_MISC_00_2)  # fmt: skip
 def _ex_00_2(seed: int) -> int:
     with tour_lab(seed) as lab:
         lab.advance(params_00_2(seed))
@@ -139,11 +175,22 @@ def _ex_00_2(seed: int) -> int:
         return int(d["t_ms"].iloc[-1])
 
 
+# fmt: off
+_MISC_00_3 = (
+    wrong_answer("forgetting the remainder",
+                 "AllocateMessageQueueAveragely gives 4 // K queues each, and the first 4 % K "
+                 "consumers one more",
+                 lambda want, seed: [4 // params_00_3(seed)] * params_00_3(seed)),
+)
+# fmt: on
+
+
 @exercise("00.3", "Starting from the tour's lab, you add consumers to group CG until it has your K "
           "consumers, then run until idle. How many TopicTest queues does each consumer hold? "
           "Answer a list: [consumer-1, consumer-2, ...].",
           hint="AllocateMessageQueueAveragely: 4 queues over K sorted consumer ids; the first "
-               "4 % K consumers get one extra, and a consumer beyond the 4th gets none")  # fmt: skip
+               "4 % K consumers get one extra, and a consumer beyond the 4th gets none",
+          misconceptions=_MISC_00_3)  # fmt: skip
 def _ex_00_3(seed: int) -> list[int]:
     with tour_lab(seed) as lab:
         for _ in range(params_00_3(seed) - 1):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mqlab.common.message import Message
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.lab import Lab
 from mqlab.remoting.codes import ResponseCode
 from mqlab.runtime.raw_client import Call
@@ -211,11 +211,30 @@ def params_01_1(seed: int) -> int:
     return 1 + seed % 12
 
 
+# fmt: off
+_MISC_01_1 = (
+    Misconception("keeping PERM_INHERIT",
+                  "TBW102's perm 7 includes PERM_INHERIT (1); the new topic gets it without: "
+                  "7 & ~1 = 6 (read + write)",
+                  lambda answer, want, seed: answer[0] == want[0] and answer[1] == 7),
+    Misconception("taking the producer's queue count as is",
+                  "createTopicInSendMessageMethod caps defaultTopicQueueNums at TBW102's "
+                  "writeQueueNums (8)",
+                  lambda answer, want, seed: answer[0] == params_01_1(seed) > 8),
+    Misconception("taking TBW102's queue count",
+                  "TBW102's 8 queues are only the cap; the producer asks for its "
+                  "defaultTopicQueueNums, and the smaller of the two wins",
+                  lambda answer, want, seed: answer[0] == 8 != want[0]),
+)
+# fmt: on
+
+
 @exercise("01.1", "A producer whose defaultTopicQueueNums is your k sends the first message to "
           "the new topic TopicTest (autoCreateTopicEnable on, TBW102 has 8 queues, perm 7). How "
           "many write queues does the broker create, and with what perm? Answer [queues, perm].",
           hint="createTopicInSendMessageMethod takes min(defaultTopicQueueNums, TBW102's "
-               "writeQueueNums) and TBW102's perm without PERM_INHERIT (createTopicInSendMessageMethod step 4)")  # fmt: skip
+               "writeQueueNums) and TBW102's perm without PERM_INHERIT (createTopicInSendMessageMethod step 4)",
+          misconceptions=_MISC_01_1)  # fmt: skip
 def _ex_01_1(seed: int) -> list[int]:
     with Lab(seed=seed) as lab:
         send_raw(lab, default_topic_queue_nums=params_01_1(seed))
@@ -238,13 +257,27 @@ def params_01_3(seed: int) -> dict[str, int]:
     return {"read_queue_nums": 5 + seed % 4, "write_queue_nums": 4, "queue_id": 4 + (seed // 4) % 5}
 
 
+# fmt: off
+_MISC_01_3 = (
+    Misconception("expecting auto-creation",
+                  "with autoCreateTopicEnable off the broker has no TBW102 to copy, so the first "
+                  "send gets TOPIC_NOT_EXIST (17)",
+                  lambda answer, want, seed: answer[0] != 17 and answer[0] in (0, 1)),
+    Misconception("checking the queue id against writeQueueNums only",
+                  "step 5 rejects queueId >= max(writeQueueNums, readQueueNums)",
+                  lambda answer, want, seed: answer == [17, 1] and want == [17, 0]),
+)
+# fmt: on
+
+
 @exercise("01.3", "autoCreateTopicEnable is off. (a) What code does the first send to the new "
           "topic NewTopic get? (b) An admin then creates NewTopic with your read/write queue "
           "numbers (params_01_3) and you send to your queue id: what code now? Answer [a, b].",
           hint="with auto-create off the broker never creates TBW102, so step 4's "
                "createTopicInSendMessageMethod finds 'default topic[TBW102] not exist' and answers "
                "TOPIC_NOT_EXIST (17); step 5 rejects queueId >= max(writeQueueNums, readQueueNums) with "
-               "SYSTEM_ERROR (1)")  # fmt: skip
+               "SYSTEM_ERROR (1)",
+          misconceptions=_MISC_01_3)  # fmt: skip
 def _ex_01_3(seed: int) -> list[int]:
     p = params_01_3(seed)
     with Lab(seed=seed, broker={"auto_create_topic_enable": False}) as lab:
@@ -260,13 +293,24 @@ def params_01_4(seed: int) -> int:
     return 10 + seed % 20
 
 
+# fmt: off
+_MISC_01_4 = (
+    Misconception("expecting the messages to spread over both brokers",
+                  "after the route refresh the name server's route for TopicTest lists only the "
+                  "broker that created it (the other never got the first send)",
+                  lambda answer, want, seed: answer[1] > 0),
+)
+# fmt: on
+
+
 @exercise("01.4", "Two brokers, autoCreateTopicEnable on. The lab's producer sends one message to "
           "the new topic TopicTest, 30 s pass, then it sends your N more. How many messages does "
           "the broker that took the first message hold, and how many the other? "
           "Answer [first broker, other broker].",
           hint="only the broker that got the first message created the topic and registered it; "
                "the producer's route refresh (10 ms after start, then every 30 s) replaces "
-               "TBW102's route with the name server's route, which lists that broker only")  # fmt: skip
+               "TBW102's route with the name server's route, which lists that broker only",
+          misconceptions=_MISC_01_4)  # fmt: skip
 def _ex_01_4(seed: int) -> list[int]:
     lab, first = two_broker_lab(seed, later=params_01_4(seed))
     with lab:

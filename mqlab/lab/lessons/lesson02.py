@@ -27,7 +27,7 @@ import struct
 import pandas as pd
 
 from mqlab.common.filter_api import java_string_hash
-from mqlab.lab.check import exercise
+from mqlab.lab.check import exercise, wrong_answer
 from mqlab.lab.inspect import commit_log_fields
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import outcome, send_raw
@@ -191,10 +191,24 @@ def params_02_4(seed: int) -> dict[str, int]:
     return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 33 + (seed * 7) % 368}
 
 
+# fmt: off
+_MISC_02_1 = (
+    wrong_answer("leaving out the properties",
+                 "the entry stores the properties too: CLUSTER\\x01DefaultCluster\\x02TAGS\\x01TagA "
+                 "(32 bytes)",
+                 lambda want, seed: want - len(PROPS_TAGA)),
+    wrong_answer("counting only the TAGS property",
+                 "the broker adds CLUSTER\\x01DefaultCluster\\x02 (23 bytes) before TAGS\\x01TagA",
+                 lambda want, seed: want - len(PROPS_TAGA) + len("TAGS\x01TagA")),
+)
+# fmt: on
+
+
 @exercise("02.1", "send_raw stores one message to TopicTest with tag TagA and a body of your "
           "length. What is its TOTALSIZE (the first 4 bytes of the entry)?",
           hint="91 fixed bytes + body + topic (9 bytes for TopicTest) + properties; the stored "
-               "properties are CLUSTER\\x01DefaultCluster\\x02TAGS\\x01TagA (32 bytes)")  # fmt: skip
+               "properties are CLUSTER\\x01DefaultCluster\\x02TAGS\\x01TagA (32 bytes)",
+          misconceptions=_MISC_02_1)  # fmt: skip
 def _ex_02_1(seed: int) -> int:
     with Lab(seed=seed) as lab:
         send_raw(lab, body=b"x" * params_02_1(seed))

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from mqlab.broker.pull_message_processor import GET_MESSAGE_STATUS_TO_RESPONSE_CODE
 from mqlab.common.perm_name import PermName
 from mqlab.common.sysflag import PullSysFlag
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import send_raw
 from mqlab.remoting.codes import ResponseCode
@@ -310,12 +310,28 @@ def params_03_4(seed: int) -> int:
     return 0 if seed % 2 == 0 else 1 + seed % 50
 
 
+# fmt: off
+_MISC_03_1 = (
+    Misconception("an off-by-one in offsets",
+                  "the queue's max offset is one past its last message: offset == max finds "
+                  "nothing (OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND 19, next = offset)",
+                  lambda answer, want, seed: params_03_1(seed)["offset"]
+                  == params_03_1(seed)["messages"] and answer[0] == 0),
+    Misconception("keeping the requested offset after OFFSET_OVERFLOW_BADLY",
+                  "an offset beyond max is PULL_OFFSET_MOVED (21) and nextBeginOffset is the "
+                  "queue's minOffset, 0 here",
+                  lambda answer, want, seed: want[0] == 21 and answer[0] == 21 and answer[1] != 0),
+)
+# fmt: on
+
+
 @exercise("03.1", "Queue 0 of TopicTest holds your number of messages. A pull with sysFlag "
           "SUBSCRIPTION only (no SUSPEND), maxMsgNums 32, asks for your offset. What response "
           "code and nextBeginOffset come back? Answer [code, nextBeginOffset].",
           hint="getMessage: offset < max → FOUND (SUCCESS 0, next = max here); "
                "offset == max → OFFSET_OVERFLOW_ONE (PULL_NOT_FOUND 19, next = offset); offset > "
-               "max → OFFSET_OVERFLOW_BADLY (PULL_OFFSET_MOVED 21, next = 0 because minOffset is 0)")  # fmt: skip
+               "max → OFFSET_OVERFLOW_BADLY (PULL_OFFSET_MOVED 21, next = 0 because minOffset is 0)",
+          misconceptions=_MISC_03_1)  # fmt: skip
 def _ex_03_1(seed: int) -> list[int]:
     p = params_03_1(seed)
     with loaded_lab(seed, p["messages"]) as lab:
@@ -324,8 +340,9 @@ def _ex_03_1(seed: int) -> list[int]:
 
 
 @exercise("03.2", "Your fault (params_03_2) is applied to a healthy lab and a pull is sent. At "
-          "which seed-000 step does PullMessageProcessor#processRequest stop, and with what "
-          "response code? Answer [step, code].",
+          "which step of PullMessageProcessor#processRequest (its numbered checks 1–7 in "
+          "mechanisms.md, 'Pull processing') does the pull stop, and with what response code? "
+          "Answer [step, code].",
           hint="the checks run 1 broker readable, 2 group config, 3 consumeEnable, 4 topic, "
                "5 queue id, 6 subscription, 7 property filter; NO_PERMISSION 16, TOPIC_NOT_EXIST "
                "17, SYSTEM_ERROR 1, SUBSCRIPTION_NOT_EXIST 24")  # fmt: skip
@@ -349,11 +366,22 @@ def _ex_03_3(seed: int) -> list[int]:
         return [int(call.code), int(call.ext("nextBeginOffset"))]
 
 
+# fmt: off
+_MISC_03_4 = (
+    Misconception("taking every empty queue for PULL_NOT_FOUND",
+                  "NO_MESSAGE_IN_QUEUE is PULL_NOT_FOUND (19) only for offset 0; any other "
+                  "offset is PULL_OFFSET_MOVED (21)",
+                  lambda answer, want, seed: answer[1] == want[1] and answer[0] != want[0]),
+)
+# fmt: on
+
+
 @exercise("03.4", "Queue 3 of TopicTest has never held a message. A pull (SUBSCRIPTION only) asks "
           "for your offset. What response code and remark come back? Answer [code, remark].",
           hint="the remark is the GetMessageStatus name; an empty queue is NO_MESSAGE_IN_QUEUE, "
                "whose code depends on the requested offset (0 → PULL_NOT_FOUND 19, "
-               "anything else → PULL_OFFSET_MOVED 21)")  # fmt: skip
+               "anything else → PULL_OFFSET_MOVED 21)",
+          misconceptions=_MISC_03_4)  # fmt: skip
 def _ex_03_4(seed: int) -> list:
     with loaded_lab(seed, 2) as lab:
         call = pull(lab, queue_id=3, offset=params_03_4(seed))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.figures import long_poll_wait_histogram_frame
 from mqlab.lab.lab import Lab
 from mqlab.runtime.raw_client import Call
@@ -108,10 +108,22 @@ def time_pull(seed: int, *, long_polling: bool = True, park_at: int | None = Non
     return PullTiming(at, call.done_at - 1, call.done_at, call.code, call.remark or "")
 
 
+# fmt: off
+_MISC_04_1 = (
+    Misconception("a timer per parked pull",
+                  "nothing fires at parked + 15 000: the hold service checks every 5 000 ms from "
+                  "broker start, and the first check at or after the deadline answers",
+                  lambda answer, want, seed: answer in (park_time(seed) + 15_000,
+                                                        park_time(seed) + 15_001)),
+)
+# fmt: on
+
+
 @exercise("04.1", "Long polling: a pull parks on an empty queue at the lesson's time with a 15 000 ms "
           "suspend timeout. At what virtual time (ms) does the consumer receive PULL_NOT_FOUND?",
           hint="the hold service checks every 5 000 ms from broker start; the first check at or after "
-               "parked + 15 000 answers, and the reply takes 1 ms")  # fmt: skip
+               "parked + 15 000 answers, and the reply takes 1 ms",
+          misconceptions=_MISC_04_1)  # fmt: skip
 def _ex_04_1(seed: int) -> int:
     return time_pull(seed).received_at
 
@@ -124,10 +136,21 @@ def _ex_04_2(seed: int) -> int:
     return time_pull(seed, long_polling=False).received_at
 
 
+# fmt: off
+_MISC_04_3 = (
+    Misconception("waiting for the next hold-service check",
+                  "a matching message wakes the parked pull at once: reput calls "
+                  "notifyMessageArriving as soon as the message is stored",
+                  lambda answer, want, seed: answer > want and (answer - 1) % 1_000 == 0),
+)
+# fmt: on
+
+
 @exercise("04.3", "Long polling: while the pull is parked, a matching message reaches the broker at "
           "parked + 3 000 ms. When does the consumer receive it?",
           hint="the message is already at the broker at parked + 3 000; reput dispatches it as soon as "
-               "it is stored and wakes the parked pull at once, so only the reply's 1 ms hop remains")  # fmt: skip
+               "it is stored and wakes the parked pull at once, so only the reply's 1 ms hop remains",
+          misconceptions=_MISC_04_3)  # fmt: skip
 def _ex_04_3(seed: int) -> int:
     at = park_time(seed)
     return time_pull(seed, park_at=at, message_at=at + 3000).received_at

@@ -30,7 +30,7 @@ from mqlab.client.allocate import (
     allocate_all,
 )
 from mqlab.common.message import MessageQueue
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.figures import allocation_heatmap_frame
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import create_topic
@@ -211,6 +211,12 @@ def params_05_1(seed: int) -> dict[str, int]:
     return {"queues": 5 + seed % 8, "consumers": 2 + (seed // 8) % 3}
 
 
+def _circle_05(seed: int) -> list[int]:
+    """consumer-2's queues under AVG_BY_CIRCLE with exercise 05.1's numbers."""
+    p = params_05_1(seed)
+    return [i for i in range(p["queues"]) if i % p["consumers"] == 1]
+
+
 def params_05_3(seed: int) -> int:
     """Exercise 05.3: queues of the topic two consumers share before a third joins (4..12)."""
     return 4 + seed % 9
@@ -221,22 +227,44 @@ def params_05_4(seed: int) -> int:
     return 3_000 + 1_000 * (seed % 15)
 
 
+# fmt: off
+_MISC_05_1 = (
+    Misconception("dealing the queues out like cards",
+                  "that is AllocateMessageQueueAveragelyByCircle (exercise 05.2); AVG gives each "
+                  "consumer one contiguous block of queue ids",
+                  lambda answer, want, seed: list(answer) == _circle_05(seed) != want),
+)
+# fmt: on
+
+
 @exercise("05.1", "Topic Orders has your Q queues and group CG your C consumers (consumer-1 … "
           "consumer-C), with the default AllocateMessageQueueAveragely. Which queue ids does "
           "consumer-2 hold once they have all rebalanced? Answer a sorted list of ints.",
           hint="rebalanceByTopic sorts the client ids (consumer-2 is index 1); AVG gives each "
                "consumer a contiguous block: Q // C queues, and the first Q % C consumers one "
-               "more, starting where the previous block ended")  # fmt: skip
+               "more, starting where the previous block ended",
+          misconceptions=_MISC_05_1)  # fmt: skip
 def _ex_05_1(seed: int) -> list[int]:
     p = params_05_1(seed)
     with group_lab(seed, queues=p["queues"], consumers=p["consumers"]) as lab:
         return queues_of(lab, "consumer-2")
 
 
+# fmt: off
+_MISC_05_2 = (
+    Misconception("a contiguous block",
+                  "that is AllocateMessageQueueAveragely (exercise 05.1); BY_CIRCLE deals the "
+                  "queues out one at a time: queue i goes to the consumer at index i % C",
+                  lambda answer, want, seed: list(answer) == _ex_05_1(seed) != want),
+)
+# fmt: on
+
+
 @exercise("05.2", "The same topic and group, but every consumer uses "
           "AllocateMessageQueueAveragelyByCircle. Which queue ids does consumer-2 hold?",
           hint="AVG_BY_CIRCLE deals the sorted queues out like cards: queue i goes to the "
-               "consumer at index i % C")  # fmt: skip
+               "consumer at index i % C",
+          misconceptions=_MISC_05_2)  # fmt: skip
 def _ex_05_2(seed: int) -> list[int]:
     p = params_05_1(seed)
     with group_lab(seed, queues=p["queues"], consumers=p["consumers"],

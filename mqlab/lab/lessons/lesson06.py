@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from mqlab.common.message import MessageExt
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import create_topic
 from mqlab.lab.lessons.lesson05 import print_events
@@ -142,12 +142,29 @@ def params_06_3(seed: int) -> dict[str, int]:
     return {"messages": m, "committed": (m - d, m, m + d)[seed // 100 % 3]}
 
 
+# fmt: off
+_MISC_06_1 = (
+    Misconception("a cache that stops exactly at the threshold",
+                  "the cache grows by whole batches of pullBatchSize, and a pull is deferred only "
+                  "once the count is *greater than* pullThresholdForQueue",
+                  lambda answer, want, seed: answer in (params_06_1(seed)["pull_threshold_for_queue"],
+                                                        params_06_1(seed)["pull_threshold_for_queue"]
+                                                        + 1)),
+    wrong_answer("deferring at or before the threshold",
+                 "a batch that takes the count past the threshold is still cached; the next pull "
+                 "is the one deferred",
+                 lambda want, seed: want - params_06_1(seed)["pull_batch_size"]),
+)
+# fmt: on
+
+
 @exercise("06.1", "Orders (1 queue) holds plenty of messages. A consumer with your pullBatchSize "
           "and pullThresholdForQueue and a listener that takes 60 s per message starts. How many "
           "messages are cached in its ProcessQueue when flow control first stops a pull?",
           hint="every FOUND adds a full batch and nothing leaves the ProcessQueue until a listener "
                "call ends; step 2.1 defers the pull when the cached count is *greater than* the "
-               "threshold")  # fmt: skip
+               "threshold",
+          misconceptions=_MISC_06_1)  # fmt: skip
 def _ex_06_1(seed: int) -> int:
     p = params_06_1(seed)
     with one_queue_lab(seed, p["pull_threshold_for_queue"] + 2 * p["pull_batch_size"]) as lab:
@@ -158,12 +175,23 @@ def _ex_06_1(seed: int) -> int:
         return int(fc["cached"])
 
 
+# fmt: off
+_MISC_06_2 = (
+    wrong_answer("an off-by-one in offsets",
+                 "the span is last offset − first offset: after k pulls of 32 from offset 0 the "
+                 "ProcessQueue holds offsets 0 … 32·k − 1, a span of 32·k − 1",
+                 lambda want, seed: want + 1),
+)
+# fmt: on
+
+
 @exercise("06.2", "A listener hangs on the message at offset 0 and takes 0 ms for all others; "
           "pullBatchSize is the default 32 and consumeConcurrentlyMaxSpan is your S. What is the "
           "span (last offset − first offset in the ProcessQueue) when span flow control first "
           "stops a pull?",
           hint="offset 0 never leaves the tree map, so after k pulls the span is 32·k − 1; the "
-               "pull is deferred once the span is greater than S")  # fmt: skip
+               "pull is deferred once the span is greater than S",
+          misconceptions=_MISC_06_2)  # fmt: skip
 def _ex_06_2(seed: int) -> int:
     s = params_06_2(seed)
     with one_queue_lab(seed, s + 65) as lab:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from mqlab.client.consumer.listener import ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus
 from mqlab.common.message import MessageExt
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.checkers import delay_table_ms
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import create_topic
@@ -160,12 +160,24 @@ def params_07_3(seed: int) -> dict[str, int]:
     return {"messages": 5 + seed // 6 % 16, "batch": batch, "ack_index": seed // 96 % (batch - 1)}
 
 
+# fmt: off
+_MISC_07_1 = (
+    Misconception("starting the retries at delay level 1",
+                  "the first send-back uses delay level 3 + reconsumeTimes = 3 (10 s), not "
+                  "level 1 (1 s): levels 1 and 2 are never used by retries",
+                  lambda answer, want, seed: answer
+                  == sum(delay_table_ms()[lvl] for lvl in range(1, 1 + params_07_1(seed))) // 1000),
+)
+# fmt: on
+
+
 @exercise("07.1", "The listener answers RECONSUME_LATER for the message tagged Flaky until it has "
           "failed your F times, then CONSUME_SUCCESS. Default delay levels. How many seconds "
           "after its first delivery does the successful delivery come (rounded to a whole "
           "second)?",
           hint="the k-th send-back uses delay level 3 + (k − 1) — 10 s, 30 s, 1 min, 2 min … — "
-               "and the retry is handed over about 0.1 s after it is due")  # fmt: skip
+               "and the retry is handed over about 0.1 s after it is due",
+          misconceptions=_MISC_07_1)  # fmt: skip
 def _ex_07_1(seed: int) -> int:
     with retry_lab(seed, Flaky(params_07_1(seed))) as lab:
         lab.send("TopicTest", "order-1", tags="Flaky")
@@ -175,13 +187,26 @@ def _ex_07_1(seed: int) -> int:
         return round((int(h["t_ms"].max()) - int(h["t_ms"].min())) / 1000)
 
 
+# fmt: off
+_MISC_07_2 = (
+    Misconception("counting only the retries",
+                  "the first delivery is not a retry: R retries plus the first delivery",
+                  lambda answer, want, seed: answer[0] == want[0] - 1),
+    Misconception("taking the delay level for the queue id",
+                  "a message at delay level L waits in SCHEDULE_TOPIC_XXXX queue L − 1",
+                  lambda answer, want, seed: list(answer[1]) == [q + 1 for q in want[1]]),
+)
+# fmt: on
+
+
 @exercise("07.2", "Every delay level is 1 s (Lab(delay_levels=FAST_LEVELS)); the consumer's "
           "maxReconsumeTimes is your R and its listener always fails the Flaky message. How many "
           "times is the message delivered in all, and which SCHEDULE_TOPIC_XXXX queue ids did its "
           "retries pass through? Answer [deliveries, [queue ids]].",
           hint="retry k is parked at delay level 3 + (k − 1), in schedule queue level − 1; the "
                "send-back after delivery number R + 1 finds reconsumeTimes = R ≥ R and goes to "
-               "%DLQ%CG, which is never parked")  # fmt: skip
+               "%DLQ%CG, which is never parked",
+          misconceptions=_MISC_07_2)  # fmt: skip
 def _ex_07_2(seed: int) -> list[Any]:
     with retry_lab(seed, Flaky(100), delay_levels=FAST_LEVELS,
                    max_reconsume_times=params_07_2(seed)) as lab:  # fmt: skip

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.checkers import find_duplicates
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import create_topic
@@ -177,6 +177,17 @@ def params_08_3(seed: int) -> dict[str, int]:
     }
 
 
+# fmt: off
+_MISC_08_1 = (
+    Misconception("letting consumeFromWhere decide",
+                  "consumeFromWhere only applies when the broker has no offset; for a new group "
+                  "on a young topic it answers 0, and an offset ≥ 0 wins, so the old messages "
+                  "are consumed too",
+                  lambda answer, want, seed: answer == params_08_1(seed)["new"] != want),
+)
+# fmt: on
+
+
 @exercise("08.1", "TopicTest holds your N old messages. A brand-new clustering group CG starts "
           "with your consumeFromWhere; then M new messages are sent. How many messages does the "
           "group consume?",
@@ -185,12 +196,27 @@ def params_08_3(seed: int) -> dict[str, int]:
                "min offset is 0 and its first message is within the last 40 % of RAM of the commit "
                "log (checkInDiskByConsumeOffset is a distance-from-the-end test, not a flush "
                "test; by default mqlab keeps everything in memory), and an offset ≥ 0 wins over "
-               "consumeFromWhere")  # fmt: skip
+               "consumeFromWhere",
+          misconceptions=_MISC_08_1)  # fmt: skip
 def _ex_08_1(seed: int) -> int:
     p = params_08_1(seed)
     with start_lab(seed, old=p["old"], new=p["new"],
                    consume_from_where=p["consume_from_where"]) as lab:  # fmt: skip
         return len(lab.deliveries())
+
+
+# fmt: off
+_MISC_08_2 = (
+    Misconception("expecting broadcasting offsets on the broker",
+                  "a BROADCASTING consumer keeps its offsets in LocalFileOffsetStore "
+                  "(offsets.json); the broker never sees them",
+                  lambda answer, want, seed: answer[0] == want[0] and answer[1] != 0),
+    Misconception("sharing the messages among the consumers",
+                  "BROADCASTING delivers every message to every consumer",
+                  lambda answer, want, seed: answer[0] * params_08_2(seed)["consumers"]
+                  == want[0]),
+)
+# fmt: on
 
 
 @exercise("08.2", "The same N old and M new messages, but your K consumers of group BG are "
@@ -200,7 +226,8 @@ def _ex_08_1(seed: int) -> int:
           hint="a broadcasting consumer uses LocalFileOffsetStore: with no offsets.json the stored "
                "offset is −1, so consumeFromWhere decides (LAST → the queue's max offset via "
                "GET_MAX_OFFSET, FIRST → 0) and every consumer gets every message; its offsets "
-               "never go to the broker")  # fmt: skip
+               "never go to the broker",
+          misconceptions=_MISC_08_2)  # fmt: skip
 def _ex_08_2(seed: int) -> list[int]:
     p = params_08_2(seed)
     with start_lab(seed, old=p["old"], new=p["new"], consumers=p["consumers"], group="BG",

@@ -26,7 +26,7 @@ from mqlab.experiments import datasets
 from mqlab.experiments.runners import run_sequential
 from mqlab.experiments.scenario import Scenario
 from mqlab.experiments.sweep import Sweep
-from mqlab.lab.check import exercise
+from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.lab import Lab
 
 __all__ = [
@@ -309,16 +309,46 @@ def _rate(seed: int) -> int:
     return (0, 1, 10)[seed % 3]
 
 
-@exercise("09.1", "long_vs_short_polling, at the message rate L.params_09_1(SEED): how many times "
-          "more PULL_MESSAGE requests does short polling send than long polling? Answer the ratio "
-          "of the mean pulls_issued, rounded to 1 decimal.",
-          hint="filter rate_per_s, average pulls_issued per long_polling, divide short by long; "
-               "with nothing to deliver, long polling answers a parked pull every 20 s and short "
-               "polling every 2 s")  # fmt: skip
+# fmt: off
+_MISC_09_1 = (
+    Misconception("the idle case",
+                  "the tenfold gap is the idle case (rate 0). With messages flowing, long "
+                  "polling answers a pull as soon as a message is stored and the consumer pulls "
+                  "again, while short polling collects one batch per 1 s check: the gap shrinks, "
+                  "and at 10 msg/s long polling sends more (a ratio below 1)",
+                  lambda answer, want, seed: _rate(seed) != 0
+                  and (answer == 10 or _same_ratio(answer, _ex_09_1(0)))),
+    Misconception("an upside-down ratio",
+                  "divide short polling's mean pulls_issued by long polling's (short ÷ long)",
+                  lambda answer, want, seed: _same_ratio(answer, _inverse_09_1(seed))),
+)
+# fmt: on
+
+
+@exercise("09.1", "long_vs_short_polling, at the message rate L.params_09_1(SEED): what is the "
+          "ratio short ÷ long of the mean pulls_issued (short polling's mean divided by long "
+          "polling's), rounded to 1 decimal? Above 1, short polling sends more PULL_MESSAGE "
+          "requests; below 1, fewer.",
+          hint="filter rate_per_s, take the mean pulls_issued of each long_polling value, divide "
+               "short (False) by long (True). Idle, a long poll is answered every ~20 s and a "
+               "short poll every ~2 s; at 10 msg/s, long polling answers each pull as soon as a "
+               "message arrives, and short polling one batch per 1 s check",
+          misconceptions=_MISC_09_1)  # fmt: skip
 def _ex_09_1(seed: int) -> float:
     s = polling_summary(datasets.load_metrics("long_vs_short_polling"))
     s = s[s["rate_per_s"] == _rate(seed)].set_index("long_polling")["mean"]
     return round(float(s[False] / s[True]), 1)
+
+
+def _same_ratio(answer: Any, ratio: float) -> bool:
+    return isinstance(answer, int | float) and round(float(answer), 1) == round(ratio, 1)
+
+
+def _inverse_09_1(seed: int) -> float:
+    """Long ÷ short at the seed's rate: the ratio upside down."""
+    s = polling_summary(datasets.load_metrics("long_vs_short_polling"))
+    s = s[s["rate_per_s"] == _rate(seed)].set_index("long_polling")["mean"]
+    return float(s[True] / s[False])
 
 
 def params_09_1(seed: int) -> int:

@@ -1,0 +1,128 @@
+"""Hints by misconception: a typical wrong answer gets the hint that names its wrong idea.
+
+Mirrors no RocketMQ class: this guards the exercise checker (issue 20, "hints are fixed per
+exercise"). Each row is one known misconception of one exercise, the wrong answer it leads to
+for a fixed seed (worked out by hand from the seed's parameters), and the start of its hint.
+Owns: ``Exercise.misconceptions`` and the check message that names them. Must not know: how an
+exercise computes its right answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
+from mqlab.lab.check import EXERCISES, Exercise, Misconception, check, exercise, wrong_answer
+
+CASES = [
+    # 00.1, seed 9: N = 14 over 4 queues → max_offset 4
+    ("00.1", 9, 3, "an off-by-one in offsets", "max_offset is the offset the *next* message"),
+    ("00.1", 9, 2, "the queue count before auto-creation", "the first send borrows TBW102's"),
+    ("00.1", 9, 14, "all messages on one queue", "the producer takes the next queue"),
+    # 00.2, seed 1: idle at 31 ms, D = 101 → consumed at 134
+    ("00.2", 1, 103, "counting D from time 0", "you advance D ms from the moment"),
+    ("00.2", 1, 133, "forgetting the network hops", "each hop takes 1 ms"),
+    ("00.2", 1, 5001, "waiting for a hold-service check", "a new message wakes the parked pull"),
+    # 00.3, seed 1: K = 3 → [2, 1, 1]
+    ("00.3", 1, [1, 1, 1], "forgetting the remainder", "AllocateMessageQueueAveragely gives"),
+    # 01.1: seed 1 k = 2 → [2, 6]; seed 11 k = 12 → [8, 6]
+    ("01.1", 1, [2, 7], "keeping PERM_INHERIT", "TBW102's perm 7 includes PERM_INHERIT"),
+    ("01.1", 11, [12, 6], "taking the producer's queue count as is", "createTopicInSend"),
+    ("01.1", 1, [8, 6], "taking TBW102's queue count", "TBW102's 8 queues are only the cap"),
+    # 01.3, seed 1: read 6, write 4, queue id 4 → [17, 0]
+    ("01.3", 1, [0, 0], "expecting auto-creation", "with autoCreateTopicEnable off"),
+    ("01.3", 1, [17, 1], "checking the queue id against writeQueueNums only", "step 5 rejects"),
+    # 01.4, seed 1: N = 11 → [12, 0]
+    ("01.4", 1, [6, 6], "expecting the messages to spread over both brokers", "after the route"),
+    # 02.1, seed 1: 138 = 91 + 6 + 9 + 32
+    ("02.1", 1, 106, "leaving out the properties", "the entry stores the properties too"),
+    ("02.1", 1, 115, "counting only the TAGS property", "the broker adds CLUSTER"),
+    # 03.1: seed 10 = 3 messages, offset 3 → [19, 3]; seed 20 = 3 messages, offset 4 → [21, 0];
+    # seed 1 = 4 messages, offset 3 → [0, 4]
+    ("03.1", 10, [0, 3], "an off-by-one in offsets", "the queue's max offset is one past"),
+    ("03.1", 20, [21, 4], "keeping the requested offset after OFFSET_OVERFLOW_BADLY", "an offset"),
+    ("03.1", 1, [0, 4], None, None),  # the right answer: no misconception
+    # 03.4: seed 1 asks offset 2 → 21; seed 2 asks offset 0 → 19
+    ("03.4", 1, [19, "NO_MESSAGE_IN_QUEUE"], "taking every empty queue for PULL_NOT_FOUND", "NO_"),
+    ("03.4", 2, [21, "NO_MESSAGE_IN_QUEUE"], "taking every empty queue for PULL_NOT_FOUND", "NO_"),
+    # 04.1, seed 1: parked at 1002 → 20001
+    ("04.1", 1, 16_003, "a timer per parked pull", "nothing fires at parked + 15 000"),
+    # 04.3, seed 1: parked at 1002, message at 4002 → 4003
+    ("04.3", 1, 5_001, "waiting for the next hold-service check", "a matching message wakes"),
+    # 05.1 / 05.2, seed 1: 6 queues, 2 consumers → AVG [3, 4, 5], BY_CIRCLE [1, 3, 5]
+    ("05.1", 1, [1, 3, 5], "dealing the queues out like cards", "that is AllocateMessageQueueAv"),
+    ("05.2", 1, [3, 4, 5], "a contiguous block", "that is AllocateMessageQueueAveragely (exer"),
+    # 07.1, seed 1: F = 2 → levels 3, 4 = 10 s + 30 s (+ 0.1 s each) → 40; levels 1, 2 → 6
+    ("07.1", 1, 6, "starting the retries at delay level 1", "the first send-back uses delay"),
+    # 06.1, seed 1: batch 9, threshold 40 → 45
+    ("06.1", 1, 40, "a cache that stops exactly at the threshold", "the cache grows by whole"),
+    ("06.1", 1, 36, "deferring at or before the threshold", "a batch that takes the count past"),
+    # 06.2, seed 1: S = 110 → 127
+    ("06.2", 1, 128, "an off-by-one in offsets", "the span is last offset − first offset"),
+    # 07.2, seed 1: R = 1 → [2, [2]]
+    ("07.2", 1, [1, [2]], "counting only the retries", "the first delivery is not a retry"),
+    ("07.2", 1, [2, [3]], "taking the delay level for the queue id", "a message at delay level"),
+    # 08.1, seed 1: 6 old + 1 new, CONSUME_FROM_LAST_OFFSET → 7
+    ("08.1", 1, 1, "letting consumeFromWhere decide", "consumeFromWhere only applies"),
+    # 08.2, seed 1: 6 old + 1 new, 2 consumers, LAST → [2, 0]
+    ("08.2", 1, [2, 2], "expecting broadcasting offsets on the broker", "a BROADCASTING consumer"),
+    ("08.2", 1, [1, 0], "sharing the messages among the consumers", "BROADCASTING delivers every"),
+    # 09.1: seed 1 is 1 msg/s → 2.7; seed 2 is 10 msg/s → 0.5
+    ("09.1", 2, 10.7, "the idle case", "the tenfold gap is the idle case"),
+    ("09.1", 1, 10, "the idle case", "the tenfold gap is the idle case"),
+    ("09.1", 2, 2.1, "an upside-down ratio", "divide short polling's mean"),
+    ("09.1", 1, 0.4, "an upside-down ratio", "divide short polling's mean"),
+]
+
+
+@pytest.mark.parametrize(("ex_id", "seed", "answer", "name", "hint"), CASES)
+def test_a_typical_wrong_answer_gets_its_misconceptions_hint(ex_id, seed, answer, name, hint):
+    r = check(ex_id, answer, seed=seed)
+    if name is None:
+        assert r.passed and r.misconception is None
+        return
+    assert not r.passed
+    assert r.misconception == name
+    assert f"it looks like {name}. Hint: {hint}" in r.message
+    assert EXERCISES[ex_id].hint not in r.message  # the specific hint, not the general one
+
+
+def test_other_wrong_answers_get_the_exercises_hint():
+    """A wrong answer no misconception explains gets the exercise's own hint, as before."""
+    r = check("00.1", 9, seed=9)  # right is 4; 9 is none of the known wrong ideas
+    assert r.misconception is None
+    assert r.message == f"9 is not it. Hint: {EXERCISES['00.1'].hint}"
+
+
+def test_at_least_six_exercises_name_misconceptions():
+    named = sorted(k for k, e in EXERCISES.items() if e.misconceptions)
+    assert len(named) >= 6
+    assert {c[0] for c in CASES} == set(named)  # every misconception exercise is tested here
+    tested = {(c[0], c[3]) for c in CASES}
+    assert tested >= {(k, m.name) for k in named for m in EXERCISES[k].misconceptions}
+
+
+def test_a_misconception_predicate_that_raises_does_not_match():
+    """The checker never raises: a predicate that cannot read the answer is no match."""
+    m = Misconception("x", "y", lambda answer, want, seed: answer[5] == 1)
+    assert m.matches(3, 4, 0) is False
+    w = wrong_answer("z", "w", lambda want, seed: want + 1)
+    assert w.matches(5, 4, 0) and not w.matches(6, 4, 0)
+
+
+def test_exercise_registers_misconceptions():
+    try:
+
+        @exercise(
+            "98.1", "q", hint="general", misconceptions=(wrong_answer("two", "h2", lambda w, s: 2),)
+        )
+        def _solve(seed):
+            return 1
+
+        ex = EXERCISES["98.1"]
+        assert isinstance(ex, Exercise) and [m.name for m in ex.misconceptions] == ["two"]
+        assert check("98.1", 2).message == "2 is not it: it looks like two. Hint: h2"
+        assert check("98.1", 3).message == "3 is not it. Hint: general"
+        assert check("98.1", 1).passed
+    finally:
+        EXERCISES.pop("98.1", None)
