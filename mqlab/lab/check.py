@@ -35,6 +35,8 @@ class Exercise:
     solve: Callable[[int], Any]
     hint: str
     compare: Callable[[Any, Any], bool] | None = None
+    #: ``diagnose(answer, seed)``: a hint for a typical wrong answer, or None (the plain hint).
+    diagnose: Callable[[Any, int], str | None] | None = None
 
 
 @dataclass(slots=True)
@@ -63,13 +65,23 @@ class CheckResult:
 EXERCISES: dict[str, Exercise] = {}
 
 
-def exercise(id: str, question: str, hint: str, compare: Callable[[Any, Any], bool] | None = None):
-    """Decorator: register ``solve(seed) -> answer`` as exercise ``id``."""
+def exercise(
+    id: str,
+    question: str,
+    hint: str,
+    compare: Callable[[Any, Any], bool] | None = None,
+    diagnose: Callable[[Any, int], str | None] | None = None,
+):
+    """Decorator: register ``solve(seed) -> answer`` as exercise ``id``.
+
+    ``diagnose(answer, seed)`` may name the misconception behind a typical wrong answer; its
+    text replaces the plain ``hint`` for that answer.
+    """
 
     def register(solve: Callable[[int], Any]) -> Callable[[int], Any]:
         if id in EXERCISES and EXERCISES[id].solve is not solve:
             raise ValueError(f"exercise id {id!r} is registered twice")
-        EXERCISES[id] = Exercise(id, question, solve, hint, compare)
+        EXERCISES[id] = Exercise(id, question, solve, hint, compare, diagnose)
         return solve
 
     return register
@@ -140,13 +152,19 @@ def check(exercise_id: str, answer: Any, *, seed: int = 0) -> CheckResult:
     if ok:
         return CheckResult(exercise_id, True, f"{answer!r} is right.", want)
     kind = type(want).__name__
+    hint = ex.hint
+    if ex.diagnose is not None:
+        try:
+            hint = ex.diagnose(answer, seed) or ex.hint
+        except Exception:  # noqa: BLE001 — a diagnosis is a courtesy; the plain hint stands
+            hint = ex.hint
     if type(answer) is not type(want) and not (
         isinstance(answer, int | float) and isinstance(want, int | float)
     ):
         return CheckResult(
             exercise_id,
             False,
-            f"expected a {kind}, got {type(answer).__name__} {answer!r}. Hint: {ex.hint}",
+            f"expected a {kind}, got {type(answer).__name__} {answer!r}. Hint: {hint}",
             want,
         )
-    return CheckResult(exercise_id, False, f"{answer!r} is not it. Hint: {ex.hint}", want)
+    return CheckResult(exercise_id, False, f"{answer!r} is not it. Hint: {hint}", want)

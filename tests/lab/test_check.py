@@ -45,3 +45,26 @@ def test_exercise_answers_depend_on_the_seed():
     assert expected("04.1", 50381) == 25001
     assert expected("04.3", 50381) == 10383
     assert expected("04.3", 7) != expected("04.3", 50381)
+
+
+def test_diagnose_names_a_misconception_and_falls_back_to_the_hint():
+    """``diagnose(answer, seed)`` replaces the hint for the answers it knows; None or an
+    exception leaves the plain hint."""
+    from mqlab.lab.check import EXERCISES, exercise
+
+    def diagnose(answer, seed):
+        if answer == 0:
+            return "counted the first one as 0"
+        if answer == -1:
+            raise RuntimeError("broken diagnosis")
+        return None
+
+    exercise("99.9", "how many?", hint="plain hint", diagnose=diagnose)(lambda seed: seed + 1)
+    try:
+        assert check("99.9", 0, seed=2).message == "0 is not it. Hint: counted the first one as 0"
+        assert check("99.9", 5, seed=2).message == "5 is not it. Hint: plain hint"
+        assert check("99.9", -1, seed=2).message == "-1 is not it. Hint: plain hint"
+        assert check("99.9", "3", seed=2).message == "expected a int, got str '3'. Hint: plain hint"
+        assert check("99.9", 3, seed=2)
+    finally:
+        del EXERCISES["99.9"]
