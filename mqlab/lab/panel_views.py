@@ -260,7 +260,8 @@ def section_rows(
 
 # -- events in words -------------------------------------------------------------------------
 #: Components whose lines a lesson asks the learner to look for (consume results, send-backs,
-#: retries handed back by the schedule service): ``words`` never folds them away.
+#: retries handed back by the schedule service, transaction check-backs and their ends):
+#: ``words`` never folds them away.
 KEY_COMPONENTS = (
     "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
     "ConsumeMessageConcurrentlyService.processConsumeResult",
@@ -269,11 +270,14 @@ KEY_COMPONENTS = (
     "DefaultMQPushConsumerImpl.sendMessageBack",
     "SendMessageProcessor.asyncConsumerSendMsgBack",
     "ScheduleMessageService.DeliverDelayedMessageTimerTask",
+    "AbstractTransactionalMessageCheckListener.sendCheckMessage",
+    "DefaultMQProducerImpl.checkTransactionState",
+    "EndTransactionProcessor.processRequest",
 )
 
 
 def is_key_event(e: TraceEvent) -> bool:
-    """True for a consume result, a send-back or a retry's delivery (never folded)."""
+    """True for a consume result, a send-back, a retry's delivery or a check-back (never folded)."""
     return e.component.startswith(KEY_COMPONENTS)
 
 
