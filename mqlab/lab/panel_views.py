@@ -268,7 +268,8 @@ def section_rows(
 
 # -- events in words -------------------------------------------------------------------------
 #: Components whose lines a lesson asks the learner to look for (consume results, send-backs,
-#: retries handed back by the schedule service): ``words`` never folds them away.
+#: retries handed back by the schedule service, transaction check-backs and their ends):
+#: ``words`` never folds them away.
 KEY_COMPONENTS = (
     "ConsumeMessageConcurrentlyService.ConsumeRequest.run",
     "ConsumeMessageConcurrentlyService.processConsumeResult",
@@ -277,12 +278,15 @@ KEY_COMPONENTS = (
     "DefaultMQPushConsumerImpl.sendMessageBack",
     "SendMessageProcessor.asyncConsumerSendMsgBack",
     "ScheduleMessageService.DeliverDelayedMessageTimerTask",
+    "AbstractTransactionalMessageCheckListener.sendCheckMessage",
+    "DefaultMQProducerImpl.checkTransactionState",
+    "EndTransactionProcessor.processRequest",
 )
 
 
 def is_key_event(e: TraceEvent, keys: Sequence[str] = KEY_COMPONENTS) -> bool:
-    """True for an event of a component in ``keys`` (by default a consume result, a send-back
-    or a retry's delivery): ``words`` never folds it."""
+    """True for an event of a component in ``keys`` (by default a consume result, a send-back,
+    a retry's delivery or a transaction check-back): ``words`` never folds it."""
     return e.component.startswith(tuple(keys))
 
 

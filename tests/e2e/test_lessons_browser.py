@@ -16,6 +16,10 @@ figure must have drawn data. Three lessons then go on as a workshop participant 
   send 20, kill, a second consumer; the cell under the panel prints 20 duplicates; the panel
   cell run again, the same with *persist first* ticked: no duplicates;
 - 09: the explorer's figure changes when its metric changes;
+- 10: the transaction panel: start a producer, crash before commit, advance 6000 ms, step the
+  check service (no producer of the group), start a producer, advance 2000 ms (its first
+  heartbeat), step again: the check-back commits the message and the op queue shows it
+  (``TransactionalMessageServiceImpl#check``);
 - 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
   timeline still draws the events of new clicks.
 
@@ -391,6 +395,38 @@ def _lesson09_explorer_metric_changes_figure(page: Page) -> None:
         explorer.screenshot(path=str(out / "09-explorer-after-metric.png"))
 
 
+def _lesson10_crash_then_step_check_service(page: Page) -> None:
+    """The producer crashes before its commit; stepping the check service finds no producer,
+    then, once a new one has sent its heartbeat, checks it back: COMMIT, one op message."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "crash before commit", "step check service")
+    panel.scroll_into_view_if_needed()
+    ms = _text_input(panel, "ms")
+    steps = (
+        ("start producer", None, "producer-1 of TXG runs"),
+        ("crash before commit", None, "producer-1 crashed after the half message (offset 0)"),
+        ("advance", "6000", "advance 6000 ms"),
+        ("step check service", None, "0 check-back(s) sent, 1 with no producer of the group"),
+        ("start producer", None, "producer-2 of TXG runs"),
+        ("advance", "2000", "advance 2000 ms"),
+        ("step check service", None, "1 check-back(s) sent, 0 with no producer of the group"),
+    )
+    for name, value, expected in steps:
+        if value is not None:
+            ms.fill(value)
+            ms.press("Tab")
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+    text = panel.inner_text()
+    assert "op queue (RMQ_SYS_TRANS_OP_HALF_TOPIC): 1 message(s)" in text, text[:3000]
+    assert "Orders (what consumers read): 1 message(s)" in text, text[:3000]
+    assert "channel is null" in text and "COMMIT (answer to a check)" in text, text[-3000:]
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "10-panel-after-check-back.png"))
+
+
 def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
     """Save, reload the page (the kernel keeps running), click send 3 times: the panel's live
     timeline still draws events (issue 13, defect 3)."""
@@ -432,6 +468,7 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
     "08": _lesson08_kill_with_and_without_persist_first,
     "07": _lesson07_send_back_and_retry,
     "09": _lesson09_explorer_metric_changes_figure,
+    "10": _lesson10_crash_then_step_check_service,
 }
 
 

@@ -72,6 +72,36 @@ CASES = [
     ("09.1", 1, 10, "the idle case", "the tenfold gap is the idle case"),
     ("09.1", 2, 2.1, "an upside-down ratio", "divide short polling's mean"),
     ("09.1", 1, 0.4, "an upside-down ratio", "divide short polling's mean"),
+    # 10.1, seed 7: interval 5000, timeout 7000, send at 50 → 10002
+    ("10.1", 7, 5002, "forgetting transactionTimeOut", "that is the first check round"),
+    ("10.1", 7, 7052, "expecting a check the moment the timeout ends", "nothing checks at"),
+    ("10.1", 7, 10000, "forgetting the two 1 ms hops", "the round at that time sends"),
+    # 10.2, seed 7: interval 3000, check_max 4 → [4, 21000, TRANS_CHECK_MAX_TIME_TOPIC]
+    (
+        "10.2",
+        7,
+        [5, 24000, "TRANS_CHECK_MAX_TIME_TOPIC"],
+        "counting the first check as 0",
+        "the first check-back carries TRANSACTION_CHECK_TIMES 1",
+    ),
+    (
+        "10.2",
+        7,
+        [4, 21000, "Orders"],
+        "thinking the message is delivered or dropped",
+        "a message checked too often",
+    ),
+    (
+        "10.2",
+        7,
+        [4, 15000, "TRANS_CHECK_MAX_TIME_TOPIC"],
+        "forgetting transactionTimeOut",
+        "the first check-back waits",
+    ),
+    # 10.3, seed 7: restart at 9500 → [11002, 5]
+    ("10.3", 7, [11002, 1], "not counting the rounds that had no producer", "the rounds with"),
+    ("10.3", 7, [10002, 5], "forgetting the new producer's first heartbeat", "the broker knows"),
+    ("10.3", 7, [10502, 5], "thinking the heartbeat triggers a check", "the heartbeat does not"),
 ]
 
 

@@ -763,6 +763,8 @@ def test_inspector_views(lab):
     assert "<td>msg-1</td>" in html and "<td>2598919</td>" in html  # TagA's hash code
     with pytest.raises(ValueError, match=r"unknown inspector views \['commitlog'\]"):
         control_panel(lab, views=["commitlog"])
+
+
 def test_live_timeline_lanes_keep_their_order():
     """Lesson 00's clicks: the lanes keep the trace's first-seen order (namesrv, broker-a,
     lab-producer, consumer-1, raw-client, consumer-2) on every redraw; the y axis holds exactly
