@@ -54,12 +54,37 @@ def normalize(text: str) -> list[str]:
     return out
 
 
-def _admin(t: Target, *args: str) -> list[str]:
-    from mqlab.conformance.real_cluster import run_mqadmin
+def _run(t: Target, *args: str):
+    """``mqadmin <args>`` in the target's batch JVM (one JVM runs every command of a run)."""
+    from mqlab.conformance.real_cluster import mqadmin_session
 
-    proc = run_mqadmin(list(args), t.namesrv_addr, timeout_s=90)
+    return mqadmin_session(t.namesrv_addr).run(list(args), timeout_s=90)
+
+
+def _admin(t: Target, *args: str) -> list[str]:
+    proc = _run(t, *args)
     expect(proc.returncode == 0, f"mqadmin {' '.join(args)} exited {proc.returncode}")
     return normalize(proc.stdout)
+
+
+def _admin_both(t: Target, *args: str) -> list[str]:
+    """stdout, then the exception's own lines from stderr (MQAdminStartup#main0 prints a
+    failed command's SubCommandException and its cause there)."""
+    proc = _run(t, *args)
+    expect(proc.returncode == 0, f"mqadmin {' '.join(args)} exited {proc.returncode}")
+    err = [x for x in normalize(proc.stderr) if not x.startswith("WARNING:")]
+    return normalize(proc.stdout) + err
+
+
+def _admin_until(t: Target, done, *args: str, timeout_s: float = 30) -> list[str]:
+    """``_admin`` again every 0.2 s until ``done(lines)`` holds (or ``timeout_s`` passed): a
+    user waits for what they look at, e.g. a client's first heartbeat."""
+    deadline = time.monotonic() + timeout_s
+    lines = _admin(t, *args)
+    while not done(lines) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        lines = _admin(t, *args)
+    return lines
 
 
 def _send(t: Target, topic: str, count: int, group: str = "ia_pg") -> list[dict]:
@@ -165,7 +190,10 @@ def mqadmin_consumer_connection(t: Target, work: Path) -> dict:
         home=work,
     ) as c:  # fmt: skip
         c.wait_lingering()
-        lines = _admin(t, "consumerConnection", "-g", PREFIX + "conn")
+        lines = _admin_until(
+            t, lambda x: any("<clientId>" in y for y in x),
+            "consumerConnection", "-g", PREFIX + "conn",
+        )  # fmt: skip
     return {"consumerConnection": lines}
 
 
@@ -179,9 +207,11 @@ def mqadmin_producer_connection(t: Target, work: Path) -> dict:
     ) as p:  # fmt: skip
         p.wait_lingering()
         # a producer is known to a broker by its heartbeat: the Go client's first one goes
-        # 1 s after it starts (internal/client.go), not with the first send
-        time.sleep(2)
-        lines = _admin(t, "producerConnection", "-g", PREFIX + "prodconn", "-t", topic)
+        # 1 s after it starts (internal/client.go), not with the first send: poll, bounded
+        lines = _admin_until(
+            t, lambda x: any("<clientId>" in y for y in x),
+            "producerConnection", "-g", PREFIX + "prodconn", "-t", topic,
+        )  # fmt: skip
     return {"producerConnection": lines}
 
 
