@@ -13,6 +13,7 @@ named after the Java code it replaces (DESIGN §1, STYLE §6.8):
 | ``ConsumerOffsetManager.persist`` | 5 000 ms (first after 10 000) | flushConsumerOffsetInterval |
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
+| ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
@@ -58,6 +59,7 @@ from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
+from mqlab.store.broker_stats_manager import BrokerStatsManager
 from mqlab.store.commit_log import StoreRuntimeException
 from mqlab.store.config import MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
@@ -160,6 +162,10 @@ class BrokerController(Node):
             arriving_listener=self._message_arriving,
         )  # fmt: skip
         self.message_store.store_stats_service.message_store_boot_timestamp = now
+        # BrokerController#initialize: BrokerStatsManager(clusterName, enableDetailStat)
+        self.broker_stats_manager = BrokerStatsManager(
+            cfg.broker_cluster_name, cfg.enable_detail_stat
+        )
         self.message_store.load()
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
         self.configuration = BrokerConfiguration(
@@ -212,6 +218,8 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
+        # StatsItemSet#init: the samplings every 10 s, 10 min and 1 h, first at once
+        self.broker_stats_manager.start(ctx.set_timer, lambda: self.ctx.now_ms)
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:
