@@ -371,9 +371,7 @@ class AdminBrokerProcessor:
         info["putMessageAverageSize"] = java_double_to_string(size_total / total_times)
         info["dispatchMaxBuffer"] = "0"
         info["getMessageEntireTimeMax"] = "0"
-        for name in ("putTps", "getFoundTps", "getMissTps", "getTransferedTps"):
-            info[name] = "  "
-        info["getTotalTps"] = "0.0 0.0 0.0"
+        info.update(stats.sampled_runtime_info())  # putTps ... getTransferedTps
         # DefaultMessageStore#getRuntimeInfo
         # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
         cl_path = store.message_store_config.get_store_path_commit_log()

@@ -13,6 +13,7 @@ named after the Java code it replaces (DESIGN §1, STYLE §6.8):
 | ``ConsumerOffsetManager.persist`` | 5 000 ms (first after 10 000) | flushConsumerOffsetInterval |
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
+| ``StoreStatsService.sampling`` | 1 000 ms | StoreStatsService (brokerStatus putTps …) |
 | ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
@@ -64,6 +65,7 @@ from mqlab.store.commit_log import StoreRuntimeException
 from mqlab.store.config import MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
+from mqlab.store.store_stats_service import FREQUENCY_OF_SAMPLING
 from mqlab.trace.events import Kind
 
 __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
@@ -217,6 +219,12 @@ class BrokerController(Node):
         ctx.set_timer(
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
+        )  # fmt: skip
+        # StoreStatsService#run: waitForRunning(1000), then sampling, in a loop
+        stats = self.message_store.store_stats_service
+        ctx.set_timer(
+            "StoreStatsService.sampling", FREQUENCY_OF_SAMPLING,
+            lambda: stats.sampling(self.ctx.now_ms), period_ms=FREQUENCY_OF_SAMPLING, daemon=True,
         )  # fmt: skip
         # StatsItemSet#init: the samplings every 10 s, 10 min and 1 h, first at once
         self.broker_stats_manager.start(ctx.set_timer, lambda: self.ctx.now_ms)

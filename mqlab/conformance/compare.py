@@ -299,6 +299,38 @@ RULES.append(
     )
 )
 
+_SAMPLED_TPS = re.compile(r"^body\.(.*\.)?(tps|consumeTps)$")
+_OTHER_GROUP = re.compile(r"^body\.consumeStatsList\[\d+\]\.(?P<group>[^.\[]+)\[\d+\]\.consumeTps$")
+
+
+def _sampled_tps(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _SAMPLED_TPS.match(d.path) is None:
+        return False
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (d.real, d.mqlab)):
+        return False
+    m = _OTHER_GROUP.match(d.path)
+    if m is not None and not m.group("group").startswith("cf_stats"):
+        # another scenario's group: its pulls may lie on either side of a minute's window
+        return d.real >= 0 and d.mqlab >= 0
+    return d.real > 0 and d.mqlab > 0
+
+
+RULES.append(
+    Rule(
+        "sampled-tps",
+        "tps of VIEW_BROKER_STATS_DATA's minute / hour / day, consumeTps of GET_CONSUME_STATS "
+        "and GET_BROKER_CONSUME_STATS",
+        "BrokerStatsManager samples its counters every 10 s (10 min, 1 h) from each broker's "
+        "own start (StatsItemSet#init); tps = the count between the first and the last "
+        "sample kept, divided by the time between them, so it depends on where each "
+        "broker's samples fall. Masked only when both are non-zero (the stats group's own "
+        "topic and group: its reads wait for a sample), or for another scenario's group in "
+        "GET_BROKER_CONSUME_STATS, when both are >= 0 (its pulls may have left the minute "
+        "on one side only)",
+        _sampled_tps,
+    )
+)
+
 #: Not a field rule: it looks at the whole exchange (see :func:`missing_header_field`).
 MISSING_FIELD_RULE = Rule(
     "missing-header-field",

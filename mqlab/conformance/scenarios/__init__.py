@@ -11,6 +11,7 @@ from mqlab.conformance.scenarios import (
     pull,
     retry,
     send,
+    stats,
     stored_bytes,
 )
 from mqlab.conformance.scenarios.common import SETTLE_MS
@@ -33,6 +34,8 @@ GROUPS: dict[str, str] = {
     "retry": "CONSUMER_SEND_MSG_BACK to %RETRY% and %DLQ%, scheduled delivery.",
     "admin-namesrv": "Topic admin, the name server's routes, cluster info and KV config, "
     "an unknown code.",
+    "stats": "BrokerStatsManager's samples: VIEW_BROKER_STATS_DATA (315), consumeTps, "
+    "GET_BROKER_CONSUME_STATS (317).",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -52,6 +55,7 @@ _ORDER: list[Scenario] = [
     *housekeeping.SCENARIOS,
     *retry.SCENARIOS,
     *admin.SCENARIOS,
+    *stats.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(
