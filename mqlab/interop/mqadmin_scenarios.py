@@ -353,10 +353,26 @@ def mqadmin_delete_topic(t: Target, work: Path) -> dict:
 # module), but the five ACL ones (no ACL here), clusterRT and startMonitoring (they never
 # return: a send loop every -i seconds, a MonitorService); see EXCLUDED.
 
+#: MQAdminStartup#initCommand (tools, rocketmq-all-4.9.3): every command's name, in its order.
+MQADMIN_COMMANDS = (
+    "updateTopic", "deleteTopic", "updateSubGroup", "deleteSubGroup", "updateBrokerConfig",
+    "updateTopicPerm", "topicRoute", "topicStatus", "topicClusterList", "brokerStatus",
+    "queryMsgById", "queryMsgByKey", "queryMsgByUniqueKey", "queryMsgByOffset",
+    "QueryMsgTraceById", "printMsg", "printMsgByQueue", "sendMsgStatus", "brokerConsumeStats",
+    "producerConnection", "consumerConnection", "consumerProgress", "consumerStatus",
+    "cloneGroupOffset", "clusterList", "topicList", "updateKvConfig", "deleteKvConfig",
+    "wipeWritePerm", "addWritePerm", "resetOffsetByTime", "skipAccumulatedMessage",
+    "updateOrderConf", "cleanExpiredCQ", "cleanUnusedTopic", "startMonitoring", "statsAll",
+    "allocateMQ", "checkMsgSendRT", "clusterRT", "getNamesrvConfig", "updateNamesrvConfig",
+    "getBrokerConfig", "getConsumerConfig", "queryCq", "sendMessage", "consumeMessage",
+    "updateAclConfig", "deleteAccessConfig", "clusterAclConfigVersion", "updateGlobalWhiteAddr",
+    "getAccessConfigSubCommand", "exportMetadata", "exportConfigs", "exportMetrics",
+)  # fmt: skip
+
 #: Commands of MQAdminStartup#initCommand (4.9.3) with no scenario, and why.
 EXCLUDED: dict[str, str] = {
     "updateAclConfig": "ACL: the broker runs without aclEnable",
-    "deleteAclConfig": "ACL: the broker runs without aclEnable",
+    "deleteAccessConfig": "ACL: the broker runs without aclEnable",
     "clusterAclConfigVersion": "ACL: the broker runs without aclEnable",
     "updateGlobalWhiteAddr": "ACL: the broker runs without aclEnable",
     "getAccessConfigSubCommand": "ACL: the broker runs without aclEnable",
