@@ -168,6 +168,7 @@ class BrokerController(Node):
         self.broker_stats_manager = BrokerStatsManager(
             cfg.broker_cluster_name, cfg.enable_detail_stat
         )
+        self.message_store.broker_stats_manager = self.broker_stats_manager
         self.message_store.load()
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
         self.configuration = BrokerConfiguration(

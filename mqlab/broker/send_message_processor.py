@@ -353,7 +353,9 @@ class SendMessageProcessor:
         # step 5: put into the store.
         result = broker.put_message(msg)
         # step 6: PutMessageStatus → response (msg.topic: SCHEDULE_TOPIC_XXXX when delayed).
-        return self._handle_put_message_result(request, result, queue_id, C_SEND, msg.topic)
+        return self._handle_put_message_result(
+            request, result, queue_id, C_SEND, msg.topic, msg.queue_id
+        )
 
     def _handle_retry_and_dlq(
         self, request, header, msg, topic_config, props
@@ -401,12 +403,13 @@ class SendMessageProcessor:
         return None
 
     def _handle_put_message_result(
-        self, request, result, queue_id, component, topic: str
+        self, request, result, queue_id, component, topic: str, stored_queue_id: int | None = None
     ) -> RemotingCommand | None:
         """SendMessageProcessor#handlePutMessageResult; seed 002 §3; facts §10.6 step 10.
 
         A sent message counts in BrokerStatsManager: TOPIC_PUT_NUMS / TOPIC_PUT_SIZE of
-        ``topic`` (the stored one), BROKER_PUT_NUMS, and QUEUE_PUT_* for SCHEDULE_TOPIC_XXXX.
+        ``topic`` (the stored one), BROKER_PUT_NUMS, and QUEUE_PUT_* of ``stored_queue_id`` for
+        SCHEDULE_TOPIC_XXXX (the delay level's queue).
         """
         if result is None:
             return self._fail(
@@ -428,8 +431,9 @@ class SendMessageProcessor:
             amr = result.append_message_result
             bsm = self.broker.broker_stats_manager
             if topic == RMQ_SYS_SCHEDULE_TOPIC:
-                bsm.inc_queue_put_nums(topic, queue_id, amr.msg_num, 1)
-                bsm.inc_queue_put_size(topic, queue_id, amr.wrote_bytes)
+                q = queue_id if stored_queue_id is None else stored_queue_id
+                bsm.inc_queue_put_nums(topic, q, amr.msg_num, 1)
+                bsm.inc_queue_put_size(topic, q, amr.wrote_bytes)
             bsm.inc_topic_put_nums(topic, amr.msg_num, 1)
             bsm.inc_topic_put_size(topic, amr.wrote_bytes)
             bsm.inc_broker_put_nums(amr.msg_num)

@@ -10,6 +10,7 @@ and ``tpsGroupGetNums`` (consumerProgress's "Consume TPS"). Where 4.9.3 counts:
 | TOPIC_PUT_NUMS, TOPIC_PUT_SIZE, BROKER_PUT_NUMS | ``SendMessageProcessor#handlePutMessageResult`` (and a delayed send-back) | topic / cluster |
 | GROUP_GET_NUMS, GROUP_GET_SIZE, BROKER_GET_NUMS, GROUP_GET_LATENCY | ``PullMessageProcessor#processRequest``, SUCCESS | topic@group / cluster |
 | SNDBCK_PUT_NUMS | ``SendMessageProcessor#asyncConsumerSendMsgBack``, PUT_OK | topic@group |
+| TOPIC_PUT_*, GROUP_GET_*, QUEUE_GET_*, BROKER_PUT_NUMS | ``ScheduleMessageService.PutResultProcess#onSuccess`` (a delayed message delivered) | real topic / SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER |
 
 Java's sets each schedule ``samplingInSeconds`` (every 10 s), ``samplingInMinutes``
 (10 min) and ``samplingInHour`` (1 h) at delay 0 on one ``BrokerStatsThread``; here the
@@ -118,6 +119,14 @@ class BrokerStatsManager:
     def inc_queue_put_size(self, topic: str, queue_id: int, size: int) -> None:
         if self.enable_queue_stat:
             self.stats_table[QUEUE_PUT_SIZE].add_value(f"{topic}@{queue_id}", size, 1)
+
+    def inc_queue_get_nums(self, group: str, topic: str, queue_id: int, inc: int) -> None:
+        if self.enable_queue_stat:
+            self.stats_table[QUEUE_GET_NUMS].add_value(f"{topic}@{queue_id}@{group}", inc, 1)
+
+    def inc_queue_get_size(self, group: str, topic: str, queue_id: int, inc: int) -> None:
+        if self.enable_queue_stat:
+            self.stats_table[QUEUE_GET_SIZE].add_value(f"{topic}@{queue_id}@{group}", inc, 1)
 
     def inc_group_get_nums(self, group: str, topic: str, inc: int) -> None:
         self.stats_table[GROUP_GET_NUMS].add_value(f"{topic}@{group}", inc, 1)

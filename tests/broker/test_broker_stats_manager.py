@@ -146,3 +146,29 @@ def test_compute_stats_data_first_and_last_sample():
     ]  # fmt: skip
     ss = compute_stats_data(item.cs_minute)
     assert (ss.sum, ss.tps, ss.avgpt, ss.times) == (90, 4.5, 18.0, 5)
+
+
+def test_delayed_message_counts_at_send_and_at_delivery(cluster):
+    """A DELAY 3 (10 s) send counts as a put of SCHEDULE_TOPIC_XXXX queue 2; its delivery, as a put of
+    its real topic and a get of SCHEDULE_CONSUMER (PutResultProcess#onSuccess)."""
+    c = _started(cluster)
+    r = c.send("TopicStats", b"later", queue_id=1, props={"DELAY": "3"})
+    assert r.code == ResponseCode.SUCCESS
+    bsm = c.broker.broker_stats_manager
+    assert bsm.get_stats_item("TOPIC_PUT_NUMS", "SCHEDULE_TOPIC_XXXX").value == 1
+    assert bsm.get_stats_item("QUEUE_PUT_NUMS", "SCHEDULE_TOPIC_XXXX@2").value == 1
+    assert bsm.get_stats_item("QUEUE_PUT_NUMS", "SCHEDULE_TOPIC_XXXX@1") is None
+    assert bsm.get_stats_item("TOPIC_PUT_NUMS", "TopicStats") is None
+    c.d.advance(11_000)
+    assert c.broker.message_store.get_max_offset_in_queue("TopicStats", 1) == 1
+    assert bsm.get_stats_item("TOPIC_PUT_NUMS", "TopicStats").value == 1
+    get = bsm.get_stats_item("GROUP_GET_NUMS", "SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER")
+    assert (get.value, get.times) == (1, 1)
+    q = bsm.get_stats_item("QUEUE_GET_NUMS", "SCHEDULE_TOPIC_XXXX@2@SCHEDULE_CONSUMER")
+    assert q.value == 1
+    broker_puts = bsm.get_stats_item("BROKER_PUT_NUMS", "DefaultCluster")
+    assert (broker_puts.value, broker_puts.times) == (2, 0)
+    size = bsm.get_stats_item("TOPIC_PUT_SIZE", "TopicStats").value
+    assert (
+        size == bsm.get_stats_item("GROUP_GET_SIZE", "SCHEDULE_TOPIC_XXXX@SCHEDULE_CONSUMER").value
+    )
