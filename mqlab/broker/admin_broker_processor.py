@@ -121,6 +121,9 @@ ADMIN_CODES = (
     RequestCode.GET_BROKER_CLUSTER_ACL_INFO,
     RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
     RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG,
+    # BrokerStatsManager's figures
+    RequestCode.VIEW_BROKER_STATS_DATA,
+    RequestCode.GET_BROKER_CONSUME_STATS,
 )
 
 
@@ -197,6 +200,9 @@ class AdminBrokerProcessor:
             RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs_config,
             RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: self.get_broker_cluster_acl_config,
             RequestCode.RESUME_CHECK_HALF_MESSAGE: self.resume_check_half_message,
+            # BrokerStatsManager's figures
+            RequestCode.VIEW_BROKER_STATS_DATA: self.view_broker_stats_data,
+            RequestCode.GET_BROKER_CONSUME_STATS: self.fetch_all_consume_stats_in_broker,
         }.get(code)
         if handler is None:
             return _err(
@@ -320,6 +326,8 @@ class AdminBrokerProcessor:
         tcm = self.broker.topic_config_manager
         tcm.delete_topic_config(topic, self.broker.ctx.now_ms)
         store.clean_unused_topic(tcm.topic_config_table.keys())
+        if self.broker.broker_config.auto_delete_unused_stats:
+            self.broker.broker_stats_manager.on_topic_deleted(topic)
         return _ok()
 
     def get_all_topic_config(self, channel, request):
@@ -429,9 +437,7 @@ class AdminBrokerProcessor:
         info["putMessageAverageSize"] = java_double_to_string(size_total / total_times)
         info["dispatchMaxBuffer"] = "0"
         info["getMessageEntireTimeMax"] = "0"
-        for name in ("putTps", "getFoundTps", "getMissTps", "getTransferedTps"):
-            info[name] = "  "
-        info["getTotalTps"] = "0.0 0.0 0.0"
+        info.update(stats.sampled_runtime_info())  # putTps ... getTransferedTps
         # DefaultMessageStore#getRuntimeInfo
         # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
         cl_path = store.message_store_config.get_store_path_commit_log()
@@ -583,8 +589,9 @@ class AdminBrokerProcessor:
 
         Mirrors AdminBrokerProcessor#getConsumeStats: no ``topic`` → every topic the group
         has offsets for; a topic without config is skipped, as is one the group does not
-        subscribe to while it subscribes to others. ``consumeTps`` is 0.0: mqlab keeps no
-        per-group TPS statistics (BrokerStatsManager).
+        subscribe to while it subscribes to others. ``consumeTps`` adds up
+        ``BrokerStatsManager#tpsGroupGetNums`` of each topic: GROUP_GET_NUMS over the last
+        minute of 10 s samples.
         """
         group = request.ext("consumerGroup")
         topic = request.ext("topic")
@@ -595,6 +602,7 @@ class AdminBrokerProcessor:
             topics = [topic]
         cm = broker.consumer_manager
         table = {}
+        consume_tps = 0.0
         for t in topics:
             tc = broker.topic_config_manager.select_topic_config(t)
             if tc is None:
@@ -618,7 +626,8 @@ class AdminBrokerProcessor:
                     "consumerOffset": consumer_offset,
                     "lastTimestamp": last,
                 }
-        body = {"consumeTps": 0.0, "offsetTable": _mq_map(table)}
+            consume_tps += broker.broker_stats_manager.tps_group_get_nums(group, t)
+        body = {"consumeTps": consume_tps, "offsetTable": _mq_map(table)}
         return _ok(body=dumps(body).encode())
 
     def query_topic_consume_by_who(self, channel, request):
@@ -1202,6 +1211,86 @@ class AdminBrokerProcessor:
         return _err(
             ResponseCode.SYSTEM_ERROR, "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
         )
+
+    # -- BrokerStatsManager's figures (VIEW_BROKER_STATS_DATA 315, GET_BROKER_CONSUME_STATS 317)
+    def view_broker_stats_data(self, channel, request):
+        """VIEW_BROKER_STATS_DATA (315): one stats item's minute, hour and day (``mqadmin
+        statsAll``; BrokerStatsData of three BrokerStatsItem {sum, tps, avgpt}).
+
+        Mirrors AdminBrokerProcessor#ViewBrokerStatsData (broker/processor, RocketMQ 4.9.3):
+        an item never counted answers SYSTEM_ERROR "The stats <name> <key> not exist".
+        """
+        name, key = request.ext("statsName"), request.ext("statsKey")
+        item = self.broker.broker_stats_manager.get_stats_item(name, key)
+        if item is None:
+            return _err(ResponseCode.SYSTEM_ERROR, f"The stats <{name}> <{key}> not exist")
+
+        def view(ss) -> dict:
+            return {"avgpt": float(ss.avgpt), "sum": ss.sum, "tps": float(ss.tps)}
+
+        body = {
+            "statsDay": view(item.get_stats_data_in_day()),
+            "statsHour": view(item.get_stats_data_in_hour()),
+            "statsMinute": view(item.get_stats_data_in_minute()),
+        }
+        return _ok(body=dumps(body).encode())
+
+    def fetch_all_consume_stats_in_broker(self, channel, request):
+        """GET_BROKER_CONSUME_STATS (317): every subscription group's ConsumeStats per topic it
+        has offsets on (``mqadmin brokerConsumeStats``; ConsumeStatsList body).
+
+        Mirrors AdminBrokerProcessor#fetchAllConsumeStatsInBroker (broker/processor, RocketMQ
+        4.9.3): groups in the subscription table's order (a ConcurrentHashMap of 1024: 2048
+        buckets), topics in a HashSet's; ``isOrder`` keeps order topics only; a topic the group
+        does not subscribe to while it subscribes to others is skipped; the queues are the
+        topic's *write* queues; ``totalDiff`` sums broker minus consumer offsets.
+        """
+        broker = self.broker
+        is_order = (request.ext("isOrder") or "false").lower() == "true"
+        cm = broker.consumer_manager
+        store = broker.message_store
+        stats_list = []
+        total_diff = 0
+        groups = broker.subscription_group_manager.subscription_group_table
+        for group in hash_map_order(groups, initial_capacity=2048):
+            per_topic = []
+            topics = broker.consumer_offset_manager.which_topic_by_consumer(group)
+            for t in hash_map_order(topics):
+                tc = broker.topic_config_manager.select_topic_config(t)
+                if tc is None or (is_order and not tc.order):
+                    continue
+                if (
+                    cm.find_subscription_data(group, t) is None
+                    and cm.find_subscription_data_count(group) > 0
+                ):
+                    continue
+                table = {}
+                for i in range(tc.write_queue_nums):
+                    mq = MessageQueue(t, broker.broker_config.broker_name, i)
+                    broker_offset = max(0, store.get_max_offset_in_queue(t, i))
+                    consumer_offset = max(
+                        0, broker.consumer_offset_manager.query_offset(group, t, i)
+                    )
+                    last = 0
+                    if consumer_offset - 1 >= 0:
+                        ts = self._store_time(t, i, consumer_offset - 1)
+                        if ts > 0:
+                            last = ts
+                    table[mq] = {
+                        "brokerOffset": broker_offset,
+                        "consumerOffset": consumer_offset,
+                        "lastTimestamp": last,
+                    }
+                    total_diff += broker_offset - consumer_offset
+                tps = broker.broker_stats_manager.tps_group_get_nums(group, t)
+                per_topic.append({"consumeTps": tps, "offsetTable": _mq_map(table)})
+            stats_list.append({group: per_topic})
+        body = {
+            "brokerAddr": broker.broker_addr,
+            "consumeStatsList": stats_list,
+            "totalDiff": total_diff,
+        }
+        return _ok(body=dumps(body).encode())
 
 
 #: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.

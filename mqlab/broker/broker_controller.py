@@ -14,6 +14,8 @@ named after the Java code it replaces (DESIGN §1, STYLE §6.8):
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
 | ``TransactionalMessageCheckService.onWaitEnd`` | ``transactionCheckInterval`` (60 000 ms), masters only | TransactionalMessageCheckService |
+| ``StoreStatsService.sampling`` | 1 000 ms | StoreStatsService (brokerStatus putTps …) |
+| ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
@@ -73,10 +75,12 @@ from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
+from mqlab.store.broker_stats_manager import BrokerStatsManager
 from mqlab.store.commit_log import StoreRuntimeException
 from mqlab.store.config import MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
+from mqlab.store.store_stats_service import FREQUENCY_OF_SAMPLING
 from mqlab.trace.events import Kind
 
 __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
@@ -190,6 +194,11 @@ class BrokerController(Node):
             arriving_listener=self._message_arriving,
         )  # fmt: skip
         self.message_store.store_stats_service.message_store_boot_timestamp = now
+        # BrokerController#initialize: BrokerStatsManager(clusterName, enableDetailStat)
+        self.broker_stats_manager = BrokerStatsManager(
+            cfg.broker_cluster_name, cfg.enable_detail_stat
+        )
+        self.message_store.broker_stats_manager = self.broker_stats_manager
         self.message_store.load()
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
         self.configuration = BrokerConfiguration(
@@ -256,6 +265,14 @@ class BrokerController(Node):
         )  # fmt: skip
         if self.message_store_config.broker_role != "SLAVE":  # startProcessorByHa
             self.transactional_message_check_service.start()
+        # StoreStatsService#run: waitForRunning(1000), then sampling, in a loop
+        stats = self.message_store.store_stats_service
+        ctx.set_timer(
+            "StoreStatsService.sampling", FREQUENCY_OF_SAMPLING,
+            lambda: stats.sampling(self.ctx.now_ms), period_ms=FREQUENCY_OF_SAMPLING, daemon=True,
+        )  # fmt: skip
+        # StatsItemSet#init: the samplings every 10 s, 10 min and 1 h, first at once
+        self.broker_stats_manager.start(ctx.set_timer, lambda: self.ctx.now_ms)
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
         self.register_broker_all()
         if tracer.enabled:

@@ -42,7 +42,7 @@ from mqlab.common.mix_all import (
 )
 from mqlab.common.perm_name import PermName
 from mqlab.common.sysflag import MessageSysFlag
-from mqlab.common.topic_validator import TopicValidator
+from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, TopicValidator
 from mqlab.common.util_all import time_millis_to_human_string2
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
@@ -350,8 +350,10 @@ class SendMessageProcessor:
                 )  # fmt: skip
         # step 5: put into the store.
         result = broker.put_message(msg)
-        # step 6: PutMessageStatus → response.
-        return self._handle_put_message_result(request, result, queue_id, C_SEND)
+        # step 6: PutMessageStatus → response (msg.topic: SCHEDULE_TOPIC_XXXX when delayed).
+        return self._handle_put_message_result(
+            request, result, queue_id, C_SEND, msg.topic, msg.queue_id
+        )
 
     def _handle_retry_and_dlq(
         self, request, header, msg, topic_config, props
@@ -399,9 +401,14 @@ class SendMessageProcessor:
         return None
 
     def _handle_put_message_result(
-        self, request, result, queue_id, component
+        self, request, result, queue_id, component, topic: str, stored_queue_id: int | None = None
     ) -> RemotingCommand | None:
-        """SendMessageProcessor#handlePutMessageResult; seed 002 §3; facts §10.6 step 10."""
+        """SendMessageProcessor#handlePutMessageResult; seed 002 §3; facts §10.6 step 10.
+
+        A sent message counts in BrokerStatsManager: TOPIC_PUT_NUMS / TOPIC_PUT_SIZE of
+        ``topic`` (the stored one), BROKER_PUT_NUMS, and QUEUE_PUT_* of ``stored_queue_id`` for
+        SCHEDULE_TOPIC_XXXX (the delay level's queue).
+        """
         if result is None:
             return self._fail(
                 component, "6", ResponseCode.SYSTEM_ERROR, "store putMessage return null"
@@ -420,6 +427,14 @@ class SendMessageProcessor:
         tracer = self.broker.tracer
         if sent:
             amr = result.append_message_result
+            bsm = self.broker.broker_stats_manager
+            if topic == RMQ_SYS_SCHEDULE_TOPIC:
+                q = queue_id if stored_queue_id is None else stored_queue_id
+                bsm.inc_queue_put_nums(topic, q, amr.msg_num, 1)
+                bsm.inc_queue_put_size(topic, q, amr.wrote_bytes)
+            bsm.inc_topic_put_nums(topic, amr.msg_num, 1)
+            bsm.inc_topic_put_size(topic, amr.wrote_bytes)
+            bsm.inc_broker_put_nums(amr.msg_num)
             msg_id = amr.msg_id
             ext = response.ext_fields
             ext["msgId"] = msg_id
@@ -522,7 +537,7 @@ class SendMessageProcessor:
             )
         # The store reads DELAY and WAIT from batch_props only (messageExtBatch's own map).
         result = broker.put_messages(msgs, batch_props, len(request.body or b""))
-        return self._handle_put_message_result(request, result, queue_id, C_SEND)
+        return self._handle_put_message_result(request, result, queue_id, C_SEND, topic)
 
     def _fail_back(self, component: str, step: str, code: int, remark: str) -> RemotingCommand:
         """A send-back failure: ``createResponseCommand(null)``, no MSG_REGION / TRACE_ON."""
@@ -633,6 +648,18 @@ class SendMessageProcessor:
         # step 10: put (DELAY > 0 parks it in SCHEDULE_TOPIC_XXXX first).
         result = broker.put_message(new_msg)
         if result is not None and result.put_message_status == PutMessageStatus.PUT_OK:
+            # BrokerStatsManager: SNDBCK_PUT_NUMS of the message's own topic (RETRY_TOPIC
+            # when it came from a retry topic) @ group; a delayed one also counts as a put
+            # of SCHEDULE_TOPIC_XXXX
+            bsm = broker.broker_stats_manager
+            back_topic = props.get(mc.PROPERTY_RETRY_TOPIC) or msg_ext.topic
+            if new_msg.topic == RMQ_SYS_SCHEDULE_TOPIC:
+                amr = result.append_message_result
+                bsm.inc_topic_put_nums(new_msg.topic)
+                bsm.inc_topic_put_size(new_msg.topic, amr.wrote_bytes)
+                bsm.inc_queue_put_nums(new_msg.topic, new_msg.queue_id)
+                bsm.inc_queue_put_size(new_msg.topic, new_msg.queue_id, amr.wrote_bytes)
+            bsm.inc_send_back_nums(group, back_topic)
             return self._response(ResponseCode.SUCCESS, None, region=False)
         status = (
             result.put_message_status.name if result is not None else "putMessageResult is null"

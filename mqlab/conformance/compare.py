@@ -123,6 +123,7 @@ _TIMESTAMP_PATHS = re.compile(
     r"(msg\[\d+\]\.storeTimestamp|ext\.timestamp|body\.dataVersion\.timestamp"
     r"|body\..*\.dataVersion\.timestamp|body\.offsetTable\..*\.lastUpdateTimestamp"
     r"|ext\.indexLastUpdateTimestamp|body\.offsetTable\..*\.lastTimestamp"
+    r"|body\.consumeStatsList\[\d+\]\..*\.offsetTable\..*\.lastTimestamp"
     r"|body\.table\.earliestMessageTimeStamp)$"
 )
 #: ``Configuration``'s data version as the ``version`` ext field of GET_BROKER_CONFIG: a
@@ -203,7 +204,7 @@ RULES: list[Rule] = [
         "STORETIMESTAMP of stored messages, GET_EARLIEST_MSG_STORETIME's timestamp, "
         "dataVersion timestamps (GET_BROKER_CONFIG's version ext field too, same counter "
         "required), GET_TOPIC_STATS_INFO's lastUpdateTimestamp (the store time of a queue's "
-        "last message), GET_CONSUME_STATS' lastTimestamp (of the last consumed message), "
+        "last message), GET_CONSUME_STATS' and GET_BROKER_CONSUME_STATS' lastTimestamp (of the last consumed message), "
         "QUERY_MESSAGE's indexLastUpdateTimestamp (of the last indexed message), the "
         "runtime info's earliestMessageTimeStamp",
         "each broker's wall clock when it stored / changed something; masked only when "
@@ -512,6 +513,37 @@ RULES += [
         _runtime_measurement,
     ),
 ]
+_SAMPLED_TPS = re.compile(r"^body\.(.*\.)?(tps|consumeTps)$")
+_OTHER_GROUP = re.compile(r"^body\.consumeStatsList\[\d+\]\.(?P<group>[^.\[]+)\[\d+\]\.consumeTps$")
+
+
+def _sampled_tps(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if _SAMPLED_TPS.match(d.path) is None:
+        return False
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (d.real, d.mqlab)):
+        return False
+    m = _OTHER_GROUP.match(d.path)
+    if m is not None and not m.group("group").startswith("cf_stats"):
+        # another scenario's group: its pulls may lie on either side of a minute's window
+        return d.real >= 0 and d.mqlab >= 0
+    return d.real > 0 and d.mqlab > 0
+
+
+RULES.append(
+    Rule(
+        "sampled-tps",
+        "tps of VIEW_BROKER_STATS_DATA's minute / hour / day, consumeTps of GET_CONSUME_STATS "
+        "and GET_BROKER_CONSUME_STATS",
+        "BrokerStatsManager samples its counters every 10 s (10 min, 1 h) from each broker's "
+        "own start (StatsItemSet#init); tps = the count between the first and the last "
+        "sample kept, divided by the time between them, so it depends on where each "
+        "broker's samples fall. Masked only when both are non-zero (the stats group's own "
+        "topic and group: its reads wait for a sample), or for another scenario's group in "
+        "GET_BROKER_CONSUME_STATS, when both are >= 0 (its pulls may have left the minute "
+        "on one side only)",
+        _sampled_tps,
+    )
+)
 
 #: Not a field rule: it looks at the whole exchange (see :func:`missing_header_field`).
 MISSING_FIELD_RULE = Rule(

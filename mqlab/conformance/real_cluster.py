@@ -46,6 +46,9 @@ __all__ = [
     "require_java_tools",
     "free_port",
     "java_tools_missing",
+    "MqAdminSession",
+    "close_mqadmin_sessions",
+    "mqadmin_session",
     "run_mqadmin",
     "runner_classpath",
 ]
@@ -497,6 +500,129 @@ def run_mqadmin(
             raise
         _keep_archive(cds_tmp, proc.returncode)
         return proc
+
+
+class MqAdminSession:
+    """One JVM that runs many mqadmin commands (``MqAdmin --batch``), for one name server.
+
+    Each command is one line on the JVM's stdin (arguments separated by TAB); the JVM runs it
+    with ``MQAdminStartup.main`` and ends its output with a marker line on stdout and stderr
+    (``MqAdmin.BATCH_END`` and the status). A JVM start costs ~1 s of CPU; a command in a warm
+    JVM costs a fraction of that. The environment is :func:`run_mqadmin`'s: a temp ROCKETMQ_HOME
+    with our ``logback_tools.xml``, the name server as ``rocketmq.namesrv.addr``.
+
+    A command that does not finish within its timeout kills the JVM (the next :meth:`run`
+    starts a new one) and raises ``subprocess.TimeoutExpired``.
+    """
+
+    MARKER = "@@mqlab-mqadmin-end"
+
+    def __init__(self, namesrv_addr: str) -> None:
+        import queue
+        import threading
+
+        self.namesrv_addr = namesrv_addr
+        self._home = tempfile.TemporaryDirectory(prefix="mqlab-mqadmin-")
+        home = self._home.name
+        conf = Path(home) / "conf"
+        conf.mkdir()
+        shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
+        env["ROCKETMQ_HOME"] = home
+        archive = JAVA_DIR / "target" / "mqadmin.jsa"
+        cds = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off"] if archive.exists() else []
+        cmd = [
+            _java(), *MQADMIN_FLAGS, *cds, "-Djava.security.manager=allow",
+            f"-Duser.home={home}",
+            f"-Drocketmq.client.logRoot={home}/logs",
+            f"-Drocketmq.namesrv.addr={namesrv_addr}",
+            "-cp", runner_classpath(), MQADMIN_MAIN, "--batch",
+        ]  # fmt: skip
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env, cwd=home, bufsize=1,
+        )  # fmt: skip
+        self._lines: dict[str, queue.Queue[str | None]] = {}
+        for name, stream in (("stdout", self._proc.stdout), ("stderr", self._proc.stderr)):
+            q: queue.Queue[str | None] = queue.Queue()
+            self._lines[name] = q
+            threading.Thread(target=self._pump, args=(stream, q), daemon=True).start()
+        self.commands = 0
+
+    @staticmethod
+    def _pump(stream, q) -> None:
+        for line in stream:
+            q.put(line)
+        q.put(None)
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _read_until_marker(self, name: str, deadline: float) -> tuple[str, int | None]:
+        import queue
+
+        out: list[str] = []
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                line = self._lines[name].get(timeout=max(left, 0.001))
+            except queue.Empty:
+                return "".join(out), None
+            if line is None:
+                return "".join(out), None
+            at = line.find(self.MARKER)
+            if at >= 0:  # a command's output may not end with a newline
+                out.append(line[:at])
+                return "".join(out), int(line[at:].split()[1])
+            out.append(line)
+
+    def run(self, args: list[str], *, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run ``mqadmin <args>``; the finished command as a CompletedProcess (status: 0, or what
+        the command asked ``System.exit`` for)."""
+        if any("\t" in a or "\n" in a for a in args):
+            raise ValueError(f"mqadmin arguments cannot hold a TAB or newline: {args!r}")
+        if not self.alive:
+            raise RealClusterError(f"the mqadmin JVM has ended ({self._proc.returncode})")
+        assert self._proc.stdin is not None
+        self._proc.stdin.write("\t".join(args) + "\n")
+        self._proc.stdin.flush()
+        deadline = time.monotonic() + timeout_s
+        stdout, status = self._read_until_marker("stdout", deadline)
+        stderr, _ = self._read_until_marker("stderr", deadline)
+        self.commands += 1
+        if status is None:
+            self.close()
+            raise subprocess.TimeoutExpired(["mqadmin", *args], timeout_s, stdout, stderr)
+        return subprocess.CompletedProcess(["mqadmin", *args], status, stdout, stderr)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                assert self._proc.stdin is not None
+                self._proc.stdin.close()  # the JVM halts at end of input
+                self._proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait(10)
+        self._home.cleanup()
+
+
+_SESSIONS: dict[str, MqAdminSession] = {}
+
+
+def mqadmin_session(namesrv_addr: str) -> MqAdminSession:
+    """The batch mqadmin JVM for this name server (started on first use, reused after)."""
+    s = _SESSIONS.get(namesrv_addr)
+    if s is None or not s.alive:
+        s = _SESSIONS[namesrv_addr] = MqAdminSession(namesrv_addr)
+    return s
+
+
+def close_mqadmin_sessions() -> None:
+    """Stop every batch mqadmin JVM this process started."""
+    while _SESSIONS:
+        _SESSIONS.popitem()[1].close()
 
 
 # -- 6. measuring -----------------------------------------------------------------------------

@@ -114,6 +114,9 @@ def run_matrix(
                     f"   {kind:5} {r.scenario.name:40} {'pass' if o.passed else 'FAIL'} ({o.seconds:.1f} s)"
                 )
         finally:
+            from mqlab.conformance.real_cluster import close_mqadmin_sessions
+
+            close_mqadmin_sessions()
             target.close()
     return results
 

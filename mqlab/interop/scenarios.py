@@ -359,10 +359,11 @@ def _node(args: list[str], timeout_s: float = 90) -> list[dict]:
 
 
 def _create_topic(t: Target, topic: str) -> None:
-    from mqlab.conformance.real_cluster import run_mqadmin
+    from mqlab.conformance.real_cluster import mqadmin_session
 
-    proc = run_mqadmin(["updateTopic", "-b", t.broker_addr, "-t", topic, "-r", "4", "-w", "4"],
-                       t.namesrv_addr)  # fmt: skip
+    proc = mqadmin_session(t.namesrv_addr).run(
+        ["updateTopic", "-b", t.broker_addr, "-t", topic, "-r", "4", "-w", "4"]
+    )
     expect(proc.returncode == 0 and "success" in proc.stdout, f"updateTopic: {proc.stdout}")
 
 

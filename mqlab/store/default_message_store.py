@@ -163,6 +163,9 @@ class DefaultMessageStore(GetMessageMixin):
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         self.store_stats_service = StoreStatsService()
+        #: the broker's BrokerStatsManager (DefaultMessageStore's constructor argument in
+        #: 4.9.3): the schedule service counts its deliveries there; None in a bare store
+        self.broker_stats_manager = None
         self.index_service = IndexService(
             StorePathConfigHelper.get_store_path_index(self.root_dir),
             config.max_hash_slot_num,

@@ -203,8 +203,12 @@ class GetMessageMixin:
                 message_count=get_result.message_count,
                 buffer_total_size=get_result.buffer_total_size,
             )
+        stats = self.store_stats_service
         if status is _FOUND:  # StoreStatsService#getGetMessageTransferedMsgCount
-            self.store_stats_service.get_message_transfered_msg_count += get_result.message_count
+            stats.get_message_transfered_msg_count += get_result.message_count
+            stats.get_message_times_total_found += 1  # getGetMessageTimesTotalFound
+        else:
+            stats.get_message_times_total_miss += 1  # getGetMessageTimesTotalMiss
         return get_result
 
     def _scan(

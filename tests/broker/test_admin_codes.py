@@ -131,7 +131,12 @@ def test_broker_runtime_info_counts_puts_and_gets(cluster, tmp_path):
     assert table["earliestMessageTimeStamp"] == "-1"
     assert table["remainTransientStoreBufferNumbs"] == "2147483647"
     assert table["sendThreadPoolQueueCapacity"] == "10000"
-    assert table["putTps"] == "  " and table["getTotalTps"] == "0.0 0.0 0.0"
+    # 61 one-second samples so far (StoreStatsService#run): the 10 and 60 s figures, not 600.
+    # The gets are the transaction check's at 60 s (TransactionalMessageServiceImpl#check: one
+    # getMessage of the op queue, one of the half queue, both missing); every getMessage
+    # counts, found or not, as in DefaultMessageStore#getMessage
+    assert table["putTps"] == "0.0 0.0 "
+    assert table["getTotalTps"] == "0.2 0.03333333333333333 0.0"
     # no messages: putMessageTimesTotal is 1 (Java: totalTimes 0 → 1), average 0.0
     fresh = Cluster(tmp_path / "fresh")
     t = loads(fresh.call(fresh.broker.broker_addr, 28).response.body.decode())["table"]
@@ -389,3 +394,30 @@ def test_query_topic_consume_by_who(cluster):
     assert sorted(loads(r.response.body.decode())["groupList"]) == ["CG", "Old"]
     r = c.call(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, {"topic": "None"})
     assert loads(r.response.body.decode()) == {"groupList": []}
+
+
+def test_store_stats_tps_over_10_60_600_one_second_samples(cluster):
+    """StoreStatsService: 20 puts and 4 pulls (2 found, 2 missed) between two samples."""
+    c = cluster()
+    c.d.advance(5_500 - c.d.now)  # samples at 1 s, 2 s ... (wait 1 s, then sample)
+    for _ in range(20):
+        c.send("TopicTps")
+    for offset in (0, 10, 20, 20):
+        assert c.pull("TopicTps", offset=offset, max_msgs=10, sys_flag=4).code in (0, 19, 20)
+    addr = c.broker.broker_addr
+
+    def table():
+        r = c.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        return loads(r.response.body.decode())["table"]
+
+    t = table()  # 5 samples: no 10 s figure yet
+    assert (t["putTps"], t["getFoundTps"], t["getTotalTps"]) == ("  ", "  ", "0.0 0.0 0.0")
+    c.d.advance(15_900 - c.d.now)  # 15 samples: the last 10 hold the 20 puts
+    t = table()
+    assert t["putTps"] == "2.0  "  # 20 puts over 10 s
+    assert t["getFoundTps"] == "0.2  " and t["getMissTps"] == "0.2  "
+    assert t["getTotalTps"] == "0.4 0.0 0.0"
+    assert t["getTransferedTps"] == "2.0  "  # 10 + 10 messages handed out
+    c.d.advance(65_900 - c.d.now)  # 65 samples: out of the 10 s window, in the 60 s one
+    t = table()
+    assert t["putTps"] == "0.0 0.3333333333333333 "

@@ -78,8 +78,45 @@ def test_store_timestamps_masked_within_the_window_only():
         Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp",
              1_700_000_000_000, 1_700_000_000_020),
         Diff("body.offsetTable.FrozenKey({'queueId': 0}).lastUpdateTimestamp", 0, 1),
+        # GET_BROKER_CONSUME_STATS (317): a group's consume stats inside the list
+        Diff("body.consumeStatsList[2].cf_cadm_g[0].offsetTable.FrozenKey({'queueId': 0})"
+             ".lastTimestamp", 1_700_000_000_000, 1_700_000_000_002),
+        Diff("body.consumeStatsList[2].cf_cadm_g[0].offsetTable.FrozenKey({'queueId': 0})"
+             ".lastTimestamp", 1_700_000_000_000, 0),
     ], REAL, MQ)  # fmt: skip
-    assert [x.rule for x in d] == ["store-timestamp", None, None, "store-timestamp", None]
+    assert [x.rule for x in d] == [
+        "store-timestamp",
+        None,
+        None,
+        "store-timestamp",
+        None,
+        "store-timestamp",
+        None,
+    ]
+
+
+def test_sampled_tps_masked_only_when_both_are_non_zero():
+    """BrokerStatsManager's tps: the stats group's own figures must be non-zero on both;
+    another group's consumeTps in GET_BROKER_CONSUME_STATS may be 0 on one side."""
+    other = "body.consumeStatsList[2].cf_pull_cg[0].consumeTps"
+    own = "body.consumeStatsList[5].cf_stats_cg[0].consumeTps"
+    d = classify([
+        Diff("body.statsMinute.tps", 0.5, 0.25), Diff("body.statsMinute.tps", 0.5, 0.0),
+        Diff("body.consumeTps", 0.4, 0.2), Diff("body.consumeTps", 0.0, 0.2),
+        Diff(other, 0.1, 0.0), Diff(own, 0.1, 0.0), Diff(own, 0.1, 0.3),
+        Diff("body.statsMinute.sum", 5, 4), Diff("body.statsMinute.tps", "0.5", 0.25),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == [
+        "sampled-tps",
+        None,
+        "sampled-tps",
+        None,
+        "sampled-tps",
+        None,
+        "sampled-tps",
+        None,
+        None,
+    ]
 
 
 def test_json_bodies_compare_parsed_integer_keys_and_map_order_ignored():

@@ -18,7 +18,12 @@ from pathlib import Path
 import pytest
 
 from mqlab.common.message_decoder import decodes, message_properties_to_string
-from mqlab.conformance.real_cluster import RealCluster, RealClusterError, run_mqadmin
+from mqlab.conformance.real_cluster import (
+    MqAdminSession,
+    RealCluster,
+    RealClusterError,
+    run_mqadmin,
+)
 from mqlab.conformance.wire import call_sync
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
@@ -147,6 +152,29 @@ def test_mqadmin_topic_list_shows_the_registered_topics(real_cluster: RealCluste
     proc = run_mqadmin(["topicList"], real_cluster.namesrv_addr)
     assert proc.returncode == 0, proc.stderr
     assert {"TBW102", "broker-a", "DefaultCluster", "SELF_TEST_TOPIC"} <= set(proc.stdout.split())
+
+
+def test_mqadmin_batch_runs_many_commands_in_one_jvm(real_cluster: RealCluster) -> None:
+    """MqAdmin --batch: one JVM, one command a line, each output ended by the marker; the
+    System.exit of a bad command line (ServerUtil#parseCmdLine, status 1) and of -h (0) is
+    stopped and the next command runs."""
+    session = MqAdminSession(real_cluster.namesrv_addr)
+    try:
+        pid = session._proc.pid
+        listed = session.run(["topicList"])
+        bad = session.run(["updateTopic", "-zz"])
+        helped = session.run(["topicRoute", "-h", "-t", "TBW102"])
+        missing = session.run(["noSuchCommand"])
+        route = session.run(["topicRoute", "-t", "TBW102"])
+        assert session._proc.pid == pid and session.alive and session.commands == 5
+    finally:
+        session.close()
+    assert listed.returncode == 0 and "TBW102" in listed.stdout.split()
+    assert bad.returncode == 1 and bad.stdout.startswith("usage: mqadmin updateTopic")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: mqadmin topicRoute")
+    assert (missing.returncode, missing.stdout) == (0, "The sub command noSuchCommand not exist.\n")
+    assert route.returncode == 0 and '"brokerName":"broker-a"' in route.stdout
+    assert not session.alive
 
 
 def test_delete_topic_in_broker_destroys_its_consume_queue(real_cluster: RealCluster) -> None:

@@ -45,6 +45,20 @@ def test_catalogue_covers_every_client_with_at_least_30_scenarios():
     assert len({s.name for s in SCENARIOS}) == len(SCENARIOS)
 
 
+def test_every_mqadmin_command_has_a_scenario_or_a_reason():
+    """Each command of MQAdminStartup#initCommand (4.9.3) is run by an mqadmin scenario,
+    or is in EXCLUDED with the reason (ACL, or a command that never returns)."""
+    import inspect
+
+    from mqlab.interop import mqadmin_scenarios as m
+
+    source = inspect.getsource(m)
+    assert len(m.MQADMIN_COMMANDS) == 55 and len(set(m.MQADMIN_COMMANDS)) == 55
+    assert set(m.EXCLUDED) <= set(m.MQADMIN_COMMANDS) and len(m.EXCLUDED) == 7
+    missing = [c for c in m.MQADMIN_COMMANDS if c not in m.EXCLUDED and f'"{c}"' not in source]
+    assert missing == []
+
+
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
 def test_scenario_passes_on_both_with_the_same_observation(matrix, name):
     r = matrix[name]

@@ -14,6 +14,7 @@ from mqlab.conformance.scenarios import (
     reply,
     retry,
     send,
+    stats,
     stored_bytes,
     transactions,
 )
@@ -45,6 +46,8 @@ GROUPS: dict[str, str] = {
     "INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 → 221) forwarded to a client.",
     "admin-broker": "AdminBrokerProcessor's group, system-topic, housekeeping, offset, "
     "consume-queue, ACL (off) and filter-server codes.",
+    "stats": "BrokerStatsManager's samples: VIEW_BROKER_STATS_DATA (315), consumeTps, "
+    "GET_BROKER_CONSUME_STATS (317).",
 }
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
@@ -68,6 +71,7 @@ _ORDER: list[Scenario] = [
     *admin_handled.SCENARIOS,
     *reply.SCENARIOS,
     *admin_broker.SCENARIOS,
+    *stats.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(

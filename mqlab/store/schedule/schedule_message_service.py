@@ -46,6 +46,7 @@ from mqlab.common import message_const as mc
 from mqlab.common.filter_api import tags_string_to_tags_code
 from mqlab.common.message import MessageExt, MessageExtBrokerInner
 from mqlab.common.message_decoder import message_properties_to_string
+from mqlab.common.mix_all import SCHEDULE_CONSUMER_GROUP
 from mqlab.common.mix_all_files import config_manager_load, string2file
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC
 from mqlab.remoting.fastjson import dumps, loads
@@ -375,6 +376,21 @@ class ScheduleMessageService:
                 self.update_offset(level, next_offset + 1)
                 delivered += 1
                 amr = result.append_message_result
+                bsm = store.broker_stats_manager
+                if bsm is not None and amr is not None:
+                    # PutResultProcess#onSuccess (enableScheduleMessageStats, default true)
+                    n, size = amr.msg_num, amr.wrote_bytes
+                    bsm.inc_queue_get_nums(
+                        SCHEDULE_CONSUMER_GROUP, RMQ_SYS_SCHEDULE_TOPIC, level - 1, n
+                    )
+                    bsm.inc_queue_get_size(
+                        SCHEDULE_CONSUMER_GROUP, RMQ_SYS_SCHEDULE_TOPIC, level - 1, size
+                    )
+                    bsm.inc_group_get_nums(SCHEDULE_CONSUMER_GROUP, RMQ_SYS_SCHEDULE_TOPIC, n)
+                    bsm.inc_group_get_size(SCHEDULE_CONSUMER_GROUP, RMQ_SYS_SCHEDULE_TOPIC, size)
+                    bsm.inc_topic_put_nums(msg_inner.topic, n, 1)
+                    bsm.inc_topic_put_size(msg_inner.topic, size)
+                    bsm.inc_broker_put_nums(n)
                 self._trace(
                     level,
                     "2",

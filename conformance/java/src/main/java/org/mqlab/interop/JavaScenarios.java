@@ -176,6 +176,21 @@ public final class JavaScenarios {
         }
     }
 
+    /** A value read again every 100 ms until {@code done} holds or {@code timeoutMs} passes; the last one read. */
+    interface Reader<T> {
+        T read() throws Exception;
+    }
+
+    static <T> T readUntil(Reader<T> reader, java.util.function.Predicate<T> done, long timeoutMs) throws Exception {
+        long end = System.currentTimeMillis() + timeoutMs;
+        T value = reader.read();
+        while (!done.test(value) && System.currentTimeMillis() < end) {
+            Thread.sleep(100);
+            value = reader.read();
+        }
+        return value;
+    }
+
     static Map<String, Object> sendView(SendResult r) {
         return map("status", r.getSendStatus().name(), "broker", r.getMessageQueue().getBrokerName(),
             "queueId", r.getMessageQueue().getQueueId(), "queueOffset", r.getQueueOffset(),
@@ -292,10 +307,10 @@ public final class JavaScenarios {
                 p.sendOneway(msg(topic("Oneway"), "TagA", "oneway-" + i));
             }
         } finally {
-            Thread.sleep(500);
             p.shutdown();
         }
-        List<Map<String, Object>> stored = readAll(topic("Oneway"));
+        // oneway sends are not answered: the store shows them when the broker has written them
+        List<Map<String, Object>> stored = readUntil(() -> readAll(topic("Oneway")), s -> s.size() >= 5, 30000);
         return map("stored", stored);
     }
 
@@ -399,8 +414,20 @@ public final class JavaScenarios {
             String t = topic(on ? "AutoOn" : "AutoOff");
             try {
                 out.put("send", sendView(p.send(msg(t, "TagA", "auto"))));
+                // the broker registers the new topic with the name server after it answered the
+                // send (BrokerController#registerBrokerAll): a user polls its route, bounded
+                List<MessageQueue> published = readUntil(() -> {
+                    try {
+                        return p.fetchPublishMessageQueues(t);
+                    } catch (MQClientException e) {
+                        return null;
+                    }
+                }, mqs -> mqs != null, 30000);
+                if (published == null) {
+                    published = p.fetchPublishMessageQueues(t);
+                }
                 List<Object> queues = new ArrayList<>();
-                for (MessageQueue mq : p.fetchPublishMessageQueues(t)) {
+                for (MessageQueue mq : published) {
                     queues.add(mq.getQueueId());
                 }
                 Collections.sort((List) queues);
@@ -796,8 +823,8 @@ public final class JavaScenarios {
             }
             out.put("polledFromSeek", bodies);
             c.commitSync();
-            Thread.sleep(500);
-            out.put("committed", c.committed(mq));
+            final MessageQueue committedMq = mq;
+            out.put("committed", readUntil(() -> c.committed(committedMq), v -> v == 6, 10000));
         } finally {
             c.shutdown();
         }
@@ -831,8 +858,8 @@ public final class JavaScenarios {
             pulls.add(pullView("TagB", 0, tagged));
             c.updateConsumeOffset(mq, 3);
             c.getOffsetStore().persist(mq);
-            Thread.sleep(300);
-            out.put("fetchedFromBroker", c.fetchConsumeOffset(mq, true));
+            // persist sends UPDATE_CONSUMER_OFFSET oneway: read it back until the broker has it
+            out.put("fetchedFromBroker", readUntil(() -> c.fetchConsumeOffset(mq, true), v -> v == 3, 10000));
             out.put("maxOffset", c.maxOffset(mq));
             out.put("minOffset", c.minOffset(mq));
         } finally {
