@@ -521,6 +521,28 @@ class AdminBrokerProcessor:
         msg = self.broker.message_store.look_message_by_offset(unit[0], unit[1])
         return -1 if msg is None else msg.store_timestamp
 
+    def _offset_wrapper(self, group: str, topic: str, queue_id: int) -> tuple[MessageQueue, dict]:
+        """One queue's ``OffsetWrapper`` as ``getConsumeStats`` and ``fetchAllConsumeStatsInBroker``
+        build it: the broker's and the group's offsets (at least 0) and the store time of the
+        last consumed message (0 when there is none)."""
+        broker = self.broker
+        mq = MessageQueue(topic, broker.broker_config.broker_name, queue_id)
+        broker_offset = max(0, broker.message_store.get_max_offset_in_queue(topic, queue_id))
+        consumer_offset = max(
+            0, broker.consumer_offset_manager.query_offset(group, topic, queue_id)
+        )
+        last = 0
+        if consumer_offset - 1 >= 0:
+            ts = self._store_time(topic, queue_id, consumer_offset - 1)
+            if ts > 0:
+                last = ts
+        wrapper = {
+            "brokerOffset": broker_offset,
+            "consumerOffset": consumer_offset,
+            "lastTimestamp": last,
+        }
+        return mq, wrapper
+
     def get_topic_stats_info(self, channel, request):
         """``getTopicStatsInfo``: min/max offset and last store time per write queue.
 
@@ -613,19 +635,8 @@ class AdminBrokerProcessor:
             ):
                 continue
             for i in range(tc.read_queue_nums):
-                mq = MessageQueue(t, broker.broker_config.broker_name, i)
-                broker_offset = max(0, broker.message_store.get_max_offset_in_queue(t, i))
-                consumer_offset = max(0, broker.consumer_offset_manager.query_offset(group, t, i))
-                last = 0
-                if consumer_offset - 1 >= 0:
-                    ts = self._store_time(t, i, consumer_offset - 1)
-                    if ts > 0:
-                        last = ts
-                table[mq] = {
-                    "brokerOffset": broker_offset,
-                    "consumerOffset": consumer_offset,
-                    "lastTimestamp": last,
-                }
+                mq, wrapper = self._offset_wrapper(group, t, i)
+                table[mq] = wrapper
             consume_tps += broker.broker_stats_manager.tps_group_get_nums(group, t)
         body = {"consumeTps": consume_tps, "offsetTable": _mq_map(table)}
         return _ok(body=dumps(body).encode())
@@ -1248,7 +1259,6 @@ class AdminBrokerProcessor:
         broker = self.broker
         is_order = (request.ext("isOrder") or "false").lower() == "true"
         cm = broker.consumer_manager
-        store = broker.message_store
         stats_list = []
         total_diff = 0
         groups = broker.subscription_group_manager.subscription_group_table
@@ -1266,22 +1276,9 @@ class AdminBrokerProcessor:
                     continue
                 table = {}
                 for i in range(tc.write_queue_nums):
-                    mq = MessageQueue(t, broker.broker_config.broker_name, i)
-                    broker_offset = max(0, store.get_max_offset_in_queue(t, i))
-                    consumer_offset = max(
-                        0, broker.consumer_offset_manager.query_offset(group, t, i)
-                    )
-                    last = 0
-                    if consumer_offset - 1 >= 0:
-                        ts = self._store_time(t, i, consumer_offset - 1)
-                        if ts > 0:
-                            last = ts
-                    table[mq] = {
-                        "brokerOffset": broker_offset,
-                        "consumerOffset": consumer_offset,
-                        "lastTimestamp": last,
-                    }
-                    total_diff += broker_offset - consumer_offset
+                    mq, wrapper = self._offset_wrapper(group, t, i)
+                    table[mq] = wrapper
+                    total_diff += wrapper["brokerOffset"] - wrapper["consumerOffset"]
                 tps = broker.broker_stats_manager.tps_group_get_nums(group, t)
                 per_topic.append({"consumeTps": tps, "offsetTable": _mq_map(table)})
             stats_list.append({group: per_topic})
