@@ -1,0 +1,77 @@
+"""The driver's choice points: no chooser = today's run; a default chooser = the same run;
+candidates respect FIFO per direction; schedules round-trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.lab.lab import Lab
+from mqlab.runtime.scheduler import ChoosingScheduler, Scheduler, group_of
+
+
+class Default:
+    """Always the seed's own choice; remembers every candidate list it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[list] = []
+
+    def choose_event(self, sched, cands):
+        self.seen.append(list(cands))
+        return cands[0]
+
+    def choose_latency(self, sender, receiver, cmd, default):
+        return default
+
+
+def _run(chooser=None, window=0) -> tuple[list[tuple], Lab]:
+    lab = Lab(seed=3, trace_level="frames")
+    if chooser is not None:
+        lab.driver.set_chooser(chooser, window_ms=window)
+    lab.push_consumer("CG", "TopicTest")
+    lab.push_consumer("CG", "TopicTest")
+    for i in range(4):
+        lab.send("TopicTest", f"m{i}".encode())
+    lab.advance(3000)
+    rows = [(e.seq, e.t_ms, e.node, e.component, e.step, tuple(sorted(e.fields.items())))
+            for e in lab.trace.events]  # fmt: skip
+    return rows, lab
+
+
+def test_default_chooser_gives_the_seeds_own_trace_byte_for_byte():
+    plain, lab0 = _run()
+    assert type(lab0.driver.scheduler) is Scheduler
+    chooser = Default()
+    chosen, lab1 = _run(chooser, window=2)
+    assert type(lab1.driver.scheduler) is ChoosingScheduler
+    assert chosen == plain
+    assert len(plain) == 461
+    # with a 2 ms window the chooser had real choices, and never two frames of one direction
+    multi = [c for c in chooser.seen if len(c) > 1]
+    assert (len(multi), len(chooser.seen)) == (129, 135)
+    for cands in chooser.seen:
+        groups = [group_of(t) for t in cands]
+        assert len(groups) == len(set(groups))
+        assert [(t.due, t.priority, t.seq) for t in cands] == sorted(
+            (t.due, t.priority, t.seq) for t in cands
+        )
+    lab1.driver.set_chooser(None)
+    assert type(lab1.driver.scheduler) is Scheduler
+    lab0.close()
+    lab1.close()
+
+
+def test_schedule_text_round_trips_and_orders():
+    s = Schedule.parse("d3 o2 l1 F:kill(broker-a) d2 o1")
+    assert s.choices[:4] == (DEFAULT, DEFAULT, DEFAULT, Choice("o", 2))
+    assert str(s) == "d3 o2 l1 F:kill(broker-a) d2 o1"
+    assert Schedule.parse(str(s)) == s
+    assert (s.faults, s.moves, s.depth) == (1, 3, 10)
+    assert str(Schedule.parse("o0 l0 d4")) == "(default)"
+    assert Schedule.parse("F:cut(consumer-1,broker-a)").choices == (
+        Choice("F", "cut(consumer-1,broker-a)"),
+    )
+    a, b, c = Schedule.parse("o1"), Schedule.parse("d5 o1"), Schedule.parse("F:join")
+    assert sorted([c, b, a], key=Schedule.sort_key) == [a, b, c]
+    with pytest.raises(ScheduleError, match="bad schedule token 'x1'"):
+        Schedule.parse("o1 x1")
