@@ -66,7 +66,7 @@ def test_schedule_text_round_trips_and_orders():
     assert s.choices[:4] == (DEFAULT, DEFAULT, DEFAULT, Choice("o", 2))
     assert str(s) == "d3 o2 l1 F:kill(broker-a) d2 o1"
     assert Schedule.parse(str(s)) == s
-    assert (s.faults, s.moves, s.depth) == (1, 3, 10)
+    assert (s.faults, s.moves, s.depth) == (1, 3, 9)
     assert str(Schedule.parse("o0 l0 d4")) == "(default)"
     assert Schedule.parse("F:cut(consumer-1,broker-a)").choices == (
         Choice("F", "cut(consumer-1,broker-a)"),
