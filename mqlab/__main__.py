@@ -3,7 +3,8 @@
 Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``), ``serve``
 (a name server and brokers on real sockets for real RocketMQ clients; see ``mqlab.serve``),
 ``experiment`` and ``conformance`` (the same requests to the real RocketMQ 4.9.3 broker
-and to ``mqlab serve``, compared; see ``mqlab.conformance``).
+and to ``mqlab serve``, compared; see ``mqlab.conformance``), ``explore`` (every outcome
+of a small scenario's schedules; see ``mqlab.explore``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
+        print("       python -m mqlab explore SCENARIO [--bounds depth=N,faults=N] [--runner R]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -41,8 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.interop.matrix import main as interop_main
 
         return interop_main(rest)
+    if cmd == "explore":
+        from mqlab.explore.cli import main as explore_main
+
+        return explore_main(rest)
     print(
-        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance, interop)",
+        f"mqlab: unknown command {cmd!r} (known: bench, serve, experiment, conformance, interop, "
+        "explore)",
         file=sys.stderr,
     )
     return 2

@@ -49,6 +49,7 @@ from mqlab.client.consumer.listener import (
 from mqlab.client.process_queue import ProcessQueue
 from mqlab.common import message_const as mc
 from mqlab.common.message import MessageExt, MessageQueue
+from mqlab.explore import mutants as _mutants
 from mqlab.runtime.task import Sleep, spawn
 from mqlab.trace.events import Kind
 
@@ -222,7 +223,7 @@ class ConsumeMessageConcurrentlyService:
         mq = request.message_queue
         msgs = request.msgs
         # seed 004 lines 24-28: a dropped queue's messages are not consumed
-        if pq.dropped:
+        if pq.dropped and "dropped_pq_consumed" not in _mutants.ACTIVE:
             self._emit(C + ".ConsumeRequest.run", "24-28", mq=str(mq), worker=worker,
                        text=f"{_mq_text(mq)} is dropped: do not consume {len(msgs)} message(s)")  # fmt: skip
             return
