@@ -24,6 +24,9 @@ connection (they exchange no frames), and neither is a driver action or a fault.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -116,6 +119,7 @@ class RunRecord:
     counts: dict[str, int] | None = None
     final_digest: str = ""
     redundant: bool = False  # every candidate was asleep (POR): the run stopped
+    pruned: bool = False  # stopped at a state expanded before
     events: int = 0
     links: frozenset = frozenset()  # node pairs that had a connection
 
@@ -128,11 +132,37 @@ class Redundant(Exception):
     """Every enabled event is asleep: this run repeats an order searched already."""
 
 
+class Pruned(Exception):
+    """The run reached a state the search expanded before: the rest adds nothing."""
+
+
+def freeze(lab: Lab, node: str, ms: int) -> None:
+    """A stop-the-world pause of ``node`` for ``ms`` (a long GC): every timer of the node
+    and every frame on its way to it fires ``ms`` later; frames sent to it meanwhile queue
+    behind them (TCP keeps their order). Nothing is lost; the node only runs late."""
+    d = lab.driver
+    s = d.scheduler
+    d.node(node)
+    d._tracer.emit("Explorer", "freeze", "fault", node=node, ms=ms,
+                   text=f"{node} stops for {ms} ms (a pause longer than its timeouts)")  # fmt: skip
+    for e in sorted(x for x in s._heap if not x[3].cancelled and x[3].node == node):
+        t = e[3]
+        keyed = s._keyed.get((t.node, t.name, t.key)) is t
+        s._cancel(t)
+        s.call_at(t.due + ms, t.callback, node=t.node, name=t.name, key=t.key, period=t.period,
+                  daemon=t.daemon, priority=t.priority, keyed=keyed)  # fmt: skip
+    for conn in d._conns.values():
+        if node in (conn.client, conn.server):
+            peer = conn.peer_of(node)
+            conn.last_due[peer] = max(conn.last_due[peer], s.now) + ms
+
+
 def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
     """Inject fault ``name`` (``kill(broker-a)``: killed and restarted on its store;
     ``power_cut(broker-a)``: power cut and restart; ``kill(consumer-1)``;
     ``leave(consumer-2)``; ``join`` (a consumer like the scenario's first);
-    ``pause(consumer-1)``; ``cut(a,b)`` / ``heal(a,b)``: a link down or up both ways)."""
+    ``pause(consumer-1)`` (suspend its pulls); ``freeze(consumer-1,MS)`` (a
+    stop-the-world pause of MS ms, see ``freeze``); ``cut(a,b)`` / ``heal(a,b)``: a link down or up both ways)."""
     what, _, arg = name.partition("(")
     arg = arg.rstrip(")")
     if what == "kill" and arg.startswith("broker-"):
@@ -149,6 +179,9 @@ def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
         _consumer(lab, scenario.consumers[0], scenario.seed)
     elif what == "pause":
         lab.pause_consumer(arg)
+    elif what == "freeze":
+        node, ms = arg.split(",")
+        freeze(lab, node, int(ms))
     elif what in ("cut", "heal"):
         a, b = arg.split(",")
         lab.set_link(a, b, down=what == "cut")
@@ -176,6 +209,9 @@ class Chooser:
         self.record = record
         self.por = por
         self.pos = 0
+        #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
+        #: only: a run stops at a state expanded before (the search prunes it there too).
+        self.visited: dict | None = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
         self.faults_used = 0
@@ -221,6 +257,14 @@ class Chooser:
             if t.seq in self.sleep and not t.cancelled:
                 out.append((t.node, t.name, t.key, t.due - now))
         return frozenset(out)
+
+    def _subsumed(self, p: Point, i: int) -> bool:
+        """This state was expanded before with as much budget left (the search's table)."""
+        seen = self.visited.get(p.digest) if self.visited is not None else None
+        if not seen:
+            return False
+        left = self.depth - i
+        return any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen)
 
     # -- the driver's hooks ------------------------------------------------------------------
     def choose_event(self, sched: Any, cands: list) -> Any:
@@ -269,6 +313,8 @@ class Chooser:
             frozenset((s, nodes.get(s, "")) for s in self.sleep), self._sleep_key(sched),
             [t.seq for t in cands], [t.node for t in cands],
         ))  # fmt: skip
+        if self._subsumed(self.points[-1], i):
+            raise Pruned()
         if not awake and faults_left <= 0:
             raise Redundant()
         k = 0 if self.pick is None else self.pick(options)
@@ -313,6 +359,8 @@ class Chooser:
             k, digest(self.lab, self.sends), self.fault_budget - self.faults_used,
             frozenset((s, "") for s in self.sleep), self._sleep_key(sched),
         ))  # fmt: skip
+        if self._subsumed(self.points[-1], i):
+            raise Pruned()
         self.made.append(options[k])
         return default if k == 0 else lats[k]
 
@@ -322,7 +370,8 @@ def run_schedule(
     record: bool = False, sleep: frozenset[int] = frozenset(), sleep_at: int = -1,
     outcome_cache: dict[str, tuple[str, dict]] | None = None,
     pick: Callable[[list[Choice]], int] | None = None,
-    on_lab: Callable[[Lab], None] | None = None, keep_lab: bool = False,
+    visited: dict | None = None,
+    on_lab: Callable[[Lab], None] | None = None,
 ) -> RunRecord:  # fmt: skip
     """Run ``xs`` under ``schedule`` (defaults after its end) and classify its outcome.
 
@@ -341,7 +390,8 @@ def run_schedule(
     bounds = bounds or Bounds(depth=0)
     sched = Schedule.parse(schedule)
     scn = xs.scenario
-    lab, producers = build_lab(scn, f"explore-{xs.name}")
+    tmp = tempfile.mkdtemp(prefix="mqlab-explore-", dir=_fast_tmp())
+    lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp)
     try:
         ctx = RunContext(scenario=scn, t0=lab.now)
         chooser = Chooser(
@@ -350,6 +400,7 @@ def run_schedule(
             record=record, por=bounds.por, sleep=sleep, sleep_at=sleep_at,
         )  # fmt: skip
         chooser.pick = pick
+        chooser.visited = visited
         arm_at = ctx.t0 + xs.arm_ms
         armed = False
         rec = RunRecord(chooser.made, chooser.points)
@@ -373,16 +424,19 @@ def run_schedule(
             to(ctx.t0 + scn.end_ms)
         except Redundant:
             rec.redundant = True
+        except Pruned:
+            rec.pruned = True
         rec.events = lab.driver.events_run
         rec.links = frozenset(chooser._links())
-        if chooser.pos < len(chooser.tokens) and not rec.redundant:
+        stopped = rec.redundant or rec.pruned
+        if chooser.pos < len(chooser.tokens) and not stopped:
             extra = [c for c in chooser.tokens[chooser.pos :] if not c.is_default]
             if extra:
                 raise ScheduleError(
                     f"the run met {chooser.pos} choice point(s); the schedule has "
                     f"{len(chooser.tokens)} (it ends with {Schedule(tuple(extra))})"
                 )
-        if not rec.redundant:
+        if not stopped:
             rec.final_digest = digest(lab, ctx.sends)
             hit = outcome_cache.get(rec.final_digest) if outcome_cache is not None else None
             if hit is None:
@@ -395,5 +449,12 @@ def run_schedule(
             on_lab(lab)
         return rec
     finally:
-        if not keep_lab:
-            lab.close()
+        lab.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fast_tmp() -> str | None:
+    """``/dev/shm`` (tmpfs) when writable: a run's store is created and removed in ~4 ms
+    there instead of ~50-100 ms on disk (``python -m mqlab bench explore``)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None

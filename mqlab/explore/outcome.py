@@ -4,7 +4,11 @@ Mirrors no RocketMQ class. An outcome is a short label built from counts, with z
 counts left out ("ok" when all are zero):
 
 - ``lost``: messages the producer got a SEND_OK for that no listener of the group got,
-  and that no live consumer still holds in a ProcessQueue (at-least-once broken);
+  that no live consumer still holds in a ProcessQueue, and that the broker no longer has
+  below the group's committed offset (gone from the store, or the offset passed them):
+  at-least-once broken;
+- ``pending``: such messages the broker still has at or past the committed offset: they
+  will be delivered, the run ended first (a lock still held, a retry not yet due);
 - ``dup:<cause>``: unintended duplicates by cause (``mqlab.lab.checkers.find_duplicates``:
   rebalance, crash, sent-back-twice, unexplained);
 - ``order``: out-of-order first deliveries within a queue (``check_queue_order``);
@@ -32,7 +36,7 @@ _CAUSES = {
     "crash before offset persist": "dup:crash",
     "unexplained": "dup:unexplained",
 }
-OUTCOME_KEYS = ("lost", "dup:rebalance", "dup:sent-back-twice", "dup:crash", "dup:unexplained",
+OUTCOME_KEYS = ("lost", "pending", "dup:rebalance", "dup:sent-back-twice", "dup:crash", "dup:unexplained",
                 "order", "overlap", "retry", "dlq")  # fmt: skip
 
 
@@ -58,9 +62,29 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
                 if not pq.dropped:
                     for tree in (pq.msg_tree_map, pq.consuming_msg_orderly_tree_map):
                         held.update(m.client_msg_id() for m in tree.values())
-    for _, msg_id in sorted(acked):
-        if groups and not any(msg_id in got for got in groups.values()) and msg_id not in held:
-            counts["lost"] += 1
+    stored: dict[str, list[tuple[str, str, int, int]]] = {}
+    for b in lab.brokers:
+        if b.message_store is None:
+            continue
+        for _, _, raw in b.message_store.iter_commit_log_entries():
+            m = decode_stored_message(raw, read_body=False)
+            if m.topic.startswith("%DLQ%"):
+                counts["dlq"] += 1
+            stored.setdefault(m.client_msg_id(), []).append(
+                (b.name, m.topic, m.queue_id, m.queue_offset)
+            )
+    for topic, msg_id in sorted(acked):
+        if not groups or any(msg_id in got for got in groups.values()) or msg_id in held:
+            continue
+        places = [p for p in stored.get(msg_id, []) if p[1] == topic]
+        waiting = False
+        for group in sorted(groups):
+            for broker, _, qid, qoff in places:
+                b = lab.broker(broker)
+                table = b.consumer_offset_manager.offset_table.get(f"{topic}@{group}", {})
+                if table.get(qid, -1) <= qoff:
+                    waiting = True  # the group has not committed past it: it will come
+        counts["pending" if waiting else "lost"] += 1
     dups = find_duplicates(lab).findings
     for cause in dups["cause"]:
         if cause in _CAUSES:
@@ -72,12 +96,6 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
             heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().shape[0]
         )
     counts["retry"] = retries
-    for b in lab.brokers:
-        if b.message_store is None:
-            continue
-        for _, _, raw in b.message_store.iter_commit_log_entries():
-            if decode_stored_message(raw, read_body=False).topic.startswith("%DLQ%"):
-                counts["dlq"] += 1
     return counts
 
 

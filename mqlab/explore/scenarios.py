@@ -25,7 +25,9 @@ The expectations, with their sources:
 - ``orderly_lock_expiry``: an orderly consumer consumes a queue only while it holds the
   broker's lock (``ConsumeMessageOrderlyService.ConsumeRequest#run``); when a consumer
   is paused past the lock's lifetime another may take the queue: duplicates are allowed,
-  order within a queue and lost messages are not.
+  order within a queue and lost messages are not. (``find_duplicates`` names a duplicate
+  with a fault between its two deliveries ``dup:crash``: the freeze is that fault.)
+  ``orderly_join`` is the same without the freeze: the lock moves on a join.
 - ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
   (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
 """
@@ -78,7 +80,7 @@ _add(ExploreScenario(
     _scn("consumer_join", faults=[{"at_ms": 10, "action": "join"}],
          consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
-    arm_ms=10, window_ms=0, depth=12,
+    arm_ms=10, depth=6, latencies=(1, 3),
     allowed=frozenset({"dup:rebalance", "overlap"}),
     expected=frozenset({"dup:rebalance"}),
     text="consumer-2 joins while consumer-1 consumes 4 messages on 2 queues",
@@ -101,6 +103,42 @@ _add(ExploreScenario(
     arm_ms=0, faults=("power_cut(broker-a)",), depth=6, fault_budget=1,
     allowed=frozenset(), expected=frozenset(),
     text="the same with SYNC_FLUSH: an acknowledged message is on disk",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "retry_rebalance",
+    _scn("retry_rebalance", delay_levels="1s 1s 1s 1s", duration_ms=1100,
+         consumers=[{"count": 1, "failure_rate": 1.0, "max_reconsume_times": 1}],
+         faults=[{"at_ms": 1000, "action": "join"}]),
+    arm_ms=1000, depth=10,
+    allowed=frozenset({"retry", "dlq", "dup:rebalance", "dup:sent-back-twice", "overlap"}),
+    expected=frozenset({"retry"}),
+    text="2 messages that always fail (1 retry, then %DLQ%); consumer-2 joins as the retry is due",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_join",
+    _scn("orderly_join", faults=[{"at_ms": 10, "action": "join"}], drain_ms=65_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=10, depth=12,
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset(),
+    text="orderly consumer-1 holds both queues' locks; consumer-2 joins while it consumes",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_lock_expiry",
+    _scn("orderly_lock_expiry", faults=[{"at_ms": 10, "action": "join"}], drain_ms=80_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=10, depth=6, fault_budget=1, faults=("freeze(consumer-1,70000)",),
+    allowed=frozenset({"dup:rebalance", "dup:crash", "overlap", "pending"}),
+    expected=frozenset({"dup:rebalance"}),
+    text="orderly consumer-1 freezes 70 s (past its 30 s client lock and the broker's 60 s) "
+         "while consumer-2 joins",
 ))  # fmt: skip
 
 

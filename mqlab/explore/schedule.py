@@ -66,6 +66,8 @@ class Schedule:
             raise ScheduleError(f"a schedule is a string, got {type(text).__name__}")
         out: list[Choice] = []
         for tok in text.split():
+            if tok == "(default)":  # how an all-default schedule prints
+                continue
             m = _TOKEN.match(tok)
             if m is None:
                 raise ScheduleError(

@@ -112,11 +112,12 @@ class SearchResult:
 
 
 def run_item(
-    xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None
-) -> RunRecord:
-    """Run one work item (what every runner calls)."""
+    xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
+    visited: dict | None = None,
+) -> RunRecord:  # fmt: skip
+    """Run one work item (what every runner calls); ``visited``: stop at a state in it."""
     return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
-                        sleep_at=item.sleep_at, outcome_cache=cache)  # fmt: skip
+                        sleep_at=item.sleep_at, outcome_cache=cache, visited=visited)  # fmt: skip
 
 
 def _independent(a: str, b: str, links: frozenset) -> bool:
@@ -148,9 +149,9 @@ def _children(rec: RunRecord, p: Any) -> list[Item]:
     return out
 
 
-def _map_sequential(xs, bounds, items, cache):
+def _map_sequential(xs, bounds, items, cache, visited):
     for it in items:
-        yield run_item(xs, bounds, it, cache)
+        yield run_item(xs, bounds, it, cache, visited)
 
 
 def exhaustive(
@@ -161,13 +162,14 @@ def exhaustive(
     """Every outcome reachable within ``bounds`` (see the module docstring)."""
     t0 = time.perf_counter()
     cache: dict = {}
+    visited: dict[str, list[tuple[int, int, frozenset]]] = {}
     if mapper is None:
+        # runs stop early at states expanded before: the records read the same
 
         def mapper(xs_, b_, items_):  # noqa: E306
-            return _map_sequential(xs_, b_, items_, cache)
+            return _map_sequential(xs_, b_, items_, cache, visited)
 
     frontier: dict[tuple[int, int], list[Item]] = {(0, 0): [Item(())]}
-    visited: dict[str, list[tuple[int, int, frozenset]]] = {}
     distinct: set[str] = set()
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
     finals: dict[str, set[str]] = {}
@@ -202,6 +204,8 @@ def exhaustive(
                     frontier.setdefault(child.level(), []).append(child)
             if pruned:
                 continue
+            if rec.pruned:  # stopped at a state pruned above (it cannot get here)
+                raise AssertionError("a run stopped at a state the search did not prune")
             if rec.redundant:
                 res.redundant += 1
                 continue

@@ -1,0 +1,132 @@
+"""mqlab.explore: the ready-made scenarios' outcome tables, mutants caught, runners equal.
+
+The expected classes of each scenario are in ``mqlab.explore.scenarios`` (written before
+the search ran); these tests pin the exact tables at the scenarios' own bounds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.explore.engine import Bounds
+from mqlab.explore.mutants import mutant
+from mqlab.explore.runners import explore
+from mqlab.explore.scenarios import SCENARIOS, get_scenario
+from mqlab.explore.schedule import ScheduleError
+from mqlab.explore.search import random_walks, replay
+
+pytestmark = pytest.mark.slow
+
+
+def _bounds(xs, **kw) -> Bounds:
+    return Bounds(**{"depth": xs.depth, "faults": xs.fault_budget, "window_ms": xs.window_ms, **kw})
+
+
+def _keys(outcome: str) -> set[str]:
+    return set() if outcome == "ok" else {part.split("=")[0] for part in outcome.split()}
+
+
+TABLES = {
+    "consumer_join": (
+        [("dup:rebalance=1", 3, "d5 l1", 6), ("dup:rebalance=1 overlap=1", 6, "(default)", 0)],
+        (31, 39, 30, 9, 0),
+    ),
+    "async_flush_power_cut": (
+        [("lost=1", 2, "d3 F:power_cut(broker-a)", 4), ("ok", 5, "(default)", 0)],
+        (61, 83, 54, 29, 0),
+    ),
+    "sync_flush_power_cut": ([("ok", 7, "(default)", 0)], (59, 83, 53, 30, 0)),
+    "retry_rebalance": (
+        [("dup:rebalance=1 dup:sent-back-twice=1 overlap=1 retry=3 dlq=3", 1, "(default)", 0)],
+        (40, 68, 30, 26, 0),
+    ),
+    "orderly_join": ([("dup:rebalance=1 overlap=1", 1, "(default)", 0)], (51, 87, 30, 37, 2)),
+    "orderly_lock_expiry": (
+        [
+            ("dup:crash=1 overlap=1", 2, "F:freeze(consumer-1,70000)", 1),
+            ("dup:rebalance=1 overlap=1", 1, "(default)", 0),
+        ],
+        (7, 15, 11, 4, 0),
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_scenario_outcome_table(name):
+    xs = get_scenario(name)
+    res = explore(xs, _bounds(xs))
+    table, stats = TABLES[name]
+    assert res.table() == table
+    assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == stats
+    assert res.complete
+    found = set().union(*(_keys(o) for o, *_ in res.table()))
+    assert found <= xs.allowed
+    assert xs.expected <= found
+    # the shortest schedule of each class replays to it
+    for outcome, _, schedule, _ in res.table():
+        assert replay(xs, schedule, _bounds(xs)).outcome == outcome
+
+
+def test_every_scenario_has_a_table():
+    assert sorted(SCENARIOS) == sorted(TABLES)
+
+
+@pytest.mark.parametrize(
+    ("name", "mut", "new_class", "schedule"),
+    [
+        ("sync_flush_power_cut", "flush_before_write", "lost=1", "d3 F:power_cut(broker-a)"),
+        ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
+    ],
+)
+def test_mutant_is_caught_with_a_shortest_schedule(name, mut, new_class, schedule):
+    xs = get_scenario(name)
+    plain = explore(xs, _bounds(xs)).outcomes()
+    with mutant(mut):
+        res = explore(xs, _bounds(xs))
+        rows = {o: s for o, _, s, _ in res.table()}
+        assert replay(xs, schedule, _bounds(xs)).outcome == new_class
+    assert new_class in rows and new_class not in plain
+    assert rows[new_class] == schedule
+    assert not (_keys(new_class) <= xs.allowed) or new_class not in plain
+
+
+def test_pool_gives_the_sequential_table():
+    xs = get_scenario("async_flush_power_cut")
+    seq = explore(xs, _bounds(xs))
+    pool = explore(xs, _bounds(xs), runner="pool", workers=2)
+    assert pool.table() == seq.table()
+    assert (pool.runs, pool.states, pool.distinct) == (seq.runs, seq.states, seq.distinct)
+
+
+def test_without_por_the_same_outcomes_from_more_runs():
+    xs = get_scenario("orderly_join")
+    on = explore(xs, _bounds(xs), shrink_outcomes=False)
+    off = explore(xs, _bounds(xs, por=False), shrink_outcomes=False)
+    assert off.outcomes() == on.outcomes()
+    assert (on.runs, off.runs) == (51, 67)
+
+
+def test_random_walks_find_only_reachable_classes():
+    xs = get_scenario("async_flush_power_cut")
+    res = random_walks(xs, _bounds(xs), range(6), shrink_outcomes=False)
+    assert res.runs == 6
+    assert set(res.outcomes()) <= {"lost=1", "ok"}
+
+
+def test_a_schedule_that_does_not_fit_is_a_clear_error():
+    xs = get_scenario("async_flush_power_cut")
+    with pytest.raises(ScheduleError, match=r"choice 0: o5 but only 1 event\(s\) enabled"):
+        replay(xs, "o5")
+    with pytest.raises(ScheduleError, match="choice 1 is an order point, the schedule says l1"):
+        replay(xs, "d1 l1")
+
+
+def test_cli_prints_the_table(capsys):
+    from mqlab.__main__ import main
+
+    assert main(["explore", "sync_flush_power_cut", "--no-progress", "--mutant",
+                 "flush_before_write", "--bounds", "depth=5"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "lost=1       1      4  d3 F:power_cut(broker-a)" in out
+    assert main(["explore", "nope"]) == 2
+    assert main(["explore", "sync_flush_power_cut", "--bounds", "deep=3"]) == 2
