@@ -137,24 +137,29 @@ class Pruned(Exception):
 
 
 def freeze(lab: Lab, node: str, ms: int) -> None:
-    """A stop-the-world pause of ``node`` for ``ms`` (a long GC): every timer of the node
-    and every frame on its way to it fires ``ms`` later; frames sent to it meanwhile queue
-    behind them (TCP keeps their order). Nothing is lost; the node only runs late."""
+    """A stop-the-world pause of ``node`` for ``ms`` (a long GC): nothing of the node runs
+    until ``now + ms``. Its timers that come due meanwhile, and the frames that reach it
+    meanwhile, are all due at the wake-up (in their old order, so the explorer may reorder
+    them there, as the woken JVM's threads would race); later ones keep their time.
+    Frames sent to it during the pause queue behind (TCP keeps their order)."""
     d = lab.driver
     s = d.scheduler
     d.node(node)
+    wake = s.now + ms
     d._tracer.emit("Explorer", "freeze", "fault", node=node, ms=ms,
                    text=f"{node} stops for {ms} ms (a pause longer than its timeouts)")  # fmt: skip
     for e in sorted(x for x in s._heap if not x[3].cancelled and x[3].node == node):
         t = e[3]
+        if t.due >= wake:
+            continue
         keyed = s._keyed.get((t.node, t.name, t.key)) is t
         s._cancel(t)
-        s.call_at(t.due + ms, t.callback, node=t.node, name=t.name, key=t.key, period=t.period,
+        s.call_at(wake, t.callback, node=t.node, name=t.name, key=t.key, period=t.period,
                   daemon=t.daemon, priority=t.priority, keyed=keyed)  # fmt: skip
     for conn in d._conns.values():
         if node in (conn.client, conn.server):
             peer = conn.peer_of(node)
-            conn.last_due[peer] = max(conn.last_due[peer], s.now) + ms
+            conn.last_due[peer] = max(conn.last_due[peer], wake)
 
 
 def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
@@ -410,14 +415,30 @@ def run_schedule(
                 lab.advance(t - lab.now)
 
         try:
+            scripted = sorted(xs.scripted)
             for action in timeline(scn):
                 due = ctx.t0 + action.t_ms
+                while scripted and ctx.t0 + scripted[0][0] <= due:
+                    at, fault = scripted.pop(0)
+                    if not armed and ctx.t0 + at >= arm_at:
+                        to(arm_at)
+                        lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
+                        armed = True
+                    to(ctx.t0 + at)
+                    apply_fault(lab, fault, scn)
                 if not armed and due >= arm_at:
                     to(arm_at)
                     lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
                     armed = True
                 to(due)
                 _do(lab, ctx, action, producers)
+            for at, fault in scripted:
+                if not armed and ctx.t0 + at >= arm_at:
+                    to(arm_at)
+                    lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
+                    armed = True
+                to(ctx.t0 + at)
+                apply_fault(lab, fault, scn)
             if not armed:
                 to(arm_at)
                 lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)

@@ -8,8 +8,9 @@ that it cannot find without it.
 
 - ``dropped_pq_consumed``: ``ConsumeMessageConcurrentlyService.ConsumeRequest#run``
   consumes the messages of a dropped ProcessQueue (4.9.3 skips them);
-- ``offset_before_consume``: the concurrently consume service commits a batch's offset
-  before the listener runs (4.9.3: after, from ``processConsumeResult``);
+- ``offset_before_consume``: ``ConsumeMessageConcurrentlyService#submitConsumeRequest``
+  commits a pulled batch's offset when it queues the batch, before any listener ran
+  (4.9.3 commits from ``processConsumeResult``, after);
 - ``orderly_lock_unchecked``: ``ConsumeMessageOrderlyService.ConsumeRequest#run``
   consumes without holding (or renewing) the broker's queue lock;
 - ``flush_before_write``: SYNC_FLUSH forces the commit log *before* appending the

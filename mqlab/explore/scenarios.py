@@ -34,7 +34,7 @@ The expectations, with their sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mqlab.experiments.scenario import Scenario
 
@@ -54,7 +54,8 @@ class ExploreScenario:
     allowed: frozenset[str] = frozenset()
     expected: frozenset[str] = frozenset()
     text: str = ""
-    extra: dict = field(default_factory=dict)
+    #: faults at fixed scenario times, ``(at_ms, fault name)`` (``engine.apply_fault``)
+    scripted: tuple[tuple[int, str], ...] = ()
 
 
 def _scn(name: str, **kw) -> Scenario:
@@ -130,15 +131,28 @@ _add(ExploreScenario(
 
 _add(ExploreScenario(
     "orderly_lock_expiry",
-    _scn("orderly_lock_expiry", faults=[{"at_ms": 10, "action": "join"}], drain_ms=80_000,
-         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
+    _scn("orderly_lock_expiry", faults=[{"at_ms": 1040, "action": "join"}], drain_ms=100_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1, "start_ms": 5,
                      "settings": {"orderly": True}}],
-         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
-    arm_ms=10, depth=6, fault_budget=1, faults=("freeze(consumer-1,70000)",),
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 6}]}]),
+    scripted=((1040, "freeze(consumer-1,90000)"),), arm_ms=91_039, depth=4,
     allowed=frozenset({"dup:rebalance", "dup:crash", "overlap", "pending"}),
-    expected=frozenset({"dup:rebalance"}),
-    text="orderly consumer-1 freezes 70 s (past its 30 s client lock and the broker's 60 s) "
-         "while consumer-2 joins",
+    expected=frozenset(),
+    text="orderly consumer-1 freezes 90 s (past its 30 s client lock and the broker's 60 s) "
+         "as consumer-2 joins; the explorer orders what the woken consumer-1 does first",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "consumer_crash",
+    _scn("consumer_crash", duration_ms=5600, drain_ms=20_000,
+         consumers=[{"count": 2, "consume_time_ms": 2000, "consume_thread": 1}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 8}]}],
+         faults=[{"at_ms": 5500, "action": "kill_consumer", "target": "consumer-1"}]),
+    arm_ms=5500, depth=4,
+    allowed=frozenset({"dup:crash", "dup:rebalance", "overlap"}),
+    expected=frozenset(),
+    text="consumer-1 is killed while it works through its queue (2 s per message, offsets "
+         "persisted every 5 s); consumer-2 takes the queue over",
 ))  # fmt: skip
 
 

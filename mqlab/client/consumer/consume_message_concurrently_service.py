@@ -161,6 +161,10 @@ class ConsumeMessageConcurrentlyService:
         004 lines 16–22 (one request) and 23–47 (split); facts §10.15.
         ``dispatch_to_consume`` only matters for orderly consumption.
         """
+        if msgs and "offset_before_consume" in _mutants.ACTIVE:  # mqlab.explore.mutants
+            self.default_mq_push_consumer_impl.offset_store.update_offset(
+                message_queue, msgs[-1].queue_offset + 1, False
+            )
         batch = self.default_mq_push_consumer.consume_message_batch_max_size
         chunks = [msgs[i : i + batch] for i in range(0, len(msgs), batch)] or [[]]
         step = "16-22" if len(chunks) == 1 else "23-47"
