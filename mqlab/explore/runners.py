@@ -39,41 +39,80 @@ def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
     return run_item(xs, bounds, item, _CACHE)
 
 
-def _spark_mapper(xs: ExploreScenario, bounds: Bounds, items: list[Item]) -> Iterator[RunRecord]:
+def _arrow_tasks(blob: bytes, items: list[Item], tasks: int):
+    """``mapInArrow`` body: task ``i`` runs ``items[i::tasks]`` and yields (index, pickled
+    record) rows (the items travel inside the function; no shuffle)."""
+
+    def run(batches):
+        import pickle
+
+        import pyarrow as pa
+
+        xs, bounds = pickle.loads(blob)
+        schema = pa.schema([pa.field("i", pa.int64()), pa.field("rec", pa.binary())])
+        for batch in batches:
+            for task in batch.column("id").to_pylist():
+                for i in range(task, len(items), tasks):
+                    rec = run_item(xs, bounds, items[i], _CACHE)
+                    yield pa.RecordBatch.from_pylist(
+                        [{"i": i, "rec": pickle.dumps(rec)}], schema=schema
+                    )
+
+    return run
+
+
+def _spark_mapper(spark):
+    """A mapper running each level's items as Spark tasks (``mapInArrow`` over
+    ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep), records back in order."""
     import pickle
 
-    from mqlab.experiments.spark import get_session
+    from mqlab.experiments.spark import default_tasks
 
-    spark = get_session()
-    sc = spark.sparkContext
-    blob = pickle.dumps((xs, bounds))
-    n = max(1, min(len(items), sc.defaultParallelism * 2))
+    cores = default_tasks(spark)
 
-    def task(part):
-        import pickle as p
+    def mapper(xs: ExploreScenario, bounds: Bounds, items: list[Item]) -> Iterator[RunRecord]:
+        n = max(1, min(cores, len(items)))
+        blob = pickle.dumps((xs, bounds))
+        rows = spark.range(0, n, 1, n).mapInArrow(
+            _arrow_tasks(blob, items, n), "i long, rec binary"
+        )
+        out = {r["i"]: r["rec"] for r in rows.collect()}
+        for i in range(len(items)):
+            yield pickle.loads(out[i])
 
-        x, b = p.loads(blob)
-        for i, it in part:
-            yield i, p.dumps(run_item(x, b, it, _CACHE))
+    return mapper
 
-    rdd = sc.parallelize(list(enumerate(items)), n).mapPartitions(task)
-    out = dict(rdd.collect())
-    for i in range(len(items)):
-        yield pickle.loads(out[i])
+
+def _ships(spark) -> bool:
+    """Executors off this machine need mqlab shipped (local sessions import it here)."""
+    try:
+        master = spark.sparkContext.master
+    except Exception:  # Spark Connect: no sparkContext; ship as sweeps do
+        return True
+    return not master.startswith("local")
 
 
 def explore(
     xs: ExploreScenario, bounds: Bounds, *, runner: str = "sequential", workers: int | None = None,
     progress: bool = False, cancel: Callable[[], bool] | None = None, shrink_outcomes: bool = True,
+    spark=None,
 ) -> SearchResult:  # fmt: skip
-    """The exhaustive search of ``xs`` within ``bounds`` on ``runner``."""
+    """The exhaustive search of ``xs`` within ``bounds`` on ``runner`` (``spark``: a session;
+    default ``mqlab.experiments.spark.get_session()``)."""
     if runner not in RUNNERS:
         raise ValueError(f"runner must be one of {list(RUNNERS)}, got {runner!r}")
     kw = dict(progress=progress, cancel=cancel, shrink_outcomes=shrink_outcomes)
     if runner == "sequential":
         return exhaustive(xs, bounds, **kw)
     if runner == "spark":
-        return exhaustive(xs, bounds, mapper=_spark_mapper, **kw)
+        from mqlab.experiments.spark import get_session
+
+        spark = spark or get_session()
+        if _ships(spark):
+            from mqlab.experiments.ship import ship
+
+            ship(spark)
+        return exhaustive(xs, bounds, mapper=_spark_mapper(spark), **kw)
     n = workers or os.cpu_count() or 2
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(n) as pool:
