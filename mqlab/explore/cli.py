@@ -71,12 +71,8 @@ def main(argv: list[str]) -> int:
             return 0
         stop = {"now": False}
         t0 = time.perf_counter()
-        try:
-            res = explore(xs, bounds, runner=a.runner, workers=a.workers,
-                          progress=not a.no_progress, cancel=lambda: stop["now"])  # fmt: skip
-        except KeyboardInterrupt:
-            print("mqlab explore: cancelled", file=sys.stderr)
-            return 130
+        res = explore(xs, bounds, runner=a.runner, workers=a.workers,
+                      progress=not a.no_progress, cancel=lambda: stop["now"])  # fmt: skip
         print(f"scenario {xs.name}: {xs.text}")
         print(f"bounds {bounds}, runner {a.runner}, {time.perf_counter() - t0:.1f} s")
         print(res.format())

@@ -5,8 +5,9 @@ level's work items (schedule prefixes) in ``sort_key`` order and reads the recor
 in the same order, so the outcome table never depends on which worker ran what:
 
 - ``sequential``: one item after the other, here;
-- ``pool``: a ``multiprocessing`` pool (fork), items in chunks, results in order
-  (``imap``); each worker keeps its own outcome cache;
+- ``pool``: a ``multiprocessing`` pool forked per level (its workers inherit the visited
+  table, so their runs stop at states expanded before, as sequential runs do), items in
+  chunks, results in order (``imap``);
 - ``spark``: each level's items split by prefix into tasks (``mqlab.experiments.spark``'s
   session), records collected in order.
 
@@ -33,10 +34,12 @@ __all__ = ["RUNNERS", "explore"]
 RUNNERS = ("sequential", "pool", "spark")
 
 _CACHE: dict = {}
+#: The visited table as a level starts, inherited by the pool's forked workers.
+_VISITED: dict = {}
 
 
 def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
-    return run_item(xs, bounds, item, _CACHE)
+    return run_item(xs, bounds, item, _CACHE, _VISITED)
 
 
 def _arrow_tasks(blob: bytes, items: list[Item], tasks: int):
@@ -70,7 +73,9 @@ def _spark_mapper(spark):
 
     cores = default_tasks(spark)
 
-    def mapper(xs: ExploreScenario, bounds: Bounds, items: list[Item]) -> Iterator[RunRecord]:
+    def mapper(
+        xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
+    ) -> Iterator[RunRecord]:
         n = max(1, min(cores, len(items)))
         blob = pickle.dumps((xs, bounds))
         rows = spark.range(0, n, 1, n).mapInArrow(
@@ -115,10 +120,20 @@ def explore(
         return exhaustive(xs, bounds, mapper=_spark_mapper(spark), **kw)
     n = workers or os.cpu_count() or 2
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(n) as pool:
 
-        def mapper(xs_, b_, items):
-            chunk = max(1, len(items) // (4 * n))
-            return pool.imap(partial(_worker_run, xs_, b_), items, chunksize=chunk)
+    def mapper(xs_, b_, items, visited):
+        # a pool per level, forked now: its workers see the visited table as the level
+        # starts (copy-on-write) and stop at states in it, as a sequential run would
+        global _VISITED
+        if len(items) < 2:
+            yield from (run_item(xs_, b_, it, _CACHE, visited) for it in items)
+            return
+        _VISITED = visited
+        try:
+            with ctx.Pool(min(n, len(items))) as pool:
+                chunk = max(1, len(items) // (4 * n))
+                yield from pool.imap(partial(_worker_run, xs_, b_), items, chunksize=chunk)
+        finally:
+            _VISITED = {}
 
-        return exhaustive(xs, bounds, mapper=mapper, **kw)
+    return exhaustive(xs, bounds, mapper=mapper, **kw)

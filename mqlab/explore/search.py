@@ -156,18 +156,24 @@ def _map_sequential(xs, bounds, items, cache, visited):
 
 def exhaustive(
     xs: ExploreScenario, bounds: Bounds, *,
-    mapper: Callable[[ExploreScenario, Bounds, list[Item]], Iterable[RunRecord]] | None = None,
+    mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
+    | None = None,
     progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
 ) -> SearchResult:  # fmt: skip
-    """Every outcome reachable within ``bounds`` (see the module docstring)."""
+    """Every outcome reachable within ``bounds`` (see the module docstring).
+
+    ``mapper(xs, bounds, items, visited)`` runs a level's items and yields their records
+    in order; it may let runs stop at states in ``visited`` (the table as the level
+    starts, or later): such a run is pruned when read anyway, at that point or before.
+    """
     t0 = time.perf_counter()
     cache: dict = {}
     visited: dict[str, list[tuple[int, int, frozenset]]] = {}
     if mapper is None:
         # runs stop early at states expanded before: the records read the same
 
-        def mapper(xs_, b_, items_):  # noqa: E306
-            return _map_sequential(xs_, b_, items_, cache, visited)
+        def mapper(xs_, b_, items_, visited_):  # noqa: E306
+            return _map_sequential(xs_, b_, items_, cache, visited_)
 
     frontier: dict[tuple[int, int], list[Item]] = {(0, 0): [Item(())]}
     distinct: set[str] = set()
@@ -176,46 +182,52 @@ def exhaustive(
     runs_by: dict[str, int] = {}
     res = SearchResult(xs.name, bounds, [])
     bar = _bar(progress, xs.name)
-    while frontier:
-        if res.runs >= bounds.max_runs or (cancel is not None and cancel()):
-            res.complete = False
-            break
-        level = min(frontier)
-        items = sorted(frontier.pop(level), key=Item.key)
-        if len(items) > bounds.max_runs - res.runs:
-            items = items[: bounds.max_runs - res.runs]
-            res.complete = False
-        for rec in mapper(xs, bounds, items):
-            res.runs += 1
-            if bar is not None:
-                bar.update(1)
-            pruned = False
-            for p in rec.points:
-                res.states += 1
-                distinct.add(p.digest)
-                left = bounds.depth - p.index
-                seen = visited.setdefault(p.digest, [])
-                if any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen):
-                    pruned = True
-                    res.pruned += 1
-                    break
-                seen.append((left, p.faults_left, p.sleep_key))
-                for child in _children(rec, p):
-                    frontier.setdefault(child.level(), []).append(child)
-            if pruned:
-                continue
-            if rec.pruned:  # stopped at a state pruned above (it cannot get here)
-                raise AssertionError("a run stopped at a state the search did not prune")
-            if rec.redundant:
-                res.redundant += 1
-                continue
-            o = rec.outcome or "?"
-            finals.setdefault(o, set()).add(rec.final_digest)
-            runs_by[o] = runs_by.get(o, 0) + 1
-            s = rec.schedule
-            k = s.sort_key()
-            if o not in best or k < best[o][0]:
-                best[o] = (k, s, rec.counts or {})
+    try:
+        while frontier:
+            if res.runs >= bounds.max_runs or (cancel is not None and cancel()):
+                res.complete = False
+                break
+            level = min(frontier)
+            items = sorted(frontier.pop(level), key=Item.key)
+            if len(items) > bounds.max_runs - res.runs:
+                items = items[: bounds.max_runs - res.runs]
+                res.complete = False
+            for rec in mapper(xs, bounds, items, visited):
+                res.runs += 1
+                if bar is not None:
+                    bar.update(1)
+                pruned = False
+                for p in rec.points:
+                    res.states += 1
+                    distinct.add(p.digest)
+                    left = bounds.depth - p.index
+                    seen = visited.setdefault(p.digest, [])
+                    if any(
+                        d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen
+                    ):
+                        pruned = True
+                        res.pruned += 1
+                        break
+                    seen.append((left, p.faults_left, p.sleep_key))
+                    for child in _children(rec, p):
+                        frontier.setdefault(child.level(), []).append(child)
+                if pruned:
+                    continue
+                if rec.pruned:  # stopped at a state pruned above (it cannot get here)
+                    raise AssertionError("a run stopped at a state the search did not prune")
+                if rec.redundant:
+                    res.redundant += 1
+                    continue
+                o = rec.outcome or "?"
+                finals.setdefault(o, set()).add(rec.final_digest)
+                runs_by[o] = runs_by.get(o, 0) + 1
+                s = rec.schedule
+                k = s.sort_key()
+                if o not in best or k < best[o][0]:
+                    best[o] = (k, s, rec.counts or {})
+    except KeyboardInterrupt:  # cancelled (Ctrl-C): the table so far, marked incomplete
+        res.complete = False
+        shrink_outcomes = False
     if bar is not None:
         bar.close()
     for o in sorted(best):

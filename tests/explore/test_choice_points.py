@@ -75,3 +75,45 @@ def test_schedule_text_round_trips_and_orders():
     assert sorted([c, b, a], key=Schedule.sort_key) == [a, b, c]
     with pytest.raises(ScheduleError, match="bad schedule token 'x1'"):
         Schedule.parse("o1 x1")
+
+
+def test_bounds_parse_and_errors():
+    from mqlab.explore.engine import Bounds
+
+    b = Bounds.parse("depth=8,faults=1,window=2,latencies=1/5,por=0,runs=30")
+    assert (b.depth, b.faults, b.window_ms, b.latencies, b.por, b.max_runs) == (
+        8, 1, 2, (1, 5), False, 30,
+    )  # fmt: skip
+    assert str(b) == "depth=8,faults=1,window=2,latencies=1/5,por=0"
+    with pytest.raises(ValueError, match="unknown key 'deep'"):
+        Bounds.parse("deep=3")
+    with pytest.raises(ValueError, match="'depth' is not key=value"):
+        Bounds.parse("depth")
+
+
+def test_mutants_are_off_unless_switched_on():
+    from mqlab.explore import mutants
+
+    assert mutants.active() == ()
+    with mutants.mutant("flush_before_write"):
+        assert mutants.active() == ("flush_before_write",)
+    assert mutants.active() == ()
+    with pytest.raises(ValueError, match="unknown mutant 'nope'"), mutants.mutant("nope"):
+        pass
+
+
+def test_freeze_moves_overdue_events_to_the_wake_up_in_order():
+    from mqlab.explore.engine import freeze
+
+    lab = Lab(seed=0)
+    c = lab.push_consumer("CG", "TopicTest")
+    node = c.default_mq_push_consumer_impl.mq_client_factory.name
+    lab.advance(100)
+    before = [(p.due_ms, p.name, p.key) for p in lab.next_timers(None) if p.node == node]
+    now = lab.now
+    freeze(lab, node, 10_000)
+    after = [(p.due_ms, p.name, p.key) for p in lab.next_timers(None) if p.node == node]
+    wake = now + 10_000
+    assert sorted(after) == sorted((max(d, wake), n, k) for d, n, k in before)
+    assert sum(d == wake for d, _, _ in after) == sum(d < wake for d, _, _ in before) > 0
+    lab.close()

@@ -137,3 +137,12 @@ def test_cli_prints_the_table(capsys):
     assert "lost=1       1      4  d3 F:power_cut(broker-a)" in out
     assert main(["explore", "nope"]) == 2
     assert main(["explore", "sync_flush_power_cut", "--bounds", "deep=3"]) == 2
+
+
+def test_a_search_stopped_early_is_marked_incomplete():
+    xs = get_scenario("async_flush_power_cut")
+    res = explore(xs, _bounds(xs, max_runs=5), shrink_outcomes=False)
+    assert (res.runs, res.complete) == (5, False)
+    calls = iter(range(100))
+    res = explore(xs, _bounds(xs), cancel=lambda: next(calls) >= 2, shrink_outcomes=False)
+    assert res.complete is False and res.runs < 61
