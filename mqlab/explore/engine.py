@@ -87,7 +87,7 @@ class Bounds:
         return b
 
     def __str__(self) -> str:
-        lat = "/".join(map(str, self.latencies)) or "-"
+        lat = "/".join(map(str, self.latencies)) or "scenario"
         return (f"depth={self.depth},faults={self.faults},window={self.window_ms},"
                 f"latencies={lat},por={int(self.por)}")  # fmt: skip
 
