@@ -81,7 +81,7 @@ _add(ExploreScenario(
     _scn("consumer_join", faults=[{"at_ms": 10, "action": "join"}],
          consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
-    arm_ms=10, depth=6, latencies=(1, 3),
+    arm_ms=10, depth=8, latencies=(1, 5),
     allowed=frozenset({"dup:rebalance", "overlap"}),
     expected=frozenset({"dup:rebalance"}),
     text="consumer-2 joins while consumer-1 consumes 4 messages on 2 queues",

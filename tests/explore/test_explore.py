@@ -39,9 +39,13 @@ def _keys(outcome: str) -> set[str]:
 
 TABLES = {
     "consumer_join": (
-        [("dup:rebalance=1", 3, "d5 l1", 6), ("dup:rebalance=1 overlap=1", 6, "(default)", 0)],
-        (31, 39, 30, 9, 0),
-    ),
+        [
+            ("dup:rebalance=1", 4, "d5 l1", 6),
+            ("dup:rebalance=1 overlap=1", 11, "(default)", 0),
+            ("ok", 2, "l1 d1 l1 l1 d2 l1", 7),
+        ],
+        (76, 97, 72, 22, 0),
+    ),  # fmt: skip
     "async_flush_power_cut": (
         [("lost=1", 2, "d3 F:power_cut(broker-a)", 4), ("ok", 5, "(default)", 0)],
         (61, 83, 54, 29, 0),
