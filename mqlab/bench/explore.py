@@ -85,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--por", action="store_true", help="also search without the reduction")
+    p.add_argument("--bounds", default="", help="as python -m mqlab explore --bounds")
     a = p.parse_args(argv)
     xs = get_scenario(a.scenario)
-    bounds = Bounds(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
+    bounds = Bounds.parse(a.bounds, depth=xs.depth, faults=xs.fault_budget,
+                          window_ms=xs.window_ms)  # fmt: skip
     print(f"mqlab bench explore: {xs.name} ({xs.text}); bounds {bounds}")
     replay(xs, "")  # warm imports
     ph = _phases(xs, a.runs)
@@ -97,9 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"schedules per second per core: {1000 / total:.1f}; a snapshot at the arm point "
           f"would save at most {ph['build_to_arm'] / total:.0%} of a run")  # fmt: skip
     base = None
-    for runner in [r for r in a.runners.split(",") if r]:
+    runners = [r for r in a.runners.split(",") if r]
+    spark = None
+    if "spark" in runners:  # start the session (a JVM) before the clock
+        from mqlab.experiments.spark import get_session
+
+        spark = get_session()
+        explore(xs, Bounds(depth=0), runner="spark", spark=spark)
+    for runner in runners:
         t = time.perf_counter()
-        res = explore(xs, bounds, runner=runner, workers=a.workers)
+        res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
         wall = time.perf_counter() - t
         if base is None:
             base = (wall, res.table())
@@ -108,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
               f"speed-up x{base[0] / wall:.2f}  {same}  (states {res.states}, distinct "
               f"{res.distinct}, classes {len(res.rows)})")  # fmt: skip
     if a.por:
-        off = explore(xs, Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
-                                 por=False), shrink_outcomes=False)  # fmt: skip
+        from dataclasses import replace
+
+        off = explore(xs, replace(bounds, por=False), shrink_outcomes=False)
         print(f"without POR: runs {off.runs}, states {off.states}, distinct {off.distinct}")
     return 0
 

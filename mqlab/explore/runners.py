@@ -8,8 +8,9 @@ in the same order, so the outcome table never depends on which worker ran what:
 - ``pool``: a ``multiprocessing`` pool forked per level (its workers inherit the visited
   table, so their runs stop at states expanded before, as sequential runs do), items in
   chunks, results in order (``imap``);
-- ``spark``: each level's items split by prefix into tasks (``mqlab.experiments.spark``'s
-  session), records collected in order.
+- ``spark``: each level's items split by prefix into tasks (``mapInArrow`` over
+  ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep; the visited table travels
+  with them), records collected in order.
 
 A search can be cancelled (``cancel``); what was read so far is the table, marked
 incomplete.
@@ -51,12 +52,16 @@ def _arrow_tasks(blob: bytes, items: list[Item], tasks: int):
 
         import pyarrow as pa
 
-        xs, bounds = pickle.loads(blob)
+        from mqlab.explore import mutants
+
+        xs, bounds, visited, active = pickle.loads(blob)
+        mutants.ACTIVE.clear()
+        mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
         schema = pa.schema([pa.field("i", pa.int64()), pa.field("rec", pa.binary())])
         for batch in batches:
             for task in batch.column("id").to_pylist():
                 for i in range(task, len(items), tasks):
-                    rec = run_item(xs, bounds, items[i], _CACHE)
+                    rec = run_item(xs, bounds, items[i], _CACHE, visited)
                     yield pa.RecordBatch.from_pylist(
                         [{"i": i, "rec": pickle.dumps(rec)}], schema=schema
                     )
@@ -77,7 +82,10 @@ def _spark_mapper(spark):
         xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
     ) -> Iterator[RunRecord]:
         n = max(1, min(cores, len(items)))
-        blob = pickle.dumps((xs, bounds))
+        from mqlab.explore.mutants import active
+
+        # tasks stop at states already expanded, and plant the driver's mutants
+        blob = pickle.dumps((xs, bounds, visited, active()))
         rows = spark.range(0, n, 1, n).mapInArrow(
             _arrow_tasks(blob, items, n), "i long, rec binary"
         )
@@ -98,12 +106,19 @@ def _ships(spark) -> bool:
 
 
 def explore(
-    xs: ExploreScenario, bounds: Bounds, *, runner: str = "sequential", workers: int | None = None,
+    xs: ExploreScenario | str, bounds: Bounds | None = None, *, runner: str = "sequential", workers: int | None = None,
     progress: bool = False, cancel: Callable[[], bool] | None = None, shrink_outcomes: bool = True,
     spark=None,
 ) -> SearchResult:  # fmt: skip
-    """The exhaustive search of ``xs`` within ``bounds`` on ``runner`` (``spark``: a session;
-    default ``mqlab.experiments.spark.get_session()``)."""
+    """The exhaustive search of ``xs`` (a scenario or its name) within ``bounds`` (default:
+    the scenario's own) on ``runner`` (``spark``: a session; default
+    ``mqlab.experiments.spark.get_session()``)."""
+    if isinstance(xs, str):
+        from mqlab.explore.scenarios import get_scenario
+
+        xs = get_scenario(xs)
+    if bounds is None:
+        bounds = Bounds(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
     if runner not in RUNNERS:
         raise ValueError(f"runner must be one of {list(RUNNERS)}, got {runner!r}")
     kw = dict(progress=progress, cancel=cancel, shrink_outcomes=shrink_outcomes)
@@ -125,7 +140,7 @@ def explore(
         # a pool per level, forked now: its workers see the visited table as the level
         # starts (copy-on-write) and stop at states in it, as a sequential run would
         global _VISITED
-        if len(items) < 2:
+        if len(items) < 4 * n:  # a small level: forking costs more than it gives
             yield from (run_item(xs_, b_, it, _CACHE, visited) for it in items)
             return
         _VISITED = visited

@@ -10,9 +10,11 @@ absolute times where only differences matter):
   offset; the committed consumer offsets; the queue locks (owner, age);
 - a push consumer: each ProcessQueue (offsets cached and being consumed, dropped, locked,
   the highest offset), its local offset table, its allocation, and its delivery log (what
-  the listener got, in order: the outcome depends on it);
+  the listener got, in order, and how long ago: the outcome depends on it);
 - the producers' sends (done, failed);
-- every pending timer and frame, its due time relative to now, and a frame's bytes.
+- every pending timer and frame, its due time relative to now, and a frame's bytes;
+- the past the outcome reads (``history``): faults, node starts and stops, rebalances'
+  allocations, and the delivery log, each with its age relative to now.
 
 ``blake2b`` of the ``repr`` of that tuple (16 bytes, hex). Collisions are possible but, as
 with TLC's 64-bit fingerprints, improbable (about n²/2¹²⁹ for n states).
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
 
-__all__ = ["digest", "state_tuple", "frame_bytes"]
+__all__ = ["digest", "state_tuple", "frame_bytes", "history"]
 
 
 def frame_bytes(t: Any) -> bytes | None:
@@ -81,7 +83,7 @@ def _consumer(c: Any, now: int) -> tuple:
     offsets = tuple(sorted((_mq(mq), off) for mq, off in table.items()))
     alloc = tuple((t, tuple(_mq(m) for m in mqs)) for t, mqs in sorted(c.allocation.items()))
     log = tuple(
-        (_mq(r.mq), r.queue_offset, r.msg_id, r.reconsume_times, str(r.status))
+        (now - r.t_ms, _mq(r.mq), r.queue_offset, r.msg_id, r.reconsume_times, str(r.status))
         for r in impl.consumed
     )
     return (pqs, offsets, alloc, log)
@@ -114,7 +116,30 @@ def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
                        hashlib.blake2b(fb, digest_size=8).hexdigest() if fb else ""))  # fmt: skip
     timers.sort()
     sent = tuple((f.done, f.error is None) for _, f in (sends or []))
-    return (tuple(nodes), tuple(timers), sent)
+    return (tuple(nodes), tuple(timers), sent, history(lab, now))
+
+
+def _relevant(e: Any) -> bool:
+    c = e.component
+    return (
+        e.kind == "fault"
+        or (c == "SimDriver" and e.step in ("kill", "stop", "start", "power_cut"))
+        or (c.endswith(".rebalanceByTopic") and e.step == "42-61")
+        or c.endswith(".messageQueueChanged")
+        or c.endswith(".shutdown")
+    )
+
+
+def history(lab: Lab, now: int) -> tuple:
+    """The past that outcomes read besides the state: faults, starts and stops, and each
+    rebalance's allocation, with their age (ms before now), sorted: the checkers date a
+    duplicate's cause and a queue's ownership overlap by these events' times, never by
+    their order within one ms (which commuting events on two nodes may swap)."""
+    return tuple(sorted(
+        (now - e.t_ms, e.node, e.component, e.step, repr(e.fields.get("allocated_mqs")))
+        for e in lab.trace.events
+        if _relevant(e)
+    ))  # fmt: skip
 
 
 def digest(lab: Lab, sends: list | None = None) -> str:

@@ -22,3 +22,12 @@ def test_spark_gives_the_sequential_table(spark):
         seq.states,
         seq.distinct,
     )
+
+
+def test_spark_tasks_plant_the_drivers_mutant(spark):
+    from mqlab.explore.mutants import mutant
+
+    xs = get_scenario("consumer_crash")
+    with mutant("offset_before_consume"):
+        res = explore(xs, Bounds(depth=xs.depth), runner="spark", spark=spark)
+    assert res.table() == [("lost=1", 1, "(default)", 0)]
