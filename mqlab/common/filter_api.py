@@ -18,7 +18,6 @@ equality compares them as sets, as Java does.
 
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,7 +34,7 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)  # NOTE: performance — every heartbeat hashes its tags again
 def java_string_hash(s: str) -> int:
     """Java ``String#hashCode``: ``h = 31*h + c`` over UTF-16 code units, signed 32-bit.
 
