@@ -217,6 +217,8 @@ class Chooser:
         #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
         #: only: a run stops at a state expanded before (the search prunes it there too).
         self.visited: dict | None = None
+        #: A pool's table shared by its workers while a level runs (a hint, see _subsumed).
+        self.shared: Any = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
         self.faults_used = 0
@@ -264,12 +266,19 @@ class Chooser:
         return frozenset(out)
 
     def _subsumed(self, p: Point, i: int) -> bool:
-        """This state was expanded before with as much budget left (the search's table)."""
-        seen = self.visited.get(p.digest) if self.visited is not None else None
-        if not seen:
-            return False
+        """This state was expanded before with as much budget left (the search's table, or
+        what the other workers of a pool have seen so far: ``shared``, a hint the search
+        checks when it reads the record)."""
         left = self.depth - i
-        return any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen)
+        for table in (self.visited, self.shared):
+            seen = table.get(p.digest) if table is not None else None
+            if seen and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
+                            for d, f, sk in seen):  # fmt: skip
+                return True
+        if self.shared is not None:
+            self.shared[p.digest] = [*(self.shared.get(p.digest) or ()),
+                                     (left, p.faults_left, p.sleep_key)]  # fmt: skip
+        return False
 
     # -- the driver's hooks ------------------------------------------------------------------
     def choose_event(self, sched: Any, cands: list) -> Any:
@@ -376,6 +385,7 @@ def run_schedule(
     outcome_cache: dict[str, tuple[str, dict]] | None = None,
     pick: Callable[[list[Choice]], int] | None = None,
     visited: dict | None = None,
+    shared: Any = None,
     on_lab: Callable[[Lab], None] | None = None,
 ) -> RunRecord:  # fmt: skip
     """Run ``xs`` under ``schedule`` (defaults after its end) and classify its outcome.
@@ -406,6 +416,7 @@ def run_schedule(
         )  # fmt: skip
         chooser.pick = pick
         chooser.visited = visited
+        chooser.shared = shared
         arm_at = ctx.t0 + xs.arm_ms
         armed = False
         rec = RunRecord(chooser.made, chooser.points)

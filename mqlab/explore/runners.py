@@ -22,7 +22,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mqlab.explore.engine import Bounds, RunRecord
 from mqlab.explore.search import Item, SearchResult, exhaustive, run_item
@@ -39,8 +39,11 @@ _CACHE: dict = {}
 _VISITED: dict = {}
 
 
+_SHARED: Any = None
+
+
 def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
-    return run_item(xs, bounds, item, _CACHE, _VISITED)
+    return run_item(xs, bounds, item, _CACHE, _VISITED, _SHARED)
 
 
 def _arrow_tasks(blob: bytes, items: list[Item], tasks: int):
@@ -135,20 +138,25 @@ def explore(
         return exhaustive(xs, bounds, mapper=_spark_mapper(spark), **kw)
     n = workers or os.cpu_count() or 2
     ctx = multiprocessing.get_context("fork")
+    manager = ctx.Manager()
 
     def mapper(xs_, b_, items, visited):
         # a pool per level, forked now: its workers see the visited table as the level
-        # starts (copy-on-write) and stop at states in it, as a sequential run would
-        global _VISITED
+        # starts (copy-on-write) and stop at states in it, as a sequential run would; and
+        # they share what they see during the level (a hint, checked when read)
+        global _VISITED, _SHARED
         if len(items) < 4 * n:  # a small level: forking costs more than it gives
             yield from (run_item(xs_, b_, it, _CACHE, visited) for it in items)
             return
-        _VISITED = visited
+        _VISITED, _SHARED = visited, manager.dict()
         try:
             with ctx.Pool(min(n, len(items))) as pool:
                 chunk = max(1, len(items) // (4 * n))
                 yield from pool.imap(partial(_worker_run, xs_, b_), items, chunksize=chunk)
         finally:
-            _VISITED = {}
+            _VISITED, _SHARED = {}, None
 
-    return exhaustive(xs, bounds, mapper=mapper, **kw)
+    try:
+        return exhaustive(xs, bounds, mapper=mapper, **kw)
+    finally:
+        manager.shutdown()

@@ -81,6 +81,7 @@ class SearchResult:
     distinct: int = 0
     pruned: int = 0
     redundant: int = 0  # runs stopped by the sleep sets
+    reruns: int = 0  # pool runs stopped on another worker's hint that was wrong here
     seconds: float = 0.0
     complete: bool = True  # False: max_runs or a cancel stopped it
 
@@ -113,11 +114,13 @@ class SearchResult:
 
 def run_item(
     xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
-    visited: dict | None = None,
+    visited: dict | None = None, shared: Any = None,
 ) -> RunRecord:  # fmt: skip
-    """Run one work item (what every runner calls); ``visited``: stop at a state in it."""
+    """Run one work item (what every runner calls); ``visited``: stop at a state in it;
+    ``shared``: also stop at one in it (a hint: the search re-runs the item if wrong)."""
     return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
-                        sleep_at=item.sleep_at, outcome_cache=cache, visited=visited)  # fmt: skip
+                        sleep_at=item.sleep_at, outcome_cache=cache, visited=visited,
+                        shared=shared)  # fmt: skip
 
 
 def _independent(a: str, b: str, links: frozenset) -> bool:
@@ -147,6 +150,16 @@ def _children(rec: RunRecord, p: Any) -> list[Item]:
             sleep = frozenset(s for s, _ in p.sleep)
         out.append(Item(prefix + (opt,), sleep, p.index))
     return out
+
+
+def _prunes(rec: RunRecord, visited: dict, bounds: Bounds) -> bool:
+    """Whether reading ``rec`` now prunes it at one of its points."""
+    for p in rec.points:
+        left = bounds.depth - p.index
+        seen = visited.get(p.digest) or ()
+        if any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen):
+            return True
+    return False
 
 
 def _map_sequential(xs, bounds, items, cache, visited):
@@ -192,10 +205,15 @@ def exhaustive(
             if len(items) > bounds.max_runs - res.runs:
                 items = items[: bounds.max_runs - res.runs]
                 res.complete = False
-            for rec in mapper(xs, bounds, items, visited):
+            for item, rec in zip(items, mapper(xs, bounds, items, visited), strict=True):
                 res.runs += 1
                 if bar is not None:
                     bar.update(1)
+                if rec.pruned and not _prunes(rec, visited, bounds):
+                    # a worker stopped on another worker's hint that this reading order
+                    # does not confirm: run it again against the true table
+                    res.reruns += 1
+                    rec = run_item(xs, bounds, item, cache, visited)
                 pruned = False
                 for p in rec.points:
                     res.states += 1
