@@ -5,9 +5,12 @@ level's work items (schedule prefixes) in ``sort_key`` order and reads the recor
 in the same order, so the outcome table never depends on which worker ran what:
 
 - ``sequential``: one item after the other, here;
-- ``pool``: a ``multiprocessing`` pool forked per level (its workers inherit the visited
-  table, so their runs stop at states expanded before, as sequential runs do), items in
-  chunks, results in order (``imap``);
+- ``pool``: a ``multiprocessing`` pool forked per level: its workers inherit the visited
+  table, so their runs stop at states expanded before, as sequential runs do; during the
+  level they also share the states they pass (a ``Manager`` dict) and stop on those. That
+  is only a hint: a record stopped on a state that its place in the reading order does not
+  confirm is run again in the search (``SearchResult.reruns``). Items go in chunks,
+  results come back in order (``imap``); levels under 4 items per worker run here;
 - ``spark``: each level's items split by prefix into tasks (``mapInArrow`` over
   ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep; the visited table travels
   with them), records collected in order.
