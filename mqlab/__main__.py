@@ -5,7 +5,8 @@ Commands: ``bench`` (benchmarks that print figures; see ``mqlab.bench``), ``serv
 ``lab`` (the learners' working copy of the notebooks that ``make lab`` serves; see
 ``mqlab.lab.workspace``),
 ``experiment`` and ``conformance`` (the same requests to the real RocketMQ 4.9.3 broker
-and to ``mqlab serve``, compared; see ``mqlab.conformance``).
+and to ``mqlab serve``, compared; see ``mqlab.conformance``), ``explore`` (every outcome
+of a small scenario's schedules; see ``mqlab.explore``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
         print("       python -m mqlab lab {prepare,reset NN} [--repo DIR] [--work DIR]")
+        print("       python -m mqlab explore SCENARIO [--bounds depth=N,faults=N] [--runner R]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "bench":
@@ -48,9 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         from mqlab.lab.workspace import main as lab_main
 
         return lab_main(rest)
+    if cmd == "explore":
+        from mqlab.explore.cli import main as explore_main
+
+        return explore_main(rest)
     print(
         f"mqlab: unknown command {cmd!r} "
-        "(known: bench, serve, experiment, conformance, interop, lab)",
+        "(known: bench, serve, experiment, conformance, interop, lab, explore)",
         file=sys.stderr,
     )
     return 2

@@ -1,4 +1,4 @@
-"""Benchmarks that print figures: ``python -m mqlab bench {broker,e2e,net,load,real,sweep}``.
+"""Benchmarks that print figures: ``python -m mqlab bench {broker,e2e,net,load,real,sweep,explore}``.
 
 Speed is measured here, by scripts that print numbers, never by timed assertions in tests.
 Each command is one module, also runnable as ``python -m mqlab.bench.<name>``:
@@ -11,7 +11,9 @@ Each command is one module, also runnable as ``python -m mqlab.bench.<name>``:
 * ``real``: the Java client's sync sends and end-to-end latency on the real RocketMQ 4.9.3
   broker and on ``mqlab serve``, side by side, with ratios;
 * ``sweep``: a 200-run experiment sweep sequentially and on Spark (local, standalone,
-  Connect).
+  Connect);
+* ``explore``: schedule exploration (``mqlab.explore``): one run's phases, schedules per
+  second per core, the exhaustive search on each runner with its speed-up.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "load": "8 C++ producers, 4 push consumers, a broker SIGKILL in the middle",
     "real": "the Java client on the real 4.9.3 broker and on mqlab serve, side by side",
     "sweep": "a 200-run sweep sequentially and on Spark (local, standalone, Connect)",
+    "explore": "schedule exploration: a run's phases, schedules/s, the search per runner",
 }
 
 

@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=8192)  # NOTE: performance — ~700 calls per small run, few distinct strings
 def java_string_hash(s: str) -> int:
     """Java ``String#hashCode``: ``h = 31*h + c`` over UTF-16 code units, signed 32-bit.
 

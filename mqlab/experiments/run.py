@@ -74,21 +74,26 @@ def _consumer(lab: Lab, spec: ConsumerSpec, seed: int) -> str:
         **spec.settings,
     }
     listener = ScenarioListener(seed, spec.group, spec.failure_rate)
+    if settings.get("orderly") and spec.failure_rate == 0:
+        listener = None  # an orderly consumer (settings {"orderly": true}): always SUCCESS
     c = lab.push_consumer(spec.group, spec.topic, spec.expression, listener, **settings)
     return c.default_mq_push_consumer_impl.mq_client_factory.name
 
 
-def build_lab(scenario: Scenario, run_id: str | None = None) -> tuple[Lab, dict[str, Any]]:
+def build_lab(
+    scenario: Scenario, run_id: str | None = None, store_dir: str | None = None
+) -> tuple[Lab, dict[str, Any]]:
     """The cluster of ``scenario`` with its topics and initial consumers, warmed up.
 
     Returns the lab and the producers by scenario index (started, not yet sending).
+    ``store_dir``: where the brokers' files go (default: a temp dir the lab removes).
     """
     from mqlab.lab.lab import Lab
 
     lab = Lab(
         seed=scenario.seed, brokers=scenario.brokers, run_id=run_id, trace_level="steps",
         latency_ms=scenario.latency_ms, delay_levels=scenario.delay_levels,
-        broker=scenario.broker, store=scenario.store,
+        broker=scenario.broker, store=scenario.store, store_dir=store_dir,
     )  # fmt: skip
     for topic in scenario.topics:
         for b in lab.brokers:

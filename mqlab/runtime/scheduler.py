@@ -31,7 +31,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 
-__all__ = ["Timer", "Scheduler", "PendingTimer", "URGENT", "NORMAL"]
+__all__ = [
+    "Timer",
+    "Scheduler",
+    "ChoosingScheduler",
+    "PendingTimer",
+    "URGENT",
+    "NORMAL",
+    "group_of",
+]
 
 URGENT = 0
 NORMAL = 1
@@ -258,3 +266,94 @@ class Scheduler:
             PendingTimer(t.due, t.node, t.name, t.key, t.daemon, t.period is not None)
             for t in (e[3] for e in live)
         ]
+
+
+class ChoosingScheduler(Scheduler):
+    """A ``Scheduler`` whose next event is picked by a *chooser* (``mqlab.explore``).
+
+    ``SimDriver.set_chooser`` turns a driver's scheduler into one of these (by class, so a
+    driver without a chooser runs ``Scheduler.run_one`` unchanged, at the same speed).
+
+    The events *enabled together* are the live timers due within ``window`` ms of the
+    earliest one. Of those, only the first of each *group* may run: frames of one direction
+    of a connection (``sender->receiver``, TCP's FIFO) form a group, and every other timer
+    of a node is in that node's group (a node's own timers keep their order). A ``close``
+    (a connection closed after its last frame) is never moved. The chooser gets the
+    candidates in default order, ``(due, priority, seq)``, and returns the index of the
+    one to run (or None after changing the world, e.g. a fault: it is asked again); index 0
+    is what ``Scheduler.run_one`` would run.
+    """
+
+    chooser = None  # set by SimDriver.set_chooser
+    window = 0
+    #: Bookkeeping timers that commute with every event: the statistics samplings read
+    #: counters and write samples that no mechanism reads (only admin requests show them),
+    #: so no outcome depends on where they run. They are never a choice: run at their time,
+    #: in default order, and left out of other events' candidates.
+    BOOKKEEPING = frozenset({
+        "StoreStatsService.sampling", "StatsItemSet.samplingInSeconds",
+        "StatsItemSet.samplingInMinutes", "StatsItemSet.samplingInHour",
+    })  # fmt: skip
+
+    def candidates(self) -> list[Timer]:
+        """The events that may run next, in default order (index 0 = the heap's head)."""
+        head = self.peek()
+        if head is None:
+            return []
+        if head.name == "close" or head.name in self.BOOKKEEPING:
+            return [head]
+        limit = head.due + self.window
+        live = sorted(e for e in self._heap if e[0] <= limit and not e[3].cancelled)
+        out: list[Timer] = []
+        seen: set = set()
+        for e in live:
+            t = e[3]
+            if t.name == "close":
+                seen.add(("node", t.node))
+                continue
+            if t.name in self.BOOKKEEPING:
+                continue
+            g = group_of(t)
+            if g in seen:
+                continue
+            seen.add(g)
+            out.append(t)
+        return out
+
+    def take(self, t: Timer) -> None:
+        """Remove live timer ``t`` (anywhere in the heap) as ``pop`` would remove the head."""
+        k = (t.node, t.name, t.key)
+        if self._keyed.get(k) is t:
+            del self._keyed[k]
+        if not t.daemon:
+            self._live_foreground -= 1
+        t.cancelled = True  # consumed; its heap entry is skipped when popped
+        self._cancelled_in_heap += 1
+        if t.due > self.now:
+            self.now = t.due
+
+    def run_one(self) -> Timer | None:
+        chooser = self.chooser
+        if chooser is None:
+            return Scheduler.run_one(self)
+        cands = self.candidates()
+        if not cands:
+            return None
+        t = chooser.choose_event(self, cands)
+        if t is None:  # the chooser changed the world (a fault): ask again
+            return self.run_one()
+        self.take(t)
+        if t.period is not None:
+            self.call_at(
+                t.due + t.period, t.callback, node=t.node, name=t.name, key=t.key,
+                period=t.period, daemon=t.daemon, priority=t.priority,
+            )  # fmt: skip
+        t.callback()
+        return t
+
+
+def group_of(t: Timer) -> tuple[str, str]:
+    """The FIFO group of a timer: a frame's direction, or the node a timer belongs to."""
+    if t.name == "frame" and t.key is not None:
+        return ("frame", t.key.rsplit(" ", 1)[-1])
+    return ("node", t.node)

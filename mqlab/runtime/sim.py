@@ -43,7 +43,7 @@ from mqlab.runtime.context import (
     RemotingSendRequestException,
     RemotingTimeoutException,
 )
-from mqlab.runtime.scheduler import PendingTimer, Scheduler
+from mqlab.runtime.scheduler import ChoosingScheduler, PendingTimer, Scheduler
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
@@ -310,6 +310,8 @@ class SimDriver:
         # NOTE: performance — code names per (code, is_response): an enum look-up per frame
         # cost ~1.5 µs; every frame's timer label needs one.
         self._code_names: dict[tuple[int, bool], str] = {}
+        #: The explorer's chooser (``mqlab.explore``), or None: the run is the seed's own.
+        self.chooser = None
 
     # -- nodes -------------------------------------------------------------------------------------
     @property
@@ -476,6 +478,8 @@ class SimDriver:
                     "SimNetwork", "drop", Kind.FAULT, reason="loss", code=cmd.code, to=receiver
                 )
                 return
+        if self.chooser is not None:  # a choice point of mqlab.explore: this frame's latency
+            latency = self.chooser.choose_latency(sender, receiver, cmd, latency)
         due = max(self.scheduler.now + latency, conn.last_due[sender])
         conn.last_due[sender] = due
         code_name = self._frame_code_name(cmd.code, cmd.is_response)
@@ -542,6 +546,28 @@ class SimDriver:
         response.opaque = cmd.opaque
         response.mark_response_type()
         self._transmit(conn, node.name, response)
+
+    # -- exploring -------------------------------------------------------------------------------
+    def set_chooser(self, chooser, *, window_ms: int = 0) -> None:
+        """Let ``chooser`` pick among the events enabled together and each frame's latency.
+
+        ``chooser`` has ``choose_event(scheduler, candidates) -> Timer | None`` and
+        ``choose_latency(sender, receiver, cmd, default_ms) -> int`` (``mqlab.explore``).
+        Events due within ``window_ms`` of the earliest are enabled together (see
+        ``ChoosingScheduler``). ``set_chooser(None)`` goes back to the seed's own order.
+        """
+        if window_ms < 0:
+            raise ValueError(f"window_ms must be >= 0, got {window_ms}")
+        self.chooser = chooser
+        s = self.scheduler
+        if chooser is None:
+            if isinstance(s, ChoosingScheduler):
+                s.__class__ = Scheduler
+                del s.chooser, s.window
+            return
+        s.__class__ = ChoosingScheduler
+        s.chooser = chooser
+        s.window = int(window_ms)
 
     # -- running ---------------------------------------------------------------------------------
     def step(self) -> list[TraceEvent]:

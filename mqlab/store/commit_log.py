@@ -68,6 +68,7 @@ from mqlab.common.message_decoder import (
 )
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC
+from mqlab.explore import mutants as _mutants
 from mqlab.store.config import BrokerRole, FlushDiskType
 from mqlab.store.mapped_file import MappedFile, MappedFileQueue
 from mqlab.store.status import (
@@ -242,6 +243,8 @@ class CommitLog:
             ValueError: a host of ``msg`` is not ``"ip:port"`` (API misuse).
         """
         msg.store_timestamp = now_ms
+        if "flush_before_write" in _mutants.ACTIVE:  # mqlab.explore.mutants
+            self.mapped_file_queue.flush(0)
         tran_type = msg.sys_flag & _TRAN_MASK
         # step 8 / §10.8: delay rewrite (NOT_TYPE and COMMIT only)
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
@@ -507,7 +510,8 @@ class CommitLog:
         run if it is due (``flush_real_time_service``): the send never waits for a force.
         """
         if self.message_store_config.flush_disk_type == FlushDiskType.SYNC_FLUSH:
-            self.mapped_file_queue.flush(0)  # GroupCommitService: force() before the ack
+            if "flush_before_write" not in _mutants.ACTIVE:
+                self.mapped_file_queue.flush(0)  # GroupCommitService: force() before the ack
             if wait:
                 if self.store.fault_flush_delay_ms > self.message_store_config.sync_flush_timeout:
                     return PutMessageStatus.FLUSH_DISK_TIMEOUT

@@ -49,6 +49,7 @@ from mqlab.client.consumer.listener import (
 from mqlab.client.process_queue import ProcessQueue
 from mqlab.common import message_const as mc
 from mqlab.common.message import MessageExt, MessageQueue
+from mqlab.explore import mutants as _mutants
 from mqlab.runtime.task import Sleep, spawn
 from mqlab.trace.events import Kind
 
@@ -160,6 +161,10 @@ class ConsumeMessageConcurrentlyService:
         004 lines 16–22 (one request) and 23–47 (split); facts §10.15.
         ``dispatch_to_consume`` only matters for orderly consumption.
         """
+        if msgs and "offset_before_consume" in _mutants.ACTIVE:  # mqlab.explore.mutants
+            self.default_mq_push_consumer_impl.offset_store.update_offset(
+                message_queue, msgs[-1].queue_offset + 1, False
+            )
         batch = self.default_mq_push_consumer.consume_message_batch_max_size
         chunks = [msgs[i : i + batch] for i in range(0, len(msgs), batch)] or [[]]
         step = "16-22" if len(chunks) == 1 else "23-47"
@@ -222,7 +227,7 @@ class ConsumeMessageConcurrentlyService:
         mq = request.message_queue
         msgs = request.msgs
         # seed 004 lines 24-28: a dropped queue's messages are not consumed
-        if pq.dropped:
+        if pq.dropped and "dropped_pq_consumed" not in _mutants.ACTIVE:
             self._emit(C + ".ConsumeRequest.run", "24-28", mq=str(mq), worker=worker,
                        text=f"{_mq_text(mq)} is dropped: do not consume {len(msgs)} message(s)")  # fmt: skip
             return

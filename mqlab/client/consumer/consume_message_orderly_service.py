@@ -47,6 +47,7 @@ from mqlab.client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from mqlab.common import message_const as mc
 from mqlab.common.message import Message, MessageExt, MessageQueue
 from mqlab.common.mix_all import get_retry_topic
+from mqlab.explore import mutants as _mutants
 from mqlab.runtime.task import Sleep, spawn
 from mqlab.trace.events import Kind
 
@@ -272,7 +273,9 @@ class ConsumeMessageOrderlyService:
         pq = request.process_queue
         mq = request.message_queue
         clustering = self._clustering()
-        if not (not clustering or (pq.locked and not pq.is_lock_expired(self.ctx.now_ms))):
+        if not (not clustering or (pq.locked and not pq.is_lock_expired(self.ctx.now_ms))) and (
+            "orderly_lock_unchecked" not in _mutants.ACTIVE
+        ):
             if pq.dropped:
                 return
             self._emit(C + ".ConsumeRequest.run", "lock", mq=str(mq), worker=worker,
@@ -287,7 +290,11 @@ class ConsumeMessageOrderlyService:
                 self._emit(C + ".ConsumeRequest.run", "dropped", mq=str(mq),
                            text=f"the message queue {_mq_text(mq)} is dropped: stop consuming")  # fmt: skip
                 break
-            if clustering and (not pq.locked or pq.is_lock_expired(now)):
+            if (
+                clustering
+                and (not pq.locked or pq.is_lock_expired(now))
+                and ("orderly_lock_unchecked" not in _mutants.ACTIVE)
+            ):
                 self._emit(C + ".ConsumeRequest.run", "lock", mq=str(mq), worker=worker,
                            text=f"{_mq_text(mq)} lost its lock: lock it again in 10 ms")  # fmt: skip
                 self.try_lock_later_and_reconsume(mq, pq, 10)

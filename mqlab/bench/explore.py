@@ -1,0 +1,128 @@
+"""``python -m mqlab bench explore``: how fast schedule exploration runs.
+
+Prints, for one scenario (default ``consumer_join``, the lesson's):
+
+1. one run split into its phases (CPU ms, mean of ``--runs`` replays of the default
+   schedule): building the cluster and playing it to the arm point, the explored rest,
+   classifying the outcome, tearing the store down; and schedules per second per core.
+   Building to the arm point is what a snapshot/fork of the cluster would save per run;
+2. the exhaustive search at the scenario's bounds on each runner asked for (``--runners
+   sequential,pool,spark``): wall seconds, runs, runs/s, and the speed-up over
+   sequential; every runner's table must be the sequential one (checked, printed);
+3. with ``--por``, the search without the partial-order reduction: runs and states.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+__all__ = ["main"]
+
+
+def _phases(xs, n: int) -> dict[str, float]:
+    """Mean CPU ms per phase of ``n`` default runs (the engine's steps, timed one by one)."""
+    import shutil
+    import tempfile
+
+    from mqlab.experiments.metrics import RunContext
+    from mqlab.experiments.run import _do, build_lab
+    from mqlab.experiments.schedule import timeline
+    from mqlab.explore.engine import _fast_tmp
+    from mqlab.explore.outcome import outcome_counts
+
+    tot = dict.fromkeys(("build_to_arm", "explored_part", "outcome", "teardown"), 0.0)
+    clock = time.process_time
+    for _ in range(n):
+        t = clock()
+        tmp = tempfile.mkdtemp(prefix="mqlab-bench-explore-", dir=_fast_tmp())
+        lab, producers = build_lab(xs.scenario, store_dir=tmp)
+        ctx = RunContext(scenario=xs.scenario, t0=lab.now)
+        arm = ctx.t0 + xs.arm_ms
+        acts = timeline(xs.scenario)
+        i = 0
+        while i < len(acts) and ctx.t0 + acts[i].t_ms < arm:
+            due = ctx.t0 + acts[i].t_ms
+            if due > lab.now:
+                lab.advance(due - lab.now)
+            _do(lab, ctx, acts[i], producers)
+            i += 1
+        if arm > lab.now:
+            lab.advance(arm - lab.now)
+        t1 = clock()
+        for a in acts[i:]:
+            due = ctx.t0 + a.t_ms
+            if due > lab.now:
+                lab.advance(due - lab.now)
+            _do(lab, ctx, a, producers)
+        end = ctx.t0 + xs.scenario.end_ms
+        if end > lab.now:
+            lab.advance(end - lab.now)
+        t2 = clock()
+        outcome_counts(lab, ctx.sends)
+        t3 = clock()
+        lab.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        t4 = clock()
+        for k, d in zip(tot, (t1 - t, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            tot[k] += d * 1000 / n
+    return tot
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mqlab.explore.engine import Bounds
+    from mqlab.explore.runners import explore
+    from mqlab.explore.scenarios import SCENARIOS, get_scenario
+    from mqlab.explore.search import replay
+
+    p = argparse.ArgumentParser(
+        prog="python -m mqlab bench explore", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--scenario", default="consumer_join", choices=sorted(SCENARIOS))
+    p.add_argument("--runs", type=int, default=20, help="replays timed for the phases")
+    p.add_argument(
+        "--runners", default="sequential,pool", help="comma-separated: sequential,pool,spark"
+    )
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--por", action="store_true", help="also search without the reduction")
+    p.add_argument("--bounds", default="", help="as python -m mqlab explore --bounds")
+    a = p.parse_args(argv)
+    xs = get_scenario(a.scenario)
+    bounds = Bounds.parse(a.bounds, depth=xs.depth, faults=xs.fault_budget,
+                          window_ms=xs.window_ms)  # fmt: skip
+    print(f"mqlab bench explore: {xs.name} ({xs.text}); bounds {bounds}")
+    replay(xs, "")  # warm imports
+    ph = _phases(xs, a.runs)
+    total = sum(ph.values())
+    print(f"one run, CPU ms (mean of {a.runs}): " + ", ".join(f"{k} {v:.1f}" for k, v in ph.items())
+          + f"; total {total:.1f}")  # fmt: skip
+    print(f"schedules per second per core: {1000 / total:.1f}; a snapshot at the arm point "
+          f"would save at most {ph['build_to_arm'] / total:.0%} of a run")  # fmt: skip
+    base = None
+    runners = [r for r in a.runners.split(",") if r]
+    spark = None
+    if "spark" in runners:  # start the session (a JVM) before the clock
+        from mqlab.experiments.spark import get_session
+
+        spark = get_session()
+        explore(xs, Bounds(depth=0), runner="spark", spark=spark)
+    for runner in runners:
+        t = time.perf_counter()
+        res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
+        wall = time.perf_counter() - t
+        if base is None:
+            base = (wall, res.table())
+        same = "same table" if res.table() == base[1] else "TABLE DIFFERS"
+        print(f"{runner:<10} {wall:6.1f} s  runs {res.runs}  {res.runs / wall:5.1f} runs/s  "
+              f"speed-up x{base[0] / wall:.2f}  {same}  (states {res.states}, distinct "
+              f"{res.distinct}, classes {len(res.rows)})")  # fmt: skip
+    if a.por:
+        from dataclasses import replace
+
+        off = explore(xs, replace(bounds, por=False), shrink_outcomes=False)
+        print(f"without POR: runs {off.runs}, states {off.states}, distinct {off.distinct}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

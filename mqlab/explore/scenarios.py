@@ -1,0 +1,163 @@
+"""Ready-made scenarios for ``mqlab.explore``, each with the outcome classes RocketMQ
+4.9.3's documented behaviour allows, written down before any search ran.
+
+Mirrors no RocketMQ class. Each ``ExploreScenario`` is a small ``mqlab.experiments``
+``Scenario`` (one broker, a few messages, short timeouts), the scenario time ``arm_ms``
+from which the explorer decides, the faults it may inject, a latency set, default bounds
+small enough for an exhaustive search in seconds, and:
+
+- ``allowed``: the outcome keys (``mqlab.explore.outcome.OUTCOME_KEYS``) RocketMQ's
+  guarantees allow here. A class with another key is a bug (or a mutant);
+- ``expected``: keys that the documentation says *can* happen, so the search must find
+  a class with each.
+
+The expectations, with their sources:
+
+- ``consumer_join``: at-least-once, so a rebalance may deliver a message twice (the
+  queue's old owner consumed it, its offset had not reached the broker when the new owner
+  read it: ``RebalancePushImpl#removeUnnecessaryMessageQueue`` persists it, but
+  asynchronously, see notebooks/mechanisms.md, rebalancing), and nothing is lost.
+- ``async_flush_power_cut``: ``FlushDiskType.ASYNC_FLUSH`` acknowledges a message once it
+  is in the page cache (``CommitLog#handleDiskFlush``); a power cut before
+  ``FlushRealTimeService`` runs loses it: ``lost`` is allowed and expected.
+- ``sync_flush_power_cut``: with ``SYNC_FLUSH`` the SEND_OK waits for ``GroupCommitService``;
+  an acknowledged message is never lost: no ``lost``.
+- ``orderly_lock_expiry``: an orderly consumer consumes a queue only while it holds the
+  broker's lock (``ConsumeMessageOrderlyService.ConsumeRequest#run``); when a consumer
+  is paused past the lock's lifetime another may take the queue: duplicates are allowed,
+  order within a queue and lost messages are not. (``find_duplicates`` names a duplicate
+  with a fault between its two deliveries ``dup:crash``: the freeze is that fault.)
+  ``orderly_join`` is the same without the freeze: the lock moves on a join.
+- ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
+  (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mqlab.experiments.scenario import Scenario
+
+__all__ = ["ExploreScenario", "SCENARIOS", "get_scenario"]
+
+
+@dataclass(frozen=True)
+class ExploreScenario:
+    name: str
+    scenario: Scenario
+    arm_ms: int = 0
+    faults: tuple[str, ...] = ()
+    latencies: tuple[int, ...] = ()
+    depth: int = 6
+    fault_budget: int = 0
+    window_ms: int = 0
+    allowed: frozenset[str] = frozenset()
+    expected: frozenset[str] = frozenset()
+    text: str = ""
+    #: faults at fixed scenario times, ``(at_ms, fault name)`` (``engine.apply_fault``)
+    scripted: tuple[tuple[int, str], ...] = ()
+
+
+def _scn(name: str, **kw) -> Scenario:
+    base = dict(
+        name=name, seed=0, duration_ms=100, drain_ms=3000, warmup_ms=2000,
+        topics=[{"name": "TopicTest", "queues": 2}],
+        producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 2}]}],
+        consumers=[{"count": 1}],
+    )  # fmt: skip
+    base.update(kw)
+    return Scenario.from_dict(base)
+
+
+SCENARIOS: dict[str, ExploreScenario] = {}
+
+
+def _add(xs: ExploreScenario) -> None:
+    SCENARIOS[xs.name] = xs
+
+
+_add(ExploreScenario(
+    "consumer_join",
+    _scn("consumer_join", faults=[{"at_ms": 10, "action": "join"}],
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=10, depth=8, latencies=(1, 5),
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset({"dup:rebalance"}),
+    text="consumer-2 joins while consumer-1 consumes 4 messages on 2 queues",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "async_flush_power_cut",
+    _scn("async_flush_power_cut", consumers=[{"count": 1, "start_ms": 2000}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 1}]}]),
+    arm_ms=0, faults=("power_cut(broker-a)",), depth=6, fault_budget=1,
+    allowed=frozenset({"lost"}), expected=frozenset({"lost"}),
+    text="one send, then a power cut of broker-a somewhere before the flush (ASYNC_FLUSH)",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "sync_flush_power_cut",
+    _scn("sync_flush_power_cut", consumers=[{"count": 1, "start_ms": 2000}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 1}]}],
+         store={"flush_disk_type": "SYNC_FLUSH"}),
+    arm_ms=0, faults=("power_cut(broker-a)",), depth=6, fault_budget=1,
+    allowed=frozenset(), expected=frozenset(),
+    text="the same with SYNC_FLUSH: an acknowledged message is on disk",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "retry_rebalance",
+    _scn("retry_rebalance", delay_levels="1s 1s 1s 1s", duration_ms=1100,
+         consumers=[{"count": 1, "failure_rate": 1.0, "max_reconsume_times": 1}],
+         faults=[{"at_ms": 1000, "action": "join"}]),
+    arm_ms=1000, depth=10,
+    allowed=frozenset({"retry", "dlq", "dup:rebalance", "dup:sent-back-twice", "overlap"}),
+    expected=frozenset({"retry"}),
+    text="2 messages that always fail (1 retry, then %DLQ%); consumer-2 joins as the retry is due",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_join",
+    _scn("orderly_join", faults=[{"at_ms": 10, "action": "join"}], drain_ms=65_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=10, depth=12,
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset(),
+    text="orderly consumer-1 holds both queues' locks; consumer-2 joins while it consumes",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_lock_expiry",
+    _scn("orderly_lock_expiry", faults=[{"at_ms": 1040, "action": "join"}], drain_ms=100_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1, "start_ms": 5,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 6}]}]),
+    scripted=((1040, "freeze(consumer-1,90000)"),), arm_ms=91_039, depth=4,
+    allowed=frozenset({"dup:rebalance", "dup:crash", "overlap", "pending"}),
+    expected=frozenset(),
+    text="orderly consumer-1 freezes 90 s (past its 30 s client lock and the broker's 60 s) "
+         "as consumer-2 joins; the explorer orders what the woken consumer-1 does first",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "consumer_crash",
+    _scn("consumer_crash", duration_ms=5600, drain_ms=20_000,
+         consumers=[{"count": 2, "consume_time_ms": 2000, "consume_thread": 1}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 8}]}],
+         faults=[{"at_ms": 5500, "action": "kill_consumer", "target": "consumer-1"}]),
+    arm_ms=5500, depth=4,
+    allowed=frozenset({"dup:crash", "dup:rebalance", "overlap"}),
+    expected=frozenset(),
+    text="consumer-1 is killed while it works through its queue (2 s per message, offsets "
+         "persisted every 5 s); consumer-2 takes the queue over",
+))  # fmt: skip
+
+
+def get_scenario(name: str) -> ExploreScenario:
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise ValueError(f"no explore scenario {name!r}; known: {sorted(SCENARIOS)}") from None

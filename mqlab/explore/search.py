@@ -1,0 +1,356 @@
+"""Exhaustive search, random walks, replay and shrinking over a scenario's schedules.
+
+Mirrors no RocketMQ class. The exhaustive search is stateful and bounded:
+
+1. Work items are schedule prefixes; each runs to the end of the scenario
+   (``run_schedule``), noting its choice points up to ``bounds.depth``.
+2. Items are taken *level by level*, a level being (faults, non-default choices): each
+   child adds one non-default choice or one fault, so it lands on a higher level. Within
+   a level, items are run in ``Schedule.sort_key`` order, and their records are read in
+   that order, whichever worker ran them: the pool and Spark runners give exactly the
+   sequential table.
+3. Reading a record, each noted point is a *state visited*. A state whose digest was seen
+   with at least as much depth and fault budget left, and no more events asleep, is
+   pruned: the rest of the run adds nothing. Otherwise its alternatives become items
+   (sleep sets: ``mqlab.explore.engine``).
+4. A run that is not pruned ends in an outcome (``mqlab.explore.outcome``). Per outcome:
+   the distinct final states reached, the runs, and the least schedule by ``sort_key``,
+   shrunk at the end (``shrink``: faults dropped, then choices set back to their default,
+   one at a time, while the outcome stays).
+
+Random walks pick uniformly at each free choice point, swarm style: each walk leaves out
+faults or order choices at random (Groce et al., ISSTA 2012).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mqlab.explore.engine import Bounds, RunRecord, run_schedule
+from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+
+if TYPE_CHECKING:
+    from mqlab.explore.scenarios import ExploreScenario
+
+__all__ = ["OutcomeRow", "SearchResult", "exhaustive", "random_walks", "replay", "shrink",
+           "Item", "run_item"]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One unit of work: run ``prefix`` (sleep set ``sleep`` after point ``sleep_at``)."""
+
+    prefix: tuple[Choice, ...]
+    sleep: frozenset[int] = frozenset()
+    sleep_at: int = -1
+
+    def key(self) -> tuple:
+        return Schedule(self.prefix).sort_key()
+
+    def level(self) -> tuple[int, int]:
+        s = Schedule(self.prefix)
+        return (s.faults, s.moves)
+
+
+@dataclass(slots=True)
+class OutcomeRow:
+    outcome: str
+    count: int  # distinct final states
+    runs: int
+    schedule: Schedule
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def depth(self) -> int:
+        return self.schedule.depth
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """An outcome table and the search's figures."""
+
+    scenario: str
+    bounds: Bounds
+    rows: list[OutcomeRow]
+    runs: int = 0
+    states: int = 0  # states visited (choice points read)
+    distinct: int = 0
+    pruned: int = 0
+    redundant: int = 0  # runs stopped by the sleep sets
+    reruns: int = 0  # pool runs stopped on another worker's hint that was wrong here
+    seconds: float = 0.0
+    complete: bool = True  # False: max_runs or a cancel stopped it
+
+    def table(self) -> list[tuple[str, int, str, int]]:
+        """(outcome, count, shortest schedule, depth) rows, sorted by outcome."""
+        return [(r.outcome, r.count, str(r.schedule), r.depth) for r in self.rows]
+
+    def outcomes(self) -> dict[str, int]:
+        return {r.outcome: r.count for r in self.rows}
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(
+            self.table(), columns=["outcome", "count", "shortest_schedule", "depth"]
+        )
+
+    def format(self) -> str:
+        w = max([len(r.outcome) for r in self.rows] + [7])
+        lines = [f"{'outcome':<{w}}  count  depth  shortest schedule"]
+        for o, n, s, d in self.table():
+            lines.append(f"{o:<{w}}  {n:>5}  {d:>5}  {s}")
+        lines.append(
+            f"runs {self.runs}, states visited {self.states}, distinct {self.distinct}, "
+            f"pruned {self.pruned}, asleep {self.redundant}"
+            + ("" if self.complete else " (incomplete)")
+        )
+        return "\n".join(lines)
+
+
+def run_item(
+    xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
+    visited: dict | None = None, shared: Any = None,
+) -> RunRecord:  # fmt: skip
+    """Run one work item (what every runner calls); ``visited``: stop at a state in it;
+    ``shared``: also stop at one in it (a hint: the search re-runs the item if wrong)."""
+    return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
+                        sleep_at=item.sleep_at, outcome_cache=cache, visited=visited,
+                        shared=shared)  # fmt: skip
+
+
+def _independent(a: str, b: str, links: frozenset) -> bool:
+    return a != b and a not in ("", "lab", "sim") and b not in ("", "lab", "sim") and \
+        frozenset((a, b)) not in links  # fmt: skip
+
+
+def _children(rec: RunRecord, p: Any) -> list[Item]:
+    prefix = tuple(rec.choices[: p.index])
+    out = []
+    before: list[tuple[int, str]] = []
+    for k, opt in enumerate(p.options):
+        if p.kind == "o" and opt.kind != "F":
+            j = 0 if opt.kind == "d" else int(opt.value)
+            seq, node = p.seqs[j], p.nodes[j]
+        if k == p.chosen:
+            if p.kind == "o" and opt.kind != "F":
+                before.append((seq, node))
+            continue
+        if opt.kind == "F":
+            sleep: frozenset[int] = frozenset()
+        elif p.kind == "o":
+            asleep = set(p.sleep) | set(before)
+            sleep = frozenset(s for s, n in asleep if _independent(n, node, rec.links))
+            before.append((seq, node))
+        else:
+            sleep = frozenset(s for s, _ in p.sleep)
+        out.append(Item(prefix + (opt,), sleep, p.index))
+    return out
+
+
+def _prunes(rec: RunRecord, visited: dict, bounds: Bounds) -> bool:
+    """Whether reading ``rec`` now prunes it at one of its points."""
+    for p in rec.points:
+        left = bounds.depth - p.index
+        seen = visited.get(p.digest) or ()
+        if any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen):
+            return True
+    return False
+
+
+def _map_sequential(xs, bounds, items, cache, visited):
+    for it in items:
+        yield run_item(xs, bounds, it, cache, visited)
+
+
+def exhaustive(
+    xs: ExploreScenario, bounds: Bounds, *,
+    mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
+    | None = None,
+    progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
+) -> SearchResult:  # fmt: skip
+    """Every outcome reachable within ``bounds`` (see the module docstring).
+
+    ``mapper(xs, bounds, items, visited)`` runs a level's items and yields their records
+    in order; it may let runs stop at states in ``visited`` (the table as the level
+    starts, or later): such a run is pruned when read anyway, at that point or before.
+    """
+    t0 = time.perf_counter()
+    cache: dict = {}
+    visited: dict[str, list[tuple[int, int, frozenset]]] = {}
+    if mapper is None:
+        # runs stop early at states expanded before: the records read the same
+
+        def mapper(xs_, b_, items_, visited_):  # noqa: E306
+            return _map_sequential(xs_, b_, items_, cache, visited_)
+
+    frontier: dict[tuple[int, int], list[Item]] = {(0, 0): [Item(())]}
+    distinct: set[str] = set()
+    best: dict[str, tuple[tuple, Schedule, dict]] = {}
+    finals: dict[str, set[str]] = {}
+    runs_by: dict[str, int] = {}
+    res = SearchResult(xs.name, bounds, [])
+    bar = _bar(progress, xs.name)
+    try:
+        while frontier:
+            if res.runs >= bounds.max_runs or (cancel is not None and cancel()):
+                res.complete = False
+                break
+            level = min(frontier)
+            items = sorted(frontier.pop(level), key=Item.key)
+            if len(items) > bounds.max_runs - res.runs:
+                items = items[: bounds.max_runs - res.runs]
+                res.complete = False
+            for item, rec in zip(items, mapper(xs, bounds, items, visited), strict=True):
+                res.runs += 1
+                if bar is not None:
+                    bar.update(1)
+                if rec.pruned and not _prunes(rec, visited, bounds):
+                    # a worker stopped on another worker's hint that this reading order
+                    # does not confirm: run it again against the true table
+                    res.reruns += 1
+                    rec = run_item(xs, bounds, item, cache, visited)
+                pruned = False
+                for p in rec.points:
+                    res.states += 1
+                    distinct.add(p.digest)
+                    left = bounds.depth - p.index
+                    seen = visited.setdefault(p.digest, [])
+                    if any(
+                        d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen
+                    ):
+                        pruned = True
+                        res.pruned += 1
+                        break
+                    seen.append((left, p.faults_left, p.sleep_key))
+                    for child in _children(rec, p):
+                        frontier.setdefault(child.level(), []).append(child)
+                if pruned:
+                    continue
+                if rec.pruned:  # stopped at a state pruned above (it cannot get here)
+                    raise AssertionError("a run stopped at a state the search did not prune")
+                if rec.redundant:
+                    res.redundant += 1
+                    continue
+                o = rec.outcome or "?"
+                finals.setdefault(o, set()).add(rec.final_digest)
+                runs_by[o] = runs_by.get(o, 0) + 1
+                s = rec.schedule
+                k = s.sort_key()
+                if o not in best or k < best[o][0]:
+                    best[o] = (k, s, rec.counts or {})
+    except KeyboardInterrupt:  # cancelled (Ctrl-C): the table so far, marked incomplete
+        res.complete = False
+        shrink_outcomes = False
+    if bar is not None:
+        bar.close()
+    for o in sorted(best):
+        s = best[o][1]
+        if shrink_outcomes:
+            s = shrink(xs, s, o, bounds)
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+    res.distinct = len(distinct)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _bar(progress: bool, name: str):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(desc=f"explore {name}", unit="run")
+
+
+def replay(
+    xs: ExploreScenario, schedule: Schedule | str, bounds: Bounds | None = None, **kw: Any
+) -> RunRecord:
+    """Run one schedule exactly (no search)."""
+    b = bounds or Bounds(depth=0)
+    return run_schedule(
+        xs, schedule, Bounds(depth=0, window_ms=b.window_ms, latencies=b.latencies), **kw
+    )
+
+
+def _outcome_of(xs, s: Schedule, bounds: Bounds) -> str | None:
+    try:
+        return replay(xs, s, bounds).outcome
+    except ScheduleError:
+        return None
+
+
+def shrink(xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds) -> Schedule:
+    """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
+    drop each fault, set each choice back to its default, one at a time, until nothing
+    helps (Zeller & Hildebrandt 2002, one-minimal)."""
+    cur = schedule.trimmed()
+    improved = True
+    while improved:
+        improved = False
+        ch = list(cur.choices)
+        cands: list[Schedule] = []
+        for i, c in enumerate(ch):
+            if c.kind == "F":
+                cands.append(Schedule(tuple(ch[:i] + ch[i + 1 :])).trimmed())
+        for i, c in enumerate(ch):
+            if not c.is_default and c.kind != "F":
+                cands.append(Schedule(tuple(ch[:i] + [DEFAULT] + ch[i + 1 :])).trimmed())
+            if c.kind == "o" and int(c.value) > 1:
+                cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
+        for s in sorted(cands, key=Schedule.sort_key):
+            if s.sort_key() < cur.sort_key() and _outcome_of(xs, s, bounds) == outcome:
+                cur = s
+                improved = True
+                break
+    return cur
+
+
+def random_walks(
+    xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, shrink_outcomes: bool = True,
+    progress: bool = False,
+) -> SearchResult:  # fmt: skip
+    """One run per seed, each choice point within ``bounds.depth`` picked at random."""
+    t0 = time.perf_counter()
+    res = SearchResult(xs.name, bounds, [])
+    best: dict[str, tuple[tuple, Schedule, dict]] = {}
+    finals: dict[str, set[str]] = {}
+    runs_by: dict[str, int] = {}
+    cache: dict = {}
+    distinct: set[str] = set()
+    bar = _bar(progress, xs.name)
+    nobudget = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
+                      latencies=bounds.latencies, por=False)  # fmt: skip
+    for seed in seeds:
+        rng = random.Random(f"explore/{xs.name}/{seed}")
+        no_faults = rng.random() < 0.5
+        no_order = rng.random() < 0.25
+
+        def pick(options: list[Choice], rng=rng, nf=no_faults, no=no_order) -> int:
+            ok = [i for i, c in enumerate(options)
+                  if not (nf and c.kind == "F") and not (no and c.kind == "o")]  # fmt: skip
+            return rng.choice(ok) if ok else 0
+
+        rec = run_schedule(xs, Schedule(), nobudget, record=True, outcome_cache=cache, pick=pick)
+        res.runs += 1
+        if bar is not None:
+            bar.update(1)
+        res.states += len(rec.points)
+        distinct.update(p.digest for p in rec.points)
+        o = rec.outcome or "?"
+        finals.setdefault(o, set()).add(rec.final_digest)
+        runs_by[o] = runs_by.get(o, 0) + 1
+        s = rec.schedule
+        if o not in best or s.sort_key() < best[o][0]:
+            best[o] = (s.sort_key(), s, rec.counts or {})
+    if bar is not None:
+        bar.close()
+    for o in sorted(best):
+        s = shrink(xs, best[o][1], o, bounds) if shrink_outcomes else best[o][1]
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+    res.distinct = len(distinct)
+    res.seconds = time.perf_counter() - t0
+    return res

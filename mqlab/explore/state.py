@@ -1,0 +1,147 @@
+"""A canonical digest of a run's observable state, so that revisited states are pruned.
+
+Mirrors no RocketMQ class. Two runs that reach the same digest behave the same from there
+on (the sans-IO core is deterministic), so an explorer expands each digest once. What goes
+in, for every node in name order (no object ids, no dict order that depends on history, no
+absolute times where only differences matter):
+
+- whether it runs;
+- a broker's store: the commit log's end and flushed position, each consume queue's max
+  offset; the committed consumer offsets; the queue locks (owner, age);
+- a push consumer: each ProcessQueue (offsets cached and being consumed, dropped, locked,
+  the highest offset), its local offset table, its allocation, and its delivery log (what
+  the listener got, in order, and how long ago: the outcome depends on it);
+- the producers' sends (done, failed);
+- every pending timer and frame, its due time relative to now, and a frame's bytes;
+- the past the outcome reads (``history``): faults, node starts and stops, rebalances'
+  allocations, and the delivery log, each with its age relative to now.
+
+``blake2b`` of the ``repr`` of that tuple (16 bytes, hex). Collisions are possible but, as
+with TLC's 64-bit fingerprints, improbable (about n²/2¹²⁹ for n states).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mqlab.lab.lab import Lab
+
+__all__ = ["digest", "state_tuple", "frame_bytes", "history"]
+
+
+def frame_bytes(t: Any) -> bytes | None:
+    """The encoded frame a ``frame`` timer delivers (read from its callback's closure)."""
+    for cell in t.callback.__closure__ or ():
+        v = cell.cell_contents
+        if isinstance(v, bytes):
+            return v
+    return None
+
+
+def _mq(mq: Any) -> tuple:
+    return (mq.topic, mq.broker_name, mq.queue_id)
+
+
+def _broker(b: Any, now: int) -> tuple:
+    st = b.message_store
+    store: tuple = ()
+    if st is not None:
+        cl = st.commit_log
+        cqs = tuple(
+            (topic, qid, cq.get_max_offset_in_queue())
+            for topic, by_q in sorted(st.consume_queue_table.items())
+            for qid, cq in sorted(by_q.items())
+        )
+        store = (cl.get_max_offset(), cl.mapped_file_queue.flushed_where, cqs)
+    offsets = tuple(
+        (k, tuple(sorted(v.items())))
+        for k, v in sorted(b.consumer_offset_manager.offset_table.items())
+    )
+    locks = tuple(
+        (
+            g,
+            tuple(
+                sorted((_mq(mq), e.client_id, now - e.last_update_timestamp) for mq, e in t.items())
+            ),
+        )  # fmt: skip
+        for g, t in sorted(b.rebalance_lock_manager.mq_lock_table.items())
+    )
+    return (store, offsets, locks)
+
+
+def _consumer(c: Any, now: int) -> tuple:
+    impl = c.default_mq_push_consumer_impl
+    pqs = tuple(
+        (_mq(mq), tuple(pq.msg_tree_map.keys()), tuple(pq.consuming_msg_orderly_tree_map.keys()),
+         pq.dropped, pq.locked, pq.queue_offset_max, pq.consuming)
+        for mq, pq in sorted(impl.rebalance_impl.process_queue_table.items(), key=lambda kv: _mq(kv[0]))
+    )  # fmt: skip
+    store = impl.offset_store
+    table = getattr(store, "offset_table", {}) if store is not None else {}
+    offsets = tuple(sorted((_mq(mq), off) for mq, off in table.items()))
+    alloc = tuple((t, tuple(_mq(m) for m in mqs)) for t, mqs in sorted(c.allocation.items()))
+    log = tuple(
+        (now - r.t_ms, _mq(r.mq), r.queue_offset, r.msg_id, r.reconsume_times, str(r.status))
+        for r in impl.consumed
+    )
+    return (pqs, offsets, alloc, log)
+
+
+def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
+    """The canonical state (see the module docstring)."""
+    d = lab.driver
+    now = d.scheduler.now
+    brokers = {b.name: b for b in lab.brokers}
+    consumers = {
+        c.default_mq_push_consumer_impl.mq_client_factory.name: c for c in lab.consumers.values()
+    }
+    nodes = []
+    for name in sorted(d.nodes):
+        node = d.nodes[name]
+        part: tuple = ()
+        if name in brokers:
+            part = _broker(brokers[name], now)
+        elif name in consumers:
+            part = _consumer(consumers[name], now)
+        nodes.append((name, node.running, part))
+    timers = []
+    for e in d.scheduler._heap:
+        t = e[3]
+        if t.cancelled:
+            continue
+        fb = frame_bytes(t) if t.name == "frame" else None
+        timers.append((t.due - now, t.priority, t.node, t.name, t.key or "", t.daemon,
+                       hashlib.blake2b(fb, digest_size=8).hexdigest() if fb else ""))  # fmt: skip
+    timers.sort()
+    sent = tuple((f.done, f.error is None) for _, f in (sends or []))
+    return (tuple(nodes), tuple(timers), sent, history(lab, now))
+
+
+def _relevant(e: Any) -> bool:
+    c = e.component
+    return (
+        e.kind == "fault"
+        or (c == "SimDriver" and e.step in ("kill", "stop", "start", "power_cut"))
+        or (c.endswith(".rebalanceByTopic") and e.step == "42-61")
+        or c.endswith(".messageQueueChanged")
+        or c.endswith(".shutdown")
+    )
+
+
+def history(lab: Lab, now: int) -> tuple:
+    """The past that outcomes read besides the state: faults, starts and stops, and each
+    rebalance's allocation, with their age (ms before now), sorted: the checkers date a
+    duplicate's cause and a queue's ownership overlap by these events' times, never by
+    their order within one ms (which commuting events on two nodes may swap)."""
+    return tuple(sorted(
+        (now - e.t_ms, e.node, e.component, e.step, repr(e.fields.get("allocated_mqs")))
+        for e in lab.trace.events
+        if _relevant(e)
+    ))  # fmt: skip
+
+
+def digest(lab: Lab, sends: list | None = None) -> str:
+    """16-byte hex digest of ``state_tuple``."""
+    return hashlib.blake2b(repr(state_tuple(lab, sends)).encode(), digest_size=16).hexdigest()

@@ -1,0 +1,163 @@
+"""mqlab.explore: the ready-made scenarios' outcome tables, mutants caught, runners equal.
+
+The expected classes of each scenario are in ``mqlab.explore.scenarios`` (written before
+the search ran); these tests pin the exact tables at the scenarios' own bounds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.explore.engine import Bounds
+from mqlab.explore.mutants import mutant
+from mqlab.explore.runners import explore
+from mqlab.explore.scenarios import SCENARIOS, get_scenario
+from mqlab.explore.schedule import ScheduleError
+from mqlab.explore.search import random_walks, replay
+
+pytestmark = pytest.mark.slow
+
+
+def _bounds(xs, **kw) -> Bounds:
+    return Bounds(**{"depth": xs.depth, "faults": xs.fault_budget, "window_ms": xs.window_ms, **kw})
+
+
+_PLAIN: dict[str, object] = {}
+
+
+def _plain(name: str):
+    """The search of scenario ``name`` at its own bounds, without mutants (run once)."""
+    if name not in _PLAIN:
+        xs = get_scenario(name)
+        _PLAIN[name] = explore(xs, _bounds(xs))
+    return _PLAIN[name]
+
+
+def _keys(outcome: str) -> set[str]:
+    return set() if outcome == "ok" else {part.split("=")[0] for part in outcome.split()}
+
+
+TABLES = {
+    "consumer_join": (
+        [
+            ("dup:rebalance=1", 4, "d5 l1", 6),
+            ("dup:rebalance=1 overlap=1", 11, "(default)", 0),
+            ("ok", 2, "l1 d1 l1 l1 d2 l1", 7),
+        ],
+        (76, 97, 72, 22, 0),
+    ),  # fmt: skip
+    "async_flush_power_cut": (
+        [("lost=1", 2, "d3 F:power_cut(broker-a)", 4), ("ok", 4, "(default)", 0)],
+        (60, 83, 55, 28, 0),
+    ),
+    "sync_flush_power_cut": ([("ok", 6, "(default)", 0)], (58, 83, 54, 29, 0)),
+    "retry_rebalance": (
+        [("dup:rebalance=1 dup:sent-back-twice=1 overlap=1 retry=3 dlq=3", 1, "(default)", 0)],
+        (40, 68, 30, 26, 0),
+    ),
+    "orderly_join": ([("dup:rebalance=1 overlap=1", 1, "(default)", 0)], (51, 87, 30, 37, 2)),
+    "orderly_lock_expiry": ([("overlap=1", 5, "(default)", 0)], (21, 19, 16, 3, 6)),
+    "consumer_crash": ([("dup:crash=3", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_scenario_outcome_table(name):
+    xs = get_scenario(name)
+    res = _plain(name)
+    table, stats = TABLES[name]
+    assert res.table() == table
+    assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == stats
+    assert res.complete
+    found = set().union(*(_keys(o) for o, *_ in res.table()))
+    assert found <= xs.allowed
+    assert xs.expected <= found
+    # the shortest schedule of each class replays to it
+    for outcome, _, schedule, _ in res.table():
+        assert replay(xs, schedule, _bounds(xs)).outcome == outcome
+
+
+def test_every_scenario_has_a_table():
+    assert sorted(SCENARIOS) == sorted(TABLES)
+
+
+@pytest.mark.parametrize(
+    ("name", "mut", "new_class", "schedule"),
+    [
+        ("sync_flush_power_cut", "flush_before_write", "lost=1", "d3 F:power_cut(broker-a)"),
+        ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
+        ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
+        ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
+    ],
+)
+def test_mutant_is_caught_with_a_shortest_schedule(name, mut, new_class, schedule):
+    xs = get_scenario(name)
+    plain = _plain(name).outcomes()
+    with mutant(mut):
+        res = explore(xs, _bounds(xs))
+        rows = {o: s for o, _, s, _ in res.table()}
+        assert replay(xs, schedule, _bounds(xs)).outcome == new_class
+    assert new_class in rows and new_class not in plain
+    assert rows[new_class] == schedule
+
+
+def test_pool_gives_the_sequential_table():
+    # depth 10: 218 runs over many levels, latency points; the outcome of two runs with
+    # the same state but another past (a rebalance a ms earlier) must not be shared
+    xs = get_scenario("consumer_join")
+    seq = explore(xs, _bounds(xs, depth=10))
+    pool = explore(xs, _bounds(xs, depth=10), runner="pool", workers=2)
+    assert (
+        pool.table()
+        == seq.table()
+        == [
+            ("dup:rebalance=1", 5, "d5 l1", 6),
+            ("dup:rebalance=1 overlap=1", 16, "(default)", 0),
+            ("ok", 5, "l1 d1 l1 d6 l1", 10),
+        ]
+    )
+    assert (pool.runs, pool.states, pool.distinct) == (seq.runs, seq.states, seq.distinct)
+    assert (seq.runs, seq.states, seq.distinct) == (218, 253, 212)
+
+
+def test_without_por_the_same_outcomes_from_more_runs():
+    xs = get_scenario("orderly_join")
+    on = _plain("orderly_join")
+    off = explore(xs, _bounds(xs, por=False), shrink_outcomes=False)
+    assert off.outcomes() == on.outcomes()
+    assert (on.runs, off.runs) == (51, 67)
+
+
+def test_random_walks_find_only_reachable_classes():
+    xs = get_scenario("async_flush_power_cut")
+    res = random_walks(xs, _bounds(xs), range(6), shrink_outcomes=False)
+    assert res.runs == 6
+    assert set(res.outcomes()) <= {"lost=1", "ok"}
+
+
+def test_a_schedule_that_does_not_fit_is_a_clear_error():
+    xs = get_scenario("async_flush_power_cut")
+    with pytest.raises(ScheduleError, match=r"choice 0: o5 but only 1 event\(s\) enabled"):
+        replay(xs, "o5")
+    with pytest.raises(ScheduleError, match="choice 1 is an order point, the schedule says l1"):
+        replay(xs, "d1 l1")
+
+
+def test_cli_prints_the_table(capsys):
+    from mqlab.__main__ import main
+
+    assert main(["explore", "sync_flush_power_cut", "--no-progress", "--mutant",
+                 "flush_before_write", "--bounds", "depth=5"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "lost=1       1      4  d3 F:power_cut(broker-a)" in out
+    assert main(["explore", "nope"]) == 2
+    assert main(["explore", "sync_flush_power_cut", "--bounds", "deep=3"]) == 2
+
+
+def test_a_search_stopped_early_is_marked_incomplete():
+    xs = get_scenario("async_flush_power_cut")
+    res = explore(xs, _bounds(xs, max_runs=5), shrink_outcomes=False)
+    assert (res.runs, res.complete) == (5, False)
+    calls = iter(range(100))
+    res = explore(xs, _bounds(xs), cancel=lambda: next(calls) >= 2, shrink_outcomes=False)
+    assert res.complete is False and res.runs < 61
