@@ -181,7 +181,7 @@ doctor:
 	echo "SPARK_LOCAL_IP=$(SPARK_LOCAL_IP)"; \
 	exit $$rc
 
-# Browser end-to-end tier (tests/e2e, marker e2e; shared/reference/ecosystem.md section 5): Debian's
+# Browser end-to-end tier (tests/e2e, marker e2e; CONTRIBUTING.md §4): Debian's
 # chromium driven by Playwright (Python). As root with apt-get, installs the `chromium` package when no
 # Chromium is found (never upgrades); otherwise says the e2e tests will be skipped and how to install it.
 e2e-deps:

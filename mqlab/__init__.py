@@ -1,6 +1,6 @@
 """mqlab: a teaching workbench for Apache RocketMQ 4.9 internals.
 
-Public entry points (DESIGN §5): ``Lab``, ``Message`` and ``MessageQueue``; the broker,
+Public entry points (docs/design.md §5): ``Lab``, ``Message`` and ``MessageQueue``; the broker,
 name server, store and remoting layers under their packages.
 """
 

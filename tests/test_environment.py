@@ -1,7 +1,7 @@
 """The repo's set-up stays coherent: environment.yml mirrors pyproject.toml, the README's quick start is
 exactly two commands, CI runs the README's test command verbatim, and the Java check says what to do.
 
-Mirrors no RocketMQ class: this guards the workbench's own plumbing (set-up issue; ecosystem.md §4).
+Mirrors no RocketMQ class: this guards the workbench's own plumbing (set-up issue; CONTRIBUTING.md §1).
 Owns: consistency checks across pyproject.toml, environment.yml, README.md, .ci/run, Makefile and
 scripts/check_java.sh. Must not know: anything about mqlab's packages.
 """
@@ -160,7 +160,7 @@ INSTALL_HINT = "Java 17 not found: install it with `sudo apt-get install openjdk
     [('openjdk version "17.0.15" 2025-04-15', 17), ('openjdk version "21" 2023-09-19', 21)],
 )
 def test_check_java_accepts_java_17_and_newer(tmp_path: Path, line: str, major: int) -> None:
-    """check_java.sh exits 0 for Java >= 17 (Spark 4 runs on Java 17/21; ecosystem.md §3.1)."""
+    """check_java.sh exits 0 for Java >= 17 (Spark 4 runs on Java 17/21; CONTRIBUTING.md §3)."""
     result = _run_check_java(tmp_path, line)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"Java: {major} at ")

@@ -2,7 +2,7 @@
 
 Mirrors ``BrokerController`` (broker, RocketMQ 4.9.3): ``initialize`` + ``start`` become
 ``on_start``, ``shutdown`` becomes ``on_stop``, and every service thread becomes a timer
-named after the Java code it replaces (DESIGN §1, STYLE §6.8):
+named after the Java code it replaces (docs/design.md §1, docs/design.md §6.8):
 
 | timer | period | Java |
 |---|---|---|
@@ -85,7 +85,7 @@ from mqlab.trace.events import Kind
 
 __all__ = ["BrokerController", "REQUIRED_EXT_FIELDS"]
 
-#: The ``@CFNotNull`` header fields per request code (facts §2.2) that mqlab refuses up
+#: The ``@CFNotNull`` header fields per request code (docs/reference.md §2.2) that mqlab refuses up
 #: front (see ``process_request``). SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE check theirs in
 #: ``decode_send_message_header_v2``. Left out on purpose: fields Java gets through without
 #: (``CreateTopicRequestHeader.order`` defaults to false and is never read;

@@ -3,11 +3,11 @@
 Mirrors the request-building and reply-reading halves of ``BrokerOuterAPI``
 (broker/out, RocketMQ 4.9.3): ``registerBrokerAll`` / ``registerBroker``,
 ``unregisterBroker`` and ``needRegister``; plus ``RegisterBrokerBody#encode(boolean)``
-(common/protocol/body) for the compressed form. Facts §2.2 (RegisterBrokerRequestHeader,
+(common/protocol/body) for the compressed form. docs/reference.md §2.2 (RegisterBrokerRequestHeader,
 ``bodyCrc32``), §2.6 (RegisterBrokerBody), §7.4 (TopicConfig, DataVersion), §10.17.
 
 Pure functions: no sockets, no timers, no clock. The BrokerController decides when to
-register (every 30 s, first after 10 s, and at once after a topic is created — seed 002,
+register (every 30 s, first after 10 s, and at once after a topic is created — mechanisms.md "Send",
 ``createTopicInSendMessageMethod`` → ``registerBrokerAll``), sends what these functions
 build with ``ctx.invoke_async`` to every name server, and hands each reply back here.
 
@@ -131,7 +131,7 @@ def build_register_broker_request(
 
     Mirrors ``BrokerOuterAPI#registerBrokerAll`` (broker/out, RocketMQ 4.9.3): header
     brokerAddr, brokerId, brokerName, clusterName, haServerAddr, compressed, and
-    ``bodyCrc32 = UtilAll.crc32(body)`` (CRC32 masked to 31 bits); facts §2.2.
+    ``bodyCrc32 = UtilAll.crc32(body)`` (CRC32 masked to 31 bits); docs/reference.md §2.2.
 
     Raises:
         ValueError: ``broker_id`` is negative.

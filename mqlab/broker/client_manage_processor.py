@@ -1,7 +1,7 @@
 """Client registration: HEART_BEAT, UNREGISTER_CLIENT, CHECK_CLIENT_CONFIG.
 
-Mirrors ``ClientManageProcessor`` (broker/processor, RocketMQ 4.9.3); seed 004
-(heartbeats feed the consumer ids that rebalancing allocates over); facts §10.5.
+Mirrors ``ClientManageProcessor`` (broker/processor, RocketMQ 4.9.3); mechanisms.md "Rebalancing"
+(heartbeats feed the consumer ids that rebalancing allocates over); docs/reference.md §10.5.
 
 A heartbeat registers each of the client's consumer groups (auto-creating the group's
 subscription config and its ``%RETRY%group`` topic) and producer groups. When a group's

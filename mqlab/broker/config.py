@@ -3,7 +3,7 @@
 Mirrors ``BrokerConfig`` (common), ``SubscriptionGroupConfig`` (common/subscription),
 ``ConfigManager`` (common) and the file helpers ``MixAll#string2File`` /
 ``MixAll#file2String`` / ``MixAll#properties2Object`` (common), RocketMQ 4.9.3;
-facts §8.1 (BrokerConfig defaults), §8.3 (SubscriptionGroupConfig), §7.4 (persisted JSON
+docs/reference.md §8.1 (BrokerConfig defaults), §8.3 (SubscriptionGroupConfig), §7.4 (persisted JSON
 and the ``.bak`` fallback).
 
 What this module owns: the field names (RocketMQ's, in snake_case) and their defaults,
@@ -59,7 +59,7 @@ _CPUS = 4
 class BrokerConfig:
     """Everything a broker reads from ``broker.properties``.
 
-    Mirrors ``BrokerConfig`` (common, RocketMQ 4.9.3); facts §8.1. Field order follows
+    Mirrors ``BrokerConfig`` (common, RocketMQ 4.9.3); docs/reference.md §8.1. Field order follows
     the Java declaration. Mutable: the admin ``UPDATE_BROKER_CONFIG`` request and the lab
     widgets change settings on a running broker.
     """
@@ -166,7 +166,7 @@ class BrokerConfig:
         """Build a config from the text of a RocketMQ ``broker.properties`` file.
 
         Mirrors ``BrokerStartup#createBrokerController`` reading ``-c broker.conf`` with
-        ``MixAll#properties2Object`` (common, RocketMQ 4.9.3); facts §8.1. Keys are the
+        ``MixAll#properties2Object`` (common, RocketMQ 4.9.3); docs/reference.md §8.1. Keys are the
         Java property names (``brokerName``, ``brokerIP1``, ``namesrvAddr``,
         ``listenPort``, ``autoCreateTopicEnable`` ...). Values are typed by the field's
         default: ints parse as Java ``Long.parseLong``, booleans accept ``true``/``false``
@@ -254,7 +254,7 @@ def parse_properties(text: str) -> dict[str, str]:
 class SubscriptionGroupConfig:
     """A consumer group's settings on one broker.
 
-    Mirrors ``SubscriptionGroupConfig`` (common/subscription, RocketMQ 4.9.3); facts §8.3:
+    Mirrors ``SubscriptionGroupConfig`` (common/subscription, RocketMQ 4.9.3); docs/reference.md §8.3:
     consume enabled, consume-from-min enabled, broadcast enabled, 1 retry queue, 16 retries
     before the DLQ, broker id 0, slow-consumer broker 1, notify on consumer-id changes.
     Mutable: ``disableConsume`` and the admin update request edit it in place.
@@ -271,7 +271,7 @@ class SubscriptionGroupConfig:
     notify_consumer_ids_changed_enable: bool = True
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The fastjson bean, keys sorted, ``groupName`` left out when ``None``; facts §7.4::
+        """The fastjson bean, keys sorted, ``groupName`` left out when ``None``; docs/reference.md §7.4::
 
         {"brokerId":0,"consumeBroadcastEnable":true,"consumeEnable":true,
          "consumeFromMinEnable":true,"groupName":"group1",
@@ -317,7 +317,7 @@ class SubscriptionGroupConfig:
 class ConfigManager:
     """Base of the broker's JSON-file-backed tables: load with ``.bak`` fallback, persist.
 
-    Mirrors ``ConfigManager`` (common, RocketMQ 4.9.3); facts §7.4 ("loading falls back to
+    Mirrors ``ConfigManager`` (common, RocketMQ 4.9.3); docs/reference.md §7.4 ("loading falls back to
     ``<file>.bak`` if the main file is empty or fails to parse"). Subclasses supply
     :meth:`encode`, :meth:`decode` and :meth:`config_file_path`; a path of ``None`` means
     an in-memory broker, for which ``load`` and ``persist`` do nothing.

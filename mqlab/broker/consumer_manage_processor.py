@@ -1,7 +1,7 @@
 """Consumer offsets and consumer lists: QUERY/UPDATE_CONSUMER_OFFSET, GET_CONSUMER_LIST_BY_GROUP.
 
-Mirrors ``ConsumerManageProcessor`` (broker/processor, RocketMQ 4.9.3); seed 003 (the
-broker's ``queryConsumerOffset``); facts §10.4.
+Mirrors ``ConsumerManageProcessor`` (broker/processor, RocketMQ 4.9.3); mechanisms.md "Where a new queue starts" (the
+broker's ``queryConsumerOffset``); docs/reference.md §10.4.
 
 The QUERY_NOT_FOUND rule is the one that surprises people: a group the broker has never
 seen gets offset 0 (not "not found") while the queue's min offset is still 0 and its
@@ -87,7 +87,7 @@ class ConsumerManageProcessor:
         return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields={})
 
     def query_consumer_offset(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
-        """``queryConsumerOffset`` with the QUERY_NOT_FOUND rule (facts §10.4)."""
+        """``queryConsumerOffset`` with the QUERY_NOT_FOUND rule (docs/reference.md §10.4)."""
         broker = self.broker
         h = QueryConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = broker.consumer_offset_manager.query_offset(h.consumer_group, h.topic, h.queue_id)

@@ -2,9 +2,9 @@
 
 Mirrors ``ClientChannelInfo``, ``ConsumerGroupInfo``, ``ConsumerManager``,
 ``ConsumerGroupEvent`` and the ``ConsumerIdsChangeListener`` contract (broker/client,
-RocketMQ 4.9.3); seed 004 (heartbeats keep the broker's view of a group current; a
+RocketMQ 4.9.3); mechanisms.md "Rebalancing" (heartbeats keep the broker's view of a group current; a
 change makes the broker send NOTIFY_CONSUMER_IDS_CHANGED so clients rebalance at once);
-seed 000 step 6 (the pull path reads the group's subscription); facts §9 (channel expiry
+mechanisms.md "Pull processing" step 6 (the pull path reads the group's subscription); docs/reference.md §9 (channel expiry
 120 s, scanned every 10 s), §10.5 (register/unregister rules).
 
 What this module owns: ``consumer_table`` (group → ConsumerGroupInfo), each group's
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: ``ConsumerManager.CHANNEL_EXPIRED_TIMEOUT`` (and ProducerManager's): 120 s without a
-#: heartbeat (facts §9). A channel expires when ``now − last update > 120 000``.
+#: heartbeat (docs/reference.md §9). A channel expires when ``now − last update > 120 000``.
 CHANNEL_EXPIRED_TIMEOUT = 1000 * 120
 
 _COMPONENT = "ConsumerManager"
@@ -140,7 +140,7 @@ class ConsumerGroupInfo:
     def get_all_client_id(self) -> list[str]:
         """Client ids in registration order (GET_CONSUMER_LIST_BY_GROUP; the client sorts).
 
-        Mirrors ``ConsumerGroupInfo#getAllClientId``; facts §10.4.
+        Mirrors ``ConsumerGroupInfo#getAllClientId``; docs/reference.md §10.4.
         """
         return [info.client_id for info in self.channel_info_table.values()]
 
@@ -149,7 +149,7 @@ class ConsumerGroupInfo:
         return list(self.subscription_table)
 
     def find_subscription_data(self, topic: str) -> SubscriptionData | None:
-        """Mirrors ``ConsumerGroupInfo#findSubscriptionData``; seed 000 step 6."""
+        """Mirrors ``ConsumerGroupInfo#findSubscriptionData``; mechanisms.md "Pull processing" step 6."""
         return self.subscription_table.get(topic)
 
     def unregister_channel(self, client_channel_info: ClientChannelInfo) -> bool:
@@ -179,7 +179,7 @@ class ConsumerGroupInfo:
         """Record a heartbeat from ``info_new``'s channel.
 
         Mirrors ``ConsumerGroupInfo#updateChannel`` (broker/client, RocketMQ 4.9.3);
-        facts §10.5: a new channel is a change; a known channel only has its
+        docs/reference.md §10.5: a new channel is a change; a known channel only has its
         ``last_update_timestamp`` refreshed (if its client id differs, Java logs a
         ``[BUG]`` and replaces the entry, still without reporting a change).
 
@@ -206,7 +206,7 @@ class ConsumerGroupInfo:
         """Merge the heartbeat's subscriptions into the table.
 
         Mirrors ``ConsumerGroupInfo#updateSubscription`` (broker/client, RocketMQ 4.9.3);
-        facts §10.5: a new topic is a change; a known topic with a larger ``subVersion``
+        docs/reference.md §10.5: a new topic is a change; a known topic with a larger ``subVersion``
         is replaced silently (not a change); a topic missing from the heartbeat is
         removed (a change).
 
@@ -249,7 +249,7 @@ class ConsumerManager:
     # -- lookups -----------------------------------------------------------------------------
 
     def get_consumer_group_info(self, group: str) -> ConsumerGroupInfo | None:
-        """Mirrors ``ConsumerManager#getConsumerGroupInfo``; seed 000 step 6."""
+        """Mirrors ``ConsumerManager#getConsumerGroupInfo``; mechanisms.md "Pull processing" step 6."""
         return self.consumer_table.get(group)
 
     def find_channel(self, group: str, client_id: str) -> ClientChannelInfo | None:
@@ -258,7 +258,7 @@ class ConsumerManager:
         return None if info is None else info.find_channel(client_id)
 
     def find_subscription_data(self, group: str, topic: str) -> SubscriptionData | None:
-        """Mirrors ``ConsumerManager#findSubscriptionData``; seed 000 step 6."""
+        """Mirrors ``ConsumerManager#findSubscriptionData``; mechanisms.md "Pull processing" step 6."""
         info = self.consumer_table.get(group)
         return None if info is None else info.find_subscription_data(topic)
 
@@ -292,7 +292,7 @@ class ConsumerManager:
         """Register (or refresh) a consumer from its heartbeat.
 
         Mirrors ``ConsumerManager#registerConsumer`` (broker/client, RocketMQ 4.9.3);
-        seed 004 (heartbeat); facts §10.5. If the channel is new or the topic set
+        mechanisms.md "Rebalancing" (heartbeat); docs/reference.md §10.5. If the channel is new or the topic set
         changed and the group's ``notifyConsumerIdsChangedEnable`` is on
         (``is_notify_consumer_ids_changed_enable``), the listener gets CHANGE with all
         the group's channels; then, always, REGISTER with the subscriptions.
@@ -336,7 +336,7 @@ class ConsumerManager:
         """Remove a consumer (UNREGISTER_CLIENT); drop the group when it becomes empty.
 
         Mirrors ``ConsumerManager#unregisterConsumer`` (broker/client, RocketMQ 4.9.3);
-        facts §10.5: an emptied group is removed (UNREGISTER); then CHANGE with the
+        docs/reference.md §10.5: an emptied group is removed (UNREGISTER); then CHANGE with the
         remaining channels if notification is enabled for the group.
         """
         info = self.consumer_table.get(group)
@@ -363,7 +363,7 @@ class ConsumerManager:
         """Forget a closed connection in every group.
 
         Mirrors ``ConsumerManager#doChannelCloseEvent`` (broker/client, RocketMQ 4.9.3);
-        facts §10.5. Each group that held the channel gets CHANGE (Java does not check
+        docs/reference.md §10.5. Each group that held the channel gets CHANGE (Java does not check
         the group's notify flag here; the listener checks the broker's), after
         UNREGISTER if it became empty.
         """
@@ -388,7 +388,7 @@ class ConsumerManager:
         """Drop members silent for more than 120 s, and groups left empty.
 
         Mirrors ``ConsumerManager#scanNotActiveChannel`` (broker/client, RocketMQ 4.9.3),
-        run every 10 s by ``ClientHousekeepingService``; facts §9. Java closes each
+        run every 10 s by ``ClientHousekeepingService``; docs/reference.md §9. Java closes each
         expired channel and notifies nobody (the close event then finds the channel
         already gone); here the caller closes the returned channels.
 

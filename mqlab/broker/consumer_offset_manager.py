@@ -1,7 +1,7 @@
 """Committed consume offsets per consumer group and queue, and consumerOffset.json.
 
-Mirrors ``ConsumerOffsetManager`` (broker/offset, RocketMQ 4.9.3); seed 000 step 11
-(the pull path commits the client's offset), seed 003 (``queryConsumerOffset``); facts
+Mirrors ``ConsumerOffsetManager`` (broker/offset, RocketMQ 4.9.3); mechanisms.md "Pull processing" step 11
+(the pull path commits the client's offset), mechanisms.md "Where a new queue starts" (``queryConsumerOffset``); docs/reference.md
 §10.4 (plain overwrite, −1 when absent), §7.4 (file shape and ``.bak`` fallback).
 
 What this module owns: ``offset_table`` keyed ``"topic@group"`` → {queueId: offset} and
@@ -74,7 +74,7 @@ class ConsumerOffsetManager(ConfigManager):
         """Store ``offset`` for (group, topic, queue), overwriting whatever was there.
 
         Mirrors ``ConsumerOffsetManager#commitOffset`` (broker/offset, RocketMQ 4.9.3);
-        seed 000 step 11; facts §10.4: a smaller value than the stored one is accepted
+        mechanisms.md "Pull processing" step 11; docs/reference.md §10.4: a smaller value than the stored one is accepted
         too (Java only logs a ``[NOTIFYME]`` warning naming ``client_host``).
         """
         key = topic + TOPIC_GROUP_SEPARATOR + group
@@ -82,7 +82,7 @@ class ConsumerOffsetManager(ConfigManager):
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or −1 if none. Mirrors ``ConsumerOffsetManager#queryOffset``
-        (group, topic, queueId); facts §10.4 step 1."""
+        (group, topic, queueId); docs/reference.md §10.4 step 1."""
         table = self.offset_table.get(topic + TOPIC_GROUP_SEPARATOR + group)
         if table is None:
             return -1
@@ -231,7 +231,7 @@ class ConsumerOffsetManager(ConfigManager):
         """The fastjson text of this manager; pretty as fastjson 1.2.x writes it.
 
         Mirrors ``ConsumerOffsetManager#encode(boolean)`` (``RemotingSerializable.toJson``);
-        facts §7.4. Compact: ``{"offsetTable":{"TopicTest@group1":{0:120,1:118}}}``.
+        docs/reference.md §7.4. Compact: ``{"offsetTable":{"TopicTest@group1":{0:120,1:118}}}``.
         Pretty: see the module docstring (Integer-keyed maps stay on one line).
         """
         doc = self.to_json_dict()

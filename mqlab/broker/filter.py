@@ -3,8 +3,8 @@
 Mirrors ``ConsumerFilterData``, ``ConsumerFilterManager``, ``ExpressionMessageFilter``,
 ``ExpressionForRetryMessageFilter`` and ``MessageEvaluationContext`` (broker/filter), plus
 the client's tag re-filter in ``PullAPIWrapper#processPullResult`` (client/impl/consumer),
-RocketMQ 4.9.3; seed 000 steps 6–8, seed 001 (``notifyMessageArriving``), seed 004
-(``||`` tags and their hash codes); facts §10.1 "Filtering by CQ", §10.2 steps 7–8, §10.3,
+RocketMQ 4.9.3; mechanisms.md "Pull processing" steps 6–8, mechanisms.md "Long polling" (``notifyMessageArriving``), mechanisms.md "Rebalancing"
+(``||`` tags and their hash codes); docs/reference.md §10.1 "Filtering by CQ", §10.2 steps 7–8, §10.3,
 §10.14.
 
 What this module owns: per (topic, group) SQL92 filter data with its compiled expression
@@ -229,7 +229,7 @@ class ConsumerFilterManager:
     ) -> ConsumerFilterData | None:
         """Compile an expression into filter data; ``None`` for TAG or a compile error.
 
-        Mirrors ``ConsumerFilterManager#build`` (broker/filter, RocketMQ 4.9.3); seed 000
+        Mirrors ``ConsumerFilterManager#build`` (broker/filter, RocketMQ 4.9.3); mechanisms.md "Pull processing"
         step 6. Bloom filter data is not included (Java adds it in ``register``).
 
         Args:
@@ -313,7 +313,7 @@ class ConsumerFilterManager:
     def get(self, topic: str, consumer_group: str) -> ConsumerFilterData | None:
         """The group's filter data for ``topic`` (alive or dead), or ``None``.
 
-        Mirrors ``ConsumerFilterManager#get(topic, group)``; seed 000 step 6.
+        Mirrors ``ConsumerFilterManager#get(topic, group)``; mechanisms.md "Pull processing" step 6.
         """
         by_topic = self.filter_data_by_topic.get(topic)
         if by_topic is None:
@@ -421,8 +421,8 @@ class ConsumerFilterManager:
 class ExpressionMessageFilter:
     """The store's filter for one pull: tag codes by consume queue, SQL92 by properties.
 
-    Mirrors ``ExpressionMessageFilter`` (broker/filter, RocketMQ 4.9.3); seed 000 step 8;
-    facts §10.1. Implements ``mqlab.store.message_filter.MessageFilter``.
+    Mirrors ``ExpressionMessageFilter`` (broker/filter, RocketMQ 4.9.3); mechanisms.md "Pull processing" step 8;
+    docs/reference.md §10.1. Implements ``mqlab.store.message_filter.MessageFilter``.
     """
 
     __slots__ = ("subscription_data", "consumer_filter_data", "consumer_filter_manager")
@@ -445,8 +445,8 @@ class ExpressionMessageFilter:
     def is_matched_by_consume_queue(self, tags_code: int | None, cq_ext_unit: Any = None) -> bool:
         """Match a consume-queue unit by its tags code.
 
-        Mirrors ``ExpressionMessageFilter#isMatchedByConsumeQueue``; facts §10.1 step 4e;
-        seed 001 (``notifyMessageArriving`` passes ``None`` from the hold-service check).
+        Mirrors ``ExpressionMessageFilter#isMatchedByConsumeQueue``; docs/reference.md §10.1 step 4e;
+        mechanisms.md "Long polling" (``notifyMessageArriving`` passes ``None`` from the hold-service check).
         TAG: no subscription, class filter mode, ``None`` code or ``"*"`` → ``True``; else
         the code, cut to a Java ``int``, must be in ``code_set`` (hash collisions pass and
         are dropped by the client, see :func:`filter_messages_by_tags`). SQL92: ``True``
@@ -469,8 +469,8 @@ class ExpressionMessageFilter:
     ) -> bool:
         """Match a stored message by its properties (SQL92 only; TAG → ``True``).
 
-        Mirrors ``ExpressionMessageFilter#isMatchedByCommitLog``; facts §10.1 step 4g;
-        seed 001. Properties come from ``properties`` or, when ``None``, are decoded from
+        Mirrors ``ExpressionMessageFilter#isMatchedByCommitLog``; docs/reference.md §10.1 step 4g;
+        mechanisms.md "Long polling". Properties come from ``properties`` or, when ``None``, are decoded from
         the stored entry ``msg_buffer``. Only a TRUE result matches: unknown (``None``)
         and evaluation errors (Java logs "Message Filter error") do not.
         """
@@ -504,7 +504,7 @@ def _evaluate(
 class ExpressionForRetryMessageFilter(ExpressionMessageFilter):
     """The retry-aware filter (``BrokerConfig.filterSupportRetry``, default false).
 
-    Mirrors ``ExpressionForRetryMessageFilter`` (broker/filter, RocketMQ 4.9.3); seed 000
+    Mirrors ``ExpressionForRetryMessageFilter`` (broker/filter, RocketMQ 4.9.3); mechanisms.md "Pull processing"
     step 8. The consume-queue check is inherited (a ``%RETRY%`` subscription is TAG ``*``,
     so it passes). The commit-log check differs for ``%RETRY%<group>`` topics: the TAG
     short-cut is skipped, and the message is judged by the group's SQL92 filter data for
@@ -547,7 +547,7 @@ def filter_messages_by_tags(msgs: Iterable[M], subscription_data: SubscriptionDa
     """Re-filter pulled messages by tag string on the client.
 
     Mirrors the tag re-filter in ``PullAPIWrapper#processPullResult`` (client/impl/consumer,
-    RocketMQ 4.9.3); facts §10.14. The broker matched by hash code only, so two tags with
+    RocketMQ 4.9.3); docs/reference.md §10.14. The broker matched by hash code only, so two tags with
     the same ``String#hashCode`` ("Aa"/"BB") both pass it; here, when ``tags_set`` is not
     empty and not in class filter mode, only messages whose ``TAGS`` property is present
     and exactly one of the subscribed tags survive (untagged messages are dropped).

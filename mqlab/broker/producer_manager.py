@@ -1,7 +1,7 @@
 """Which producers are connected, per producer group.
 
-Mirrors ``ProducerManager`` (broker/client, RocketMQ 4.9.3); seed 004 (heartbeats list
-the client's producer groups, including ``CLIENT_INNER_PRODUCER``); facts §9 (channel
+Mirrors ``ProducerManager`` (broker/client, RocketMQ 4.9.3); mechanisms.md "Rebalancing" (heartbeats list
+the client's producer groups, including ``CLIENT_INNER_PRODUCER``); docs/reference.md §9 (channel
 expiry 120 s, scanned every 10 s), §10.5 (producers are registered per group).
 
 What this module owns: ``group_channel_table`` (group → {channel: ClientChannelInfo})
@@ -103,7 +103,7 @@ class ProducerManager:
         """Drop producers silent for more than 120 s.
 
         Mirrors ``ProducerManager#scanNotActiveChannel`` (broker/client, RocketMQ 4.9.3);
-        facts §9. Java closes each expired channel; here the caller closes the returned
+        docs/reference.md §9. Java closes each expired channel; here the caller closes the returned
         ones.
 
         Returns:

@@ -1,18 +1,18 @@
 """The broker's pull path: PULL_MESSAGE in eleven steps.
 
-Mirrors ``PullMessageProcessor`` (broker/processor, RocketMQ 4.9.3); seed 000 (steps
-1–11), seed 001 (``PULL_NOT_FOUND`` → suspend; ``executeRequestWhenWakeup``), seed 003
-(status → response code); facts §10.2.
+Mirrors ``PullMessageProcessor`` (broker/processor, RocketMQ 4.9.3); mechanisms.md "Pull processing" (steps
+1–11), mechanisms.md "Long polling" (``PULL_NOT_FOUND`` → suspend; ``executeRequestWhenWakeup``), mechanisms.md "The consumer's pull loop"
+(status → response code); docs/reference.md §10.2.
 
 Every check is a guard clause that sets a ``ResponseCode`` and RocketMQ's remark and
-returns early (STYLE §6.10). Each numbered step of seed 000 emits one trace event with
+returns early (docs/design.md §6.10). Each numbered step of mechanisms.md "Pull processing" emits one trace event with
 ``step`` = that number, so code, mechanisms.md and trace use the same numbers:
 
 1 broker readable · 2 subscription group lookup · 3 consume enabled · 4 topic config
 (and topic readable) · 5 queue id range · 6 subscription / consumer filter data ·
 7 property-filter switch · 8 message filter choice · 9 ``getMessage`` · 10 null result ·
 11 commit offset. Between 10 and 11 the store status becomes a response code (table
-below) and ``PULL_NOT_FOUND`` may park the request (seed 001).
+below) and ``PULL_NOT_FOUND`` may park the request (mechanisms.md "Long polling").
 
 This module never sees a socket: it returns the response (or None when the request was
 parked) and the driver writes it. A replay after wake-up (``brokerAllowSuspend`` false)
@@ -52,7 +52,7 @@ __all__ = ["PullMessageProcessor", "GET_MESSAGE_STATUS_TO_RESPONSE_CODE"]
 
 COMPONENT = "PullMessageProcessor.processRequest"
 
-#: Seed 003's table. NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE are not here: their code
+#: mechanisms.md "From GetMessageStatus to response code"'s table. NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE are not here: their code
 #: depends on the requested offset (PULL_OFFSET_MOVED unless it is 0), so that is code.
 GET_MESSAGE_STATUS_TO_RESPONSE_CODE: dict[GetMessageStatus, int] = {
     GetMessageStatus.FOUND: ResponseCode.SUCCESS,
@@ -90,7 +90,7 @@ class PullMessageProcessor:
                 text=f"step {step} fails: {ResponseCode(code).name} ({remark.splitlines()[0]})",
             )  # fmt: skip
         # Java builds the response from PullMessageResponseHeader, so extFields exist
-        # (empty) even on errors; the C++ client needs them (cpp-client-wire §1).
+        # (empty) even on errors; the C++ client needs them (docs/cpp-client.md §1).
         return RemotingCommand.create_response(code, remark, ext_fields={})
 
     def _process(
@@ -99,7 +99,7 @@ class PullMessageProcessor:
         """Answer one pull, or park it.
 
         Mirrors PullMessageProcessor#processRequest(Channel, RemotingCommand, boolean)
-        (broker/processor, RocketMQ 4.9.3); seed 000, steps 1–11; seed 001.
+        (broker/processor, RocketMQ 4.9.3); mechanisms.md "Pull processing", steps 1–11; mechanisms.md "Long polling".
 
         Returns:
             The response, or None when the request was parked in the hold service.
@@ -112,7 +112,7 @@ class PullMessageProcessor:
         group, topic, queue_id = h.consumer_group, h.topic, h.queue_id or 0
         sys_flag = h.sys_flag or 0
 
-        # step 1 (seed 000): the broker must be readable.
+        # step 1 (mechanisms.md "Pull processing"): the broker must be readable.
         if not PermName.is_readable(cfg.broker_permission):
             return self._fail(
                 "1", ResponseCode.NO_PERMISSION,
@@ -304,12 +304,12 @@ class PullMessageProcessor:
         self, channel, request, h, sgc, result, subscription_data, message_filter,
         broker_allow_suspend, has_suspend, suspend_timeout_millis,
     ) -> RemotingCommand | None:  # fmt: skip
-        """Status → response code (seed 003 table), then FOUND body / suspend / offset moved."""
+        """Status → response code (mechanisms.md "From GetMessageStatus to response code" table), then FOUND body / suspend / offset moved."""
         broker = self.broker
         cfg = broker.broker_config
         tracer = broker.tracer
         status = result.status
-        # suggestWhichBrokerId: only matters with slaveReadEnable (facts §10.2 step 10).
+        # suggestWhichBrokerId: only matters with slaveReadEnable (docs/reference.md §10.2 step 10).
         if cfg.slave_read_enable:
             suggest = (
                 sgc.which_broker_when_consume_slowly
@@ -425,7 +425,7 @@ class PullMessageProcessor:
         """Replay a parked pull and write its response (suspend not allowed this time).
 
         Mirrors PullMessageProcessor#executeRequestWhenWakeup (broker/processor, RocketMQ
-        4.9.3); seed 001. Java submits the replay to the pull thread pool; here it runs in
+        4.9.3); mechanisms.md "Long polling". Java submits the replay to the pull thread pool; here it runs in
         the same event.
         """
         if channel.closed:

@@ -1,7 +1,7 @@
 """Long polling: parked pull requests and the service that wakes them.
 
 Mirrors ``PullRequestHoldService``, ``ManyPullRequest`` and the broker's
-``longpolling.PullRequest`` (broker/longpolling, RocketMQ 4.9.3); seed 001; facts §10.3.
+``longpolling.PullRequest`` (broker/longpolling, RocketMQ 4.9.3); mechanisms.md "Long polling"; docs/reference.md §10.3.
 
 When a pull finds nothing (``PULL_NOT_FOUND``) and the client set the SUSPEND flag, the
 pull processor parks the request here instead of answering. Two things wake it:
@@ -172,12 +172,12 @@ class PullRequestHoldService:
         """Wake the parked pulls of ``topic@queueId`` that can now be answered.
 
         Mirrors ``PullRequestHoldService#notifyMessageArriving`` (broker/longpolling,
-        RocketMQ 4.9.3); seed 001, steps 1–5.
+        RocketMQ 4.9.3); mechanisms.md "Long polling", steps 1–5.
         """
         if not self.pull_request_table:  # NOTE: performance: nothing parked, nothing to do
             return
         key = self.build_key(topic, queue_id)
-        # step 1 (seed 001): take all parked requests of the key and clear the list.
+        # step 1 (mechanisms.md "Long polling"): take all parked requests of the key and clear the list.
         request_list = self.pull_request_table.pop(key, None)
         if not request_list:
             return

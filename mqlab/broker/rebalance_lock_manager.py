@@ -1,8 +1,8 @@
 """Broker-side queue locks for orderly consumption.
 
 Mirrors ``RebalanceLockManager`` and its ``LockEntry`` (broker/client/rebalance,
-RocketMQ 4.9.3); seed 003 (orderly pull needs the queue locked), seed 004 (rebalance);
-facts §9 (lock expiry 60 s), §10.16 (tryLockBatch returns the subset the caller holds,
+RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" (orderly pull needs the queue locked), mechanisms.md "Rebalancing" (rebalance);
+docs/reference.md §9 (lock expiry 60 s), §10.16 (tryLockBatch returns the subset the caller holds,
 expired locks are reassigned, unlock only removes the caller's own entries).
 
 What this module owns: ``mq_lock_table`` (group → {MessageQueue → LockEntry}). What it
@@ -22,7 +22,7 @@ from mqlab.trace.events import Kind
 
 __all__ = ["RebalanceLockManager", "LockEntry", "REBALANCE_LOCK_MAX_LIVE_TIME"]
 
-#: ``rocketmq.broker.rebalance.lockMaxLiveTime`` default (facts §9).
+#: ``rocketmq.broker.rebalance.lockMaxLiveTime`` default (docs/reference.md §9).
 REBALANCE_LOCK_MAX_LIVE_TIME = 60000
 
 _COMPONENT = "RebalanceLockManager"
@@ -89,7 +89,7 @@ class RebalanceLockManager:
         """Lock (or renew) several queues; return those the caller now holds.
 
         Mirrors ``RebalanceLockManager#tryLockBatch`` (broker/client/rebalance, RocketMQ
-        4.9.3); facts §10.16. Queues are processed in sorted order so trace events are
+        4.9.3); docs/reference.md §10.16. Queues are processed in sorted order so trace events are
         reproducible.
         """
         group_value = self.mq_lock_table.setdefault(group, {})
@@ -143,7 +143,7 @@ class RebalanceLockManager:
         """Release the caller's locks; entries owned by others are left alone.
 
         Mirrors ``RebalanceLockManager#unlockBatch`` (broker/client/rebalance, RocketMQ
-        4.9.3); facts §10.16. An entry is removed if its owner is ``client_id``, even if
+        4.9.3); docs/reference.md §10.16. An entry is removed if its owner is ``client_id``, even if
         it has expired.
         """
         group_value = self.mq_lock_table.get(group)

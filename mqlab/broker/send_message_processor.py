@@ -1,9 +1,9 @@
 """The broker's send path: SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE, CONSUMER_SEND_MSG_BACK.
 
 Mirrors ``SendMessageProcessor`` and ``AbstractSendMessageProcessor`` (broker/processor,
-RocketMQ 4.9.3); seed 002; facts §10.6 (send), §10.7 (send-back).
+RocketMQ 4.9.3); mechanisms.md "Send"; docs/reference.md §10.6 (send), §10.7 (send-back).
 
-Seed 002 numbers three levels, and so do the trace events:
+mechanisms.md "Send" numbers three levels, and so do the trace events:
 
 - ``SendMessageProcessor.asyncSendMessage`` steps 1–6: preSend (incl. msgCheck and topic
   auto-creation) · build the inner message · handleRetryAndDLQ · transaction-prepared ·
@@ -74,7 +74,7 @@ _ILLEGAL = (
     "the message is illegal, maybe msg body or properties length not matched. msg body length "
     "limit 128k, msg properties length limit 32k."
 )
-#: handlePutMessageResult's switch (facts §10.6 step 10): status → (code, remark).
+#: handlePutMessageResult's switch (docs/reference.md §10.6 step 10): status → (code, remark).
 #: The first four count as "sent": the response carries msgId / queueId / queueOffset.
 PUT_MESSAGE_STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] = {
     PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
@@ -196,7 +196,7 @@ class SendMessageProcessor:
         """Checks before storing; returns an error response, or None to go on.
 
         Mirrors SendMessageProcessor#preSend and AbstractSendMessageProcessor#msgCheck
-        (broker/processor, RocketMQ 4.9.3); seed 002 §2 steps 1–3 and §2.1 steps 1–5.
+        (broker/processor, RocketMQ 4.9.3); mechanisms.md "Send"
         """
         broker = self.broker
         cfg = broker.broker_config
@@ -288,7 +288,7 @@ class SendMessageProcessor:
         """Store one message.
 
         Mirrors SendMessageProcessor#asyncSendMessage (broker/processor, RocketMQ 4.9.3);
-        seed 002 §1 steps 1–6.
+        mechanisms.md "Send"
         """
         broker = self.broker
         cfg = broker.broker_config
@@ -358,7 +358,7 @@ class SendMessageProcessor:
     def _handle_retry_and_dlq(
         self, request, header, msg, topic_config, props
     ) -> RemotingCommand | None:
-        """SendMessageProcessor#handleRetryAndDLQ; seed 002 §1 step 3; facts §10.6 step 5."""
+        """SendMessageProcessor#handleRetryAndDLQ; mechanisms.md "Send"; docs/reference.md §10.6 step 5."""
         broker = self.broker
         topic = header.topic or ""
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -403,7 +403,7 @@ class SendMessageProcessor:
     def _handle_put_message_result(
         self, request, result, queue_id, component, topic: str, stored_queue_id: int | None = None
     ) -> RemotingCommand | None:
-        """SendMessageProcessor#handlePutMessageResult; seed 002 §3; facts §10.6 step 10.
+        """SendMessageProcessor#handlePutMessageResult; mechanisms.md "Send"; docs/reference.md §10.6 step 10.
 
         A sent message counts in BrokerStatsManager: TOPIC_PUT_NUMS / TOPIC_PUT_SIZE of
         ``topic`` (the stored one), BROKER_PUT_NUMS, and QUEUE_PUT_* of ``stored_queue_id`` for
@@ -482,7 +482,7 @@ class SendMessageProcessor:
         """Store a batch as consecutive entries of one queue.
 
         Mirrors SendMessageProcessor#asyncSendBatchMessage (broker/processor, RocketMQ
-        4.9.3); facts §4.6 (batch body), §10.6 "Batch".
+        4.9.3); docs/reference.md §4.6 (batch body), §10.6 "Batch".
         """
         broker = self.broker
         cfg = broker.broker_config
@@ -503,7 +503,7 @@ class SendMessageProcessor:
             return self._fail(C_SEND, "2", ResponseCode.MESSAGE_ILLEGAL, f"bad batch body: {e}")
         # asyncSendBatchMessage keeps the header's properties (WAIT included: the 9-byte
         # saving is single-send only) and adds CLUSTER; the store then writes each message's
-        # own properties string + \u0002 + this one (facts §4.6).
+        # own properties string + \u0002 + this one (docs/reference.md §4.6).
         batch_props = string_to_message_properties(header.properties or "")
         batch_props[mc.PROPERTY_CLUSTER] = cfg.broker_cluster_name
         batch_prop_str = message_properties_to_string(batch_props)
@@ -548,7 +548,7 @@ class SendMessageProcessor:
         """A consumer hands back a message it failed to consume: retry topic or DLQ.
 
         Mirrors SendMessageProcessor#asyncConsumerSendMsgBack (broker/processor, RocketMQ
-        4.9.3); facts §10.7 steps 1–10.
+        4.9.3); docs/reference.md §10.7 steps 1–10.
         """
         broker = self.broker
         cfg = broker.broker_config

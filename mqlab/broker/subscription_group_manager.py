@@ -1,8 +1,8 @@
 """The broker's consumer-group table: pre-created groups, auto-creation, subscriptionGroup.json.
 
-Mirrors ``SubscriptionGroupManager`` (broker/subscription, RocketMQ 4.9.3); seed 000
+Mirrors ``SubscriptionGroupManager`` (broker/subscription, RocketMQ 4.9.3); mechanisms.md "Pull processing"
 step 2 (``findSubscriptionGroupConfig`` on every pull) and step 3 (``consumeEnable``);
-facts §7.3 (pre-created groups), §7.4 (subscriptionGroup.json), §8.3 (defaults and the
+docs/reference.md §7.3 (pre-created groups), §7.4 (subscriptionGroup.json), §8.3 (defaults and the
 auto-create rule).
 
 What this module owns: ``subscription_group_table`` (group → SubscriptionGroupConfig),
@@ -35,7 +35,7 @@ from mqlab.trace.events import Kind
 
 __all__ = ["SubscriptionGroupManager", "PRE_CREATED_GROUPS", "SUBSCRIPTION_GROUP_JSON"]
 
-#: Groups ``SubscriptionGroupManager#init`` puts in the table, in Java's order (facts §7.3).
+#: Groups ``SubscriptionGroupManager#init`` puts in the table, in Java's order (docs/reference.md §7.3).
 PRE_CREATED_GROUPS: tuple[str, ...] = (
     TOOLS_CONSUMER_GROUP,
     FILTERSRV_CONSUMER_GROUP,
@@ -78,7 +78,7 @@ class SubscriptionGroupManager(ConfigManager):
         """Pre-create the built-in groups with default settings.
 
         Mirrors ``SubscriptionGroupManager#init`` (broker/subscription, RocketMQ 4.9.3);
-        facts §7.3. (Java sets ``consumeBroadcastEnable`` on the ONS groups, which is
+        docs/reference.md §7.3. (Java sets ``consumeBroadcastEnable`` on the ONS groups, which is
         already the default.)
         """
         self.broker_config = broker_config
@@ -95,7 +95,7 @@ class SubscriptionGroupManager(ConfigManager):
         """The group's config; an unknown group is auto-created when allowed.
 
         Mirrors ``SubscriptionGroupManager#findSubscriptionGroupConfig`` (broker/
-        subscription, RocketMQ 4.9.3); seed 000 step 2; facts §8.3: created with the
+        subscription, RocketMQ 4.9.3); mechanisms.md "Pull processing" step 2; docs/reference.md §8.3: created with the
         defaults when ``autoCreateSubscriptionGroup`` is on or the group starts with
         ``CID_RMQ_SYS_``; then the data version is bumped and the file persisted.
 
@@ -178,7 +178,7 @@ class SubscriptionGroupManager(ConfigManager):
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{"dataVersion":…,"subscriptionGroupTable":{group: config}}``, groups sorted;
-        facts §7.4."""
+        docs/reference.md §7.4."""
         return {
             "dataVersion": self.data_version.to_json_dict(),
             "subscriptionGroupTable": {

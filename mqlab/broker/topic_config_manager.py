@@ -1,8 +1,8 @@
 """The broker's topic table: built-in topics, auto-creation on send, topics.json.
 
-Mirrors ``TopicConfigManager`` (broker/topic, RocketMQ 4.9.3); seed 002 (``msgCheck``:
+Mirrors ``TopicConfigManager`` (broker/topic, RocketMQ 4.9.3); mechanisms.md "msgCheck" (``msgCheck``:
 topic lookup, ``createTopicInSendMessageMethod`` from ``TBW102``, retry-topic creation,
-why ``autoCreateTopicEnable`` should be off in production); facts §7.3 (built-in topics,
+why ``autoCreateTopicEnable`` should be off in production); docs/reference.md §7.3 (built-in topics,
 auto-created topics), §7.4 (topics.json).
 
 What this module owns: ``topic_config_table`` (topic → :class:`TopicConfig`), its
@@ -41,7 +41,7 @@ from mqlab.trace.events import Kind
 
 __all__ = ["TopicConfigManager", "SCHEDULE_TOPIC_QUEUE_NUM", "TOPICS_JSON"]
 
-#: ``TopicConfigManager.SCHEDULE_TOPIC_QUEUE_NUM``: one queue per delay level (facts §7.3).
+#: ``TopicConfigManager.SCHEDULE_TOPIC_QUEUE_NUM``: one queue per delay level (docs/reference.md §7.3).
 SCHEDULE_TOPIC_QUEUE_NUM = 18
 #: File name under the broker's config directory (``BrokerPathConfigHelper#getTopicConfigPath``).
 TOPICS_JSON = "topics.json"
@@ -82,7 +82,7 @@ class TopicConfigManager(ConfigManager):
         """Create the built-in topics.
 
         Mirrors ``TopicConfigManager(BrokerController)`` (broker/topic, RocketMQ 4.9.3);
-        facts §7.3: SELF_TEST_TOPIC 1/1, TBW102 8/8 perm 7 (only with
+        docs/reference.md §7.3: SELF_TEST_TOPIC 1/1, TBW102 8/8 perm 7 (only with
         ``autoCreateTopicEnable``), BenchmarkTest 1024/1024, ``<cluster>`` 16/16 and
         ``<brokerName>`` 1/1 (perm INHERIT, plus RW when the cluster/broker topic switch
         is on), OFFSET_MOVED_EVENT 1/1, SCHEDULE_TOPIC_XXXX 18/18, the trace topic 1/1
@@ -127,17 +127,17 @@ class TopicConfigManager(ConfigManager):
 
     def select_topic_config(self, topic: str) -> TopicConfig | None:
         """The topic's config or ``None``. Mirrors ``TopicConfigManager#selectTopicConfig``;
-        seed 002 (``msgCheck`` step 4), seed 000 step 4."""
+        mechanisms.md "msgCheck" (``msgCheck`` step 4), mechanisms.md "Pull processing" step 4."""
         return self.topic_config_table.get(topic)
 
     def is_system_topic(self, topic: str) -> bool:
         """``TopicValidator#isSystemTopic`` including this broker's runtime additions
-        (cluster name, broker name, ``<cluster>_REPLY_TOPIC``, trace topic); facts §7.1."""
+        (cluster name, broker name, ``<cluster>_REPLY_TOPIC``, trace topic); docs/reference.md §7.1."""
         return is_system_topic(topic, self.system_topic_set)
 
     def is_order_topic(self, topic: str) -> bool:
         """True if the topic exists and is ordered. Mirrors ``TopicConfigManager#isOrderTopic``;
-        seed 002 (``msgCheck`` step 1: a read-only broker rejects only order topics)."""
+        mechanisms.md "msgCheck" (``msgCheck`` step 1: a read-only broker rejects only order topics)."""
         tc = self.topic_config_table.get(topic)
         return tc is not None and tc.order
 
@@ -155,7 +155,7 @@ class TopicConfigManager(ConfigManager):
         """Create a topic unknown to this broker from the producer's template topic.
 
         Mirrors ``TopicConfigManager#createTopicInSendMessageMethod`` (broker/topic,
-        RocketMQ 4.9.3); seed 002 §2.1.1 steps 1–6; facts §7.3 (4 queues, perm 6 from
+        RocketMQ 4.9.3); mechanisms.md "msgCheck"; docs/reference.md §7.3 (4 queues, perm 6 from
         TBW102 8/8 perm 7).
 
         Args:
@@ -170,7 +170,7 @@ class TopicConfigManager(ConfigManager):
             The existing or new config, or ``None`` when the template is missing or
             lacks the INHERIT bit (the trace event says which).
         """
-        # step 1 (seed 002 §2.1.1): under the lock, look again; another send may have won.
+        # step 1 (mechanisms.md "msgCheck"): under the lock, look again; another send may have won.
         existing = self.topic_config_table.get(topic)
         if existing is not None:
             return existing
@@ -254,7 +254,7 @@ class TopicConfigManager(ConfigManager):
         """Create a retry or DLQ topic (no template) if missing.
 
         Mirrors ``TopicConfigManager#createTopicInSendMessageBackMethod`` (broker/topic,
-        RocketMQ 4.9.3); seed 002 §2.1.2 (retry topic: 1 queue, RW); facts §7.3
+        RocketMQ 4.9.3); mechanisms.md "msgCheck" (retry topic: 1 queue, RW); docs/reference.md §7.3
         (``%RETRY%<group>`` with retryQueueNums queues, ``%DLQ%<group>`` 1 queue perm 6).
         """
         existing = self.topic_config_table.get(topic)
@@ -406,7 +406,7 @@ class TopicConfigManager(ConfigManager):
 
     def to_json_dict(self) -> dict[str, Any]:
         """``TopicConfigSerializeWrapper``: ``{"dataVersion":…,"topicConfigTable":…}``
-        with topics sorted by name; facts §7.4."""
+        with topics sorted by name; docs/reference.md §7.4."""
         return {
             "dataVersion": self.data_version.to_json_dict(),
             "topicConfigTable": {

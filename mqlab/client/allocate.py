@@ -2,8 +2,8 @@
 
 Mirrors ``AllocateMessageQueueStrategy`` and its implementations in
 ``client/consumer/rebalance`` plus ``ConsistentHashRouter`` / ``VirtualNode`` from
-``common/consistenthash`` (RocketMQ 4.9.3); seed 004 "AllocateMessageQueueStrategy";
-facts §10.10 and the §11 "Allocation" vectors.
+``common/consistenthash`` (RocketMQ 4.9.3); mechanisms.md "Rebalancing" "AllocateMessageQueueStrategy";
+docs/reference.md §10.10 and the §11 "Allocation" vectors.
 
 What this module owns: the pure functions from (group, current client id, all queues, all
 client ids) to the current client's share. Each consumer runs the same strategy on the same
@@ -57,7 +57,7 @@ def _check_args(
     """The argument checks every strategy but ByConfig starts with.
 
     Mirrors the guard clauses of ``AllocateMessageQueueAveragely#allocate`` (client/consumer/
-    rebalance, RocketMQ 4.9.3); facts §10.10 "Common". Java throws IllegalArgumentException;
+    rebalance, RocketMQ 4.9.3); docs/reference.md §10.10 "Common". Java throws IllegalArgumentException;
     we raise ValueError with Java's message. ``blank=True`` is ``StringUtils.isBlank`` (used
     only by ByMachineRoom); the others only reject null or "".
     """
@@ -96,7 +96,7 @@ class AllocateMessageQueueStrategy(ABC):
 class AllocateMessageQueueAveragely(AllocateMessageQueueStrategy):
     """Contiguous blocks; the first ``len(mq_all) % len(cid_all)`` consumers get one extra.
 
-    The default strategy of ``DefaultMQPushConsumer`` (facts §9).
+    The default strategy of ``DefaultMQPushConsumer`` (docs/reference.md §9).
     """
 
     def allocate(
@@ -109,7 +109,7 @@ class AllocateMessageQueueAveragely(AllocateMessageQueueStrategy):
         """Allocate one contiguous block of queues to ``current_cid``.
 
         Mirrors AllocateMessageQueueAveragely#allocate (client/consumer/rebalance, RocketMQ
-        4.9.3); seed 004 "AllocateMessageQueueAveragely" lines 7–37; facts §10.10.
+        4.9.3); mechanisms.md "Rebalancing" "AllocateMessageQueueAveragely" span 7–37; docs/reference.md §10.10.
 
         Args:
             consumer_group: only used in Java's "[BUG] not in cidAll" log line.
@@ -123,12 +123,12 @@ class AllocateMessageQueueAveragely(AllocateMessageQueueStrategy):
         Raises:
             ValueError: ``current_cid`` empty, ``mq_all`` or ``cid_all`` empty or None.
         """
-        # seed 004 lines 7-16: argument checks
+        # mechanisms.md "Rebalancing" span 7-16: argument checks
         _check_args(current_cid, mq_all, cid_all)
-        # seed 004 lines 18-25: a client id the broker does not list gets nothing
+        # mechanisms.md "Rebalancing" span 18-25: a client id the broker does not list gets nothing
         if current_cid not in cid_all:
             return []
-        # seed 004 lines 27-36: index, remainder, block size and start
+        # mechanisms.md "Rebalancing" span 27-36: index, remainder, block size and start
         index = list(cid_all).index(current_cid)
         n, m = len(mq_all), len(cid_all)
         mod = n % m
@@ -162,8 +162,8 @@ class AllocateMessageQueueAveragelyByCircle(AllocateMessageQueueStrategy):
         """Allocate every ``len(cid_all)``-th queue, starting at this consumer's index.
 
         Mirrors AllocateMessageQueueAveragelyByCircle#allocate (client/consumer/rebalance,
-        RocketMQ 4.9.3); seed 004 "AllocateMessageQueueAveragelyByCircle" lines 7–33;
-        facts §10.10.
+        RocketMQ 4.9.3); mechanisms.md "Rebalancing" "AllocateMessageQueueAveragelyByCircle" span 7–33;
+        docs/reference.md §10.10.
 
         Raises:
             ValueError: ``current_cid`` empty, ``mq_all`` or ``cid_all`` empty or None.
@@ -171,7 +171,7 @@ class AllocateMessageQueueAveragelyByCircle(AllocateMessageQueueStrategy):
         _check_args(current_cid, mq_all, cid_all)
         if current_cid not in cid_all:
             return []
-        # seed 004 lines 28-33: ring allocation
+        # mechanisms.md "Rebalancing" span 28-33: ring allocation
         index = list(cid_all).index(current_cid)
         m = len(cid_all)
         return [mq_all[i] for i in range(index, len(mq_all)) if i % m == index]
@@ -208,7 +208,7 @@ class AllocateMessageQueueByConfig(AllocateMessageQueueStrategy):
         """Return the configured list, with no argument checks at all (as in Java).
 
         Mirrors AllocateMessageQueueByConfig#allocate (client/consumer/rebalance, RocketMQ
-        4.9.3); seed 004 "AllocateMessageQueueByConfig"; facts §10.10.
+        4.9.3); mechanisms.md "Rebalancing" "AllocateMessageQueueByConfig"; docs/reference.md §10.10.
         """
         return list(self.message_queue_list)
 
@@ -241,7 +241,7 @@ class AllocateMessageQueueByMachineRoom(AllocateMessageQueueStrategy):
         """Split the eligible queues into equal blocks, then deal the remainder one each.
 
         Mirrors AllocateMessageQueueByMachineRoom#allocate (client/consumer/rebalance,
-        RocketMQ 4.9.3); seed 004 "AllocateMessageQueueByMachineRoom" lines 10–35; facts §10.10.
+        RocketMQ 4.9.3); mechanisms.md "Rebalancing" "AllocateMessageQueueByMachineRoom" span 10–35; docs/reference.md §10.10.
         The seed's older copy indexes ``mqAll`` in the block loop; 4.9.3 indexes ``premqAll``,
         which is what we do. Unlike Averagely, the remainder goes to the *first* consumers as
         queues taken from the *end* of the list.
@@ -254,13 +254,13 @@ class AllocateMessageQueueByMachineRoom(AllocateMessageQueueStrategy):
         if current_cid not in cid_all:
             return []
         current_index = list(cid_all).index(current_cid)
-        # seed 004 lines 17-23: keep queues whose broker name is "<idc>@<name>", idc wanted
+        # mechanisms.md "Rebalancing" span 17-23: keep queues whose broker name is "<idc>@<name>", idc wanted
         premq_all = []
         for mq in mq_all:
             temp = _java_split(mq.broker_name, "@")
             if len(temp) == 2 and temp[0] in self.consumeridcs:
                 premq_all.append(mq)
-        # seed 004 lines 25-34: equal blocks, then the remainder
+        # mechanisms.md "Rebalancing" span 25-34: equal blocks, then the remainder
         m = len(cid_all)
         mod, rem = divmod(len(premq_all), m)
         start_index = mod * current_index
@@ -289,7 +289,7 @@ def _java_split(s: str, sep: str) -> list[str]:
 def md5_hash(key: str) -> int:
     """The default ring hash: the first 4 bytes of MD5(key) as an unsigned big-endian int.
 
-    Mirrors ConsistentHashRouter.MD5Hash#hash (common/consistenthash, RocketMQ 4.9.3); facts
+    Mirrors ConsistentHashRouter.MD5Hash#hash (common/consistenthash, RocketMQ 4.9.3); docs/reference.md
     §10.10 and §11 (``md5_hash("CID-0-0") == 1900518137``). Java's ``key.getBytes()`` uses the
     platform charset; we use UTF-8, the Linux default.
     """
@@ -371,7 +371,7 @@ class AllocateMessageQueueConsistentHash(AllocateMessageQueueStrategy):
     """Place consumers on a hash ring; each queue goes to the next consumer clockwise.
 
     Adding or removing a consumer moves only the queues next to its virtual nodes, so a
-    rebalance disturbs few process queues (facts §11 stability properties).
+    rebalance disturbs few process queues (docs/reference.md §11 stability properties).
 
     Args:
         virtual_node_cnt: virtual nodes per consumer (default 10, must be ≥ 0).
@@ -395,7 +395,7 @@ class AllocateMessageQueueConsistentHash(AllocateMessageQueueStrategy):
         """The queues whose ``str(mq)`` routes to ``current_cid`` on the ring of ``cid_all``.
 
         Mirrors AllocateMessageQueueConsistentHash#allocate (client/consumer/rebalance,
-        RocketMQ 4.9.3); facts §10.10. The ring is built in ``cid_all`` order (it matters only
+        RocketMQ 4.9.3); docs/reference.md §10.10. The ring is built in ``cid_all`` order (it matters only
         when two virtual nodes collide).
 
         Raises:
@@ -455,7 +455,7 @@ class AllocateMachineRoomNearby(AllocateMessageQueueStrategy):
         """Same-room queues among same-room consumers, then consumer-less rooms among all.
 
         Mirrors AllocateMachineRoomNearby#allocate (client/consumer/rebalance, RocketMQ
-        4.9.3); facts §10.10. Rooms are visited in sorted order (Java's TreeMap).
+        4.9.3); docs/reference.md §10.10. Rooms are visited in sorted order (Java's TreeMap).
 
         Raises:
             ValueError: the common checks, or a resolver returning an empty room.
@@ -520,7 +520,7 @@ def allocate_all(
     """Every consumer's share, computed the way each consumer computes its own.
 
     Deduplicates and sorts both inputs, as ``RebalanceImpl#rebalanceByTopic`` does (a set of
-    queues and the broker's client ids, ``Collections.sort`` on both; facts §10.11), then calls
+    queues and the broker's client ids, ``Collections.sort`` on both; docs/reference.md §10.11), then calls
     ``strategy.allocate`` once per client id. mqlab-only: the lab uses it to draw a group.
 
     Returns:

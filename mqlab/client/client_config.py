@@ -1,6 +1,6 @@
 """What every client (producer, push or pull consumer) is configured with.
 
-Mirrors ``ClientConfig`` (client/ClientConfig.java, RocketMQ 4.9.3); facts §8.4 and §9
+Mirrors ``ClientConfig`` (client/ClientConfig.java, RocketMQ 4.9.3); docs/reference.md §8.4 and §9
 (the client timings). Java reads several defaults from system properties (named in the
 field comments); mqlab takes them as plain fields with Java's defaults.
 
@@ -27,7 +27,7 @@ DEFAULT_INSTANCE_NAME = "DEFAULT"
 class ClientConfig:
     """Client-wide settings shared by every producer and consumer of one ``MQClientInstance``.
 
-    Mirrors ``ClientConfig`` (client, RocketMQ 4.9.3); facts §8.4.
+    Mirrors ``ClientConfig`` (client, RocketMQ 4.9.3); docs/reference.md §8.4.
     """
 
     namesrv_addr: str | None = "127.0.0.1:9876"  # ';'-separated list (Java: env NAMESRV_ADDR)
@@ -51,7 +51,7 @@ class ClientConfig:
     def build_mq_client_id(self) -> str:
         """``<clientIP>@<instanceName>[@<unitName>]``.
 
-        Mirrors ``ClientConfig#buildMQClientId`` (client, RocketMQ 4.9.3); facts §8.4.
+        Mirrors ``ClientConfig#buildMQClientId`` (client, RocketMQ 4.9.3); docs/reference.md §8.4.
         """
         cid = f"{self.client_ip}@{self.instance_name}"
         if not is_blank(self.unit_name):

@@ -1,7 +1,7 @@
 """The errors a RocketMQ client API raises: client-side failures and broker refusals.
 
 Mirrors ``MQClientException`` and ``MQBrokerException`` (client/exception) and
-``ClientErrorCode`` (client/common), RocketMQ 4.9.3; STYLE §6.10 ("client facades raise
+``ClientErrorCode`` (client/common), RocketMQ 4.9.3; docs/design.md §6.10 ("client facades raise
 MQClientException / MQBrokerException, carrying a response code and a message").
 
 * ``MQBrokerException(code, message, broker_addr)``: a broker (or name server) answered

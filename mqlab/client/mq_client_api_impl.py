@@ -1,6 +1,6 @@
 """Every RPC a client makes, as a request builder plus a response mapping.
 
-Mirrors ``MQClientAPIImpl`` (client/impl/MQClientAPIImpl.java, RocketMQ 4.9.3); facts §2
+Mirrors ``MQClientAPIImpl`` (client/impl/MQClientAPIImpl.java, RocketMQ 4.9.3); docs/reference.md §2
 (codes, headers, bodies), §3 (client result mappings), §1.8 (what a reply must carry).
 
 Java's methods block on ``invokeSync``. Here each one is a *generator* (run it with
@@ -83,7 +83,7 @@ __all__ = ["MQClientAPIImpl", "SEND_RESPONSE_STATUS"]
 
 Gen = Generator[Any, Any, Any]
 
-#: processSendResponse: the four "stored" codes (facts §3); any other code throws.
+#: processSendResponse: the four "stored" codes (docs/reference.md §3); any other code throws.
 SEND_RESPONSE_STATUS = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
     ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
@@ -113,7 +113,7 @@ class MQClientAPIImpl:
     Attributes:
         send_smart_msg: ``-Dorg.apache.rocketmq.client.sendSmartMsg`` (default true):
             send with SEND_MESSAGE_V2 (310) and its one-letter header; false → SEND_MESSAGE
-            (10). Batches always use SEND_BATCH_MESSAGE (320) (facts §2.1).
+            (10). Batches always use SEND_BATCH_MESSAGE (320) (docs/reference.md §2.1).
     """
 
     def __init__(self, instance: MQClientInstance) -> None:
@@ -172,7 +172,7 @@ class MQClientAPIImpl:
         """GET_ROUTEINFO_BY_TOPIC (105) → ``TopicRouteData``.
 
         Mirrors ``MQClientAPIImpl#getTopicRouteInfoFromNameServer`` (client/impl, RocketMQ
-        4.9.3); facts §2.5.
+        4.9.3); docs/reference.md §2.5.
 
         Raises:
             MQClientException: TOPIC_NOT_EXIST (17) or any code other than SUCCESS with a
@@ -196,7 +196,7 @@ class MQClientAPIImpl:
     def build_send_request(self, msg: Message, header: SendMessageRequestHeader) -> RemotingCommand:
         """The send request for ``msg``: code by kind, V2 header, body = ``msg.body``.
 
-        Mirrors the request-building half of ``MQClientAPIImpl#sendMessage`` (facts §2.1:
+        Mirrors the request-building half of ``MQClientAPIImpl#sendMessage`` (docs/reference.md §2.1:
         replies → 325, batches → 320, otherwise 310 with sendSmartMsg, else 10).
         """
         is_reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == REPLY_MESSAGE_FLAG
@@ -228,7 +228,7 @@ class MQClientAPIImpl:
         RocketMQ 4.9.3).
 
         Raises:
-            MQBrokerException: any code but 0/10/11/12 (facts §3).
+            MQBrokerException: any code but 0/10/11/12 (docs/reference.md §3).
         """
         request = self.build_send_request(msg, header)
         response = yield Rpc(addr, request, timeout_ms)
@@ -328,7 +328,7 @@ class MQClientAPIImpl:
         """Map a send reply to a ``SendResult``.
 
         Mirrors ``MQClientAPIImpl#processSendResponse`` (client/impl, RocketMQ 4.9.3);
-        facts §3, §4.5 (``msg_id`` = UNIQ_KEY, batches comma-joined; ``offset_msg_id`` =
+        docs/reference.md §3, §4.5 (``msg_id`` = UNIQ_KEY, batches comma-joined; ``offset_msg_id`` =
         the header's ``msgId``), §1.8 (``MSG_REGION`` default "DefaultRegion", ``TRACE_ON``
         false only if "false").
 
@@ -367,7 +367,7 @@ class MQClientAPIImpl:
         """PULL_MESSAGE (11) → ``PullResult`` with the raw body in ``message_binary``.
 
         Mirrors ``MQClientAPIImpl#pullMessage`` + ``#processPullResponse`` (client/impl,
-        RocketMQ 4.9.3); seed 003 (pullKernelImpl → pullMessage); facts §3. ASYNC (the push
+        RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" (pullKernelImpl → pullMessage); docs/reference.md §3. ASYNC (the push
         consumer, a pull with a callback) is ``pullMessageAsync``: its timeout is found by
         ``scanResponseTable``, ``SCAN_RESPONSE_TABLE_GRACE_MS`` after ``timeout_ms``, and a
         reply arriving before then still counts; SYNC (``pullMessageSync``) waits exactly
@@ -423,7 +423,7 @@ class MQClientAPIImpl:
     ) -> Gen:
         """QUERY_CONSUMER_OFFSET (14) → the committed offset.
 
-        Mirrors ``MQClientAPIImpl#queryConsumerOffset``; seed 003 (the broker answers
+        Mirrors ``MQClientAPIImpl#queryConsumerOffset``; mechanisms.md "The consumer's pull loop" (the broker answers
         QUERY_NOT_FOUND (22) when it has nothing, which raises here).
 
         Raises:
@@ -443,7 +443,7 @@ class MQClientAPIImpl:
     def update_consumer_offset_oneway(
         self, addr: str, header: UpdateConsumerOffsetRequestHeader
     ) -> None:
-        """UPDATE_CONSUMER_OFFSET (15), oneway (facts §1.3). ``#updateConsumerOffsetOneway``."""
+        """UPDATE_CONSUMER_OFFSET (15), oneway (docs/reference.md §1.3). ``#updateConsumerOffsetOneway``."""
         request = _request(RequestCode.UPDATE_CONSUMER_OFFSET, header)
         self.instance.ctx.invoke_oneway(self._vip(addr), request)
 
@@ -483,7 +483,7 @@ class MQClientAPIImpl:
     def get_consumer_id_list_by_group(self, addr: str, group: str, timeout_ms: int) -> Gen:
         """GET_CONSUMER_LIST_BY_GROUP (38) → client ids (broker order; callers sort).
 
-        Mirrors ``MQClientAPIImpl#getConsumerIdListByGroup``; facts §1.8 (a SUCCESS without
+        Mirrors ``MQClientAPIImpl#getConsumerIdListByGroup``; docs/reference.md §1.8 (a SUCCESS without
         a body counts as failure).
 
         Raises:
@@ -500,7 +500,7 @@ class MQClientAPIImpl:
     def send_heartbeat(self, addr: str, heartbeat_data: HeartbeatData, timeout_ms: int) -> Gen:
         """HEART_BEAT (34) → the broker's ``version`` (recorded as the broker version).
 
-        Mirrors ``MQClientAPIImpl#sendHearbeat`` (sic); facts §2.3.
+        Mirrors ``MQClientAPIImpl#sendHearbeat`` (sic); docs/reference.md §2.3.
 
         Raises:
             MQBrokerException: any code but SUCCESS.
@@ -545,7 +545,7 @@ class MQClientAPIImpl:
     ) -> Gen:
         """CONSUMER_SEND_MSG_BACK (36): hand a failed message back for a retry.
 
-        Mirrors ``MQClientAPIImpl#consumerSendMessageBack``; facts §2.2 (offset = the
+        Mirrors ``MQClientAPIImpl#consumerSendMessageBack``; docs/reference.md §2.2 (offset = the
         message's commit-log offset, originMsgId = its client msg id, i.e. UNIQ_KEY).
 
         Raises:
@@ -566,7 +566,7 @@ class MQClientAPIImpl:
     def lock_batch_mq(self, addr: str, body: LockBatchRequestBody, timeout_ms: int) -> Gen:
         """LOCK_BATCH_MQ (41) → the queues now locked by this client.
 
-        Mirrors ``MQClientAPIImpl#lockBatchMQ``; facts §2.4.
+        Mirrors ``MQClientAPIImpl#lockBatchMQ``; docs/reference.md §2.4.
 
         Raises:
             MQBrokerException: any code but SUCCESS.

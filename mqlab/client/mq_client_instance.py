@@ -1,7 +1,7 @@
 """One client process: routes, broker addresses, heartbeats, and the producers and consumers.
 
 Mirrors ``MQClientInstance`` (client/impl/factory/MQClientInstance.java, RocketMQ 4.9.3)
-and ``ClientRemotingProcessor#notifyConsumerIdsChanged`` (client/impl); facts §2.3
+and ``ClientRemotingProcessor#notifyConsumerIdsChanged`` (client/impl); docs/reference.md §2.3
 (heartbeat body and who gets it), §2.5 (route → publish / subscribe queues), §2.7 (what a
 Java client sends), §9 (timings). It is a ``Node``: every producer and consumer of the
 client lives on it and sends through its context.
@@ -99,7 +99,7 @@ def topic_route_data_to_topic_publish_info(
     """The queues a producer may write: per broker (sorted), writable and with a master.
 
     Mirrors ``MQClientInstance#topicRouteData2TopicPublishInfo`` (client/impl/factory,
-    RocketMQ 4.9.3); facts §2.5. An ``orderTopicConf`` ("brokerName:queueNums;...") wins
+    RocketMQ 4.9.3); docs/reference.md §2.5. An ``orderTopicConf`` ("brokerName:queueNums;...") wins
     and marks the topic as ordered. ``rng`` seeds the round-robin cursor.
     """
     info = TopicPublishInfo(topic_route_data=route, send_which_queue=ThreadLocalIndex(rng))
@@ -127,7 +127,7 @@ def topic_route_data_to_topic_subscribe_info(
 ) -> set[MessageQueue]:
     """Every readable queue: queues 0..readQueueNums−1 of each readable QueueData.
 
-    Mirrors ``MQClientInstance#topicRouteData2TopicSubscribeInfo``; facts §2.5. (A set, as
+    Mirrors ``MQClientInstance#topicRouteData2TopicSubscribeInfo``; docs/reference.md §2.5. (A set, as
     in Java: callers sort before using the order.)
     """
     return {
@@ -329,7 +329,7 @@ class MQClientInstance(Node):
         """Refresh the route of every subscribed and published topic, one after the other.
 
         Mirrors the no-argument ``MQClientInstance#updateTopicRouteInfoFromNameServer``
-        (client/impl/factory, RocketMQ 4.9.3); facts §2.7 step 6 (the producer side always
+        (client/impl/factory, RocketMQ 4.9.3); docs/reference.md §2.7 step 6 (the producer side always
         includes TBW102, which every producer keeps in its publish table).
         """
         topics: set[str] = set()
@@ -349,7 +349,7 @@ class MQClientInstance(Node):
         """Ask the name server for ``topic``'s route; on change, update every producer/consumer.
 
         Mirrors ``MQClientInstance#updateTopicRouteInfoFromNameServer(String, boolean,
-        DefaultMQProducer)`` (client/impl/factory, RocketMQ 4.9.3); facts §2.5. With
+        DefaultMQProducer)`` (client/impl/factory, RocketMQ 4.9.3); docs/reference.md §2.5. With
         ``is_default`` the producer's ``create_topic_key`` (TBW102) route is fetched instead
         and each QueueData is capped to ``min(default_topic_queue_nums, readQueueNums)``
         queues: that borrowed route is what lets the first send to a new topic reach a
@@ -455,7 +455,7 @@ class MQClientInstance(Node):
         """The node ``broker_id`` of ``broker_name``, else (a slave id) id+1, else any node.
 
         Mirrors ``MQClientInstance#findBrokerAddressInSubscribe`` (client/impl/factory,
-        RocketMQ 4.9.3); facts §10.14. "Any node" is the lowest id (Java takes the first
+        RocketMQ 4.9.3); docs/reference.md §10.14. "Any node" is the lowest id (Java takes the first
         entry of a ``HashMap<Long,String>``, which is the lowest small id).
         """
         addrs = self.broker_addr_table.get(broker_name)
@@ -498,7 +498,7 @@ class MQClientInstance(Node):
         """GET_CONSUMER_LIST_BY_GROUP at a random broker of ``topic``; None on failure.
 
         Mirrors ``MQClientInstance#findConsumerIdList`` (client/impl/factory, RocketMQ
-        4.9.3); facts §2.7 step 4.
+        4.9.3); docs/reference.md §2.7 step 4.
         """
         addr = self.find_broker_addr_by_topic(topic)
         if addr is None:
@@ -548,7 +548,7 @@ class MQClientInstance(Node):
     def prepare_heartbeat_data(self) -> HeartbeatData:
         """The HEART_BEAT body: every consumer group, then every producer group.
 
-        Mirrors ``MQClientInstance#prepareHeartbeatData``; facts §2.3.
+        Mirrors ``MQClientInstance#prepareHeartbeatData``; docs/reference.md §2.3.
         """
         consumers = tuple(
             ConsumerData(
@@ -572,7 +572,7 @@ class MQClientInstance(Node):
         """HEART_BEAT to every known broker node (only masters if there are no consumers).
 
         Mirrors ``MQClientInstance#sendHeartbeatToAllBrokerWithLock`` →
-        ``#sendHeartbeatToAllBroker`` (client/impl/factory, RocketMQ 4.9.3); facts §2.3,
+        ``#sendHeartbeatToAllBroker`` (client/impl/factory, RocketMQ 4.9.3); docs/reference.md §2.3,
         §2.7 step 3. Each reply's ``version`` is recorded as that node's broker version.
         """
         if not self.attached or not self.running:
@@ -698,7 +698,7 @@ class MQClientInstance(Node):
 
         Mirrors ``ClientRemotingProcessor#processRequest`` /
         ``#notifyConsumerIdsChanged`` / ``#resetOffset`` (client/impl, RocketMQ 4.9.3);
-        facts §10.5.
+        docs/reference.md §10.5.
         """
         if request.code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET:
             table: dict[MessageQueue, int] = {}

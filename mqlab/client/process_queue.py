@@ -1,8 +1,8 @@
 """The push consumer's per-queue buffer of pulled, not yet acknowledged messages.
 
-Mirrors ``ProcessQueue`` (client/impl/consumer/ProcessQueue.java, RocketMQ 4.9.3); seed 004
-"ProcessQueue#putMessage / #removeMessage / #cleanExpiredMsg", seed 003 (flow control reads
-``msg_count``, ``msg_size`` and ``get_max_span``); facts §10.13 and §9 (constants).
+Mirrors ``ProcessQueue`` (client/impl/consumer/ProcessQueue.java, RocketMQ 4.9.3); mechanisms.md "Consumption"
+"ProcessQueue#putMessage / #removeMessage / #cleanExpiredMsg", mechanisms.md "The consumer's pull loop" (flow control reads
+``msg_count``, ``msg_size`` and ``get_max_span``); docs/reference.md §10.13 and §9 (constants).
 
 What this module owns: for one message queue, the messages between "pulled" and "consumed"
 keyed by queue offset (``msg_tree_map``), their count and body bytes, the orderly-consumption
@@ -34,7 +34,7 @@ __all__ = [
     "ProcessQueue",
 ]
 
-# facts §9; Java reads each from a system property (named in the comment) with this default.
+# docs/reference.md §9; Java reads each from a system property (named in the comment) with this default.
 REBALANCE_LOCK_MAX_LIVE_TIME = 30000  # ms; rocketmq.client.rebalance.lockMaxLiveTime
 REBALANCE_LOCK_INTERVAL = (
     20000  # ms between orderly lockAll; rocketmq.client.rebalance.lockInterval
@@ -55,7 +55,7 @@ class OffsetTreeMap:
     pulled batches arrive in offset order, so ``put`` is an O(1) append and removing or polling
     the first key (what concurrent and orderly consumption do) is an O(1) head move, amortised
     by compaction; other inserts and deletes are a bisect plus a list memmove. Taking 10 000
-    messages from a 102 400-message queue one by one stays linear (facts §11 ProcessQueueTest).
+    messages from a 102 400-message queue one by one stays linear (docs/reference.md §11 ProcessQueueTest).
     """
 
     __slots__ = ("_map", "_keys", "_head")
@@ -191,7 +191,7 @@ class OffsetTreeMap:
 class ProcessQueue:
     """The messages of one queue between pull and acknowledgement, and the queue's flags.
 
-    Mirrors ``ProcessQueue`` (client/impl/consumer, RocketMQ 4.9.3); facts §10.13. Java starts
+    Mirrors ``ProcessQueue`` (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.13. Java starts
     all three timestamps at ``System.currentTimeMillis()``; here the creator passes ``now_ms``.
     Equality is identity, as in Java (no ``equals``).
 
@@ -242,15 +242,15 @@ class ProcessQueue:
     def is_lock_expired(self, now_ms: int) -> bool:
         """True when the last lock is more than 30 000 ms old (strictly).
 
-        Mirrors ProcessQueue#isLockExpired (client/impl/consumer, RocketMQ 4.9.3); facts §10.13.
+        Mirrors ProcessQueue#isLockExpired (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.13.
         """
         return now_ms - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME
 
     def is_pull_expired(self, now_ms: int) -> bool:
         """True when no pull started for more than 120 000 ms (strictly).
 
-        Mirrors ProcessQueue#isPullExpired (client/impl/consumer, RocketMQ 4.9.3); seed 004
-        "updateProcessQueueTableInRebalance"; facts §10.11, §10.13.
+        Mirrors ProcessQueue#isPullExpired (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Consumption"
+        "updateProcessQueueTableInRebalance"; docs/reference.md §10.11, §10.13.
         """
         return now_ms - self.last_pull_timestamp > PULL_MAX_IDLE_TIME
 
@@ -264,8 +264,8 @@ class ProcessQueue:
     ) -> Generator[Any, Any, int]:
         """Send the oldest messages whose consumption has run too long back to the broker.
 
-        Mirrors ProcessQueue#cleanExpiredMsg (client/impl/consumer, RocketMQ 4.9.3); seed 004
-        "ProcessQueue#cleanExpiredMsg" lines 2–48; facts §10.13. Run every
+        Mirrors ProcessQueue#cleanExpiredMsg (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Consumption"
+        "ProcessQueue#cleanExpiredMsg" lines 2–48; docs/reference.md §10.13. Run every
         ``consume_timeout_minutes`` by the concurrent consume service, as a task: each
         send-back is a synchronous RPC in Java, and the message is removed only after it
         returned (ProcessQueue.java:107-129).
@@ -281,14 +281,14 @@ class ProcessQueue:
         Returns:
             How many messages were sent back.
         """
-        # seed 004 lines 2-5: orderly consumption never expires messages
+        # mechanisms.md "Consumption" span 2-5: orderly consumption never expires messages
         if consume_orderly:
             return 0
         timeout_ms = consume_timeout_minutes * 60 * 1000
         sent_back = 0
-        # seed 004 lines 7-9: at most 16 rounds (fewer if fewer messages are buffered)
+        # mechanisms.md "Consumption" span 7-9: at most 16 rounds (fewer if fewer messages are buffered)
         for _ in range(min(len(self.msg_tree_map), _CLEAN_EXPIRED_MAX_LOOP)):
-            # seed 004 lines 10-25: the first message, if its consumption started too long ago
+            # mechanisms.md "Consumption" span 10-25: the first message, if its consumption started too long ago
             first = self.msg_tree_map.first_entry()
             if first is None:
                 break
@@ -296,11 +296,11 @@ class ProcessQueue:
             start = msg.properties.get(mc.PROPERTY_CONSUME_START_TIMESTAMP)
             if not start or now() - int(start) <= timeout_ms:
                 break
-            # seed 004 line 29: send it back with delay level 3; a failure skips the removal
+            # mechanisms.md "Consumption" span 29: send it back with delay level 3; a failure skips the removal
             if not (yield from send_back(msg, _EXPIRED_MSG_DELAY_LEVEL)):
                 continue
             sent_back += 1
-            # seed 004 lines 32-48: remove it if it is still the first message
+            # mechanisms.md "Consumption" span 32-48: remove it if it is still the first message
             if self.msg_tree_map and msg.queue_offset == self.msg_tree_map.first_key():
                 self.remove_message([msg], now())
         return sent_back
@@ -309,8 +309,8 @@ class ProcessQueue:
     def put_message(self, msgs: Sequence[MessageExt]) -> bool:
         """Buffer a pulled batch; return True if an orderly consume request should be submitted.
 
-        Mirrors ProcessQueue#putMessage (client/impl/consumer, RocketMQ 4.9.3); seed 004
-        "ProcessQueue#putMessage"; facts §10.13. Only offsets not yet buffered count toward
+        Mirrors ProcessQueue#putMessage (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Consumption"
+        "ProcessQueue#putMessage"; docs/reference.md §10.13. Only offsets not yet buffered count toward
         ``msg_count`` / ``msg_size`` and move ``queue_offset_max``.
 
         Returns:
@@ -342,7 +342,7 @@ class ProcessQueue:
     def get_max_span(self) -> int:
         """Largest minus smallest buffered offset (0 when empty); flow control caps it at 2000.
 
-        Mirrors ProcessQueue#getMaxSpan (client/impl/consumer, RocketMQ 4.9.3); facts §10.13,
+        Mirrors ProcessQueue#getMaxSpan (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.13,
         §10.14.
         """
         tree = self.msg_tree_map
@@ -353,8 +353,8 @@ class ProcessQueue:
     def remove_message(self, msgs: Iterable[MessageExt], now_ms: int | None = None) -> int:
         """Drop consumed messages; return the offset the consumer may now commit.
 
-        Mirrors ProcessQueue#removeMessage (client/impl/consumer, RocketMQ 4.9.3); seed 004
-        "ProcessQueue#removeMessage"; facts §10.13.
+        Mirrors ProcessQueue#removeMessage (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Consumption"
+        "ProcessQueue#removeMessage"; docs/reference.md §10.13.
 
         Args:
             msgs: the consumed (or successfully sent back) messages.
@@ -384,7 +384,7 @@ class ProcessQueue:
     def take_messages(self, batch_size: int, now_ms: int) -> list[MessageExt]:
         """Move up to ``batch_size`` first messages into the orderly in-flight map.
 
-        Mirrors ProcessQueue#takeMessages (client/impl/consumer, RocketMQ 4.9.3); facts §10.13.
+        Mirrors ProcessQueue#takeMessages (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.13.
         Count and size are unchanged until :meth:`commit`. An empty result clears ``consuming``.
         """
         self.last_consume_timestamp = now_ms
@@ -405,7 +405,7 @@ class ProcessQueue:
     def commit(self) -> int:
         """Forget the in-flight orderly messages; return the offset after the last of them.
 
-        Mirrors ProcessQueue#commit (client/impl/consumer, RocketMQ 4.9.3); facts §10.13.
+        Mirrors ProcessQueue#commit (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.13.
 
         Returns:
             last in-flight offset + 1, or −1 when nothing is in flight. (Java's
@@ -434,7 +434,7 @@ class ProcessQueue:
         """Put the given in-flight orderly messages back to be consumed again.
 
         Mirrors ProcessQueue#makeMessageToConsumeAgain (client/impl/consumer, RocketMQ 4.9.3);
-        used for SUSPEND_CURRENT_QUEUE_A_MOMENT (facts §10.16).
+        used for SUSPEND_CURRENT_QUEUE_A_MOMENT (docs/reference.md §10.16).
         """
         for msg in msgs:
             self.consuming_msg_orderly_tree_map.remove(msg.queue_offset)
@@ -457,7 +457,7 @@ class ProcessQueue:
         self.queue_offset_max = 0
 
     def inc_try_unlock_times(self) -> None:
-        """Mirrors ProcessQueue#incTryUnlockTimes (a failed delayed unlock, facts §10.11)."""
+        """Mirrors ProcessQueue#incTryUnlockTimes (a failed delayed unlock, docs/reference.md §10.11)."""
         self.try_unlock_times += 1
 
     @property
@@ -465,6 +465,6 @@ class ProcessQueue:
         """``msg_size`` in whole MiB (floor), as flow control and ``ProcessQueueInfo`` show it.
 
         Mirrors ``msgSize / (1024 * 1024)`` in DefaultMQPushConsumerImpl#pullMessage and
-        ProcessQueue#fillProcessQueueInfo (RocketMQ 4.9.3); facts §10.14, §11.
+        ProcessQueue#fillProcessQueueInfo (RocketMQ 4.9.3); docs/reference.md §10.14, §11.
         """
         return self.msg_size // _MIB

@@ -2,8 +2,8 @@
 
 Mirrors ``FilterAPI``, ``ExpressionType`` (common/filter) and ``SubscriptionData``
 (common/protocol/heartbeat), plus ``MessageExtBrokerInner#tagsString2tagsCode``
-(common/message), RocketMQ 4.9.3; facts §2.3 (HeartbeatData), §6 (tags code), §11
-(``FilterAPITest``); seed 004 (``subscribe`` → ``FilterAPI.buildSubscriptionData``).
+(common/message), RocketMQ 4.9.3; docs/reference.md §2.3 (HeartbeatData), §6 (tags code), §11
+(``FilterAPITest``); mechanisms.md "Rebalancing" (``subscribe`` → ``FilterAPI.buildSubscriptionData``).
 
 What this module owns: how ``"TagA || TagB"`` becomes a tag list plus Java
 ``String.hashCode`` codes, and the ``SubscriptionData`` bean. What it must not know:
@@ -38,7 +38,7 @@ __all__ = [
 def java_string_hash(s: str) -> int:
     """Java ``String#hashCode``: ``h = 31*h + c`` over UTF-16 code units, signed 32-bit.
 
-    Facts §0 and §6: "TagA" 2598919, "*" 42, "中文" 646394. Chars outside the BMP count
+    docs/reference.md §0 and §6: "TagA" 2598919, "*" 42, "中文" 646394. Chars outside the BMP count
     as two surrogate units, as in Java.
     """
     if s.isascii():
@@ -58,7 +58,7 @@ def tags_string_to_tags_code(tags: str | None) -> int:
 
     Mirrors ``MessageExtBrokerInner#tagsString2tagsCode`` (the filter type argument is
     ignored in 4.9.3) and the ``tags != null && tags.length() > 0`` guard around it in
-    ``CommitLog#checkMessageAndReturnSize``; facts §6.
+    ``CommitLog#checkMessageAndReturnSize``; docs/reference.md §6.
 
     NOTE: performance: memoised. The broker computes this for every message it stores
     and a broker sees few distinct tags; the pure-Python hash costs ~0.4 µs for "TagA",
@@ -85,7 +85,7 @@ class ExpressionType:
 class SubscriptionData:
     """One topic subscription of a consumer group, as sent in heartbeats.
 
-    Mirrors ``SubscriptionData`` (common/protocol/heartbeat, RocketMQ 4.9.3); facts §2.3.
+    Mirrors ``SubscriptionData`` (common/protocol/heartbeat, RocketMQ 4.9.3); docs/reference.md §2.3.
     ``filterClassSource`` is not modelled (fastjson does not serialise it).
     """
 
@@ -120,7 +120,7 @@ class SubscriptionData:
         return f"{self.topic}@{self.sub_string}" < f"{other.topic}@{other.sub_string}"
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The fastjson bean, keys sorted, ``None`` fields left out; facts §2.3::
+        """The fastjson bean, keys sorted, ``None`` fields left out; docs/reference.md §2.3::
 
         {"classFilterMode":false,"codeSet":[2598919],"expressionType":"TAG",
          "subString":"TagA","subVersion":1650000000000,"tagsSet":["TagA"],"topic":"T"}
@@ -179,7 +179,7 @@ class FilterAPI:
         """Parse a subscription expression.
 
         Mirrors ``FilterAPI#build`` and ``FilterAPI#buildSubscriptionData`` (common/filter,
-        RocketMQ 4.9.3); seed 004 (subscribe); facts §11 (``FilterAPITest``).
+        RocketMQ 4.9.3); mechanisms.md "Rebalancing" (subscribe); docs/reference.md §11 (``FilterAPITest``).
 
         TAG (``expression_type`` ``None`` or ``"TAG"``): ``None``, ``""`` or ``"*"`` →
         sub string ``"*"`` and no tags; otherwise split on ``||``, ``String#trim`` each

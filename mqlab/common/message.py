@@ -1,7 +1,7 @@
 """The message model: what a producer builds, what the broker stores, what a consumer sees.
 
 Mirrors ``Message``, ``MessageExt``, ``MessageExtBrokerInner`` and ``MessageQueue``
-(common/message, RocketMQ 4.9.3); facts §4 and §5.
+(common/message, RocketMQ 4.9.3); docs/reference.md §4 and §5.
 
 What this module owns: the in-memory shape of a message and the property helpers
 (tags, keys, delay level, WAIT) that RocketMQ puts on ``Message``. What it must not
@@ -133,7 +133,7 @@ class MessageExt:
     """A stored message, as decoded from the commit log or a pull response body.
 
     Mirrors ``MessageExt`` (common/message, RocketMQ 4.9.3). Field order follows the
-    stored layout (facts §4.1). ``msg_id`` is the broker's offset message id (store host
+    stored layout (docs/reference.md §4.1). ``msg_id`` is the broker's offset message id (store host
     + commit-log offset); :meth:`client_msg_id` gives what ``MessageClientExt#getMsgId``
     returns (``UNIQ_KEY`` when present).
     """
@@ -190,7 +190,7 @@ class MessageExtBrokerInner(MessageExt):
 
     Mirrors ``MessageExtBrokerInner`` (store, RocketMQ 4.9.3): a ``MessageExt`` plus the
     already-encoded properties string and the tags hash code that goes into the consume
-    queue unit (facts §6).
+    queue unit (docs/reference.md §6).
     """
 
     properties_string: str = ""
@@ -203,7 +203,7 @@ class MessageQueue:
 
     Mirrors ``MessageQueue`` (common/message, RocketMQ 4.9.3). Ordering is
     ``compareTo``'s: topic, then broker name, then queue id. ``str()`` is Java's
-    ``toString``, which the consistent-hash allocation hashes (facts §10.10).
+    ``toString``, which the consistent-hash allocation hashes (docs/reference.md §10.10).
     """
 
     topic: str

@@ -1,7 +1,7 @@
 """The producer-side message id (``UNIQ_KEY``): ip, pid, class-loader hash, time, counter.
 
 Mirrors ``org.apache.rocketmq.common.message.MessageClientIDSetter`` (common/message,
-RocketMQ 4.9.3); facts §4.5 and §11 (``MessageClientIDSetterTest``).
+RocketMQ 4.9.3); docs/reference.md §4.5 and §11 (``MessageClientIDSetterTest``).
 
 Layout, as uppercase hex (32 chars for IPv4, 56 for IPv6)::
 

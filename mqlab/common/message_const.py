@@ -1,7 +1,7 @@
 """Message property keys and separators.
 
 Mirrors ``org.apache.rocketmq.common.message.MessageConst`` (common/message, RocketMQ 4.9.3);
-facts §5. Keys keep RocketMQ's spelling so a grep for ``UNIQ_KEY`` lands here.
+docs/reference.md §5. Keys keep RocketMQ's spelling so a grep for ``UNIQ_KEY`` lands here.
 """
 
 PROPERTY_KEYS = "KEYS"

@@ -2,7 +2,7 @@
 
 Mirrors ``MessageDecoder`` (common/message) and ``CommitLog.MessageExtEncoder`` /
 ``CommitLog#checkMessageAndReturnSize`` / ``CommitLog#calMsgLength`` (store), RocketMQ
-4.9.3; facts §4 (layout, hosts, sys flags, properties, ids, pull body, batch body).
+4.9.3; docs/reference.md §4 (layout, hosts, sys flags, properties, ids, pull body, batch body).
 
 One stored entry, big-endian (IPv4 hosts; each IPv6 host is 12 bytes longer)::
 
@@ -73,9 +73,9 @@ __all__ = [
     "bytes_to_socket_address",
 ]
 
-#: MAGICCODE of a message entry: 0xDAA320A7 (facts §4.1).
+#: MAGICCODE of a message entry: 0xDAA320A7 (docs/reference.md §4.1).
 MESSAGE_MAGIC_CODE = -626843481
-#: MAGICCODE of the end-of-file filler: 0xCBD43194 (facts §4.1).
+#: MAGICCODE of the end-of-file filler: 0xCBD43194 (docs/reference.md §4.1).
 BLANK_MAGIC_CODE = -875286124
 
 # Byte positions inside an entry, RocketMQ's names (and spellings).
@@ -139,7 +139,7 @@ def message_properties_to_string(properties: Mapping[str, str | None] | None) ->
     """``name\\u0001value`` pairs joined by ``\\u0002`` in ``HashMap`` order, ``None`` values skipped.
 
     Mirrors ``MessageDecoder#messageProperties2String`` (common/message, RocketMQ 4.9.3);
-    facts §4.4. Java loops over ``properties.entrySet()`` of a ``HashMap`` (built by
+    docs/reference.md §4.4. Java loops over ``properties.entrySet()`` of a ``HashMap`` (built by
     ``string2messageProperties`` or ``Message#putProperty``), so the order is the map's
     bucket order, not insertion order: a broker stores
     ``CLUSTER\\u0001DefaultCluster\\u0002TAGS\\u0001TagA``. The dict's insertion order
@@ -161,7 +161,7 @@ def string_to_message_properties(properties: str | None) -> dict[str, str]:
     """Parse a properties string, dropping every segment without both a name and a value.
 
     Mirrors ``MessageDecoder#string2messageProperties`` (common/message, RocketMQ 4.9.3);
-    facts §4.4 and §11: split on ``\\u0002``; keep a segment only if its first
+    docs/reference.md §4.4 and §11: split on ``\\u0002``; keep a segment only if its first
     ``\\u0001`` is neither its first nor its last char; a later duplicate name wins.
     """
     result: dict[str, str] = {}
@@ -222,7 +222,7 @@ def socket_address_to_bytes(host: str) -> bytes:
     """Address bytes then port as int32: 8 bytes for IPv4, 20 for IPv6.
 
     Mirrors ``MessageExtEncoder#socketAddress2ByteBuffer`` / ``MessageExt#socketAddress2ByteBuffer``
-    (RocketMQ 4.9.3); facts §4.2.
+    (RocketMQ 4.9.3); docs/reference.md §4.2.
 
     Raises:
         ValueError: ``host`` is not ``"ip:port"`` or ``"[v6]:port"``.
@@ -249,7 +249,7 @@ def bytes_to_socket_address(b: bytes) -> str:
 def create_message_id(store_host: str, commit_log_offset: int) -> str:
     """The broker's offset message id: hex of store IP + port (int32) + offset (int64).
 
-    Mirrors ``MessageDecoder#createMessageId`` (common/message, RocketMQ 4.9.3); facts
+    Mirrors ``MessageDecoder#createMessageId`` (common/message, RocketMQ 4.9.3); docs/reference.md
     §4.5: ``100.81.0.250:10911`` at ``0x489A3AA09E`` → ``645100FA00002A9F000000489A3AA09E``
     (32 chars for IPv4, 56 for IPv6).
     """
@@ -259,7 +259,7 @@ def create_message_id(store_host: str, commit_log_offset: int) -> str:
 
 def create_message_ids(host_offsets: Iterable[tuple[str, int]]) -> list[str]:
     """:func:`create_message_id` of each ``(store_host, commit_log_offset)``: the ids of a
-    batch, which ``CommitLog`` joins with commas (facts §4.5, §10.6 "Batch").
+    batch, which ``CommitLog`` joins with commas (docs/reference.md §4.5, §10.6 "Batch").
 
     NOTE: performance: the host half is formatted once per run of equal hosts and each
     offset adds 16 hex digits (the same text as packing it); ~0.2 µs less per message.
@@ -308,7 +308,7 @@ def calc_msg_length(
 ) -> int:
     """Total entry size: 91 + body + topic + properties, plus 12 per IPv6 host.
 
-    Mirrors ``CommitLog#calMsgLength`` (store, RocketMQ 4.9.3); facts §4.1. Negative
+    Mirrors ``CommitLog#calMsgLength`` (store, RocketMQ 4.9.3); docs/reference.md §4.1. Negative
     body / properties lengths count as 0, as in Java.
     """
     n = 91 + topic_length
@@ -327,7 +327,7 @@ def encode_stored_message(msg: MessageExtBrokerInner | MessageExt) -> bytes:
     """The full commit-log entry for ``msg``.
 
     Mirrors ``CommitLog.MessageExtEncoder#encode(MessageExtBrokerInner)`` plus the
-    preparation in ``CommitLog#asyncPutMessage`` (store, RocketMQ 4.9.3); facts §4.1–4.4.
+    preparation in ``CommitLog#asyncPutMessage`` (store, RocketMQ 4.9.3); docs/reference.md §4.1–4.4.
     Every field comes from ``msg``: queue offset, commit-log offset and store timestamp
     must already be set (Java patches them into the buffer; the caller sets them here).
     Properties come from ``msg.properties_string`` (a plain ``MessageExt`` has none, so
@@ -420,7 +420,7 @@ def decode_stored_message(
     """Decode and validate the entry at ``buf[pos:]``.
 
     Mirrors ``MessageDecoder#decode`` with the checks of
-    ``CommitLog#checkMessageAndReturnSize`` (RocketMQ 4.9.3); facts §4.1, §4.6: magic,
+    ``CommitLog#checkMessageAndReturnSize`` (RocketMQ 4.9.3); docs/reference.md §4.1, §4.6: magic,
     optional body CRC, and TOTALSIZE equal to the recomputed length.
 
     Args:
@@ -552,7 +552,7 @@ def decodes(body: bytes | bytearray | memoryview, *, inflate: bool = True) -> li
     """Decode a pull response body: stored entries end to end.
 
     Mirrors ``MessageDecoder#decodes`` → ``clientDecode`` (common/message, RocketMQ
-    4.9.3); facts §4.6: bodies are inflated when COMPRESSED, and decoding stops
+    4.9.3); docs/reference.md §4.6: bodies are inflated when COMPRESSED, and decoding stops
     (silently) at the first entry that fails, keeping the ones before it. "Fails" is
     stricter than Java's (module essay): a wrong magic or TOTALSIZE stops here too,
     where Java's decode reads on.
@@ -580,7 +580,7 @@ def encode_batch_body(msgs: Iterable[Message]) -> bytes:
     ``TOTALSIZE MAGIC=0 BODYCRC=0 FLAG BODYLEN BODY PROPLEN(i16) PROPS``.
 
     Mirrors ``MessageDecoder#encodeMessages`` / ``#encodeMessage`` (common/message,
-    RocketMQ 4.9.3); facts §4.6.
+    RocketMQ 4.9.3); docs/reference.md §4.6.
 
     Raises:
         ValueError: a message's properties exceed 32767 bytes.
@@ -642,7 +642,7 @@ def decode_batch_body(
 ) -> list[tuple[int, bytes, dict[str, str]]]:
     """``(flag, body, properties)`` per message of a batch body.
 
-    Mirrors ``MessageDecoder#decodeMessages`` (common/message, RocketMQ 4.9.3); facts §4.6.
+    Mirrors ``MessageDecoder#decodeMessages`` (common/message, RocketMQ 4.9.3); docs/reference.md §4.6.
 
     Raises:
         MessageDecodeError: the body is truncated or a length is negative.
@@ -655,7 +655,7 @@ def join_batch_properties(message_properties: str, batch_properties: str) -> str
 
     Mirrors the ``needAppendLastPropertySeparator`` rule of
     ``CommitLog.MessageExtEncoder#encode(MessageExtBatch)`` (store, RocketMQ 4.9.3);
-    facts §4.6: a separator is added only when both parts are non-empty and the
+    docs/reference.md §4.6: a separator is added only when both parts are non-empty and the
     message's own string does not already end with one.
     """
     if not message_properties:

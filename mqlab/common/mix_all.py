@@ -1,6 +1,6 @@
 """Well-known names and tiny helpers RocketMQ keeps in ``MixAll``.
 
-Mirrors ``org.apache.rocketmq.common.MixAll`` (common, RocketMQ 4.9.3); facts §1 (VIP
+Mirrors ``org.apache.rocketmq.common.MixAll`` (common, RocketMQ 4.9.3); docs/reference.md §1 (VIP
 channel), §7.3 (prefixes, reserved groups, MASTER_ID) and §11 (``MixAllTest``).
 
 What this module owns: group and topic-prefix constants, retry/DLQ/reply topic names and
@@ -58,13 +58,13 @@ __all__ = [
 DEFAULT_TOPIC = "TBW102"
 
 DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"
-#: A push consumer refuses to start with this group (facts §7.3).
+#: A push consumer refuses to start with this group (docs/reference.md §7.3).
 DEFAULT_CONSUMER_GROUP = "DEFAULT_CONSUMER"
 TOOLS_CONSUMER_GROUP = "TOOLS_CONSUMER"
 SCHEDULE_CONSUMER_GROUP = "SCHEDULE_CONSUMER"
 FILTERSRV_CONSUMER_GROUP = "FILTERSRV_CONSUMER"
 MONITOR_CONSUMER_GROUP = "__MONITOR_CONSUMER"
-#: The producer group every MQClientInstance owns (listed in heartbeats, facts §2.3).
+#: The producer group every MQClientInstance owns (listed in heartbeats, docs/reference.md §2.3).
 CLIENT_INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"
 SELF_TEST_PRODUCER_GROUP = "SELF_TEST_P_GROUP"
 SELF_TEST_CONSUMER_GROUP = "SELF_TEST_C_GROUP"
@@ -75,7 +75,7 @@ CID_ONSAPI_PULL_GROUP = "CID_ONSAPI_PULL"
 CID_RMQ_SYS_PREFIX = "CID_RMQ_SYS_"
 CID_SYS_RMQ_TRANS = "CID_RMQ_SYS_TRANS"
 
-#: The group names facts §7.3 lists as reserved, in ``MixAll``'s declaration order.
+#: The group names docs/reference.md §7.3 lists as reserved, in ``MixAll``'s declaration order.
 RESERVED_GROUPS: tuple[str, ...] = (
     DEFAULT_PRODUCER_GROUP,
     DEFAULT_CONSUMER_GROUP,
@@ -91,35 +91,35 @@ RESERVED_GROUPS: tuple[str, ...] = (
     CID_ONSAPI_PULL_GROUP,
 )
 
-#: Broker id of a master; slaves have ids > 0 (facts §2.5).
+#: Broker id of a master; slaves have ids > 0 (docs/reference.md §2.5).
 MASTER_ID = 0
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
 REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"
 LMQ_PREFIX = "%LMQ%"
 MULTI_DISPATCH_QUEUE_SPLITTER = ","
-#: The ``MSG_REGION`` a broker adds to send responses (facts §1.8).
+#: The ``MSG_REGION`` a broker adds to send responses (docs/reference.md §1.8).
 DEFAULT_TRACE_REGION_ID = "DefaultRegion"
 UNIQUE_MSG_QUERY_FLAG = "_UNIQUE_KEY_QUERY"
 REPLY_MESSAGE_FLAG = "reply"
-#: System property name for the producer's compress level (default 5, facts §4.3).
+#: System property name for the producer's compress level (default 5, docs/reference.md §4.3).
 MESSAGE_COMPRESS_LEVEL = "rocketmq.message.compressLevel"
 
 K = TypeVar("K")
 
 
 def get_retry_topic(consumer_group: str) -> str:
-    """``%RETRY%<group>``. Mirrors ``MixAll#getRetryTopic``; facts §7.3."""
+    """``%RETRY%<group>``. Mirrors ``MixAll#getRetryTopic``; docs/reference.md §7.3."""
     return RETRY_GROUP_TOPIC_PREFIX + consumer_group
 
 
 def get_dlq_topic(consumer_group: str) -> str:
-    """``%DLQ%<group>``. Mirrors ``MixAll#getDLQTopic``; facts §7.3."""
+    """``%DLQ%<group>``. Mirrors ``MixAll#getDLQTopic``; docs/reference.md §7.3."""
     return DLQ_GROUP_TOPIC_PREFIX + consumer_group
 
 
 def get_reply_topic(cluster_name: str) -> str:
-    """``<cluster>_REPLY_TOPIC``. Mirrors ``MixAll#getReplyTopic``; facts §7.3."""
+    """``<cluster>_REPLY_TOPIC``. Mirrors ``MixAll#getReplyTopic``; docs/reference.md §7.3."""
     return cluster_name + "_" + REPLY_TOPIC_POSTFIX
 
 
@@ -146,7 +146,7 @@ def is_lmq(lmq_meta_data: str | None) -> bool:
 def broker_vip_channel(is_change: bool, broker_addr: str) -> str:
     """The VIP ("fast") channel address: port − 2 when ``is_change``.
 
-    Mirrors ``MixAll#brokerVIPChannel`` (common, RocketMQ 4.9.3); facts §1
+    Mirrors ``MixAll#brokerVIPChannel`` (common, RocketMQ 4.9.3); docs/reference.md §1
     (``"127.0.0.1:10911"`` → ``"127.0.0.1:10909"``).
 
     Raises:

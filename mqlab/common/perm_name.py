@@ -1,7 +1,7 @@
 """Topic and broker permission bits.
 
 Mirrors ``org.apache.rocketmq.common.constant.PermName`` (common/constant, RocketMQ
-4.9.3); facts §7.2 and §7.3.
+4.9.3); docs/reference.md §7.2 and §7.3.
 
 What this module owns: the four bits and their ``"RWX"`` rendering. What it must not
 know: which topic or broker carries a given ``perm``; the topic config manager, the send
@@ -27,7 +27,7 @@ class PermName:
     def perm2string(perm: int) -> str:
         """``"RWX"`` with ``-`` for missing bits: 6 → ``"RW-"``, 7 → ``"RWX"``.
 
-        Mirrors ``PermName#perm2String``; facts §7.2 (X stands for inherit). The
+        Mirrors ``PermName#perm2String``; docs/reference.md §7.2 (X stands for inherit). The
         priority bit is not rendered.
         """
         return (

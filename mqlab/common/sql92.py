@@ -4,8 +4,8 @@ Mirrors ``FilterFactory`` / ``SqlFilter`` (filter), ``SelectorParser`` (filter/p
 JavaCC grammar ``SelectorParser.jj``) and the expression classes of
 ``org.apache.rocketmq.filter.expression`` (``ComparisonExpression``, ``LogicExpression``,
 ``UnaryExpression``, ``ConstantExpression``, ``BooleanConstantExpression``,
-``PropertyExpression``), RocketMQ 4.9.3; seed 000 step 6 (``ConsumerFilterManager.build``
-compiles the expression), facts §2.2 (``expressionType`` "SQL92").
+``PropertyExpression``), RocketMQ 4.9.3; mechanisms.md "Pull processing" step 6 (``ConsumerFilterManager.build``
+compiles the expression), docs/reference.md §2.2 (``expressionType`` "SQL92").
 
 What this module owns: the grammar (a lark LALR parser), the compile-time checks Java
 makes in its ``create*`` factories, and Java's evaluation rules (three-valued logic,
@@ -944,7 +944,7 @@ def compile_sql92(expression: str) -> Sql92Expression:
     """Compile a SQL92 selector once, for evaluation on many messages.
 
     Mirrors ``FilterFactory.INSTANCE.get("SQL92").compile(expr)`` → ``SqlFilter#compile``
-    → ``SelectorParser#parse`` (filter, RocketMQ 4.9.3); seed 000 step 6.
+    → ``SelectorParser#parse`` (filter, RocketMQ 4.9.3); mechanisms.md "Pull processing" step 6.
 
     Args:
         expression: the selector, e.g. ``"a > 5 AND TAGS IN ('TagA', 'TagB')"``.

@@ -1,13 +1,13 @@
 """The three families of sys-flag bits: message, pull request and topic.
 
 Mirrors ``MessageSysFlag``, ``PullSysFlag`` and ``TopicSysFlag`` (common/sysflag,
-RocketMQ 4.9.3); facts §4.3 (message bits, stored at offset 36 of a commit-log entry),
+RocketMQ 4.9.3); docs/reference.md §4.3 (message bits, stored at offset 36 of a commit-log entry),
 §2.2 (the pull request's ``sysFlag`` header) and §7.3 (topic bits).
 
 What this module owns: bit values and the small set/test/clear helpers RocketMQ has.
 What it must not know: who sets the bits. The codec sets the two IPv6 host bits, the
 producer sets COMPRESSED and the transaction type, the broker sets MULTI_TAGS; the
-push consumer builds the pull flag and the broker reads it (seed 003, ``pullKernelImpl``).
+push consumer builds the pull flag and the broker reads it (mechanisms.md "The consumer's pull loop", ``pullKernelImpl``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["MessageSysFlag", "PullSysFlag", "TopicSysFlag"]
 
 
 class MessageSysFlag:
-    """Bits of a message's ``sysFlag``. Mirrors ``MessageSysFlag``; facts §4.3."""
+    """Bits of a message's ``sysFlag``. Mirrors ``MessageSysFlag``; docs/reference.md §4.3."""
 
     COMPRESSED_FLAG = 0x1
     MULTI_TAGS_FLAG = 0x1 << 1
@@ -75,7 +75,7 @@ class PullSysFlag:
     ) -> int:
         """OR together the requested bits.
 
-        Mirrors ``PullSysFlag#buildSysFlag`` (both overloads); seed 003 (``pullMessage``
+        Mirrors ``PullSysFlag#buildSysFlag`` (both overloads); mechanisms.md "The consumer's pull loop" (``pullMessage``
         builds it from commitOffsetEnable, suspend=true, subExpression != null,
         classFilterMode).
         """
@@ -119,7 +119,7 @@ class PullSysFlag:
 
 
 class TopicSysFlag:
-    """Bits of ``TopicConfig.topicSysFlag``. Mirrors ``TopicSysFlag``; facts §7.3."""
+    """Bits of ``TopicConfig.topicSysFlag``. Mirrors ``TopicSysFlag``; docs/reference.md §7.3."""
 
     FLAG_UNIT = 0x1 << 0
     FLAG_UNIT_SUB = 0x1 << 1

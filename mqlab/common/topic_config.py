@@ -1,7 +1,7 @@
 """A topic's configuration and the version stamp of a config table.
 
 Mirrors ``TopicConfig``, ``TopicFilterType`` and ``DataVersion`` (common, RocketMQ
-4.9.3); facts §7.3 (defaults) and §7.4 (persisted JSON shapes).
+4.9.3); docs/reference.md §7.3 (defaults) and §7.4 (persisted JSON shapes).
 
 What this module owns: the fields, their defaults, ``toString``/``encode`` text forms
 and the fastjson bean dicts (keys sorted alphabetically, as fastjson writes beans).
@@ -43,7 +43,7 @@ def parse_topic_filter_type(sys_flag: int) -> TopicFilterType:
 class TopicConfig:
     """One topic on one broker.
 
-    Mirrors ``TopicConfig`` (common, RocketMQ 4.9.3); facts §7.3: 16 read and 16 write
+    Mirrors ``TopicConfig`` (common, RocketMQ 4.9.3); docs/reference.md §7.3: 16 read and 16 write
     queues, perm 6 (RW), SINGLE_TAG, sys flag 0, not ordered. Mutable, because the
     broker edits perms and queue counts in place (UPDATE_AND_CREATE_TOPIC, wipe write
     perm).
@@ -62,7 +62,7 @@ class TopicConfig:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The fastjson bean: ``{"order","perm","readQueueNums","topicFilterType",
-        "topicName","topicSysFlag","writeQueueNums"}`` in that (sorted) order; facts §7.4."""
+        "topicName","topicSysFlag","writeQueueNums"}`` in that (sorted) order; docs/reference.md §7.4."""
         return {
             "order": self.order,
             "perm": self.perm,
@@ -76,7 +76,7 @@ class TopicConfig:
     @classmethod
     def from_json_dict(cls, d: dict[str, Any]) -> TopicConfig:
         """Read the fastjson bean; absent keys keep their defaults, unknown keys are
-        ignored (fastjson's behaviour, facts §1.7).
+        ignored (fastjson's behaviour, docs/reference.md §1.7).
 
         Raises:
             ValueError: ``topicName`` is missing or ``topicFilterType`` is unknown.
@@ -126,7 +126,7 @@ class TopicConfig:
 class DataVersion:
     """Version stamp of a config table: creation/bump time plus a counter.
 
-    Mirrors ``DataVersion`` (common, RocketMQ 4.9.3); facts §7.4. Java stamps
+    Mirrors ``DataVersion`` (common, RocketMQ 4.9.3); docs/reference.md §7.4. Java stamps
     ``System.currentTimeMillis()`` at construction; mqlab takes the time as an argument
     (default 0). Equality compares both fields (``DataVersionTest``).
     """

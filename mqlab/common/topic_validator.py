@@ -1,7 +1,7 @@
 """Topic name rules and the built-in system topics.
 
 Mirrors ``org.apache.rocketmq.common.topic.TopicValidator`` (common/topic, RocketMQ
-4.9.3); facts §7.1 and §7.3, seed 002 (``msgCheck``: topic name rules, not-allowed
+4.9.3); docs/reference.md §7.1 and §7.3, mechanisms.md "msgCheck" (``msgCheck``: topic name rules, not-allowed
 system topics).
 
 What this module owns: the legal-character table, the 127-char limit, the system-topic
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 # ResponseCode numbers (remoting/protocol): written as ints so this module does not
-# depend on mqlab.remoting (facts §3: SUCCESS 0, SYSTEM_ERROR 1, NO_PERMISSION 16).
+# depend on mqlab.remoting (docs/reference.md §3: SUCCESS 0, SYSTEM_ERROR 1, NO_PERMISSION 16).
 _SUCCESS = 0
 _SYSTEM_ERROR = 1
 _NO_PERMISSION = 16
@@ -81,7 +81,7 @@ SYSTEM_TOPIC_SET: frozenset[str] = frozenset(
         RMQ_SYS_OFFSET_MOVED_EVENT,
     }
 )
-#: Topics a client may not send to (facts §7.1).
+#: Topics a client may not send to (docs/reference.md §7.1).
 NOT_ALLOWED_SEND_TOPIC_SET: frozenset[str] = frozenset({RMQ_SYS_SCHEDULE_TOPIC})
 
 REMARK_TOPIC_BLANK = "The specified topic is blank."
@@ -99,7 +99,7 @@ def is_topic_or_group_illegal(s: str) -> bool:
     """True if ``s`` has a char outside ``%``, ``|``, ``-``, ``_``, ``0-9``, ``A-Z``, ``a-z``.
 
     Mirrors ``TopicValidator#isTopicOrGroupIllegal`` (common/topic, RocketMQ 4.9.3);
-    facts §7.1. The empty string is *not* illegal (blankness is checked separately).
+    docs/reference.md §7.1. The empty string is *not* illegal (blankness is checked separately).
     """
     return _LEGAL.fullmatch(s) is None
 
@@ -107,8 +107,8 @@ def is_topic_or_group_illegal(s: str) -> bool:
 def validate_topic(topic: str | None) -> tuple[bool, int, str | None]:
     """Check a topic name the way the broker does before sending or creating.
 
-    Mirrors ``TopicValidator#validateTopic`` (common/topic, RocketMQ 4.9.3); facts §7.1,
-    seed 002 (``msgCheck``). Order: blank, illegal characters, longer than 127.
+    Mirrors ``TopicValidator#validateTopic`` (common/topic, RocketMQ 4.9.3); docs/reference.md §7.1,
+    mechanisms.md "msgCheck" (``msgCheck``). Order: blank, illegal characters, longer than 127.
 
     Returns:
         ``(True, 0, None)`` if the topic is valid, else ``(False, 1, remark)`` with
@@ -128,7 +128,7 @@ def validate_topic(topic: str | None) -> tuple[bool, int, str | None]:
 def is_system_topic(topic: str, extra: Iterable[str] = ()) -> bool:
     """True for a built-in system topic, a ``rmq_sys_`` topic, or one of ``extra``.
 
-    Mirrors ``TopicValidator#isSystemTopic(String)``; facts §7.1. Pass the broker's
+    Mirrors ``TopicValidator#isSystemTopic(String)``; docs/reference.md §7.1. Pass the broker's
     cluster name, broker name and ``<cluster>_REPLY_TOPIC`` as ``extra`` (what Java's
     ``addSystemTopic`` adds at runtime).
     """
@@ -148,7 +148,7 @@ def is_not_allowed_send_topic(topic: str) -> bool:
 
 
 def not_allowed_send_remark(topic: str) -> str:
-    """NO_PERMISSION (16) remark: ``Sending message to topic[<t>] is forbidden.``; facts §7.1."""
+    """NO_PERMISSION (16) remark: ``Sending message to topic[<t>] is forbidden.``; docs/reference.md §7.1."""
     return f"Sending message to topic[{topic}] is forbidden."
 
 

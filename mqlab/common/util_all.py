@@ -1,6 +1,6 @@
 """Small helpers RocketMQ keeps in ``UtilAll``: compression, CRC, hex, file names, time text.
 
-Mirrors ``org.apache.rocketmq.common.UtilAll`` (common, RocketMQ 4.9.3); facts §4.1, §4.3,
+Mirrors ``org.apache.rocketmq.common.UtilAll`` (common, RocketMQ 4.9.3); docs/reference.md §4.1, §4.3,
 §4.5 and §6.
 
 What this module owns: pure byte and string helpers that the codec, the store and the
@@ -47,14 +47,14 @@ _JAVA_WS_EXCLUDED = frozenset("\u00a0\u2007\u202f")
 def compress(data: bytes, level: int = 5) -> bytes:
     """Deflate with a zlib header, as ``java.util.zip.Deflater(level)`` does.
 
-    Mirrors ``UtilAll#compress`` (common, RocketMQ 4.9.3); facts §4.3 (the producer uses
+    Mirrors ``UtilAll#compress`` (common, RocketMQ 4.9.3); docs/reference.md §4.3 (the producer uses
     level 5 above 4096 bytes; batches are never compressed).
     """
     return zlib.compress(data, level)
 
 
 def uncompress(data: bytes) -> bytes:
-    """Inflate a zlib stream. Mirrors ``UtilAll#uncompress``; facts §4.3.
+    """Inflate a zlib stream. Mirrors ``UtilAll#uncompress``; docs/reference.md §4.3.
 
     Raises:
         zlib.error: ``data`` is not a zlib stream (Java throws an ``IOException``).
@@ -65,14 +65,14 @@ def uncompress(data: bytes) -> bytes:
 def crc32(data: bytes | bytearray | memoryview) -> int:
     """``java.util.zip.CRC32`` masked to 31 bits, the stored BODYCRC.
 
-    Mirrors ``UtilAll#crc32`` (common, RocketMQ 4.9.3); facts §4.1: "Hello RocketMQ"
+    Mirrors ``UtilAll#crc32`` (common, RocketMQ 4.9.3); docs/reference.md §4.1: "Hello RocketMQ"
     gives 1774740973.
     """
     return zlib.crc32(data) & 0x7FFFFFFF
 
 
 def bytes2string(src: bytes) -> str:
-    """Uppercase hex, two chars per byte. Mirrors ``UtilAll#bytes2string``; facts §4.5."""
+    """Uppercase hex, two chars per byte. Mirrors ``UtilAll#bytes2string``; docs/reference.md §4.5."""
     return src.hex().upper()
 
 
@@ -88,7 +88,7 @@ def string2bytes(hex_string: str) -> bytes:
 def offset_to_file_name(offset: int) -> str:
     """A commit-log / consume-queue file name: the start offset as 20 zero-padded digits.
 
-    Mirrors ``UtilAll#offset2FileName`` (common, RocketMQ 4.9.3); facts §6
+    Mirrors ``UtilAll#offset2FileName`` (common, RocketMQ 4.9.3); docs/reference.md §6
     (``1073741824`` → ``00000000001073741824``).
     """
     return f"{offset:020d}"
@@ -136,7 +136,7 @@ def start_of_month_millis(t_ms: int, months_ahead: int = 0) -> int:
     """Epoch ms of 00:00:00.000 UTC on day 1 of ``t_ms``'s month, plus ``months_ahead``.
 
     The calendar arithmetic of ``MessageClientIDSetter#setStartTime`` (common/message,
-    RocketMQ 4.9.3), done in UTC; facts §4.5.
+    RocketMQ 4.9.3), done in UTC; docs/reference.md §4.5.
     """
     d = _utc(t_ms)
     month0 = d.month - 1 + months_ahead
@@ -172,7 +172,7 @@ def _java_is_whitespace(ch: str) -> bool:
 def is_blank(s: str | None) -> bool:
     """True for ``None``, ``""`` or only ``Character#isWhitespace`` chars.
 
-    Mirrors ``UtilAll#isBlank`` (common, RocketMQ 4.9.3); facts §7.1 (a blank topic is
+    Mirrors ``UtilAll#isBlank`` (common, RocketMQ 4.9.3); docs/reference.md §7.1 (a blank topic is
     rejected with "The specified topic is blank.").
     """
     if not s:

@@ -2,7 +2,7 @@
 
 Mirrors ``MessageListenerConcurrently#consumeMessage`` (client/consumer/listener, RocketMQ
 4.9.3): it answers CONSUME_SUCCESS, or RECONSUME_LATER for a batch holding a message it
-decides to fail (seed 004 "ConsumeMessageConcurrentlyService": the batch goes back through
+decides to fail (mechanisms.md "Consumption" "ConsumeMessageConcurrentlyService": the batch goes back through
 ``sendMessageBack`` and returns from ``%RETRY%<group>`` after delay level 3 + reconsumeTimes).
 
 The decision is a hash of (run seed, group, message id, reconsume times) compared with

@@ -4,17 +4,17 @@ Mirrors no RocketMQ class; it reads what the mechanisms left behind. Sources:
 
 - delivery: ``Lab.deliveries()`` (every listener hand-over) against the producers'
   ``SendResult``s and the brokers' commit logs (``store_timestamp`` gives the latency
-  store → listener, seed 000 step 6 / seed 003 step 2.6);
+  store → listener, mechanisms.md "Pull processing" step 6 / mechanisms.md "The consumer's pull loop" step 2.6);
 - duplicates and their causes: ``mqlab.lab.checkers.find_duplicates`` ("rebalance
   overlap", "crash before offset persist", "unexplained"; "retry" is intended);
 - pulls: each push consumer's ``stats`` (PULL_MESSAGE sent, results by status) and the
-  broker's ``PullRequestHoldService.suspendPullRequest`` events (seed 001);
-- flow control: ``mqlab.lab.figures.flow_control_episodes_frame`` (seed 003 step 2.1);
+  broker's ``PullRequestHoldService.suspendPullRequest`` events (mechanisms.md "Long polling");
+- flow control: ``mqlab.lab.figures.flow_control_episodes_frame`` (mechanisms.md "The consumer's pull loop" step 2.1);
 - rebalancing: ``RebalancePushImpl.messageQueueChanged`` and
   ``updateProcessQueueTableInRebalance`` "140-156" events, and the allocation snapshots of
-  ``allocation_heatmap_frame`` for the time to converge after a membership change (seed 004);
+  ``allocation_heatmap_frame`` for the time to converge after a membership change (mechanisms.md "Rebalancing");
 - retries and DLQ: deliveries with ``reconsume_times`` > 0, messages stored in
-  ``%DLQ%<group>`` (facts §10.7);
+  ``%DLQ%<group>`` (docs/reference.md §10.7);
 - final lag: committed offsets on the brokers (``consumerOffset.json``) against max offsets.
 
 It must not change the lab. Column names and types are fixed in ``mqlab.experiments.schema``.

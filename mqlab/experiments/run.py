@@ -1,7 +1,7 @@
 """Running one scenario on a Lab: build the cluster, play the timeline, measure.
 
 Mirrors no RocketMQ class. ``run(scenario)`` is the one place that turns a ``Scenario``
-into ``Lab`` calls (DESIGN §4): topics through UPDATE_AND_CREATE_TOPIC on every broker,
+into ``Lab`` calls (docs/design.md §4): topics through UPDATE_AND_CREATE_TOPIC on every broker,
 consumers through ``Lab.push_consumer`` (strategy, batch sizes, thresholds, a
 ``ScenarioListener``), producers through ``Lab.producer``; then, in timeline order,
 ``Lab.advance`` to each action and the action itself (a send, or a fault through

@@ -15,7 +15,7 @@ Sessions (``get_session``):
 
 * default: an embedded ``local[*]`` session: UI off, no console progress, 2 shuffle
   partitions, bound to 127.0.0.1 (``SPARK_LOCAL_IP``), ``PYSPARK_PYTHON`` = this
-  interpreter (ecosystem notes §3), a C1-only JIT and the serial GC (``LOCAL_JAVA_OPTS``);
+  interpreter (CONTRIBUTING.md §3), a C1-only JIT and the serial GC (``LOCAL_JAVA_OPTS``);
 * a cluster: ``MQLAB_SPARK_MASTER=spark://host:7077`` (or ``yarn``, ``k8s://…``), or
   ``spark.master`` in ``config``; under ``spark-submit`` its ``--master`` is kept. ``yarn``
   needs ``HADOOP_CONF_DIR`` (``mqlab.experiments.yarn`` starts a one-machine YARN cluster);
@@ -28,7 +28,7 @@ notebook: ``get_session`` starts the py4j gateway itself with its stdout and std
 (``launch_gateway(popen_kwargs=...)``, the hook pyspark offers for this).
 
 A local session maps the AppCDS archive ``.cache/spark-cds.jsa`` of the checkout when it
-exists (``-XX:SharedArchiveFile``, ecosystem notes §3.4: about half the JVM start);
+exists (``-XX:SharedArchiveFile``, CONTRIBUTING.md §3: about half the JVM start);
 ``build_cds_archive()`` makes it (one extra JVM start; the tests' conftest calls it). A
 stale archive (another JDK or pyspark) is ignored by the JVM (``-Xshare:auto``).
 
@@ -71,7 +71,7 @@ __all__ = [
     "SparkConfigurationError",
 ]
 
-#: Settings of the embedded session (ecosystem notes §3.2): quiet, small, loopback only.
+#: Settings of the embedded session (CONTRIBUTING.md §3): quiet, small, loopback only.
 LOCAL_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

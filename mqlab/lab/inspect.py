@@ -5,7 +5,7 @@ thing (topic, queue, consume-queue unit, commit-log entry, parked pull, offset, 
 so a notebook can show it, filter it and plot it. Nothing here changes state.
 
 Columns use snake_case names of the RocketMQ fields they show (``read_queue_nums``,
-``commit_log_offset``, ``pull_from_this_offset``) so a learner can find them in the seeds.
+``commit_log_offset``, ``pull_from_this_offset``) so a learner can find them in RocketMQ's source.
 """
 
 from __future__ import annotations
@@ -260,8 +260,9 @@ def consumer_offsets(brokers: Iterable[BrokerController]) -> pd.DataFrame:
 
 
 def timers(
-    driver: SimDriver, *, include_frames: bool = True, limit: int | None = None
-) -> pd.DataFrame:
+    driver: SimDriver, *, include_frames: bool = True, limit: int | None = None,
+    include_bookkeeping: bool = True,
+) -> pd.DataFrame:  # fmt: skip
     """Pending timers (and frames in flight) in firing order, with what they are."""
     now = driver.now
     rows = [
@@ -275,6 +276,8 @@ def timers(
             "periodic": p.periodic,
             "daemon": p.daemon,
         }  # fmt: skip
-        for p in driver.next_timers(limit, include_frames=include_frames)
+        for p in driver.next_timers(
+            limit, include_frames=include_frames, include_bookkeeping=include_bookkeeping
+        )
     ]
     return _frame(rows, ["due_ms", "in_ms", "node", "name", "key", "label", "periodic", "daemon"])

@@ -230,14 +230,24 @@ class Lab(ClientsMixin):
 
     @journaled
     def advance_to_next_timer(self) -> list[TraceEvent]:
-        """Move time to the next pending timer and run what is due then."""
-        nxt = self.driver.next_timers(1)
+        """Move time to the next pending timer and run what is due then.
+
+        The statistics samplings (every second) are not "the next timer": they run on the
+        way, as everything due does."""
+        nxt = self.driver.next_timers(1, include_bookkeeping=False)
         if not nxt:
             return []
         return self.driver.advance(nxt[0].due_ms - self.now)
 
-    def next_timers(self, limit: int | None = 10, *, include_frames: bool = True):
-        return self.driver.next_timers(limit, include_frames=include_frames)
+    def next_timers(
+        self, limit: int | None = 10, *, include_frames: bool = True,
+        include_bookkeeping: bool = False,
+    ):  # fmt: skip
+        """What happens next, soonest first. The statistics samplings (``StoreStatsService``
+        every second, ``BrokerStatsManager``) are left out unless ``include_bookkeeping``."""
+        return self.driver.next_timers(
+            limit, include_frames=include_frames, include_bookkeeping=include_bookkeeping
+        )
 
     # -- raw requests ------------------------------------------------------------------------
     @journaled
@@ -421,8 +431,15 @@ class Lab(ClientsMixin):
     def consumer_offsets(self) -> pd.DataFrame:
         return _inspect.consumer_offsets(self.brokers)
 
-    def timers(self, limit: int | None = None, *, include_frames: bool = True) -> pd.DataFrame:
-        return _inspect.timers(self.driver, limit=limit, include_frames=include_frames)
+    def timers(
+        self, limit: int | None = None, *, include_frames: bool = True,
+        include_bookkeeping: bool = False,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Pending timers as a frame (without the statistics samplings by default)."""
+        return _inspect.timers(
+            self.driver, limit=limit, include_frames=include_frames,
+            include_bookkeeping=include_bookkeeping,
+        )  # fmt: skip
 
     def events(self, **select: Any) -> pd.DataFrame:
         """The trace as a frame (optionally only events matching component/step/node/kind)."""
@@ -493,7 +510,7 @@ class Lab(ClientsMixin):
         if name == "advance":
             end = d.now + (args[0] if args else kwargs["ms"])
         elif name == "advance_to_next_timer":
-            nxt = d.next_timers(1)
+            nxt = d.next_timers(1, include_bookkeeping=False)
             end = nxt[0].due_ms if nxt else d.now
         else:
             end = None

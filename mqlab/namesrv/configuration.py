@@ -1,7 +1,7 @@
 """The name server's live settings: what GET_NAMESRV_CONFIG shows, UPDATE_NAMESRV_CONFIG edits.
 
 Mirrors ``Configuration`` (common) and the listen-side ``NettyServerConfig``
-(remoting/netty), RocketMQ 4.9.3; facts §2.1 (codes 318/319). The ``MixAll`` properties
+(remoting/netty), RocketMQ 4.9.3; docs/reference.md §2.1 (codes 318/319). The ``MixAll`` properties
 helpers it uses (``properties2String``, ``string2Properties``, ``object2Properties``,
 ``properties2Object``) are in ``mqlab.common.properties``.
 

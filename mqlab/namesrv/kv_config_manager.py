@@ -1,7 +1,7 @@
 """The name server's namespaced key/value store.
 
 Mirrors ``KVConfigManager`` (namesrv/kvconfig, RocketMQ 4.9.3) and the ``KVTable`` /
-``KVConfigSerializeWrapper`` bodies it writes; facts §2.1 (codes 100–102, 219) and §11
+``KVConfigSerializeWrapper`` bodies it writes; docs/reference.md §2.1 (codes 100–102, 219) and §11
 (``DefaultRequestProcessorTest``: a missing key answers QUERY_NOT_FOUND "No config
 item, Namespace: namespace Key: key").
 

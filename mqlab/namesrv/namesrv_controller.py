@@ -2,7 +2,7 @@
 
 Mirrors ``NamesrvController`` (namesrv), ``DefaultRequestProcessor`` (namesrv/processor)
 and ``BrokerHousekeepingService`` (namesrv/routeinfo), RocketMQ 4.9.3, with
-``NamesrvConfig`` (common/namesrv); facts §2.1 (codes 100–106, 205/206, 216, 219, 224,
+``NamesrvConfig`` (common/namesrv); docs/reference.md §2.1 (codes 100–106, 205/206, 216, 219, 224,
 304, 311–313, 318/319, 322, 327), §2.2, §2.5, §2.6, §9 and §10.17.
 
 What it owns: the mapping from request codes to ``RouteInfoManager`` /
@@ -12,7 +12,7 @@ What it owns: the mapping from request codes to ``RouteInfoManager`` /
 ``RouteInfoManager#onChannelDestroy`` (Java: BrokerHousekeepingService).
 
 Every reply carries an ``extFields`` object, ``{}`` at least: the official C++ client
-crashes on a reply without one (cpp-client-wire, "Response header rules").
+crashes on a reply without one (docs/cpp-client.md, "Response header rules").
 An unknown request code gets no reply at all, as in Java (``DefaultRequestProcessor``
 returns null for it): the caller times out.
 
@@ -190,7 +190,7 @@ def _response(
     ext_fields: dict[str, str] | None = None,
     body: bytes | None = None,
 ) -> RemotingCommand:
-    """A reply that always has an extFields object (cpp-client-wire, response header rules)."""
+    """A reply that always has an extFields object (docs/cpp-client.md, response header rules)."""
     return RemotingCommand.create_response(code, remark, dict(ext_fields or {}), body)
 
 
@@ -252,7 +252,7 @@ class NamesrvController(Node):
         """Load the KV table and schedule the broker expiry scan.
 
         Mirrors ``NamesrvController#initialize``: ``scanNotActiveBroker`` at a fixed rate,
-        first after 5 s, then every 10 s (facts §9).
+        first after 5 s, then every 10 s (docs/reference.md §9).
         """
         self.route_info_manager.tracer = self.ctx.tracer
         self.kv_config_manager.tracer = self.ctx.tracer
@@ -269,7 +269,7 @@ class NamesrvController(Node):
         self.ctx.cancel_timer(SCAN_NOT_ACTIVE_BROKER_TIMER)
 
     def scan_not_active_broker(self) -> None:
-        """Timer body: expire silent brokers and close their channels (facts §9)."""
+        """Timer body: expire silent brokers and close their channels (docs/reference.md §9)."""
         expired = self.route_info_manager.scan_not_active_broker(self.ctx.now_ms)
         if self.ctx.tracer.enabled:
             self.ctx.tracer.emit(
@@ -329,7 +329,7 @@ class NamesrvController(Node):
         return _response(ResponseCode.SUCCESS)
 
     def get_kv_config(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
-        """Mirrors ``DefaultRequestProcessor#getKVConfig``; facts §11 (QUERY_NOT_FOUND remark)."""
+        """Mirrors ``DefaultRequestProcessor#getKVConfig``; docs/reference.md §11 (QUERY_NOT_FOUND remark)."""
         h = GetKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         value = self.kv_config_manager.get_kv_config(h.namespace, h.key)  # type: ignore[arg-type]
         if value is not None:
@@ -361,7 +361,7 @@ class NamesrvController(Node):
     # -- broker registration (103, 104, 322) ----------------------------------------------
     def register_broker(self, channel: Channel, request: RemotingCommand) -> RemotingCommand:
         """Mirrors ``DefaultRequestProcessor#registerBrokerWithFilterServer`` (and
-        ``#registerBroker`` for brokers older than V3_0_11); facts §2.2, §10.17.
+        ``#registerBroker`` for brokers older than V3_0_11); docs/reference.md §2.2, §10.17.
 
         A non-zero ``bodyCrc32`` must equal ``UtilAll.crc32(body)`` or the reply is
         SYSTEM_ERROR "crc32 not match". The reply header holds the master's
@@ -444,7 +444,7 @@ class NamesrvController(Node):
     def get_route_info_by_topic(
         self, channel: Channel, request: RemotingCommand
     ) -> RemotingCommand:
-        """Mirrors ``DefaultRequestProcessor#getRouteInfoByTopic``; facts §2.5.
+        """Mirrors ``DefaultRequestProcessor#getRouteInfoByTopic``; docs/reference.md §2.5.
 
         SUCCESS with the TopicRouteData body, else TOPIC_NOT_EXIST (17) with the remark
         "No topic route info in name server for the topic: <topic>" + FAQ suffix.

@@ -2,7 +2,7 @@
 
 Mirrors ``RouteInfoManager`` and ``BrokerLiveInfo`` (namesrv/routeinfo, RocketMQ 4.9.3),
 plus the small ``TopicConfigSerializeWrapper`` and ``RegisterBrokerResult`` beans it
-trades in; facts §2.5, §2.6, §9 (expiry) and §10.17; seed 002, "autoCreateTopicEnable".
+trades in; docs/reference.md §2.5, §2.6, §9 (expiry) and §10.17; mechanisms.md "Topic auto-creation", "autoCreateTopicEnable".
 
 State (the five Java maps, same names in snake_case):
 
@@ -14,7 +14,7 @@ State (the five Java maps, same names in snake_case):
   haServerAddr};
 * ``filter_server_table``: brokerAddr → filter server addresses.
 
-Seed 002 ends on why ``autoCreateTopicEnable`` should be off in production: the broker
+mechanisms.md "Topic auto-creation" ends on why ``autoCreateTopicEnable`` should be off in production: the broker
 that auto-creates a topic from TBW102 re-registers at once, ``register_broker`` adds a
 QueueData for that broker only, and every producer that fetches the route afterwards
 sends to that one broker. The ``registerBroker`` trace event lists the topics whose
@@ -65,7 +65,7 @@ BROKER_CHANNEL_EXPIRED_TIME = 1000 * 60 * 2
 
 @dataclass(slots=True)
 class TopicConfigSerializeWrapper:
-    """A broker's topic table plus its version stamp (topics.json, facts §7.4).
+    """A broker's topic table plus its version stamp (topics.json, docs/reference.md §7.4).
 
     Mirrors ``TopicConfigSerializeWrapper`` (common/protocol/body, RocketMQ 4.9.3).
     """
@@ -173,7 +173,7 @@ class RouteInfoManager:
         """Record a broker (or refresh it) and, for a master, its topics' queues.
 
         Mirrors ``RouteInfoManager#registerBroker`` (namesrv/routeinfo, RocketMQ 4.9.3);
-        facts §10.17. A master (id 0) creates or replaces the QueueData of every topic
+        docs/reference.md §10.17. A master (id 0) creates or replaces the QueueData of every topic
         it sends when this is its first registration or its DataVersion changed; a
         slave's topics are ignored. A slave learns its master's address and HA address.
 
@@ -345,7 +345,7 @@ class RouteInfoManager:
     def pickup_topic_route_data(self, topic: str) -> TopicRouteData | None:
         """The route of a topic, or None when it has no QueueData or no live BrokerData.
 
-        Mirrors ``RouteInfoManager#pickupTopicRouteData`` (RocketMQ 4.9.3); facts §2.5.
+        Mirrors ``RouteInfoManager#pickupTopicRouteData`` (RocketMQ 4.9.3); docs/reference.md §2.5.
         QueueDatas and BrokerDatas are sorted by brokerName (Java: list and HashSet order);
         ``filterServerTable`` lists only addresses that have filter servers (fastjson
         leaves out Java's null entries anyway).
@@ -374,7 +374,7 @@ class RouteInfoManager:
         )
 
     def get_all_cluster_info(self) -> ClusterInfo:
-        """Every BrokerData and cluster membership. Mirrors ``#getAllClusterInfo``; facts §2.6."""
+        """Every BrokerData and cluster membership. Mirrors ``#getAllClusterInfo``; docs/reference.md §2.6."""
         return ClusterInfo(
             broker_addr_table={
                 name: _clone(self.broker_addr_table[name])
@@ -479,7 +479,7 @@ class RouteInfoManager:
     def wipe_write_perm_of_broker_by_lock(self, broker_name: str) -> int:
         """Clear PERM_WRITE on every QueueData of a broker (6 → 4); returns the count.
 
-        Mirrors ``RouteInfoManager#wipeWritePermOfBrokerByLock`` (RocketMQ 4.9.3); facts §11
+        Mirrors ``RouteInfoManager#wipeWritePermOfBrokerByLock`` (RocketMQ 4.9.3); docs/reference.md §11
         (``RouteInfoManagerTest``: perm 4 afterwards).
         """
         count = self._operate_write_perm_of_broker(broker_name, wipe=True)
@@ -515,7 +515,7 @@ class RouteInfoManager:
     def scan_not_active_broker(self, now_ms: int) -> list[tuple[str, Channel | None]]:
         """Remove brokers whose last registration is more than 120 s old.
 
-        Mirrors ``RouteInfoManager#scanNotActiveBroker`` (RocketMQ 4.9.3); facts §9. The
+        Mirrors ``RouteInfoManager#scanNotActiveBroker`` (RocketMQ 4.9.3); docs/reference.md §9. The
         test is strict: expired when ``last_update_timestamp + 120000 < now_ms``.
 
         Returns:

@@ -1,7 +1,7 @@
 """The RocketMQ 4.x remoting protocol: frames, codes, headers and JSON bodies.
 
 ``RemotingCommand`` is one frame (``encode() -> bytes`` / ``decode(bytes)``);
-``RequestCode`` and ``ResponseCode`` are IntEnums with RocketMQ 4.9.3's numbers (DESIGN §5).
+``RequestCode`` and ``ResponseCode`` are IntEnums with RocketMQ 4.9.3's numbers (docs/design.md §5).
 Typed headers live in ``mqlab.remoting.headers``, JSON bodies in ``mqlab.remoting.bodies``,
 fastjson-compatible JSON in ``mqlab.remoting.fastjson``.
 """

@@ -5,7 +5,7 @@ common/protocol/body, common/protocol/route): ``HeartbeatData``, ``ConsumerData`
 ``ProducerData``, ``LockBatchRequestBody``, ``LockBatchResponseBody``,
 ``UnlockBatchRequestBody``, ``TopicRouteData``, ``QueueData``, ``BrokerData``,
 ``ClusterInfo``, ``RegisterBrokerBody`` and ``GetConsumerListByGroupResponseBody``;
-facts §2.3–§2.6, cpp-client-wire §3.
+docs/reference.md §2.3–§2.6, docs/cpp-client.md §3.
 
 Each body is a frozen dataclass with ``to_json_dict()`` (the fastjson bean shape: keys
 sorted, ``None`` left out), ``encode() -> bytes`` and ``decode(bytes)``. Decoding is as
@@ -53,7 +53,7 @@ __all__ = [
 
 _B = TypeVar("_B", bound="_JsonBody")
 
-#: Java enum constants in ordinal order; the C++ client writes ordinals (cpp-client-wire §3).
+#: Java enum constants in ordinal order; the C++ client writes ordinals (docs/cpp-client.md §3).
 CONSUME_TYPE_NAMES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY")
 MESSAGE_MODEL_NAMES = ("BROADCASTING", "CLUSTERING")
 CONSUME_FROM_WHERE_NAMES = (
@@ -193,7 +193,7 @@ class ConsumerData(_JsonBody):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HeartbeatData(_JsonBody):
-    """HEART_BEAT body (facts §2.3): the client id and the groups it runs."""
+    """HEART_BEAT body (docs/reference.md §2.3): the client id and the groups it runs."""
 
     client_id: str
     producer_data_set: tuple[ProducerData, ...] = ()
@@ -264,7 +264,7 @@ class LockBatchResponseBody(_JsonBody):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueueData(_JsonBody):
-    """A topic's queues on one broker; JSON key ``topicSysFlag`` (4.9.0+, facts §2.5)."""
+    """A topic's queues on one broker; JSON key ``topicSysFlag`` (4.9.0+, docs/reference.md §2.5)."""
 
     broker_name: str
     read_queue_nums: int
@@ -318,7 +318,7 @@ class BrokerData(_JsonBody):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicRouteData(_JsonBody):
-    """GET_ROUTEINFO_BY_TOPIC reply body (facts §2.5)."""
+    """GET_ROUTEINFO_BY_TOPIC reply body (docs/reference.md §2.5)."""
 
     queue_datas: tuple[QueueData, ...] = ()
     broker_datas: tuple[BrokerData, ...] = ()
@@ -349,7 +349,7 @@ class TopicRouteData(_JsonBody):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterInfo(_JsonBody):
-    """GET_BROKER_CLUSTER_INFO reply body (facts §2.6); cluster members written sorted."""
+    """GET_BROKER_CLUSTER_INFO reply body (docs/reference.md §2.6); cluster members written sorted."""
 
     broker_addr_table: dict[str, BrokerData] = field(default_factory=dict)
     cluster_addr_table: dict[str, tuple[str, ...]] = field(default_factory=dict)

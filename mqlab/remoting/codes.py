@@ -1,7 +1,7 @@
 """Request and response codes: the numbers in the ``code`` field of every frame.
 
 Mirrors ``RequestCode`` (common/protocol), ``ResponseCode`` (common/protocol) and
-``RemotingSysResponseCode`` (remoting/protocol), RocketMQ 4.9.3; facts §2.1 and §3.
+``RemotingSysResponseCode`` (remoting/protocol), RocketMQ 4.9.3; docs/reference.md §2.1 and §3.
 
 This module owns the numbers and their RocketMQ names, nothing else: which processor
 answers which code lives in the broker and name server. Every constant of the 4.9.3

@@ -1,7 +1,7 @@
 """RemotingCommand: one frame of the RocketMQ 4.x remoting protocol.
 
 Mirrors ``RemotingCommand``, ``RocketMQSerializable`` and ``NettyDecoder`` /
-``NettyEncoder`` (remoting/protocol and remoting/netty, RocketMQ 4.9.3); facts §1.
+``NettyEncoder`` (remoting/protocol and remoting/netty, RocketMQ 4.9.3); docs/reference.md §1.
 
 Frame layout (all big-endian)::
 
@@ -14,12 +14,12 @@ Frame layout (all big-endian)::
 This module owns the bytes of a frame and nothing else: no sockets, no clocks, no
 knowledge of what a request code means. Malformed bytes raise
 ``RemotingCommandException``; the network driver turns that into "close this
-connection" in exactly one place (STYLE §6.10). The simulation transport carries the
+connection" in exactly one place (docs/design.md §6.10). The simulation transport carries the
 same encoded frames, so simulation and wire share this codec.
 
 JSON header keys are written sorted, with ``null`` fields left out, as fastjson does.
 The official C++ client (``rocketmq`` on PyPI) appends a ``\\n`` to its header and sends
-``remark: ""``; both decode here (cpp-client-wire §1).
+``remark: ""``; both decode here (docs/cpp-client.md §1).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class SerializeType:
 
 
 class LanguageCode:
-    """``LanguageCode`` names and their ROCKETMQ-binary numbers (facts §1.2)."""
+    """``LanguageCode`` names and their ROCKETMQ-binary numbers (docs/reference.md §1.2)."""
 
     BY_NAME = {
         "JAVA": 0, "CPP": 1, "DOTNET": 2, "PYTHON": 3, "DELPHI": 4, "ERLANG": 5,
@@ -180,7 +180,7 @@ class RemotingCommand:
         elif self.flag & RPC_TYPE:
             # Every reply carries an extFields object: the C++ client segfaults on a SUCCESS
             # to SEND_MESSAGE / QUERY_CONSUMER_OFFSET / GET_MAX_OFFSET without one
-            # (cpp-client-wire §1 "Response header rules"); a Java client reads {} as empty.
+            # (docs/cpp-client.md §1 "Response header rules"); a Java client reads {} as empty.
             d["extFields"] = {}
         d["flag"] = self.flag
         d["language"] = self.language
@@ -325,7 +325,7 @@ class RemotingCommand:
 
     @classmethod
     def _from_binary_header(cls, h: bytes) -> RemotingCommand:
-        """Mirrors ``RocketMQSerializable#rocketMQProtocolDecode``; facts §1.5.
+        """Mirrors ``RocketMQSerializable#rocketMQProtocolDecode``; docs/reference.md §1.5.
 
         As in Java a remark or extFields length <= 0 means "absent", and a length past
         the header, a negative key/value length or a short read is an error.

@@ -1,7 +1,7 @@
 """fastjson-compatible JSON: what RocketMQ 4.9.3 writes and reads in headers and bodies.
 
 Mirrors what ``RemotingSerializable`` (remoting/protocol, RocketMQ 4.9.3) gets from
-fastjson 1.2.76's ``JSON.toJSONString`` / ``JSON.parseObject``; facts §1.7, §11
+fastjson 1.2.76's ``JSON.toJSONString`` / ``JSON.parseObject``; docs/reference.md §1.7, §11
 (RemotingSerializableTest).
 
 fastjson is not standard JSON in three ways that matter on the wire:
@@ -444,7 +444,7 @@ def _write_key(k: Any, w: Callable[[str], None], nl: str | None) -> None:
     elif isinstance(k, Enum):
         w(_quote(k.name))
     elif k is None or isinstance(k, bool | int | float) or hasattr(k, "to_json_dict"):
-        _write(k, w, nl)  # fastjson writes non-String keys unquoted (facts §1.7)
+        _write(k, w, nl)  # fastjson writes non-String keys unquoted (docs/reference.md §1.7)
     elif isinstance(k, FrozenKey):
         _write_object(k, w, nl)
     else:
@@ -463,7 +463,7 @@ def _write_object(
         first = False
         if inner is not None and isinstance(k, str):
             # fastjson's MapSerializer breaks the line only before String keys; a map with
-            # int or object keys stays on one line, e.g. {0:250,1:250\n\t\t} (facts §7.4).
+            # int or object keys stays on one line, e.g. {0:250,1:250\n\t\t} (docs/reference.md §7.4).
             w(inner)
         _write_key(k, w, inner)
         w(":")

@@ -2,7 +2,7 @@
 
 Mirrors the ``CommandCustomHeader`` classes (common/protocol/header, RocketMQ 4.9.3) and
 ``RemotingCommand#makeCustomHeaderToNet`` / ``#decodeCommandCustomHeader`` (encode and
-decode), plus ``AbstractSendMessageProcessor#decodeSendMessageHeaderV2``; facts §1.4, §2.2.
+decode), plus ``AbstractSendMessageProcessor#decodeSendMessageHeaderV2``; docs/reference.md §1.4, §2.2.
 
 One frozen dataclass per Java header class, snake_case fields. The wire name of a field
 is its camelCase form (``queue_offset`` → ``queueOffset``) unless the field's metadata
@@ -14,7 +14,7 @@ Decoding follows Java 4.9.3: missing fields stay ``None`` even when ``@CFNotNull
 Java check only logs; marked "(N)" below), unknown keys (the C++ client's ``AccessKey``,
 ``OnsChannel``, ``Signature``) are ignored, booleans use ``Boolean.parseBoolean`` —
 extended to take ``"1"`` as true because the C++ client sends ``batch:"1"`` and
-``unitMode:"0"`` (cpp-client-wire §4.3). Where Java logs a bad number and leaves the
+``unitMode:"0"`` (docs/cpp-client.md §4.3). Where Java logs a bad number and leaves the
 field null (so the processor fails with an NPE → SYSTEM_ERROR), we raise
 ``RemotingCommandException`` at once; the dispatcher answers SYSTEM_ERROR either way.
 
@@ -196,7 +196,7 @@ class CommandCustomHeader:
         """Build the header from a frame's extFields (``None`` → all defaults).
 
         Mirrors ``RemotingCommand#decodeCommandCustomHeader`` (remoting/protocol, RocketMQ
-        4.9.3); facts §1.4.
+        4.9.3); docs/reference.md §1.4.
 
         Raises:
             RemotingCommandException: a number field does not parse as a Java int/long.
@@ -248,7 +248,7 @@ class SendMessageRequestHeader(CommandCustomHeader):
     batch: bool = False  # m (primitive: always written)
 
 
-#: SendMessageRequestHeaderV2's one-letter names → SendMessageRequestHeader fields (facts §2.2).
+#: SendMessageRequestHeaderV2's one-letter names → SendMessageRequestHeader fields (docs/reference.md §2.2).
 SEND_MESSAGE_V2_FIELDS: tuple[tuple[str, str], ...] = (
     ("a", "producer_group"), ("b", "topic"), ("c", "default_topic"),
     ("d", "default_topic_queue_nums"), ("e", "queue_id"), ("f", "sys_flag"),
@@ -276,7 +276,7 @@ def decode_send_message_header_v2(ext: Mapping[str, Any] | None) -> SendMessageR
 
     Mirrors ``AbstractSendMessageProcessor#decodeSendMessageHeaderV2`` and
     ``SendMessageRequestHeaderV2#createSendMessageRequestHeaderV1`` (broker/processor,
-    RocketMQ 4.9.3); facts §1.4.
+    RocketMQ 4.9.3); docs/reference.md §1.4.
 
     Raises:
         RemotingCommandException: ``ext`` is None ("the ext fields is null"), one of
@@ -357,7 +357,7 @@ class PullMessageRequestHeader(CommandCustomHeader):
 @wire_header
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PullMessageResponseHeader(CommandCustomHeader):
-    """Reply to a pull; all four (N), and every reply needs them (facts §1.8)."""
+    """Reply to a pull; all four (N), and every reply needs them (docs/reference.md §1.8)."""
 
     suggest_which_broker_id: Long | None = None
     next_begin_offset: Long | None = None

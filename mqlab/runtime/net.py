@@ -1,7 +1,7 @@
 """The asyncio network driver: the sans-IO core on real sockets and the real clock.
 
 Mirrors ``NettyRemotingServer`` / ``NettyRemotingClient`` / ``NettyRemotingAbstract``
-(remoting/netty, RocketMQ 4.9.3) reduced to what the nodes use; facts §1.1 (framing),
+(remoting/netty, RocketMQ 4.9.3) reduced to what the nodes use; docs/reference.md §1.1 (framing),
 §1.6 (server-side dispatch). It implements the same ``NodeContext`` as the simulation
 driver (``mqlab.runtime.sim``), so the broker that answers a notebook's simulated pull
 answers the official C++ client here, unchanged.
@@ -24,11 +24,11 @@ Decisions, documented:
   below 4 or a frame (length + 4) over ``MAX_FRAME_LENGTH``, a header that does not
   decode, or an unknown serialize type closes *that* connection, with a log line and an
   ``error`` trace event (``NettyDecoder``/``decode``); frames before the bad one are
-  still served and every other connection carries on (STYLE §6.10: one boundary).
+  still served and every other connection carries on (docs/design.md §6.10: one boundary).
 * **Concurrency.** A request is handled as soon as its frame is complete; the core
   answers synchronously or returns None (a held pull) and answers later through
   ``send_response``. So one connection can carry many requests in flight at once, in
-  any order, as the C++ client expects (cpp-client-wire §1).
+  any order, as the C++ client expects (docs/cpp-client.md §1).
 * **Write-buffer limit.** What a connection has written but the peer has not yet read
   (beyond the kernel's socket buffers) waits in the transport's write buffer. Above
   ``write_buffer_high_water_mark`` bytes (default ``WRITE_BUFFER_HIGH_WATER_MARK``,
@@ -43,7 +43,7 @@ Decisions, documented:
   it: the largest single response is a pull of at most 256 KiB in memory
   (``maxTransferBytesOnMessageInMemory``) or one message of at most 4 MiB.
 * **Errors.** An exception in a handler becomes SYSTEM_ERROR with a short remark (not
-  for oneway requests), a log line and an ``error`` trace event (facts §1.6 step 4); an
+  for oneway requests), a log line and an ``error`` trace event (docs/reference.md §1.6 step 4); an
   exception in a timer or a response callback is logged and traced. Nothing a peer
   sends can stop the loop. Such errors are kept in ``NetDriver.errors``; connections
   closed for malformed frames in ``NetDriver.decode_errors``.
@@ -307,7 +307,7 @@ class NetConnection(asyncio.Protocol):
     def _frames(self, data: bytes | bytearray) -> int | None:
         """Handle every complete frame of ``data``; return how many bytes are left over.
 
-        Mirrors ``NettyDecoder`` (LengthFieldBasedFrameDecoder, 16 MiB); facts §1.1.
+        Mirrors ``NettyDecoder`` (LengthFieldBasedFrameDecoder, 16 MiB); docs/reference.md §1.1.
         Returns None when the connection was closed (the rest is discarded).
         """
         n = len(data)
@@ -821,7 +821,7 @@ class NetDriver:
         node = ctx.node
         if not node.running:
             return
-        # facts §1.6: the processor answers; an exception is SYSTEM_ERROR (not for oneway).
+        # docs/reference.md §1.6: the processor answers; an exception is SYSTEM_ERROR (not for oneway).
         try:
             response = node.process_request(conn.channel, cmd)
         except Exception as e:

@@ -1,6 +1,6 @@
 """A tiny deterministic event scheduler on a virtual millisecond clock.
 
-SimPy's kernel in one idea (STYLE §2): every pending event is a heap entry
+SimPy's kernel in one idea (docs/design.md §1): every pending event is a heap entry
 ``(due_ms, priority, seq)``; ``seq`` comes from a counter, so events due at the same
 time and priority run in the order they were scheduled. Integer milliseconds, clock
 starting at 0, no floats, no wall clock.
@@ -268,6 +268,17 @@ class Scheduler:
         ]
 
 
+#: Bookkeeping timers: the statistics samplings (``StoreStatsService`` every second,
+#: ``BrokerStatsManager``'s ``StatsItemSet`` every 10 s, 10 min and 1 h). They read counters
+#: and write samples that no mechanism reads (only admin requests show them), so they commute
+#: with every event and no outcome depends on where they run. The explorer never offers them
+#: as a choice, and what a learner is shown as "the next timer" leaves them out.
+BOOKKEEPING_TIMERS = frozenset({
+    "StoreStatsService.sampling", "StatsItemSet.samplingInSeconds",
+    "StatsItemSet.samplingInMinutes", "StatsItemSet.samplingInHour",
+})  # fmt: skip
+
+
 class ChoosingScheduler(Scheduler):
     """A ``Scheduler`` whose next event is picked by a *chooser* (``mqlab.explore``).
 
@@ -286,14 +297,9 @@ class ChoosingScheduler(Scheduler):
 
     chooser = None  # set by SimDriver.set_chooser
     window = 0
-    #: Bookkeeping timers that commute with every event: the statistics samplings read
-    #: counters and write samples that no mechanism reads (only admin requests show them),
-    #: so no outcome depends on where they run. They are never a choice: run at their time,
-    #: in default order, and left out of other events' candidates.
-    BOOKKEEPING = frozenset({
-        "StoreStatsService.sampling", "StatsItemSet.samplingInSeconds",
-        "StatsItemSet.samplingInMinutes", "StatsItemSet.samplingInHour",
-    })  # fmt: skip
+    #: Never a choice: run at their time, in default order, and left out of other events'
+    #: candidates (see ``BOOKKEEPING_TIMERS``).
+    BOOKKEEPING = BOOKKEEPING_TIMERS
 
     def candidates(self) -> list[Timer]:
         """The events that may run next, in default order (index 0 = the heap's head)."""

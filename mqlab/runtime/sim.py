@@ -1,6 +1,6 @@
 """The simulation driver: virtual time, an in-process network, seeded randomness.
 
-Runs the sans-IO core deterministically (DESIGN §1). Everything that happens is an
+Runs the sans-IO core deterministically (docs/design.md §1). Everything that happens is an
 event on one ``Scheduler``: a timer of a node firing, or a frame arriving at a node.
 
 - ``step()`` runs exactly one event and returns the trace events it produced;
@@ -17,7 +17,7 @@ a frame is delivered at ``max(now + latency, previous delivery on that direction
 Links can be given extra latency, jitter, a drop rate, or be cut (faults, recorded as
 trace events).
 
-Determinism (STYLE §6.9): one heap keyed ``(due_ms, priority, seq)``; RNG streams
+Determinism (docs/design.md §6.9): one heap keyed ``(due_ms, priority, seq)``; RNG streams
 derived from ``(seed, node, purpose)`` with string seeding (SHA-512 based, identical in
 every process); no iteration over sets; channel ids and ephemeral ports from counters.
 Same seed + same calls → the same trace, byte for byte.
@@ -43,7 +43,12 @@ from mqlab.runtime.context import (
     RemotingSendRequestException,
     RemotingTimeoutException,
 )
-from mqlab.runtime.scheduler import ChoosingScheduler, PendingTimer, Scheduler
+from mqlab.runtime.scheduler import (
+    BOOKKEEPING_TIMERS,
+    ChoosingScheduler,
+    PendingTimer,
+    Scheduler,
+)
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
@@ -529,7 +534,7 @@ class SimDriver:
         self._process_request(node, ctx, conn, channel, cmd)
 
     def _process_request(self, node, ctx, conn, channel, cmd) -> None:
-        """``NettyRemotingAbstract#processRequestCommand`` (facts §1.6)."""
+        """``NettyRemotingAbstract#processRequestCommand`` (docs/reference.md §1.6)."""
         try:
             response = node.process_request(channel, cmd)
         except Exception as e:
@@ -624,10 +629,20 @@ class SimDriver:
         return self.recorder.events[mark:]
 
     def next_timers(
-        self, limit: int | None = None, *, include_frames: bool = True
+        self,
+        limit: int | None = None,
+        *,
+        include_frames: bool = True,
+        include_bookkeeping: bool = True,
     ) -> list[PendingTimer]:
-        """Pending timers (and frames in flight) in firing order."""
-        out = [p for p in self.scheduler.pending() if include_frames or p.name != "frame"]
+        """Pending timers (and frames in flight) in firing order; without the statistics
+        samplings (``BOOKKEEPING_TIMERS``) when ``include_bookkeeping`` is false."""
+        out = [
+            p
+            for p in self.scheduler.pending()
+            if (include_frames or p.name != "frame")
+            and (include_bookkeeping or p.name not in BOOKKEEPING_TIMERS)
+        ]
         return out if limit is None else out[:limit]
 
     def call_later(

@@ -1,7 +1,7 @@
 """mqlab.store: RocketMQ 4.9.3's message store (commit log, consume queues, reput,
 getMessage, recovery, delayed delivery, the message index), in RocketMQ's on-disk layout.
 
-DESIGN §5: ``mqlab.store`` exposes ``GetMessageStatus`` and the store's
+docs/design.md §5: ``mqlab.store`` exposes ``GetMessageStatus`` and the store's
 ``get_message(group, topic, queue_id, offset, max_msg_nums, message_filter)``.
 """
 

@@ -1,10 +1,10 @@
 """Expired-file cleaning: old commit-log files, then the consume-queue files indexing them.
 
 Mirrors ``DefaultMessageStore.CleanCommitLogService`` and
-``DefaultMessageStore.CleanConsumeQueueService`` (store, RocketMQ 4.9.3); facts §8.2
+``DefaultMessageStore.CleanConsumeQueueService`` (store, RocketMQ 4.9.3); docs/reference.md §8.2
 (``fileReservedTime`` 72 h). Together they are how a queue's min offset grows above 0,
 which is what makes ``getMessage`` answer OFFSET_TOO_SMALL (and, in the window between
-the two passes, MESSAGE_WAS_REMOVING) (facts §10.1).
+the two passes, MESSAGE_WAS_REMOVING) (docs/reference.md §10.1).
 
 What this module owns: one pass of each service. What it must not know: clocks and
 schedules. RocketMQ runs both every 10 s (``cleanResourceInterval``) and deletes commit-

@@ -2,7 +2,7 @@
 
 Mirrors ``CommitLog`` with its ``DefaultAppendMessageCallback``, ``MessageExtEncoder``
 call site, ``checkMessageAndReturnSize`` and ``recoverNormally`` (store, RocketMQ
-4.9.3); facts §4 (entry layout, blank marker), §10.6 steps 8–9 (encoder checks,
+4.9.3); docs/reference.md §4 (entry layout, blank marker), §10.6 steps 8–9 (encoder checks,
 append, queue offsets), §10.8 (delay rewrite).
 
 What this module owns: the bytes of ``commitlog/<20-digit start offset>`` files, the
@@ -237,7 +237,7 @@ class CommitLog:
         """Append one message; see the module essay for the steps.
 
         Mirrors ``CommitLog#asyncPutMessage`` (store, RocketMQ 4.9.3), run to completion;
-        facts §10.6 steps 8–9, §10.8.
+        docs/reference.md §10.6 steps 8–9, §10.8.
 
         Raises:
             ValueError: a host of ``msg`` is not ``"ip:port"`` (API misuse).
@@ -301,7 +301,7 @@ class CommitLog:
     def _rewrite_delay(self, msg: MessageExtBrokerInner, level: int) -> None:
         """Park a delayed message in SCHEDULE_TOPIC_XXXX queue ``level − 1``.
 
-        Mirrors the "Delay Delivery" block of ``CommitLog#asyncPutMessage``; facts §10.8.
+        Mirrors the "Delay Delivery" block of ``CommitLog#asyncPutMessage``; docs/reference.md §10.8.
         """
         max_level = self.store.schedule_message_service.max_delay_level
         if level > max_level:
@@ -381,7 +381,7 @@ class CommitLog:
         """Append a batch as consecutive entries of one queue, all in one file.
 
         Mirrors ``CommitLog#asyncPutMessages``, ``MessageExtEncoder#encode(MessageExtBatch)``
-        and the batch ``doAppend`` (store, RocketMQ 4.9.3); facts §10.6 ("Batch"). Only
+        and the batch ``doAppend`` (store, RocketMQ 4.9.3); docs/reference.md §10.6 ("Batch"). Only
         NOT_TYPE batches (else MESSAGE_ILLEGAL); the *batch's own* properties decide DELAY
         (> 0 → MESSAGE_ILLEGAL) and WAIT (flush / replication wait), as Java reads
         ``messageExtBatch.getDelayTimeLevel()`` / ``isWaitStoreMsgOK()``: a DELAY or WAIT
@@ -660,7 +660,7 @@ class CommitLog:
     ) -> DispatchRequest:
         """Parse and validate the entry at ``buf[pos:]``.
 
-        Mirrors ``CommitLog#checkMessageAndReturnSize`` (store, RocketMQ 4.9.3); facts
+        Mirrors ``CommitLog#checkMessageAndReturnSize`` (store, RocketMQ 4.9.3); docs/reference.md
         §4.1: blank magic → size 0, success (end of file); other bad magic, a CRC
         mismatch (if ``check_crc``) or unreadable bytes → size -1, failure; TOTALSIZE ≠
         the recomputed length → size TOTALSIZE, failure. The tags code is the hash of

@@ -1,7 +1,7 @@
 """The message store's settings: where files live, how big they are, how fast they flush.
 
 Mirrors ``MessageStoreConfig``, ``BrokerRole`` and ``FlushDiskType`` (store/config,
-RocketMQ 4.9.3) and the path rules of ``StorePathConfigHelper``; facts §8.2 and §6.
+RocketMQ 4.9.3) and the path rules of ``StorePathConfigHelper``; docs/reference.md §8.2 and §6.
 
 What this module owns: field names (RocketMQ's, in snake_case) and defaults. What it
 must not know: anything about the files themselves; ``DefaultMessageStore`` reads these.
@@ -15,7 +15,7 @@ Teaching defaults that differ from RocketMQ (each field's comment says so):
 * ``mapped_file_size_commit_log`` is 16 MiB instead of 1 GiB, so a lesson can watch a
   file roll over; it may be set down to a few KiB.
 * ``total_physical_memory_size`` is an mqlab knob: ``None`` (default) treats every
-  message as "in memory" (facts §12: the RAM heuristic is host dependent). Set it to a
+  message as "in memory" (docs/reference.md §12: the RAM heuristic is host dependent). Set it to a
   byte count to bring back RocketMQ's in-disk batch limits (8 messages / 64 KiB) and
   ``suggestPullingFromSlave`` for messages further than 40 % of it behind the end.
 * ``max_hash_slot_num`` / ``max_index_num`` are 5,000 / 20,000 instead of 5,000,000 /
@@ -50,7 +50,7 @@ class FlushDiskType(StrEnum):
     ASYNC_FLUSH = "ASYNC_FLUSH"
 
 
-#: ConsumeQueue.CQ_STORE_UNIT_SIZE: one consume-queue unit (facts §6).
+#: ConsumeQueue.CQ_STORE_UNIT_SIZE: one consume-queue unit (docs/reference.md §6).
 _CQ_STORE_UNIT_SIZE = 20
 
 
@@ -58,7 +58,7 @@ _CQ_STORE_UNIT_SIZE = 20
 class MessageStoreConfig:
     """Settings of one ``DefaultMessageStore``.
 
-    Mirrors ``MessageStoreConfig`` (store/config, RocketMQ 4.9.3); facts §8.2. Field
+    Mirrors ``MessageStoreConfig`` (store/config, RocketMQ 4.9.3); docs/reference.md §8.2. Field
     names are RocketMQ's in snake_case (``mappedFileSizeCommitLog`` →
     ``mapped_file_size_commit_log``). ``broker_role`` and ``flush_disk_type`` accept the
     enum or its name.
@@ -175,7 +175,7 @@ class MessageStoreConfig:
     def get_mapped_file_size_consume_queue(self) -> int:
         """The CQ file size rounded up to whole 20-byte units.
 
-        Mirrors ``MessageStoreConfig#getMappedFileSizeConsumeQueue``; facts §6.
+        Mirrors ``MessageStoreConfig#getMappedFileSizeConsumeQueue``; docs/reference.md §6.
         """
         units = -(-self.mapped_file_size_consume_queue // _CQ_STORE_UNIT_SIZE)
         return units * _CQ_STORE_UNIT_SIZE
@@ -207,7 +207,7 @@ class MessageStoreConfig:
 class StorePathConfigHelper:
     """Where each store file lives under the root dir.
 
-    Mirrors ``StorePathConfigHelper`` (store/config, RocketMQ 4.9.3); facts §6.
+    Mirrors ``StorePathConfigHelper`` (store/config, RocketMQ 4.9.3); docs/reference.md §6.
     """
 
     @staticmethod

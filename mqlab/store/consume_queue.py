@@ -1,6 +1,6 @@
 """One consume queue: the 20-byte index of one (topic, queue id) into the commit log.
 
-Mirrors ``ConsumeQueue`` (store, RocketMQ 4.9.3); facts §6, §10.1 step 4.
+Mirrors ``ConsumeQueue`` (store, RocketMQ 4.9.3); docs/reference.md §6, §10.1 step 4.
 
 A unit is ``commit-log offset (int64) | entry size (int32) | tags code (int64)``,
 big-endian; unit ``n`` (the message with logical offset ``n``) sits at byte ``20·n``,
@@ -25,7 +25,7 @@ from mqlab.store.mapped_file import MappedFile, MappedFileQueue
 
 __all__ = ["ConsumeQueue", "CQ_STORE_UNIT_SIZE", "CQ_UNIT"]
 
-#: ConsumeQueue.CQ_STORE_UNIT_SIZE (facts §6).
+#: ConsumeQueue.CQ_STORE_UNIT_SIZE (docs/reference.md §6).
 CQ_STORE_UNIT_SIZE = 20
 #: NOTE: performance: one precompiled Struct packs / unpacks a whole unit.
 CQ_UNIT = struct.Struct(">qiq")
@@ -212,7 +212,7 @@ class ConsumeQueue:
     def get_max_offset_in_queue(self) -> int:
         """The next logical offset to be written (0 for an empty queue).
 
-        Mirrors ``ConsumeQueue#getMaxOffsetInQueue``; facts §6.
+        Mirrors ``ConsumeQueue#getMaxOffsetInQueue``; docs/reference.md §6.
         """
         return self.mapped_file_queue.get_max_offset() // CQ_STORE_UNIT_SIZE
 
@@ -227,7 +227,7 @@ class ConsumeQueue:
     ) -> int:
         """The logical offset of the message stored at (or nearest to) ``timestamp``.
 
-        Mirrors ``ConsumeQueue#getOffsetInQueueByTime``; facts §6: pick the first file
+        Mirrors ``ConsumeQueue#getOffsetInQueueByTime``; docs/reference.md §6: pick the first file
         last written at or after ``timestamp`` (else the last), then binary-search its
         units by store time: exact match → that unit; otherwise the nearer of the last
         unit below and the first above (a tie goes to the one below); all below → the

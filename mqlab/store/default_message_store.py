@@ -1,14 +1,14 @@
 """The message store: lifecycle and recovery, put, dispatch, lookups.
 
-Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3), split by mechanism (STYLE
+Mirrors ``DefaultMessageStore`` (store, RocketMQ 4.9.3), split by mechanism (docs/design.md
 §6.1): ``getMessage`` lives in ``get_message.py`` (mixed in), ``ReputMessageService``
 in ``reput_message_service.py``, the two cleaning services in ``clean_services.py``;
 this module keeps ``load`` / ``recover`` / ``shutdown``, ``asyncPutMessage(s)`` with
 their store checks, ``doDispatch`` (``CommitLogDispatcherBuildConsumeQueue``, then
 ``CommitLogDispatcherBuildIndex`` into ``index.IndexService``), ``findConsumeQueue``,
 ``queryMessage`` (by key, through the index) and the offset / time / message lookups.
-The put and get counters of ``StoreStatsService`` are in ``store_stats_service``. Seed 003
-(``getMessage``), seed 000 step 9; facts §4, §6, §10.1, §10.3, §10.6 step 8.
+The put and get counters of ``StoreStatsService`` are in ``store_stats_service``. mechanisms.md "DefaultMessageStore#getMessage"
+(``getMessage``), mechanisms.md "Pull processing" step 9; docs/reference.md §4, §6, §10.1, §10.3, §10.6 step 8.
 
 What this module owns: the consume-queue table (``topic`` → ``queueId`` →
 ``ConsumeQueue``, created on first lookup, as ``findConsumeQueue`` does), the reput
@@ -536,7 +536,7 @@ class DefaultMessageStore(GetMessageMixin):
         return where
 
     # ==================================================================================
-    # put (facts §10.6 step 8)
+    # put (docs/reference.md §10.6 step 8)
     # ==================================================================================
     def _check_store_status(self) -> PutMessageStatus:
         """Mirrors ``DefaultMessageStore#checkStoreStatus``."""
@@ -571,7 +571,7 @@ class DefaultMessageStore(GetMessageMixin):
         """Store one message.
 
         Mirrors ``DefaultMessageStore#asyncPutMessage`` (store, RocketMQ 4.9.3), run to
-        completion; facts §10.6 steps 8–9. Checks in order: shut down / SLAVE / not
+        completion; docs/reference.md §10.6 steps 8–9. Checks in order: shut down / SLAVE / not
         writeable → SERVICE_NOT_AVAILABLE; page cache busy → OS_PAGECACHE_BUSY; topic or
         properties string too long → MESSAGE_ILLEGAL; then ``CommitLog#put_message``
         (delay rewrite, PROPERTIES_SIZE_EXCEEDED, MESSAGE_ILLEGAL for size,
@@ -778,7 +778,7 @@ class DefaultMessageStore(GetMessageMixin):
     def find_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         """The queue's ``ConsumeQueue``, created (in memory only) on first lookup.
 
-        Mirrors ``DefaultMessageStore#findConsumeQueue``; facts §6.
+        Mirrors ``DefaultMessageStore#findConsumeQueue``; docs/reference.md §6.
         """
         qmap = self.consume_queue_table.get(topic)
         if qmap is None:
@@ -811,7 +811,7 @@ class DefaultMessageStore(GetMessageMixin):
         return 0 if unit is None else unit[0]
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """Mirrors ``DefaultMessageStore#getOffsetInQueueByTime``; facts §6."""
+        """Mirrors ``DefaultMessageStore#getOffsetInQueueByTime``; docs/reference.md §6."""
         cq = self.find_consume_queue(topic, queue_id)
         return cq.get_offset_in_queue_by_time(
             timestamp, self.commit_log.pickup_store_timestamp, self.get_min_phy_offset()

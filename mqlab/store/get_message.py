@@ -2,19 +2,19 @@
 
 Mirrors ``DefaultMessageStore#getMessage``, ``#isTheBatchFull``,
 ``#nextOffsetCorrection``, ``#checkInDiskByCommitOffset`` and
-``#checkInDiskByConsumeOffset`` (store, RocketMQ 4.9.3); seed 003 (``getMessage`` status
-by status with ``nextBeginOffset``), seed 000 step 9; facts §10.1.
+``#checkInDiskByConsumeOffset`` (store, RocketMQ 4.9.3); mechanisms.md "DefaultMessageStore#getMessage" (``getMessage`` status
+by status with ``nextBeginOffset``), mechanisms.md "Pull processing" step 9; docs/reference.md §10.1.
 
 What this module owns: the offset decision of step 3 (empty queue, too small, overflow
 by one, overflow badly) and the unit scan of step 4 (batch limits, filters, removed
 entries, the 16,000-byte scan window, ``nextBeginOffset`` = offset + units examined).
-What it must not know: response codes (the pull processor maps the status, facts §10.2
+What it must not know: response codes (the pull processor maps the status, docs/reference.md §10.2
 step 11) and time.
 
 ``GetMessageMixin`` is one mechanism of ``DefaultMessageStore`` split out of the Java
-class (STYLE §6.1); it reads the store's config, commit log, consume queues and tracer.
+class (docs/design.md §6.1); it reads the store's config, commit log, consume queues and tracer.
 Everything counts as "in memory" unless ``total_physical_memory_size`` is configured
-(facts §12: the RAM heuristic depends on the host).
+(docs/reference.md §12: the RAM heuristic depends on the host).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class GetMessageMixin:
     def next_offset_correction(self, old_offset: int, new_offset: int) -> int:
         """``new_offset``, unless this is a SLAVE without ``offset_check_in_slave``.
 
-        Mirrors ``DefaultMessageStore#nextOffsetCorrection``; facts §10.1.
+        Mirrors ``DefaultMessageStore#nextOffsetCorrection``; docs/reference.md §10.1.
         """
         cfg = self.message_store_config
         if cfg.broker_role != _SLAVE or cfg.offset_check_in_slave:
@@ -86,7 +86,7 @@ class GetMessageMixin:
         message_total: int,
         is_in_disk: bool,
     ) -> bool:
-        """Mirrors ``DefaultMessageStore#isTheBatchFull``; facts §10.1: the first message
+        """Mirrors ``DefaultMessageStore#isTheBatchFull``; docs/reference.md §10.1: the first message
         is always taken; then stop at ``max_msg_nums``, or at 32 messages / 256 KiB in
         memory (8 / 64 KiB on disk)."""
         if buffer_total == 0 or message_total == 0:
@@ -117,8 +117,8 @@ class GetMessageMixin:
     ) -> GetMessageResult | None:
         """Read up to ``max_msg_nums`` messages of one queue from ``offset``.
 
-        Mirrors ``DefaultMessageStore#getMessage`` (store, RocketMQ 4.9.3); seed 003;
-        facts §10.1:
+        Mirrors ``DefaultMessageStore#getMessage`` (store, RocketMQ 4.9.3); mechanisms.md "DefaultMessageStore#getMessage";
+        docs/reference.md §10.1:
 
         1. shut down or not readable → None;
         2. defaults NO_MESSAGE_IN_QUEUE, next = offset; min / max of the queue;
@@ -136,7 +136,7 @@ class GetMessageMixin:
         views of the stored entries. NO_MATCHED_LOGIC_QUEUE is never answered: as in
         RocketMQ, ``findConsumeQueue`` creates a missing queue, which is then empty.
         """
-        # step 1 (seed 000 step 10 answers SYSTEM_ERROR for None)
+        # step 1 (mechanisms.md "Pull processing" step 10 answers SYSTEM_ERROR for None)
         traced = self._traced()
         if self.is_shutdown or not self.readable:
             if traced:

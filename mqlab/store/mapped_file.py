@@ -1,6 +1,6 @@
 """Fixed-size store files named by their start offset, each a memory-mapped file.
 
-Mirrors ``MappedFile`` and ``MappedFileQueue`` (store, RocketMQ 4.9.3); facts §4.1
+Mirrors ``MappedFile`` and ``MappedFileQueue`` (store, RocketMQ 4.9.3); docs/reference.md §4.1
 (blank end-of-file marker) and §6 (file names, sizes).
 
 As in RocketMQ, a store file is created at its full size (``RandomAccessFile`` +

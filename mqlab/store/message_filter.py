@@ -1,6 +1,6 @@
 """The filter ``getMessage`` asks before returning a message.
 
-Mirrors the ``MessageFilter`` interface (store, RocketMQ 4.9.3); facts §10.1 steps 4e
+Mirrors the ``MessageFilter`` interface (store, RocketMQ 4.9.3); docs/reference.md §10.1 steps 4e
 and 4g. The store calls ``is_matched_by_consume_queue`` with the 20-byte unit's tags
 code before reading the commit log, and ``is_matched_by_commit_log`` with the raw
 stored entry afterwards (only SQL92 filters look at it).

@@ -2,7 +2,7 @@
 (and index entries: the store's dispatchers).
 
 Mirrors ``DefaultMessageStore.ReputMessageService#doReput`` / ``#behind`` (store,
-RocketMQ 4.9.3); facts §10.3 (reput and the arriving listener), §4.1 (blank marker).
+RocketMQ 4.9.3); docs/reference.md §10.3 (reput and the arriving listener), §4.1 (blank marker).
 
 What this module owns: ``reput_from_offset``, the next commit-log byte to dispatch, and
 the walk from there to the end of the log: read each entry
@@ -45,7 +45,7 @@ class ReputMessageService:
     def do_reput(self) -> int:
         """Dispatch every commit-log entry written since the last pass.
 
-        Mirrors ``ReputMessageService#doReput`` (store, RocketMQ 4.9.3); facts §10.3:
+        Mirrors ``ReputMessageService#doReput`` (store, RocketMQ 4.9.3); docs/reference.md §10.3:
         parse each entry from ``reput_from_offset`` (blank marker → next file), build
         its consume-queue unit (NOT_TYPE / COMMIT only), then, unless SLAVE, call the
         arriving listener with ``(topic, queueId, queueOffset + 1, tagsCode, storeTime,

@@ -2,11 +2,11 @@
 
 Mirrors ``PutMessageStatus``, ``AppendMessageStatus``, ``GetMessageStatus``,
 ``PutMessageResult``, ``AppendMessageResult``, ``GetMessageResult`` and
-``DispatchRequest`` (store, RocketMQ 4.9.3); facts §10.1, §10.6 steps 8–10.
+``DispatchRequest`` (store, RocketMQ 4.9.3); docs/reference.md §10.1, §10.6 steps 8–10.
 
 What this module owns: the names (RocketMQ's, including the ``CREATE_MAPEDFILE_FAILED``
 spelling) and the shapes. What it must not know: response codes. The broker maps a
-``PutMessageStatus`` / ``GetMessageStatus`` to a ``ResponseCode`` (facts §10.2 step 11,
+``PutMessageStatus`` / ``GetMessageStatus`` to a ``ResponseCode`` (docs/reference.md §10.2 step 11,
 §10.6 step 10); a ``GetMessageStatus`` maps conditionally (NO_MESSAGE_IN_QUEUE depends on
 the requested offset), so that mapping is code in the pull processor, not a table here.
 
@@ -35,7 +35,7 @@ __all__ = [
 
 
 class PutMessageStatus(Enum):
-    """Mirrors ``PutMessageStatus`` (store, RocketMQ 4.9.3); facts §10.6 step 10."""
+    """Mirrors ``PutMessageStatus`` (store, RocketMQ 4.9.3); docs/reference.md §10.6 step 10."""
 
     PUT_OK = "PUT_OK"
     FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"
@@ -61,7 +61,7 @@ class AppendMessageStatus(Enum):
 
 
 class GetMessageStatus(Enum):
-    """Mirrors ``GetMessageStatus`` (store, RocketMQ 4.9.3); facts §10.1, seed 003."""
+    """Mirrors ``GetMessageStatus`` (store, RocketMQ 4.9.3); docs/reference.md §10.1, mechanisms.md "DefaultMessageStore#getMessage"."""
 
     FOUND = "FOUND"
     NO_MATCHED_MESSAGE = "NO_MATCHED_MESSAGE"
@@ -145,7 +145,7 @@ class PutMessageResult:
     """Mirrors ``PutMessageResult`` (store, RocketMQ 4.9.3).
 
     ``is_ok()`` is true whenever the append succeeded, including FLUSH_DISK_TIMEOUT,
-    FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE (the message is stored; facts §10.6
+    FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE (the message is stored; docs/reference.md §10.6
     step 10 "counts as sent").
     """
 
@@ -172,7 +172,7 @@ class PutMessageResult:
 class GetMessageResult:
     """What ``DefaultMessageStore#getMessage`` found.
 
-    Mirrors ``GetMessageResult`` (store, RocketMQ 4.9.3); facts §10.1, seed 003.
+    Mirrors ``GetMessageResult`` (store, RocketMQ 4.9.3); docs/reference.md §10.1, mechanisms.md "DefaultMessageStore#getMessage".
     ``message_buffers[i]`` is the raw stored entry of the message at logical offset
     ``message_queue_offsets[i]``.
     """
@@ -210,7 +210,7 @@ class GetMessageResult:
         self.buffer_total_size += len(buffer)
 
     def body(self) -> bytes:
-        """The pull response body: the entries end to end (facts §4.6)."""
+        """The pull response body: the entries end to end (docs/reference.md §4.6)."""
         return b"".join(self.message_buffers)
 
     def __repr__(self) -> str:

@@ -1,6 +1,6 @@
 """Trace events: one record per step of a mechanism.
 
-DESIGN §3: "Tracing is the product". Each numbered step of each mechanism emits one
+docs/design.md §3: "Tracing is the product". Each numbered step of each mechanism emits one
 event ``(run_id, t_ms, seq, node, component, step, kind, fields)``. ``component`` is the
 Java class (or ``Class.method``) that the step belongs to, ``step`` is the step
 number of ``notebooks/mechanisms.md`` as a string ("5", "2a", ...) or a short name where the

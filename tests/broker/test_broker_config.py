@@ -1,5 +1,5 @@
-"""Tests for mqlab.broker.config: BrokerConfig defaults (facts §8.1), the broker.properties
-loader, SubscriptionGroupConfig (facts §8.3, §7.4)."""
+"""Tests for mqlab.broker.config: BrokerConfig defaults (docs/reference.md §8.1), the broker.properties
+loader, SubscriptionGroupConfig (docs/reference.md §8.3, §7.4)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mqlab.broker.config import (
 )
 from mqlab.remoting import fastjson
 
-# facts §8.1, plus the documented mqlab choices for host-derived values.
+# docs/reference.md §8.1, plus the documented mqlab choices for host-derived values.
 DEFAULTS = {
     "broker_cluster_name": "DefaultCluster",
     "broker_name": "broker-a",
@@ -63,7 +63,7 @@ DEFAULTS = {
 
 @pytest.mark.parametrize(("field", "value"), sorted(DEFAULTS.items()))
 def test_broker_config_default(field, value):
-    """Each BrokerConfig default is RocketMQ 4.9.3's (facts §8.1)."""
+    """Each BrokerConfig default is RocketMQ 4.9.3's (docs/reference.md §8.1)."""
     assert getattr(BrokerConfig(), field) == value
 
 
@@ -169,7 +169,7 @@ def test_parse_properties_ends_lines_only_at_cr_and_lf():
 
 def test_subscription_group_config_defaults():
     """consumeEnable/FromMin/Broadcast true, retryQueueNums 1, retryMaxTimes 16, brokerId 0,
-    whichBrokerWhenConsumeSlowly 1, notifyConsumerIdsChangedEnable true (facts §8.3)."""
+    whichBrokerWhenConsumeSlowly 1, notifyConsumerIdsChangedEnable true (docs/reference.md §8.3)."""
     c = SubscriptionGroupConfig(group_name="g")
     assert (c.consume_enable, c.consume_from_min_enable, c.consume_broadcast_enable) == (
         True,
@@ -181,7 +181,7 @@ def test_subscription_group_config_defaults():
 
 
 def test_subscription_group_config_json_shape():
-    """Bean JSON has sorted camelCase keys exactly as subscriptionGroup.json (facts §7.4)."""
+    """Bean JSON has sorted camelCase keys exactly as subscriptionGroup.json (docs/reference.md §7.4)."""
     text = fastjson.dumps(SubscriptionGroupConfig(group_name="group1"))
     assert text == (
         '{"brokerId":0,"consumeBroadcastEnable":true,"consumeEnable":true,'

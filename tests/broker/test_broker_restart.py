@@ -90,7 +90,7 @@ def test_restart_rebuilds_deleted_consume_queues(cluster):
 
 def test_delay_offset_persist_runs_first_at_10000_ms_then_every_interval(tmp_path):
     """ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
-    — the first persist is at a fixed 10 s whatever the interval (facts §8)."""
+    — the first persist is at a fixed 10 s whatever the interval (docs/reference.md §8)."""
     from mqlab.broker.config import BrokerConfig
     from mqlab.runtime.sim import SimDriver
     from mqlab.store.config import MessageStoreConfig

@@ -141,7 +141,7 @@ def test_offset_queries(cluster):
 
 
 def test_rejected_transaction_message(cluster):
-    """TRAN_MSG=true with rejectTransactionMessage → NO_PERMISSION (seed 002 step 4)."""
+    """TRAN_MSG=true with rejectTransactionMessage → NO_PERMISSION (mechanisms.md "Send" step 4)."""
     c = cluster(reject_transaction_message=True)
     r = c.send("TopicTest", props={"TRAN_MSG": "true"})
     assert (r.code, r.remark) == (

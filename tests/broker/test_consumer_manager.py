@@ -1,4 +1,4 @@
-"""Tests for mqlab.broker.consumer_manager (seed 004 heartbeats / consumer ids; facts §10.5
+"""Tests for mqlab.broker.consumer_manager (mechanisms.md "Consumption" heartbeats / consumer ids; docs/reference.md §10.5
 register and notify rules, §9 channel expiry 120 s)."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def register(cm, i, subs, now, notify=True):
 
 
 def test_constants():
-    """Channel expiry is 120 000 ms (facts §9); events carry Java's names."""
+    """Channel expiry is 120 000 ms (docs/reference.md §9); events carry Java's names."""
     assert CHANNEL_EXPIRED_TIMEOUT == 120000
     assert [e.value for e in ConsumerGroupEvent] == ["CHANGE", "UNREGISTER", "REGISTER"]
 
@@ -103,7 +103,7 @@ def test_same_channel_heartbeat_is_not_a_change():
 
 def test_larger_sub_version_replaces_without_change():
     """Same topic with a larger subVersion replaces the subscription but is no change; a
-    smaller one is ignored (facts §10.5)."""
+    smaller one is ignored (docs/reference.md §10.5)."""
     listener = Listener()
     cm = ConsumerManager(listener)
     register(cm, 1, [sub("T", 100, "TagA")], 0)
@@ -148,7 +148,7 @@ def test_same_channel_new_client_id_replaces_entry_without_change():
 
 def test_expiry_after_120s_is_scanned():
     """A member silent for exactly 120 000 ms stays; at 120 001 the scan removes it, drops the
-    emptied group, returns the channel to close, and notifies nobody (facts §9)."""
+    emptied group, returns the channel to close, and notifies nobody (docs/reference.md §9)."""
     listener, tracer = Listener(), Tracer()
     cm = ConsumerManager(listener, tracer=tracer)
     register(cm, 1, [sub("T", 1)], 1000)

@@ -1,4 +1,4 @@
-"""Tests for mqlab.broker.consumer_offset_manager (seed 000 step 11; facts §10.4 commit/query,
+"""Tests for mqlab.broker.consumer_offset_manager (mechanisms.md "Pull processing" step 11; docs/reference.md §10.4 commit/query,
 §7.4 consumerOffset.json with unquoted Integer keys and the .bak fallback)."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def filled(config_dir=None) -> ConsumerOffsetManager:
 
 
 def test_commit_and_query():
-    """commitOffset stores under "topic@group"; queryOffset returns it, −1 when absent (facts §10.4)."""
+    """commitOffset stores under "topic@group"; queryOffset returns it, −1 when absent (docs/reference.md §10.4)."""
     com = filled()
     assert com.offset_table["TopicTest@group1"] == {3: 121, 1: 118, 0: 120, 2: 119}
     assert com.query_offset("group1", "TopicTest", 1) == 118
@@ -40,14 +40,14 @@ def test_commit_and_query():
 
 
 def test_commit_is_a_plain_overwrite():
-    """A smaller offset overwrites a larger one (Java only logs [NOTIFYME]); facts §10.4."""
+    """A smaller offset overwrites a larger one (Java only logs [NOTIFYME]); docs/reference.md §10.4."""
     com = filled()
     com.commit_offset("h", "group1", "TopicTest", 0, 5)
     assert com.query_offset("group1", "TopicTest", 0) == 5
 
 
 def test_encode_compact_exact_bytes():
-    """Compact JSON has unquoted int queue-id keys, keys sorted (facts §7.4)."""
+    """Compact JSON has unquoted int queue-id keys, keys sorted (docs/reference.md §7.4)."""
     assert filled().encode() == COMPACT
 
 
@@ -87,7 +87,7 @@ def test_decode_accepts_java_and_quoted_forms():
 
 def test_bak_fallback_when_main_file_corrupt(tmp_path):
     """A corrupt consumerOffset.json is ignored and consumerOffset.json.bak (the previous
-    persist) is loaded instead (ConfigManager#loadBak, facts §7.4)."""
+    persist) is loaded instead (ConfigManager#loadBak, docs/reference.md §7.4)."""
     com = ConsumerOffsetManager(tmp_path)
     com.commit_offset("h", "g", "T", 0, 10)
     com.persist()

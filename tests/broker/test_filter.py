@@ -1,6 +1,6 @@
 """Tests for mqlab.broker.filter (ExpressionMessageFilter, ExpressionForRetryMessageFilter,
-ConsumerFilterManager, PullAPIWrapper's tag re-filter; seed 000 steps 6–8, seed 001,
-seed 004; facts §10.1, §10.3, §10.14)."""
+ConsumerFilterManager, PullAPIWrapper's tag re-filter; mechanisms.md "Pull processing" steps 6–8, mechanisms.md "Long polling",
+mechanisms.md "Rebalancing"; docs/reference.md §10.1, §10.3, §10.14)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from mqlab.common.message import MessageExt
 from mqlab.common.message_decoder import encode_stored_message
 from mqlab.store.message_filter import MessageFilter
 
-TAG_A, TAG_B = 2598919, 2598920  # facts §6: "TagA".hashCode(), "TagB".hashCode()
+TAG_A, TAG_B = 2598919, 2598920  # docs/reference.md §6: "TagA".hashCode(), "TagB".hashCode()
 
 
 def tag_filter(sub: str, topic: str = "T") -> ExpressionMessageFilter:
@@ -43,13 +43,13 @@ def stored(topic: str = "T", **props: str) -> bytes:
 
 # --- TAG by consume queue -------------------------------------------------------------------
 def test_filters_implement_store_protocol() -> None:
-    """Both filters satisfy mqlab.store.message_filter.MessageFilter (seed 000 step 8)."""
+    """Both filters satisfy mqlab.store.message_filter.MessageFilter (mechanisms.md "Pull processing" step 8)."""
     assert isinstance(tag_filter("TagA"), MessageFilter)
     assert isinstance(sql_filter("a > 1", cls=ExpressionForRetryMessageFilter), MessageFilter)
 
 
 def test_tag_code_matched() -> None:
-    """Facts §10.1: a "TagA" subscription matches CQ tags code 2598919 and not TagB's 2598920."""
+    """docs/reference.md §10.1: a "TagA" subscription matches CQ tags code 2598919 and not TagB's 2598920."""
     f = tag_filter("TagA")
     assert java_string_hash("TagA") == TAG_A
     assert f.is_matched_by_consume_queue(TAG_A) is True
@@ -58,7 +58,7 @@ def test_tag_code_matched() -> None:
 
 
 def test_or_tags_match_each_code() -> None:
-    """Seed 004: "TagA || TagB" puts both hash codes in codeSet."""
+    """mechanisms.md "Rebalancing": "TagA || TagB" puts both hash codes in codeSet."""
     f = tag_filter("TagA || TagB")
     assert f.is_matched_by_consume_queue(TAG_A) and f.is_matched_by_consume_queue(TAG_B)
     assert f.is_matched_by_consume_queue(2598921) is False  # TagC
@@ -66,12 +66,12 @@ def test_or_tags_match_each_code() -> None:
 
 @pytest.mark.parametrize("code", [TAG_A, TAG_B, 0, -1797390410])
 def test_star_matches_everything(code: int) -> None:
-    """Facts §10.1: subString "*" matches any tags code."""
+    """docs/reference.md §10.1: subString "*" matches any tags code."""
     assert tag_filter("*").is_matched_by_consume_queue(code) is True
 
 
 def test_null_tags_code_matches() -> None:
-    """Seed 001 / facts §10.3: the hold-service check passes tagsCode null → match."""
+    """mechanisms.md "Long polling" / docs/reference.md §10.3: the hold-service check passes tagsCode null → match."""
     f = tag_filter("TagA")
     assert f.is_matched_by_consume_queue(None) is True
     assert f.is_matched_by_consume_queue(None, None) is True
@@ -87,7 +87,7 @@ def test_tags_code_is_cut_to_int() -> None:
 
 
 def test_no_subscription_or_class_filter_matches() -> None:
-    """Facts §10.1: no subscription → match; classFilterMode → match (both checks)."""
+    """docs/reference.md §10.1: no subscription → match; classFilterMode → match (both checks)."""
     f = ExpressionMessageFilter(None, None, None)
     assert f.is_matched_by_consume_queue(TAG_B) and f.is_matched_by_commit_log(None, {})
     sd = FilterAPI.build_subscription_data("T", "TagA")
@@ -97,7 +97,7 @@ def test_no_subscription_or_class_filter_matches() -> None:
 
 
 def test_tag_commit_log_always_matches() -> None:
-    """Facts §10.1: the commit-log check always matches for TAG type."""
+    """docs/reference.md §10.1: the commit-log check always matches for TAG type."""
     f = tag_filter("TagA")
     assert f.is_matched_by_commit_log(stored(TAGS="TagB"), None) is True
     assert f.is_matched_by_commit_log(None, {"TAGS": "TagB"}) is True
@@ -117,12 +117,12 @@ def test_sql92_consume_queue_check_passes_without_bloom() -> None:
     [({"a": "6"}, True), ({"a": "5"}, False), ({}, False), ({"a": "six"}, False)],
 )
 def test_sql92_by_commit_log_properties(props: dict[str, str], expected: bool) -> None:
-    """Seed 001: notifyMessageArriving re-checks by properties; null or an error → no match."""
+    """mechanisms.md "Long polling": notifyMessageArriving re-checks by properties; null or an error → no match."""
     assert sql_filter("a > 5").is_matched_by_commit_log(None, props) is expected
 
 
 def test_sql92_by_commit_log_decodes_stored_entry() -> None:
-    """Facts §10.1 step 4g: getMessage passes the stored entry; properties are decoded from it."""
+    """docs/reference.md §10.1 step 4g: getMessage passes the stored entry; properties are decoded from it."""
     f = sql_filter("TAGS IN ('TagA', 'TagC') AND region = 'eu'")
     assert f.is_matched_by_commit_log(stored(TAGS="TagA", region="eu"), None) is True
     assert f.is_matched_by_commit_log(stored(TAGS="TagB", region="eu"), None) is False
@@ -139,7 +139,7 @@ def test_sql92_without_filter_data_matches() -> None:
 
 
 def test_hold_service_two_step_check() -> None:
-    """Seed 001 step 2: CQ(tagsCode) then, if properties given, commit log(properties)."""
+    """mechanisms.md "Long polling" step 2: CQ(tagsCode) then, if properties given, commit log(properties)."""
     f = sql_filter("a = 'x'")
     for props, expected in (({"a": "x"}, True), ({"a": "y"}, False)):
         match = f.is_matched_by_consume_queue(TAG_A, None)
@@ -150,7 +150,7 @@ def test_hold_service_two_step_check() -> None:
 
 # --- ConsumerFilterManager.build / register -------------------------------------------------
 def test_build_tag_type_is_none() -> None:
-    """Seed 000 step 6: ConsumerFilterManager.build returns null for TAG (and null/"" type)."""
+    """mechanisms.md "Pull processing" step 6: ConsumerFilterManager.build returns null for TAG (and null/"" type)."""
     for type_ in ("TAG", None, ""):
         assert ConsumerFilterManager.build("T", "G", "TagA", type_, 1) is None
 
@@ -319,7 +319,7 @@ def msg(tags: str | None, offset: int) -> MessageExt:
 
 
 def test_client_refilter_drops_hash_collisions_and_untagged() -> None:
-    """Facts §10.14: "Aa" and "BB" share hash 2112, so the broker passes both; the client
+    """docs/reference.md §10.14: "Aa" and "BB" share hash 2112, so the broker passes both; the client
     keeps only exact tag strings and drops messages without TAGS."""
     assert java_string_hash("Aa") == java_string_hash("BB") == 2112
     sd = FilterAPI.build_subscription_data("T", "Aa")
@@ -339,7 +339,7 @@ def test_client_refilter_star_and_class_filter_keep_all() -> None:
 
 
 def test_client_refilter_multiple_tags() -> None:
-    """Seed 004: "TagA || TagB" keeps either tag exactly."""
+    """mechanisms.md "Rebalancing": "TagA || TagB" keeps either tag exactly."""
     sd = FilterAPI.build_subscription_data("T", "TagA || TagB")
     msgs = [msg("TagB", 0), msg("TagC", 1), msg("TagA", 2)]
     assert [m.tags for m in filter_messages_by_tags(msgs, sd)] == ["TagB", "TagA"]

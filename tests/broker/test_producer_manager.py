@@ -1,4 +1,4 @@
-"""Tests for mqlab.broker.producer_manager (facts §10.5 producer registration, §9 expiry 120 s)."""
+"""Tests for mqlab.broker.producer_manager (docs/reference.md §10.5 producer registration, §9 expiry 120 s)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PULL_MESSAGE: the 11 steps of seed 000 and long polling of seed 001."""
+"""PULL_MESSAGE: the 11 steps of mechanisms.md "Pull processing" and long polling of mechanisms.md "Long polling"."""
 
 from mqlab.common.message_decoder import decodes
 from mqlab.remoting.codes import RequestCode, ResponseCode
@@ -11,7 +11,7 @@ def steps(c, component="PullMessageProcessor.processRequest"):
 
 
 def test_found_returns_stored_bytes_and_offsets(cluster):
-    """FOUND → SUCCESS, body = stored entries, nextBeginOffset = offset + count (seed 003)."""
+    """FOUND → SUCCESS, body = stored entries, nextBeginOffset = offset + count (mechanisms.md "The consumer's pull loop")."""
     c = cluster()
     for i in range(3):
         c.send("TopicTest", f"m{i}".encode())
@@ -24,7 +24,7 @@ def test_found_returns_stored_bytes_and_offsets(cluster):
 
 
 def test_every_step_is_traced_in_order(cluster):
-    """A successful pull emits steps 1–9 and 11 of seed 000, in order."""
+    """A successful pull emits steps 1–9 and 11 of mechanisms.md "Pull processing", in order."""
     c = cluster()
     c.send("TopicTest")
     mark = len(c.d.recorder)
@@ -280,7 +280,7 @@ def test_commit_offset_step11(cluster):
 
 
 def test_query_consumer_offset_rule(cluster):
-    """QUERY_CONSUMER_OFFSET: unknown group with min offset 0 → SUCCESS 0 (facts §10.4)."""
+    """QUERY_CONSUMER_OFFSET: unknown group with min offset 0 → SUCCESS 0 (docs/reference.md §10.4)."""
     c = cluster()
     c.send("TopicTest")
     r = c.call(

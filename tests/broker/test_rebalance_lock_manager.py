@@ -1,4 +1,4 @@
-"""Tests for mqlab.broker.rebalance_lock_manager (facts §10.16 broker queue locks, §9 60 s expiry)."""
+"""Tests for mqlab.broker.rebalance_lock_manager (docs/reference.md §10.16 broker queue locks, §9 60 s expiry)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ MQ0, MQ1, MQ2 = (MessageQueue("T", "broker-a", i) for i in range(3))
 
 
 def test_max_live_time():
-    """REBALANCE_LOCK_MAX_LIVE_TIME is 60 000 ms (facts §9)."""
+    """REBALANCE_LOCK_MAX_LIVE_TIME is 60 000 ms (docs/reference.md §9)."""
     assert REBALANCE_LOCK_MAX_LIVE_TIME == 60000
 
 

@@ -1,4 +1,4 @@
-"""SEND_MESSAGE(_V2) through the real codec and transport (seed 002, facts §10.6)."""
+"""SEND_MESSAGE(_V2) through the real codec and transport (mechanisms.md "Send", docs/reference.md §10.6)."""
 
 from mqlab.common.message_decoder import decodes
 from mqlab.remoting.codes import RequestCode, ResponseCode
@@ -96,7 +96,7 @@ def test_stored_properties_keep_the_table_size_wait_had(cluster):
 
 
 def test_put_message_status_to_response_code(cluster):
-    """Each store status becomes RocketMQ's response code and remark (facts §10.6 step 10)."""
+    """Each store status becomes RocketMQ's response code and remark (docs/reference.md §10.6 step 10)."""
     c = cluster()
     store = c.broker.message_store
     illegal = (
@@ -211,7 +211,7 @@ def test_v2_missing_field_is_system_error(cluster):
 
 
 def test_two_brokers_auto_create_pitfall(cluster):
-    """Seed 002 §2.1.3: the first send creates the topic on one broker only; its route converges."""
+    """mechanisms.md "Send" §2.1.3: the first send creates the topic on one broker only; its route converges."""
     c = cluster(brokers=2)
     r = c.send("NewTopic", broker=c.brokers[0])
     assert r.code == ResponseCode.SUCCESS
@@ -222,7 +222,7 @@ def test_two_brokers_auto_create_pitfall(cluster):
 
 
 def test_batch_stores_own_properties_then_the_batch_properties(cluster):
-    """SEND_BATCH_MESSAGE: each entry stores its own properties + \\u0002 + the batch's (facts §4.6)."""
+    """SEND_BATCH_MESSAGE: each entry stores its own properties + \\u0002 + the batch's (docs/reference.md §4.6)."""
     from mqlab.common.message import Message
     from mqlab.common.message_decoder import decode_stored_message, encode_batch_body
 
@@ -361,7 +361,7 @@ def test_transaction_half_message_keeps_wait(cluster):
 def test_send_back_to_dlq_stores_wait_false_and_no_region(cluster):
     """asyncConsumerSendMsgBack: setWaitStoreMsgOK(false) before the properties string is
     built, so the DLQ entry stores WAIT=false; its responses come from
-    createResponseCommand(null): no MSG_REGION / TRACE_ON (facts §10.7 step 9)."""
+    createResponseCommand(null): no MSG_REGION / TRACE_ON (docs/reference.md §10.7 step 9)."""
     c = cluster()
     c.send("TopicTest", b"x", tags="TagA", reconsume_times=16)
     back = {"offset": "0", "group": "CG", "delayLevel": "0"}

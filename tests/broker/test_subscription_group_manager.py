@@ -1,4 +1,4 @@
-"""Tests for mqlab.broker.subscription_group_manager (seed 000 step 2; facts §7.3 pre-created
+"""Tests for mqlab.broker.subscription_group_manager (mechanisms.md "Pull processing" step 2; docs/reference.md §7.3 pre-created
 groups, §7.4 subscriptionGroup.json, §8.3 defaults and the auto-create rule)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class Tracer:
 
 
 def test_pre_created_groups():
-    """Seven groups exist from the start, all with default settings (facts §7.3)."""
+    """Seven groups exist from the start, all with default settings (docs/reference.md §7.3)."""
     sgm = SubscriptionGroupManager(BrokerConfig(), None)
     assert list(sgm.subscription_group_table) == [
         "TOOLS_CONSUMER",
@@ -36,7 +36,7 @@ def test_pre_created_groups():
 
 def test_find_auto_creates_with_defaults(tmp_path):
     """Unknown group + autoCreateSubscriptionGroup: created with defaults, version bumped,
-    file persisted, trace event (facts §8.3)."""
+    file persisted, trace event (docs/reference.md §8.3)."""
     tracer = Tracer()
     sgm = SubscriptionGroupManager(BrokerConfig(), tmp_path, tracer=tracer)
     cfg = sgm.find_subscription_group_config("group1", 1234)
@@ -63,7 +63,7 @@ def test_find_without_auto_create_returns_none():
 
 
 def test_sys_group_is_created_even_without_auto_create():
-    """A CID_RMQ_SYS_ group is auto-created even when autoCreateSubscriptionGroup is off (facts §8.3)."""
+    """A CID_RMQ_SYS_ group is auto-created even when autoCreateSubscriptionGroup is off (docs/reference.md §8.3)."""
     sgm = SubscriptionGroupManager(BrokerConfig(auto_create_subscription_group=False), None)
     cfg = sgm.find_subscription_group_config("CID_RMQ_SYS_TRANS", 5)
     assert cfg is not None and cfg.group_name == "CID_RMQ_SYS_TRANS"
@@ -99,7 +99,7 @@ EXPECTED_GROUP1 = (
 
 def test_subscription_group_json_shape(tmp_path):
     """subscriptionGroup.json: {"dataVersion":…,"subscriptionGroupTable":{…}} pretty, groups
-    sorted, each config with facts §7.4's sorted keys."""
+    sorted, each config with docs/reference.md §7.4's sorted keys."""
     sgm = SubscriptionGroupManager(BrokerConfig(), tmp_path)
     sgm.find_subscription_group_config("group1", 77)
     text = (tmp_path / "subscriptionGroup.json").read_text()

@@ -1,5 +1,5 @@
-"""Tests for mqlab.broker.topic_config_manager (seed 002 msgCheck / createTopicInSendMessageMethod;
-facts §7.3 built-in and auto-created topics, §7.4 topics.json)."""
+"""Tests for mqlab.broker.topic_config_manager (mechanisms.md "msgCheck" msgCheck / createTopicInSendMessageMethod;
+docs/reference.md §7.3 built-in and auto-created topics, §7.4 topics.json)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def table_summary(tcm):
 
 
 def test_built_in_topics():
-    """Constructor creates facts §7.3's topics with their queue counts and perms, in Java's order."""
+    """Constructor creates docs/reference.md §7.3's topics with their queue counts and perms, in Java's order."""
     tcm = TopicConfigManager(BrokerConfig(), None)
     assert list(tcm.topic_config_table) == [
         "SELF_TEST_TOPIC",
@@ -57,7 +57,7 @@ def test_built_in_topics():
 
 def test_built_in_topics_follow_switches():
     """No TBW102 without autoCreateTopicEnable; cluster/broker topics perm 1 (INHERIT only) when
-    their switches are off; trace topic 1/1 perm 6 with traceTopicEnable (facts §7.3)."""
+    their switches are off; trace topic 1/1 perm 6 with traceTopicEnable (docs/reference.md §7.3)."""
     bc = BrokerConfig(
         auto_create_topic_enable=False,
         cluster_topic_enable=False,
@@ -73,7 +73,7 @@ def test_built_in_topics_follow_switches():
 
 def test_system_topic_list():
     """Static system topics plus this broker's cluster name, broker name and reply topic are
-    system topics; an ordinary topic is not (facts §7.1)."""
+    system topics; an ordinary topic is not (docs/reference.md §7.1)."""
     tcm = TopicConfigManager(BrokerConfig(broker_name="broker-x", broker_cluster_name="C1"), None)
     assert tcm.system_topic_set == {
         "SELF_TEST_TOPIC",
@@ -92,7 +92,7 @@ def test_system_topic_list():
 
 def test_create_topic_in_send_message_method_from_tbw102():
     """Auto-create from TBW102 (8/8 perm 7) with client nums 4: 4/4 queues, perm 6, filter type
-    copied, sys flag kept, version bumped, hook called (seed 002 §2.1.1, facts §7.3)."""
+    copied, sys flag kept, version bumped, hook called (mechanisms.md "msgCheck", docs/reference.md §7.3)."""
     tracer = Tracer()
     tcm = TopicConfigManager(BrokerConfig(), None, tracer=tracer, now_ms=100)
     tcm.topic_config_table["TBW102"].topic_filter_type = TopicFilterType.MULTI_TAG
@@ -142,7 +142,7 @@ def test_data_version_counts_each_creation():
 
 
 def test_auto_create_off_creation_fails():
-    """autoCreateTopicEnable=false: no TBW102, creation returns None, version unchanged (seed 002)."""
+    """autoCreateTopicEnable=false: no TBW102, creation returns None, version unchanged (mechanisms.md "msgCheck")."""
     tracer = Tracer()
     tcm = TopicConfigManager(BrokerConfig(auto_create_topic_enable=False), None, tracer=tracer)
     assert tcm.create_topic_in_send_message_method("TopicTest", "TBW102", "c", 4, 0, 1) is None
@@ -154,7 +154,7 @@ def test_auto_create_off_creation_fails():
 
 def test_auto_create_off_with_persisted_tbw102_forces_rw(tmp_path):
     """A TBW102 loaded from topics.json with auto create off is treated as RW (6): no inherit,
-    creation fails, and the template's perm is rewritten in place as Java does (seed 002 step 3)."""
+    creation fails, and the template's perm is rewritten in place as Java does (mechanisms.md "msgCheck" step 3)."""
     TopicConfigManager(BrokerConfig(), tmp_path).persist()
     tracer = Tracer()
     tcm = TopicConfigManager(BrokerConfig(auto_create_topic_enable=False), tmp_path, tracer=tracer)
@@ -179,7 +179,7 @@ def test_cluster_topic_can_be_a_template():
 
 
 def test_retry_topic_creation():
-    """msgCheck's retry fallback / heartbeat: %RETRY%<group> with 1 queue, perm RW 6 (seed 002 §2.1.2)."""
+    """msgCheck's retry fallback / heartbeat: %RETRY%<group> with 1 queue, perm RW 6 (mechanisms.md "msgCheck")."""
     tcm = TopicConfigManager(BrokerConfig(), None)
     created = []
     tcm.on_topic_created = created.append
@@ -191,7 +191,7 @@ def test_retry_topic_creation():
 
 
 def test_dlq_topic_via_send_back_method():
-    """DLQ topic: %DLQ%<group>, 1 queue (DLQ_NUMS_PER_GROUP), perm 6, sys flag 0 (facts §7.3)."""
+    """DLQ topic: %DLQ%<group>, 1 queue (DLQ_NUMS_PER_GROUP), perm 6, sys flag 0 (docs/reference.md §7.3)."""
     tcm = TopicConfigManager(BrokerConfig(auto_create_topic_enable=False), None)
     tc = tcm.create_topic_in_send_message_back_method("%DLQ%group1", 1, 6, 0, 9)
     assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm, tc.topic_sys_flag) == (1, 1, 6, 0)
@@ -233,7 +233,7 @@ EXPECTED_TOPIC_TEST = (
 
 def test_topics_json_pretty_shape(tmp_path):
     """topics.json is fastjson pretty (tabs, no spaces), keys sorted: dataVersion then
-    topicConfigTable with each TopicConfig bean (facts §7.4)."""
+    topicConfigTable with each TopicConfig bean (docs/reference.md §7.4)."""
     tcm = TopicConfigManager(BrokerConfig(), tmp_path, now_ms=1)
     tcm.create_topic_in_send_message_method("TopicTest", "TBW102", "c", 4, 0, 2000)
     text = (tmp_path / "topics.json").read_text()

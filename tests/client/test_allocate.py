@@ -1,6 +1,6 @@
 """Tests for mqlab.client.allocate (AllocateMessageQueue*Test, AllocateMachineRoomNearByTest).
 
-Vectors from facts §11 "Allocation"; behaviour from facts §10.10 and seed 004.
+Vectors from docs/reference.md §11 "Allocation"; behaviour from docs/reference.md §10.10 and mechanisms.md "Rebalancing".
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ ALL_CHECKED = (
 
 @pytest.mark.parametrize("strategy", ALL_CHECKED, ids=lambda s: type(s).__name__)
 def test_current_cid_illegal_argument(strategy):
-    """Empty currentCID raises (Java IllegalArgumentException "currentCID is empty"); facts §10.10."""
+    """Empty currentCID raises (Java IllegalArgumentException "currentCID is empty"); docs/reference.md §10.10."""
     with pytest.raises(ValueError, match="currentCID is empty"):
         strategy.allocate(GROUP, "", mqs(6), cids(2))
     with pytest.raises(ValueError, match="currentCID is empty"):
@@ -84,7 +84,7 @@ def test_current_cid_illegal_argument(strategy):
 
 @pytest.mark.parametrize("strategy", ALL_CHECKED, ids=lambda s: type(s).__name__)
 def test_message_queue_illegal_argument(strategy):
-    """Null or empty mqAll raises "mqAll is null or mqAll empty"; facts §10.10."""
+    """Null or empty mqAll raises "mqAll is null or mqAll empty"; docs/reference.md §10.10."""
     for bad in (None, []):
         with pytest.raises(ValueError, match="mqAll is null or mqAll empty"):
             strategy.allocate(GROUP, "CID-0", bad, cids(2))
@@ -92,7 +92,7 @@ def test_message_queue_illegal_argument(strategy):
 
 @pytest.mark.parametrize("strategy", ALL_CHECKED, ids=lambda s: type(s).__name__)
 def test_consumer_id_illegal_argument(strategy):
-    """Null or empty cidAll raises "cidAll is null or cidAll empty"; facts §10.10."""
+    """Null or empty cidAll raises "cidAll is null or cidAll empty"; docs/reference.md §10.10."""
     for bad in (None, []):
         with pytest.raises(ValueError, match="cidAll is null or cidAll empty"):
             strategy.allocate(GROUP, "CID-0", mqs(6), bad)
@@ -100,7 +100,7 @@ def test_consumer_id_illegal_argument(strategy):
 
 @pytest.mark.parametrize("strategy", ALL_CHECKED, ids=lambda s: type(s).__name__)
 def test_current_cid_not_exists(strategy):
-    """A currentCID missing from cidAll gets [] (testCurrentCIDNotExists, "2147483647"); facts §10.10."""
+    """A currentCID missing from cidAll gets [] (testCurrentCIDNotExists, "2147483647"); docs/reference.md §10.10."""
     assert strategy.allocate(GROUP, str(2**31 - 1), mqs(6), cids(2)) == []
 
 
@@ -112,7 +112,7 @@ def test_blank_cid_only_rejected_by_machine_room():
 
 
 def test_names_and_registry():
-    """getName values; STRATEGIES_BY_NAME maps Java's names to the classes, read-only; facts §10.10."""
+    """getName values; STRATEGIES_BY_NAME maps Java's names to the classes, read-only; docs/reference.md §10.10."""
     instances = {
         "AVG": AllocateMessageQueueAveragely(),
         "AVG_BY_CIRCLE": AllocateMessageQueueAveragelyByCircle(),
@@ -132,7 +132,7 @@ def test_names_and_registry():
 
 
 def test_allocate_averagely_10q_4c_sizes():
-    """10 queues / 4 consumers → block sizes [3, 3, 2, 2] (AllocateMessageQueueAveragelyTest); facts §11."""
+    """10 queues / 4 consumers → block sizes [3, 3, 2, 2] (AllocateMessageQueueAveragelyTest); docs/reference.md §11."""
     assert [len(x) for x in queue_ids(AllocateMessageQueueAveragely(), 10, 4)] == [3, 3, 2, 2]
     assert queue_ids(AllocateMessageQueueAveragely(), 10, 4) == [
         [0, 1, 2],
@@ -155,12 +155,12 @@ def test_allocate_averagely_10q_4c_sizes():
     ],
 )
 def test_allocate_averagely_vectors(nq, nc, expected):
-    """Averagely gives contiguous blocks, earlier consumers one extra; facts §11 computed vectors, seed 004 table."""
+    """Averagely gives contiguous blocks, earlier consumers one extra; docs/reference.md §11 computed vectors, mechanisms.md "Rebalancing" table."""
     assert queue_ids(AllocateMessageQueueAveragely(), nq, nc) == expected
 
 
 def test_allocate_averagely_does_not_sort():
-    """Strategies use the caller's order (RebalanceImpl sorts first); allocate_all sorts; seed 004 line 27."""
+    """Strategies use the caller's order (RebalanceImpl sorts first); allocate_all sorts; mechanisms.md "Rebalancing" span 27."""
     shuffled = [mqs(4)[i] for i in (3, 1, 0, 2)]
     got = AllocateMessageQueueAveragely().allocate(GROUP, "CID-0", shuffled, ["CID-0", "CID-1"])
     assert [mq.queue_id for mq in got] == [3, 1]
@@ -171,7 +171,7 @@ def test_allocate_averagely_does_not_sort():
 
 
 def test_allocate_all_sorts_by_topic_broker_queue_id():
-    """allocate_all sorts queues by (topic, brokerName, queueId) and dedupes them; facts §10.10, §10.11."""
+    """allocate_all sorts queues by (topic, brokerName, queueId) and dedupes them; docs/reference.md §10.10, §10.11."""
     mq_all = [
         MessageQueue("b", "broker-a", 0),
         MessageQueue("a", "broker-b", 0),
@@ -203,7 +203,7 @@ def test_allocate_all_sorts_by_topic_broker_queue_id():
     ],
 )
 def test_allocate_by_circle_vectors(nq, nc, expected):
-    """Circle deals queue i to consumer i % m (AllocateMessageQueueAveragelyByCircleTest); facts §11."""
+    """Circle deals queue i to consumer i % m (AllocateMessageQueueAveragelyByCircleTest); docs/reference.md §11."""
     assert queue_ids(AllocateMessageQueueAveragelyByCircle(), nq, nc) == expected
 
 
@@ -216,7 +216,7 @@ def test_allocate_by_circle_vectors(nq, nc, expected):
     ),
 )
 def test_averagely_and_circle_cover_every_queue_once(nq, nc, strategy):
-    """Averagely and circle: the union over all consumers is every queue exactly once; facts §11."""
+    """Averagely and circle: the union over all consumers is every queue exactly once; docs/reference.md §11."""
     owner = owners(strategy, mqs(nq), cids(nc))
     assert sorted(owner) == mqs(nq)
     sizes = [len(v) for v in allocate_all(strategy, GROUP, mqs(nq), cids(nc)).values()]
@@ -227,7 +227,7 @@ def test_averagely_and_circle_cover_every_queue_once(nq, nc, strategy):
 
 
 def test_allocate_by_config():
-    """ByConfig returns the configured list whatever the inputs, with no checks; seed 004, facts §10.10."""
+    """ByConfig returns the configured list whatever the inputs, with no checks; mechanisms.md "Rebalancing", docs/reference.md §10.10."""
     configured = [MessageQueue("other", "broker-x", 7), MessageQueue("other", "broker-x", 3)]
     strategy = AllocateMessageQueueByConfig(configured)
     assert strategy.allocate(GROUP, "CID-0", mqs(4), cids(2)) == configured
@@ -250,7 +250,7 @@ def room_mqs() -> list[MessageQueue]:
 
 
 def test_allocate_by_machine_room():
-    """ByMachineRoom keeps "<idc>@<name>" brokers with idc wanted, blocks then remainder; seed 004 lines 17-34."""
+    """ByMachineRoom keeps "<idc>@<name>" brokers with idc wanted, blocks then remainder; mechanisms.md "Rebalancing" span 17-34."""
     strategy = AllocateMessageQueueByMachineRoom({"IDC1", "IDC2"})
     cid_all = ["CID-0", "CID-1", "CID-2", "CID-3"]
     got = {c: strategy.allocate(GROUP, c, room_mqs(), cid_all) for c in cid_all}
@@ -265,7 +265,7 @@ def test_allocate_by_machine_room():
 
 
 def test_allocate_by_machine_room_filters_rooms():
-    """Only wanted IDCs count; broker names must split on "@" into exactly 2 parts; facts §10.10."""
+    """Only wanted IDCs count; broker names must split on "@" into exactly 2 parts; docs/reference.md §10.10."""
     strategy = AllocateMessageQueueByMachineRoom({"IDC2"})
     got = allocate_all(strategy, GROUP, room_mqs(), ["c0", "c1"])
     assert got == {
@@ -284,7 +284,7 @@ def test_allocate_by_machine_room_filters_rooms():
 
 
 def test_md5_hash_check_values():
-    """MD5-prefix hash("CID-0-0") = 1900518137, hash(str(queue 0)) = 2171879703; facts §11."""
+    """MD5-prefix hash("CID-0-0") = 1900518137, hash(str(queue 0)) = 2171879703; docs/reference.md §11."""
     assert md5_hash("CID-0-0") == 1900518137
     mq0 = MessageQueue(TOPIC, "brokerName", 0)
     assert str(mq0) == "MessageQueue [topic=topic_test, brokerName=brokerName, queueId=0]"
@@ -300,13 +300,13 @@ def test_md5_hash_check_values():
     ],
 )
 def test_allocate_consistent_hash_vectors(nq, nc, vnodes, expected):
-    """Queue owners match Java's ConsistentHashRouter (topic_test/brokerName/CID-i); facts §11 computed."""
+    """Queue owners match Java's ConsistentHashRouter (topic_test/brokerName/CID-i); docs/reference.md §11 computed."""
     owner = owners(AllocateMessageQueueConsistentHash(vnodes), mqs(nq), cids(nc))
     assert [owner[mq] for mq in mqs(nq)] == [f"CID-{i}" for i in expected]
 
 
 def test_consistent_hash_default_virtual_nodes_and_validation():
-    """Default virtualNodeCnt is 10; a negative count raises "illegal virtualNodeCnt"; facts §10.10."""
+    """Default virtualNodeCnt is 10; a negative count raises "illegal virtualNodeCnt"; docs/reference.md §10.10."""
     assert AllocateMessageQueueConsistentHash().virtual_node_cnt == 10
     with pytest.raises(ValueError, match="illegal virtualNodeCnt :-1"):
         AllocateMessageQueueConsistentHash(-1)
@@ -337,7 +337,7 @@ def test_consistent_hash_custom_hash_function():
 
 
 def test_consistent_hash_router_replicas_and_remove():
-    """addNode numbers new replicas after existing ones; removeNode drops all; facts §10.10."""
+    """addNode numbers new replicas after existing ones; removeNode drops all; docs/reference.md §10.10."""
     router = ConsistentHashRouter(["CID-0"], 2)
     assert router.get_existing_replicas("CID-0") == 2
     router.add_node("CID-0", 1)
@@ -357,7 +357,7 @@ def test_consistent_hash_router_replicas_and_remove():
     data=st.data(),
 )
 def test_consistent_hash_stability(nq, nc, vnodes, data):
-    """Covers all queues once; removing a consumer moves only its queues; adding one only takes to it; facts §11."""
+    """Covers all queues once; removing a consumer moves only its queues; adding one only takes to it; docs/reference.md §11."""
     strategy = AllocateMessageQueueConsistentHash(vnodes)
     mq_all, cid_all = mqs(nq), cids(nc)
     before = owners(strategy, mq_all, cid_all)
@@ -408,7 +408,7 @@ def test_allocate_machine_room_nearby_name():
 
 
 def test_allocate_machine_room_nearby_same_room_preference():
-    """Equal rooms: every consumer only gets queues of its own room, all covered (test1); facts §10.10."""
+    """Equal rooms: every consumer only gets queues of its own room, all covered (test1); docs/reference.md §10.10."""
     mq_all, cid_all = prepare_mq(2, 3), prepare_consumer(2, 2)
     got = {c: NEARBY.allocate(GROUP, c, mq_all, cid_all) for c in cid_all}
     assert got == {

@@ -1,6 +1,6 @@
 """MQClientAPIImpl: request shapes and response mappings, against a fake server node.
 
-Mirrors MQClientAPIImplTest (client/impl, RocketMQ 4.9.3) and facts §2, §3, §1.8.
+Mirrors MQClientAPIImplTest (client/impl, RocketMQ 4.9.3) and docs/reference.md §2, §3, §1.8.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_send_message_sync_success_maps_header_fields(env):
      (12, SendStatus.FLUSH_SLAVE_TIMEOUT)],
 )  # fmt: skip
 def test_send_message_stored_codes_map_to_statuses(env, code, status):
-    """Codes 10/11/12 are "stored" results, not errors (facts §3 processSendResponse)."""
+    """Codes 10/11/12 are "stored" results, not errors (docs/reference.md §3 processSendResponse)."""
     d, server, inst = env
     server.handler = reply(code, ext={"msgId": "X", "queueId": "0", "queueOffset": "5"})
     task = run(
@@ -169,7 +169,7 @@ def test_send_message_broker_error_raises_mq_broker_exception(env):
 
 
 def test_send_message_region_and_trace_switch_come_from_ext_fields(env):
-    """MSG_REGION is copied, TRACE_ON "false" turns tracing off (facts §1.8)."""
+    """MSG_REGION is copied, TRACE_ON "false" turns tracing off (docs/reference.md §1.8)."""
     d, server, inst = env
     server.handler = reply(
         0,
@@ -192,7 +192,7 @@ def test_send_message_region_and_trace_switch_come_from_ext_fields(env):
 
 
 def test_send_request_uses_send_message_v2_short_names(env):
-    """A normal send is SEND_MESSAGE_V2 (310) with extFields a..m and the body (facts §2.1, §2.2)."""
+    """A normal send is SEND_MESSAGE_V2 (310) with extFields a..m and the body (docs/reference.md §2.1, §2.2)."""
     d, server, inst = env
     server.handler = reply(0, ext={"msgId": "1", "queueId": "1", "queueOffset": "0"})
     run(
@@ -225,7 +225,7 @@ def test_send_request_code_for_batch_and_without_smart_msg(env):
 
 
 def test_send_message_oneway_sets_the_oneway_flag(env):
-    """sendOneway writes a request with flag bit RPC_ONEWAY (2) and gets no answer (facts §1.3)."""
+    """sendOneway writes a request with flag bit RPC_ONEWAY (2) and gets no answer (docs/reference.md §1.3)."""
     d, server, inst = env
     server.handler = reply(0)
     inst.mq_client_api_impl.send_message_oneway(BROKER, Message("T", b"x"), send_header())
@@ -316,7 +316,7 @@ def test_async_send_gives_up_after_three_connect_errors(env):
      (21, PullStatus.OFFSET_ILLEGAL)],
 )  # fmt: skip
 def test_pull_message_maps_codes_to_pull_status(env, code, status):
-    """0/19/20/21 → FOUND / NO_NEW_MSG / NO_MATCHED_MSG / OFFSET_ILLEGAL with the header offsets (facts §3)."""
+    """0/19/20/21 → FOUND / NO_NEW_MSG / NO_MATCHED_MSG / OFFSET_ILLEGAL with the header offsets (docs/reference.md §3)."""
     d, server, inst = env
     server.handler = reply(code, ext={"suggestWhichBrokerId": "1", "nextBeginOffset": "516",
                                       "minOffset": "100", "maxOffset": "1024"}, body=b"raw")  # fmt: skip
@@ -371,7 +371,7 @@ def test_async_pull_reply_within_the_scan_grace_is_a_result(env):
 
 
 def test_pull_message_other_code_raises(env):
-    """Any other pull code (e.g. SUBSCRIPTION_NOT_EXIST 24) → MQBrokerException (facts §3)."""
+    """Any other pull code (e.g. SUBSCRIPTION_NOT_EXIST 24) → MQBrokerException (docs/reference.md §3)."""
     d, server, inst = env
     server.handler = reply(24, "the consumer's group info not exist")
     h = PullMessageRequestHeader(consumer_group="G", topic="T", queue_id=0, queue_offset=0)
@@ -392,7 +392,7 @@ def test_query_consumer_offset_success_and_not_found(env):
 
 
 def test_update_consumer_offset_oneway_request_shape(env):
-    """The oneway UPDATE_CONSUMER_OFFSET carries group, topic, queueId, commitOffset and flag 2 (facts §1.2)."""
+    """The oneway UPDATE_CONSUMER_OFFSET carries group, topic, queueId, commitOffset and flag 2 (docs/reference.md §1.2)."""
     d, server, inst = env
     h = UpdateConsumerOffsetRequestHeader(
         consumer_group="g", topic="%RETRY%g", queue_id=0, commit_offset=18
@@ -422,7 +422,7 @@ def test_max_min_and_search_offset(env):
 
 
 def test_get_consumer_id_list_needs_a_body(env):
-    """GET_CONSUMER_LIST_BY_GROUP: SUCCESS with body → ids; SUCCESS without body → failure (facts §1.8)."""
+    """GET_CONSUMER_LIST_BY_GROUP: SUCCESS with body → ids; SUCCESS without body → failure (docs/reference.md §1.8)."""
     d, server, inst = env
     api = inst.mq_client_api_impl
     body = GetConsumerListByGroupResponseBody(consumer_id_list=("b@2", "a@1")).encode()
@@ -437,7 +437,7 @@ def test_get_consumer_id_list_needs_a_body(env):
 
 
 def test_send_heartbeat_returns_the_broker_version(env):
-    """HEART_BEAT → the reply's version (399 for 4.9.3), the body is the HeartbeatData JSON (facts §2.3)."""
+    """HEART_BEAT → the reply's version (399 for 4.9.3), the body is the HeartbeatData JSON (docs/reference.md §2.3)."""
     d, server, inst = env
     server.handler = reply(0, version=399)
     hb = HeartbeatData(client_id="127.0.0.1@c1")
@@ -449,7 +449,7 @@ def test_send_heartbeat_returns_the_broker_version(env):
 
 
 def test_lock_batch_mq_returns_the_locked_set(env):
-    """LOCK_BATCH_MQ (41) → the lockOKMQSet of the reply (facts §2.4)."""
+    """LOCK_BATCH_MQ (41) → the lockOKMQSet of the reply (docs/reference.md §2.4)."""
     d, server, inst = env
     mq = MessageQueue("T", "broker-a", 0)
     server.handler = reply(0, body=LockBatchResponseBody(lock_ok_mq_set=(mq,)).encode())
@@ -458,7 +458,7 @@ def test_lock_batch_mq_returns_the_locked_set(env):
 
 
 def test_consumer_send_message_back_header(env):
-    """CONSUMER_SEND_MSG_BACK carries offset = commit-log offset and originMsgId = UNIQ_KEY (facts §2.2)."""
+    """CONSUMER_SEND_MSG_BACK carries offset = commit-log offset and originMsgId = UNIQ_KEY (docs/reference.md §2.2)."""
     d, server, inst = env
     server.handler = reply(0)
     msg = MessageExt(
@@ -471,7 +471,7 @@ def test_consumer_send_message_back_header(env):
 
 
 def test_route_lookup_topic_not_exist_and_success():
-    """GET_ROUTEINFO_BY_TOPIC: TOPIC_NOT_EXIST → MQClientException(17); SUCCESS → TopicRouteData (facts §2.5)."""
+    """GET_ROUTEINFO_BY_TOPIC: TOPIC_NOT_EXIST → MQClientException(17); SUCCESS → TopicRouteData (docs/reference.md §2.5)."""
     d = SimDriver(seed=1)
     route = TopicRouteData(
         queue_datas=(

@@ -140,7 +140,7 @@ def test_batch_checks_the_shared_topic_once_with_the_same_errors():
 
 
 def test_call_listener_outcomes_are_shared_and_typed():
-    """Each status maps to one (frozen) outcome; wrong types still raise TypeError (seed 004
+    """Each status maps to one (frozen) outcome; wrong types still raise TypeError (mechanisms.md "Consumption"
     ConsumeRequest lines 61–99)."""
     mq = MessageQueue("T", "broker-a", 0)
     msgs = [MessageExt(topic="T")]
@@ -171,7 +171,7 @@ def test_message_model_of_is_the_enum_lookup():
 
 
 def test_update_offset_rules_unchanged():
-    """updateOffset: absent → set; increase-only never lowers; plain overwrites (facts §11:
+    """updateOffset: absent → set; increase-only never lowers; plain overwrites (docs/reference.md §11:
     1024, then 1023 overwrites, then 1022 increase-only leaves 1023)."""
     store = RemoteBrokerOffsetStore(None, "G")  # type: ignore[arg-type]  # memory only
     mq = MessageQueue("T", "broker-a", 1)

@@ -1,6 +1,6 @@
 """MQClientInstance: client id, routes, broker lookup, heartbeats, scheduled tasks.
 
-Facts §2.3 (heartbeat), §2.5 (route → queues), §2.7 (startup traffic), §8.4, §9 (timings);
+docs/reference.md §2.3 (heartbeat), §2.5 (route → queues), §2.7 (startup traffic), §8.4, §9 (timings);
 MQClientInstance (client/impl/factory, RocketMQ 4.9.3).
 """
 
@@ -138,7 +138,7 @@ def qd(name, w=4, r=4, perm=6):
 
 
 def test_client_id_is_ip_at_instance_name():
-    """clientId = <clientIP>@<instanceName>[@<unitName>]; "DEFAULT" becomes the node name (facts §8.4)."""
+    """clientId = <clientIP>@<instanceName>[@<unitName>]; "DEFAULT" becomes the node name (docs/reference.md §8.4)."""
     assert MQClientInstance(name="consumer-1").client_id == "127.0.0.1@consumer-1"
     cfg = ClientConfig(client_ip="10.0.0.5", instance_name="1234#5678", unit_name="u1")
     inst = MQClientInstance(cfg, name="c")
@@ -147,7 +147,7 @@ def test_client_id_is_ip_at_instance_name():
 
 
 def test_client_config_defaults():
-    """ClientConfig defaults: poll 30 s, heartbeat 30 s, persist 5 s, API timeout 3 s (facts §8.4)."""
+    """ClientConfig defaults: poll 30 s, heartbeat 30 s, persist 5 s, API timeout 3 s (docs/reference.md §8.4)."""
     cfg = ClientConfig()
     assert (cfg.poll_name_server_interval, cfg.heartbeat_broker_interval,
             cfg.persist_consumer_offset_interval, cfg.pull_time_delay_mills_when_exception,
@@ -159,7 +159,7 @@ def test_client_config_defaults():
 
 
 def test_publish_info_sorted_by_broker_writable_with_master_only():
-    """Publish queues: QueueDatas sorted by broker name, writable, whose broker has a master (facts §2.5)."""
+    """Publish queues: QueueDatas sorted by broker name, writable, whose broker has a master (docs/reference.md §2.5)."""
     r = route(
         qd("broker-b", w=2), qd("broker-a", w=3), qd("broker-c", perm=4), qd("broker-d"),
         brokers=(
@@ -264,7 +264,7 @@ def test_route_refresh_covers_every_published_topic(tmp_path):
 
 
 def test_heartbeat_every_30s_first_after_1s(tmp_path):
-    """sendHeartbeatToAllBroker: first 1 s after start, then every 30 s (facts §9): 4 in 95 s."""
+    """sendHeartbeatToAllBroker: first 1 s after start, then every 30 s (docs/reference.md §9): 4 in 95 s."""
     c = make_cluster(tmp_path)
     seen = spy(c.brokers[0], c.d)
     inst = MQClientInstance(name="p")
@@ -283,7 +283,7 @@ def test_heartbeat_every_30s_first_after_1s(tmp_path):
 
 
 def test_heartbeat_with_consumer_lists_inner_producer_and_registers_the_group(tmp_path):
-    """With a consumer the heartbeat lists its ConsumerData and CLIENT_INNER_PRODUCER (facts §2.3)."""
+    """With a consumer the heartbeat lists its ConsumerData and CLIENT_INNER_PRODUCER (docs/reference.md §2.3)."""
     c = make_cluster(tmp_path)
     inst = MQClientInstance(name="c1")
     c.d.add_node(inst)
@@ -307,7 +307,7 @@ def test_heartbeat_with_consumer_lists_inner_producer_and_registers_the_group(tm
 
 
 def test_heartbeat_goes_to_slaves_only_with_consumers():
-    """Only masters get heartbeats from a producer-only client; with consumers every node does (facts §2.3)."""
+    """Only masters get heartbeats from a producer-only client; with consumers every node does (docs/reference.md §2.3)."""
     d = SimDriver(seed=1)
     master, slave = FakeServer("m", "127.0.0.1:10911"), FakeServer("s", "127.0.0.1:10912")
     d.add_node(master)
@@ -353,7 +353,7 @@ def test_route_update_reaches_consumers(tmp_path):
 
 
 def test_persist_all_consumer_offset_every_5s_first_after_10s(tmp_path):
-    """persistAllConsumerOffset: first at 10 s, then every 5 s (facts §9): 3 calls in 21 s."""
+    """persistAllConsumerOffset: first at 10 s, then every 5 s (docs/reference.md §9): 3 calls in 21 s."""
     c = make_cluster(tmp_path)
     inst = MQClientInstance(name="c1")
     c.d.add_node(inst)
@@ -366,7 +366,7 @@ def test_persist_all_consumer_offset_every_5s_first_after_10s(tmp_path):
 
 
 def test_notify_consumer_ids_changed_rebalances_at_once():
-    """NOTIFY_CONSUMER_IDS_CHANGED → no reply, RebalanceService woken → doRebalance now (facts §10.5)."""
+    """NOTIFY_CONSUMER_IDS_CHANGED → no reply, RebalanceService woken → doRebalance now (docs/reference.md §10.5)."""
     d = SimDriver(seed=1)
     inst = MQClientInstance(ClientConfig(namesrv_addr=None), name="c1")
     d.add_node(inst)

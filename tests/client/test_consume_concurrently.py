@@ -1,7 +1,7 @@
 """ConsumeMessageConcurrentlyService: batches, the modelled pool, ackIndex, send-back, retries.
 
-Seed 004 "ConsumeMessageConcurrentlyService" (submitConsumeRequest lines 16–47, ConsumeRequest
-lines 24–117, processConsumeResult lines 8–69); facts §10.15, §10.7 (retry schedule, DLQ).
+mechanisms.md "Consumption" "ConsumeMessageConcurrentlyService" (submitConsumeRequest lines 16–47, ConsumeRequest
+lines 24–117, processConsumeResult lines 8–69); docs/reference.md §10.15, §10.7 (retry schedule, DLQ).
 Unit tests run the service on a real node context with a fake consumer; the end-to-end tests
 use a broker (retry delays, DLQ, duplicates after a rebalance).
 """
@@ -312,7 +312,7 @@ def test_retries_arrive_after_10_s_30_s_60_s_with_reconsume_times_1_2_3(tmp_path
 
 
 def test_message_lands_in_dlq_after_16_retries(tmp_path):
-    """Always failing: deliveries with reconsumeTimes 0..16, then %DLQ%CG (facts §10.7)."""
+    """Always failing: deliveries with reconsumeTimes 0..16, then %DLQ%CG (docs/reference.md §10.7)."""
     fast = " ".join(["1s"] * 18)  # shorter delays; the schedule and the count are the point here
     cl = ConsumerCluster(tmp_path, trace_level=TraceLevel.OFF,
                          store_kw={"message_delay_level": fast})  # fmt: skip

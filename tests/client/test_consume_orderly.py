@@ -1,6 +1,6 @@
 """ConsumeMessageOrderlyService: broker locks, one batch at a time per queue, order kept.
 
-Facts §10.16 (LOCK_BATCH_MQ, lockAll after 1 s and every 20 s, broker expiry 60 s,
+docs/reference.md §10.16 (LOCK_BATCH_MQ, lockAll after 1 s and every 20 s, broker expiry 60 s,
 SUSPEND_CURRENT_QUEUE_A_MOMENT → suspendCurrentQueueTimeMillis), §9.
 """
 
@@ -102,7 +102,7 @@ def test_exhausted_orderly_message_goes_to_retry_then_dlq(tmp_path):
     assert seen == [(0, 0), (0, 1), (0, 2), (1, 0)]
     assert c.stats.send_back_ok == 1
     # the re-sent message carries DELAY 3 + 2 = 5 (1 min); the broker's DLQ path keeps it
-    # (facts §10.6 quirk), so it reaches %DLQ%CG through SCHEDULE_TOPIC_XXXX a minute later
+    # (docs/reference.md §10.6 quirk), so it reaches %DLQ%CG through SCHEDULE_TOPIC_XXXX a minute later
     store = cl.broker.message_store
     assert store.get_max_offset_in_queue("%DLQ%CG", 0) == 0
     cl.d.advance(60_000)
@@ -206,7 +206,7 @@ def test_delayed_tasks_of_one_queue_do_not_replace_each_other():
 
 
 def test_orderly_max_reconsume_times_default_is_integer_max():
-    """maxReconsumeTimes −1 means Integer.MAX_VALUE for orderly consumption (facts §9)."""
+    """maxReconsumeTimes −1 means Integer.MAX_VALUE for orderly consumption (docs/reference.md §9)."""
     _, svc = unit_service()
     assert svc.max_reconsume_times() == ORDERLY_MAX_RECONSUME_TIMES == 2147483647
     _, svc = unit_service(max_reconsume_times=3)

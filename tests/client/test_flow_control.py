@@ -1,6 +1,6 @@
-"""Pull-side flow control: cached count, cached size and offset span (seed 003 step 2.1).
+"""Pull-side flow control: cached count, cached size and offset span (mechanisms.md "The consumer's pull loop" step 2.1).
 
-Facts §10.14: msgCount > pullThresholdForQueue (1000), msgSize/MiB > pullThresholdSizeForQueue
+docs/reference.md §10.14: msgCount > pullThresholdForQueue (1000), msgSize/MiB > pullThresholdSizeForQueue
 (100), concurrently: maxSpan > consumeConcurrentlyMaxSpan (2000) → the pull request comes back
 PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = 50 ms later.
 """

@@ -1,7 +1,7 @@
 """Offset stores: RemoteBrokerOffsetStore (clustering) and LocalFileOffsetStore (broadcasting).
 
 Vectors of RemoteBrokerOffsetStoreTest and LocalFileOffsetStoreTest (client/consumer/store,
-RocketMQ 4.9.3); facts §10.12 and §7.4 (offsets.json); seeds 003 and 004.
+RocketMQ 4.9.3); docs/reference.md §10.12 and §7.4 (offsets.json); mechanisms.md "The consumer's pull loop" and mechanisms.md "Offsets".
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_update_offset_increase_only_rules():
 
 
 def test_read_from_memory_is_minus_one_when_absent():
-    """READ_FROM_MEMORY of an unknown queue → −1 without any request (seed 003 readOffset)."""
+    """READ_FROM_MEMORY of an unknown queue → −1 without any request (mechanisms.md "The consumer's pull loop" readOffset)."""
     d, broker, inst = fake_env()
     store = RemoteBrokerOffsetStore(inst, "G")
     assert read(d, store, MQ, MEMORY) == -1
@@ -160,7 +160,7 @@ def test_persist_then_read_from_store(tmp_path):
 
 
 def test_persist_all_is_oneway_and_forgets_unassigned_queues():
-    """persistAll: oneway UPDATE_CONSUMER_OFFSET (flag 2) for assigned queues; others evicted (facts §10.12)."""
+    """persistAll: oneway UPDATE_CONSUMER_OFFSET (flag 2) for assigned queues; others evicted (docs/reference.md §10.12)."""
     d, broker, inst = fake_env()
     store = RemoteBrokerOffsetStore(inst, "G")
     kept, dropped = MessageQueue("T", "broker-a", 0), MessageQueue("T", "broker-a", 3)
@@ -233,7 +233,7 @@ def local_env(tmp_path):
 
 
 def test_local_store_path_and_file_shape(tmp_path):
-    """offsets.json under <dir>/<clientId>/<group>/, fastjson with MessageQueue keys (facts §7.4)."""
+    """offsets.json under <dir>/<clientId>/<group>/, fastjson with MessageQueue keys (docs/reference.md §7.4)."""
     d, inst, store = local_env(tmp_path)
     assert store.store_path == tmp_path / "127.0.0.1@c1" / "G" / "offsets.json"
     mq = MessageQueue("T", "b", 0)
@@ -281,7 +281,7 @@ SEED_004_OFFSETS_JSON = """{
 
 
 def test_local_load_reads_a_java_written_file(tmp_path):
-    """The offsets.json printed in seed 004 (written by Java) loads: queue 2 at 1471, the others at 1470."""
+    """The offsets.json printed in mechanisms.md "Offsets" (written by Java) loads: queue 2 at 1471, the others at 1470."""
     d, inst, store = local_env(tmp_path)
     store.store_path.parent.mkdir(parents=True)
     store.store_path.write_text(SEED_004_OFFSETS_JSON)
@@ -292,7 +292,7 @@ def test_local_load_reads_a_java_written_file(tmp_path):
 
 
 def test_local_load_falls_back_to_bak(tmp_path):
-    """load(): the main file, or offsets.json.bak when the main file is empty or corrupt (facts §7.4)."""
+    """load(): the main file, or offsets.json.bak when the main file is empty or corrupt (docs/reference.md §7.4)."""
     d, inst, store = local_env(tmp_path)
     store.update_offset(MQ, 5, False)
     store.persist_all({MQ})

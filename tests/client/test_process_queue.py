@@ -1,6 +1,6 @@
-"""Tests for mqlab.client.process_queue (ProcessQueueTest and facts §10.13 behaviour).
+"""Tests for mqlab.client.process_queue (ProcessQueueTest and docs/reference.md §10.13 behaviour).
 
-Vectors from facts §11 "Client consumer internals"; constants from facts §9.
+Vectors from docs/reference.md §11 "Client consumer internals"; constants from docs/reference.md §9.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def create_message_list(count: int = 100) -> list[MessageExt]:
 
 
 def test_constants():
-    """PULL_MAX_IDLE_TIME 120000, REBALANCE_LOCK_MAX_LIVE_TIME 30000, REBALANCE_LOCK_INTERVAL 20000; facts §9."""
+    """PULL_MAX_IDLE_TIME 120000, REBALANCE_LOCK_MAX_LIVE_TIME 30000, REBALANCE_LOCK_INTERVAL 20000; docs/reference.md §9."""
     assert (PULL_MAX_IDLE_TIME, REBALANCE_LOCK_MAX_LIVE_TIME, REBALANCE_LOCK_INTERVAL) == (
         120000,
         30000,
@@ -40,7 +40,7 @@ def test_constants():
 
 
 def test_new_process_queue_state():
-    """A new queue is empty, not dropped/locked/consuming, all timestamps = creation time; facts §10.13."""
+    """A new queue is empty, not dropped/locked/consuming, all timestamps = creation time; docs/reference.md §10.13."""
     pq = ProcessQueue(5000)
     assert (pq.msg_count, pq.msg_size, pq.queue_offset_max, pq.msg_acc_cnt) == (0, 0, 0, 0)
     assert (pq.dropped, pq.locked, pq.consuming, pq.try_unlock_times) == (False, False, False, 0)
@@ -52,7 +52,7 @@ def test_new_process_queue_state():
 
 
 def test_cached_message_count():
-    """put 100 → 100; takeMessages(10)+commit → 90; removeMessage(last) → 89 (testCachedMessageCount); facts §11."""
+    """put 100 → 100; takeMessages(10)+commit → 90; removeMessage(last) → 89 (testCachedMessageCount); docs/reference.md §11."""
     pq = ProcessQueue(0)
     pq.put_message(create_message_list())
     assert pq.msg_count == 100
@@ -64,7 +64,7 @@ def test_cached_message_count():
 
 
 def test_cached_message_size():
-    """Size 100×123 = 12300 → 90×123 = 11070 → 89×123 = 10947 (testCachedMessageSize); facts §11."""
+    """Size 100×123 = 12300 → 90×123 = 11070 → 89×123 = 10947 (testCachedMessageSize); docs/reference.md §11."""
     pq = ProcessQueue(0)
     pq.put_message(create_message_list())
     assert pq.msg_size == 12300
@@ -97,7 +97,7 @@ def test_fill_process_queue_info_cached_mib():
 
 
 def test_put_message_dispatch_to_consume():
-    """putMessage returns true only when it turns consuming on; facts §10.13, seed 004 putMessage."""
+    """putMessage returns true only when it turns consuming on; docs/reference.md §10.13, mechanisms.md "Consumption" putMessage."""
     pq = ProcessQueue(0)
     assert pq.put_message([msg(0)]) is True
     assert pq.consuming is True
@@ -106,7 +106,7 @@ def test_put_message_dispatch_to_consume():
 
 
 def test_put_message_duplicates_not_counted():
-    """Re-putting a buffered offset replaces it but adds nothing to count/size/queueOffsetMax; facts §10.13."""
+    """Re-putting a buffered offset replaces it but adds nothing to count/size/queueOffsetMax; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     pq.put_message([msg(5), msg(6)])
     pq.put_message([msg(6, body_len=999), msg(3, body_len=10)])
@@ -117,7 +117,7 @@ def test_put_message_duplicates_not_counted():
 
 
 def test_put_message_msg_acc_cnt():
-    """msgAccCnt = MAX_OFFSET − last message's offset when positive; facts §10.13."""
+    """msgAccCnt = MAX_OFFSET − last message's offset when positive; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     pq.put_message([msg(10), msg(11, MAX_OFFSET="100")])
     assert pq.msg_acc_cnt == 89
@@ -128,7 +128,7 @@ def test_put_message_msg_acc_cnt():
 
 
 def test_get_max_span():
-    """getMaxSpan = lastKey − firstKey, 0 when empty; facts §10.13."""
+    """getMaxSpan = lastKey − firstKey, 0 when empty; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     assert pq.get_max_span() == 0
     pq.put_message([msg(7)])
@@ -140,7 +140,7 @@ def test_get_max_span():
 
 
 def test_remove_message_return_values():
-    """removeMessage: −1 if empty; smallest remaining offset; queueOffsetMax+1 once emptied; facts §10.13."""
+    """removeMessage: −1 if empty; smallest remaining offset; queueOffsetMax+1 once emptied; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     assert pq.remove_message([msg(0)]) == -1
     pq.put_message([msg(i) for i in range(10, 15)])
@@ -163,7 +163,7 @@ def test_remove_message_stamps_last_consume_timestamp():
 
 
 def test_is_pull_expired_boundary():
-    """isPullExpired is strict: idle 120000 ms → false, 120001 ms → true; facts §10.13."""
+    """isPullExpired is strict: idle 120000 ms → false, 120001 ms → true; docs/reference.md §10.13."""
     pq = ProcessQueue(1000)
     assert pq.is_pull_expired(1000 + 120000) is False
     assert pq.is_pull_expired(1000 + 120001) is True
@@ -172,7 +172,7 @@ def test_is_pull_expired_boundary():
 
 
 def test_is_lock_expired_boundary():
-    """isLockExpired is strict: 30000 ms → false, 30001 ms → true; facts §10.13."""
+    """isLockExpired is strict: 30000 ms → false, 30001 ms → true; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     assert pq.is_lock_expired(30000) is False
     assert pq.is_lock_expired(30001) is True
@@ -198,7 +198,7 @@ def test_take_messages_commit_orderly():
 
 
 def test_rollback_and_make_message_to_consume_again():
-    """rollback moves all in-flight back; makeMessageToConsumeAgain moves given ones back; facts §10.13."""
+    """rollback moves all in-flight back; makeMessageToConsumeAgain moves given ones back; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     pq.put_message([msg(i) for i in range(4)])
     pq.take_messages(3, 0)
@@ -257,7 +257,7 @@ def started(offset: int, at_ms: int | None) -> MessageExt:
 
 
 def test_clean_expired_msg_up_to_16():
-    """At most 16 expired first messages are sent back with delay level 3 and removed; seed 004, facts §10.13."""
+    """At most 16 expired first messages are sent back with delay level 3 and removed; mechanisms.md "Consumption", docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     pq.put_message([started(i, 0) for i in range(20)])
     send_back = SendBack()
@@ -268,7 +268,7 @@ def test_clean_expired_msg_up_to_16():
 
 
 def test_clean_expired_msg_timeout_is_strict():
-    """A message started exactly consumeTimeout (15 min) ago is not expired; facts §10.13."""
+    """A message started exactly consumeTimeout (15 min) ago is not expired; docs/reference.md §10.13."""
     pq = ProcessQueue(0)
     pq.put_message([started(0, 1000)])
     send_back = SendBack()
@@ -277,7 +277,7 @@ def test_clean_expired_msg_timeout_is_strict():
 
 
 def test_clean_expired_msg_stops_at_first_fresh_or_unstarted():
-    """The loop stops at the first message not expired or without CONSUME_START_TIME; seed 004 lines 10-25."""
+    """The loop stops at the first message not expired or without CONSUME_START_TIME; mechanisms.md "Consumption" span 10-25."""
     pq = ProcessQueue(0)
     pq.put_message([started(0, 0), started(1, None), started(2, 0)])
     send_back = SendBack()
@@ -297,7 +297,7 @@ def test_clean_expired_msg_failed_send_back_keeps_message():
 
 
 def test_clean_expired_msg_orderly_noop():
-    """Orderly consumers never clean expired messages (Java returns at once); seed 004 lines 2-5."""
+    """Orderly consumers never clean expired messages (Java returns at once); mechanisms.md "Consumption" span 2-5."""
     pq = ProcessQueue(0)
     pq.put_message([started(0, 0)])
     send_back = SendBack()
@@ -306,7 +306,7 @@ def test_clean_expired_msg_orderly_noop():
 
 
 def test_clean_expired_msg_not_removed_if_no_longer_first():
-    """If a smaller offset arrives during send-back, the sent message is not removed; seed 004 lines 32-48."""
+    """If a smaller offset arrives during send-back, the sent message is not removed; mechanisms.md "Consumption" span 32-48."""
     pq = ProcessQueue(0)
     pq.put_message([started(5, 0)])
 

@@ -1,6 +1,6 @@
 """DefaultMQProducer against a real name server and brokers on the simulation driver.
 
-Facts §2.5 (TBW102 fallback), §2.7 (retries), §4.3 (compression), §4.5 (UNIQ_KEY), §8.4
+docs/reference.md §2.5 (TBW102 fallback), §2.7 (retries), §4.3 (compression), §4.5 (UNIQ_KEY), §8.4
 (defaults), §10.6 (batches); DefaultMQProducerImpl#sendDefaultImpl / #sendKernelImpl /
 #sendSelectImpl (RocketMQ 4.9.3).
 """
@@ -138,7 +138,7 @@ def test_first_send_to_unknown_topic_borrows_tbw102_route_and_auto_creates(tmp_p
 
 
 def test_send_request_header_carries_producer_defaults(tmp_path):
-    """SEND_MESSAGE_V2 header: a=group, c=TBW102, d=4, e=queue, f=0, i keeps WAIT=true, j=0 (facts §2.2, §8.4)."""
+    """SEND_MESSAGE_V2 header: a=group, c=TBW102, d=4, e=queue, f=0, i keeps WAIT=true, j=0 (docs/reference.md §2.2, §8.4)."""
     c = make_cluster(tmp_path)
     seen = spy(c.brokers[0])
     r = send(c, Message("T", b"hello", tags="TagA", keys="k1")).get()
@@ -156,7 +156,7 @@ def test_send_request_header_carries_producer_defaults(tmp_path):
 
 
 def test_round_robin_over_four_queues(tmp_path):
-    """Successive sends take queue ids in cyclic order after the random start; 8 sends → 2 per queue (facts §2.5)."""
+    """Successive sends take queue ids in cyclic order after the random start; 8 sends → 2 per queue (docs/reference.md §2.5)."""
     c = make_cluster(tmp_path)
     send(c, Message("T", b"first")).get()  # creates T; the route refresh settles the publish info
     c.d.advance(100)
@@ -186,7 +186,7 @@ def test_round_robin_across_two_brokers(tmp_path):
 
 
 def test_auto_created_topic_converges_on_the_first_broker(tmp_path):
-    """Seed 002: auto-creation from TBW102 makes only the broker that got the first message own T; later sends stay there."""
+    """mechanisms.md "Topic auto-creation": auto-creation from TBW102 makes only the broker that got the first message own T; later sends stay there."""
     c = make_cluster(tmp_path, brokers=2)
     first = send(c, Message("T", b"first")).get().message_queue.broker_name
     c.d.advance(100)  # the route refresh (10 ms after start) now finds T on one broker only
@@ -434,7 +434,7 @@ def test_select_message_queue_by_random_uses_the_given_rng():
 
 
 def test_batch_of_three_gets_consecutive_offsets(tmp_path):
-    """SEND_BATCH_MESSAGE: 3 messages in one queue at offsets 0,1,2; msgId joins the 3 UNIQ_KEYs (facts §10.6)."""
+    """SEND_BATCH_MESSAGE: 3 messages in one queue at offsets 0,1,2; msgId joins the 3 UNIQ_KEYs (docs/reference.md §10.6)."""
     c = make_cluster(tmp_path)
     seen = spy(c.brokers[0])
     msgs = [Message("T", b"b%d" % i, tags="TagA") for i in range(3)]
@@ -467,7 +467,7 @@ def test_batch_rejects_delayed_messages(tmp_path):
 
 
 def test_large_body_is_compressed_on_the_wire_and_decoded_by_a_pull(tmp_path):
-    """A 5000-byte body is zlib-compressed (sysFlag bit 1) and decodes back; the caller's body is restored (facts §4.3)."""
+    """A 5000-byte body is zlib-compressed (sysFlag bit 1) and decodes back; the caller's body is restored (docs/reference.md §4.3)."""
     c = make_cluster(tmp_path)
     seen = spy(c.brokers[0])
     body = bytes(range(256)) * 19 + b"x" * 136  # 5000 bytes
@@ -495,7 +495,7 @@ def test_body_below_threshold_is_not_compressed(tmp_path):
 
 
 def test_uniq_key_is_32_hex_and_distinct(tmp_path):
-    """Each send sets a UNIQ_KEY of 32 upper-case hex chars, distinct per message, returned as msgId (facts §4.5)."""
+    """Each send sets a UNIQ_KEY of 32 upper-case hex chars, distinct per message, returned as msgId (docs/reference.md §4.5)."""
     c = make_cluster(tmp_path)
     results = [send(c, Message("T", b"u%d" % i)).get() for i in range(5)]
     ids = [r.msg_id for r in results]
@@ -565,7 +565,7 @@ def test_send_before_start_and_after_shutdown_fails(tmp_path):
 
 
 def test_producer_defaults_match_java():
-    """DefaultMQProducer defaults (facts §8.4) and the retry codes of facts §2.7."""
+    """DefaultMQProducer defaults (docs/reference.md §8.4) and the retry codes of docs/reference.md §2.7."""
     p = DefaultMQProducer("PG", MQClientInstance(name="x"))
     assert (p.create_topic_key, p.default_topic_queue_nums, p.send_msg_timeout,
             p.compress_msg_body_over_howmuch, p.retry_times_when_send_failed,
@@ -594,7 +594,7 @@ def test_pulled_message_is_retagged_by_the_client_filter(tmp_path):
 
 
 def test_same_seed_same_producer_trace(tmp_path):
-    """Same seed, same calls → the producer's trace events are identical, byte for byte (DESIGN §1)."""
+    """Same seed, same calls → the producer's trace events are identical, byte for byte (docs/design.md §1)."""
 
     def scenario(path):
         c = make_cluster(path, brokers=2, seed=5)

@@ -1,7 +1,7 @@
 """PullAPIWrapper: which node to pull from, the PULL_MESSAGE request, processPullResult.
 
-Seed 003 (pullKernelImpl, recalculatePullFromWhichNode, processPullResult, sysFlag);
-facts §2.2 (PullMessageRequestHeader, PullSysFlag), §3, §4.6, §10.14.
+mechanisms.md "The consumer's pull loop" (pullKernelImpl, recalculatePullFromWhichNode, processPullResult, sysFlag);
+docs/reference.md §2.2 (PullMessageRequestHeader, PullSysFlag), §3, §4.6, §10.14.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def stored(queue_offset, tags=None, body=b"x"):
 
 
 def test_recalculate_pull_from_which_node():
-    """Master (0) by default; then the last suggested id; connectBrokerByUser → defaultBrokerId (seed 003)."""
+    """Master (0) by default; then the last suggested id; connectBrokerByUser → defaultBrokerId (mechanisms.md "The consumer's pull loop")."""
     w = PullAPIWrapper(MQClientInstance(name="c"), "G")
     assert w.recalculate_pull_from_which_node(MQ) == 0
     w.update_pull_from_which_node(MQ, 1)
@@ -103,7 +103,7 @@ def test_recalculate_pull_from_which_node():
 
 
 def test_pull_kernel_impl_request_header_to_the_master():
-    """PULL_MESSAGE to the master with every header field from the arguments (facts §2.2)."""
+    """PULL_MESSAGE to the master with every header field from the arguments (docs/reference.md §2.2)."""
     d, inst, nodes = fake_env({0: "127.0.0.1:10911"})
     t = run(d, inst, kernel(PullAPIWrapper(inst, "G")))
     assert t.result.pull_status is PullStatus.NO_NEW_MSG
@@ -117,7 +117,7 @@ def test_pull_kernel_impl_request_header_to_the_master():
 
 
 def test_pull_from_a_slave_clears_commit_offset():
-    """A suggested slave (id 1) gets the pull with COMMIT_OFFSET cleared: sysFlag 7 → 6 (seed 003)."""
+    """A suggested slave (id 1) gets the pull with COMMIT_OFFSET cleared: sysFlag 7 → 6 (mechanisms.md "The consumer's pull loop")."""
     d, inst, nodes = fake_env({0: "127.0.0.1:10911", 1: "127.0.0.1:10912"})
     w = PullAPIWrapper(inst, "G")
     w.update_pull_from_which_node(MQ, 1)
@@ -211,7 +211,7 @@ def real(tmp_path):
     "offset,status", [(0, PullStatus.NO_NEW_MSG), (5, PullStatus.OFFSET_ILLEGAL)]
 )
 def test_empty_queue_status_depends_on_the_offset(real, offset, status):
-    """Empty queue without SUSPEND: offset 0 → 19 NO_NEW_MSG, offset 5 → 21 OFFSET_ILLEGAL, next 0 (facts §10.2)."""
+    """Empty queue without SUSPEND: offset 0 → 19 NO_NEW_MSG, offset 5 → 21 OFFSET_ILLEGAL, next 0 (docs/reference.md §10.2)."""
     d, inst = real
     w = PullAPIWrapper(inst, "G")
     t = run(

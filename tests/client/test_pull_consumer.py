@@ -1,7 +1,7 @@
 """DefaultMQPullConsumer: fetch queues, pull at an offset, manage offsets by hand.
 
-Seed 003 (PullAPIWrapper#pullKernelImpl, status mapping), seed 004 (RebalancePullImpl);
-facts §2.2 (PullSysFlag), §10.12 (offset stores), §10.4 (QUERY/UPDATE_CONSUMER_OFFSET).
+mechanisms.md "The consumer's pull loop" (PullAPIWrapper#pullKernelImpl, status mapping), mechanisms.md "Rebalancing" (RebalancePullImpl);
+docs/reference.md §2.2 (PullSysFlag), §10.12 (offset stores), §10.4 (QUERY/UPDATE_CONSUMER_OFFSET).
 """
 
 from __future__ import annotations

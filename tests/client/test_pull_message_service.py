@@ -1,6 +1,6 @@
 """PullMessageService (the pull-request queue) and RebalanceService (20 s + wakeups).
 
-Seed 003 steps 1–3 (put / take / pullMessage), seed 004 "RebalanceService"; facts §9.
+mechanisms.md "The consumer's pull loop" steps 1–3 (put / take / pullMessage), mechanisms.md "The consumer's pull loop" "RebalanceService"; docs/reference.md §9.
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def new_consumer(**settings):
     return c
 
 
-# -- settings (facts §9, §11 DefaultMQPushConsumerTest) ------------------------------------------
+# -- settings (docs/reference.md §9, §11 DefaultMQPushConsumerTest) ------------------------------------------
 
 
 def test_defaults_are_rocketmq_4_9_3():
@@ -178,7 +178,7 @@ def test_unknown_setting_is_a_type_error():
     ],
 )  # fmt: skip
 def test_check_config_messages(setting, value, message):
-    """checkConfig rejects out-of-range settings with RocketMQ's text (facts §9, §11)."""
+    """checkConfig rejects out-of-range settings with RocketMQ's text (docs/reference.md §9, §11)."""
     c = new_consumer(**{setting: value})
     with pytest.raises(MQClientException) as e:
         c.check_config()
@@ -213,7 +213,7 @@ def test_check_config_group_and_listener_and_thread_order():
 
 
 def test_clustering_subscribes_its_retry_topic_broadcasting_does_not(tmp_path):
-    """copySubscription adds %RETRY%<group> with "*" only in clustering mode (facts §10.11)."""
+    """copySubscription adds %RETRY%<group> with "*" only in clustering mode (docs/reference.md §10.11)."""
     cl = ConsumerCluster(tmp_path)
     c1 = cl.consumer("c1", group="G1")
     c2 = cl.consumer("c2", group="G2", message_model="BROADCASTING")
@@ -457,7 +457,7 @@ def test_broadcasting_offsets_persist_to_local_file(tmp_path):
 
 def _from_where_cluster(tmp_path):
     # total_physical_memory_size tiny: queue offset 0 is "in disk", so QUERY_CONSUMER_OFFSET of a
-    # new group answers QUERY_NOT_FOUND and consumeFromWhere decides (facts §10.4).
+    # new group answers QUERY_NOT_FOUND and consumeFromWhere decides (docs/reference.md §10.4).
     cl = ConsumerCluster(tmp_path, store_kw={"total_physical_memory_size": 1})
     for i in range(3):
         cl.send_and_wait(body=f"old{i}".encode(), queue_id=0)
@@ -476,7 +476,7 @@ def _from_where_cluster(tmp_path):
     ],
 )
 def test_consume_from_where_starts_where_rocketmq_starts(tmp_path, where, expected_offsets):
-    """No broker offset: FIRST → 0, LAST → max offset, TIMESTAMP → searchOffset (facts §10.11)."""
+    """No broker offset: FIRST → 0, LAST → max offset, TIMESTAMP → searchOffset (docs/reference.md §10.11)."""
     cl = _from_where_cluster(tmp_path)
     # 19700101000050 = 50 000 ms: nearest stored message is the first "new" one (offset 3)
     c = cl.consumer("c1", consume_from_where=where,
@@ -519,7 +519,7 @@ def test_heartbeat_json_names_the_group(tmp_path):
     assert cd["subscriptionDataSet"][1]["codeSet"] == [2598919]
 
 
-# -- the pull callback (seed 003 step 2.6) ---------------------------------------------------------
+# -- the pull callback (mechanisms.md "The consumer's pull loop" step 2.6) ---------------------------------------------------------
 
 
 def test_no_matched_msg_moves_the_consume_offset(tmp_path):

@@ -1,6 +1,6 @@
 """RebalanceImpl / RebalancePushImpl / RebalancePullImpl: who pulls which queue, from where.
 
-Unit tests drive the rebalance generators with small fakes (facts §10.11, §11
+Unit tests drive the rebalance generators with small fakes (docs/reference.md §10.11, §11
 RebalancePushImplTest); the end-to-end test joins a third consumer to a 4-queue topic.
 """
 
@@ -120,7 +120,7 @@ MQ = MessageQueue("T", "b", 0)
 RETRY_MQ = MessageQueue("%RETRY%CG", "b", 0)
 
 
-# -- computePullFromWhere (facts §11 RebalancePushImplTest) ----------------------------------------
+# -- computePullFromWhere (docs/reference.md §11 RebalancePushImplTest) ----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -182,7 +182,7 @@ def test_pull_impl_always_starts_at_zero():
 
 @pytest.mark.parametrize(("queues", "expected"), [(2, 512), (3, 341)])
 def test_message_queue_changed_splits_topic_thresholds(queues, expected):
-    """pullThresholdForTopic 1024 → per queue 1024 // n (facts §11: 2 → 512, 3 → 341)."""
+    """pullThresholdForTopic 1024 → per queue 1024 // n (docs/reference.md §11: 2 → 512, 3 → 341)."""
     h = Harness()
     h.config.pull_threshold_for_topic = 1024
     h.config.pull_threshold_size_for_topic = 1024

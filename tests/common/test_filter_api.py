@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.filter_api (FilterAPITest, SubscriptionDataTest; facts §2.3, §6)."""
+"""Tests for mqlab.common.filter_api (FilterAPITest, SubscriptionDataTest; docs/reference.md §2.3, §6)."""
 
 from __future__ import annotations
 
@@ -30,12 +30,12 @@ HASHES = [
 
 @pytest.mark.parametrize(("s", "h"), HASHES)
 def test_java_string_hash_vectors(s: str, h: int):
-    """Java String#hashCode vectors checked with Java (facts §6)."""
+    """Java String#hashCode vectors checked with Java (docs/reference.md §6)."""
     assert java_string_hash(s) == h
 
 
 def test_java_string_hash_wraps_signed_and_uses_surrogates():
-    """Overflow wraps to signed 32-bit; non-BMP chars hash as two UTF-16 units (facts §0)."""
+    """Overflow wraps to signed 32-bit; non-BMP chars hash as two UTF-16 units (docs/reference.md §0)."""
     assert java_string_hash("polygenelubricants") == -2147483648
     assert java_string_hash("DefaultCluster") == java_string_hash("DefaultCluster")
     assert java_string_hash("\U0001f600") == 0xD83D * 31 + 0xDE00
@@ -67,14 +67,14 @@ def test_build_tag_some_exactly_a_b():
 
 @pytest.mark.parametrize("sub", [None, "", "*"])
 def test_sub_all(sub: str | None):
-    """None, "" and "*" subscribe to all: subString "*", no tags or codes (facts §2.3)."""
+    """None, "" and "*" subscribe to all: subString "*", no tags or codes (docs/reference.md §2.3)."""
     sd = FilterAPI.build_subscription_data("T", sub)
     assert sd.sub_string == "*"
     assert sd.tags_set == [] and sd.code_set == []
 
 
 def test_tag_parsing_skips_empty_and_dedups():
-    """Empty parts are skipped; repeated tags appear once (HashSet semantics, seed 004)."""
+    """Empty parts are skipped; repeated tags appear once (HashSet semantics, mechanisms.md "Rebalancing")."""
     sd = FilterAPI.build_subscription_data("T", "TagA||  || TagB ||TagA||")
     assert sd.tags_set == ["TagA", "TagB"]
     assert sd.code_set == [2598919, 2598920]
@@ -115,7 +115,7 @@ def test_is_tag_type():
 
 
 def test_heartbeat_json_shape():
-    """to_json_dict is the fastjson bean of facts §2.3, keys sorted."""
+    """to_json_dict is the fastjson bean of docs/reference.md §2.3, keys sorted."""
     sd = FilterAPI.build_subscription_data("TopicTest", "TagA", sub_version=1650000000000)
     assert json.dumps(sd.to_json_dict(), separators=(",", ":"), ensure_ascii=False) == (
         '{"classFilterMode":false,"codeSet":[2598919],"expressionType":"TAG",'

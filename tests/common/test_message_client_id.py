@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.message_client_id (MessageClientIDSetterTest; facts §4.5)."""
+"""Tests for mqlab.common.message_client_id (MessageClientIDSetterTest; docs/reference.md §4.5)."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_ipv6_id_is_56_chars():
 
 
 def test_set_uniq_id_only_when_absent():
-    """setUniqID puts UNIQ_KEY once and never overwrites it (facts §4.5)."""
+    """setUniqID puts UNIQ_KEY once and never overwrites it (docs/reference.md §4.5)."""
     s = _setter()
     m = Message("T", b"x")
     s.set_uniq_id(m, FEB_22)

@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.message_decoder (MessageDecoderTest, MessageEncodeDecodeTest; facts §4)."""
+"""Tests for mqlab.common.message_decoder (MessageDecoderTest, MessageEncodeDecodeTest; docs/reference.md §4)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _inner(**kw: object) -> MessageExtBrokerInner:
 
 
 def test_magic_codes():
-    """MESSAGE magic is 0xDAA320A7 and BLANK magic 0xCBD43194 as signed ints (facts §4.1)."""
+    """MESSAGE magic is 0xDAA320A7 and BLANK magic 0xCBD43194 as signed ints (docs/reference.md §4.1)."""
     assert MESSAGE_MAGIC_CODE == -626843481 == struct.unpack(">i", bytes.fromhex("DAA320A7"))[0]
     assert BLANK_MAGIC_CODE == -875286124 == struct.unpack(">i", bytes.fromhex("CBD43194"))[0]
 
@@ -72,7 +72,7 @@ def test_calc_msg_length_ipv4_and_ipv6():
 
 
 def test_body_crc_vector():
-    """BODYCRC of UTF-8 "Hello RocketMQ" is 1774740973 (facts §4.1, computed vector)."""
+    """BODYCRC of UTF-8 "Hello RocketMQ" is 1774740973 (docs/reference.md §4.1, computed vector)."""
     msg = _inner(body=b"Hello RocketMQ")
     data = encode_stored_message(msg)
     assert struct.unpack_from(">i", data, 8)[0] == 1774740973
@@ -150,7 +150,7 @@ STRING2PROPS = [
 
 @pytest.mark.parametrize(("text", "expected"), STRING2PROPS)
 def test_string2message_properties(text: str, expected: dict[str, str]):
-    """Every MessageDecoderTest#testString2messageProperties vector (facts §11)."""
+    """Every MessageDecoderTest#testString2messageProperties vector (docs/reference.md §11)."""
     assert string_to_message_properties(text) == expected
 
 
@@ -163,7 +163,7 @@ def test_string2message_properties_value_keeps_later_separators():
 
 
 def test_encode_field_offsets_ipv4():
-    """Each field sits at the offset of facts §4.1's table for IPv4 hosts."""
+    """Each field sits at the offset of docs/reference.md §4.1's table for IPv4 hosts."""
     msg = _inner(flag=7, sys_flag=0, reconsume_times=2, prepared_transaction_offset=99)
     data = encode_stored_message(msg)
     props = f"a{S1}123{S2}b{S1}hello{S2}c{S1}3.14".encode()
@@ -227,7 +227,7 @@ def test_encode_and_decode_ipv6_sets_sys_flag_48():
 
 
 def test_encode_mixed_hosts_set_one_v6_bit_each():
-    """Only the IPv6 host's bit is set: born v6 → 0x10, store v6 → 0x20 (facts §4.2)."""
+    """Only the IPv6 host's bit is set: born v6 → 0x10, store v6 → 0x20 (docs/reference.md §4.2)."""
     m1 = _inner(born_host="[::1]:5")
     assert decode_stored_message(encode_stored_message(m1)).sys_flag == 0x10
     m2 = _inner(store_host="[::1]:5", sys_flag=0x10)  # stale v6 bit is cleared for an IPv4 host
@@ -237,7 +237,7 @@ def test_encode_mixed_hosts_set_one_v6_bit_each():
 
 
 def test_encode_keeps_other_sys_flag_bits():
-    """Compressed / transaction bits pass through unchanged (facts §4.3)."""
+    """Compressed / transaction bits pass through unchanged (docs/reference.md §4.3)."""
     msg = _inner(sys_flag=MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.TRANSACTION_PREPARED_TYPE)
     assert decode_stored_message(encode_stored_message(msg)).sys_flag == 0x5
 
@@ -257,7 +257,7 @@ def test_encode_plain_message_ext_uses_properties_dict():
 
 
 def test_encode_empty_body_and_properties():
-    """Empty body and properties still make a 91 + topic byte entry (facts §4.1)."""
+    """Empty body and properties still make a 91 + topic byte entry (docs/reference.md §4.1)."""
     msg = _inner(body=b"", properties_string="", topic="T")
     data = encode_stored_message(msg)
     assert len(data) == 92
@@ -292,7 +292,7 @@ def test_decode_at_position_and_read_body_false():
 
 
 def test_decode_inflates_compressed_body_only_when_asked():
-    """COMPRESSED bodies are stored deflated and inflated by the client decode (facts §4.3, §4.6)."""
+    """COMPRESSED bodies are stored deflated and inflated by the client decode (docs/reference.md §4.3, §4.6)."""
     raw = b"payload " * 100
     msg = _inner(body=zlib.compress(raw, 5), sys_flag=MessageSysFlag.COMPRESSED_FLAG)
     data = encode_stored_message(msg)
@@ -305,7 +305,7 @@ def test_decode_inflates_compressed_body_only_when_asked():
 
 
 def test_truncated_entry_raises():
-    """Any truncation of an entry raises MessageDecodeError (facts §4.1 recovery checks)."""
+    """Any truncation of an entry raises MessageDecodeError (docs/reference.md §4.1 recovery checks)."""
     data = encode_stored_message(_inner())
     for cut in (0, 4, 7, 8, 40, 87, 88, 95, len(data) - 1):
         with pytest.raises(MessageDecodeError):
@@ -339,7 +339,7 @@ def test_total_size_mismatch_raises():
 
 
 def test_crc_mismatch_raises_only_when_checked():
-    """A flipped body byte fails check_crc=True and passes check_crc=False (facts §4.1)."""
+    """A flipped body byte fails check_crc=True and passes check_crc=False (docs/reference.md §4.1)."""
     data = bytearray(encode_stored_message(_inner()))
     data[88] ^= 0xFF
     decode_stored_message(bytes(data))
@@ -355,7 +355,7 @@ def test_corrupt_compressed_body_raises_on_inflate():
 
 
 def test_decodes_concatenated_and_stops_at_first_failure():
-    """A pull body is entries end to end; decoding stops at the first bad one (facts §4.6).
+    """A pull body is entries end to end; decoding stops at the first bad one (docs/reference.md §4.6).
     mqlab-stricter (module essay): a wrong magic or TOTALSIZE stops it too, where Java's
     MessageDecoder#decode reads on."""
     entries = [
@@ -389,7 +389,7 @@ def test_decode_accepts_memoryview_and_bytearray():
 
 
 def test_offset_msg_id_vector():
-    """645100FA00002A9F000000489A3AA09E = 100.81.0.250:10911 @ 0x489A3AA09E (facts §4.5)."""
+    """645100FA00002A9F000000489A3AA09E = 100.81.0.250:10911 @ 0x489A3AA09E (docs/reference.md §4.5)."""
     assert create_message_id("100.81.0.250:10911", 0x489A3AA09E) == (
         "645100FA00002A9F000000489A3AA09E"
     )
@@ -400,7 +400,7 @@ def test_offset_msg_id_vector():
 
 
 def test_offset_msg_id_ipv6_round_trip():
-    """An IPv6 store host gives a 56-char id that decodes back (facts §4.5)."""
+    """An IPv6 store host gives a 56-char id that decodes back (docs/reference.md §4.5)."""
     mid = "24084004018081003FAA1DDE2B3F898A00002A9F0000000000000CA0"
     host, offset = decode_message_id(mid)
     assert host == "[2408:4004:180:8100:3faa:1dde:2b3f:898a]:10911"
@@ -417,7 +417,7 @@ def test_decode_message_id_rejects_bad_length():
 
 
 def test_socket_address_bytes_round_trip():
-    """IPv4 hosts are 4+4 bytes, IPv6 16+4, port as int32 (facts §4.2)."""
+    """IPv4 hosts are 4+4 bytes, IPv6 16+4, port as int32 (docs/reference.md §4.2)."""
     b4 = socket_address_to_bytes("10.0.0.1:10911")
     assert b4 == bytes([10, 0, 0, 1, 0, 0, 0x2A, 0x9F])
     assert bytes_to_socket_address(b4) == "10.0.0.1:10911"

@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.mix_all (MixAllTest; facts §1, §7.3)."""
+"""Tests for mqlab.common.mix_all (MixAllTest; docs/reference.md §1, §7.3)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_is_lmq():
 
 
 def test_retry_dlq_and_reply_topics():
-    """%RETRY%<g>, %DLQ%<g>, <cluster>_REPLY_TOPIC (facts §7.3)."""
+    """%RETRY%<g>, %DLQ%<g>, <cluster>_REPLY_TOPIC (docs/reference.md §7.3)."""
     assert mix_all.get_retry_topic("g1") == "%RETRY%g1"
     assert mix_all.get_dlq_topic("g1") == "%DLQ%g1"
     assert mix_all.get_reply_topic("DefaultCluster") == "DefaultCluster_REPLY_TOPIC"
@@ -40,7 +40,7 @@ def test_retry_dlq_and_reply_topics():
 
 
 def test_group_constants():
-    """Reserved groups, sys-group prefix and MASTER_ID are RocketMQ's (facts §7.3)."""
+    """Reserved groups, sys-group prefix and MASTER_ID are RocketMQ's (docs/reference.md §7.3)."""
     assert mix_all.is_sys_consumer_group("CID_RMQ_SYS_TRANS")
     assert not mix_all.is_sys_consumer_group("group1")
     assert mix_all.CLIENT_INNER_PRODUCER_GROUP == "CLIENT_INNER_PRODUCER"

@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.perm_name and mqlab.common.sysflag (PullSysFlagTest; facts §4.3, §7.2)."""
+"""Tests for mqlab.common.perm_name and mqlab.common.sysflag (PullSysFlagTest; docs/reference.md §4.3, §7.2)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from mqlab.common.sysflag import MessageSysFlag, PullSysFlag, TopicSysFlag
 
 
 def test_perm_bits():
-    """PRIORITY 8, READ 4, WRITE 2, INHERIT 1 (facts §7.2)."""
+    """PRIORITY 8, READ 4, WRITE 2, INHERIT 1 (docs/reference.md §7.2)."""
     assert (PermName.PERM_PRIORITY, PermName.PERM_READ, PermName.PERM_WRITE) == (8, 4, 2)
     assert PermName.PERM_INHERIT == 1
 
@@ -50,7 +50,7 @@ def test_transaction_value_get_and_reset():
 
 
 def test_pull_sys_flag_build():
-    """commitOffset, suspend, subscription → 7; class filter 8; lite pull 0x10 (seed 003)."""
+    """commitOffset, suspend, subscription → 7; class filter 8; lite pull 0x10 (mechanisms.md "The consumer's pull loop")."""
     assert PullSysFlag.build_sys_flag(True, True, True, False) == 7
     assert PullSysFlag.build_sys_flag(False, True, False, False) == 2
     assert PullSysFlag.build_sys_flag(False, False, False, True) == 8
@@ -79,7 +79,7 @@ def test_pull_sys_flag_predicates_and_clear():
 
 
 def test_topic_sys_flag():
-    """FLAG_UNIT 1, FLAG_UNIT_SUB 2, with set/clear/has (TopicSysFlag, facts §7.3)."""
+    """FLAG_UNIT 1, FLAG_UNIT_SUB 2, with set/clear/has (TopicSysFlag, docs/reference.md §7.3)."""
     assert TopicSysFlag.build_sys_flag(True, True) == 3
     assert TopicSysFlag.build_sys_flag(False, True) == 2
     assert TopicSysFlag.has_unit_flag(TopicSysFlag.set_unit_flag(0))

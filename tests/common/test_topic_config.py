@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.topic_config (DataVersionTest; facts §7.3, §7.4)."""
+"""Tests for mqlab.common.topic_config (DataVersionTest; docs/reference.md §7.3, §7.4)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from mqlab.common.topic_config import (
 
 
 def test_topic_config_defaults():
-    """16/16 queues, perm 6, SINGLE_TAG, sys flag 0, not ordered (facts §7.3)."""
+    """16/16 queues, perm 6, SINGLE_TAG, sys flag 0, not ordered (docs/reference.md §7.3)."""
     tc = TopicConfig("T")
     assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (16, 16, 6)
     assert tc.topic_filter_type == "SINGLE_TAG" == TopicFilterType.SINGLE_TAG
@@ -23,7 +23,7 @@ def test_topic_config_defaults():
 
 
 def test_topic_config_json_matches_topics_json():
-    """to_json_dict is the topics.json bean with sorted keys (facts §7.4 example)."""
+    """to_json_dict is the topics.json bean with sorted keys (docs/reference.md §7.4 example)."""
     tc = TopicConfig("TopicTest", 4, 4)
     assert json.dumps(tc.to_json_dict(), separators=(",", ":")) == (
         '{"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG",'
@@ -69,7 +69,7 @@ def test_data_version_equality():
 
 
 def test_data_version_next_version_and_json():
-    """nextVersion stamps now and adds 1; JSON is {"counter","timestamp"} (facts §7.4)."""
+    """nextVersion stamps now and adds 1; JSON is {"counter","timestamp"} (docs/reference.md §7.4)."""
     dv = DataVersion(timestamp=1, counter=4)
     dv.next_version(1650000000000)
     assert (dv.timestamp, dv.counter) == (1650000000000, 5)

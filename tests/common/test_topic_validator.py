@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.topic_validator (TopicValidatorTest; facts §7.1)."""
+"""Tests for mqlab.common.topic_validator (TopicValidatorTest; docs/reference.md §7.1)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from mqlab.common import topic_validator as tv
 
 
 def test_blank_topic():
-    """ "" and whitespace are SYSTEM_ERROR "The specified topic is blank." (facts §7.1)."""
+    """ "" and whitespace are SYSTEM_ERROR "The specified topic is blank." (docs/reference.md §7.1)."""
     for t in ("", "   ", None, "\t\n"):
         assert tv.validate_topic(t) == (False, 1, "The specified topic is blank.")
 
 
 def test_illegal_characters():
-    """ "../TopicTest", "a/b", "a b" and non-ASCII are illegal-character errors (facts §7.1)."""
+    """ "../TopicTest", "a/b", "a b" and non-ASCII are illegal-character errors (docs/reference.md §7.1)."""
     remark = "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
     for t in ("../TopicTest", "a/b", "a b", "topic.1", "主题", "Topic\u00e9"):
         assert tv.validate_topic(t) == (False, 1, remark)
@@ -79,7 +79,7 @@ def test_not_allowed_send_topic():
 
 
 def test_builtin_topic_names():
-    """Built-in topic names are RocketMQ 4.9.3's (facts §7.1, §7.3)."""
+    """Built-in topic names are RocketMQ 4.9.3's (docs/reference.md §7.1, §7.3)."""
     assert tv.AUTO_CREATE_TOPIC_KEY_TOPIC == "TBW102"
     assert tv.RMQ_SYS_SCHEDULE_TOPIC == "SCHEDULE_TOPIC_XXXX"
     assert tv.RMQ_SYS_BENCHMARK_TOPIC == "BenchmarkTest"

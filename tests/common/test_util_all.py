@@ -1,4 +1,4 @@
-"""Tests for mqlab.common.util_all (UtilAllTest, RocketMQSerializableTest#isBlank; facts §4, §6)."""
+"""Tests for mqlab.common.util_all (UtilAllTest, RocketMQSerializableTest#isBlank; docs/reference.md §4, §6)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ from mqlab.common import util_all
 
 
 def test_offset_to_file_name():
-    """File names are 20-digit zero-padded offsets: 1 GiB → 00000000001073741824 (facts §6)."""
+    """File names are 20-digit zero-padded offsets: 1 GiB → 00000000001073741824 (docs/reference.md §6)."""
     assert util_all.offset_to_file_name(0) == "00000000000000000000"
     assert util_all.offset_to_file_name(1073741824) == "00000000001073741824"
     assert util_all.offset_to_file_name(6_000_000) == "00000000000006000000"
 
 
 def test_crc32_masked():
-    """crc32 is CRC-32 & 0x7FFFFFFF: "Hello RocketMQ" → 1774740973 (facts §4.1)."""
+    """crc32 is CRC-32 & 0x7FFFFFFF: "Hello RocketMQ" → 1774740973 (docs/reference.md §4.1)."""
     assert util_all.crc32(b"Hello RocketMQ") == 1774740973
     assert util_all.crc32(b"") == 0
 
 
 def test_compress_round_trip_has_zlib_header():
-    """compress is zlib-framed deflate (Deflater level 5) and uncompress inverts it (facts §4.3)."""
+    """compress is zlib-framed deflate (Deflater level 5) and uncompress inverts it (docs/reference.md §4.3)."""
     data = b"RocketMQ " * 1000
     packed = util_all.compress(data)
     assert packed[0] == 0x78 and len(packed) < len(data)

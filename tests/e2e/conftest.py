@@ -1,5 +1,5 @@
 """Fixtures for the browser tier: a private JupyterLab server on 127.0.0.1 and Debian's Chromium
-driven by Playwright (Python), as recorded reliable in shared/reference/ecosystem.md section 5.
+driven by Playwright (Python), as recorded reliable in CONTRIBUTING.md §4.
 
 Mirrors no RocketMQ class: this is the workbench's own plumbing (issue 4, "Tests", real browser).
 Owns: finding Chromium, starting/stopping `jupyter lab` with private JUPYTER_* directories, the
@@ -50,7 +50,7 @@ INSTALL_HINT = (
     "root) or point MQLAB_E2E_CHROMIUM at a Chromium/Chrome binary"
 )
 
-#: Launch flags (ecosystem.md §5.1 and machines/python.md): no sandbox as root, and no background
+#: Launch flags (CONTRIBUTING.md §4): no sandbox as root, and no background
 #: networking, since this machine's closed network refuses Chromium's update/sync connections.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -68,7 +68,7 @@ SERVER_START_TIMEOUT_S = 60.0
 SERVER_STOP_TIMEOUT_S = 15.0
 
 #: User settings for the private server: no news/update toast over the screenshot (fetchNews
-#: "false" is what stopped it, ecosystem.md §5.2), no toasts at all, no autosave, no windowing.
+#: "false" is what stopped it, CONTRIBUTING.md §4), no toasts at all, no autosave, no windowing.
 USER_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
@@ -81,7 +81,7 @@ USER_SETTINGS = {
 }
 
 #: Run All through the application object (needs --LabApp.expose_app_in_browser=True), after the
-#: kernel has answered kernel_info: 20/20 green where menu clicks dropped 2 of 8 (ecosystem.md §5.2).
+#: kernel has answered kernel_info: 20/20 green where menu clicks dropped 2 of 8 (CONTRIBUTING.md §4).
 #: Resolves to {ok: runAll's boolean (false when a cell raised), readyMs: until kernel_info, runMs:
 #: the run itself}; rejects when `timeoutMs` passes.
 RUN_ALL_WHEN_READY = """async ([timeoutMs]) => {

@@ -1,7 +1,7 @@
 """The browser tier's set-up: scripts/ensure_chromium.sh and the Makefile's e2e switches.
 
 Mirrors no RocketMQ class: workbench plumbing (issue 4, "Tests": Debian's chromium "installed by the
-set-up"; shared/reference/ecosystem.md section 5). Owns: the script's messages and exit codes for
+set-up"; CONTRIBUTING.md §4). Owns: the script's messages and exit codes for
 the cases a test can arrange without root or network, and `make -n test`'s marker expression.
 Must not know: JupyterLab or Playwright (test_lessons_browser.py drives those).
 """

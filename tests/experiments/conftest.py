@@ -1,6 +1,6 @@
 """Fixtures for the experiment tests: one local Spark session for the whole run.
 
-The session follows ecosystem notes §3.3: ``local[2]``, UI off, 2 shuffle partitions,
+The session follows CONTRIBUTING.md §3: ``local[2]``, UI off, 2 shuffle partitions,
 127.0.0.1, C1-only JIT and the serial GC for a quick start, and the AppCDS archive
 ``.cache/spark-cds.jsa`` (§3.4; the first run builds it in a subprocess, one extra JVM
 start). Skipped when ``MQLAB_SKIP_SPARK=1``, or when pyspark or Java is missing.

@@ -29,7 +29,7 @@ def test_no_faults_no_duplicates_no_loss(seed):
 
 def test_short_polling_issues_ten_times_more_pulls_over_60s_idle():
     """60 s idle: short polling answers a parked pull every 2 s (1 000 ms checks), long polling
-    every 20 s (15 s suspend, 5 000 ms checks): ≥ 10× the PULL_MESSAGE requests (seed 001)."""
+    every 20 s (15 s suspend, 5 000 ms checks): ≥ 10× the PULL_MESSAGE requests (mechanisms.md "Long polling")."""
     idle = {"duration_ms": 60_000, "drain_ms": 0, "producers": [{"rate_per_s": 0}],
             "consumers": [{"count": 1}]}  # fmt: skip
     long_ = run(_scenario(**idle, broker={"long_polling_enable": True})).metrics
@@ -42,7 +42,7 @@ def test_short_polling_issues_ten_times_more_pulls_over_60s_idle():
 
 def test_failures_retry_then_go_to_the_dlq():
     """failure_rate 1, maxReconsumeTimes 1: each message is delivered, retried once (delay
-    level 3 = 1 s here) and then stored in %DLQ%CG (facts §10.7); retries are not duplicates."""
+    level 3 = 1 s here) and then stored in %DLQ%CG (docs/reference.md §10.7); retries are not duplicates."""
     m = run(_scenario(
         duration_ms=1000, drain_ms=8000, delay_levels="1s 1s 1s 1s 1s",
         producers=[{"rate_per_s": 5}], consumers=[{"count": 1, "failure_rate": 1.0,
@@ -61,7 +61,7 @@ def test_failure_decision_is_a_seeded_hash():
 
 
 def test_flow_control_episodes_follow_the_threshold():
-    """A burst of 200 on one slow consumer: pullThresholdForQueue 4 holds pulls back (seed 003
+    """A burst of 200 on one slow consumer: pullThresholdForQueue 4 holds pulls back (mechanisms.md "The consumer's pull loop"
     step 2.1), 1 000 never does."""
 
     def fc(threshold):
@@ -80,7 +80,7 @@ def test_flow_control_episodes_follow_the_threshold():
 
 def test_membership_changes_converge_and_move_queues():
     """A join and a leave: two membership changes, each settled (every queue one owner), queues
-    moved between consumers (seed 004 rebalance), nothing lost."""
+    moved between consumers (mechanisms.md "Rebalancing" rebalance), nothing lost."""
     m = run(_scenario(
         duration_ms=6000, topics=[{"name": "TopicTest", "queues": 8}],
         faults=[{"at_ms": 1000, "action": "join"},

@@ -28,7 +28,7 @@ def test_check_pass_fail_and_never_raises():
 
 
 def test_long_poll_answer_times():
-    """Seed 001 timings: long poll answered by the first 5 s check ≥ parked + 15 s; short poll by the 1 s check."""
+    """mechanisms.md "Long polling" timings: long poll answered by the first 5 s check ≥ parked + 15 s; short poll by the 1 s check."""
     t = time_pull(0, park_at=1001)  # a Lab's set-up takes a few ms, so park after it
     assert (t.parked_at, t.answered_at, t.received_at, t.code) == (1001, 20_000, 20_001, 19)
     t = time_pull(0, park_at=3382)

@@ -86,7 +86,7 @@ def test_messages_the_subscription_filters_out_are_not_expected():
 def test_crash_before_offset_persist_causes_duplicates():
     """Kill a consumer between offset persists: its successor re-reads from the last commit.
 
-    The listener takes 100 ms, so the next pull (which piggybacks the commit offset, seed 000
+    The listener takes 100 ms, so the next pull (which piggybacks the commit offset, mechanisms.md "Pull processing"
     step 11) leaves before consumption finishes and commits the old offset.
     """
     lab = Lab(seed=4)

@@ -57,7 +57,7 @@ def long_poll_lab():
 
 # -- long polling ----------------------------------------------------------------------------
 def test_long_poll_wait_frame_timeout_and_message(long_poll_lab):
-    """Seed 001 steps 3–4: a pull parked at t=6 times out at the t=20000 check (wait 19994 ms);
+    """mechanisms.md "Long polling" steps 3–4: a pull parked at t=6 times out at the t=20000 check (wait 19994 ms);
     one parked at t=7 is woken by the message stored at t=3008 (wait 3001 ms)."""
     df = F.long_poll_wait_histogram_frame(long_poll_lab)
     cols = ["key", "queue_id", "offset", "suspend_t_ms", "timeout_millis", "deadline",
@@ -152,7 +152,7 @@ def test_short_polling_histogram_title_and_visible_timeout_bar():
 
 # -- sequence timeline -------------------------------------------------------------------------
 def test_sequence_timeline_frame_one_row_per_event(long_poll_lab):
-    """Every trace event is one row, with its text (facts: trace event fields, DESIGN §3)."""
+    """Every trace event is one row, with its text (the trace event fields of docs/design.md §3)."""
     df = F.sequence_timeline_frame(long_poll_lab)
     assert len(df) == len(long_poll_lab.trace)
     suspend = df[df["component"] == "PullRequestHoldService.suspendPullRequest"]
@@ -240,7 +240,7 @@ def test_sequence_timeline_marks_a_kill_and_the_lost_frame():
 
 
 def test_bad_source_is_a_type_error():
-    """Misuse names the argument (STYLE §6.10)."""
+    """Misuse names the argument (docs/design.md §6.10)."""
     with pytest.raises(TypeError, match="source must be a Lab"):
         F.sequence_timeline_frame(42)
     with pytest.raises(TypeError, match="not TraceEvent"):
@@ -249,7 +249,7 @@ def test_bad_source_is_a_type_error():
 
 # -- offsets -------------------------------------------------------------------------------------
 def test_offsets_over_time_frame_commits_and_lag():
-    """Facts §10.4 / seed 000 step 11: UPDATE_CONSUMER_OFFSET commits 1, a pull commits 2;
+    """docs/reference.md §10.4 / mechanisms.md "Pull processing" step 11: UPDATE_CONSUMER_OFFSET commits 1, a pull commits 2;
     max offset is queue offset + 1 of the last dispatch; lag = max − committed."""
     lab = Lab(seed=1)
     for i in range(3):
@@ -321,7 +321,7 @@ def test_queues_label():
 
 # -- commit-log byte map ---------------------------------------------------------------------------
 def test_commit_log_byte_map_frame_matches_the_layout(long_poll_lab):
-    """Facts §4.1: fixed fields end at 84; total = 91 + body (1) + topic (9) + properties (32)."""
+    """docs/reference.md §4.1: fixed fields end at 84; total = 91 + body (1) + topic (9) + properties (32)."""
     entry = long_poll_lab.commit_log(raw=True)["raw"][0]
     df = F.commit_log_byte_map_frame(entry)
     assert len(entry) == 133 == 91 + 1 + 9 + 32
@@ -379,7 +379,7 @@ def allocation_events():
 
 
 def test_allocation_heatmap_frame_shows_overlap_and_kill():
-    """Facts §10.10 AVG: 4 queues over 2 consumers = [0,1] + [2,3]; until consumer-1's own
+    """docs/reference.md §10.10 AVG: 4 queues over 2 consumers = [0,1] + [2,3]; until consumer-1's own
     round, queues 2 and 3 are held by both (a rebalance overlap); a killed consumer's
     queues are held by nobody."""
     df = F.allocation_heatmap_frame(allocation_events(), topic="TopicTest")
@@ -450,7 +450,7 @@ def test_allocation_heatmap_changes_only():
 
 
 def test_allocation_heatmap_frame_real_consumers():
-    """Two push consumers split 4 queues (facts §10.10 AVG); after consumer-1 is killed the
+    """Two push consumers split 4 queues (docs/reference.md §10.10 AVG); after consumer-1 is killed the
     last snapshot gives consumer-2 all four, and a column shows the join's overlap."""
     lab = Lab(seed=4)
     lab.send_many("TopicTest", 8)
@@ -480,7 +480,7 @@ def test_allocation_heatmap_frame_real_consumers():
 
 # -- flow control ----------------------------------------------------------------------------------
 def flow_control_events():
-    """Facts §10.14: count > 1000 → retry in 50 ms (3 times), a pull, then span, then count."""
+    """docs/reference.md §10.14: count > 1000 → retry in 50 ms (3 times), a pull, then span, then count."""
     ev = Events()
     pm = "DefaultMQPushConsumerImpl.pullMessage"
 
@@ -523,7 +523,7 @@ def test_flow_control_episodes_traces():
 
 
 def test_flow_control_episodes_real_consumer():
-    """Facts §10.14: a slow listener and pullThresholdForQueue 2 → "count" flow control; every
+    """docs/reference.md §10.14: a slow listener and pullThresholdForQueue 2 → "count" flow control; every
     flow-control event lands in exactly one episode, and a queue's episodes do not overlap."""
     lab = Lab(seed=4)
     lab.send_many("TopicTest", 40)
@@ -562,7 +562,7 @@ def test_can_export_false_without_kaleido(monkeypatch):
 
 
 def test_export_bad_arguments(tmp_path):
-    """Only .png/.svg/.pdf paths and plotly figures are accepted (STYLE §6.10)."""
+    """Only .png/.svg/.pdf paths and plotly figures are accepted (docs/design.md §6.10)."""
     with pytest.raises(ValueError, match=r"path must end in \.png, \.svg or \.pdf"):
         F.export(go.Figure(), tmp_path / "fig.gif")
     with pytest.raises(TypeError, match="fig must be a plotly Figure"):

@@ -14,7 +14,7 @@ def send(lab, body=b"x", queue_id=0, tags="TagA", broker="broker-a"):
 
 
 def test_public_entry_points():
-    """DESIGN §5: `from mqlab import Lab, Message, MessageQueue`."""
+    """docs/design.md §5: `from mqlab import Lab, Message, MessageQueue`."""
     m = Message("TopicTest", "hi", tags="TagA", keys=["k1", "k2"])
     assert (m.body, m.tags, m.keys, m.properties["WAIT"]) == (b"hi", "TagA", "k1 k2", "true")
     assert (

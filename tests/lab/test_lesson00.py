@@ -46,7 +46,7 @@ def test_params_in_range():
 
 
 def test_tour_lab_parks_one_pull_per_queue_and_retry_queue():
-    """After the tour, 5 pulls are parked: TopicTest@0..3 and %RETRY%CG@0 (seed 001 suspend)."""
+    """After the tour, 5 pulls are parked: TopicTest@0..3 and %RETRY%CG@0 (mechanisms.md "Long polling" suspend)."""
     with L.tour_lab(1) as lab:
         assert len(lab.deliveries()) == L.params_00_1(1)
         assert sorted(lab.held_pulls()["key"]) == [

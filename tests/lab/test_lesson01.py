@@ -1,4 +1,4 @@
-"""Lesson 01 (send path, seed 002): exercise answers for fixed seeds and the send helpers."""
+"""Lesson 01 (send path, mechanisms.md "Send"): exercise answers for fixed seeds and the send helpers."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from mqlab.lab.lessons import lesson01 as L
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
-    """The computed answers for fixed seeds (seed 002 §2.1 steps 2–5, §2.1.1, §2.1.3)."""
+    """The computed answers for fixed seeds (mechanisms.md "Send")."""
     assert expected(ex_id, seed) == answer
     assert check(ex_id, answer, seed=seed)
 
@@ -40,7 +40,7 @@ def test_params():
 
 
 def test_send_fields_short_names():
-    """SEND_MESSAGE_V2 uses facts §2.2 short names; properties carry TAGS."""
+    """SEND_MESSAGE_V2 uses docs/reference.md §2.2 short names; properties carry TAGS."""
     f = L.send_fields("T", queue_id=2, tags="TagB", default_topic_queue_nums=6)
     assert f == {"a": "PG", "b": "T", "c": "TBW102", "d": 6, "e": 2, "f": 0, "g": 0, "h": 0,
                  "i": "TAGS\x01TagB"}  # fmt: skip
@@ -48,7 +48,7 @@ def test_send_fields_short_names():
 
 
 def test_send_raw_auto_creates_four_queues_perm_6():
-    """The first send creates TopicTest from TBW102: 4 queues, perm 6 (facts §7.3); offset 0."""
+    """The first send creates TopicTest from TBW102: 4 queues, perm 6 (docs/reference.md §7.3); offset 0."""
     with Lab(seed=1) as lab:
         out = L.outcome(L.send_raw(lab, "TopicTest", b"hello"))
         assert out == {"code": 0, "code_name": "SUCCESS", "remark": "", "queue_offset": 0}
@@ -61,7 +61,7 @@ def test_send_raw_auto_creates_four_queues_perm_6():
 
 
 def test_topic_name_table_codes_and_remarks():
-    """Each name's code and remark (facts §7.1 check order)."""
+    """Each name's code and remark (docs/reference.md §7.1 check order)."""
     df = L.topic_name_table(["Topic Test", "SCHEDULE_TOPIC_XXXX", "T" * 128, "ok"])
     assert list(df["code"]) == [1, 16, 1, 0]
     assert df["remark"].iloc[0].startswith("The specified topic contains illegal characters")

@@ -1,4 +1,4 @@
-"""Lesson 02 (the store, facts §4 and §6): exercise answers for fixed seeds and the store helpers."""
+"""Lesson 02 (the store, docs/reference.md §4 and §6): exercise answers for fixed seeds and the store helpers."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from mqlab.lab.lessons import lesson02 as L
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
-    """The computed answers for two seeds each (facts §4.1 sizes, §6 tags code, roll-over, recovery)."""
+    """The computed answers for two seeds each (docs/reference.md §4.1 sizes, §6 tags code, roll-over, recovery)."""
     assert expected(ex_id, seed) == answer
     assert check(ex_id, answer, seed=seed)
 
 
 def test_entry_size_and_tags_code_vectors():
-    """91 + body + topic + properties (facts §4.1); tags code vectors of facts §6."""
+    """91 + body + topic + properties (docs/reference.md §4.1); tags code vectors of docs/reference.md §6."""
     assert L.entry_size(5) == 137
     assert L.entry_size(0, "T", "") == 92
     assert len(L.PROPS_TAGA) == 32

@@ -1,4 +1,4 @@
-"""Lesson 03 (pull processing, seeds 000 and 003): exercise answers for fixed seeds and helpers."""
+"""Lesson 03 (pull processing, mechanisms.md "Pull processing" and mechanisms.md "The consumer's pull loop"): exercise answers for fixed seeds and helpers."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from mqlab.lab.lessons import lesson03 as L
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
-    """The computed answers for fixed seeds (seed 003 getMessage statuses and code table)."""
+    """The computed answers for fixed seeds (mechanisms.md "The consumer's pull loop" getMessage statuses and code table)."""
     assert expected(ex_id, seed) == answer
     assert check(ex_id, answer, seed=seed)
 
@@ -39,7 +39,7 @@ def test_params_cover_every_case():
 
 
 def test_fault_table_steps_codes_and_remarks():
-    """Each fault stops processRequest at its seed-000 step with RocketMQ's code and remark."""
+    """Each fault stops processRequest at its mechanisms.md "Pull processing" step with RocketMQ's code and remark."""
     t = L.fault_table(1).set_index("fault")
     assert [(r.failed_step, r.code) for r in t.itertuples()] == [
         ("1", 16), ("2", 26), ("3", 16), ("4", 17), ("5", 1), ("6", 24), ("7", 1), ("10", 1),

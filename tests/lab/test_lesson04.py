@@ -1,4 +1,4 @@
-"""Lesson 04 (long polling, seed 001): exercise answers for fixed seeds and the polling helpers."""
+"""Lesson 04 (long polling, mechanisms.md "Long polling"): exercise answers for fixed seeds and the polling helpers."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from mqlab.lab.lessons import lesson04 as L
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
-    """The computed answers for fixed seeds (seed 001 notifyMessageArriving steps 3–5)."""
+    """The computed answers for fixed seeds (mechanisms.md "Long polling" notifyMessageArriving steps 3–5)."""
     assert expected(ex_id, seed) == answer
     assert check(ex_id, answer, seed=seed)
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_third_consumer_converges_to_2_1_1():
-    """Seed 004 §5 table: AVG over 4 queues and 3 sorted consumers gives 2/1/1."""
+    """mechanisms.md "Rebalancing" §5 table: AVG over 4 queues and 3 sorted consumers gives 2/1/1."""
     with L.group_lab(3, queues=4, consumers=3, topic="TopicTest") as lab:
         assert L.owners(lab, "TopicTest") == {
             0: "consumer-1", 1: "consumer-1", 2: "consumer-2", 3: "consumer-3"
@@ -22,7 +22,7 @@ def test_third_consumer_converges_to_2_1_1():
 
 
 def test_strategy_table_every_strategy():
-    """Facts §10.10: AVG blocks, AVG_BY_CIRCLE i % C, CONFIG ignores the group, MACHINE_ROOM remainder."""
+    """docs/reference.md §10.10: AVG blocks, AVG_BY_CIRCLE i % C, CONFIG ignores the group, MACHINE_ROOM remainder."""
     t = L.strategy_table(5, 3).set_index("queue_id")
     assert list(t["AVG"]) == ["consumer-1", "consumer-1", "consumer-2", "consumer-2", "consumer-3"]
     assert list(t["AVG_BY_CIRCLE"]) == [
@@ -45,7 +45,7 @@ def test_join_moves_avg_vs_consistent_hash_on_four_queues():
 
 
 def test_overlap_without_notify_lasts_until_the_20s_round():
-    """Seed 004 §5: without NOTIFY_CONSUMER_IDS_CHANGED the old consumer rebalances only every 20 s."""
+    """mechanisms.md "Rebalancing" §5: without NOTIFY_CONSUMER_IDS_CHANGED the old consumer rebalances only every 20 s."""
     for notify, want in ((True, 2), (False, 15_009)):
         with Lab(seed=1, broker={"notify_consumer_ids_changed_enable": notify}) as lab:
             lab.send_many("TopicTest", 4)
@@ -58,7 +58,7 @@ def test_overlap_without_notify_lasts_until_the_20s_round():
 
 
 def test_mixed_strategies_double_claim_and_orphan():
-    """Facts §10.10: each consumer computes only its own share; mixed strategies overlap and orphan."""
+    """docs/reference.md §10.10: each consumer computes only its own share; mixed strategies overlap and orphan."""
     with L.group_lab(1, queues=4, consumers=3, topic="TopicTest") as lab:
         lab.push_consumer(
             "CG", "TopicTest", allocate_message_queue_strategy=L.strategy("CONSISTENT_HASH")
@@ -104,6 +104,6 @@ def test_print_events_prints_full_text(capsys):
     ],
 )
 def test_exercise_answers(ex, seed, want):
-    """Exercises 05.1–05.4 (seed 004 §5, facts §10.10) have these exact answers for these seeds."""
+    """Exercises 05.1–05.4 (mechanisms.md "Rebalancing", docs/reference.md §10.10) have these exact answers for these seeds."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)

@@ -7,7 +7,7 @@ from mqlab.lab.lessons import lesson06 as L
 
 
 def test_pull_loop_pulls_batches_of_32_then_parks():
-    """Seed 003 steps 2.5/2.6: 100 messages come as 32 + 32 + 32 + 4, then the fifth pull parks."""
+    """mechanisms.md "The consumer's pull loop" steps 2.5/2.6: 100 messages come as 32 + 32 + 32 + 4, then the fifth pull parks."""
     with L.one_queue_lab(1, 100) as lab:
         lab.push_consumer("CG", L.TOPIC)
         lab.advance(100)
@@ -18,7 +18,7 @@ def test_pull_loop_pulls_batches_of_32_then_parks():
 
 
 def test_count_flow_control_defers_50ms():
-    """Seed 003 step 2.1: cached > pullThresholdForQueue → pull again in 50 ms."""
+    """mechanisms.md "The consumer's pull loop" step 2.1: cached > pullThresholdForQueue → pull again in 50 ms."""
     with L.one_queue_lab(1, 60) as lab:
         lab.push_consumer("CG", L.TOPIC, consume_time_ms=60_000, pull_batch_size=10,
                           pull_threshold_for_queue=25)  # fmt: skip
@@ -29,7 +29,7 @@ def test_count_flow_control_defers_50ms():
 
 
 def test_stuck_message_holds_the_committed_offset_at_zero():
-    """Facts §10.13: removeMessage returns the smallest offset left, so one stuck message pins it."""
+    """docs/reference.md §10.13: removeMessage returns the smallest offset left, so one stuck message pins it."""
     with L.one_queue_lab(1, 100) as lab:
         lab.push_consumer("CG", L.TOPIC, consume_time_ms=L.stuck_on(0))
         lab.advance(12_000)
@@ -40,7 +40,7 @@ def test_stuck_message_holds_the_committed_offset_at_zero():
 
 
 def test_offset_illegal_drops_and_fixes_after_10s():
-    """Facts §10.14: OFFSET_ILLEGAL drops the queue, fixes the offset 10 s later, rebalance re-pulls."""
+    """docs/reference.md §10.14: OFFSET_ILLEGAL drops the queue, fixes the offset 10 s later, rebalance re-pulls."""
     with L.one_queue_lab(1, 20) as lab:
         assert L.set_committed_offset(lab, 25).code == 0
         lab.push_consumer("CG", L.TOPIC)
@@ -65,6 +65,6 @@ def test_offset_illegal_drops_and_fixes_after_10s():
     ],
 )
 def test_exercise_answers(ex, seed, want):
-    """Exercises 06.1–06.3 (seed 003 steps 2.1 and 2.6, facts §10.14) have these exact answers."""
+    """Exercises 06.1–06.3 (mechanisms.md "The consumer's pull loop" steps 2.1 and 2.6, docs/reference.md §10.14) have these exact answers."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)

@@ -8,7 +8,7 @@ from mqlab.lab.lessons import lesson07 as L
 
 
 def test_flaky_retries_on_the_delay_table():
-    """Facts §10.7: retries 1..3 use levels 3, 4, 5 = 10 s, 30 s, 1 min (+ the 100 ms schedule tick)."""
+    """docs/reference.md §10.7: retries 1..3 use levels 3, 4, 5 = 10 s, 30 s, 1 min (+ the 100 ms schedule tick)."""
     with L.retry_lab(1, L.Flaky(3)) as lab:
         lab.send("TopicTest", "order-1", tags="Flaky")
         lab.advance(120_000)
@@ -21,7 +21,7 @@ def test_flaky_retries_on_the_delay_table():
 
 
 def test_dlq_after_16_retries_with_fast_levels():
-    """Facts §10.7 step 8: reconsumeTimes 16 ≥ maxReconsumeTimes 16 → %DLQ%CG queue 0."""
+    """docs/reference.md §10.7 step 8: reconsumeTimes 16 ≥ maxReconsumeTimes 16 → %DLQ%CG queue 0."""
     with L.retry_lab(1, L.Flaky(100), delay_levels=L.FAST_LEVELS) as lab:
         lab.send("TopicTest", "order-1", tags="Flaky")
         lab.advance(30_000)
@@ -31,7 +31,7 @@ def test_dlq_after_16_retries_with_fast_levels():
 
 
 def test_retry_schedule_table():
-    """Facts §10.7: 16 retries at levels 3..18 sum to 17 140 s; schedule queue = level − 1."""
+    """docs/reference.md §10.7: 16 retries at levels 3..18 sum to 17 140 s; schedule queue = level − 1."""
     s = L.retry_schedule()
     assert list(s["delay_level"]) == list(range(3, 19))
     assert list(s["schedule_queue"]) == list(range(2, 18))
@@ -59,7 +59,7 @@ def test_flaky_validates():
     ],
 )
 def test_exercise_answers(ex, seed, want):
-    """Exercises 07.1–07.3 (seed 004 §6–7, facts §10.7, §10.15) have these exact answers."""
+    """Exercises 07.1–07.3 (mechanisms.md "Consumption", docs/reference.md §10.7, §10.15) have these exact answers."""
     assert expected(ex, seed) == want
     assert check(ex, want, seed=seed)
 

@@ -21,7 +21,7 @@ def test_spark_session_is_off_with_skip_flag(monkeypatch, capsys):
 
 
 def test_idle_pulls_by_hand_long_polling():
-    """60 s idle, long polling: 5 queues × 3 answers (20 s apart) = 15 pulls (seed 001)."""
+    """60 s idle, long polling: 5 queues × 3 answers (20 s apart) = 15 pulls (mechanisms.md "Long polling")."""
     assert L.idle_pulls_by_hand(Lab(seed=3)) == 15
 
 

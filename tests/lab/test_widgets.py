@@ -82,7 +82,7 @@ def test_control_panel_sections(lab):
 
 # -- send ---------------------------------------------------------------------------------------
 def test_send_three(lab, panel):
-    """send 3 to a new topic: auto-created with 4 queues (TBW102, facts §7.3); seed 1 picks q1–q3."""
+    """send 3 to a new topic: auto-created with 4 queues (TBW102, docs/reference.md §7.3); seed 1 picks q1–q3."""
     send(panel, 3)
     assert max_offsets(lab) == [0, 1, 1, 1]
     assert "▶ t=2 send 3 to TopicTest (tags TagA)" in panel.messages
@@ -122,7 +122,7 @@ def test_send_body_and_tags(lab, panel):
     ],
 )  # fmt: skip
 def test_send_bad_input(lab, panel, field, value, message):
-    """Bad send input (facts §7.1 topic rules): a clear message, nothing sent, nothing raised."""
+    """Bad send input (docs/reference.md §7.1 topic rules): a clear message, nothing sent, nothing raised."""
     before = snapshot(lab)
     panel.inputs[field].value = value
     panel.buttons["send"].click()
@@ -145,7 +145,7 @@ def test_send_error_from_the_lab_becomes_a_message(lab, panel, monkeypatch):
 
 # -- pull once -----------------------------------------------------------------------------------
 def test_pull_once_on_empty_queue_parks(lab, panel):
-    """Seed 001: a SUSPEND pull at the max offset of an empty queue is parked for 15 000 ms."""
+    """mechanisms.md "Long polling": a SUSPEND pull at the max offset of an empty queue is parked for 15 000 ms."""
     send(panel, 3)  # queue 0 stays empty
     panel.messages.clear()
     panel.inputs["queue_id"].value = "0"
@@ -168,7 +168,7 @@ def test_pull_once_on_empty_queue_parks(lab, panel):
 
 
 def test_let_long_poll_time_out(lab, panel):
-    """Facts §10.3: the parked pull (deadline 15 010) is answered by the 20 000 check: PULL_NOT_FOUND."""
+    """docs/reference.md §10.3: the parked pull (deadline 15 010) is answered by the 20 000 check: PULL_NOT_FOUND."""
     send(panel, 3)
     panel.inputs["queue_id"].value = "0"
     panel.buttons["pull"].click()
@@ -233,7 +233,7 @@ def test_let_long_poll_time_out_with_nothing_parked(lab, panel):
 
 
 def test_pull_once_finds_messages(lab, panel):
-    """Seed 000 step 9: FOUND → SUCCESS (0) with nextBeginOffset = offset + messages."""
+    """mechanisms.md "Pull processing" step 9: FOUND → SUCCESS (0) with nextBeginOffset = offset + messages."""
     send(panel, 3)
     panel.inputs["queue_id"].value = "1"
     panel.inputs["offset"].value = "0"
@@ -246,7 +246,7 @@ def test_pull_once_finds_messages(lab, panel):
 
 
 def test_pull_once_without_suspend_answers_at_once(lab, panel):
-    """Without the SUSPEND flag an empty queue answers PULL_NOT_FOUND (19) at once (seed 000)."""
+    """Without the SUSPEND flag an empty queue answers PULL_NOT_FOUND (19) at once (mechanisms.md "Pull processing")."""
     send(panel, 3)
     panel.inputs["queue_id"].value = "0"
     panel.inputs["suspend"].value = False
@@ -279,7 +279,7 @@ def test_pull_once_bad_input(lab, panel, field, value, message):
 
 # -- consumers -----------------------------------------------------------------------------------
 def test_add_consumers_allocation(lab, panel):
-    """Two consumers, AVG (facts §10.10): contiguous blocks, consumer-1 [0, 1], consumer-2 [2, 3]."""
+    """Two consumers, AVG (docs/reference.md §10.10): contiguous blocks, consumer-1 [0, 1], consumer-2 [2, 3]."""
     send(panel, 3)
     panel.buttons["add_consumer"].click()
     assert queues_of(lab) == {"consumer-1": [0, 1, 2, 3]}
@@ -296,7 +296,7 @@ def test_add_consumers_allocation(lab, panel):
 
 
 def test_strategy_dropdown(lab, panel):
-    """AVG_BY_CIRCLE (facts §10.10): queue i goes to consumer i % 2 → [0, 2] and [1, 3]."""
+    """AVG_BY_CIRCLE (docs/reference.md §10.10): queue i goes to consumer i % 2 → [0, 2] and [1, 3]."""
     send(panel, 3)
     assert list(panel.inputs["strategy"].options) == ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"]
     panel.inputs["strategy"].value = "AVG_BY_CIRCLE"
@@ -374,7 +374,7 @@ def test_consumer_buttons_without_consumer(lab, panel):
 
 
 def test_rebalance(lab, panel):
-    """RebalanceService wakes at once (seed 002 step 26) and keeps the same allocation."""
+    """RebalanceService wakes at once (mechanisms.md "Send" step 26) and keeps the same allocation."""
     send(panel, 3)
     panel.buttons["add_consumer"].click()
     panel.buttons["add_consumer"].click()
@@ -397,7 +397,7 @@ def test_persist_offsets(lab, panel):
         ["CG", "TopicTest", 1, 1, 0],
         ["CG", "TopicTest", 2, 1, 0],
         ["CG", "TopicTest", 3, 1, 0],
-    ]  # committed by the pulls' commitOffset flag (seed 000 step 11)
+    ]  # committed by the pulls' commitOffset flag (mechanisms.md "Pull processing" step 11)
     panel.messages.clear()
     panel.buttons["persist_offsets"].click()
     assert lab.consumer_offsets()[cols].values.tolist() == [
@@ -487,7 +487,7 @@ def test_toggle_long_polling_back_on(lab, panel):
 
 
 def test_toggle_auto_create_topic_off(lab, panel):
-    """autoCreateTopicEnable=false: a send to a new topic fails (TOPIC_NOT_EXIST (17) three times), facts §10.6."""
+    """autoCreateTopicEnable=false: a send to a new topic fails (TOPIC_NOT_EXIST (17) three times), docs/reference.md §10.6."""
     panel.inputs["auto_create_topic"].value = False
     assert [b.broker_config.auto_create_topic_enable for b in lab.brokers] == [False]
     send(panel, 1, topic="NewTopic")
@@ -498,7 +498,7 @@ def test_toggle_auto_create_topic_off(lab, panel):
 
 
 def test_listener_fails_toggle(lab, panel):
-    """ "listener fails": the panel's consumers answer RECONSUME_LATER (seed 004), then succeed again."""
+    """ "listener fails": the panel's consumers answer RECONSUME_LATER (mechanisms.md "Rebalancing"), then succeed again."""
     send(panel, 1)
     panel.inputs["listener"].value = "fails"
     assert panel.listener.fails is True

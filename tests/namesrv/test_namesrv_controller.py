@@ -1,8 +1,8 @@
 """NamesrvController through the simulation driver, with broker_outer_api requests.
 
-Facts §2.1/§2.2 (codes, headers), §2.5/§2.6 (bodies), §9 (expiry), §10.17, §11
-(DefaultRequestProcessorTest), cpp-client-wire "Response header rules" (extFields on
-every reply); seed 002 (registerBrokerAll after auto-creating a topic).
+docs/reference.md §2.1/§2.2 (codes, headers), §2.5/§2.6 (bodies), §9 (expiry), §10.17, §11
+(DefaultRequestProcessorTest), docs/cpp-client.md "Response header rules" (extFields on
+every reply); mechanisms.md "Topic auto-creation" (registerBrokerAll after auto-creating a topic).
 """
 
 import pytest
@@ -96,7 +96,7 @@ def route(d, client, topic="TopicTest"):
 
 
 def test_scan_timer_first_after_5s_then_every_10s():
-    """NamesrvController#initialize: scanNotActiveBroker at 5 s, then every 10 s (facts §9)."""
+    """NamesrvController#initialize: scanNotActiveBroker at 5 s, then every 10 s (docs/reference.md §9)."""
     d, _, _, _ = setup()
     [t] = [p for p in d.next_timers() if p.name == SCAN_NOT_ACTIVE_BROKER_TIMER]
     assert (t.due_ms, t.daemon, t.periodic) == (5_000, True, True)
@@ -106,7 +106,7 @@ def test_scan_timer_first_after_5s_then_every_10s():
 
 
 def test_register_then_route_exact_body():
-    """REGISTER_BROKER then GET_ROUTEINFO_BY_TOPIC: SUCCESS, extFields {}, facts §2.5 bytes."""
+    """REGISTER_BROKER then GET_ROUTEINFO_BY_TOPIC: SUCCESS, extFields {}, docs/reference.md §2.5 bytes."""
     d, _, broker, client = setup()
     broker.register()
     d.run_until_idle()
@@ -272,7 +272,7 @@ def test_compressed_registration():
 
 
 def test_register_body_fastjson_shape():
-    """RegisterBrokerBody JSON of facts §2.6 / §7.4, keys sorted."""
+    """RegisterBrokerBody JSON of docs/reference.md §2.6 / §7.4, keys sorted."""
     body = encode_register_broker_body(
         {"TopicTest": TopicConfig("TopicTest", 4, 4)}, DataVersion(1_650_000_000_000, 3)
     )

@@ -1,4 +1,4 @@
-"""RouteInfoManager: registration, routes, write perms, expiry (facts §2.5, §9, §10.17, §11)."""
+"""RouteInfoManager: registration, routes, write perms, expiry (docs/reference.md §2.5, §9, §10.17, §11)."""
 
 from mqlab.common.topic_config import DataVersion, TopicConfig
 from mqlab.namesrv.route_info_manager import (
@@ -46,7 +46,7 @@ def test_pickup_topic_route_data_unknown_topic_is_none():
 
 
 def test_register_master_route_bytes():
-    """A master's topic gives the fastjson route of facts §2.5, brokerAddrs key unquoted."""
+    """A master's topic gives the fastjson route of docs/reference.md §2.5, brokerAddrs key unquoted."""
     rim = RouteInfoManager()
     assert register(rim) == RegisterBrokerResult(None, None)
     assert rim.pickup_topic_route_data("TopicTest").encode() == (
@@ -135,7 +135,7 @@ def test_unregister_slave_keeps_topics():
 
 
 def test_scan_not_active_broker_120s_strict():
-    """Registered at t=1000: alive at 121000 (not <), expired at 121001 (facts §9)."""
+    """Registered at t=1000: alive at 121000 (not <), expired at 121001 (docs/reference.md §9)."""
     rim = RouteInfoManager()
     register(rim, now=1000)
     assert BROKER_CHANNEL_EXPIRED_TIME == 120_000
@@ -168,7 +168,7 @@ def test_filter_servers_in_route():
 
 
 def test_cluster_info_and_topic_lists():
-    """ClusterInfo body (facts §2.6), topics by cluster, [] for an unknown cluster."""
+    """ClusterInfo body (docs/reference.md §2.6), topics by cluster, [] for an unknown cluster."""
     rim = RouteInfoManager()
     register(rim, "broker-b", ADDR_B, w=wrapper(B=(1, 1, 6)))
     register(rim, "broker-a", ADDR_A, w=wrapper(A=(1, 1, 6)))
@@ -203,7 +203,7 @@ def test_topic_list_in_java_hash_set_order():
 
 
 def test_auto_created_topic_routes_to_one_broker_only():
-    """Seed 002: the broker that auto-creates a topic re-registers; the route has only it."""
+    """mechanisms.md "Topic auto-creation": the broker that auto-creates a topic re-registers; the route has only it."""
     rim = RouteInfoManager()
     register(rim, "broker-a", ADDR_A, w=wrapper(1, TBW102=(8, 8, 7)))
     register(rim, "broker-b", ADDR_B, w=wrapper(1, TBW102=(8, 8, 7)))

@@ -1,6 +1,6 @@
 """The official C++ producer (PyPI rocketmq 0.4.4) against ``mqlab serve``.
 
-cpp-client-wire §2 (send paths), §4.1 (properties, compression), §4.3 (batches); facts
+docs/cpp-client.md §2 (send paths), §4.1 (properties, compression), §4.3 (batches); docs/reference.md
 §1.8 (send response fields).
 """
 

@@ -1,8 +1,8 @@
 """The official C++ push consumer (PyPI rocketmq 0.4.4) against ``mqlab serve``.
 
-cpp-client-wire §2 (push start, steady state, broadcasting, orderly), §5.1 (held pulls),
+docs/cpp-client.md §2 (push start, steady state, broadcasting, orderly), §5.1 (held pulls),
 §5.2 (offsets), §5.3 (send-back by commit-log offset, retry topic), §5.4 (rebalance on
-NOTIFY_CONSUMER_IDS_CHANGED), §5.5 (locks); facts §10.7 (delay level 3 + reconsumeTimes).
+NOTIFY_CONSUMER_IDS_CHANGED), §5.5 (locks); docs/reference.md §10.7 (delay level 3 + reconsumeTimes).
 """
 
 import time

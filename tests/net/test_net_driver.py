@@ -1,8 +1,8 @@
 """The asyncio network driver on its own: framing, dispatch, held requests, invokes, timers.
 
-Mirrors the role of NettyRemotingServer/Client; facts §1.1 (frame layout, 16 MiB limit),
+Mirrors the role of NettyRemotingServer/Client; docs/reference.md §1.1 (frame layout, 16 MiB limit),
 §1.3 (flags), §1.6 (dispatch: unknown codes, exceptions → SYSTEM_ERROR, oneway);
-cpp-client-wire §1 (JSON replies with type byte 0, extFields on every reply, many requests
+docs/cpp-client.md §1 (JSON replies with type byte 0, extFields on every reply, many requests
 in flight on one connection).
 """
 
@@ -99,7 +99,7 @@ class Wire:
 
 def test_reply_is_json_type_byte_0_with_string_extfields_and_same_opaque():
     """A reply: serialize byte 0, header JSON with flag bit 0 set, the request's opaque, and an
-    extFields object even when the node set none (cpp-client-wire §1 response rules)."""
+    extFields object even when the node set none (docs/cpp-client.md §1 response rules)."""
 
     async def main():
         driver, _, port = await start_echo()
@@ -119,7 +119,7 @@ def test_reply_is_json_type_byte_0_with_string_extfields_and_same_opaque():
 
 def test_rocketmq_binary_request_gets_a_json_reply():
     """A ROCKETMQ-serialized request (type byte 1) is decoded; the reply is JSON (byte 0), as a
-    Java server answers in its own configured type (facts §1.2, §1.5)."""
+    Java server answers in its own configured type (docs/reference.md §1.2, §1.5)."""
 
     async def main():
         driver, _, port = await start_echo()
@@ -140,7 +140,7 @@ def test_rocketmq_binary_request_gets_a_json_reply():
 
 def test_many_requests_in_flight_on_one_connection_answer_out_of_order():
     """A held request (None from process_request) does not block later ones on the same
-    connection; its answer comes when the node sends it (long polling, facts §10.3)."""
+    connection; its answer comes when the node sends it (long polling, docs/reference.md §10.3)."""
 
     async def main():
         driver, echo, port = await start_echo()
@@ -195,7 +195,7 @@ def test_frames_split_and_coalesced_across_reads():
 def test_malformed_frame_closes_only_that_connection(bad, error):
     """Over 16 MiB (length + 4 > 16,777,216), length < 4, bad JSON, unknown serialize type:
     that connection is closed with a decode error event; frames before it were answered and
-    another connection is served (facts §1.1; STYLE §6.10)."""
+    another connection is served (docs/reference.md §1.1; docs/design.md §6.10)."""
 
     async def main():
         driver, echo, port = await start_echo()
@@ -222,7 +222,7 @@ def test_malformed_frame_closes_only_that_connection(bad, error):
 
 def test_handler_exception_is_system_error_and_unknown_code_not_supported():
     """An exception → SYSTEM_ERROR (1) with a remark, the connection stays open; an unknown
-    code → REQUEST_CODE_NOT_SUPPORTED (3) " request type 999 not supported" (facts §1.6)."""
+    code → REQUEST_CODE_NOT_SUPPORTED (3) " request type 999 not supported" (docs/reference.md §1.6)."""
 
     async def main():
         driver, _, port = await start_echo()
@@ -241,7 +241,7 @@ def test_handler_exception_is_system_error_and_unknown_code_not_supported():
 
 def test_oneway_request_gets_no_reply_and_server_notify_is_oneway():
     """flag 2 (oneway) → no reply; a node's send_request_oneway reaches the client with the
-    oneway bit set (NOTIFY_CONSUMER_IDS_CHANGED, facts §1.3)."""
+    oneway bit set (NOTIFY_CONSUMER_IDS_CHANGED, docs/reference.md §1.3)."""
 
     async def main():
         driver, _, port = await start_echo()
@@ -365,7 +365,7 @@ class Ticker(Node):
 def test_timers_replace_cancel_period_wakeup_and_stop():
     """Timers keyed by (node, name, key): re-arming replaces, cancel silences, periodic
     repeats, wakeup fires now (ServiceThread#wakeup), a stopped node's timers go silent
-    (STYLE §6.8)."""
+    (docs/design.md §6.8)."""
 
     async def main():
         driver = NetDriver()

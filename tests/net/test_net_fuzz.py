@@ -1,7 +1,7 @@
 """Malformed frames against a live broker while well-behaved clients keep being served.
 
-Issue 6 "Bad input"; facts §1.1 (framing, 16 MiB limit), §1.6 (dispatch, unknown codes);
-STYLE §6.10 (malformed bytes close that connection only).
+Issue 6 "Bad input"; docs/reference.md §1.1 (framing, 16 MiB limit), §1.6 (dispatch, unknown codes);
+docs/design.md §6.10 (malformed bytes close that connection only).
 """
 
 import json
@@ -87,7 +87,7 @@ def test_malformed_frames_close_only_their_connection(fuzz_server, tmp_path):
     good client every time, and a C++ producer sending meanwhile gets all 60 sends acked.
 
     Requests that decode but lack mandatory fields may raise in a processor; the driver
-    turns that into SYSTEM_ERROR (facts §1.6 step 4) and serves on, which is what this
+    turns that into SYSTEM_ERROR (docs/reference.md §1.6 step 4) and serves on, which is what this
     test checks; what such requests do to the broker's tables is the next test.
     """
     server = fuzz_server

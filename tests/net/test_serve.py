@@ -1,6 +1,6 @@
 """``python -m mqlab serve``: configuration, broker layout, CLI errors, several brokers.
 
-Issue 6 "Server"; facts §1.6 (ports 9876 / 10911), §8.1 and §8.2 (broker.properties keys).
+Issue 6 "Server"; docs/reference.md §1.6 (ports 9876 / 10911), §8.1 and §8.2 (broker.properties keys).
 """
 
 import json

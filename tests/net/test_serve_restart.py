@@ -1,6 +1,6 @@
 """``python -m mqlab serve`` stopped by SIGTERM mid-stream and restarted on its store dir.
 
-Issue 6 "Restart"; facts §7.4 (persisted topics and offsets); cpp-client-wire §5.2.
+Issue 6 "Restart"; docs/reference.md §7.4 (persisted topics and offsets); docs/cpp-client.md §5.2.
 """
 
 import json

@@ -1,4 +1,4 @@
-"""JSON bodies: heartbeat, locks, routes, cluster info (facts §2.3–§2.6, cpp doc §2.1, §3)."""
+"""JSON bodies: heartbeat, locks, routes, cluster info (docs/reference.md §2.3–§2.6, cpp doc §2.1, §3)."""
 
 from __future__ import annotations
 
@@ -66,17 +66,17 @@ HEARTBEAT = HeartbeatData(
 
 MQ = MessageQueue("TopicTest", "broker-a", 0)
 
-# One golden table drives both encode and decode (STYLE §6.13): (id, body object, JSON text).
+# One golden table drives both encode and decode (docs/design.md §6.13): (id, body object, JSON text).
 GOLDEN_BODIES = [
     (
-        "topic_route_data",  # facts §2.5
+        "topic_route_data",  # docs/reference.md §2.5
         ROUTE,
         '{"brokerDatas":[{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"},"brokerName":"broker-a",'
         '"cluster":"DefaultCluster"}],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a",'
         '"perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}',
     ),
     (
-        "heartbeat_push_consumer",  # facts §2.3 (subVersion filled in)
+        "heartbeat_push_consumer",  # docs/reference.md §2.3 (subVersion filled in)
         HEARTBEAT,
         '{"clientID":"10.0.0.5@1234#5678","consumerDataSet":[{"consumeFromWhere":"CONSUME_FROM_LAST_OFFSET",'
         '"consumeType":"CONSUME_PASSIVELY","groupName":"g1","messageModel":"CLUSTERING",'
@@ -87,18 +87,18 @@ GOLDEN_BODIES = [
         '"producerDataSet":[{"groupName":"CLIENT_INNER_PRODUCER"}]}',
     ),
     (
-        "lock_batch_request",  # facts §2.4
+        "lock_batch_request",  # docs/reference.md §2.4
         LockBatchRequestBody(consumer_group="CID-orderly", client_id="c1", mq_set=(MQ,)),
         '{"clientId":"c1","consumerGroup":"CID-orderly","mqSet":[{"brokerName":"broker-a","queueId":0,'
         '"topic":"TopicTest"}]}',
     ),
     (
-        "lock_batch_response",  # facts §2.4
+        "lock_batch_response",  # docs/reference.md §2.4
         LockBatchResponseBody(lock_ok_mq_set=(MQ,)),
         '{"lockOKMQSet":[{"brokerName":"broker-a","queueId":0,"topic":"TopicTest"}]}',
     ),
     (
-        "cluster_info",  # facts §2.6
+        "cluster_info",  # docs/reference.md §2.6
         ClusterInfo(
             broker_addr_table={
                 "broker-a": BrokerData(
@@ -111,7 +111,7 @@ GOLDEN_BODIES = [
         '"cluster":"DefaultCluster"}},"clusterAddrTable":{"DefaultCluster":["broker-a"]}}',
     ),
     (
-        "register_broker_body",  # facts §2.6 with one TopicConfig (facts §7.4 shape)
+        "register_broker_body",  # docs/reference.md §2.6 with one TopicConfig (docs/reference.md §7.4 shape)
         RegisterBrokerBody(
             topic_config_table={
                 "TopicTest": {
@@ -132,7 +132,7 @@ GOLDEN_BODIES = [
         '"writeQueueNums":4}}}}',
     ),
     (
-        "consumer_id_list",  # facts §2.2
+        "consumer_id_list",  # docs/reference.md §2.2
         GetConsumerListByGroupResponseBody(consumer_id_list=("10.0.0.5@1234#987654321",)),
         '{"consumerIdList":["10.0.0.5@1234#987654321"]}',
     ),
@@ -143,7 +143,7 @@ GOLDEN_BODIES = [
     ("body", "text"), [c[1:] for c in GOLDEN_BODIES], ids=[c[0] for c in GOLDEN_BODIES]
 )
 def test_encode_golden_bodies(body: object, text: str) -> None:
-    """encode() writes fastjson's bytes: bean keys sorted, Long map keys unquoted (facts §1.7, §2.3–§2.6)."""
+    """encode() writes fastjson's bytes: bean keys sorted, Long map keys unquoted (docs/reference.md §1.7, §2.3–§2.6)."""
     assert body.encode() == text.encode()  # type: ignore[attr-defined]
 
 
@@ -151,7 +151,7 @@ def test_encode_golden_bodies(body: object, text: str) -> None:
     ("body", "text"), [c[1:] for c in GOLDEN_BODIES], ids=[c[0] for c in GOLDEN_BODIES]
 )
 def test_decode_golden_bodies(body: object, text: str) -> None:
-    """decode() reads the same bytes back into an equal object (facts §2.3–§2.6)."""
+    """decode() reads the same bytes back into an equal object (docs/reference.md §2.3–§2.6)."""
     assert type(body).decode(text.encode()) == body  # type: ignore[attr-defined]
 
 

@@ -1,4 +1,4 @@
-"""Request and response code numbers (facts §2.1, §3)."""
+"""Request and response code numbers (docs/reference.md §2.1, §3)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from mqlab.remoting import RequestCode, ResponseCode
 from mqlab.remoting.codes import code_name
 
-# facts §3, every row.
+# docs/reference.md §3, every row.
 RESPONSE_CODES = {
     "SUCCESS": 0, "SYSTEM_ERROR": 1, "SYSTEM_BUSY": 2, "REQUEST_CODE_NOT_SUPPORTED": 3,
     "TRANSACTION_FAILED": 4, "FLUSH_DISK_TIMEOUT": 10, "SLAVE_NOT_AVAILABLE": 11,
@@ -24,7 +24,7 @@ RESPONSE_CODES = {
     "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED": 211,
 }  # fmt: skip
 
-# facts §2.1, the rows mqlab's broker, name server and clients use.
+# docs/reference.md §2.1, the rows mqlab's broker, name server and clients use.
 REQUEST_CODES = {
     "SEND_MESSAGE": 10, "PULL_MESSAGE": 11, "QUERY_MESSAGE": 12, "QUERY_BROKER_OFFSET": 13,
     "QUERY_CONSUMER_OFFSET": 14, "UPDATE_CONSUMER_OFFSET": 15, "UPDATE_AND_CREATE_TOPIC": 17,
@@ -63,18 +63,18 @@ REQUEST_CODES = {
 
 
 def test_response_codes_match_facts_table() -> None:
-    """ResponseCode holds exactly the 36 codes of facts §3, with RocketMQ's names."""
+    """ResponseCode holds exactly the 36 codes of docs/reference.md §3, with RocketMQ's names."""
     assert {c.name: c.value for c in ResponseCode} == RESPONSE_CODES
 
 
 @pytest.mark.parametrize(("name", "number"), sorted(REQUEST_CODES.items(), key=lambda kv: kv[1]))
 def test_request_codes_match_facts_table(name: str, number: int) -> None:
-    """Each request code of facts §2.1 has RocketMQ's number."""
+    """Each request code of docs/reference.md §2.1 has RocketMQ's number."""
     assert RequestCode[name] == number
 
 
 def test_request_codes_also_cover_the_acl_and_admin_rows() -> None:
-    """ACL ops are 50–54 (facts §2.1), and RequestCode.java's 22/23/27 are present too."""
+    """ACL ops are 50–54 (docs/reference.md §2.1), and RequestCode.java's 22/23/27 are present too."""
     assert [c.value for c in RequestCode if 50 <= c <= 54] == [50, 51, 52, 53, 54]
     assert (RequestCode.GET_TOPIC_CONFIG_LIST, RequestCode.GET_TOPIC_NAME_LIST) == (22, 23)
     assert RequestCode.TRIGGER_DELETE_FILES == 27

@@ -1,4 +1,4 @@
-"""RemotingCommand frame codec (RemotingCommandTest, RocketMQSerializableTest; facts §1, §11)."""
+"""RemotingCommand frame codec (RemotingCommandTest, RocketMQSerializableTest; docs/reference.md §1, §11)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ def rocketmq_frame(header_hex: str) -> bytes:
     return struct.pack(">II", 4 + len(h), (1 << 24) | len(h)) + h
 
 
-# One golden table drives both the encode and the decode tests (STYLE §6.13).
+# One golden table drives both the encode and the decode tests (docs/design.md §6.13).
 # (id, RemotingCommand kwargs, frame bytes)
 GOLDEN_FRAMES: list[tuple[str, dict[str, object], bytes]] = [
     (
-        # facts §1.2, captured Java request
+        # docs/reference.md §1.2, captured Java request
         "json_get_routeinfo_request",
         {"code": 105, "ext_fields": {"topic": "TBW102"}, "opaque": 1, "version": 401},
         json_frame(
@@ -44,7 +44,7 @@ GOLDEN_FRAMES: list[tuple[str, dict[str, object], bytes]] = [
         ),
     ),
     (
-        # facts §1.2 captured response, plus the extFields {} every reply carries (cpp doc §1)
+        # docs/reference.md §1.2 captured response, plus the extFields {} every reply carries (cpp doc §1)
         "json_success_response",
         {"code": 0, "flag": RPC_TYPE, "opaque": 0, "version": 403, "ext_fields": {}},
         json_frame(
@@ -53,7 +53,7 @@ GOLDEN_FRAMES: list[tuple[str, dict[str, object], bytes]] = [
         ),
     ),
     (
-        # facts §1.2: oneway UPDATE_CONSUMER_OFFSET, HashMap key order kept as sent
+        # docs/reference.md §1.2: oneway UPDATE_CONSUMER_OFFSET, HashMap key order kept as sent
         "json_oneway_update_consumer_offset",
         {
             "code": 15,
@@ -127,7 +127,7 @@ GOLDEN_FRAMES: list[tuple[str, dict[str, object], bytes]] = [
     ("kwargs", "frame"), [c[1:] for c in GOLDEN_FRAMES], ids=[c[0] for c in GOLDEN_FRAMES]
 )
 def test_encode_golden_frames(kwargs: dict[str, object], frame: bytes) -> None:
-    """encode() writes each golden frame byte for byte (facts §1.1, §1.2, §1.5)."""
+    """encode() writes each golden frame byte for byte (docs/reference.md §1.1, §1.2, §1.5)."""
     kw = dict(kwargs)
     code = kw.pop("code")
     assert RemotingCommand(code, **kw).encode() == frame  # type: ignore[arg-type]
@@ -137,7 +137,7 @@ def test_encode_golden_frames(kwargs: dict[str, object], frame: bytes) -> None:
     ("kwargs", "frame"), [c[1:] for c in GOLDEN_FRAMES], ids=[c[0] for c in GOLDEN_FRAMES]
 )
 def test_decode_golden_frames(kwargs: dict[str, object], frame: bytes) -> None:
-    """decode() reads each golden frame back into the same fields (facts §1.1, §1.2, §1.5)."""
+    """decode() reads each golden frame back into the same fields (docs/reference.md §1.1, §1.2, §1.5)."""
     cmd = RemotingCommand.decode(frame)
     assert cmd.code == kwargs["code"]
     assert cmd.ext_fields == kwargs.get("ext_fields")
@@ -170,7 +170,7 @@ def test_mark_protocol_type_rocketmq_16777215() -> None:
 
 
 def test_header_over_24_bits_rejected() -> None:
-    """A header of 16,777,216 bytes does not fit the 3-byte length (facts §1.1)."""
+    """A header of 16,777,216 bytes does not fit the 3-byte length (docs/reference.md §1.1)."""
     remark = "r" * (16_777_216 - 21)
     with pytest.raises(RemotingCommandException, match="header too long"):
         RemotingCommand(103, remark=remark, serialize_type=SerializeType.ROCKETMQ).encode()
@@ -218,13 +218,13 @@ def test_rocketmq_header_sizes_and_offsets(
 
 
 def test_rocketmq_empty_remark_and_ext_decode_as_null() -> None:
-    """Remark/extFields length 0 decode as null, as rocketMQProtocolDecode does (facts §1.5)."""
+    """Remark/extFields length 0 decode as null, as rocketMQProtocolDecode does (docs/reference.md §1.5)."""
     cmd = RemotingCommand.decode(rocketmq_frame("0067 00 091d 00000001 00000000 00000000 00000000"))
     assert cmd.remark is None and cmd.ext_fields is None
 
 
 def test_rocketmq_language_byte_cpp() -> None:
-    """The language byte is LanguageCode's number: CPP = 1 (facts §1.2)."""
+    """The language byte is LanguageCode's number: CPP = 1 (docs/reference.md §1.2)."""
     cmd = RemotingCommand(34, language="CPP", serialize_type=SerializeType.ROCKETMQ)
     assert cmd.encode_header()[2] == 1
     assert RemotingCommand.decode(cmd.encode()).language == "CPP"
@@ -288,7 +288,7 @@ def test_request_and_response_flags() -> None:
     assert req.version == resp.version == 399
 
 
-# -- real captured headers (facts §1.2, cpp doc §1) ----------------------------------------------
+# -- real captured headers (docs/reference.md §1.2, cpp doc §1) ----------------------------------------------
 
 CPP_FIRST_FRAME = bytes.fromhex("000000c1000000bd") + (
     b'{"code":105,"extFields":{"AccessKey":"","OnsChannel":"ALIYUN",'
@@ -333,7 +333,7 @@ def test_cpp_numeric_ext_values_become_strings() -> None:
 
 
 def test_send_message_v2_captured_header_control_char_escapes() -> None:
-    """SEND_MESSAGE_V2's "i" with \\u0001/\\u0002 escapes decodes to U+0001/U+0002 (facts §1.2)."""
+    """SEND_MESSAGE_V2's "i" with \\u0001/\\u0002 escapes decodes to U+0001/U+0002 (docs/reference.md §1.2)."""
     header = (
         '{"code":310,"extFields":{"a":"yyzGroup2","b":"yyztest2","c":"TBW102","d":"4","e":"0",'
         '"f":"0","g":"1491978653614","h":"0",'
@@ -349,7 +349,7 @@ def test_send_message_v2_captured_header_control_char_escapes() -> None:
 
 
 def test_header_with_fastjson_unquoted_keys() -> None:
-    """A header with fastjson's unquoted keys still decodes (facts §1.7: fastjson is lenient)."""
+    """A header with fastjson's unquoted keys still decodes (docs/reference.md §1.7: fastjson is lenient)."""
     cmd = RemotingCommand.decode(
         json_frame(
             '{code:105,extFields:{topic:"T",0:"x"},flag:0,language:"JAVA",opaque:4,version:399}'
@@ -359,7 +359,7 @@ def test_header_with_fastjson_unquoted_keys() -> None:
 
 
 def test_encode_writes_fastjson_escapes() -> None:
-    """Header strings are escaped as fastjson does: \\u0001, \\u001F, \\u007F upper-case (facts §1.7)."""
+    """Header strings are escaped as fastjson does: \\u0001, \\u001F, \\u007F upper-case (docs/reference.md §1.7)."""
     text = RemotingCommand(10, ext_fields={"i": "a\x01b\x1fc\x7fd\u00e9"}).encode_header().decode()
     assert '"i":"a\\u0001b\\u001Fc\\u007Fd\u00e9"' in text
 
@@ -405,7 +405,7 @@ def test_reply_ext_values_are_json_strings() -> None:
 
 
 def test_split_frames_partial_frames() -> None:
-    """Complete frames are cut off; a partial one waits in the buffer (facts §1.1)."""
+    """Complete frames are cut off; a partial one waits in the buffer (docs/reference.md §1.1)."""
     f1 = RemotingCommand(105, ext_fields={"topic": "A"}, opaque=1).encode()
     f2 = RemotingCommand(34, body=b"{}", opaque=2).encode()
     buf = bytearray(f1 + f2[:10])
@@ -428,7 +428,7 @@ def test_split_frames_byte_by_byte() -> None:
 
 
 def test_split_frames_too_long() -> None:
-    """length + 4 over 16,777,216 raises, as Netty's TooLongFrameException (facts §1.1)."""
+    """length + 4 over 16,777,216 raises, as Netty's TooLongFrameException (docs/reference.md §1.1)."""
     ok = bytearray(struct.pack(">i", MAX_FRAME_LENGTH - 4))
     assert split_frames(ok) == [] and len(ok) == 4  # fits: waits for the rest
     with pytest.raises(RemotingCommandException, match="bad frame length"):
@@ -469,7 +469,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("frame", [m[1] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
 def test_malformed_frames_raise(frame: bytes) -> None:
-    """Malformed bytes raise RemotingCommandException (STYLE §6.10; NettyDecoder closes the channel)."""
+    """Malformed bytes raise RemotingCommandException (docs/design.md §6.10; NettyDecoder closes the channel)."""
     with pytest.raises(RemotingCommandException):
         RemotingCommand.decode(frame)
 

@@ -1,6 +1,6 @@
 """The JSON header shortcuts write and read exactly what the plain definitions do.
 
-Facts §1.1 (frame), §1.7 (fastjson's escapes), cpp-client-wire §1 (the C++ client's
+docs/reference.md §1.1 (frame), §1.7 (fastjson's escapes), docs/cpp-client.md §1 (the C++ client's
 trailing ``\\n``).
 """
 
@@ -38,14 +38,14 @@ SPECIAL = [
 @pytest.mark.parametrize("value", SPECIAL, ids=repr)
 def test_header_text_is_the_same_as_the_reference_encoder(value):
     """U+000B, U+000E, U+000F, U+001A..U+001F, U+007F..U+009F and U+2028/U+2029 switch to
-    fastjson's escapes, anything else is json.dumps text — byte for byte (facts §1.7)."""
+    fastjson's escapes, anything else is json.dumps text — byte for byte (docs/reference.md §1.7)."""
     cmd = RemotingCommand(310, ext_fields={"i": value}, remark=value or None, opaque=3)
     assert cmd.encode_header() == _reference_header(cmd)
 
 
 @given(st.text(max_size=30))
 def test_header_text_matches_the_reference_for_any_text(value):
-    """Any extFields value and remark: the same header bytes as the reference (facts §1.7)."""
+    """Any extFields value and remark: the same header bytes as the reference (docs/reference.md §1.7)."""
     cmd = RemotingCommand(11, ext_fields={"k": value}, remark=value)
     try:
         expected = _reference_header(cmd)
@@ -73,7 +73,7 @@ def _frame(header: str, body: bytes = b"") -> bytes:
 )
 def test_lenient_and_padded_headers_decode_as_fastjson_reads_them(header):
     """Headers with whitespace around them or in fastjson's lenient dialect decode to the
-    fields fastjson.loads gives (cpp-client-wire §1, facts §1.7)."""
+    fields fastjson.loads gives (docs/cpp-client.md §1, docs/reference.md §1.7)."""
     cmd = RemotingCommand.decode(_frame(header))
     d = fastjson.loads(header)
     assert (cmd.code, cmd.opaque) == (11, 5)
@@ -86,6 +86,6 @@ def test_lenient_and_padded_headers_decode_as_fastjson_reads_them(header):
 
 @pytest.mark.parametrize("header", ['{"code":11} x', "[1]", "{", '{"code":11}{}'])
 def test_bad_headers_still_raise(header):
-    """Extra text, a non-object or broken JSON raises RemotingCommandException (facts §1.1)."""
+    """Extra text, a non-object or broken JSON raises RemotingCommandException (docs/reference.md §1.1)."""
     with pytest.raises(RemotingCommandException):
         RemotingCommand.decode(_frame(header))

@@ -1,4 +1,4 @@
-"""fastjson-compatible JSON (RemotingSerializableTest; facts §1.7, §2.5, §11)."""
+"""fastjson-compatible JSON (RemotingSerializableTest; docs/reference.md §1.7, §2.5, §11)."""
 
 from __future__ import annotations
 
@@ -37,22 +37,22 @@ def test_pretty_nested_and_empty() -> None:
     )
 
 
-# -- fastjson's non-standard map keys (facts §1.7) -----------------------------------------------
+# -- fastjson's non-standard map keys (docs/reference.md §1.7) -----------------------------------------------
 
 
 def test_dumps_long_keys_unquoted() -> None:
-    """HashMap<Long,String> is written {0:"10.0.0.1:10911"}; Map<Integer,Long> {0:12,1:13} (facts §1.7)."""
+    """HashMap<Long,String> is written {0:"10.0.0.1:10911"}; Map<Integer,Long> {0:12,1:13} (docs/reference.md §1.7)."""
     assert dumps({0: "10.0.0.1:10911"}) == '{0:"10.0.0.1:10911"}'
     assert dumps({0: 12, 1: 13}) == "{0:12,1:13}"
 
 
 def test_loads_unquoted_numeric_keys() -> None:
-    """{0:"a",1:"b"} parses with int keys (facts §1.7)."""
+    """{0:"a",1:"b"} parses with int keys (docs/reference.md §1.7)."""
     assert loads('{0:"a",1:"b"}') == {0: "a", 1: "b"}
 
 
 def test_dumps_message_queue_keys_as_objects() -> None:
-    """A map keyed by MessageQueue writes each key as an object (facts §1.7)."""
+    """A map keyed by MessageQueue writes each key as an object (docs/reference.md §1.7)."""
     text = '{{"brokerName":"b","queueId":0,"topic":"T"}:12}'
     assert dumps({MessageQueue("T", "b", 0): 12}) == text
     key = FrozenKey.from_dict({"topic": "T", "brokerName": "b", "queueId": 0})
@@ -60,7 +60,7 @@ def test_dumps_message_queue_keys_as_objects() -> None:
 
 
 def test_loads_object_keys_become_frozen_keys() -> None:
-    """Object keys parse as FrozenKey, equal whatever the field order; to_dict() thaws them (facts §1.7)."""
+    """Object keys parse as FrozenKey, equal whatever the field order; to_dict() thaws them (docs/reference.md §1.7)."""
     a = loads(
         '{{"brokerName":"b","queueId":0,"topic":"T"}:12,{"topic":"T","queueId":1,"brokerName":"b"}:13}'
     )
@@ -80,7 +80,7 @@ def test_frozen_key_nested_values() -> None:
 
 
 def test_loads_route_data_with_unquoted_broker_ids() -> None:
-    """TopicRouteData from a Java name server parses; brokerAddrs keys are ints (facts §2.5)."""
+    """TopicRouteData from a Java name server parses; brokerAddrs keys are ints (docs/reference.md §2.5)."""
     text = (
         '{"brokerDatas":[{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"},'
         '"brokerName":"broker-a","cluster":"DefaultCluster"}],"filterServerTable":{},'
@@ -102,7 +102,7 @@ def test_loads_lenient_forms() -> None:
 
 
 def test_loads_raw_control_characters() -> None:
-    """Raw U+0001/U+0002 inside a string are accepted, as fastjson accepts them (facts §1.2)."""
+    """Raw U+0001/U+0002 inside a string are accepted, as fastjson accepts them (docs/reference.md §1.2)."""
     assert loads('{"i":"TAGS\x01a\x02"}') == {"i": "TAGS\x01a\x02"}
 
 
@@ -201,7 +201,7 @@ def test_dumps_string_escapes(s: str, expected: str) -> None:
     ],
 )
 def test_java_double_to_string(x: float, expected: str) -> None:
-    """Double.toString: plain for 1e-3 <= |x| < 1e7, else d.dddE±n (facts §1.4, 0.618 → "0.618")."""
+    """Double.toString: plain for 1e-3 <= |x| < 1e7, else d.dddE±n (docs/reference.md §1.4, 0.618 → "0.618")."""
     assert java_double_to_string(x) == expected
 
 

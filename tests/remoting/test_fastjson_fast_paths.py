@@ -1,6 +1,6 @@
 """fastjson.loads's shortcuts read exactly what the plain definition reads.
 
-Facts §1.7 (fastjson writes ``Map<Long,…>`` keys unquoted, e.g. a route's
+docs/reference.md §1.7 (fastjson writes ``Map<Long,…>`` keys unquoted, e.g. a route's
 ``"brokerAddrs":{0:"127.0.0.1:10911"}``) and §11 (RemotingSerializableTest). The plain
 definition: ``json.loads(text, strict=False)``, and the tolerant parser for what it refuses.
 """
@@ -67,12 +67,12 @@ CASES = [
 def test_loads_matches_the_plain_definition(text):
     """Integer map keys come back as ints, strings stay strings, and anything the C parser
     would not take unchanged (NaN, Java suffixes, single quotes, trailing commas, a NUL
-    marker, deep nesting) reads and fails exactly as before (facts §1.7)."""
+    marker, deep nesting) reads and fails exactly as before (docs/reference.md §1.7)."""
     assert _outcome(fastjson.loads, text) == _outcome(_reference, text)
 
 
 def test_route_body_integer_keys():
-    """A route's brokerAddrs keeps Long keys as ints (facts §1.7)."""
+    """A route's brokerAddrs keeps Long keys as ints (docs/reference.md §1.7)."""
     route = fastjson.loads(ROUTE)
     assert route["brokerDatas"][0]["brokerAddrs"] == {0: "127.0.0.1:10911", 1: "127.0.0.1:10921"}
 

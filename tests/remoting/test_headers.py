@@ -1,4 +1,4 @@
-"""Typed custom headers ↔ extFields (RemotingCommandTest, AbstractSendMessageProcessorTest; facts §1.4, §2.2)."""
+"""Typed custom headers ↔ extFields (RemotingCommandTest, AbstractSendMessageProcessorTest; docs/reference.md §1.4, §2.2)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class ExtFieldsHeader(CommandCustomHeader):
 
 
 def test_ext_fields_header_vector() -> None:
-    """("bilibili", 2333, 23333333, true, 0.618) ↔ their String.valueOf forms (facts §1.4)."""
+    """("bilibili", 2333, 23333333, true, 0.618) ↔ their String.valueOf forms (docs/reference.md §1.4)."""
     ext = {
         "stringValue": "bilibili",
         "intValue": "2333",
@@ -82,10 +82,10 @@ def test_ext_fields_header_through_a_frame() -> None:
     assert ExtFieldsHeader.from_ext_fields(back.ext_fields) == ExtFieldsHeader()
 
 
-# One golden table drives both to_ext_fields and from_ext_fields (STYLE §6.13).
+# One golden table drives both to_ext_fields and from_ext_fields (docs/design.md §6.13).
 GOLDEN_HEADERS: list[tuple[str, CommandCustomHeader, dict[str, str]]] = [
     (
-        "pull_request_push_consumer",  # facts §2.2 push consumer; PullMessageProcessorTest values
+        "pull_request_push_consumer",  # docs/reference.md §2.2 push consumer; PullMessageProcessorTest values
         PullMessageRequestHeader(
             consumer_group="FooBarGroup",
             topic="FooBar",
@@ -158,7 +158,7 @@ GOLDEN_HEADERS: list[tuple[str, CommandCustomHeader, dict[str, str]]] = [
         },
     ),
     (
-        "update_consumer_offset",  # facts §1.2 captured oneway request
+        "update_consumer_offset",  # docs/reference.md §1.2 captured oneway request
         UpdateConsumerOffsetRequestHeader(
             consumer_group="g", topic="%RETRY%g", queue_id=0, commit_offset=18
         ),
@@ -184,7 +184,7 @@ GOLDEN_HEADERS: list[tuple[str, CommandCustomHeader, dict[str, str]]] = [
         },
     ),
     (
-        "unregister_client",  # clientID keeps Java's capital ID (facts §2.2)
+        "unregister_client",  # clientID keeps Java's capital ID (docs/reference.md §2.2)
         UnregisterClientRequestHeader(client_id="10.0.0.5@1234", producer_group="p"),
         {"clientID": "10.0.0.5@1234", "producerGroup": "p"},
     ),
@@ -230,7 +230,7 @@ GOLDEN_HEADERS: list[tuple[str, CommandCustomHeader, dict[str, str]]] = [
         },
     ),
     (
-        "end_transaction",  # commitOrRollback 8 = commit (facts §2.2)
+        "end_transaction",  # commitOrRollback 8 = commit (docs/reference.md §2.2)
         EndTransactionRequestHeader(
             producer_group="p",
             tran_state_table_offset=7,
@@ -257,7 +257,7 @@ GOLDEN_HEADERS: list[tuple[str, CommandCustomHeader, dict[str, str]]] = [
     ("header", "ext"), [c[1:] for c in GOLDEN_HEADERS], ids=[c[0] for c in GOLDEN_HEADERS]
 )
 def test_to_ext_fields_golden(header: CommandCustomHeader, ext: dict[str, str]) -> None:
-    """to_ext_fields writes camelCase names and String.valueOf values, None left out (facts §1.4)."""
+    """to_ext_fields writes camelCase names and String.valueOf values, None left out (docs/reference.md §1.4)."""
     assert header.to_ext_fields() == ext
 
 
@@ -265,18 +265,18 @@ def test_to_ext_fields_golden(header: CommandCustomHeader, ext: dict[str, str]) 
     ("header", "ext"), [c[1:] for c in GOLDEN_HEADERS], ids=[c[0] for c in GOLDEN_HEADERS]
 )
 def test_from_ext_fields_golden(header: CommandCustomHeader, ext: dict[str, str]) -> None:
-    """from_ext_fields parses the same extFields back into the same header (facts §1.4)."""
+    """from_ext_fields parses the same extFields back into the same header (docs/reference.md §1.4)."""
     assert type(header).from_ext_fields(ext) == header
 
 
 def test_missing_not_null_fields_stay_none() -> None:
-    """A missing @CFNotNull field is left None, as 4.9.3 only logs it (facts §1.4)."""
+    """A missing @CFNotNull field is left None, as 4.9.3 only logs it (docs/reference.md §1.4)."""
     h = PullMessageRequestHeader.from_ext_fields({"topic": "T"})
     assert h.topic == "T" and h.queue_id is None and h.consumer_group is None
 
 
 def test_null_ext_fields_give_default_header() -> None:
-    """extFields null → a default-constructed header (facts §1.4)."""
+    """extFields null → a default-constructed header (docs/reference.md §1.4)."""
     assert SendMessageRequestHeader.from_ext_fields(None) == SendMessageRequestHeader()
     assert RegisterBrokerRequestHeader.from_ext_fields(None).body_crc32 == 0
 
@@ -301,7 +301,7 @@ def test_unknown_keys_ignored() -> None:
     ],
 )
 def test_boolean_parse(text: str, value: bool) -> None:
-    """Boolean.parseBoolean ("true" any case), plus the C++ client's "1" (facts §1.4, cpp doc §4.3)."""
+    """Boolean.parseBoolean ("true" any case), plus the C++ client's "1" (docs/reference.md §1.4, cpp doc §4.3)."""
     assert SendMessageRequestHeader.from_ext_fields({"batch": text}).batch is value
 
 
@@ -329,20 +329,20 @@ def test_integer_and_long_ranges() -> None:
 
 
 def test_headers_are_frozen() -> None:
-    """Headers are frozen dataclasses (STYLE §6.5)."""
+    """Headers are frozen dataclasses (docs/design.md §6.5)."""
     h = GetRouteInfoRequestHeader(topic="T")
     with pytest.raises(FrozenInstanceError):
         h.topic = "U"  # type: ignore[misc]
 
 
 def test_request_header_by_code() -> None:
-    """The code → header table names RocketMQ's header class for each request (facts §2.1)."""
+    """The code → header table names RocketMQ's header class for each request (docs/reference.md §2.1)."""
     assert REQUEST_HEADER_BY_CODE[RequestCode.PULL_MESSAGE] is PullMessageRequestHeader
     assert REQUEST_HEADER_BY_CODE[10] is SendMessageRequestHeader
     assert RequestCode.SEND_MESSAGE_V2 not in REQUEST_HEADER_BY_CODE
 
 
-# -- SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE (facts §1.4, §2.2) ------------------------------------
+# -- SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE (docs/reference.md §1.4, §2.2) ------------------------------------
 
 CAPTURED_V2 = {
     "a": "yyzGroup2",
@@ -373,21 +373,21 @@ CAPTURED_V2_HEADER = SendMessageRequestHeader(
 
 
 def test_decode_v2_captured() -> None:
-    """The captured SEND_MESSAGE_V2 extFields decode to the V1 header; absent l, m stay None/false (facts §1.2)."""
+    """The captured SEND_MESSAGE_V2 extFields decode to the V1 header; absent l, m stay None/false (docs/reference.md §1.2)."""
     h = decode_send_message_header_v2(CAPTURED_V2)
     assert h == CAPTURED_V2_HEADER
     assert h.max_reconsume_times is None and h.batch is False
 
 
 def test_decode_v2_from_frame() -> None:
-    """A SEND_MESSAGE_V2 frame → decode → V2 header, the broker's path (facts §1.2)."""
+    """A SEND_MESSAGE_V2 frame → decode → V2 header, the broker's path (docs/reference.md §1.2)."""
     cmd = RemotingCommand.create_request(RequestCode.SEND_MESSAGE_V2, dict(CAPTURED_V2), b"body")
     back = RemotingCommand.decode(cmd.encode())
     assert decode_send_message_header_v2(back.ext_fields) == CAPTURED_V2_HEADER
 
 
 def test_v2_to_ext_fields() -> None:
-    """V2 short names a..m; k and m (Java primitives) always written; batch → m "true" (facts §2.2)."""
+    """V2 short names a..m; k and m (Java primitives) always written; batch → m "true" (docs/reference.md §2.2)."""
     ext = send_message_header_v2_to_ext_fields(CAPTURED_V2_HEADER)
     assert ext == {**CAPTURED_V2, "m": "false"}
     batch = SendMessageRequestHeader(
@@ -400,7 +400,7 @@ def test_v2_to_ext_fields() -> None:
 
 @pytest.mark.parametrize("missing", list("abcdefgh"))
 def test_decode_v2_missing_required_field(missing: str) -> None:
-    """A missing a..h raises "the custom field <x> is null" (decodeSendMessageHeaderV2, facts §1.4)."""
+    """A missing a..h raises "the custom field <x> is null" (decodeSendMessageHeaderV2, docs/reference.md §1.4)."""
     ext = {k: v for k, v in CAPTURED_V2.items() if k != missing}
     with pytest.raises(RemotingCommandException, match=f"the custom field <{missing}> is null"):
         decode_send_message_header_v2(ext)

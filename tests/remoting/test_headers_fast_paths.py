@@ -1,6 +1,6 @@
 """Header decoding shortcuts answer exactly like the table-driven, fully checked decode.
 
-Facts §1.4 (extFields are strings; numbers parse as Java int / long).
+docs/reference.md §1.4 (extFields are strings; numbers parse as Java int / long).
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ def _outcome(fn, *args):
 @pytest.mark.parametrize("value", VALUES, ids=repr)
 def test_integer_and_long_fast_paths_match_the_full_parse(value):
     """For digits, signs, range edges (2147483647 / 2^63 − 1), spaces, non-ASCII digits and
-    non-strings, the fast parsers give the full parse's value or error text (facts §1.4)."""
+    non-strings, the fast parsers give the full parse's value or error text (docs/reference.md §1.4)."""
     assert _outcome(_parse_integer, value, "q") == _outcome(_parse_int, value, "q", 32)
     assert _outcome(_parse_long, value, "q") == _outcome(_parse_int, value, "q", 64)
 
 
 def test_v2_decode_reports_the_first_bad_field_in_order():
     """decodeSendMessageHeaderV2 walks a..m in order: the first missing required field or
-    bad number is the one reported (facts §1.4)."""
+    bad number is the one reported (docs/reference.md §1.4)."""
     ext = {"a": "PG", "b": "T", "c": "TBW102", "d": "4", "e": "x", "f": "0", "g": "soon"}
     with pytest.raises(RemotingCommandException, match="<e> is not a number"):
         decode_send_message_header_v2(ext)
@@ -88,5 +88,5 @@ def _variants():
 @pytest.mark.parametrize("ext", list(_variants()))
 def test_v2_decode_matches_the_table_driven_decode(ext):
     """decodeSendMessageHeaderV2 written field by field gives the table-driven decode's
-    header or its error, for missing, null, bad and out-of-range fields (facts §1.4)."""
+    header or its error, for missing, null, bad and out-of-range fields (docs/reference.md §1.4)."""
     assert _outcome(decode_send_message_header_v2, ext) == _outcome(_reference_v2, ext)

@@ -1,6 +1,6 @@
 """The driver's shortcuts keep its rules: heap order with compaction, GC setting restored.
 
-STYLE §6.9 (heap key ``(due_ms, priority, seq)``, keyed timers replace, daemon accounting);
+docs/design.md §6.9 (heap key ``(due_ms, priority, seq)``, keyed timers replace, daemon accounting);
 issue 3 (tuple heap, lazy-deletion compaction, fewer GC passes while events run).
 """
 

@@ -1,6 +1,6 @@
 """CommitLog: file roll-over with the blank marker, lookups by physical offset.
 
-Facts §4.1 (layout, blank marker 0xCBD43194), §6 (file names), §11
+docs/reference.md §4.1 (layout, blank marker 0xCBD43194), §6 (file names), §11
 (DefaultMessageStoreTest lookMessageByOffset).
 """
 
@@ -20,7 +20,7 @@ BODY = b"x" * 32
 def test_roll_over_writes_a_blank_marker_and_starts_the_next_file(new_store, tmp_path):
     """File size 3 × 141 + 20: after 3 entries 20 bytes remain, 141 + 8 > 20, so an 8-byte
     marker TOTALSIZE=20, MAGIC=0xCBD43194 fills the file and the 4th entry starts file
-    00000000000000000443 (facts §4.1)."""
+    00000000000000000443 (docs/reference.md §4.1)."""
     tracer = RecordingTracer()
     size = 3 * ENTRY + 20
     store = new_store(mapped_file_size_commit_log=size, tracer=tracer)
@@ -104,7 +104,7 @@ def test_min_and_max_phy_offset(new_store):
 
 
 def test_store_timestamp_is_now_ms(new_store):
-    """The store timestamp is the put's now_ms (facts §10.6 step 9)."""
+    """The store timestamp is the put's now_ms (docs/reference.md §10.6 step 9)."""
     store = new_store()
     store.put_message(make_msg(), 424242)
     assert store.look_message_by_offset(0).store_timestamp == 424242

@@ -1,6 +1,6 @@
 """MessageStoreConfig: defaults against MessageStoreConfig.java at rocketmq-all-4.9.3.
 
-Facts §8.2; the mqlab teaching defaults (root dir, commit-log path, 16 MiB files,
+docs/reference.md §8.2; the mqlab teaching defaults (root dir, commit-log path, 16 MiB files,
 total_physical_memory_size, the index file's slot and entry counts) are documented in the
 module essay.
 """

@@ -1,6 +1,6 @@
 """ConsumeQueue: 20-byte units, file names, offsets, time search, idempotent rebuild.
 
-Facts §6 (unit layout, tags codes, paths, min/max offsets, getOffsetInQueueByTime), §10.3
+docs/reference.md §6 (unit layout, tags codes, paths, min/max offsets, getOffsetInQueueByTime), §10.3
 (reput), §11 (ConsumeQueueTest, DefaultMessageStoreTest).
 """
 
@@ -17,7 +17,7 @@ from mqlab.store.consume_queue import ConsumeQueue
 def test_unit_bytes_and_tags_codes(new_store, tmp_path):
     """A unit is commit-log offset (int64), size (int32), tags code (int64), big-endian,
     in consumequeue/TopicTest/0/00000000000000000000; TagA 2598919, TagB 2598920,
-    no TAGS → 0 (facts §6)."""
+    no TAGS → 0 (docs/reference.md §6)."""
     store = new_store()
     for tags in ("TagA", "TagB", None):
         store.put_message(make_msg(tags=tags), 1)
@@ -55,7 +55,7 @@ def test_consume_queue_files_roll_over_by_unit_count(new_store, tmp_path):
 
 
 def test_consume_queue_file_size_is_rounded_up_to_whole_units(new_store):
-    """mappedFileSizeConsumeQueue 50 is read as 60 (3 units) (facts §6)."""
+    """mappedFileSizeConsumeQueue 50 is read as 60 (3 units) (docs/reference.md §6)."""
     store = new_store(mapped_file_size_consume_queue=50)
     assert store.message_store_config.get_mapped_file_size_consume_queue() == 60
     put_many(store, 4)
@@ -65,7 +65,7 @@ def test_consume_queue_file_size_is_rounded_up_to_whole_units(new_store):
 
 def test_unknown_queue_behaves_as_empty(new_store):
     """A queue that does not exist: min = max = 0, store time −1, by-time 0, commit-log
-    offset 0 (facts §6, DefaultMessageStoreTest)."""
+    offset 0 (docs/reference.md §6, DefaultMessageStoreTest)."""
     store = new_store()
     put_many(store, 3)
     assert store.get_max_offset_in_queue("NoSuchTopic", 3) == 0
@@ -88,7 +88,7 @@ def test_lookups_by_consume_queue_offset(new_store):
 
 def test_get_offset_in_queue_by_time(new_store):
     """Binary search by store time: exact → that unit; between → the nearer (tie → the
-    lower); all below → max − 1; all above → 0 (facts §6, ConsumeQueue#getOffsetInQueueByTime)."""
+    lower); all below → max − 1; all above → 0 (docs/reference.md §6, ConsumeQueue#getOffsetInQueueByTime)."""
     store = new_store()
     put_many(store, 10, start_ms=1000, step_ms=1000)  # store times 1000, 2000, …, 10000
     by_time = store.get_offset_in_queue_by_time
@@ -123,7 +123,7 @@ def test_rebuilding_a_consume_queue_is_idempotent(new_store):
 def test_reput_calls_the_arriving_listener_unless_slave(new_store):
     """ReputMessageService calls arriving(topic, queueId, queueOffset + 1, tagsCode,
     storeTime, bitMap, properties) for every dispatched entry, except on a SLAVE
-    (facts §10.3)."""
+    (docs/reference.md §10.3)."""
     calls = []
     store = new_store(arriving_listener=lambda *a: calls.append(a))
     store.put_message(make_msg(queue_id=2, properties={"KEYS": "k"}), 1234)

@@ -1,6 +1,6 @@
 """DefaultMessageStore#getMessage, status by status, with nextBeginOffset.
 
-Seed 003 (``DefaultMessageStore#getMessage``), seed 000 step 9; facts §10.1, §11
+mechanisms.md "DefaultMessageStore#getMessage" (``DefaultMessageStore#getMessage``), mechanisms.md "Pull processing" step 9; docs/reference.md §10.1, §11
 (DefaultMessageStoreTest.testPullSize).
 """
 
@@ -35,12 +35,12 @@ SMALL = {
 
 
 def test_entry_size_of_the_fixture_message():
-    """A 32-byte body in TopicTest with TAGS=TagA is stored in 141 bytes (facts §4.1)."""
+    """A 32-byte body in TopicTest with TAGS=TagA is stored in 141 bytes (docs/reference.md §4.1)."""
     assert entry_size(make_msg(body=BODY)) == ENTRY
 
 
 def test_no_message_in_queue_on_an_empty_queue(new_store):
-    """max == 0 → NO_MESSAGE_IN_QUEUE, next = correct(offset, 0) = 0 (facts §10.1 step 3)."""
+    """max == 0 → NO_MESSAGE_IN_QUEUE, next = correct(offset, 0) = 0 (docs/reference.md §10.1 step 3)."""
     store = new_store()
     for offset in (0, 5):
         r = store.get_message("g", "TopicTest", 0, offset, 32, None)
@@ -51,7 +51,7 @@ def test_no_message_in_queue_on_an_empty_queue(new_store):
 
 def test_unknown_topic_is_an_empty_queue_not_no_matched_logic_queue(new_store):
     """findConsumeQueue creates missing queues, so an unknown topic answers
-    NO_MESSAGE_IN_QUEUE (next 0), never NO_MATCHED_LOGIC_QUEUE (facts §6, §10.1)."""
+    NO_MESSAGE_IN_QUEUE (next 0), never NO_MATCHED_LOGIC_QUEUE (docs/reference.md §6, §10.1)."""
     store = new_store()
     r = store.get_message("g", "NoSuchTopic", 7, 3, 32, None)
     assert (r.status, r.next_begin_offset) == (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0)
@@ -59,7 +59,7 @@ def test_unknown_topic_is_an_empty_queue_not_no_matched_logic_queue(new_store):
 
 
 def test_found_returns_stored_entries_and_next_begin_offset(new_store):
-    """FOUND: 4 of 10 messages from offset 3; next = 3 + 4 = 7, min 0, max 10 (seed 003)."""
+    """FOUND: 4 of 10 messages from offset 3; next = 3 + 4 = 7, min 0, max 10 (mechanisms.md "DefaultMessageStore#getMessage")."""
     store = new_store()
     put_many(store, 10)
     r = store.get_message("g", "TopicTest", 0, 3, 4, None)
@@ -74,7 +74,7 @@ def test_found_returns_stored_entries_and_next_begin_offset(new_store):
 
 
 def test_offset_overflow_one_keeps_the_offset(new_store):
-    """offset == max → OFFSET_OVERFLOW_ONE, next = offset (facts §10.1 step 3)."""
+    """offset == max → OFFSET_OVERFLOW_ONE, next = offset (docs/reference.md §10.1 step 3)."""
     store = new_store()
     put_many(store, 10)
     r = store.get_message("g", "TopicTest", 0, 10, 32, None)
@@ -83,7 +83,7 @@ def test_offset_overflow_one_keeps_the_offset(new_store):
 
 
 def test_offset_overflow_badly_with_min_zero_goes_back_to_zero(new_store):
-    """offset > max with min 0 → OFFSET_OVERFLOW_BADLY, next = 0, not max (facts §10.1)."""
+    """offset > max with min 0 → OFFSET_OVERFLOW_BADLY, next = 0, not max (docs/reference.md §10.1)."""
     store = new_store()
     put_many(store, 10)
     r = store.get_message("g", "TopicTest", 0, 15, 32, None)
@@ -94,7 +94,7 @@ def test_offset_overflow_badly_with_min_zero_goes_back_to_zero(new_store):
 def test_message_was_removing_then_offset_too_small_after_expiry(new_store):
     """Commit-log files deleted, consume queue not yet cleaned → MESSAGE_WAS_REMOVING with
     next = offset + units of that CQ file; after CleanConsumeQueueService min = 8 →
-    OFFSET_TOO_SMALL next = 8 and OFFSET_OVERFLOW_BADLY next = max (facts §10.1)."""
+    OFFSET_TOO_SMALL next = 8 and OFFSET_OVERFLOW_BADLY next = max (docs/reference.md §10.1)."""
     store = new_store(**SMALL)
     put_many(store, 12, body=BODY)
     assert [f[1] for f in store.commit_log_files()] == [0, 572, 1144]
@@ -124,7 +124,7 @@ def test_message_was_removing_then_offset_too_small_after_expiry(new_store):
 
 def test_offset_found_null_when_a_consume_queue_file_is_missing(new_store, tmp_path):
     """No CQ file holds the offset → OFFSET_FOUND_NULL, next = first offset of the next
-    CQ file (ConsumeQueue#rollNextFile: 5 + 4 − 5 % 4 = 8) (facts §10.1 step 4)."""
+    CQ file (ConsumeQueue#rollNextFile: 5 + 4 − 5 % 4 = 8) (docs/reference.md §10.1 step 4)."""
     store = new_store(mapped_file_size_consume_queue=4 * 20)
     put_many(store, 12)
     store.shutdown()
@@ -149,7 +149,7 @@ def test_no_matched_message_when_the_filter_rejects_everything(new_store):
 
 def test_filter_scan_stops_after_16000_bytes_of_units(new_store):
     """At most max(16000, maxMsgNums × 20) bytes of units are examined: 800 units with
-    maxMsgNums 32, all 1000 with maxMsgNums 1000 (facts §10.1 step 4)."""
+    maxMsgNums 32, all 1000 with maxMsgNums 1000 (docs/reference.md §10.1 step 4)."""
     store = new_store()
     put_many(store, 1000)
     r = store.get_message("g", "TopicTest", 0, 0, 32, RejectAll())
@@ -160,7 +160,7 @@ def test_filter_scan_stops_after_16000_bytes_of_units(new_store):
 
 def test_tag_filter_skips_units_and_counts_them_in_next_offset(new_store):
     """TagB (code 2598920) matches offsets 1, 3, 5; the unit after the third match stops
-    the batch, so next = 6 (facts §6 tags code, §10.1 steps 4d–4h)."""
+    the batch, so next = 6 (docs/reference.md §6 tags code, §10.1 steps 4d–4h)."""
     store = new_store()
     for i in range(10):
         store.put_message(make_msg(body=b"m%d" % i, tags="TagA" if i % 2 == 0 else "TagB"), 1)
@@ -173,7 +173,7 @@ def test_tag_filter_skips_units_and_counts_them_in_next_offset(new_store):
 
 def test_pull_size(new_store):
     """DefaultMessageStoreTest.testPullSize: 32 messages, maxMsgNums 32 / 20 / 10 →
-    32 / 20 / 10 buffers (facts §11)."""
+    32 / 20 / 10 buffers (docs/reference.md §11)."""
     store = new_store()
     put_many(store, 32)
     for max_nums in (32, 20, 10):
@@ -192,7 +192,7 @@ def test_batch_stops_at_32_messages_in_memory(new_store):
 
 def test_batch_stops_at_256_kib_in_memory(new_store):
     """maxTransferBytesOnMessageInMemory 262,144: two 100,109-byte entries fit, a third
-    would not (facts §10.1 isTheBatchFull)."""
+    would not (docs/reference.md §10.1 isTheBatchFull)."""
     store = new_store()
     put_many(store, 3, body=b"b" * 100_000)
     r = store.get_message("g", "TopicTest", 0, 0, 32, None)
@@ -202,7 +202,7 @@ def test_batch_stops_at_256_kib_in_memory(new_store):
 
 def test_first_message_is_returned_even_if_larger_than_the_byte_limit(new_store):
     """isTheBatchFull is false while nothing is taken: a 300,109-byte entry comes back
-    alone, next = offset + 1 (facts §10.1)."""
+    alone, next = offset + 1 (docs/reference.md §10.1)."""
     store = new_store()
     put_many(store, 2, body=b"b" * 300_000)
     r = store.get_message("g", "TopicTest", 0, 0, 32, None)
@@ -212,7 +212,7 @@ def test_first_message_is_returned_even_if_larger_than_the_byte_limit(new_store)
 
 def test_in_disk_limits_with_the_physical_memory_knob(new_store):
     """With total_physical_memory_size 1000 (40 % = 400 bytes) old entries are "on disk":
-    8 messages per batch and suggestPullingFromSlave (facts §10.1 steps 4c, 4)."""
+    8 messages per batch and suggestPullingFromSlave (docs/reference.md §10.1 steps 4c, 4)."""
     store = new_store(total_physical_memory_size=1000)
     put_many(store, 20, body=BODY)
     r = store.get_message("g", "TopicTest", 0, 0, 32, None)
@@ -223,7 +223,7 @@ def test_in_disk_limits_with_the_physical_memory_knob(new_store):
 
 
 def test_check_in_disk_is_false_by_default(new_store):
-    """mqlab treats everything as in memory unless the knob is set (facts §12)."""
+    """mqlab treats everything as in memory unless the knob is set (docs/reference.md §12)."""
     store = new_store()
     put_many(store, 3)
     assert store.check_in_disk_by_consume_offset("TopicTest", 0, 0) is False
@@ -233,7 +233,7 @@ def test_check_in_disk_is_false_by_default(new_store):
 
 def test_is_the_batch_full_rules(new_store):
     """isTheBatchFull: first message always fits; then maxMsgNums, 256 KiB / 32 in
-    memory, 64 KiB / 8 on disk (facts §10.1)."""
+    memory, 64 KiB / 8 on disk (docs/reference.md §10.1)."""
     store = new_store()
     full = store.is_the_batch_full
     assert full(10**7, 1, 0, 0, False) is False
@@ -248,7 +248,7 @@ def test_is_the_batch_full_rules(new_store):
 
 def test_slave_keeps_the_requested_offset(new_store):
     """nextOffsetCorrection on a SLAVE with offsetCheckInSlave false returns the old
-    offset; with offsetCheckInSlave true it corrects (facts §10.1)."""
+    offset; with offsetCheckInSlave true it corrects (docs/reference.md §10.1)."""
     store = new_store()
     put_many(store, 10)
     cfg = store.message_store_config
@@ -267,7 +267,7 @@ def test_slave_keeps_the_requested_offset(new_store):
 
 def test_get_message_returns_none_when_shut_down_or_unreadable(new_store):
     """Shut down or not readable → None (broker: SYSTEM_ERROR "store getMessage return
-    null", seed 000 step 10)."""
+    null", mechanisms.md "Pull processing" step 10)."""
     store = new_store()
     put_many(store, 1)
     store.readable = False
@@ -279,7 +279,7 @@ def test_get_message_returns_none_when_shut_down_or_unreadable(new_store):
 
 def test_get_message_never_crosses_a_consume_queue_file(new_store):
     """The scan reads to the end of the CQ file holding the offset only: from 3 with
-    4-unit files → offsets 3 only, next 4 (facts §10.1 step 4)."""
+    4-unit files → offsets 3 only, next 4 (docs/reference.md §10.1 step 4)."""
     store = new_store(mapped_file_size_consume_queue=4 * 20)
     put_many(store, 12)
     r = store.get_message("g", "TopicTest", 0, 3, 32, None)
@@ -289,7 +289,7 @@ def test_get_message_never_crosses_a_consume_queue_file(new_store):
 
 def test_get_message_emits_one_trace_event_per_decision(new_store):
     """Tracing: one "DefaultMessageStore.getMessage" event with status / next / min / max;
-    a disabled tracer records nothing (DESIGN §3)."""
+    a disabled tracer records nothing (docs/design.md §3)."""
     tracer = RecordingTracer()
     store = new_store(tracer=tracer)
     put_many(store, 3)

@@ -1,6 +1,6 @@
 """The store's performance shortcuts give exactly the answers of the slow paths they skip.
 
-Facts §10.3 (reput: parse each entry, build its consume-queue unit), §4.1 (entry layout),
+docs/reference.md §10.3 (reput: parse each entry, build its consume-queue unit), §4.1 (entry layout),
 §6 (tags code), §10.1 (getMessage), §10.6 "Batch".
 """
 
@@ -61,7 +61,7 @@ CASES = [
 def test_reput_record_equals_parsing_the_entry(new_store):
     """For every entry this process appended, the reput's record gives the same
     DispatchRequest, field by field, as CommitLog#checkMessageAndReturnSize on its bytes
-    (facts §10.3, §4.1)."""
+    (docs/reference.md §10.3, §4.1)."""
     store = new_store()
     cl = store.commit_log
     for msg in CASES:
@@ -79,7 +79,7 @@ def test_reput_record_equals_parsing_the_entry(new_store):
 
 def test_batch_reput_record_equals_parsing(new_store):
     """A batch (putMessages) is recorded entry by entry; each record equals the parse of
-    its bytes (facts §10.6 "Batch", §10.3)."""
+    its bytes (docs/reference.md §10.6 "Batch", §10.3)."""
     store = new_store()
     cl = store.commit_log
     msgs = [_inner(queue_id=2, props={"TAGS": f"T{i}", "KEYS": f"k{i}"}) for i in range(5)]
@@ -95,7 +95,7 @@ def test_batch_reput_record_equals_parsing(new_store):
 
 def test_schedule_topic_entries_are_parsed_not_recorded(new_store):
     """DELAY > 0 parks the message in SCHEDULE_TOPIC_XXXX, whose tags code is the delivery
-    time (facts §10.8); such entries are not recorded, the reput parses them."""
+    time (docs/reference.md §10.8); such entries are not recorded, the reput parses them."""
     store = new_store()
     store.put_message(make_msg(properties={"DELAY": "3"}), 5_000)
     assert not store.commit_log.appended
@@ -107,7 +107,7 @@ def test_schedule_topic_entries_are_parsed_not_recorded(new_store):
 @pytest.mark.parametrize("bound", [0, 3])
 def test_entries_beyond_the_record_bound_are_parsed(new_store, tmp_path, bound):
     """Entries that fell out of the bounded record (or were never recorded) are parsed:
-    the consume queue and the arriving-listener calls are the same (facts §10.3)."""
+    the consume queue and the arriving-listener calls are the same (docs/reference.md §10.3)."""
 
     def run(name, record_bound):
         store = new_store(store_path_root_dir=str(tmp_path / name))
@@ -125,7 +125,7 @@ def test_entries_beyond_the_record_bound_are_parsed(new_store, tmp_path, bound):
 
 
 def test_recovery_clears_the_record(new_store, tmp_path):
-    """Recovery trusts the bytes on disk only: it clears the append record (facts §10.3)."""
+    """Recovery trusts the bytes on disk only: it clears the append record (docs/reference.md §10.3)."""
     store = new_store()
     store.put_message(make_msg(), 1)
     assert store.commit_log.appended
@@ -135,7 +135,7 @@ def test_recovery_clears_the_record(new_store, tmp_path):
 
 def test_scan_reads_the_same_buffers_as_commit_log_get_message(new_store):
     """getMessage's unit scan returns, for every unit, exactly CommitLog#getMessage(offset,
-    size) — across commit-log file boundaries too (facts §10.1 step 4f)."""
+    size) — across commit-log file boundaries too (docs/reference.md §10.1 step 4f)."""
     store = new_store(mapped_file_size_commit_log=1024)
     for i in range(40):
         store.put_message(make_msg(queue_id=0, body=b"x" * (i * 7 % 60)), i)

@@ -1,6 +1,6 @@
 """DefaultMessageStore#putMessage / #putMessages: every PutMessageStatus the store can give.
 
-Facts §10.6 steps 8–10, §4.1, §4.5; §11 (BatchPutMessageTest, SendMessageProcessorTest).
+docs/reference.md §10.6 steps 8–10, §4.1, §4.5; §11 (BatchPutMessageTest, SendMessageProcessorTest).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_put_ok_assigns_queue_offsets_per_queue_and_offset_msg_ids(new_store):
 
 
 def test_service_not_available(new_store, tmp_path):
-    """Not loaded, not writeable, SLAVE, or shut down → SERVICE_NOT_AVAILABLE (facts §10.6
+    """Not loaded, not writeable, SLAVE, or shut down → SERVICE_NOT_AVAILABLE (docs/reference.md §10.6
     step 8)."""
     unloaded = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=str(tmp_path / "u")))
     assert unloaded.put_message(make_msg(), 1).put_message_status is (
@@ -67,7 +67,7 @@ def test_service_not_available(new_store, tmp_path):
 
 
 def test_os_pagecache_busy(new_store):
-    """The injected page-cache-busy flag → OS_PAGECACHE_BUSY (facts §10.6 step 8)."""
+    """The injected page-cache-busy flag → OS_PAGECACHE_BUSY (docs/reference.md §10.6 step 8)."""
     store = new_store()
     store.os_page_cache_busy = True
     assert store.put_message(make_msg(), 1).put_message_status is PutMessageStatus.OS_PAGECACHE_BUSY
@@ -75,7 +75,7 @@ def test_os_pagecache_busy(new_store):
 
 def test_message_illegal_topic_and_properties_length(new_store):
     """Topic of 128 chars or a properties string of 32,768 chars → MESSAGE_ILLEGAL; 127 chars
-    is fine (DefaultMessageStore#checkMessage, facts §10.6 step 8)."""
+    is fine (DefaultMessageStore#checkMessage, docs/reference.md §10.6 step 8)."""
     store = new_store()
     assert store.put_message(make_msg(topic="T" * 128), 1).put_message_status is (
         PutMessageStatus.MESSAGE_ILLEGAL
@@ -90,7 +90,7 @@ def test_message_illegal_topic_and_properties_length(new_store):
 
 def test_properties_size_exceeded_counts_utf8_bytes(new_store):
     """11,002 chars but 33,002 UTF-8 bytes of properties → PROPERTIES_SIZE_EXCEEDED
-    (CommitLog.MessageExtEncoder, facts §10.6 step 8)."""
+    (CommitLog.MessageExtEncoder, docs/reference.md §10.6 step 8)."""
     store = new_store()
     msg = make_msg(tags=None, properties={"a": "中" * 11000})
     assert len(msg.properties_string) == 11002
@@ -122,7 +122,7 @@ def test_message_illegal_when_the_entry_cannot_fit_a_whole_commit_log_file(new_s
 
 def test_create_mapedfile_failed_when_the_file_cannot_be_created(new_store, tmp_path):
     """OSError creating the commit-log file → CREATE_MAPEDFILE_FAILED; once the obstacle is
-    gone the next put succeeds (facts §10.6 step 10)."""
+    gone the next put succeeds (docs/reference.md §10.6 step 10)."""
     store = new_store()
     first = tmp_path / "store" / "commitlog" / "00000000000000000000"
     os.makedirs(first)
@@ -169,7 +169,7 @@ def test_async_flush_writes_the_page_cache_now_and_forces_later(new_store, tmp_p
 
 def test_slave_not_available_and_flush_slave_timeout_on_sync_master(new_store):
     """SYNC_MASTER: no slave → SLAVE_NOT_AVAILABLE; slave ack slower than slaveTimeout
-    (3000) → FLUSH_SLAVE_TIMEOUT; WAIT=false skips the wait (facts §10.6 step 10)."""
+    (3000) → FLUSH_SLAVE_TIMEOUT; WAIT=false skips the wait (docs/reference.md §10.6 step 10)."""
     store = new_store(broker_role="SYNC_MASTER")
     r = store.put_message(make_msg(), 1)
     assert r.put_message_status is PutMessageStatus.SLAVE_NOT_AVAILABLE
@@ -195,7 +195,7 @@ def test_replication_status_wins_over_flush_status(new_store):
 
 def test_prepared_message_gets_queue_offset_zero_and_no_unit(new_store):
     """PREPARED: QUEUEOFFSET 0, the queue counter does not move, no consume-queue unit
-    (facts §6, §10.6 step 9)."""
+    (docs/reference.md §6, §10.6 step 9)."""
     store = new_store()
     put_many(store, 2)
     r = store.put_message(make_msg(sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE), 5)
@@ -237,7 +237,7 @@ def test_unparsable_delay_level_throws_number_format(new_store):
 
 def test_batch_put_assigns_consecutive_queue_offsets(new_store):
     """BatchPutMessageTest: a batch of 5 after one single message gets queue offsets 1..5
-    and a comma-joined msg id of 5 offset ids (facts §10.6 "Batch")."""
+    and a comma-joined msg id of 5 offset ids (docs/reference.md §10.6 "Batch")."""
     store = new_store()
     store.put_message(make_msg(body=b"single"), 1)
     batch = [make_msg(body=b"b%d" % i) for i in range(5)]

@@ -1,6 +1,6 @@
 """Recovery on load(): commit-log validation and truncation, consume-queue repair, reput.
 
-Facts §4.1 ("Recovery/reput validates: magic, CRC (optional), and TOTALSIZE"), §6, §10.3;
+docs/reference.md §4.1 ("Recovery/reput validates: magic, CRC (optional), and TOTALSIZE"), §6, §10.3;
 §11 (DefaultMessageStoreTest: recover keeps max phy and CQ offsets).
 """
 
@@ -30,7 +30,7 @@ def _commit_log_file(tmp_path, name="00000000000000000000"):
 
 def test_restart_keeps_every_message(new_store, tmp_path):
     """Shutdown + load: same max phy offset, queue offsets, topic_queue_table and bodies;
-    the next put continues the queue (facts §11 recover test)."""
+    the next put continues the queue (docs/reference.md §11 recover test)."""
     small = {"mapped_file_size_commit_log": 4 * ENTRY + 8}
     store = new_store(**small)
     for i in range(10):
@@ -82,7 +82,7 @@ def test_torn_tail_is_cut_at_the_last_whole_entry(new_store, tmp_path):
 
 def test_flipped_crc_byte_in_the_last_entry_is_cut(new_store, tmp_path):
     """BODYCRC (bytes 8–11) of the last entry flipped: with checkCRCOnRecover (default)
-    that entry is dropped, every earlier one stays (facts §4.1, §8.2)."""
+    that entry is dropped, every earlier one stays (docs/reference.md §4.1, §8.2)."""
     store = new_store()
     put_many(store, 5)
     store.shutdown()
@@ -98,7 +98,7 @@ def test_flipped_crc_byte_in_the_last_entry_is_cut(new_store, tmp_path):
 
 
 def test_flipped_crc_is_kept_when_crc_checking_is_off(new_store, tmp_path):
-    """checkCRCOnRecover false: the same flipped CRC passes recovery (facts §8.2)."""
+    """checkCRCOnRecover false: the same flipped CRC passes recovery (docs/reference.md §8.2)."""
     store = new_store()
     put_many(store, 5)
     store.shutdown()

@@ -1,6 +1,6 @@
 """ScheduleMessageService: delay levels, parking in SCHEDULE_TOPIC_XXXX, timed delivery.
 
-Facts §10.8, §10.9, §7.4 (delayOffset.json), §11 (ScheduleMessageServiceTest).
+docs/reference.md §10.8, §10.9, §7.4 (delayOffset.json), §11 (ScheduleMessageServiceTest).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ SCHEDULE = "SCHEDULE_TOPIC_XXXX"
 
 def test_default_delay_levels(new_store):
     """18 levels from "1s 5s 10s 30s 1m … 2h": level 1 = 1000, 3 = 10,000, 5 = 60,000,
-    18 = 7,200,000 ms (facts §8.2, §10.8)."""
+    18 = 7,200,000 ms (docs/reference.md §8.2, §10.8)."""
     sms = new_store().schedule_message_service
     assert sms.max_delay_level == 18
     table = sms.delay_level_table
@@ -84,7 +84,7 @@ def test_level_queue_mapping_and_deliver_timestamp(new_store):
 
 def test_delayed_put_is_parked_in_schedule_topic(new_store):
     """DELAY=3: stored in SCHEDULE_TOPIC_XXXX queue 2 with REAL_TOPIC / REAL_QID; its unit's
-    tags code is store time + 10,000; the real queue stays empty (facts §10.8)."""
+    tags code is store time + 10,000; the real queue stays empty (docs/reference.md §10.8)."""
     store = new_store()
     msg = make_msg(queue_id=1, properties={"DELAY": "3"})
     r = store.put_message(msg, 50_000)
@@ -116,7 +116,7 @@ def test_delay_level_above_the_max_is_capped(new_store):
 def test_schedule_message_service_delivers_on_time(new_store):
     """ScheduleMessageServiceTest with "5s 8s", level 2: nothing before the 8 s are up
     (100 ms reschedule), then FOUND in the real queue with the original body; the stored
-    copy keeps DELAY / REAL_TOPIC / REAL_QID (4.9.3 statement order) (facts §10.9, §11)."""
+    copy keeps DELAY / REAL_TOPIC / REAL_QID (4.9.3 statement order) (docs/reference.md §10.9, §11)."""
     tracer = RecordingTracer()
     store = new_store(message_delay_level="5s 8s", tracer=tracer)
     sms = store.schedule_message_service
@@ -174,7 +174,7 @@ def test_only_due_messages_are_delivered_in_queue_order(new_store):
 
 def test_delay_offsets_persist_with_unquoted_int_keys(new_store, tmp_path):
     """delayOffset.json is fastjson's {"offsetTable":{1:…}} with unquoted int keys, and a
-    restart resumes from it (facts §7.4)."""
+    restart resumes from it (docs/reference.md §7.4)."""
     store = new_store(message_delay_level="1s 2s")
     sms = store.schedule_message_service
     store.put_message(make_msg(properties={"DELAY": "2"}), 0)
@@ -194,7 +194,7 @@ def test_delay_offsets_persist_with_unquoted_int_keys(new_store, tmp_path):
 
 
 def test_correct_delay_offset_clamps_into_the_queue_range(new_store, tmp_path):
-    """correctDelayOffset: a stored offset beyond an empty queue becomes 0 (facts §11)."""
+    """correctDelayOffset: a stored offset beyond an empty queue becomes 0 (docs/reference.md §11)."""
     store = new_store()
     store.shutdown()
     path = tmp_path / "store" / "config" / "delayOffset.json"

@@ -1,4 +1,4 @@
-"""The trace recorder: levels, selection, pandas and Parquet export (DESIGN §3)."""
+"""The trace recorder: levels, selection, pandas and Parquet export (docs/design.md §3)."""
 
 import json
 

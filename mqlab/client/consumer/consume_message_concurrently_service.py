@@ -1,8 +1,8 @@
 """Concurrent consumption: batches on a pool, ack index, send-back, local retry, expiry.
 
-Mirrors ``ConsumeMessageConcurrentlyService`` (client/impl/consumer, RocketMQ 4.9.3); seed 004
+Mirrors ``ConsumeMessageConcurrentlyService`` (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Consumption"
 "ConsumeMessageConcurrentlyService#submitConsumeRequest" (lines 16–47), "ConsumeRequest"
-(lines 24–117), "#processConsumeResult" (lines 8–69), "#cleanExpireMsg"; facts §10.15,
+(lines 24–117), "#processConsumeResult" (lines 8–69), "#cleanExpireMsg"; docs/reference.md §10.15,
 §10.7 (what the broker does with a sent-back message), §9.
 
 The flow of one pulled batch::
@@ -57,7 +57,7 @@ __all__ = ["ConsumeMessageConcurrentlyService", "ConsumeRequest", "SUBMIT_LATER_
 
 Gen = Generator[Any, Any, Any]
 C = "ConsumeMessageConcurrentlyService"
-#: Re-submit delay after a failed send-back or a rejected submission (facts §9).
+#: Re-submit delay after a failed send-back or a rejected submission (docs/reference.md §9).
 SUBMIT_LATER_DELAY = 5000
 BROADCASTING = MessageModel.BROADCASTING
 #: ProcessQueue#cleanExpiredMsg sends an expired message back with this delay level.
@@ -129,7 +129,7 @@ class ConsumeMessageConcurrentlyService:
     def start(self) -> None:
         """Schedule ``cleanExpireMsg`` every ``consumeTimeout`` minutes (first after one period).
 
-        Mirrors ConsumeMessageConcurrentlyService#start (RocketMQ 4.9.3); facts §9.
+        Mirrors ConsumeMessageConcurrentlyService#start (RocketMQ 4.9.3); docs/reference.md §9.
         """
         period = int(self.default_mq_push_consumer.consume_timeout) * 60 * 1000
         self.ctx.set_timer(
@@ -158,7 +158,7 @@ class ConsumeMessageConcurrentlyService:
         """Split a pulled batch into requests of ``consumeMessageBatchMaxSize`` and submit them.
 
         Mirrors ConsumeMessageConcurrentlyService#submitConsumeRequest (RocketMQ 4.9.3); seed
-        004 lines 16–22 (one request) and 23–47 (split); facts §10.15.
+        004 lines 16–22 (one request) and 23–47 (split); docs/reference.md §10.15.
         ``dispatch_to_consume`` only matters for orderly consumption.
         """
         if msgs and "offset_before_consume" in _mutants.ACTIVE:  # mqlab.explore.mutants
@@ -172,7 +172,7 @@ class ConsumeMessageConcurrentlyService:
         for i, chunk in enumerate(chunks):
             request = ConsumeRequest(chunk, process_queue, message_queue)
             if not pool.submit(partial(self._run, request)):  # run(worker) on a worker
-                # seed 004 lines 39-44: rejected → this chunk and the rest, 5 s later
+                # mechanisms.md "Consumption" span 39-44: rejected → this chunk and the rest, 5 s later
                 rest = [m for c in chunks[i:] for m in c]
                 self.submit_consume_request_later(rest, process_queue, message_queue)
                 break
@@ -191,7 +191,7 @@ class ConsumeMessageConcurrentlyService:
     ) -> None:
         """Re-submit ``msgs`` after 5000 ms (failed send-back or rejection).
 
-        Mirrors ConsumeMessageConcurrentlyService#submitConsumeRequestLater (seed 004 line
+        Mirrors ConsumeMessageConcurrentlyService#submitConsumeRequestLater (mechanisms.md "Consumption" line
         54–59). Keyed ``<group>@<mq>#<n>``: no pending re-submission replaces another.
         """
         if self.stopped or not msgs:
@@ -218,7 +218,7 @@ class ConsumeMessageConcurrentlyService:
     def _consume(self, request: ConsumeRequest, worker: str) -> Gen:
         """One consume request on ``worker``.
 
-        Mirrors ConsumeMessageConcurrentlyService.ConsumeRequest#run (RocketMQ 4.9.3); seed 004
+        Mirrors ConsumeMessageConcurrentlyService.ConsumeRequest#run (RocketMQ 4.9.3); mechanisms.md "Consumption"
         "ConsumeRequest" lines 24–117.
         """
         impl = self.default_mq_push_consumer_impl
@@ -226,19 +226,19 @@ class ConsumeMessageConcurrentlyService:
         pq = request.process_queue
         mq = request.message_queue
         msgs = request.msgs
-        # seed 004 lines 24-28: a dropped queue's messages are not consumed
+        # mechanisms.md "Consumption" span 24-28: a dropped queue's messages are not consumed
         if pq.dropped and "dropped_pq_consumed" not in _mutants.ACTIVE:
             self._emit(C + ".ConsumeRequest.run", "24-28", mq=str(mq), worker=worker,
                        text=f"{_mq_text(mq)} is dropped: do not consume {len(msgs)} message(s)")  # fmt: skip
             return
         context = ConsumeConcurrentlyContext(mq)
-        # seed 004 line 51: a retried message shows its original topic
+        # mechanisms.md "Consumption" span 51: a retried message shows its original topic
         impl.reset_retry_and_namespace(msgs, self.consumer_group)
-        # seed 004 lines 53-58: stamp the consume start time (cleanExpiredMsg reads it)
+        # mechanisms.md "Consumption" span 53-58: stamp the consume start time (cleanExpiredMsg reads it)
         begin = str(self.ctx.now_ms)
         for msg in msgs:
             msg.properties[mc.PROPERTY_CONSUME_START_TIMESTAMP] = begin
-        # seed 004 line 61: the listener; lines 92-99: exception / null → RECONSUME_LATER
+        # mechanisms.md "Consumption" span 61: the listener; lines 92-99: exception / null → RECONSUME_LATER
         outcome = call_listener(self.message_listener, msgs, context, orderly=False)
         consume_ms = (
             consume_time_of(self.message_listener, msgs, dpc.consume_time_ms) if msgs else 0
@@ -263,8 +263,9 @@ class ConsumeMessageConcurrentlyService:
             yield Sleep(consume_ms)
         return_type = outcome.return_type
         if consume_ms >= int(dpc.consume_timeout) * 60 * 1000 and outcome.error is None:
-            return_type = ConsumeReturnType.TIME_OUT  # seed 004 lines 71-85 (hooks only)
-        # seed 004 lines 112-117: a queue dropped meanwhile ignores the result
+            # mechanisms.md "Consumption" span 71-85 (hooks only)
+            return_type = ConsumeReturnType.TIME_OUT
+        # mechanisms.md "Consumption" span 112-117: a queue dropped meanwhile ignores the result
         if pq.dropped:
             impl.stats.results_dropped += len(msgs)
             self._emit(C + ".ConsumeRequest.run", "112-117", Kind.ERROR, mq=str(mq),
@@ -283,16 +284,16 @@ class ConsumeMessageConcurrentlyService:
         """Ack, send back, retry locally, commit the offset.
 
         Mirrors ConsumeMessageConcurrentlyService#processConsumeResult (RocketMQ 4.9.3); seed
-        004 lines 8–69; facts §10.15.
+        004 lines 8–69; docs/reference.md §10.15.
         """
         impl = self.default_mq_push_consumer_impl
         msgs = request.msgs
         mq = request.message_queue
         pq = request.process_queue
-        # seed 004 lines 8-10
+        # mechanisms.md "Consumption" span 8-10
         if not msgs:
             return
-        # seed 004 lines 12-32: how many are acked
+        # mechanisms.md "Consumption" span 12-32: how many are acked
         ack_index = context.ack_index
         if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
             if ack_index >= len(msgs):
@@ -304,14 +305,14 @@ class ConsumeMessageConcurrentlyService:
             impl.stats.consume_failed += len(msgs)
         failed = msgs[ack_index + 1 :]
         if message_model_of(self.default_mq_push_consumer.message_model) is BROADCASTING:
-            # seed 004 lines 36-41: broadcasting drops what failed
+            # mechanisms.md "Consumption" span 36-41: broadcasting drops what failed
             for msg in failed:
                 self._emit(C + ".processConsumeResult", "36-41", Kind.ERROR, mq=str(mq),
                            queue_offset=msg.queue_offset,
                            text=f"BROADCASTING, the message consume failed, drop it: "
                            f"{_mq_text(mq)} offset {msg.queue_offset}")  # fmt: skip
         else:
-            # seed 004 lines 42-60: clustering sends each failed message back to the broker
+            # mechanisms.md "Consumption" span 42-60: clustering sends each failed message back to the broker
             msg_back_failed: list[MessageExt] = []
             for msg in failed:
                 ok = yield from self.send_message_back(msg, context)
@@ -319,7 +320,7 @@ class ConsumeMessageConcurrentlyService:
                     msg.reconsume_times += 1
                     msg_back_failed.append(msg)
             if msg_back_failed:
-                # seed 004 lines 54-59: keep them here and consume them again in 5 s
+                # mechanisms.md "Consumption" span 54-59: keep them here and consume them again in 5 s
                 failed_ids = {id(m) for m in msg_back_failed}
                 request.msgs = msgs = [m for m in msgs if id(m) not in failed_ids]
                 self.submit_consume_request_later(msg_back_failed, pq, mq)
@@ -327,7 +328,7 @@ class ConsumeMessageConcurrentlyService:
                            offsets=[m.queue_offset for m in msg_back_failed],
                            text=f"send-back failed for {len(msg_back_failed)} message(s) of "
                            f"{_mq_text(mq)}: consume them here again in {SUBMIT_LATER_DELAY} ms")  # fmt: skip
-        # seed 004 lines 65-69: remove what is done; commit the smallest offset still cached
+        # mechanisms.md "Consumption" span 65-69: remove what is done; commit the smallest offset still cached
         offset = pq.remove_message(msgs, self.ctx.now_ms)
         if offset >= 0 and not pq.dropped:
             impl.offset_store.update_offset(mq, offset, True)
@@ -366,7 +367,7 @@ class ConsumeMessageConcurrentlyService:
         """Send back messages whose consumption started more than ``consumeTimeout`` ago.
 
         Mirrors ConsumeMessageConcurrentlyService#cleanExpireMsg → ProcessQueue#cleanExpiredMsg
-        (RocketMQ 4.9.3); seed 004 "cleanExpireMsg" / "ProcessQueue#cleanExpiredMsg"; facts
+        (RocketMQ 4.9.3); mechanisms.md "Consumption" "cleanExpireMsg" / "ProcessQueue#cleanExpiredMsg"; docs/reference.md
         §10.13. A task: queue after queue, message after message, each send-back waited for
         (Java's scheduler thread blocks on it); a failed one leaves the message cached.
         """

@@ -1,7 +1,7 @@
 """Orderly consumption: one consumer per queue (broker lock), one batch at a time, in order.
 
 Mirrors ``ConsumeMessageOrderlyService`` (client/impl/consumer, RocketMQ 4.9.3) and the
-orderly parts of ``RebalanceImpl`` (``lock`` / ``lockAll``); facts §10.16, §9
+orderly parts of ``RebalanceImpl`` (``lock`` / ``lockAll``); docs/reference.md §10.16, §9
 (``suspendCurrentQueueTimeMillis`` 1000, ``MAX_TIME_CONSUME_CONTINUOUSLY`` 60 000,
 ``REBALANCE_LOCK_INTERVAL`` 20 000, ``REBALANCE_LOCK_MAX_LIVE_TIME`` 30 000, broker lock
 expiry 60 000).
@@ -60,7 +60,7 @@ __all__ = [
 
 Gen = Generator[Any, Any, Any]
 C = "ConsumeMessageOrderlyService"
-#: Consume one queue at most this long in one go, then yield for 10 ms (facts §9).
+#: Consume one queue at most this long in one go, then yield for 10 ms (docs/reference.md §9).
 MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
 #: maxReconsumeTimes −1 means Integer.MAX_VALUE for orderly consumption.
 ORDERLY_MAX_RECONSUME_TIMES = 2**31 - 1
@@ -135,7 +135,7 @@ class ConsumeMessageOrderlyService:
     def start(self) -> None:
         """Clustering: renew the broker locks after 1 s, then every 20 s.
 
-        Mirrors ConsumeMessageOrderlyService#start (RocketMQ 4.9.3); facts §10.16.
+        Mirrors ConsumeMessageOrderlyService#start (RocketMQ 4.9.3); docs/reference.md §10.16.
         """
         if self._clustering():
             self.ctx.set_timer(
@@ -266,7 +266,7 @@ class ConsumeMessageOrderlyService:
     def _consume(self, request: OrderlyConsumeRequest, worker: str) -> Gen:
         """Consume one queue in order while allowed.
 
-        Mirrors ConsumeMessageOrderlyService.ConsumeRequest#run (RocketMQ 4.9.3); facts §10.16.
+        Mirrors ConsumeMessageOrderlyService.ConsumeRequest#run (RocketMQ 4.9.3); docs/reference.md §10.16.
         """
         impl = self.default_mq_push_consumer_impl
         dpc = self.default_mq_push_consumer
@@ -344,7 +344,7 @@ class ConsumeMessageOrderlyService:
     ) -> Gen:
         """Commit, or put the batch back and suspend the queue; return "go on consuming".
 
-        Mirrors ConsumeMessageOrderlyService#processConsumeResult (RocketMQ 4.9.3); facts
+        Mirrors ConsumeMessageOrderlyService#processConsumeResult (RocketMQ 4.9.3); docs/reference.md
         §10.16.
         """
         impl = self.default_mq_push_consumer_impl

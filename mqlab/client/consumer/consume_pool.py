@@ -3,12 +3,12 @@
 Mirrors the ``ThreadPoolExecutor`` that ``ConsumeMessageConcurrentlyService`` and
 ``ConsumeMessageOrderlyService`` build (client/impl/consumer, RocketMQ 4.9.3):
 ``new ThreadPoolExecutor(consumeThreadMin, consumeThreadMax, 60 s, new LinkedBlockingQueue(),
-new ThreadFactoryImpl("ConsumeMessageThread_<group>_"))``; facts §9, §10.15.
+new ThreadFactoryImpl("ConsumeMessageThread_<group>_"))``; docs/reference.md §9, §10.15.
 
 Java's executor adds a thread per submitted task until ``corePoolSize`` threads exist, then
 queues. It would only grow past the core size when the queue is full — and a
 ``LinkedBlockingQueue`` without a bound is never full. So the pool never grows past
-``consumeThreadMin``; ``consumeThreadMax`` is inert in 4.9.3 (facts §9). This model keeps
+``consumeThreadMin``; ``consumeThreadMax`` is inert in 4.9.3 (docs/reference.md §9). This model keeps
 exactly that: at most ``core_pool_size`` workers, the rest waits in FIFO order.
 
 A worker is a name (``ConsumeMessageThread_<group>_<n>``, n from 1, as ``ThreadFactoryImpl``
@@ -38,7 +38,7 @@ _GROUP_NAME_MAX_IN_PREFIX = 100
 
 
 def thread_prefix(consumer_group: str) -> str:
-    """``ConsumeMessageThread_<group (first 100 chars)>_`` (facts §11)."""
+    """``ConsumeMessageThread_<group (first 100 chars)>_`` (docs/reference.md §11)."""
     return f"ConsumeMessageThread_{consumer_group[:_GROUP_NAME_MAX_IN_PREFIX]}_"
 
 

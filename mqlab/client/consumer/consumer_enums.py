@@ -1,7 +1,7 @@
 """The consumer-side enums: message model, consume type, where a new group starts, state.
 
 Mirrors ``MessageModel`` and ``ConsumeType`` (common/protocol/heartbeat),
-``ConsumeFromWhere`` (common/consumer) and ``ServiceState`` (common), RocketMQ 4.9.3; facts
+``ConsumeFromWhere`` (common/consumer) and ``ServiceState`` (common), RocketMQ 4.9.3; docs/reference.md
 §2.3, §9, §10.11.
 
 They are ``str`` enums whose values are Java's constant names, so they compare equal to the
@@ -37,9 +37,9 @@ class ConsumeType(StrEnum):
 
 
 class ConsumeFromWhere(StrEnum):
-    """Mirrors ``ConsumeFromWhere`` (common/consumer, RocketMQ 4.9.3); facts §9.
+    """Mirrors ``ConsumeFromWhere`` (common/consumer, RocketMQ 4.9.3); docs/reference.md §9.
 
-    Only matters when the broker has no committed offset for a queue (facts §10.11). The three
+    Only matters when the broker has no committed offset for a queue (docs/reference.md §10.11). The three
     deprecated constants behave like CONSUME_FROM_LAST_OFFSET in 4.9.3.
     """
 

@@ -1,8 +1,8 @@
 """The pull consumer: the application picks queues, pulls at offsets, and keeps offsets itself.
 
 Mirrors ``DefaultMQPullConsumer`` (client/consumer) and ``DefaultMQPullConsumerImpl``
-(client/impl/consumer), RocketMQ 4.9.3; seed 004 "PullConsumer" (``RebalancePullImpl``) and
-seed 003 ("PullAPIWrapper#pullKernelImpl" serves both consumers); facts §2.2 (PullSysFlag),
+(client/impl/consumer), RocketMQ 4.9.3; mechanisms.md "Rebalancing" "PullConsumer" (``RebalancePullImpl``) and
+mechanisms.md "The consumer's pull loop" ("PullAPIWrapper#pullKernelImpl" serves both consumers); docs/reference.md §2.2 (PullSysFlag),
 §10.12 (offset stores), §10.14.
 
 A pull consumer has no pull loop and no consume service. The application:

@@ -5,8 +5,8 @@ RocketMQ 4.9.3): ``start`` / ``shutdown`` / ``checkConfig``, ``pullSyncImpl`` /
 ``pullAsyncImpl`` (one PULL_MESSAGE, SUBSCRIPTION flag, SUSPEND only when blocking),
 ``subscriptionAutomatically``, ``fetchSubscribeMessageQueues`` /
 ``fetchMessageQueuesInBalance``, ``updateConsumeOffset`` / ``fetchConsumeOffset``,
-``sendMessageBack`` and the ``MQConsumerInner`` methods; seed 003 ("PullAPIWrapper#
-pullKernelImpl" serves both consumers), seed 004 (``RebalancePullImpl``); facts §2.2, §10.12.
+``sendMessageBack`` and the ``MQConsumerInner`` methods; mechanisms.md "The consumer's pull loop" ("PullAPIWrapper#
+pullKernelImpl" serves both consumers), mechanisms.md "Rebalancing" (``RebalancePullImpl``); docs/reference.md §2.2, §10.12.
 
 Sans-IO: what needs the network returns a ``ConsumerFuture`` (defined here) completed in
 virtual time; argument and state errors raise ``MQClientException`` at once, as Java checks

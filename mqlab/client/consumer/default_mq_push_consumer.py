@@ -1,7 +1,7 @@
 """The push consumer an application writes against: settings, subscribe, listen, start.
 
 Mirrors ``DefaultMQPushConsumer`` (client/consumer/DefaultMQPushConsumer.java, RocketMQ 4.9.3);
-seed 004 "PushConsumer 订阅" (subscribe, registerMessageListener); facts §9 (every setting,
+mechanisms.md "Rebalancing" (subscribe, registerMessageListener); docs/reference.md §9 (every setting,
 its default and its valid range).
 
 This class holds the configuration (Java's fields, in snake_case, with Java's defaults) and
@@ -74,7 +74,7 @@ class MessageSelector:
 class DefaultMQPushConsumer:
     """A push consumer of one group on one client instance.
 
-    Mirrors ``DefaultMQPushConsumer`` (client/consumer, RocketMQ 4.9.3); facts §9.
+    Mirrors ``DefaultMQPushConsumer`` (client/consumer, RocketMQ 4.9.3); docs/reference.md §9.
 
     Args:
         consumer_group: the group (checked at ``start``).
@@ -155,7 +155,7 @@ class DefaultMQPushConsumer:
         """Subscribe ``topic`` with a tag expression (``*``, ``TagA || TagB``) or SQL92.
 
         Mirrors DefaultMQPushConsumer#subscribe(String, String) and
-        #subscribe(String, MessageSelector) (RocketMQ 4.9.3); seed 004 "subscribe".
+        #subscribe(String, MessageSelector) (RocketMQ 4.9.3); mechanisms.md "Rebalancing" "subscribe".
 
         Raises:
             MQClientException: "subscription exception" (an unparsable expression).
@@ -189,7 +189,7 @@ class DefaultMQPushConsumer:
         """Validate the settings as ``start`` does. Mirrors DefaultMQPushConsumerImpl#checkConfig.
 
         Raises:
-            MQClientException: with RocketMQ's message (facts §9, §11).
+            MQClientException: with RocketMQ's message (docs/reference.md §9, §11).
         """
         self.default_mq_push_consumer_impl.check_config()
 

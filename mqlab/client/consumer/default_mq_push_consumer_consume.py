@@ -2,8 +2,8 @@
 
 Mirrors ``DefaultMQPushConsumerImpl#sendMessageBack``, ``#getMaxReconsumeTimes`` and
 ``#resetRetryAndNamespace`` (client/impl/consumer/DefaultMQPushConsumerImpl.java, RocketMQ
-4.9.3); seed 004 "DefaultMQPushConsumerImpl#sendMessageBack" lines 4–25 (the broker first,
-the inner producer as the fallback); facts §10.7 (CONSUMER_SEND_MSG_BACK and the client
+4.9.3); mechanisms.md "Consumption" "DefaultMQPushConsumerImpl#sendMessageBack" span 4–25 (the broker first,
+the inner producer as the fallback); docs/reference.md §10.7 (CONSUMER_SEND_MSG_BACK and the client
 fallback), §10.15.
 
 It also holds what mqlab adds for the workbench: ``ConsumedRecord`` (one line of the
@@ -39,7 +39,7 @@ __all__ = [
 Gen = Generator[Any, Any, Any]
 C = "DefaultMQPushConsumerImpl"
 
-# facts §9 "Internal constants" (Java's names and spellings)
+# docs/reference.md §9 "Internal constants" (Java's names and spellings)
 #: consumerSendMessageBack RPC timeout.
 SEND_MESSAGE_BACK_TIMEOUT = 5000
 #: maxReconsumeTimes −1 means 16 for concurrent consumption.
@@ -115,7 +115,7 @@ class ConsumeSupportMixin:
     def reset_retry_and_namespace(self, msgs: list[MessageExt], consumer_group: str) -> None:
         """Show a retried message with its original topic.
 
-        Mirrors DefaultMQPushConsumerImpl#resetRetryAndNamespace (facts §10.7): if
+        Mirrors DefaultMQPushConsumerImpl#resetRetryAndNamespace (docs/reference.md §10.7): if
         RETRY_TOPIC is set and the topic is ``%RETRY%<group>``, topic := RETRY_TOPIC.
         """
         group_topic = get_retry_topic(consumer_group)
@@ -133,7 +133,7 @@ class ConsumeSupportMixin:
         """CONSUMER_SEND_MSG_BACK to the queue's broker; on failure re-send via the inner producer.
 
         Mirrors DefaultMQPushConsumerImpl#sendMessageBack (client/impl/consumer, RocketMQ
-        4.9.3); seed 004 "sendMessageBack" lines 4–25; facts §10.7 (broker side and the
+        4.9.3); mechanisms.md "Consumption" "sendMessageBack" span 4–25; docs/reference.md §10.7 (broker side and the
         client fallback).
 
         Raises:

@@ -4,11 +4,11 @@ Mirrors ``DefaultMQPushConsumerImpl`` (client/impl/consumer/DefaultMQPushConsume
 RocketMQ 4.9.3): ``start`` / ``shutdown`` / ``checkConfig`` / ``copySubscription``,
 ``subscribe``, ``sendMessageBack``, ``resetRetryAndNamespace`` and the ``MQConsumerInner``
 methods the client instance calls (``groupName``, ``subscriptions``, ``doRebalance``,
-``persistConsumerOffset``, ``updateTopicSubscribeInfo`` ...); seed 004 "PushConsumer 订阅",
-"sendMessageBack"; facts §9 (settings), §2.7 (what a push consumer sends at start), §10.7.
-The pull loop (``pullMessage`` + ``PullCallback``, seed 003) is split out into
+``persistConsumerOffset``, ``updateTopicSubscribeInfo`` ...); mechanisms.md "Consumption",
+"sendMessageBack"; docs/reference.md §9 (settings), §2.7 (what a push consumer sends at start), §10.7.
+The pull loop (``pullMessage`` + ``PullCallback``, mechanisms.md "The consumer's pull loop") is split out into
 ``default_mq_push_consumer_pull`` and the consume-side helpers (``sendMessageBack``, the
-consumed log, counters) into ``default_mq_push_consumer_consume`` (STYLE §6.1).
+consumed log, counters) into ``default_mq_push_consumer_consume`` (docs/design.md §6.1).
 
 ``start`` builds what the settings ask for (offset store: remote for clustering, a local file
 for broadcasting; concurrent or orderly consume service), registers the group on the client
@@ -158,7 +158,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         return bool(self.default_mq_push_consumer.unit_mode)
 
     def do_rebalance(self) -> None:
-        """Mirrors DefaultMQPushConsumerImpl#doRebalance: not while paused (seed 004 line 2)."""
+        """Mirrors DefaultMQPushConsumerImpl#doRebalance: not while paused (mechanisms.md "Rebalancing" span 2)."""
         if not self.pause:
             self.rebalance_impl.do_rebalance(self.consume_orderly)
 
@@ -187,7 +187,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
     def subscribe(self, topic: str, sub_expression: str | None, expression_type: str) -> None:
         """Add or replace the subscription of ``topic``; heartbeat if running.
 
-        Mirrors DefaultMQPushConsumerImpl#subscribe (RocketMQ 4.9.3); seed 004 "subscribe"
+        Mirrors DefaultMQPushConsumerImpl#subscribe (RocketMQ 4.9.3); mechanisms.md "Rebalancing" "subscribe"
         lines 3–10 (FilterAPI.buildSubscriptionData, then a heartbeat).
 
         Raises:
@@ -207,7 +207,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
                    + (f": tags {list(sd.tags_set)}, hash codes {list(sd.code_set)}"
                       if sd.tags_set else ""))  # fmt: skip
         if self.service_state is ServiceState.RUNNING:
-            # seed 004 lines 7-10: tell the brokers through a heartbeat
+            # mechanisms.md "Rebalancing" span 7-10: tell the brokers through a heartbeat
             self.mq_client_factory.send_heartbeat_to_all_broker_with_lock()
 
     def unsubscribe(self, topic: str) -> None:
@@ -222,7 +222,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         """Validate every setting with RocketMQ's messages.
 
         Mirrors DefaultMQPushConsumerImpl#checkConfig (client/impl/consumer, RocketMQ 4.9.3);
-        facts §9 (ranges), §11 (DefaultMQPushConsumerTest).
+        docs/reference.md §9 (ranges), §11 (DefaultMQPushConsumerTest).
 
         Raises:
             MQClientException: code −1 and Java's text (plus the FAQ hint).
@@ -296,7 +296,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         """Subscriptions from the settings map, the listener, and ``%RETRY%<group>``.
 
         Mirrors DefaultMQPushConsumerImpl#copySubscription (RocketMQ 4.9.3): a clustering
-        consumer also subscribes its retry topic with ``*`` (facts §10.11).
+        consumer also subscribes its retry topic with ``*`` (docs/reference.md §10.11).
         """
         dpc = self.default_mq_push_consumer
         now = self._now()
@@ -318,7 +318,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
     def start(self) -> None:
         """Build the offset store and consume service, register, then route → heartbeat → rebalance.
 
-        Mirrors DefaultMQPushConsumerImpl#start (client/impl/consumer, RocketMQ 4.9.3); facts
+        Mirrors DefaultMQPushConsumerImpl#start (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md
         §2.7 (what a Java push consumer sends at start). The client instance must already be
         on a driver (its ``on_start`` is Java's ``mQClientFactory.start()``). The route
         look-ups, the SQL92 check (CHECK_CLIENT_CONFIG), the heartbeat and the first
@@ -414,7 +414,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         """CHECK_CLIENT_CONFIG for each SQL92 subscription of every consumer on the instance.
 
         Mirrors MQClientInstance#checkClientInBroker (client/impl/factory, RocketMQ 4.9.3);
-        facts §2.7 step 2. Java checks the whole ``consumerTable`` (so a consumer's start also
+        docs/reference.md §2.7 step 2. Java checks the whole ``consumerTable`` (so a consumer's start also
         reports another group's refused subscription), stops at the first failure, and stops
         altogether at a consumer without subscriptions (``return``, MQClientInstance.java:437).
         Java's ``start()`` throws the failure after the consumer is already running; here it

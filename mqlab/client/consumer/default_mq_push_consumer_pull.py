@@ -3,7 +3,7 @@
 Mirrors ``DefaultMQPushConsumerImpl#pullMessage`` and its anonymous ``PullCallback``,
 ``#correctTagsOffset``, ``#executePullRequestImmediately`` / ``#executePullRequestLater`` /
 ``#executeTaskLater`` (client/impl/consumer/DefaultMQPushConsumerImpl.java, RocketMQ 4.9.3);
-seed 003 steps 2–2.6, seed 004 "DefaultMQPushConsumerImpl#pullMessage"; facts §9 (constants),
+mechanisms.md "The consumer's pull loop" steps 2–2.6, mechanisms.md "The consumer's pull loop" "DefaultMQPushConsumerImpl#pullMessage"; docs/reference.md §9 (constants),
 §10.14.
 
 The pull loop for one queue::
@@ -18,7 +18,7 @@ The pull loop for one queue::
 Each pull is a generator task (the RPC, and for an orderly queue's first locked pull the
 offset look-up, are Java's blocking calls). Every check and every status is one trace event
 with a sentence in ``text`` (component ``DefaultMQPushConsumerImpl.pullMessage``, step = the
-seed 003 step: "2" checks, "2.1" flow control and a missing subscription, "2.3" orderly
+mechanisms.md "The consumer's pull loop" step: "2" checks, "2.1" flow control and a missing subscription, "2.3" orderly
 lock, "2.5" the request, "2.6" the callback).
 
 ``PullMessageMixin`` is a part of ``DefaultMQPushConsumerImpl`` (it reads the consumer's
@@ -55,7 +55,7 @@ __all__ = [
 Gen = Generator[Any, Any, Any]
 PULL = "DefaultMQPushConsumerImpl.pullMessage"
 
-# facts §9 "Internal constants" (Java's names and spellings)
+# docs/reference.md §9 "Internal constants" (Java's names and spellings)
 #: DefaultMQPushConsumerImpl's field initialiser; its constructor overwrites it with
 #: ClientConfig#pullTimeDelayMillsWhenException (1000 ms) — see DefaultMQPushConsumer.
 PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 3000
@@ -96,7 +96,7 @@ class PullMessageMixin:
         """Check, then send one PULL_MESSAGE for the request (a task).
 
         Mirrors DefaultMQPushConsumerImpl#pullMessage (client/impl/consumer, RocketMQ 4.9.3);
-        seed 003 steps 2–2.6; facts §10.14.
+        mechanisms.md "The consumer's pull loop" steps 2–2.6; docs/reference.md §10.14.
         """
         spawn(self.ctx, self._pull_message(pull_request),
               name=f"{PULL} {pull_request.message_queue}", on_done=self._task_failed)  # fmt: skip
@@ -111,7 +111,7 @@ class PullMessageMixin:
         dpc = self.default_mq_push_consumer
         pq = pr.process_queue
         mq = pr.message_queue
-        # step 2 (seed 003): a dropped queue's request is discarded
+        # step 2 (mechanisms.md "The consumer's pull loop"): a dropped queue's request is discarded
         if pq.dropped:
             self._emit(PULL, "2", mq=str(mq), text=f"the pull request[{pr}] is dropped")
             return
@@ -123,7 +123,7 @@ class PullMessageMixin:
         if self.pause:
             self._later(pr, PULL_TIME_DELAY_MILLS_WHEN_SUSPEND, "2", "consumer was paused")
             return
-        # step 2.1 (seed 003): flow control by cached count, size and span
+        # step 2.1 (mechanisms.md "The consumer's pull loop"): flow control by cached count, size and span
         cached_count = pq.msg_count
         cached_mib = pq.cached_msg_size_in_mib
         if cached_count > dpc.pull_threshold_for_queue:
@@ -153,7 +153,7 @@ class PullMessageMixin:
                             threshold=dpc.consume_concurrently_max_span)  # fmt: skip
                 return
         else:
-            # step 2.3 (seed 003): orderly pulls only under the broker lock
+            # step 2.3 (mechanisms.md "The consumer's pull loop"): orderly pulls only under the broker lock
             if not pq.locked:
                 self._later(pr, self.pull_time_delay_mills_when_exception, "2.3",
                             "pull message later because not locked in broker")  # fmt: skip
@@ -176,7 +176,7 @@ class PullMessageMixin:
                 pr.next_offset = offset
                 if pq.dropped:
                     return
-        # step 2.1 (seed 003, "如果为空,延迟 3 秒"): no subscription → pullTimeDelayMillsWhenException
+        # step 2.1 (mechanisms.md "The consumer's pull loop"): no subscription → pullTimeDelayMillsWhenException
         sd = self.rebalance_impl.subscription_inner.get(mq.topic)
         if sd is None:
             self._later(pr, self.pull_time_delay_mills_when_exception, "2.1",
@@ -205,7 +205,7 @@ class PullMessageMixin:
         sys_flag = PullSysFlag.build_sys_flag(
             commit_offset_enable, True, sub_expression is not None, class_filter
         )
-        # step 2.5 (seed 003): PULL_MESSAGE, suspended up to 15 s at the broker, 30 s timeout
+        # step 2.5 (mechanisms.md "The consumer's pull loop"): PULL_MESSAGE, suspended up to 15 s at the broker, 30 s timeout
         self.stats.pulls_issued += 1
         if self.tracer.enabled:  # NOTE: performance — no event text when tracing is off
             self._emit(
@@ -239,7 +239,7 @@ class PullMessageMixin:
         """What each pull status does.
 
         Mirrors PullCallback#onSuccess in DefaultMQPushConsumerImpl#pullMessage (RocketMQ
-        4.9.3); seed 003 step 2.6 ("执行回调函数"); facts §10.14.
+        4.9.3); mechanisms.md "The consumer's pull loop" step 2.6; docs/reference.md §10.14.
         """
         dpc = self.default_mq_push_consumer
         mq = pr.message_queue
@@ -316,7 +316,7 @@ class PullMessageMixin:
     def correct_tags_offset(self, pull_request: PullRequest) -> bool:
         """Nothing cached: the consume offset may follow the pull offset.
 
-        Mirrors DefaultMQPushConsumerImpl#correctTagsOffset (seed 004 lines 258–261).
+        Mirrors DefaultMQPushConsumerImpl#correctTagsOffset (mechanisms.md "The consumer's pull loop" span 258–261).
         """
         if pull_request.process_queue.msg_count == 0:
             self.offset_store.update_offset(

@@ -3,7 +3,7 @@
 Mirrors ``MessageListenerConcurrently``, ``MessageListenerOrderly``,
 ``ConsumeConcurrentlyStatus``, ``ConsumeOrderlyStatus``, ``ConsumeConcurrentlyContext``,
 ``ConsumeOrderlyContext`` (client/consumer/listener) and ``ConsumeReturnType``
-(client/consumer/listener, RocketMQ 4.9.3); seed 004 "ConsumeRequest" lines 61–99, facts §10.15,
+(client/consumer/listener, RocketMQ 4.9.3); mechanisms.md "Consumption" "ConsumeRequest" span 61–99, docs/reference.md §10.15,
 §10.16.
 
 What this module owns: the statuses a listener returns, the per-call context it may change
@@ -85,7 +85,7 @@ class ConsumeConcurrentlyContext:
     Attributes:
         message_queue: the queue the batch came from.
         delay_level_when_next_consume: 0 lets the broker choose (3 + reconsumeTimes);
-            > 0 a fixed delay level; < 0 straight to the DLQ (facts §10.7).
+            > 0 a fixed delay level; < 0 straight to the DLQ (docs/reference.md §10.7).
         ack_index: on CONSUME_SUCCESS, messages ``0..ack_index`` are acked and the rest
             are sent back; defaults to "all".
     """
@@ -163,7 +163,7 @@ def call_listener(
     Mirrors the try/catch around ``listener.consumeMessage`` in
     ``ConsumeMessageConcurrentlyService.ConsumeRequest#run`` and
     ``ConsumeMessageOrderlyService.ConsumeRequest#run`` (client/impl/consumer, RocketMQ 4.9.3);
-    seed 004 "ConsumeRequest" lines 61–99. The listener gets an unmodifiable view: a tuple
+    mechanisms.md "Consumption" "ConsumeRequest" span 61–99. The listener gets an unmodifiable view: a tuple
     turned into a fresh list, so removing from it cannot touch the consume request.
 
     Args:

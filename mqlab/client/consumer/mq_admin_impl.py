@@ -2,8 +2,8 @@
 
 Mirrors the consumer-facing part of ``MQAdminImpl`` (client/impl/MQAdminImpl.java, RocketMQ
 4.9.3): ``maxOffset``, ``minOffset``, ``searchOffset``, ``earliestMsgStoreTime`` and
-``fetchSubscribeMessageQueues``; seed 003 "computePullFromWhere" (``getMQAdminImpl().maxOffset``
-for CONSUME_FROM_LAST_OFFSET, ``searchOffset`` for CONSUME_FROM_TIMESTAMP); facts §10.11.
+``fetchSubscribeMessageQueues``; mechanisms.md "Where a new queue starts" "computePullFromWhere" (``getMQAdminImpl().maxOffset``
+for CONSUME_FROM_LAST_OFFSET, ``searchOffset`` for CONSUME_FROM_TIMESTAMP); docs/reference.md §10.11.
 
 Each look-up finds the master of ``mq.brokerName`` in the publish routes, refreshes the route
 once from the name server if it is unknown, then asks the broker (GET_MAX_OFFSET 30,
@@ -34,7 +34,7 @@ Gen = Generator[Any, Any, Any]
 
 
 def topic_route_data_to_topic_subscribe_info(topic: str, route: Any) -> set[MessageQueue]:
-    """Queues 0..readQueueNums−1 of every readable QueueData (facts §2.5 "Subscribe queues").
+    """Queues 0..readQueueNums−1 of every readable QueueData (docs/reference.md §2.5 "Subscribe queues").
 
     Mirrors MQClientInstance#topicRouteData2TopicSubscribeInfo (RocketMQ 4.9.3).
     """

@@ -2,9 +2,9 @@
 
 Mirrors ``OffsetStore``, ``ReadOffsetType``, ``RemoteBrokerOffsetStore``,
 ``LocalFileOffsetStore`` and ``OffsetSerializeWrapper`` (client/consumer/store, RocketMQ
-4.9.3); seed 004 ("Consumer 消费进度": remote for clustering, local file for
-broadcasting, persisted every 5 s), seed 003 (``readOffset`` and the broker's
-``queryConsumerOffset``); facts §10.12, §7.4 (offsets.json), §11
+4.9.3); mechanisms.md "Offsets" (remote for clustering, local file for
+broadcasting, persisted every 5 s), mechanisms.md "The consumer's pull loop" (``readOffset`` and the broker's
+``queryConsumerOffset``); docs/reference.md §10.12, §7.4 (offsets.json), §11
 (RemoteBrokerOffsetStoreTest, LocalFileOffsetStoreTest).
 
 Both stores keep ``offset_table`` (message queue → next offset to consume) in memory and
@@ -96,7 +96,7 @@ class OffsetStore(ABC):
         """Set the in-memory offset: absent → insert; ``increase_only`` → only upwards.
 
         Mirrors ``RemoteBrokerOffsetStore#updateOffset`` / ``LocalFileOffsetStore#updateOffset``
-        (identical in Java); facts §10.12 and §11 (1024, then 1023 overwrites, then 1022
+        (identical in Java); docs/reference.md §10.12 and §11 (1024, then 1023 overwrites, then 1022
         increase-only leaves 1023).
         """
         if mq is None:
@@ -165,7 +165,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
         """Memory, or QUERY_CONSUMER_OFFSET to the queue's master (then cached).
 
         Mirrors ``RemoteBrokerOffsetStore#readOffset`` (client/consumer/store, RocketMQ
-        4.9.3); seed 003: a broker refusal (``MQBrokerException``, e.g. QUERY_NOT_FOUND
+        4.9.3); mechanisms.md "The consumer's pull loop": a broker refusal (``MQBrokerException``, e.g. QUERY_NOT_FOUND
         for a group that never committed) → −1 "no offset"; any other failure (timeout,
         unknown broker) → −2.
         """
@@ -227,7 +227,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
         """Oneway UPDATE_CONSUMER_OFFSET for each cached queue in ``mqs``; forget the rest.
 
         Mirrors ``RemoteBrokerOffsetStore#persistAll`` (client/consumer/store, RocketMQ
-        4.9.3); facts §10.12, seed 004 (every 5 s via ``persistAllConsumerOffset``).
+        4.9.3); docs/reference.md §10.12, mechanisms.md "Offsets" (every 5 s via ``persistAllConsumerOffset``).
         """
         wanted = set(mqs or ())
         if not wanted:
@@ -330,7 +330,7 @@ def _parse_offset_wrapper(text: str) -> dict[MessageQueue, int]:
 class LocalFileOffsetStore(OffsetStore):
     """Broadcasting consumers' offsets, in a file of this client.
 
-    Mirrors ``LocalFileOffsetStore`` (client/consumer/store, RocketMQ 4.9.3); facts §7.4.
+    Mirrors ``LocalFileOffsetStore`` (client/consumer/store, RocketMQ 4.9.3); docs/reference.md §7.4.
 
     Args:
         instance: the client instance (its ``client_id`` names the directory).
@@ -416,7 +416,7 @@ class LocalFileOffsetStore(OffsetStore):
         return None
 
     def _read_local_offset(self) -> dict[MessageQueue, int] | None:
-        """Mirrors ``#readLocalOffset`` → ``#readLocalOffsetBak`` (facts §7.4)."""
+        """Mirrors ``#readLocalOffset`` → ``#readLocalOffsetBak`` (docs/reference.md §7.4)."""
         content = file2string(self.store_path)
         if not content:
             return self._read_local_offset_bak()

@@ -1,9 +1,9 @@
 """The consumer's pull call: which broker node to ask, the request, and the decoding after.
 
 Mirrors ``PullAPIWrapper`` (client/impl/consumer), ``PullResult`` / ``PullResultExt`` and
-``PullStatus`` (client/consumer, client/impl/consumer), RocketMQ 4.9.3; seed 003
+``PullStatus`` (client/consumer, client/impl/consumer), RocketMQ 4.9.3; mechanisms.md "The consumer's pull loop"
 ("PullAPIWrapper#pullKernelImpl", "#recalculatePullFromWhichNode",
-"#processPullResult"); facts §2.2 (PullMessageRequestHeader, PullSysFlag), §3 (status
+"#processPullResult"); docs/reference.md §2.2 (PullMessageRequestHeader, PullSysFlag), §3 (status
 mapping), §4.6 (body decoding), §10.14 (processPullResult).
 
 What it owns: for each message queue, the broker id the last reply suggested
@@ -63,7 +63,7 @@ class PullStatus(Enum):
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
-#: processPullResponse (facts §3, seed 003): response code → pull status; others throw.
+#: processPullResponse (docs/reference.md §3, mechanisms.md "The consumer's pull loop"): response code → pull status; others throw.
 PULL_RESPONSE_STATUS = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
@@ -124,7 +124,7 @@ class PullAPIWrapper:
     def recalculate_pull_from_which_node(self, mq: MessageQueue) -> int:
         """The broker id to pull ``mq`` from: user's choice, last suggestion, else master.
 
-        Mirrors ``PullAPIWrapper#recalculatePullFromWhichNode``; seed 003.
+        Mirrors ``PullAPIWrapper#recalculatePullFromWhichNode``; mechanisms.md "The consumer's pull loop".
         """
         if self.connect_broker_by_user:
             return self.default_broker_id
@@ -148,7 +148,7 @@ class PullAPIWrapper:
         """Find the broker node for ``mq`` and send PULL_MESSAGE → ``PullResult``.
 
         Mirrors ``PullAPIWrapper#pullKernelImpl`` (client/impl/consumer, RocketMQ 4.9.3);
-        seed 003: look the broker up (refreshing the route once if unknown); refuse a
+        mechanisms.md "The consumer's pull loop": look the broker up (refreshing the route once if unknown); refuse a
         non-TAG expression against a broker older than V4_1_0_SNAPSHOT; clear
         COMMIT_OFFSET when the node is a slave; pull.
 
@@ -221,7 +221,7 @@ class PullAPIWrapper:
         """Decode a FOUND body, re-filter by tag, stamp the offsets; remember the node.
 
         Mirrors ``PullAPIWrapper#processPullResult`` (client/impl/consumer, RocketMQ 4.9.3);
-        seed 003; facts §10.14 / §4.6: messages without TAGS, or whose TAGS is not in the
+        mechanisms.md "The consumer's pull loop"; docs/reference.md §10.14 / §4.6: messages without TAGS, or whose TAGS is not in the
         subscription's tag set, are dropped (the broker filtered by hash code only);
         MIN_OFFSET / MAX_OFFSET come from the reply header; the broker name is set. The raw
         body is cleared.

@@ -1,8 +1,8 @@
 """The client's pull loop driver: one FIFO of pull requests, served one at a time.
 
 Mirrors ``PullMessageService`` (client/impl/consumer/PullMessageService.java, RocketMQ 4.9.3);
-seed 003 "消息拉取流程" steps 1–3 and "PullMessageService#run", seed 004 "PullMessageService";
-facts §10.14.
+mechanisms.md "The consumer's pull loop" steps 1–3 and "PullMessageService#run", mechanisms.md "The consumer's pull loop" "PullMessageService";
+docs/reference.md §10.14.
 
 Java runs one service thread per ``MQClientInstance`` that blocks on
 ``pullRequestQueue.take()`` and calls ``DefaultMQPushConsumerImpl#pullMessage`` for each
@@ -89,7 +89,7 @@ class PullMessageService:
     def execute_pull_request_immediately(self, pull_request: PullRequest) -> None:
         """Put a request on ``pullRequestQueue``.
 
-        Mirrors PullMessageService#executePullRequestImmediately (RocketMQ 4.9.3); seed 003
+        Mirrors PullMessageService#executePullRequestImmediately (RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop"
         step 1 ("放入 pullRequestQueue").
         """
         self.pull_request_queue.append(pull_request)
@@ -108,7 +108,7 @@ class PullMessageService:
     def execute_pull_request_later(self, pull_request: PullRequest, time_delay: int) -> None:
         """Put a request back after ``time_delay`` ms.
 
-        Mirrors PullMessageService#executePullRequestLater (RocketMQ 4.9.3); seed 003 step 2.1
+        Mirrors PullMessageService#executePullRequestLater (RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" step 2.1
         ("50 毫秒以后再拉取"). Timer ``PullMessageService.executePullRequestLater`` keyed by
         ``<group>@<mq>#<n>``, daemon.
         """
@@ -127,7 +127,7 @@ class PullMessageService:
         """Run ``task`` after ``time_delay`` ms on the service's scheduler.
 
         Mirrors PullMessageService#executeTaskLater (RocketMQ 4.9.3); used for the
-        OFFSET_ILLEGAL fix-up 10 000 ms later (seed 003 "OFFSET_ILLEGAL"). ``key`` names the
+        OFFSET_ILLEGAL fix-up 10 000 ms later (mechanisms.md "The consumer's pull loop" "OFFSET_ILLEGAL"). ``key`` names the
         task in ``next_timers()``; the timer's key is ``<key>#<n>``.
         """
         if self.stopped:
@@ -147,7 +147,7 @@ class PullMessageService:
     def run(self) -> None:
         """Take one request and pull for it; re-arm while requests remain.
 
-        Mirrors PullMessageService#run (RocketMQ 4.9.3); seed 003 step 3 ("take") — one loop
+        Mirrors PullMessageService#run (RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" step 3 ("take") — one loop
         iteration per timer firing.
         """
         if self.stopped or not self.pull_request_queue:
@@ -161,7 +161,7 @@ class PullMessageService:
     def pull_message(self, pull_request: PullRequest) -> None:
         """Hand the request to its group's consumer.
 
-        Mirrors PullMessageService#pullMessage (RocketMQ 4.9.3); seed 003 step 3
+        Mirrors PullMessageService#pullMessage (RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" step 3
         ("selectConsumer": one consumer per group per client instance).
         """
         consumer = self.mq_client_factory.consumer_table.get(pull_request.consumer_group)

@@ -1,8 +1,8 @@
 """The push consumer's pull request: one per allocated queue, travelling round the pull loop.
 
-Mirrors ``PullRequest`` (client/impl/consumer/PullRequest.java, RocketMQ 4.9.3); seed 003
+Mirrors ``PullRequest`` (client/impl/consumer/PullRequest.java, RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop"
 "消息拉取流程" steps 1–2 (rebalance builds a PullRequest around a ProcessQueue and puts it on
-``pullRequestQueue``), facts §10.11, §10.14.
+``pullRequestQueue``), docs/reference.md §10.11, §10.14.
 
 A pull request is the token that keeps a queue's pull loop alive: PullMessageService takes it,
 ``DefaultMQPushConsumerImpl#pullMessage`` sends one PULL_MESSAGE for it, and the pull callback

@@ -1,9 +1,9 @@
 """Rebalance: which queues this consumer owns, and the process queues that follow from it.
 
 Mirrors ``RebalanceImpl`` (client/impl/consumer/RebalanceImpl.java, RocketMQ 4.9.3; the
-push and pull halves are ``rebalance_push_impl`` and ``rebalance_pull_impl``); seed 004
+push and pull halves are ``rebalance_push_impl`` and ``rebalance_pull_impl``); mechanisms.md "Rebalancing"
 "RebalanceImpl#doRebalance", "#rebalanceByTopic", "#updateProcessQueueTableInRebalance";
-seed 003 step 1; facts §10.11 (algorithm), §10.16 (orderly locks: ``lock``, ``lockAll``).
+mechanisms.md "The consumer's pull loop" step 1; docs/reference.md §10.11 (algorithm), §10.16 (orderly locks: ``lock``, ``lockAll``).
 
 What this module owns, per consumer group on this client:
 
@@ -58,7 +58,7 @@ __all__ = [
 
 Gen = Generator[Any, Any, Any]
 
-#: lockBatchMQ / unlockBatchMQ timeout (facts §2.4).
+#: lockBatchMQ / unlockBatchMQ timeout (docs/reference.md §2.4).
 LOCK_BATCH_MQ_TIMEOUT = 1000
 
 #: The errors a rebalance step survives (Java catches Throwable; see the module essay).
@@ -138,7 +138,7 @@ class RebalanceImpl(ABC):
     def do_rebalance(self, is_order: bool) -> Task | None:
         """Start a rebalance round as a task (or queue one if a round is running).
 
-        Mirrors RebalanceImpl#doRebalance (client/impl/consumer, RocketMQ 4.9.3); seed 004
+        Mirrors RebalanceImpl#doRebalance (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Rebalancing"
         "RebalanceImpl#doRebalance" lines 7–22.
         """
         if self._round_running:
@@ -161,10 +161,10 @@ class RebalanceImpl(ABC):
     def do_rebalance_gen(self, is_order: bool) -> Gen:
         """One round: every subscribed topic, then drop queues of unsubscribed topics.
 
-        Mirrors RebalanceImpl#doRebalance; seed 004 lines 7–20 (per topic) and 22.
+        Mirrors RebalanceImpl#doRebalance; mechanisms.md "Rebalancing" span 7–20 (per topic) and 22.
         """
         self.rounds += 1
-        # seed 004 lines 7-20: rebalance each subscribed topic (retry topic included)
+        # mechanisms.md "Rebalancing" span 7-20: rebalance each subscribed topic (retry topic included)
         for topic in list(self.subscription_inner):
             try:
                 yield from self.rebalance_by_topic(topic, is_order)
@@ -172,19 +172,19 @@ class RebalanceImpl(ABC):
                 if not is_retry_topic(topic):
                     self._emit("doRebalance", "7-20", Kind.ERROR, topic=topic, error=str(e),
                                text=f"rebalanceByTopic {topic} failed: {e}")  # fmt: skip
-        # seed 004 line 22: drop the queues of topics no longer subscribed
+        # mechanisms.md "Rebalancing" span 22: drop the queues of topics no longer subscribed
         self.truncate_message_queue_not_my_topic()
 
     def rebalance_by_topic(self, topic: str, is_order: bool) -> Gen:
         """Compute this consumer's queues of ``topic`` and update the process queues.
 
-        Mirrors RebalanceImpl#rebalanceByTopic (client/impl/consumer, RocketMQ 4.9.3); seed 004
+        Mirrors RebalanceImpl#rebalanceByTopic (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Rebalancing"
         "RebalanceImpl#rebalanceByTopic" lines 3–19 (broadcasting) and 20–74 (clustering);
-        facts §10.11.
+        docs/reference.md §10.11.
         """
         mq_set = self.topic_subscribe_info_table.get(topic)
         if self.message_model is MessageModel.BROADCASTING:
-            # seed 004 lines 3-19: broadcasting takes every readable queue
+            # mechanisms.md "Rebalancing" span 3-19: broadcasting takes every readable queue
             if mq_set is None:
                 self._emit("rebalanceByTopic", "3-19", Kind.ERROR, topic=topic,
                            text=f"doRebalance, but the topic[{topic}] not exist")  # fmt: skip
@@ -198,7 +198,7 @@ class RebalanceImpl(ABC):
             if changed:
                 self.message_queue_changed(topic, mq_set, mq_set)
             return
-        # seed 004 lines 20-74: clustering shares the queues among the group's consumers
+        # mechanisms.md "Rebalancing" span 20-74: clustering shares the queues among the group's consumers
         cid_all = yield from self.mq_client_factory.find_consumer_id_list(
             topic, self.consumer_group
         )
@@ -210,10 +210,10 @@ class RebalanceImpl(ABC):
                        text=f"doRebalance, {topic}: get consumer id list failed")  # fmt: skip
         if mq_set is None or cid_all is None:
             return
-        # seed 004 lines 21-40: sort both lists so every consumer computes the same split
+        # mechanisms.md "Rebalancing" span 21-40: sort both lists so every consumer computes the same split
         mq_all = sorted(mq_set)
         cid_all = sorted(cid_all)
-        # seed 004 lines 42-61: the allocation strategy picks this consumer's share
+        # mechanisms.md "Rebalancing" span 42-61: the allocation strategy picks this consumer's share
         strategy = self.allocate_message_queue_strategy
         client_id = self.mq_client_factory.client_id
         try:
@@ -235,7 +235,7 @@ class RebalanceImpl(ABC):
             f"of {len(cid_all)}, takes {len(mine)} of {len(mq_all)} queue(s) of {topic}: "
             f"{[_mq_text(m) for m in mine]}",
         )  # fmt: skip
-        # seed 004 lines 63-72: update the process queues; announce a change
+        # mechanisms.md "Rebalancing" span 63-72: update the process queues; announce a change
         changed = yield from self.update_process_queue_table_in_rebalance(
             topic, allocate_result_set, is_order
         )
@@ -245,7 +245,7 @@ class RebalanceImpl(ABC):
     def truncate_message_queue_not_my_topic(self) -> None:
         """Drop process queues whose topic is no longer subscribed.
 
-        Mirrors RebalanceImpl#truncateMessageQueueNotMyTopic; seed 004 lines 28–40.
+        Mirrors RebalanceImpl#truncateMessageQueueNotMyTopic; mechanisms.md "Rebalancing" span 28–40.
         """
         for mq in [m for m in self.process_queue_table if m.topic not in self.subscription_inner]:
             pq = self.process_queue_table.pop(mq)
@@ -259,12 +259,12 @@ class RebalanceImpl(ABC):
         """Make the process queues of ``topic`` match ``mq_set``; return whether they changed.
 
         Mirrors RebalanceImpl#updateProcessQueueTableInRebalance (client/impl/consumer,
-        RocketMQ 4.9.3); seed 004 lines 93–161; facts §10.11 steps 1–3.
+        RocketMQ 4.9.3); mechanisms.md "Rebalancing" span 93–161; docs/reference.md §10.11 steps 1–3.
         """
         mq_set = set(mq_set)
         changed = False
         now = self.ctx.now_ms
-        # seed 004 lines 93-126: drop what is no longer ours, or whose pulls stalled
+        # mechanisms.md "Rebalancing" span 93-126: drop what is no longer ours, or whose pulls stalled
         for mq, pq in list(self.process_queue_table.items()):
             if mq.topic != topic:
                 continue
@@ -276,7 +276,7 @@ class RebalanceImpl(ABC):
                     self._emit("updateProcessQueueTableInRebalance", "93-126", mq=str(mq),
                                text=f"remove unnecessary mq {_mq_text(mq)}: allocated elsewhere now")  # fmt: skip
             elif pq.is_pull_expired(now):
-                # seed 004 lines 108-120: no pull for > 120 s: a push consumer drops the queue
+                # mechanisms.md "Rebalancing" span 108-120: no pull for > 120 s: a push consumer drops the queue
                 if self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
                     pq.dropped = True
                     if self.remove_unnecessary_message_queue(mq, pq):
@@ -288,7 +288,7 @@ class RebalanceImpl(ABC):
                             text=f"[BUG] remove mq {_mq_text(mq)}: no pull for "
                             f"{now - pq.last_pull_timestamp} ms > 120000 ms, re-add it",
                         )  # fmt: skip
-        # seed 004 lines 128-158: add the queues that are new to us
+        # mechanisms.md "Rebalancing" span 128-158: add the queues that are new to us
         pull_request_list: list[PullRequest] = []
         for mq in sorted(mq_set):
             if mq in self.process_queue_table:
@@ -318,11 +318,11 @@ class RebalanceImpl(ABC):
             self._emit("updateProcessQueueTableInRebalance", "140-156", mq=str(mq),
                        next_offset=next_offset,
                        text=f"add a new mq {_mq_text(mq)}, first pull at offset {next_offset}")  # fmt: skip
-        # seed 004 line 161: start pulling the new queues
+        # mechanisms.md "Rebalancing" span 161: start pulling the new queues
         self.dispatch_pull_request(pull_request_list)
         return changed
 
-    # -- orderly locks (facts §10.16) ----------------------------------------------------------
+    # -- orderly locks (docs/reference.md §10.16) ----------------------------------------------------------
     def _lock_body(self, cls: type, mqs: Iterable[MessageQueue]) -> Any:
         return cls(
             consumer_group=self.consumer_group,
@@ -339,7 +339,7 @@ class RebalanceImpl(ABC):
     def lock(self, mq: MessageQueue) -> Gen:
         """LOCK_BATCH_MQ for one queue; mark locked process queues; True if ``mq`` is locked.
 
-        Mirrors RebalanceImpl#lock (client/impl/consumer, RocketMQ 4.9.3); facts §10.16.
+        Mirrors RebalanceImpl#lock (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.16.
         """
         addr = self._master(mq.broker_name)
         if addr is None:
@@ -367,7 +367,7 @@ class RebalanceImpl(ABC):
     def lock_all(self) -> Gen:
         """LOCK_BATCH_MQ per broker for every process queue; refresh or clear ``locked``.
 
-        Mirrors RebalanceImpl#lockAll (client/impl/consumer, RocketMQ 4.9.3); facts §10.16.
+        Mirrors RebalanceImpl#lockAll (client/impl/consumer, RocketMQ 4.9.3); docs/reference.md §10.16.
         """
         api = self.mq_client_factory.mq_client_api_impl
         for broker_name, mqs in sorted(self._process_queue_table_by_broker_name().items()):

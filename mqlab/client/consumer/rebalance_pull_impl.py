@@ -1,8 +1,8 @@
 """The pull consumer's half of rebalancing: tell the application which queues it owns.
 
 Mirrors ``RebalancePullImpl`` (client/impl/consumer/RebalancePullImpl.java, RocketMQ 4.9.3);
-seed 004 "[PullConsumer] RebalancePullImpl#removeUnnecessaryMessageQueue" and
-"#computePullFromWhere" (always 0); facts §10.11.
+mechanisms.md "Rebalancing" "[PullConsumer] RebalancePullImpl#removeUnnecessaryMessageQueue" and
+"#computePullFromWhere" (always 0); docs/reference.md §10.11.
 
 A pull consumer allocates the queues of its ``register_topics`` like a push consumer, but has
 no pull loop: a change only calls the application's ``MessageQueueListener``, a removed queue's
@@ -30,7 +30,7 @@ Gen = Generator[Any, Any, Any]
 class RebalancePullImpl(RebalanceImpl):
     """The pull consumer's rebalance: it only tells the application which queues it owns.
 
-    Mirrors ``RebalancePullImpl`` (client/impl/consumer, RocketMQ 4.9.3); seed 004
+    Mirrors ``RebalancePullImpl`` (client/impl/consumer, RocketMQ 4.9.3); mechanisms.md "Rebalancing"
     "RebalancePullImpl#removeUnnecessaryMessageQueue".
     """
 
@@ -57,7 +57,7 @@ class RebalancePullImpl(RebalanceImpl):
             self._emit("messageQueueChanged", "changed", Kind.ERROR, topic=topic, error=repr(e))
 
     def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
-        """Mirrors RebalancePullImpl#removeUnnecessaryMessageQueue (seed 004 lines 1–5)."""
+        """Mirrors RebalancePullImpl#removeUnnecessaryMessageQueue (mechanisms.md "Rebalancing" span 1–5)."""
         store = self.default_mq_pull_consumer_impl.offset_store
         store.persist(mq)
         store.remove_offset(mq)

@@ -1,8 +1,8 @@
 """The push consumer's half of rebalancing: where a new queue starts, what a change triggers.
 
 Mirrors ``RebalancePushImpl`` (client/impl/consumer/RebalancePushImpl.java, RocketMQ 4.9.3);
-seed 003 step 3 ("消息进度如何计算的": ``computePullFromWhere``), seed 004
-"RebalancePushImpl#removeUnnecessaryMessageQueue" and "#dispatchPullRequest"; facts §10.11,
+mechanisms.md "Where a new queue starts" step 3 (``computePullFromWhere``), mechanisms.md "Rebalancing"
+"RebalancePushImpl#removeUnnecessaryMessageQueue" and "#dispatchPullRequest"; docs/reference.md §10.11,
 §11 (``RebalancePushImplTest``: the computePullFromWhere table, pullThresholdForTopic 1024 →
 512 / 341).
 
@@ -38,7 +38,7 @@ __all__ = ["RebalancePushImpl", "UNLOCK_DELAY_TIME_MILLS"]
 
 Gen = Generator[Any, Any, Any]
 
-#: RebalancePushImpl.UNLOCK_DELAY_TIME_MILLS (facts §9): unlock after 20 s if pq holds messages.
+#: RebalancePushImpl.UNLOCK_DELAY_TIME_MILLS (docs/reference.md §9): unlock after 20 s if pq holds messages.
 UNLOCK_DELAY_TIME_MILLS = 20_000
 
 
@@ -69,7 +69,7 @@ class RebalancePushImpl(RebalanceImpl):
         """New subVersion, per-queue thresholds from the topic ones, heartbeat.
 
         Mirrors RebalancePushImpl#messageQueueChanged (client/impl/consumer, RocketMQ 4.9.3);
-        facts §10.11, §11 (pullThresholdForTopic 1024: 2 queues → 512, 3 → 341).
+        docs/reference.md §10.11, §11 (pullThresholdForTopic 1024: 2 queues → 512, 3 → 341).
         """
         cfg = self._config
         sd = self.subscription_inner.get(topic)
@@ -101,15 +101,15 @@ class RebalancePushImpl(RebalanceImpl):
         """Persist and forget the queue's offset; orderly: release the broker lock.
 
         Mirrors RebalancePushImpl#removeUnnecessaryMessageQueue (client/impl/consumer,
-        RocketMQ 4.9.3); seed 004 "removeUnnecessaryMessageQueue" lines 2–27; facts §10.11.
+        RocketMQ 4.9.3); mechanisms.md "Rebalancing" "removeUnnecessaryMessageQueue" span 2–27; docs/reference.md §10.11.
         Java's ``pq.getConsumeLock().tryLock(1000 ms)`` becomes "is a listener call of this
         queue running right now" (no wait: a running call then keeps the queue).
         """
         impl = self.default_mq_push_consumer_impl
-        # seed 004 lines 2-4: commit the offset once more (oneway), then forget it
+        # mechanisms.md "Rebalancing" span 2-4: commit the offset once more (oneway), then forget it
         impl.offset_store.persist(mq)
         impl.offset_store.remove_offset(mq)
-        # seed 004 lines 5-27: orderly + clustering holds a broker lock to give back
+        # mechanisms.md "Rebalancing" span 5-27: orderly + clustering holds a broker lock to give back
         if impl.consume_orderly and self.message_model is MessageModel.CLUSTERING:
             if impl.consume_message_service.is_consume_locked(mq, pq):
                 pq.inc_try_unlock_times()
@@ -151,7 +151,7 @@ class RebalancePushImpl(RebalanceImpl):
         """Where a queue new to this consumer starts: the stored offset, else the policy.
 
         Mirrors RebalancePushImpl#computePullFromWhereWithException (client/impl/consumer,
-        RocketMQ 4.9.3); seed 003 step 3 ("消息进度如何计算的"); facts §10.11 and the
+        RocketMQ 4.9.3); mechanisms.md "The consumer's pull loop" step 3; docs/reference.md §10.11 and the
         ``RebalancePushImplTest`` table (§11): stored ≥ 0 → it; −1 and LAST → max offset
         (retry topic: 0); −1 and FIRST → 0; −1 and TIMESTAMP → search by
         ``consumeTimestamp`` (retry topic: max offset); −2 (store unreachable) → −1.
@@ -204,7 +204,7 @@ class RebalancePushImpl(RebalanceImpl):
     def dispatch_pull_request(self, pull_request_list: list[PullRequest]) -> None:
         """Start each new queue's pull loop. Mirrors RebalancePushImpl#dispatchPullRequest.
 
-        Seed 004 "RebalancePushImpl#dispatchPullRequest" lines 1–6; seed 003 step 1.
+        mechanisms.md "Rebalancing" "RebalancePushImpl#dispatchPullRequest" lines 1–6; mechanisms.md "The consumer's pull loop" step 1.
         """
         for pull_request in pull_request_list:
             self.default_mq_push_consumer_impl.execute_pull_request_immediately(pull_request)

@@ -1,14 +1,14 @@
 """The periodic rebalance: every 20 s, at a consumer's start, and when a broker says so.
 
 Mirrors ``RebalanceService`` (client/impl/consumer/RebalanceService.java, RocketMQ 4.9.3);
-seed 004 "RebalanceService" lines 21–30 (``waitForRunning(waitInterval)`` then
-``mqClientFactory.doRebalance()``); facts §9 (``waitInterval`` 20 000 ms, system property
+mechanisms.md "Rebalancing" "RebalanceService" span 21–30 (``waitForRunning(waitInterval)`` then
+``mqClientFactory.doRebalance()``); docs/reference.md §9 (``waitInterval`` 20 000 ms, system property
 ``rocketmq.client.rebalance.waitInterval``).
 
 The service thread becomes one periodic daemon timer ``RebalanceService.run``. ``wakeup()``
 (``ServiceThread#wakeup``) moves the pending firing to *now*, as Java's ``countDownLatch``
 release does; the next periodic firing is then ``wait_interval`` after it. Three things wake
-it (seed 004 line 26): the 20 s wait elapsing, ``DefaultMQPushConsumerImpl#start``
+it (mechanisms.md "Rebalancing" span 26): the 20 s wait elapsing, ``DefaultMQPushConsumerImpl#start``
 (``rebalanceImmediately``) and NOTIFY_CONSUMER_IDS_CHANGED from a broker. A wakeup before the
 service runs is remembered (``hasNotified``) and makes the first firing immediate.
 
@@ -23,7 +23,7 @@ from mqlab.trace.events import Kind
 
 __all__ = ["RebalanceService", "WAIT_INTERVAL"]
 
-#: ms between rebalances; rocketmq.client.rebalance.waitInterval (facts §9).
+#: ms between rebalances; rocketmq.client.rebalance.waitInterval (docs/reference.md §9).
 WAIT_INTERVAL = 20_000
 
 TIMER = "RebalanceService.run"
@@ -65,7 +65,7 @@ class RebalanceService:
     def run(self) -> None:
         """One loop iteration: ``mqClientFactory.doRebalance()``.
 
-        Mirrors RebalanceService#run (RocketMQ 4.9.3); seed 004 "RebalanceService" line 26.
+        Mirrors RebalanceService#run (RocketMQ 4.9.3); mechanisms.md "Rebalancing" "RebalanceService" span 26.
         """
         if self.stopped:
             return

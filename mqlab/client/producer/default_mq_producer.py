@@ -1,7 +1,7 @@
 """The producer a user holds: RocketMQ's configuration fields plus the send calls.
 
 Mirrors ``DefaultMQProducer`` (client/producer/DefaultMQProducer.java, RocketMQ 4.9.3);
-facts §8.4 (defaults) and §2.7 (retry codes). Every call is delegated to its
+docs/reference.md §8.4 (defaults) and §2.7 (retry codes). Every call is delegated to its
 ``DefaultMQProducerImpl``; field names are Java's in snake_case.
 
 Sans-IO usage (on a simulation driver)::
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DefaultMQProducer", "DEFAULT_RETRY_RESPONSE_CODES"]
 
-#: ``DefaultMQProducer#retryResponseCodes`` (facts §2.7).
+#: ``DefaultMQProducer#retryResponseCodes`` (docs/reference.md §2.7).
 DEFAULT_RETRY_RESPONSE_CODES = frozenset(
     {
         ResponseCode.TOPIC_NOT_EXIST,
@@ -50,7 +50,7 @@ DEFAULT_RETRY_RESPONSE_CODES = frozenset(
 
 @dataclass(slots=True, eq=False)
 class DefaultMQProducer:
-    """A producer group on a client instance. Mirrors ``DefaultMQProducer`` (facts §8.4).
+    """A producer group on a client instance. Mirrors ``DefaultMQProducer`` (docs/reference.md §8.4).
 
     Args:
         producer_group: the group name (validated on ``start``).

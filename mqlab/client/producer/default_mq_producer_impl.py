@@ -3,7 +3,7 @@
 Mirrors ``DefaultMQProducerImpl`` (client/impl/producer/DefaultMQProducerImpl.java,
 RocketMQ 4.9.3): ``start`` / ``shutdown``, the public send calls, ``sendDefaultImpl``
 (route, queue choice, retries) and ``tryToFindTopicPublishInfo`` (the TBW102 fallback
-that makes auto-creation happen); facts §2.5 (client use of routes), §2.7 (producer
+that makes auto-creation happen); docs/reference.md §2.5 (client use of routes), §2.7 (producer
 retries and retry codes), §8.4 (defaults). ``sendKernelImpl`` (UNIQ_KEY, compression, the
 request header), ``sendSelectImpl`` and batching are in ``send_kernel``, mixed in.
 
@@ -318,7 +318,7 @@ class DefaultMQProducerImpl(SendKernelImpl, TransactionProducerImpl):
         """The topic's publish info: cached, else from the name server, else TBW102's route.
 
         Mirrors ``DefaultMQProducerImpl#tryToFindTopicPublishInfo`` (client/impl/producer,
-        RocketMQ 4.9.3); facts §2.5 "Client use". An unknown topic first gets an empty
+        RocketMQ 4.9.3); docs/reference.md §2.5 "Client use". An unknown topic first gets an empty
         entry (so the periodic refresh asks for it from now on), then the name server is
         asked for it (TOPIC_NOT_EXIST for a new topic), then for the default topic's route
         with the queue numbers capped at ``default_topic_queue_nums``.
@@ -365,7 +365,7 @@ class DefaultMQProducerImpl(SendKernelImpl, TransactionProducerImpl):
         """Route, choose a queue, send; retry (SYNC) on another broker.
 
         Mirrors ``DefaultMQProducerImpl#sendDefaultImpl`` (client/impl/producer, RocketMQ
-        4.9.3); facts §2.7 (sync: 1 + retryTimesWhenSendFailed attempts; retry on transport
+        4.9.3); docs/reference.md §2.7 (sync: 1 + retryTimesWhenSendFailed attempts; retry on transport
         errors and on TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, SYSTEM_ERROR, NO_PERMISSION,
         NO_BUYER_ID, NOT_IN_CURRENT_UNIT; other codes are thrown at once).
 

@@ -1,6 +1,6 @@
 """A batch of messages sent in one SEND_BATCH_MESSAGE request.
 
-Mirrors ``MessageBatch`` (common/message, RocketMQ 4.9.3); facts §4.6 (batch body) and
+Mirrors ``MessageBatch`` (common/message, RocketMQ 4.9.3); docs/reference.md §4.6 (batch body) and
 §10.6 (batches may not carry delayed messages or ``%RETRY%`` topics; one topic, one
 ``WAIT`` value). The batch is itself a ``Message``: its topic is the messages' topic, its
 only property is ``WAIT`` (what the producer sends as header ``i``), and its body is

@@ -2,7 +2,7 @@
 
 Mirrors ``DefaultMQProducerImpl#sendKernelImpl``, ``#tryToCompressMessage``,
 ``#sendSelectImpl`` and ``DefaultMQProducer#batch`` (client/impl/producer and
-client/producer, RocketMQ 4.9.3); facts §2.2 "Client specifics" (UNIQ_KEY, compression,
+client/producer, RocketMQ 4.9.3); docs/reference.md §2.2 "Client specifics" (UNIQ_KEY, compression,
 TRAN_MSG, %RETRY% headers), §4.3 (zlib level 5 from 4096 bytes), §10.6 (batches).
 
 A mixin of ``DefaultMQProducerImpl`` (``default_mq_producer_impl``), which supplies
@@ -81,7 +81,7 @@ class SendKernelImpl:
         """Send ``msg`` to ``mq``: UNIQ_KEY, compression, header, then the RPC.
 
         Mirrors ``DefaultMQProducerImpl#sendKernelImpl`` (client/impl/producer, RocketMQ
-        4.9.3); facts §2.2 "Client specifics": UNIQ_KEY (not for batches, whose messages
+        4.9.3); docs/reference.md §2.2 "Client specifics": UNIQ_KEY (not for batches, whose messages
         have one each), zlib level 5 from ``compress_msg_body_over_howmuch`` (4096) bytes
         with sysFlag COMPRESSED (never for batches), TRAN_MSG → TRANSACTION_PREPARED, and
         for ``%RETRY%`` topics RECONSUME_TIME / MAX_RECONSUME_TIMES moved to header j / l
@@ -177,7 +177,7 @@ class SendKernelImpl:
     def try_to_compress_message(self, msg: Message) -> bool:
         """zlib the body in place when it reaches the threshold (never for batches).
 
-        Mirrors ``DefaultMQProducerImpl#tryToCompressMessage``; facts §4.3.
+        Mirrors ``DefaultMQProducerImpl#tryToCompressMessage``; docs/reference.md §4.3.
         """
         if isinstance(msg, MessageBatch):
             return False

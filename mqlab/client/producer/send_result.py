@@ -1,6 +1,6 @@
 """What a send returns: the status the broker answered and where the message went.
 
-Mirrors ``SendStatus`` and ``SendResult`` (client/producer, RocketMQ 4.9.3); facts §3
+Mirrors ``SendStatus`` and ``SendResult`` (client/producer, RocketMQ 4.9.3); docs/reference.md §3
 ("client mapping of send results": 0 → SEND_OK, 10 → FLUSH_DISK_TIMEOUT,
 11 → SLAVE_NOT_AVAILABLE, 12 → FLUSH_SLAVE_TIMEOUT) and §4.5 (``msg_id`` is the client's
 ``UNIQ_KEY``, ``offset_msg_id`` the broker's store-host + commit-log-offset id).

@@ -1,7 +1,7 @@
 """A producer's view of one topic's writable queues, and its round-robin cursor.
 
 Mirrors ``TopicPublishInfo`` (client/impl/producer) and ``ThreadLocalIndex``
-(client/common), RocketMQ 4.9.3; facts §2.5 ("Client use": publish queues are, for each
+(client/common), RocketMQ 4.9.3; docs/reference.md §2.5 ("Client use": publish queues are, for each
 QueueData sorted by broker name, writable and with a master, queues
 0..writeQueueNums−1).
 
@@ -109,7 +109,7 @@ class TopicPublishInfo:
 
         Mirrors ``TopicPublishInfo#selectOneMessageQueue`` (both overloads), which
         ``MQFaultStrategy#selectOneMessageQueue`` calls when ``sendLatencyFaultEnable`` is
-        false (the default; facts §8.4).
+        false (the default; docs/reference.md §8.4).
 
         Raises:
             ValueError: the list is empty (callers check ``ok()`` first, as Java does).

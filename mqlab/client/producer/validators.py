@@ -1,6 +1,6 @@
 """Client-side checks of group names, topics and messages, before anything is sent.
 
-Mirrors ``Validators`` (client/Validators.java, RocketMQ 4.9.3); facts §7.1 ("Client-side
+Mirrors ``Validators`` (client/Validators.java, RocketMQ 4.9.3); docs/reference.md §7.1 ("Client-side
 (Validators): group blank / > 255 chars / illegal chars rejected; topic ≤ 127; message
 body non-null, non-empty, ≤ maxMessageSize (4 MiB)"). Failures raise
 ``MQClientException`` with Java's texts (code −1, or MESSAGE_ILLEGAL (13) for the

@@ -1,7 +1,7 @@
 """Delayed messages: move due messages from SCHEDULE_TOPIC_XXXX to their real topic.
 
 Mirrors ``ScheduleMessageService`` and its ``DeliverDelayedMessageTimerTask`` (store/
-schedule, RocketMQ 4.9.3); facts §10.8 (delay levels) and §10.9 (delivery), §7.4
+schedule, RocketMQ 4.9.3); docs/reference.md §10.8 (delay levels) and §10.9 (delivery), §7.4
 (``delayOffset.json``), §11 (ScheduleMessageServiceTest).
 
 How it works: the commit log parks a message with ``DELAY`` = level in
@@ -24,7 +24,7 @@ Three 4.9.3 details, kept on purpose and documented:
 
 * ``messageTimeup`` computes the delivered message's stored properties string *before*
   it clears ``DELAY`` (and sets ``WAIT=false``) in the property map, so the re-stored
-  message still carries ``DELAY``, ``REAL_TOPIC`` and ``REAL_QID`` (facts §10.9,
+  message still carries ``DELAY``, ``REAL_TOPIC`` and ``REAL_QID`` (docs/reference.md §10.9,
   inferred from statement order). Because the map no longer has ``DELAY``, the store
   does not park it again.
 * ``start()`` re-reads ``delayOffset.json`` (4.9.3's ``start()`` calls ``super.load()``
@@ -34,7 +34,7 @@ Three 4.9.3 details, kept on purpose and documented:
   persist keep the file's value until the level delivers. A stored offset beyond the
   end can so skip messages parked before that first run, as in 4.9.3.
 * 4.9.3 persists "task start offset + 1" after a delivery (a quirk that can re-deliver
-  after a restart); mqlab persists "delivered unit's offset + 1", as facts §10.9 asks.
+  after a restart); mqlab persists "delivered unit's offset + 1", as docs/reference.md §10.9 asks.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class ScheduleMessageService:
     def compute_deliver_timestamp(self, delay_level: int, store_timestamp: int) -> int:
         """store time + the level's delay; an unknown level → store time + 1000.
 
-        Mirrors ``ScheduleMessageService#computeDeliverTimestamp``; facts §10.8.
+        Mirrors ``ScheduleMessageService#computeDeliverTimestamp``; docs/reference.md §10.8.
         """
         delay = self.delay_level_table.get(delay_level)
         if delay is not None:
@@ -206,7 +206,7 @@ class ScheduleMessageService:
     def correct_delay_offset(self) -> bool:
         """Clamp each stored offset into [min, max] of its schedule queue.
 
-        Mirrors ``ScheduleMessageService#correctDelayOffset``; facts §11 (an empty queue
+        Mirrors ``ScheduleMessageService#correctDelayOffset``; docs/reference.md §11 (an empty queue
         clamps to 0).
         """
         for level in sorted(self.delay_level_table):
@@ -232,7 +232,7 @@ class ScheduleMessageService:
         """Re-read ``delayOffset.json``, then begin one timer chain per level at its
         stored offset (0 if none).
 
-        Mirrors ``ScheduleMessageService#start``; facts §10.9. The first persist is the
+        Mirrors ``ScheduleMessageService#start``; docs/reference.md §10.9. The first persist is the
         owner's: RocketMQ runs it 10 000 ms after start, then every
         ``flush_delay_offset_interval``.
 
@@ -283,7 +283,7 @@ class ScheduleMessageService:
         """One run of the level's ``DeliverDelayedMessageTimerTask``.
 
         Mirrors ``DeliverDelayedMessageTimerTask#run`` / ``#executeOnTimeup`` (store/
-        schedule, RocketMQ 4.9.3); facts §10.9:
+        schedule, RocketMQ 4.9.3); docs/reference.md §10.9:
 
         1. no unit at the chain's offset → again in 100 ms (offset clamped into
            [min, max] if it fell out);
