@@ -129,3 +129,31 @@ def test_params():
     assert L.params_02_3(0) == {"mapped_file_size_commit_log": 1024, "messages": 12, "body_len": 20}
     assert L.params_02_4(1) == {"messages": 7, "body_len": 30, "cut_bytes": 40}
     assert min(L.params_02_4(s)["cut_bytes"] for s in range(400)) == 33  # past the properties
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome", "bytes_kept", "delivered"),
+    [
+        ("async_flush_power_cut", "lost=1", "keeps 0 of 206 bytes written (0 flushed)", 0),
+        ("sync_flush_power_cut", "ok", "keeps 206 of 206 bytes written (206 flushed)", 1),
+    ],
+)
+def test_power_cut_after_send_ok_loses_it_only_with_async_flush(
+    name, outcome, bytes_kept, delivered
+):
+    """ "An acknowledged message lost": schedule `d3 F:power_cut(broker-a)` cuts the power at
+    2 008 ms, the producer reads SEND_OK (queue 1, offset 0) at 2 009 ms; ASYNC_FLUSH keeps
+    0 bytes (lost=1), SYNC_FLUSH all 206 (ok, delivered once)."""
+    from mqlab.lab.lessons.lesson05 import replay_schedule
+
+    run = replay_schedule(name, "d3 F:power_cut(broker-a)")
+    assert run.outcome == outcome
+    assert len(run.deliveries) == delivered
+    ev = run.events
+    cut = ev[ev["component"] == "DefaultMessageStore.powerCut"]
+    assert list(cut["t_ms"]) == [2008]
+    assert bytes_kept in cut["text"].iloc[0]
+    sent = ev[ev["component"] == "DefaultMQProducerImpl.send"]
+    assert [(int(t), x) for t, x in zip(sent["t_ms"], sent["text"], strict=True)] == [
+        (2009, "send: SEND_OK to broker-a queue 1 at offset 0")
+    ]

@@ -12,10 +12,14 @@ The helpers build a group on a topic with a chosen number of queues, read who ho
 lay every strategy of ``mqlab.client.allocate`` side by side (pure functions, the same
 inputs each consumer computes from), and count how many queues change owner when one more
 consumer joins. What they must not know: pulls, offsets, consumption (lessons 06–08).
+``replay_schedule`` is the exception: it replays one schedule of a ready-made
+``python -m mqlab explore`` scenario and hands back what the delivery checkers read
+(lessons 02 and 07 use it too).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -51,6 +55,8 @@ __all__ = [
     "params_05_1",
     "params_05_3",
     "params_05_4",
+    "Replayed",
+    "replay_schedule",
 ]
 
 #: The topic the exercises create with a chosen number of queues.
@@ -298,3 +304,48 @@ def _ex_05_4(seed: int) -> int:
         lab.push_consumer("CG", "TopicTest")
         lab.advance(25_000)
         return round(overlap_ms(lab) / 1000)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One replayed schedule: its outcome class and what the checkers read from the run.
+
+    ``outcome``: the explorer's label (``"ok"``, ``"dup:rebalance=1 overlap=1"``, …);
+    ``deliveries``: ``Lab.deliveries()`` (every listener call); ``duplicates``:
+    ``find_duplicates(lab).findings`` (cause per repeated delivery); ``events``:
+    ``Lab.events()`` of the run.
+    """
+
+    outcome: str
+    deliveries: pd.DataFrame
+    duplicates: pd.DataFrame
+    events: pd.DataFrame
+
+
+def replay_schedule(name: str, schedule: str = "", *, drain_ms: int | None = None) -> Replayed:
+    """Replay ``schedule`` of the explorer's scenario ``name`` (``python -m mqlab explore
+    --list``) into a lab, exactly as ``python -m mqlab explore NAME --replay SCHEDULE`` does.
+
+    ``schedule`` is a row's "shortest schedule" ("" or "(default)": the seed's own run).
+    ``drain_ms`` ends the run earlier (or later) than the scenario's own drain time.
+    """
+    import dataclasses
+
+    from mqlab.explore.scenarios import get_scenario
+    from mqlab.explore.search import replay
+    from mqlab.lab.checkers import find_duplicates
+
+    xs = get_scenario(name)
+    if drain_ms is not None:
+        if drain_ms < 0:
+            raise ValueError(f"drain_ms must be >= 0, got {drain_ms!r}")
+        xs = dataclasses.replace(xs, scenario=dataclasses.replace(xs.scenario, drain_ms=drain_ms))
+    seen: dict[str, pd.DataFrame] = {}
+
+    def look(lab: Lab) -> None:
+        seen["deliveries"] = lab.deliveries()
+        seen["duplicates"] = find_duplicates(lab).findings
+        seen["events"] = lab.events()
+
+    rec = replay(xs, "" if schedule == "(default)" else schedule, on_lab=look)
+    return Replayed(str(rec.outcome), seen["deliveries"], seen["duplicates"], seen["events"])
