@@ -68,8 +68,8 @@ measurement         latencies, TPS, queues, flush, disk     run; mqlab samples n
 =================== ======================================= ===============================
 
 The rules for values that agree only by chance (``engine.CHANCE_RULES``: store-timestamp,
-schedule-deliver-time, broker-born-timestamp, runtime-measurement, available-processors)
-count a field as explained whenever both answers carry it, equal or not, so the report
+schedule-deliver-time, broker-born-timestamp, runtime-measurement, available-processors,
+sampled-tps, consume-time-span, filter-data-born-time) count a field as explained whenever both answers carry it, equal or not, so the report
 page (tracked in git) changes only when behaviour does; the run's duration and timed
 steps' elapsed times go to ``artifacts/conformance-run.md``.
 

@@ -121,12 +121,14 @@ def describe(ans: Answer | None) -> str:
 
 #: The rules for values that agree between the two sides only by chance: each broker's
 #: own clock (two brokers store in the same millisecond now and then), the run's
-#: measurements, the host's CPU count (equal on a 4-CPU host). A field one of these rules
-#: covers counts as explained whenever both sides carry it, equal or not, so that a row's
-#: verdict does not depend on the run's timing.
+#: measurements, the host's CPU count (equal on a 4-CPU host), the statistics sampled on each
+#: broker's clock, the consume time spans and filter data born times. A field one of these
+#: rules covers counts as explained whenever both sides carry it, equal or not, so that a
+#: row's verdict does not depend on the run's timing.
 CHANCE_RULES = (
     "store-timestamp", "schedule-deliver-time", "broker-born-timestamp",
-    "runtime-measurement", "available-processors",
+    "runtime-measurement", "available-processors", "sampled-tps", "consume-time-span",
+    "filter-data-born-time",
 )  # fmt: skip
 
 Leaf = tuple[str, Any, "tuple[str, str] | None"]

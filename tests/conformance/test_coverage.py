@@ -200,3 +200,14 @@ def test_equal_clock_fields_of_stored_entries_count_as_explained():
     diffs = _clock_diffs(_entry_leaves(0, client, {**client, "bornHost": "127.0.0.1:50002"}),
                          (REAL, MQ))  # fmt: skip
     assert [d.path for d in diffs] == ["msg[0].storeTimestamp"]
+
+
+def test_equal_sampled_tps_counts_as_explained():
+    """Two brokers whose 10 s samples hold the same figure by chance: the tps stays explained
+    by sampled-tps (engine.CHANCE_RULES), so the report does not move between runs."""
+    from mqlab.conformance.engine import _clock_diffs
+
+    path = "body.consumeStatsList[5].cf_stats_cg[0].consumeTps"
+    diffs = _clock_diffs([(path, 0.15, None)], (REAL, MQ))
+    assert [(d.path, d.rule) for d in diffs] == [(path, "sampled-tps")]
+    assert _clock_diffs([(path, 0.0, None)], (REAL, MQ)) == []  # 0 on both: compared as is
