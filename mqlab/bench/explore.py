@@ -7,8 +7,11 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    classifying the outcome, tearing the store down; and schedules per second per core.
    Building to the arm point is what a snapshot/fork of the cluster would save per run;
 2. the exhaustive search at the scenario's bounds on each runner asked for (``--runners
-   sequential,pool,spark``): wall seconds, runs, runs/s, and the speed-up over
-   sequential; every runner's table must be the sequential one (checked, printed);
+   sequential,pool,spark``): wall seconds, CPU seconds of the whole process tree (this
+   process, pool workers, Spark's JVM and Python workers: ``psutil``), runs, runs/s, and
+   the speed-up over sequential; every runner's table and figures must be the sequential
+   one's (checked, printed). ``--speedup``: consumer_join at depth 13 (~25 s
+   sequential), sequential, pool of 2 and Spark ``local[2]``, the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
 """
 
@@ -94,6 +97,23 @@ def _per_core(xs, n: int) -> tuple[float, float]:
     return n / spent[0], n / spent[1]
 
 
+def _tree_cpu() -> float:
+    """CPU seconds of this process and every live or reaped descendant (psutil)."""
+    import os
+
+    import psutil
+
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for child in psutil.Process().children(recursive=True):
+        try:
+            c = child.cpu_times()
+            total += c.user + c.system + c.children_user + c.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     from mqlab.explore.engine import Bounds
     from mqlab.explore.runners import explore
@@ -111,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--por", action="store_true", help="also search without the reduction")
     p.add_argument("--bounds", default="", help="as python -m mqlab explore --bounds")
+    p.add_argument("--speedup", action="store_true",
+                   help="consumer_join depth=13 on sequential,pool,spark (local[2]), 2 workers")  # fmt: skip
     a = p.parse_args(argv)
+    if a.speedup:
+        a.scenario, a.bounds, a.runners, a.workers = "consumer_join", "depth=13", \
+            "sequential,pool,spark", 2  # fmt: skip
     xs = get_scenario(a.scenario)
     bounds = Bounds.parse(a.bounds, depth=xs.depth, faults=xs.fault_budget,
                           window_ms=xs.window_ms)  # fmt: skip
@@ -133,18 +158,23 @@ def main(argv: list[str] | None = None) -> int:
     if "spark" in runners:  # start the session (a JVM) before the clock
         from mqlab.experiments.spark import get_session
 
-        spark = get_session()
+        spark = get_session(f"local[{a.workers}]")
         explore(xs, Bounds(depth=0), runner="spark", spark=spark)
+    import os
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for runner in runners:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _tree_cpu()
         res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, _tree_cpu() - c
+        figures = (res.table(), res.runs, res.states, res.distinct, res.pruned)
         if base is None:
-            base = (wall, res.table())
-        same = "same table" if res.table() == base[1] else "TABLE DIFFERS"
-        print(f"{runner:<10} {wall:6.1f} s  runs {res.runs}  {res.runs / wall:5.1f} runs/s  "
-              f"speed-up x{base[0] / wall:.2f}  {same}  (states {res.states}, distinct "
-              f"{res.distinct}, classes {len(res.rows)})")  # fmt: skip
+            base = (wall, figures)
+        same = "same table and figures" if figures == base[1] else "DIFFERS"
+        print(f"{runner:<10} {wall:6.1f} s  CPU {cpu:6.1f} s  runs {res.runs}  "
+              f"{res.runs / wall:5.1f} runs/s  speed-up x{base[0] / wall:.2f}  {same}  "
+              f"(states {res.states}, distinct {res.distinct}, classes {len(res.rows)})")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.por:
         from dataclasses import replace
 

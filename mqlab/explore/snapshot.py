@@ -18,9 +18,10 @@ parent puts the store directory back as it was at the arm point, *in place*:
    extents written again. The parent's maps share those pages, so they see the arm-point
    bytes again, and the file is as sparse as it was (a reload computes the same
    ``dirty_end``);
-3. if a child replaced or removed a snapshot file (a new inode at its path), the parent's
-   maps no longer see the path's file: the snapshot is dropped, the next run builds a
-   new one.
+3. a file the child replaced (a config file written to a temporary name and renamed) or
+   removed is written again at its path; but if it was a file the parent maps
+   (``/proc/self/maps``), its maps no longer see the path's file: the snapshot is
+   dropped, and the next run builds a new one.
 
 Where fork is unavailable (Windows, ``MQLAB_EXPLORE_FORK=0``, a process with other
 threads running, such as a Jupyter kernel, where forking is unsafe) or ``fallocate``
@@ -95,6 +96,7 @@ def fork_available() -> bool:
         hasattr(os, "fork")
         and os.environ.get("MQLAB_EXPLORE_FORK", "1") != "0"
         and threading.active_count() == 1
+        and os.path.exists("/proc/self/maps")
         and _punch(-1, 0)
     )
 
@@ -103,9 +105,10 @@ class _Files:
     """A store directory's files at the arm point (inode, size, data extents' bytes)."""
 
     def __init__(self, root: str) -> None:
-        self.root = root
+        self.root = root = os.path.realpath(root)
         self.dirs: set[str] = set()
         self.files: dict[str, tuple[int, int, list[tuple[int, bytes]]]] = {}
+        self.mapped = _mapped(root)
         for d, dirs, files in os.walk(root):
             self.dirs.update(os.path.join(d, x) for x in dirs)
             for f in files:
@@ -133,13 +136,13 @@ class _Files:
         ok = True
         for path, (ino, size, data) in self.files.items():
             try:
-                fd = os.open(path, os.O_RDWR)
-            except FileNotFoundError:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:
                 ok = False
                 continue
             try:
                 st = os.fstat(fd)
-                if st.st_ino != ino:
+                if st.st_ino != ino and path in self.mapped:
                     ok = False
                 if st.st_size != size:
                     os.ftruncate(fd, size)
@@ -150,6 +153,18 @@ class _Files:
             finally:
                 os.close(fd)
         return ok
+
+
+def _mapped(root: str) -> set[str]:
+    """The files under ``root`` this process has mapped (``/proc/self/maps``)."""
+    prefix = os.path.join(os.path.realpath(root), "")
+    out = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            if len(parts) == 6 and parts[5].startswith(prefix):
+                out.add(parts[5].rstrip("\n"))
+    return out
 
 
 def _drop(pre: _Prefix | None, pid: int) -> None:

@@ -103,7 +103,8 @@ def test_mutant_is_caught_with_a_shortest_schedule(name, mut, new_class, schedul
 
 def test_pool_gives_the_sequential_table():
     # depth 10: 218 runs over many levels, latency points; the outcome of two runs with
-    # the same state but another past (a rebalance a ms earlier) must not be shared
+    # the same state but another past (a rebalance a ms earlier) must not be shared. The
+    # pool reads the same records in the same order: the same figures too
     xs = get_scenario("consumer_join")
     seq = explore(xs, _bounds(xs, depth=10))
     pool = explore(xs, _bounds(xs, depth=10), runner="pool", workers=2)
