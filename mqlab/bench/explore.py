@@ -157,9 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     if "spark" in runners:  # start the session (a JVM) before the clock
         from mqlab.experiments.spark import get_session
+        from mqlab.explore.runners import warm_spark
 
         spark = get_session(f"local[{a.workers}]")
-        explore(xs, Bounds(depth=0), runner="spark", spark=spark)
+        warm_spark(spark)
     import os
 
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -218,8 +218,6 @@ class Chooser:
         #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
         #: only: a run stops at a state expanded before (the search prunes it there too).
         self.visited: dict | None = None
-        #: A pool's table shared by its workers while a level runs (a hint, see _subsumed).
-        self.shared: Any = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
         self.faults_used = 0
@@ -267,19 +265,11 @@ class Chooser:
         return frozenset(out)
 
     def _subsumed(self, p: Point, i: int) -> bool:
-        """This state was expanded before with as much budget left (the search's table, or
-        what the other workers of a pool have seen so far: ``shared``, a hint the search
-        checks when it reads the record)."""
+        """This state was expanded before with as much budget left (the search's table)."""
         left = self.depth - i
-        for table in (self.visited, self.shared):
-            seen = table.get(p.digest) if table is not None else None
-            if seen and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
-                            for d, f, sk in seen):  # fmt: skip
-                return True
-        if self.shared is not None:
-            self.shared[p.digest] = [*(self.shared.get(p.digest) or ()),
-                                     (left, p.faults_left, p.sleep_key)]  # fmt: skip
-        return False
+        seen = self.visited.get(p.digest) if self.visited is not None else None
+        return bool(seen) and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
+                                  for d, f, sk in seen)  # fmt: skip
 
     # -- the driver's hooks ------------------------------------------------------------------
     def choose_event(self, sched: Any, cands: list) -> Any:
@@ -459,7 +449,7 @@ def _to(lab: Lab, t: int) -> None:
 def _run_from_arm(
     xs: ExploreScenario, pre: _Prefix, sched: Schedule, bounds: Bounds, *, record: bool,
     sleep: frozenset[int], sleep_at: int, outcome_cache: dict | None, pick: Any,
-    visited: dict | None, shared: Any, on_lab: Callable[[Lab], None] | None,
+    visited: dict | None, on_lab: Callable[[Lab], None] | None,
 ) -> RunRecord:  # fmt: skip
     """Arm the chooser on ``pre`` (at its arm point) and play the rest of the run."""
     from mqlab.experiments.run import _do
@@ -473,7 +463,6 @@ def _run_from_arm(
     )  # fmt: skip
     chooser.pick = pick
     chooser.visited = visited
-    chooser.shared = shared
     rec = RunRecord(chooser.made, chooser.points)
     try:
         for step in pre.rest:
@@ -518,7 +507,6 @@ def run_schedule(
     outcome_cache: dict[str, tuple[str, dict]] | None = None,
     pick: Callable[[list[Choice]], int] | None = None,
     visited: dict | None = None,
-    shared: Any = None,
     on_lab: Callable[[Lab], None] | None = None,
     snapshots: Snapshots | None = None,
 ) -> RunRecord:  # fmt: skip
@@ -536,7 +524,7 @@ def run_schedule(
     bounds = bounds or Bounds(depth=0)
     sched = Schedule.parse(schedule)
     kw = dict(record=record, sleep=sleep, sleep_at=sleep_at, outcome_cache=outcome_cache,
-              pick=pick, visited=visited, shared=shared, on_lab=on_lab)  # fmt: skip
+              pick=pick, visited=visited, on_lab=on_lab)  # fmt: skip
     if snapshots is not None and on_lab is None:
         rec = snapshots.run(xs, sched, bounds, kw)
         if rec is not None:

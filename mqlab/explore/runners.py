@@ -125,6 +125,27 @@ def _spark_mapper(spark):
     return mapper
 
 
+def warm_spark(spark) -> None:
+    """Import the explorer in every Python worker of ``spark`` (one task per core): the
+    first search's first level otherwise waits for it (~1.5 s; ``bench explore`` warms the
+    session before its clock, as it starts the JVM)."""
+    from mqlab.experiments.spark import default_tasks
+
+    def run(batches):
+        import pyarrow as pa
+
+        import mqlab.explore.search  # noqa: F401
+
+        for batch in batches:
+            yield pa.RecordBatch.from_pylist(
+                [{"id": i} for i in batch.column("id").to_pylist()],
+                schema=pa.schema([pa.field("id", pa.int64())]),
+            )
+
+    n = default_tasks(spark)
+    spark.range(0, n, 1, n).mapInArrow(run, "id long").collect()
+
+
 def _ships(spark) -> bool:
     """Executors off this machine need mqlab shipped (local sessions import it here)."""
     try:

@@ -83,7 +83,7 @@ class SearchResult:
     distinct: int = 0
     pruned: int = 0
     redundant: int = 0  # runs stopped by the sleep sets
-    reruns: int = 0  # pool runs stopped on another worker's hint that was wrong here
+    reruns: int = 0  # runs a mapper stopped at a state this reading order does not prune
     seconds: float = 0.0
     complete: bool = True  # False: max_runs or a cancel stopped it
 
@@ -116,14 +116,13 @@ class SearchResult:
 
 def run_item(
     xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
-    visited: dict | None = None, shared: Any = None, snapshots: Snapshots | None = None,
+    visited: dict | None = None, snapshots: Snapshots | None = None,
 ) -> RunRecord:  # fmt: skip
     """Run one work item (what every runner calls); ``visited``: stop at a state in it;
-    ``shared``: also stop at one in it (a hint: the search re-runs the item if wrong);
     ``snapshots``: fork the run from the cluster at its arm point (``mqlab.explore.snapshot``)."""
     return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
                         sleep_at=item.sleep_at, outcome_cache=cache, visited=visited,
-                        shared=shared, snapshots=snapshots)  # fmt: skip
+                        snapshots=snapshots)  # fmt: skip
 
 
 def _independent(a: str, b: str, links: frozenset) -> bool:
@@ -223,8 +222,8 @@ def _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps) ->
                 if bar is not None:
                     bar.update(1)
                 if rec.pruned and not _prunes(rec, visited, bounds):
-                    # a worker stopped on another worker's hint that this reading order
-                    # does not confirm: run it again against the true table
+                    # a mapper let the run stop at a state that this reading order does
+                    # not prune (it cannot with the runners here): run it against the table
                     res.reruns += 1
                     rec = run_item(xs, bounds, item, cache, visited, snapshots=snaps)
                 pruned = False
