@@ -10,7 +10,9 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    sequential,pool,spark``): wall seconds, CPU seconds of the whole process tree (this
    process, pool workers, Spark's JVM and Python workers: ``psutil``), runs, runs/s, and
    the speed-up over sequential; every runner's table and figures must be the sequential
-   one's (checked, printed). ``--speedup``: consumer_join at depth 13 (~25 s
+   one's (checked, printed); then the *ceiling*: the sequential search run in as many
+   independent processes at once as there are workers, its throughput against one alone
+   (what the machine gives right now). ``--speedup``: consumer_join at depth 13 (~25 s
    sequential), sequential, pool of 2 and Spark ``local[2]``, the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
 """
@@ -175,6 +177,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{runner:<10} {wall:6.1f} s  CPU {cpu:6.1f} s  runs {res.runs}  "
               f"{res.runs / wall:5.1f} runs/s  speed-up x{base[0] / wall:.2f}  {same}  "
               f"(states {res.states}, distinct {res.distinct}, classes {len(res.rows)})")  # fmt: skip
+    if base is not None and a.workers > 1:
+        # the machine's own ceiling now: the same search in ``workers`` independent
+        # processes at once, against one alone (a loaded or shared machine shows here)
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        t = time.perf_counter()
+        procs = [ctx.Process(target=explore, args=(xs, bounds)) for _ in range(a.workers)]
+        for pr in procs:
+            pr.start()
+        for pr in procs:
+            pr.join()
+        wall = time.perf_counter() - t
+        print(f"ceiling: {a.workers} sequential searches in {a.workers} processes at once "
+              f"took {wall:.1f} s: x{a.workers * base[0] / wall:.2f} the throughput of one")  # fmt: skip
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.por:
         from dataclasses import replace
