@@ -378,23 +378,27 @@ def _script(xs: ExploreScenario, t0: int) -> list[tuple]:
 
     arm_at = t0 + xs.arm_ms
     out: list[tuple] = []
+    armed = False
     scripted = sorted(xs.scripted)
 
-    def fault(at: int, name: str) -> None:
-        if not any(s[0] == "arm" for s in out) and t0 + at >= arm_at:
+    def arm_before(t: int) -> None:
+        nonlocal armed
+        if not armed and t >= arm_at:
             out.append(("arm", arm_at))
-        out.append(("fault", t0 + at, name))
+            armed = True
 
     for action in timeline(xs.scenario):
         due = t0 + action.t_ms
         while scripted and t0 + scripted[0][0] <= due:
-            fault(*scripted.pop(0))
-        if not any(s[0] == "arm" for s in out) and due >= arm_at:
-            out.append(("arm", arm_at))
+            at, name = scripted.pop(0)
+            arm_before(t0 + at)
+            out.append(("fault", t0 + at, name))
+        arm_before(due)
         out.append(("do", due, action))
     for at, name in scripted:
-        fault(at, name)
-    if not any(s[0] == "arm" for s in out):
+        arm_before(t0 + at)
+        out.append(("fault", t0 + at, name))
+    if not armed:
         out.append(("arm", arm_at))
     out.append(("end", t0 + xs.scenario.end_ms))
     return out
