@@ -7,8 +7,13 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    classifying the outcome, tearing the store down; and schedules per second per core.
    Building to the arm point is what a snapshot/fork of the cluster would save per run;
 2. the exhaustive search at the scenario's bounds on each runner asked for (``--runners
-   sequential,pool,spark``): wall seconds, runs, runs/s, and the speed-up over
-   sequential; every runner's table must be the sequential one (checked, printed);
+   sequential,pool,spark``): wall seconds, CPU seconds of the whole process tree (this
+   process, pool workers, Spark's JVM and Python workers: ``psutil``), runs, runs/s, and
+   the speed-up over sequential; every runner's table and figures must be the sequential
+   one's (checked, printed); then the *ceiling*: the sequential search run in as many
+   independent processes at once as there are workers, its throughput against one alone
+   (what the machine gives right now). ``--speedup``: consumer_join at depth 13 (~25 s
+   sequential), sequential, pool of 2 and Spark ``local[2]``, the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
 """
 
@@ -69,6 +74,48 @@ def _phases(xs, n: int) -> dict[str, float]:
     return tot
 
 
+def _per_core(xs, n: int) -> tuple[float, float]:
+    """Schedules per CPU second of ``n`` replays, building the cluster each time and forking
+    it from a snapshot at the arm point (``mqlab.explore.snapshot``), interleaved."""
+    import os
+
+    from mqlab.explore.search import replay
+    from mqlab.explore.snapshot import Snapshots, fork_available
+
+    def cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    spent = [0.0, 0.0]
+    with Snapshots() as snaps:
+        if not fork_available():
+            print("(fork unavailable here: the forked figure is the built one)")
+        replay(xs, "", snapshots=snaps)
+        for _ in range(n):
+            for k, s in enumerate((None, snaps)):
+                c = cpu()
+                replay(xs, "", snapshots=s)
+                spent[k] += cpu() - c
+    return n / spent[0], n / spent[1]
+
+
+def _tree_cpu() -> float:
+    """CPU seconds of this process and every live or reaped descendant (psutil)."""
+    import os
+
+    import psutil
+
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for child in psutil.Process().children(recursive=True):
+        try:
+            c = child.cpu_times()
+            total += c.user + c.system + c.children_user + c.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     from mqlab.explore.engine import Bounds
     from mqlab.explore.runners import explore
@@ -86,7 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--por", action="store_true", help="also search without the reduction")
     p.add_argument("--bounds", default="", help="as python -m mqlab explore --bounds")
+    p.add_argument("--speedup", action="store_true",
+                   help="consumer_join depth=13 on sequential,pool,spark (local[2]), 2 workers")  # fmt: skip
     a = p.parse_args(argv)
+    if a.speedup:
+        a.scenario, a.bounds, a.runners, a.workers = "consumer_join", "depth=13", \
+            "sequential,pool,spark", 2  # fmt: skip
     xs = get_scenario(a.scenario)
     bounds = Bounds.parse(a.bounds, depth=xs.depth, faults=xs.fault_budget,
                           window_ms=xs.window_ms)  # fmt: skip
@@ -98,24 +150,49 @@ def main(argv: list[str] | None = None) -> int:
           + f"; total {total:.1f}")  # fmt: skip
     print(f"schedules per second per core: {1000 / total:.1f}; a snapshot at the arm point "
           f"would save at most {ph['build_to_arm'] / total:.0%} of a run")  # fmt: skip
+    built, forked = _per_core(xs, a.runs)
+    print(f"replays, schedules per second per core (CPU, children included): built "
+          f"{built:.1f}, forked from the arm-point snapshot {forked:.1f} "
+          f"(x{forked / built:.2f})")  # fmt: skip
     base = None
     runners = [r for r in a.runners.split(",") if r]
     spark = None
     if "spark" in runners:  # start the session (a JVM) before the clock
         from mqlab.experiments.spark import get_session
+        from mqlab.explore.runners import warm_spark
 
-        spark = get_session()
-        explore(xs, Bounds(depth=0), runner="spark", spark=spark)
+        spark = get_session(f"local[{a.workers}]")
+        warm_spark(spark)
+    import os
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for runner in runners:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _tree_cpu()
         res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, _tree_cpu() - c
+        figures = (res.table(), res.runs, res.states, res.distinct, res.pruned)
         if base is None:
-            base = (wall, res.table())
-        same = "same table" if res.table() == base[1] else "TABLE DIFFERS"
-        print(f"{runner:<10} {wall:6.1f} s  runs {res.runs}  {res.runs / wall:5.1f} runs/s  "
-              f"speed-up x{base[0] / wall:.2f}  {same}  (states {res.states}, distinct "
-              f"{res.distinct}, classes {len(res.rows)})")  # fmt: skip
+            base = (wall, figures)
+        same = "same table and figures" if figures == base[1] else "DIFFERS"
+        print(f"{runner:<10} {wall:6.1f} s  CPU {cpu:6.1f} s  runs {res.runs}  "
+              f"{res.runs / wall:5.1f} runs/s  speed-up x{base[0] / wall:.2f}  {same}  "
+              f"(states {res.states}, distinct {res.distinct}, classes {len(res.rows)})")  # fmt: skip
+    if base is not None and a.workers > 1:
+        # the machine's own ceiling now: the same search in ``workers`` independent
+        # processes at once, against one alone (a loaded or shared machine shows here)
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        t = time.perf_counter()
+        procs = [ctx.Process(target=explore, args=(xs, bounds)) for _ in range(a.workers)]
+        for pr in procs:
+            pr.start()
+        for pr in procs:
+            pr.join()
+        wall = time.perf_counter() - t
+        print(f"ceiling: {a.workers} sequential searches in {a.workers} processes at once "
+              f"took {wall:.1f} s: x{a.workers * base[0] / wall:.2f} the throughput of one")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.por:
         from dataclasses import replace
 

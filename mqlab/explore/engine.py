@@ -36,6 +36,7 @@ from mqlab.explore.state import digest
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
+    from mqlab.explore.snapshot import Snapshots
     from mqlab.lab.lab import Lab
 
 __all__ = ["Bounds", "Point", "RunRecord", "Chooser", "run_schedule", "apply_fault", "Redundant"]
@@ -217,8 +218,6 @@ class Chooser:
         #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
         #: only: a run stops at a state expanded before (the search prunes it there too).
         self.visited: dict | None = None
-        #: A pool's table shared by its workers while a level runs (a hint, see _subsumed).
-        self.shared: Any = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
         self.faults_used = 0
@@ -266,19 +265,11 @@ class Chooser:
         return frozenset(out)
 
     def _subsumed(self, p: Point, i: int) -> bool:
-        """This state was expanded before with as much budget left (the search's table, or
-        what the other workers of a pool have seen so far: ``shared``, a hint the search
-        checks when it reads the record)."""
+        """This state was expanded before with as much budget left (the search's table)."""
         left = self.depth - i
-        for table in (self.visited, self.shared):
-            seen = table.get(p.digest) if table is not None else None
-            if seen and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
-                            for d, f, sk in seen):  # fmt: skip
-                return True
-        if self.shared is not None:
-            self.shared[p.digest] = [*(self.shared.get(p.digest) or ()),
-                                     (left, p.faults_left, p.sleep_key)]  # fmt: skip
-        return False
+        seen = self.visited.get(p.digest) if self.visited is not None else None
+        return bool(seen) and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
+                                  for d, f, sk in seen)  # fmt: skip
 
     # -- the driver's hooks ------------------------------------------------------------------
     def choose_event(self, sched: Any, cands: list) -> Any:
@@ -379,110 +370,175 @@ class Chooser:
         return default if k == 0 else lats[k]
 
 
+def _script(xs: ExploreScenario, t0: int) -> list[tuple]:
+    """The scenario's steps in run order: ``("fault", t, name)``, ``("do", t, action)``,
+    one ``("arm", t)`` (the explorer takes over: before the first step at or after
+    ``arm_ms``) and ``("end", t)``."""
+    from mqlab.experiments.schedule import timeline
+
+    arm_at = t0 + xs.arm_ms
+    out: list[tuple] = []
+    armed = False
+    scripted = sorted(xs.scripted)
+
+    def arm_before(t: int) -> None:
+        nonlocal armed
+        if not armed and t >= arm_at:
+            out.append(("arm", arm_at))
+            armed = True
+
+    for action in timeline(xs.scenario):
+        due = t0 + action.t_ms
+        while scripted and t0 + scripted[0][0] <= due:
+            at, name = scripted.pop(0)
+            arm_before(t0 + at)
+            out.append(("fault", t0 + at, name))
+        arm_before(due)
+        out.append(("do", due, action))
+    for at, name in scripted:
+        arm_before(t0 + at)
+        out.append(("fault", t0 + at, name))
+    if not armed:
+        out.append(("arm", arm_at))
+    out.append(("end", t0 + xs.scenario.end_ms))
+    return out
+
+
+@dataclass(slots=True)
+class _Prefix:
+    """A cluster built and played up to the arm point, and what the rest of a run needs."""
+
+    lab: Any
+    producers: Any
+    ctx: Any
+    rest: list[tuple]  # the steps from the arm point on
+    tmp: str
+
+
+def _build_to_arm(xs: ExploreScenario) -> _Prefix:
+    from mqlab.experiments.metrics import RunContext
+    from mqlab.experiments.run import _do, build_lab
+
+    scn = xs.scenario
+    tmp = tempfile.mkdtemp(prefix="mqlab-explore-", dir=_fast_tmp())
+    try:
+        lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        ctx = RunContext(scenario=scn, t0=lab.now)
+        steps = _script(xs, ctx.t0)
+        for i, step in enumerate(steps):
+            if step[0] == "arm":
+                _to(lab, step[1])
+                return _Prefix(lab, producers, ctx, steps[i:], tmp)
+            _to(lab, step[1])
+            if step[0] == "fault":
+                apply_fault(lab, step[2], scn)
+            else:
+                _do(lab, ctx, step[2], producers)
+        raise AssertionError("a script without an arm step")  # pragma: no cover
+    except BaseException:
+        lab.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _to(lab: Lab, t: int) -> None:
+    if t > lab.now:
+        lab.advance(t - lab.now)
+
+
+def _run_from_arm(
+    xs: ExploreScenario, pre: _Prefix, sched: Schedule, bounds: Bounds, *, record: bool,
+    sleep: frozenset[int], sleep_at: int, outcome_cache: dict | None, pick: Any,
+    visited: dict | None, on_lab: Callable[[Lab], None] | None,
+) -> RunRecord:  # fmt: skip
+    """Arm the chooser on ``pre`` (at its arm point) and play the rest of the run."""
+    from mqlab.experiments.run import _do
+    from mqlab.explore.outcome import outcome_counts, outcome_label
+
+    lab, ctx, scn = pre.lab, pre.ctx, xs.scenario
+    chooser = Chooser(
+        lab, sched, menu=xs.faults, latencies=bounds.latencies or xs.latencies,
+        depth=bounds.depth, faults=bounds.faults, scenario=scn, sends=ctx.sends,
+        record=record, por=bounds.por, sleep=sleep, sleep_at=sleep_at,
+    )  # fmt: skip
+    chooser.pick = pick
+    chooser.visited = visited
+    rec = RunRecord(chooser.made, chooser.points)
+    try:
+        for step in pre.rest:
+            _to(lab, step[1])
+            if step[0] == "arm":
+                lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
+            elif step[0] == "fault":
+                apply_fault(lab, step[2], scn)
+            elif step[0] == "do":
+                _do(lab, ctx, step[2], pre.producers)
+    except Redundant:
+        rec.redundant = True
+    except Pruned:
+        rec.pruned = True
+    rec.events = lab.driver.events_run
+    rec.links = frozenset(chooser._links())
+    stopped = rec.redundant or rec.pruned
+    if chooser.pos < len(chooser.tokens) and not stopped:
+        extra = [c for c in chooser.tokens[chooser.pos :] if not c.is_default]
+        if extra:
+            raise ScheduleError(
+                f"the run met {chooser.pos} choice point(s); the schedule has "
+                f"{len(chooser.tokens)} (it ends with {Schedule(tuple(extra))})"
+            )
+    if not stopped:
+        rec.final_digest = digest(lab, ctx.sends)
+        hit = outcome_cache.get(rec.final_digest) if outcome_cache is not None else None
+        if hit is None:
+            counts = outcome_counts(lab, ctx.sends)
+            hit = (outcome_label(counts), counts)
+            if outcome_cache is not None:
+                outcome_cache[rec.final_digest] = hit
+        rec.outcome, rec.counts = hit
+    if on_lab is not None:
+        on_lab(lab)
+    return rec
+
+
 def run_schedule(
     xs: ExploreScenario, schedule: Schedule | str = "", bounds: Bounds | None = None, *,
     record: bool = False, sleep: frozenset[int] = frozenset(), sleep_at: int = -1,
     outcome_cache: dict[str, tuple[str, dict]] | None = None,
     pick: Callable[[list[Choice]], int] | None = None,
     visited: dict | None = None,
-    shared: Any = None,
     on_lab: Callable[[Lab], None] | None = None,
+    snapshots: Snapshots | None = None,
 ) -> RunRecord:  # fmt: skip
     """Run ``xs`` under ``schedule`` (defaults after its end) and classify its outcome.
 
     ``record``: note the choice points up to ``bounds.depth`` (a search). ``sleep`` /
     ``sleep_at``: the sleep set to install after choice point ``sleep_at``.
     ``on_lab``: called with the finished lab before it closes (the widget's replay).
+    ``snapshots``: a search's cluster snapshots at the arm point (``Snapshots``): the run
+    forks from one instead of building the cluster (the same record, byte for byte).
 
     Raises:
         ScheduleError: the schedule does not fit this run.
     """
-    from mqlab.experiments.metrics import RunContext
-    from mqlab.experiments.run import _do, build_lab
-    from mqlab.experiments.schedule import timeline
-    from mqlab.explore.outcome import outcome_counts, outcome_label
-
     bounds = bounds or Bounds(depth=0)
     sched = Schedule.parse(schedule)
-    scn = xs.scenario
-    tmp = tempfile.mkdtemp(prefix="mqlab-explore-", dir=_fast_tmp())
-    lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp)
+    kw = dict(record=record, sleep=sleep, sleep_at=sleep_at, outcome_cache=outcome_cache,
+              pick=pick, visited=visited, on_lab=on_lab)  # fmt: skip
+    if snapshots is not None and on_lab is None:
+        rec = snapshots.run(xs, sched, bounds, kw)
+        if rec is not None:
+            return rec
+    pre = _build_to_arm(xs)
     try:
-        ctx = RunContext(scenario=scn, t0=lab.now)
-        chooser = Chooser(
-            lab, sched, menu=xs.faults, latencies=bounds.latencies or xs.latencies,
-            depth=bounds.depth, faults=bounds.faults, scenario=scn, sends=ctx.sends,
-            record=record, por=bounds.por, sleep=sleep, sleep_at=sleep_at,
-        )  # fmt: skip
-        chooser.pick = pick
-        chooser.visited = visited
-        chooser.shared = shared
-        arm_at = ctx.t0 + xs.arm_ms
-        armed = False
-        rec = RunRecord(chooser.made, chooser.points)
-
-        def to(t: int) -> None:
-            if t > lab.now:
-                lab.advance(t - lab.now)
-
-        try:
-            scripted = sorted(xs.scripted)
-            for action in timeline(scn):
-                due = ctx.t0 + action.t_ms
-                while scripted and ctx.t0 + scripted[0][0] <= due:
-                    at, fault = scripted.pop(0)
-                    if not armed and ctx.t0 + at >= arm_at:
-                        to(arm_at)
-                        lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
-                        armed = True
-                    to(ctx.t0 + at)
-                    apply_fault(lab, fault, scn)
-                if not armed and due >= arm_at:
-                    to(arm_at)
-                    lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
-                    armed = True
-                to(due)
-                _do(lab, ctx, action, producers)
-            for at, fault in scripted:
-                if not armed and ctx.t0 + at >= arm_at:
-                    to(arm_at)
-                    lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
-                    armed = True
-                to(ctx.t0 + at)
-                apply_fault(lab, fault, scn)
-            if not armed:
-                to(arm_at)
-                lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
-            to(ctx.t0 + scn.end_ms)
-        except Redundant:
-            rec.redundant = True
-        except Pruned:
-            rec.pruned = True
-        rec.events = lab.driver.events_run
-        rec.links = frozenset(chooser._links())
-        stopped = rec.redundant or rec.pruned
-        if chooser.pos < len(chooser.tokens) and not stopped:
-            extra = [c for c in chooser.tokens[chooser.pos :] if not c.is_default]
-            if extra:
-                raise ScheduleError(
-                    f"the run met {chooser.pos} choice point(s); the schedule has "
-                    f"{len(chooser.tokens)} (it ends with {Schedule(tuple(extra))})"
-                )
-        if not stopped:
-            rec.final_digest = digest(lab, ctx.sends)
-            hit = outcome_cache.get(rec.final_digest) if outcome_cache is not None else None
-            if hit is None:
-                counts = outcome_counts(lab, ctx.sends)
-                hit = (outcome_label(counts), counts)
-                if outcome_cache is not None:
-                    outcome_cache[rec.final_digest] = hit
-            rec.outcome, rec.counts = hit
-        if on_lab is not None:
-            on_lab(lab)
-        return rec
+        return _run_from_arm(xs, pre, sched, bounds, **kw)
     finally:
-        lab.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        pre.lab.close()
+        shutil.rmtree(pre.tmp, ignore_errors=True)
 
 
 def _fast_tmp() -> str | None:

@@ -24,6 +24,7 @@ faults or order choices at random (Groce et al., ISSTA 2012).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqlab.explore.engine import Bounds, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.explore.snapshot import Snapshots
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -81,7 +83,7 @@ class SearchResult:
     distinct: int = 0
     pruned: int = 0
     redundant: int = 0  # runs stopped by the sleep sets
-    reruns: int = 0  # pool runs stopped on another worker's hint that was wrong here
+    reruns: int = 0  # runs a mapper stopped at a state this reading order does not prune
     seconds: float = 0.0
     complete: bool = True  # False: max_runs or a cancel stopped it
 
@@ -114,13 +116,13 @@ class SearchResult:
 
 def run_item(
     xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
-    visited: dict | None = None, shared: Any = None,
+    visited: dict | None = None, snapshots: Snapshots | None = None,
 ) -> RunRecord:  # fmt: skip
     """Run one work item (what every runner calls); ``visited``: stop at a state in it;
-    ``shared``: also stop at one in it (a hint: the search re-runs the item if wrong)."""
+    ``snapshots``: fork the run from the cluster at its arm point (``mqlab.explore.snapshot``)."""
     return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
                         sleep_at=item.sleep_at, outcome_cache=cache, visited=visited,
-                        shared=shared)  # fmt: skip
+                        snapshots=snapshots)  # fmt: skip
 
 
 def _independent(a: str, b: str, links: frozenset) -> bool:
@@ -162,9 +164,9 @@ def _prunes(rec: RunRecord, visited: dict, bounds: Bounds) -> bool:
     return False
 
 
-def _map_sequential(xs, bounds, items, cache, visited):
+def _map_sequential(xs, bounds, items, cache, visited, snapshots=None):
     for it in items:
-        yield run_item(xs, bounds, it, cache, visited)
+        yield run_item(xs, bounds, it, cache, visited, snapshots=snapshots)
 
 
 def exhaustive(
@@ -172,13 +174,23 @@ def exhaustive(
     mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
     | None = None,
     progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
+    snapshot: bool = False,
 ) -> SearchResult:  # fmt: skip
     """Every outcome reachable within ``bounds`` (see the module docstring).
 
     ``mapper(xs, bounds, items, visited)`` runs a level's items and yields their records
     in order; it may let runs stop at states in ``visited`` (the table as the level
     starts, or later): such a run is pruned when read anyway, at that point or before.
+    ``snapshot``: runs here fork from the cluster at its arm point
+    (``mqlab.explore.snapshot``) instead of building it (the same table; off by default:
+    in a process with pandas loaded the fork and its copy-on-write faults cost about what
+    they save, ``python -m mqlab bench explore``).
     """
+    with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
+        return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps)
+
+
+def _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps) -> SearchResult:
     t0 = time.perf_counter()
     cache: dict = {}
     visited: dict[str, list[tuple[int, int, frozenset]]] = {}
@@ -186,7 +198,7 @@ def exhaustive(
         # runs stop early at states expanded before: the records read the same
 
         def mapper(xs_, b_, items_, visited_):  # noqa: E306
-            return _map_sequential(xs_, b_, items_, cache, visited_)
+            return _map_sequential(xs_, b_, items_, cache, visited_, snaps)
 
     frontier: dict[tuple[int, int], list[Item]] = {(0, 0): [Item(())]}
     distinct: set[str] = set()
@@ -210,10 +222,10 @@ def exhaustive(
                 if bar is not None:
                     bar.update(1)
                 if rec.pruned and not _prunes(rec, visited, bounds):
-                    # a worker stopped on another worker's hint that this reading order
-                    # does not confirm: run it again against the true table
+                    # a mapper let the run stop at a state that this reading order does
+                    # not prune (it cannot with the runners here): run it against the table
                     res.reruns += 1
-                    rec = run_item(xs, bounds, item, cache, visited)
+                    rec = run_item(xs, bounds, item, cache, visited, snapshots=snaps)
                 pruned = False
                 for p in rec.points:
                     res.states += 1
@@ -251,7 +263,7 @@ def exhaustive(
     for o in sorted(best):
         s = best[o][1]
         if shrink_outcomes:
-            s = shrink(xs, s, o, bounds)
+            s = shrink(xs, s, o, bounds, snapshots=snaps)
         res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
@@ -276,14 +288,17 @@ def replay(
     )
 
 
-def _outcome_of(xs, s: Schedule, bounds: Bounds) -> str | None:
+def _outcome_of(xs, s: Schedule, bounds: Bounds, snapshots=None) -> str | None:
     try:
-        return replay(xs, s, bounds).outcome
+        return replay(xs, s, bounds, snapshots=snapshots).outcome
     except ScheduleError:
         return None
 
 
-def shrink(xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds) -> Schedule:
+def shrink(
+    xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds,
+    snapshots: Snapshots | None = None,
+) -> Schedule:  # fmt: skip
     """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
     drop each fault, set each choice back to its default, one at a time, until nothing
     helps (Zeller & Hildebrandt 2002, one-minimal)."""
@@ -302,7 +317,7 @@ def shrink(xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds
             if c.kind == "o" and int(c.value) > 1:
                 cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
         for s in sorted(cands, key=Schedule.sort_key):
-            if s.sort_key() < cur.sort_key() and _outcome_of(xs, s, bounds) == outcome:
+            if s.sort_key() < cur.sort_key() and _outcome_of(xs, s, bounds, snapshots) == outcome:
                 cur = s
                 improved = True
                 break

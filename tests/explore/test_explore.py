@@ -81,15 +81,15 @@ def test_every_scenario_has_a_table():
     assert sorted(SCENARIOS) == sorted(TABLES)
 
 
-@pytest.mark.parametrize(
-    ("name", "mut", "new_class", "schedule"),
-    [
-        ("sync_flush_power_cut", "flush_before_write", "lost=1", "d3 F:power_cut(broker-a)"),
-        ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
-        ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
-        ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
-    ],
-)
+MUTANTS = [
+    ("sync_flush_power_cut", "flush_before_write", "lost=1", "d3 F:power_cut(broker-a)"),
+    ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
+    ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
+    ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
+]
+
+
+@pytest.mark.parametrize(("name", "mut", "new_class", "schedule"), MUTANTS)
 def test_mutant_is_caught_with_a_shortest_schedule(name, mut, new_class, schedule):
     xs = get_scenario(name)
     plain = _plain(name).outcomes()
@@ -103,7 +103,8 @@ def test_mutant_is_caught_with_a_shortest_schedule(name, mut, new_class, schedul
 
 def test_pool_gives_the_sequential_table():
     # depth 10: 218 runs over many levels, latency points; the outcome of two runs with
-    # the same state but another past (a rebalance a ms earlier) must not be shared
+    # the same state but another past (a rebalance a ms earlier) must not be shared. The
+    # pool reads the same records in the same order: the same figures too
     xs = get_scenario("consumer_join")
     seq = explore(xs, _bounds(xs, depth=10))
     pool = explore(xs, _bounds(xs, depth=10), runner="pool", workers=2)
