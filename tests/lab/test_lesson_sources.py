@@ -34,8 +34,9 @@ def builder():
     return sys.modules[name]
 
 
-def test_ten_lessons_each_with_a_learner_and_a_solutions_notebook():
-    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(10)]
+def test_every_lesson_has_a_learner_and_a_solutions_notebook():
+    # lessons 00-09 and 11 (lesson 10 comes from another branch: add "10" when it lands)
+    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(10)] + ["11"]
     b = builder()
     assert sorted(b.targets()) == sorted(
         [ROOT / "notebooks" / f"{s}.ipynb" for s in STEMS]
