@@ -198,7 +198,7 @@ class OutcomeExplorer:
         self.schedule_text = W.Text(description="schedule", style=style,
                                     placeholder="e.g. d5 l1", layout=W.Layout(width="340px"))  # fmt: skip
         self.buttons = {
-            "replay": W.Button(description="replay schedule", icon="play"),
+            "replay": W.Button(description="replay schedule"),
             "previous": W.Button(description="◀ previous choice"),
             "next": W.Button(description="next choice ▶"),
             "diff": W.Button(description="diff against the plain run"),
