@@ -205,7 +205,8 @@ class OutcomeExplorer:
         }
         for b in self.buttons.values():
             b.layout = W.Layout(width="auto")
-        self.outcome.observe(lambda c: c["new"] is not None and self.select(c["new"]), "value")
+        self._syncing = False  # the dropdown is being set by an action, not by the learner
+        self.outcome.observe(self._picked, "value")
         self.buttons["replay"].on_click(lambda _b: self.replay_schedule(self.schedule_text.value))
         self.buttons["previous"].on_click(lambda _b: self.previous_choice())
         self.buttons["next"].on_click(lambda _b: self.next_choice())
@@ -319,6 +320,17 @@ class OutcomeExplorer:
         self.schedule, self.step = s, n
         self._show(rep)
 
+    def _picked(self, change: dict[str, Any]) -> None:
+        if not self._syncing and change["new"] is not None:
+            self.select(change["new"])
+
+    def _set_dropdown(self, value: str | None) -> None:
+        self._syncing = True
+        try:
+            self.outcome.value = value
+        finally:
+            self._syncing = False
+
     # -- actions (each wired to a widget) ------------------------------------------------------
     @_guarded
     def select(self, outcome: str) -> None:
@@ -332,8 +344,7 @@ class OutcomeExplorer:
         self._load(row.schedule)
         self.selected = outcome
         self.schedule_text.value = str(row.schedule)
-        if self.outcome.value != outcome:
-            self.outcome.value = outcome
+        self._set_dropdown(outcome)
         self._draw_figure()
         self._say(f"{outcome}: its shortest schedule {row.schedule} replayed "
                   f"({len(row.schedule.choices)} choice point(s)) → {self.current.outcome}")  # fmt: skip
@@ -344,7 +355,7 @@ class OutcomeExplorer:
         s = Schedule.parse(text.strip() if isinstance(text, str) else text)
         self._load(s)
         self.selected = None
-        self.outcome.value = None
+        self._set_dropdown(None)
         self._draw_figure()
         self._say(f"schedule {s} replayed → {self.current.outcome}")
 

@@ -16,6 +16,7 @@ def test_exercise_answers(seed):
     assert expected("11.1", seed) == 2
     assert expected("11.2", seed) == 0
     assert expected("11.3", seed) == [5, 3]
+    assert expected("11.4", seed) == [2, 0]
 
 
 def test_wrong_answers_get_the_misconception_hints():
@@ -25,7 +26,9 @@ def test_wrong_answers_get_the_misconception_hints():
     assert not r and "if you answered 31 you counted runs" in r.message
     r = check("11.3", [6, 3])
     assert not r and "'d5 l1' changes point 5, not 6" in r.message
-    assert check("11.2", 0) and check("11.3", [5, 3]) and check("11.1", 2)
+    r = check("11.4", [2, 2])
+    assert not r and "the new-group rule of lesson 08, not 2" in r.message
+    assert check("11.2", 0) and check("11.3", [5, 3]) and check("11.1", 2) and check("11.4", [2, 0])
 
 
 def test_the_walk_as_written():
@@ -83,3 +86,55 @@ def test_the_walk_as_written():
         )[0]
         == 2023
     )
+
+
+def test_the_walk_at_persist_as_written():
+    """Section 4: the plain run has no duplicate; o1 (the query before the update) has two."""
+    from mqlab.lab.figures import allocation_heatmap_frame
+
+    xs = L.scenario(L.AT_PERSIST)
+    assert (xs.name, xs.arm_ms, str(L.bounds(L.AT_PERSIST)), xs.latencies) == (
+        "consumer_join_at_persist",
+        8000,
+        "depth=6,faults=0,window=0,latencies=-,por=1",
+        (1, 3),
+    )
+    assert L.search(L.AT_PERSIST).format().splitlines() == [
+        "outcome                    count  depth  shortest schedule",
+        "dup:rebalance=2 overlap=1      5      1  o1",
+        "overlap=1                      2      0  (default)",
+        "runs 46, states visited 50, distinct 44, pruned 6, asleep 0",
+    ]
+    ex = L.explorer(L.AT_PERSIST, select="dup:rebalance=2 overlap=1", plot_mode="static")
+    assert ex.messages == [
+        "dup:rebalance=2 overlap=1: its shortest schedule o1 replayed (1 choice point(s)) "
+        "→ dup:rebalance=2 overlap=1"
+    ]
+    p = ex.current.points[0]
+    assert p.labels == [
+        "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10006",
+        "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006",
+    ]
+    assert L.one_choice("o1", L.AT_PERSIST) == [
+        [0, "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006"]
+    ]
+    ex.diff()
+    assert ex.messages[-1] == "o1: the trace parts from the plain run at seq 301"
+    d = ex.diff_frame.set_index("seq")
+    assert d.loc[304, "a_event"] == (
+        "ConsumerManageProcessor.queryConsumerOffset found: "
+        "offset of TopicTest@CG queue 1 = 2 (stored)"
+    )
+    assert d.loc[301, "b_event"] == (
+        "ConsumerManageProcessor.queryConsumerOffset found: "
+        "offset of TopicTest@CG queue 1 = 0 (new group, min offset 0 → 0)"
+    )
+    assert L.duplicates(ex.plain.lab).empty
+    assert L.duplicates(ex.current.lab).values.tolist() == [
+        [1, 0, 2009, "consumer-1", 10009, "consumer-2", "rebalance overlap"],
+        [1, 1, 2049, "consumer-1", 10029, "consumer-2", "rebalance overlap"],
+    ]
+    # the plain run's overlap is queue 1, held by both consumers for a moment
+    heat = allocation_heatmap_frame(ex.plain.lab.trace.events)
+    both = heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().values.tolist()
+    assert both == [["TopicTest", "TopicTest/broker-a/1"]]

@@ -43,6 +43,9 @@ def test_table_and_bar_chart_show_every_class(result, ex):
 def test_selecting_a_class_replays_its_shortest_schedule(ex):
     ex.outcome.value = NO_OVERLAP  # what the dropdown does
     assert ex.selected == NO_OVERLAP and str(ex.schedule) == "d5 l1" and ex.step == 6
+    assert ex.messages == [
+        f"{NO_OVERLAP}: its shortest schedule d5 l1 replayed (6 choice point(s)) → {NO_OVERLAP}"
+    ]
     assert ex.current.outcome == NO_OVERLAP == replay(XS, "d5 l1").outcome
     assert ex.schedule_text.value == "d5 l1"
     # the 6 choice points, each a frame's latency; only point 5 takes the 3 ms option

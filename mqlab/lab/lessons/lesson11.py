@@ -1,15 +1,19 @@
-"""Lesson 11 — what can happen? Every outcome of a consumer joining during consumption.
+"""Lesson 11 — what can happen? Every outcome of a consumer joining group CG.
 
-The lesson's scenario is ``mqlab.explore``'s ``consumer_join``: one broker, TopicTest with 2
-queues, 4 messages, consumer-1 (one consume thread, 20 ms per message) and, 10 ms into the
-scenario, consumer-2 joining group CG. The exhaustive search (sequential runner, the
-scenario's own bounds: depth 6, no faults, latencies 1/3 ms) takes a few seconds; this
-module runs it once per process and hands the notebook its result, the outcome explorer,
-the duplicate a class shows, and the exercises.
+Two ``mqlab.explore`` scenarios, each searched exhaustively on the sequential runner at its
+own bounds (depth 6, no faults, latencies 1/3 ms; a second or two each), once per process:
 
-The exercises are the same for every learner: the search enumerates every schedule within
-the bounds, so there is no seed to vary (the scenario's seed is fixed, as in
-``mqlab.explore.scenarios``).
+- ``consumer_join`` (``mqlab.explore.scenarios``): one broker, TopicTest with 2 queues, 4
+  messages, consumer-1 (one consume thread, 20 ms per message) and, 10 ms into the
+  scenario, consumer-2 joining while consumer-1 consumes;
+- ``consumer_join_at_persist`` (here): the same cluster, consumer-2 joining 7 994 ms in,
+  so that its QUERY_CONSUMER_OFFSET for queue 1 reaches the broker in the same ms as
+  consumer-1's first 5 s offset persist (``MQClientInstance#persistAllConsumerOffset``,
+  10 s after consumer-1 started). The search decides from 8 000 ms on.
+
+This module hands the notebook the searches, the outcome explorer, the duplicates of a
+replayed run, and the exercises. The exercises are the same for every learner: the search
+enumerates every schedule within the bounds, so there is no seed to vary.
 """
 
 from __future__ import annotations
@@ -18,44 +22,62 @@ from typing import Any
 
 import pandas as pd
 
+from mqlab.experiments.scenario import Scenario
 from mqlab.explore.engine import Bounds
 from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import ExploreScenario, get_scenario
 from mqlab.explore.search import SearchResult
 from mqlab.lab.check import exercise
 
-__all__ = ["SCENARIO", "scenario", "bounds", "search", "explorer", "duplicates",
+__all__ = ["SCENARIO", "AT_PERSIST", "scenario", "bounds", "search", "explorer", "duplicates",
            "one_choice"]  # fmt: skip
 
-#: The lesson's scenario (``python -m mqlab explore consumer_join`` runs the same search).
+#: The lesson's first scenario (``python -m mqlab explore consumer_join`` runs the same search).
 SCENARIO = "consumer_join"
+#: The second: the join timed to meet consumer-1's first offset persist at the broker.
+AT_PERSIST = "consumer_join_at_persist"
+_AT_PERSIST = ExploreScenario(
+    AT_PERSIST,
+    Scenario.from_dict(dict(
+        name=AT_PERSIST, seed=0, duration_ms=8094, drain_ms=3000, warmup_ms=2000,
+        topics=[{"name": "TopicTest", "queues": 2}],
+        producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}],
+        consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
+        faults=[{"at_ms": 7994, "action": "join"}],
+    )),
+    arm_ms=8000, depth=6, latencies=(1, 3),
+    allowed=frozenset({"dup:rebalance", "overlap"}), expected=frozenset({"dup:rebalance"}),
+    text="consumer-2 joins 7994 ms in: its QUERY_CONSUMER_OFFSET meets consumer-1's first "
+         "5 s offset persist at the broker",
+)  # fmt: skip
 _RESULT: dict[str, SearchResult] = {}
 
 
-def scenario() -> ExploreScenario:
-    """The ``consumer_join`` explore scenario."""
-    return get_scenario(SCENARIO)
+def scenario(name: str = SCENARIO) -> ExploreScenario:
+    """``consumer_join`` (``mqlab.explore.scenarios``) or ``consumer_join_at_persist``."""
+    return _AT_PERSIST if name == AT_PERSIST else get_scenario(name)
 
 
-def bounds() -> Bounds:
-    """The scenario's own bounds: depth 6, no faults, no reorder window, latencies 1/3 ms."""
-    xs = scenario()
+def bounds(name: str = SCENARIO) -> Bounds:
+    """The scenario's own bounds: depth 6, no faults, no reorder window (latencies 1/3 ms)."""
+    xs = scenario(name)
     return Bounds(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
 
 
-def search(*, progress: bool = False) -> SearchResult:
-    """The exhaustive search of the scenario on the sequential runner (run once, then kept)."""
-    if SCENARIO not in _RESULT:
-        _RESULT[SCENARIO] = explore(scenario(), bounds(), runner="sequential", progress=progress)
-    return _RESULT[SCENARIO]
+def search(name: str = SCENARIO, *, progress: bool = False) -> SearchResult:
+    """The exhaustive search of scenario ``name`` on the sequential runner (run once, kept)."""
+    if name not in _RESULT:
+        _RESULT[name] = explore(scenario(name), bounds(name), runner="sequential",
+                                progress=progress)  # fmt: skip
+    return _RESULT[name]
 
 
-def explorer(result: SearchResult | None = None, *, select: str | None = None,
+def explorer(name: str = SCENARIO, *, select: str | None = None,
              plot_mode: str | None = None) -> Any:  # fmt: skip
-    """The outcome explorer on the search's result (``select``: a class replayed at once)."""
+    """The outcome explorer on scenario ``name``'s search (``select``: a class replayed at once)."""
     from mqlab.lab.outcome_explorer import outcome_explorer
 
-    return outcome_explorer(result or search(), scenario(), select=select, plot_mode=plot_mode)
+    return outcome_explorer(search(name), scenario(name), select=select, plot_mode=plot_mode)
 
 
 def duplicates(lab: Any) -> pd.DataFrame:
@@ -67,11 +89,11 @@ def duplicates(lab: Any) -> pd.DataFrame:
     return find_duplicates(lab, "CG").findings[cols]
 
 
-def one_choice(schedule: str) -> list[Any]:
-    """The non-default choices of a shortest schedule: [[choice point, what it picked], ...]."""
+def one_choice(schedule: str, name: str = SCENARIO) -> list[Any]:
+    """The non-default choices of a schedule: [[choice point, what it picked], ...]."""
     from mqlab.lab.outcome_explorer import replay_prefix
 
-    rep = replay_prefix(scenario(), schedule)
+    rep = replay_prefix(scenario(name), schedule)
     return [[p.index, p.labels[p.chosen]] for p in rep.points if p.chosen != 0]
 
 
@@ -113,3 +135,25 @@ def _ex_11_3(seed: int) -> list[int]:
     row = next(r for r in search().rows if "overlap" not in _keys(r.outcome))
     ((point, label),) = one_choice(str(row.schedule))
     return [point, int(label.split()[-2])]
+
+
+@exercise("11.4", "Now consumer-2 joins 7994 ms in: its QUERY_CONSUMER_OFFSET for queue 1 and "
+          "consumer-1's first offset persist (UPDATE_CONSUMER_OFFSET, queue 1 := 2) reach the "
+          "broker in the same ms. The plain run handles the update first: no duplicate. In the "
+          "class the one other order causes, how many messages are delivered twice, and which "
+          "offset does consumer-2 read for queue 1? Answer [messages, offset].",
+          hint="with the query first, the broker answers from consumerOffset.json before the "
+               "update lands: consumer-1 had not persisted anything yet (the 5 s timer first "
+               "fires 10 s after it started, and no pull carried a commit offset), so the "
+               "answer is the new-group rule of lesson 08, not 2; consumer-2 then pulls queue 1 "
+               "from there and gets every message of that queue again, not just one")  # fmt: skip
+def _ex_11_4(seed: int) -> list[int]:
+    from mqlab.lab.outcome_explorer import replay_prefix
+
+    row = next(r for r in search(AT_PERSIST).rows if "dup:rebalance" in _keys(r.outcome))
+    rep = replay_prefix(scenario(AT_PERSIST), row.schedule)
+    reads = [e.fields.get("text", "") for e in rep.lab.trace.events
+             if e.node == "broker-a" and e.component.endswith("queryConsumerOffset")
+             and "TopicTest@CG queue 1" in e.fields.get("text", "")]  # fmt: skip
+    offset = int(reads[-1].split(" = ")[1].split()[0])
+    return [len(duplicates(rep.lab)), offset]
