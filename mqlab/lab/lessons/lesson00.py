@@ -42,6 +42,8 @@ LESSONS = (
     ("07", "consumption, retry and the dead-letter queue", "ConsumeMessageConcurrentlyService"),
     ("08", "offsets and consume-from-where", "RemoteBrokerOffsetStore"),
     ("09", "comparing runs with Spark", "(experiments)"),
+    ("11", "what can happen? every schedule of a consumer joining",
+     "RebalanceImpl, RemoteBrokerOffsetStore (explore)"),
 )  # fmt: skip
 
 
