@@ -6,7 +6,8 @@ Mirrors no RocketMQ class: this is lesson 11's widget (issue 19, "what can happe
 final states per class, and for the class you select:
 
 1. its shortest schedule replayed (``mqlab.explore.engine.run_schedule``) into a ``Lab``,
-   drawn in the control panel's timeline (``TimelineView``) and inspector tables
+   drawn in the control panel's timeline (``TimelineView``: the ``span_ms`` from the time
+   the search starts deciding, the scenario's ``arm_ms``) and inspector tables
    (``inspector_html``, the state at the end of the run);
 2. the schedule's choice points, one per line, with what each one picked: *next choice* /
    *previous choice* replay the schedule's first k choices (the rest take their defaults),
@@ -42,7 +43,14 @@ if TYPE_CHECKING:
     from mqlab.explore.search import SearchResult
     from mqlab.lab.lab import Lab
 
-__all__ = ["OutcomeExplorer", "Replay", "outcome_explorer", "outcome_figure", "replay_prefix"]
+__all__ = [
+    "OutcomeExplorer",
+    "Replay",
+    "outcome_explorer",
+    "outcome_figure",
+    "replay_prefix",
+    "timeline_window",
+]
 
 
 @dataclass(slots=True)
@@ -53,6 +61,8 @@ class Replay:
     record: RunRecord
     lab: Lab  # closed: its trace stays, its nodes are stopped
     inspector: str  # the inspector tables at the end of the run (HTML)
+    events: int = 0  # trace events before the lab closed (closing adds a stop per node)
+    arm_t_ms: int = 0  # lab time at which the search starts deciding (warm-up + arm_ms)
 
     @property
     def outcome(self) -> str:
@@ -101,6 +111,7 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
     def keep(lab: Lab) -> None:
         got["lab"] = lab
         got["html"] = inspector_html(lab, topic, group)
+        got["events"] = len(lab.trace.events)
 
     rec = run_schedule(
         xs, "", Bounds(depth=n, faults=s.faults, window_ms=b.window_ms, latencies=lats, por=False),
@@ -110,7 +121,30 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
         raise ScheduleError(
             f"the run met {len(rec.points)} choice point(s); the schedule has {n} ({s})"
         )
-    return Replay(Schedule(tuple(toks)).trimmed(), rec, got["lab"], got["html"])
+    arm = xs.scenario.warmup_ms + xs.arm_ms
+    return Replay(Schedule(tuple(toks)).trimmed(), rec, got["lab"], got["html"], got["events"], arm)
+
+
+@dataclass(slots=True)
+class _Events:
+    events: list
+
+
+@dataclass(slots=True)
+class _Window:
+    """What ``TimelineView.update`` reads of a lab (``trace.events``, ``now``): a replay's
+    events up to ``now``."""
+
+    trace: _Events
+    now: int
+
+
+def timeline_window(rep: Replay, span_ms: int) -> tuple[_Window, int]:
+    """The replay's events from just before the search starts deciding, ``span_ms`` long."""
+    t0 = max(0, rep.arm_t_ms - 2)
+    t1 = t0 + span_ms
+    evs = [e for e in rep.lab.trace.events[: rep.events] if e.t_ms <= t1]
+    return _Window(_Events(evs), t1), t0
 
 
 def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figure:
@@ -159,6 +193,8 @@ class OutcomeExplorer:
         result: a ``SearchResult`` (``mqlab.explore.runners.explore`` or ``search.exhaustive``).
         scenario: the ``ExploreScenario`` it searched (or its name in ``SCENARIOS``).
         plot_mode: the timeline's ``"live"`` or ``"static"`` mode (``MQLAB_PLOT_MODE``).
+        span_ms: how much of the run the timeline draws, from the time the search starts
+            deciding (zoom out in the figure to see all of it).
 
     Attributes:
         selected: the outcome class shown (None before a selection).
@@ -168,7 +204,7 @@ class OutcomeExplorer:
     """
 
     def __init__(self, result: SearchResult, scenario: ExploreScenario | str, *,
-                 plot_mode: str | None = None, window_ms: int = 200) -> None:  # fmt: skip
+                 plot_mode: str | None = None, span_ms: int = 60) -> None:  # fmt: skip
         if isinstance(scenario, str):
             from mqlab.explore.scenarios import get_scenario
 
@@ -215,7 +251,8 @@ class OutcomeExplorer:
         self.choices = W.HTML()
         self.inspector = W.HTML()
         self.diff_view = W.HTML()
-        self.timeline = TimelineView(window_ms=window_ms, mode=plot_mode)
+        self.span_ms = span_ms
+        self.timeline = TimelineView(window_ms=span_ms, mode=plot_mode)
         row = {"flex_flow": "row wrap", "align_items": "center"}
         self.widget = W.VBox([
             self.table, self.figure,
@@ -285,7 +322,10 @@ class OutcomeExplorer:
         self.current = rep
         self.choices.value = self._choices_html(rep)
         self.inspector.value = rep.inspector
-        self.timeline.update(rep.lab)
+        view, t0 = timeline_window(rep, self.span_ms)
+        # each replay is another trace: the view's scan of the last one must not carry over
+        self.timeline._scanned, self.timeline._hold = 0, []
+        self.timeline.update(view, since_ms=t0)
         self.diff_frame = None
         self.diff_view.value = ""
 

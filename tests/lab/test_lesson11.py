@@ -110,6 +110,9 @@ def test_the_walk_at_persist_as_written():
         "dup:rebalance=2 overlap=1: its shortest schedule o1 replayed (1 choice point(s)) "
         "→ dup:rebalance=2 overlap=1"
     ]
+    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
+        "Node by node, t=9998…10058 (zoom out: the last 60 ms are drawn)"
+    )
     p = ex.current.points[0]
     assert p.labels == [
         "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10006",

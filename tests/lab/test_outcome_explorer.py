@@ -56,7 +56,12 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     # the timeline and the inspector show the replayed run (it ends at t=5105)
     assert ex.current.lab.now == 5105 and len(ex.current.lab.trace.events) == 374
     assert "allocation" in ex.inspector.value
-    assert ex.timeline.widget.outputs[0]["data"]["text/plain"].startswith("Node by node")
+    # the timeline draws the 60 ms from when the search starts deciding (2000 + arm 10 - 2),
+    # from the events before the lab closed (closing adds a stop per node)
+    assert ex.current.events == 359
+    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
+        "Node by node, t=2008…2068 (zoom out: the last 60 ms are drawn)"
+    )
 
 
 def test_step_back_and_forth_replays_prefixes(ex):
