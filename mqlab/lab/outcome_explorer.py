@@ -159,8 +159,8 @@ def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figu
                       "shortest schedule: %{customdata[1]}<extra></extra>",
     ))  # fmt: skip
     fig.update_layout(
-        title=f"{result.scenario}: {len(rows)} outcome class(es) ({result.runs} runs, "
-              f"bounds {result.bounds})",
+        title=f"{result.scenario}: {len(rows)} outcome class(es), {result.runs} runs"
+              f"<br><sup>bounds {result.bounds}</sup>",
         xaxis_title="outcome class", yaxis_title="distinct final states", height=340,
         margin={"t": 60, "b": 50},
     )  # fmt: skip
@@ -279,18 +279,19 @@ class OutcomeExplorer:
 
     def _table_html(self) -> str:
         r = self.result
-        head = "".join(f"<th>{h}</th>" for h in
+        head = "".join(f"<th style='padding:2px 10px;text-align:left'>{h}</th>" for h in
                        ("outcome", "distinct final states", "runs", "depth", "shortest schedule"))  # fmt: skip
+        td = "<td style='padding:2px 10px'>"
         body = "".join(
-            f"<tr><td><code>{html.escape(o.outcome)}</code></td><td>{o.count}</td><td>{o.runs}</td>"
-            f"<td>{o.depth}</td><td><code>{html.escape(str(o.schedule))}</code></td></tr>"
+            f"<tr>{td}<code>{html.escape(o.outcome)}</code></td>{td}{o.count}</td>{td}{o.runs}"
+            f"</td>{td}{o.depth}</td>{td}<code>{html.escape(str(o.schedule))}</code></td></tr>"
             for o in r.rows
         )
         foot = (f"{r.runs} runs, {r.states} states visited, {r.distinct} distinct, "
                 f"{r.pruned} pruned, {r.redundant} asleep"
                 + ("" if r.complete else " (incomplete)"))  # fmt: skip
         return (f"<div style='font-size:12px'><b>{html.escape(r.scenario)}</b> · bounds "
-                f"<code>{html.escape(str(r.bounds))}</code><table>"
+                f"<code>{html.escape(str(r.bounds))}</code><table style='border-collapse:collapse'>"
                 f"<tr>{head}</tr>{body}</table><div>{html.escape(foot)}</div></div>")  # fmt: skip
 
     def _draw_figure(self) -> None:

@@ -38,6 +38,10 @@ def test_table_and_bar_chart_show_every_class(result, ex):
     fig = outcome_figure(result, NO_OVERLAP)
     assert list(fig.data[0].x) == [NO_OVERLAP, PLAIN] and list(fig.data[0].y) == [3, 6]
     assert list(fig.data[0].marker.color) == ["#1f4e79", "#6fa8dc"]
+    assert fig.layout.title.text == (
+        "consumer_join: 2 outcome class(es), 31 runs"
+        "<br><sup>bounds depth=6,faults=0,window=0,latencies=-,por=1</sup>"
+    )
 
 
 def test_selecting_a_class_replays_its_shortest_schedule(ex):
