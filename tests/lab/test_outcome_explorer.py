@@ -147,6 +147,12 @@ def test_a_typed_schedule_replays(ex):
     assert ex.messages[-1] == f"schedule l1 replayed → {PLAIN}"
 
 
+def test_exported_from_mqlab_lab():
+    from mqlab.lab import OutcomeExplorer as Exported
+
+    assert Exported is OutcomeExplorer
+
+
 def test_replay_prefix_and_scenario_mismatch(result):
     rep = replay_prefix(XS, "d5 l1", 5)
     assert str(rep.schedule) == "(default)" and rep.outcome == PLAIN
