@@ -295,6 +295,8 @@ class OutcomeExplorer:
                 f"<tr>{head}</tr>{body}</table><div>{html.escape(foot)}</div></div>")  # fmt: skip
 
     def _draw_figure(self) -> None:
+        """Drawn once, when the explorer is built: a second display into the same Output
+        from a later cell made nbclient (nbmake) miss the cell's reply until its timeout."""
         from IPython.display import display
 
         self.figure.clear_output(wait=True)
@@ -386,7 +388,6 @@ class OutcomeExplorer:
         self.selected = outcome
         self.schedule_text.value = str(row.schedule)
         self._set_dropdown(outcome)
-        self._draw_figure()
         self._say(f"{outcome}: its shortest schedule {row.schedule} replayed "
                   f"({len(row.schedule.choices)} choice point(s)) → {self.current.outcome}")  # fmt: skip
 
@@ -397,7 +398,6 @@ class OutcomeExplorer:
         self._load(s)
         self.selected = None
         self._set_dropdown(None)
-        self._draw_figure()
         self._say(f"schedule {s} replayed → {self.current.outcome}")
 
     def _goto(self, k: int) -> None:
