@@ -1,0 +1,143 @@
+"""Lesson 11 (what can happen?): the exercises' answers and the walk as the notebook writes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.lab.check import check, expected
+from mqlab.lab.lessons import lesson11 as L
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("seed", [0, 12345])
+def test_exercise_answers(seed):
+    """The same for every learner (the search covers every schedule; no seed to vary)."""
+    assert expected("11.1", seed) == 2
+    assert expected("11.2", seed) == 0
+    assert expected("11.3", seed) == [5, 3]
+    assert expected("11.4", seed) == [2, 0]
+
+
+def test_wrong_answers_get_the_misconception_hints():
+    r = check("11.1", 9)
+    assert not r and "9 is the distinct final states" in r.message
+    r = check("11.1", 31)
+    assert not r and "if you answered 31 you counted runs" in r.message
+    r = check("11.3", [6, 3])
+    assert not r and "'d5 l1' changes point 5, not 6" in r.message
+    r = check("11.4", [2, 2])
+    assert not r and "the new-group rule of lesson 08, not 2" in r.message
+    assert check("11.2", 0) and check("11.3", [5, 3]) and check("11.1", 2) and check("11.4", [2, 0])
+
+
+def test_the_walk_as_written():
+    xs = L.scenario()
+    assert (xs.name, str(L.bounds()), xs.latencies) == (
+        "consumer_join",
+        "depth=6,faults=0,window=0,latencies=-,por=1",
+        (1, 3),
+    )
+    res = L.search()
+    assert res.format().splitlines() == [
+        "outcome                    count  depth  shortest schedule",
+        "dup:rebalance=1                3      6  d5 l1",
+        "dup:rebalance=1 overlap=1      6      0  (default)",
+        "runs 31, states visited 39, distinct 30, pruned 9, asleep 0",
+    ]
+    assert res.frame()["shortest_schedule"].tolist() == ["d5 l1", "(default)"]
+    ex = L.explorer(plot_mode="static")
+    ex.select("dup:rebalance=1")
+    assert ex.messages[-1] == (
+        "dup:rebalance=1: its shortest schedule d5 l1 replayed (6 choice point(s)) → dup:rebalance=1"
+    )
+    ex.previous_choice()
+    assert (
+        ex.messages[-1] == "step 5 of 6: the first 5 choice(s) of d5 l1 → dup:rebalance=1 overlap=1"
+    )
+    ex.next_choice()
+    assert ex.messages[-1] == "step 6 of 6: the first 6 choice(s) of d5 l1 → dup:rebalance=1"
+    assert L.one_choice("d5 l1") == [[5, "consumer-2->broker-a 3 ms"]]
+    ex.diff()
+    assert ex.messages[-1] == "d5 l1: the trace parts from the plain run at seq 275"
+    d = ex.diff_frame.set_index("seq")
+    # the plain run: consumer-2's GET_CONSUMER_LIST_BY_GROUP is answered at 2020; the replay: 2022
+    assert d.loc[274, "same"] and not d.loc[275, "same"]
+    assert d.loc[275, "a_event"].startswith("ConsumerManageProcessor.getConsumerListByGroup ok")
+    assert (d.loc[275, "a_t_ms"], d.loc[278, "b_t_ms"]) == (2020, 2021)
+    for lab, again in ((ex.plain.lab, 2025), (ex.current.lab, 2027)):
+        dups = L.duplicates(lab)
+        assert dups.values.tolist() == [
+            [1, 0, 2009, "consumer-1", again, "consumer-2", "rebalance overlap"]
+        ]
+
+    # consumer-2 takes queue 1 at 2021 in the plain run, at 2023 in the replay, when
+    # consumer-1 drops it and persists offset 0
+    def at(lab, node, text):
+        return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]
+
+    assert at(ex.plain.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2021
+    assert at(ex.current.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2023
+    assert (
+        at(
+            ex.current.lab,
+            "consumer-1",
+            "commit offset 0 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1]",
+        )[0]
+        == 2023
+    )
+
+
+def test_the_walk_at_persist_as_written():
+    """Section 4: the plain run has no duplicate; o1 (the query before the update) has two."""
+    from mqlab.lab.figures import allocation_heatmap_frame
+
+    xs = L.scenario(L.AT_PERSIST)
+    assert (xs.name, xs.arm_ms, str(L.bounds(L.AT_PERSIST)), xs.latencies) == (
+        "consumer_join_at_persist",
+        8000,
+        "depth=6,faults=0,window=0,latencies=-,por=1",
+        (1, 3),
+    )
+    assert L.search(L.AT_PERSIST).format().splitlines() == [
+        "outcome                    count  depth  shortest schedule",
+        "dup:rebalance=2 overlap=1      5      1  o1",
+        "overlap=1                      2      0  (default)",
+        "runs 46, states visited 50, distinct 44, pruned 6, asleep 0",
+    ]
+    ex = L.explorer(L.AT_PERSIST, select="dup:rebalance=2 overlap=1", plot_mode="static")
+    assert ex.messages == [
+        "dup:rebalance=2 overlap=1: its shortest schedule o1 replayed (1 choice point(s)) "
+        "→ dup:rebalance=2 overlap=1"
+    ]
+    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
+        "Node by node, t=9998…10058 (zoom out: the last 60 ms are drawn)"
+    )
+    p = ex.current.points[0]
+    assert p.labels == [
+        "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10006",
+        "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006",
+    ]
+    assert L.one_choice("o1", L.AT_PERSIST) == [
+        [0, "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006"]
+    ]
+    ex.diff()
+    assert ex.messages[-1] == "o1: the trace parts from the plain run at seq 301"
+    d = ex.diff_frame.set_index("seq")
+    assert d.loc[304, "a_event"] == (
+        "ConsumerManageProcessor.queryConsumerOffset found: "
+        "offset of TopicTest@CG queue 1 = 2 (stored)"
+    )
+    assert d.loc[301, "b_event"] == (
+        "ConsumerManageProcessor.queryConsumerOffset found: "
+        "offset of TopicTest@CG queue 1 = 0 (new group, min offset 0 → 0)"
+    )
+    assert L.duplicates(ex.plain.lab).empty
+    assert L.duplicates(ex.current.lab).values.tolist() == [
+        [1, 0, 2009, "consumer-1", 10009, "consumer-2", "rebalance overlap"],
+        [1, 1, 2049, "consumer-1", 10029, "consumer-2", "rebalance overlap"],
+    ]
+    # the plain run's overlap is queue 1, held by both consumers for a moment
+    heat = allocation_heatmap_frame(ex.plain.lab.trace.events)
+    both = heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().values.tolist()
+    assert both == [["TopicTest", "TopicTest/broker-a/1"]]
