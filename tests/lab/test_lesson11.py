@@ -13,39 +13,42 @@ pytestmark = pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 12345])
 def test_exercise_answers(seed):
     """The same for every learner (the search covers every schedule; no seed to vary)."""
-    assert expected("11.1", seed) == 2
-    assert expected("11.2", seed) == 0
-    assert expected("11.3", seed) == [5, 3]
+    assert expected("11.1", seed) == 3
+    assert expected("11.2", seed) == 1
+    assert expected("11.3", seed) == [5, 5]
     assert expected("11.4", seed) == [2, 0]
 
 
 def test_wrong_answers_get_the_misconception_hints():
-    r = check("11.1", 9)
-    assert not r and "9 is the distinct final states" in r.message
-    r = check("11.1", 31)
-    assert not r and "if you answered 31 you counted runs" in r.message
-    r = check("11.3", [6, 3])
+    r = check("11.1", 17)
+    assert not r and "17 is the distinct final states" in r.message
+    r = check("11.1", 76)
+    assert not r and "if you answered 76 you counted runs" in r.message
+    r = check("11.2", 0)
+    assert not r and "0 forgets 'ok'" in r.message
+    r = check("11.3", [6, 5])
     assert not r and "'d5 l1' changes point 5, not 6" in r.message
     r = check("11.4", [2, 2])
     assert not r and "the new-group rule of lesson 08, not 2" in r.message
-    assert check("11.2", 0) and check("11.3", [5, 3]) and check("11.1", 2) and check("11.4", [2, 0])
+    assert check("11.2", 1) and check("11.3", [5, 5]) and check("11.1", 3) and check("11.4", [2, 0])
 
 
 def test_the_walk_as_written():
     xs = L.scenario()
     assert (xs.name, str(L.bounds()), xs.latencies) == (
         "consumer_join",
-        "depth=6,faults=0,window=0,latencies=-,por=1",
-        (1, 3),
+        "depth=8,faults=0,window=0,latencies=scenario,por=1",
+        (1, 5),
     )
     res = L.search()
     assert res.format().splitlines() == [
         "outcome                    count  depth  shortest schedule",
-        "dup:rebalance=1                3      6  d5 l1",
-        "dup:rebalance=1 overlap=1      6      0  (default)",
-        "runs 31, states visited 39, distinct 30, pruned 9, asleep 0",
+        "dup:rebalance=1                4      6  d5 l1",
+        "dup:rebalance=1 overlap=1     11      0  (default)",
+        "ok                             2      7  l1 d1 l1 l1 d2 l1",
+        "runs 76, states visited 97, distinct 72, pruned 22, asleep 0",
     ]
-    assert res.frame()["shortest_schedule"].tolist() == ["d5 l1", "(default)"]
+    assert res.frame()["shortest_schedule"].tolist() == ["d5 l1", "(default)", "l1 d1 l1 l1 d2 l1"]
     ex = L.explorer(plot_mode="static")
     ex.select("dup:rebalance=1")
     assert ex.messages[-1] == (
@@ -57,27 +60,29 @@ def test_the_walk_as_written():
     )
     ex.next_choice()
     assert ex.messages[-1] == "step 6 of 6: the first 6 choice(s) of d5 l1 → dup:rebalance=1"
-    assert L.one_choice("d5 l1") == [[5, "consumer-2->broker-a 3 ms"]]
+    assert L.one_choice("d5 l1") == [[5, "consumer-2->broker-a 5 ms"]]
     ex.diff()
     assert ex.messages[-1] == "d5 l1: the trace parts from the plain run at seq 275"
     d = ex.diff_frame.set_index("seq")
-    # the plain run: consumer-2's GET_CONSUMER_LIST_BY_GROUP is answered at 2020; the replay: 2022
+    # the plain run: consumer-2's GET_CONSUMER_LIST_BY_GROUP is answered at 2020; the replay: 2024
     assert d.loc[274, "same"] and not d.loc[275, "same"]
     assert d.loc[275, "a_event"].startswith("ConsumerManageProcessor.getConsumerListByGroup ok")
     assert (d.loc[275, "a_t_ms"], d.loc[278, "b_t_ms"]) == (2020, 2021)
-    for lab, again in ((ex.plain.lab, 2025), (ex.current.lab, 2027)):
+    for lab, again in ((ex.plain.lab, 2025), (ex.current.lab, 2029)):
         dups = L.duplicates(lab)
         assert dups.values.tolist() == [
             [1, 0, 2009, "consumer-1", again, "consumer-2", "rebalance overlap"]
         ]
 
-    # consumer-2 takes queue 1 at 2021 in the plain run, at 2023 in the replay, when
-    # consumer-1 drops it and persists offset 0
+    # consumer-2 takes queue 1 at 2021 in the plain run (and reads the new-group offset 0 at
+    # 2022); in the replay at 2025, after consumer-1 dropped it and persisted offset 0 at 2023
     def at(lab, node, text):
         return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]
 
     assert at(ex.plain.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2021
-    assert at(ex.current.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2023
+    assert at(ex.plain.lab, "broker-a", "queue 1 = 0 (new group")[-1] == 2022
+    assert at(ex.current.lab, "broker-a", "queue 1 = 0 (stored)") == [2026]
+    assert at(ex.current.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2025
     assert (
         at(
             ex.current.lab,
@@ -88,6 +93,34 @@ def test_the_walk_as_written():
     )
 
 
+def test_the_class_without_a_duplicate_as_written():
+    """Section 3: four frames of consumer-2 5 ms slower; it reads offset 1, nobody gets a message twice."""
+    assert L.one_choice("l1 d1 l1 l1 d2 l1") == [
+        [0, "consumer-2->namesrv 5 ms"],
+        [2, "consumer-2->namesrv 5 ms"],
+        [3, "consumer-2->namesrv 5 ms"],
+        [6, "consumer-2->broker-a 5 ms"],
+    ]
+    ex = L.explorer(select="ok", plot_mode="static")
+    lab = ex.current.lab
+    assert L.duplicates(lab).empty
+
+    def at(node, text):
+        return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]
+
+    assert at("consumer-1", "consumes TopicTest/broker-a/1 offsets [0]") == [2009]
+    assert (
+        at(
+            "consumer-1",
+            "commit offset 1 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1]",
+        )[0]
+        == 2031
+    )
+    assert at("broker-a", "offset of TopicTest@CG queue 1 = 1 (stored)") == [2034]
+    assert at("consumer-2", "takes 1 of 2 queue(s)")[0] == 2033
+    assert at("consumer-2", "consumes TopicTest/broker-a/1 offsets [1]") == [2037]
+
+
 def test_the_walk_at_persist_as_written():
     """Section 4: the plain run has no duplicate; o1 (the query before the update) has two."""
     from mqlab.lab.figures import allocation_heatmap_frame
@@ -96,14 +129,14 @@ def test_the_walk_at_persist_as_written():
     assert (xs.name, xs.arm_ms, str(L.bounds(L.AT_PERSIST)), xs.latencies) == (
         "consumer_join_at_persist",
         8000,
-        "depth=6,faults=0,window=0,latencies=-,por=1",
-        (1, 3),
+        "depth=8,faults=0,window=0,latencies=scenario,por=1",
+        (1, 5),
     )
     assert L.search(L.AT_PERSIST).format().splitlines() == [
         "outcome                    count  depth  shortest schedule",
-        "dup:rebalance=2 overlap=1      5      1  o1",
-        "overlap=1                      2      0  (default)",
-        "runs 46, states visited 50, distinct 44, pruned 6, asleep 0",
+        "dup:rebalance=2 overlap=1     20      1  o1",
+        "overlap=1                      9      0  (default)",
+        "runs 118, states visited 138, distinct 118, pruned 20, asleep 0",
     ]
     ex = L.explorer(L.AT_PERSIST, select="dup:rebalance=2 overlap=1", plot_mode="static")
     assert ex.messages == [

@@ -1,6 +1,6 @@
 """Lesson 11's outcome explorer, through the methods its buttons and dropdown call.
 
-The search is ``consumer_join`` at its own bounds (depth 6, latencies 1/3 ms, sequential
+The search is ``consumer_join`` at its own bounds (depth 8, latencies 1/5 ms, sequential
 runner), run once for the module; the exact table is pinned in tests/explore as well.
 """
 
@@ -19,6 +19,8 @@ pytestmark = pytest.mark.slow
 XS = get_scenario("consumer_join")
 PLAIN = "dup:rebalance=1 overlap=1"
 NO_OVERLAP = "dup:rebalance=1"
+OK = "ok"
+OK_SCHEDULE = "l1 d1 l1 l1 d2 l1"
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +34,19 @@ def ex(result):
 
 
 def test_table_and_bar_chart_show_every_class(result, ex):
-    assert result.table() == [(NO_OVERLAP, 3, "d5 l1", 6), (PLAIN, 6, "(default)", 0)]
-    assert ex.outcome.options == (NO_OVERLAP, PLAIN) and ex.outcome.value is None
-    assert "d5 l1" in ex.table.value and "31 runs, 39 states visited, 30 distinct" in ex.table.value
+    assert result.table() == [
+        (NO_OVERLAP, 4, "d5 l1", 6),
+        (PLAIN, 11, "(default)", 0),
+        (OK, 2, OK_SCHEDULE, 7),
+    ]
+    assert ex.outcome.options == (NO_OVERLAP, PLAIN, OK) and ex.outcome.value is None
+    assert "d5 l1" in ex.table.value and "76 runs, 97 states visited, 72 distinct" in ex.table.value
     fig = outcome_figure(result, NO_OVERLAP)
-    assert list(fig.data[0].x) == [NO_OVERLAP, PLAIN] and list(fig.data[0].y) == [3, 6]
-    assert list(fig.data[0].marker.color) == ["#1f4e79", "#6fa8dc"]
+    assert list(fig.data[0].x) == [NO_OVERLAP, PLAIN, OK] and list(fig.data[0].y) == [4, 11, 2]
+    assert list(fig.data[0].marker.color) == ["#1f4e79", "#6fa8dc", "#6fa8dc"]
     assert fig.layout.title.text == (
-        "consumer_join: 2 outcome class(es), 31 runs"
-        "<br><sup>bounds depth=6,faults=0,window=0,latencies=-,por=1</sup>"
+        "consumer_join: 3 outcome class(es), 76 runs"
+        "<br><sup>bounds depth=8,faults=0,window=0,latencies=scenario,por=1</sup>"
     )
 
 
@@ -52,11 +58,11 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     ]
     assert ex.current.outcome == NO_OVERLAP == replay(XS, "d5 l1").outcome
     assert ex.schedule_text.value == "d5 l1"
-    # the 6 choice points, each a frame's latency; only point 5 takes the 3 ms option
+    # the 6 choice points, each a frame's latency; only point 5 takes the 5 ms option
     pts = ex.current.points
     assert [(p.index, p.kind, p.chosen) for p in pts] == [(i, "l", int(i == 5)) for i in range(6)]
-    assert pts[5].labels == ["consumer-2->broker-a 1 ms", "consumer-2->broker-a 3 ms"]
-    assert "step 6 of 6" in ex.choices.value and "consumer-2-&gt;broker-a 3 ms" in ex.choices.value
+    assert pts[5].labels == ["consumer-2->broker-a 1 ms", "consumer-2->broker-a 5 ms"]
+    assert "step 6 of 6" in ex.choices.value and "consumer-2-&gt;broker-a 5 ms" in ex.choices.value
     # the timeline and the inspector show the replayed run (it ends at t=5105)
     assert ex.current.lab.now == 5105 and len(ex.current.lab.trace.events) == 374
     assert "allocation" in ex.inspector.value
@@ -66,6 +72,22 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
         "Node by node, t=2008…2068 (zoom out: the last 60 ms are drawn)"
     )
+
+
+def test_the_class_without_a_duplicate_takes_four_slow_frames(ex):
+    assert ex.select(OK) and ex.step == 7 and ex.current.outcome == OK
+    assert (
+        ex.messages[-1]
+        == f"ok: its shortest schedule {OK_SCHEDULE} replayed (7 choice point(s)) → ok"
+    )
+    picked = [(p.index, p.labels[p.chosen]) for p in ex.current.points if p.chosen]
+    assert picked == [
+        (0, "consumer-2->namesrv 5 ms"),
+        (2, "consumer-2->namesrv 5 ms"),
+        (3, "consumer-2->namesrv 5 ms"),
+        (6, "consumer-2->broker-a 5 ms"),
+    ]
+    assert ex.diff() and ex.diff_frame.attrs["diverges_at"] == 265
 
 
 def test_step_back_and_forth_replays_prefixes(ex):
@@ -119,7 +141,7 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
     assert not ex.select("lost=1")
     assert ex.messages[-1] == (
         "⚠ no outcome class 'lost=1' in this table; the classes are "
-        "['dup:rebalance=1', 'dup:rebalance=1 overlap=1']"
+        "['dup:rebalance=1', 'dup:rebalance=1 overlap=1', 'ok']"
     )
     assert not ex.replay_schedule("x9")
     assert ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, d<n> or F:<fault>"

@@ -1,7 +1,7 @@
 """Lesson 11 — what can happen? Every outcome of a consumer joining group CG.
 
 Two ``mqlab.explore`` scenarios, each searched exhaustively on the sequential runner at its
-own bounds (depth 6, no faults, latencies 1/3 ms; a second or two each), once per process:
+own bounds (depth 8, no faults, latencies 1/5 ms; two seconds or so each), once per process:
 
 - ``consumer_join`` (``mqlab.explore.scenarios``): one broker, TopicTest with 2 queues, 4
   messages, consumer-1 (one consume thread, 20 ms per message) and, 10 ms into the
@@ -45,7 +45,7 @@ _AT_PERSIST = ExploreScenario(
         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
         faults=[{"at_ms": 7994, "action": "join"}],
     )),
-    arm_ms=8000, depth=6, latencies=(1, 3),
+    arm_ms=8000, depth=8, latencies=(1, 5),
     allowed=frozenset({"dup:rebalance", "overlap"}), expected=frozenset({"dup:rebalance"}),
     text="consumer-2 joins 7994 ms in: its QUERY_CONSUMER_OFFSET meets consumer-1's first "
          "5 s offset persist at the broker",
@@ -59,7 +59,7 @@ def scenario(name: str = SCENARIO) -> ExploreScenario:
 
 
 def bounds(name: str = SCENARIO) -> Bounds:
-    """The scenario's own bounds: depth 6, no faults, no reorder window (latencies 1/3 ms)."""
+    """The scenario's own bounds: depth 8, no faults, no reorder window (latencies 1/5 ms)."""
     xs = scenario(name)
     return Bounds(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
 
@@ -102,37 +102,37 @@ def _keys(outcome: str) -> set[str]:
 
 
 @exercise("11.1", "consumer-2 joins group CG while consumer-1 consumes 4 messages on 2 queues. "
-          "The search tries every choice of the first 6 choice points (each frame's latency: 1 "
-          "or 3 ms). How many distinct outcome classes (rows of the outcome table) does it find?",
+          "The search tries every choice of the first 8 choice points (each frame's latency: 1 "
+          "or 5 ms). How many distinct outcome classes (rows of the outcome table) does it find?",
           hint="an outcome class is a set of non-zero counts (lost, dup:<cause>, order, overlap, "
-               "retry, dlq), not a run and not a final state: if you answered 31 you counted "
-               "runs, 9 is the distinct final states; 1 would mean no latency changes anything, "
-               "and 64 (2^6) forgets that most choices lead to the same counts")  # fmt: skip
+               "retry, dlq), or 'ok' when all are zero; not a run and not a final state: if you "
+               "answered 76 you counted runs, 17 is the distinct final states; 1 would mean no "
+               "latency changes anything, and 256 (2^8) forgets that most choices lead to the "
+               "same counts")  # fmt: skip
 def _ex_11_1(seed: int) -> int:
     return len(search().rows)
 
 
 @exercise("11.2", "How many of the outcome classes have no duplicate (no dup:… count)? In other "
-          "words: can any schedule within the bounds avoid delivering a message twice?",
-          hint="look at the outcome column: a class without 'dup:' would be a schedule where "
-               "consumer-2 starts from an offset consumer-1 committed after consuming. "
-               "consumer-1 takes 20 ms per message and commits an offset only after a message "
-               "is consumed (and sends it asynchronously), so when the queue moves the "
-               "message in its listener is still below the broker's offset")  # fmt: skip
+          "words: in how many classes does no message reach a listener twice?",
+          hint="look at the outcome column: a class without 'dup:' is one where consumer-2 "
+               "reads queue 1's offset after consumer-1 has consumed offset 0 (20 ms) and "
+               "persisted offset 1; 'ok' (no non-zero count at all) is such a class: 0 forgets "
+               "'ok', and 2 counts the class 'dup:rebalance=1' as if it had none")  # fmt: skip
 def _ex_11_2(seed: int) -> int:
     return sum(not any(k.startswith("dup:") for k in _keys(r.outcome)) for r in search().rows)
 
 
-@exercise("11.3", "The class without an overlap has a shortest schedule with one non-default "
-          "choice. Which choice point is it (counting from 0), and what latency in ms does it "
+@exercise("11.3", "The class with a duplicate but no overlap (dup:rebalance=1) has a shortest "
+          "schedule with one non-default choice. Which choice point is it (counting from 0), and what latency in ms does it "
           "give its frame? Answer [choice point, ms].",
           hint="select the class in the explorer and step it with 'next choice': the outcome "
                "changes at exactly one step; the choice list says which frame it is "
                "(sender->receiver and the latency); 'dN' means N default choices first, so "
-               "'d5 l1' changes point 5, not 6, and l1 is the second latency of the set 1/3, "
+               "'d5 l1' changes point 5, not 6, and l1 is the second latency of the set 1/5, "
                "not 1 ms")  # fmt: skip
 def _ex_11_3(seed: int) -> list[int]:
-    row = next(r for r in search().rows if "overlap" not in _keys(r.outcome))
+    row = next(r for r in search().rows if _keys(r.outcome) == {"dup:rebalance"})
     ((point, label),) = one_choice(str(row.schedule))
     return [point, int(label.split()[-2])]
 
