@@ -68,6 +68,16 @@ def test_the_walk_as_written():
     assert d.loc[274, "same"] and not d.loc[275, "same"]
     assert d.loc[275, "a_event"].startswith("ConsumerManageProcessor.getConsumerListByGroup ok")
     assert (d.loc[275, "a_t_ms"], d.loc[278, "b_t_ms"]) == (2020, 2021)
+    # section 3's two handover tables: a reads the new-group 0 before consumer-1 persists,
+    # b reads the 0 consumer-1 persisted
+    texts = [
+        L.queue1_handover(lab)[["t_ms", "text"]].values.tolist()
+        for lab in (ex.plain.lab, ex.current.lab)
+    ]
+    assert [t for t, _ in texts[0]] == [2009, 2021, 2022, 2023, 2023, 2024, 2025]
+    assert texts[0][2][1] == "offset of TopicTest@CG queue 1 = 0 (new group, min offset 0 → 0)"
+    assert [t for t, _ in texts[1]] == [2009, 2023, 2024, 2025, 2026, 2027, 2029]
+    assert texts[1][4][1] == "offset of TopicTest@CG queue 1 = 0 (stored)"
     for lab, again in ((ex.plain.lab, 2025), (ex.current.lab, 2029)):
         dups = L.duplicates(lab)
         assert dups.values.tolist() == [
@@ -102,8 +112,22 @@ def test_the_class_without_a_duplicate_as_written():
         [6, "consumer-2->broker-a 5 ms"],
     ]
     ex = L.explorer(select="ok", plot_mode="static")
+    assert ex.messages == [
+        "ok: its shortest schedule l1 d1 l1 l1 d2 l1 replayed (7 choice point(s)) → ok"
+    ]
     lab = ex.current.lab
     assert L.duplicates(lab).empty
+    hand = L.queue1_handover(lab)
+    assert hand[["t_ms", "node", "step"]].values.tolist() == [
+        [2009, "consumer-1", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
+        [2031, "consumer-1", "RemoteBrokerOffsetStore.persist"],
+        [2032, "broker-a", "ConsumerManageProcessor.updateConsumerOffset"],
+        [2033, "consumer-2", "RebalancePushImpl.rebalanceByTopic"],
+        [2034, "broker-a", "ConsumerManageProcessor.queryConsumerOffset"],
+        [2035, "consumer-2", "RemoteBrokerOffsetStore.readOffset"],
+        [2037, "consumer-2", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
+    ]
+    assert hand["text"][4] == "offset of TopicTest@CG queue 1 = 1 (stored)"
 
     def at(node, text):
         return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]

@@ -30,7 +30,7 @@ from mqlab.explore.search import SearchResult
 from mqlab.lab.check import exercise
 
 __all__ = ["SCENARIO", "AT_PERSIST", "scenario", "bounds", "search", "explorer", "duplicates",
-           "one_choice"]  # fmt: skip
+           "one_choice", "queue1_handover"]  # fmt: skip
 
 #: The lesson's first scenario (``python -m mqlab explore consumer_join`` runs the same search).
 SCENARIO = "consumer_join"
@@ -87,6 +87,27 @@ def duplicates(lab: Any) -> pd.DataFrame:
     cols = ["queue_id", "queue_offset", "first_t_ms", "first_consumer", "again_t_ms",
             "again_consumer", "cause"]  # fmt: skip
     return find_duplicates(lab, "CG").findings[cols]
+
+
+#: What the handover of queue 1 consists of: consuming it, taking it, its offset persisted,
+#: committed, queried and read (the pull's own commit offsets are left out).
+_HANDOVER = ("consumes TopicTest/broker-a/1", "of TopicTest: ['TopicTest/broker-a/1']",
+             "queueId=1]", "updateConsumerOffset", "queryConsumerOffset")  # fmt: skip
+
+
+def queue1_handover(lab: Any, until_ms: int = 2040) -> pd.DataFrame:
+    """Queue 1 changing hands in a replayed run, t=2000..``until_ms``: t_ms, node, step, text.
+
+    Each event once (a consumer's rebalance repeats every round with the same result).
+    """
+    rows = [(e.t_ms, e.node, e.component, e.fields.get("text", "")) for e in lab.trace.events
+            if 2000 <= e.t_ms <= until_ms and any(k in e.describe() for k in _HANDOVER)
+            and ("queue 1" in e.describe() or "queueId=1" in e.describe()
+                 or "broker-a/1" in e.describe())]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["t_ms", "node", "step", "text"])
+    return frame.drop_duplicates(["node", "step", "text"]).reset_index(
+        drop=True
+    )  # rebalances repeat
 
 
 def one_choice(schedule: str, name: str = SCENARIO) -> list[Any]:
