@@ -1,6 +1,7 @@
 """The workbench layer: the ``Lab`` facade, inspectors, widgets and figures.
 
-``from mqlab.lab import Lab, control_panel, check, learner_seed`` is all a lesson needs.
+``from mqlab.lab import Lab, control_panel, check, learner_seed`` is all a lesson needs
+(lesson 11 adds ``OutcomeExplorer``).
 """
 
 from typing import Any
@@ -8,7 +9,7 @@ from typing import Any
 from mqlab.lab.check import check, expected, learner_seed
 from mqlab.lab.lab import Lab
 
-__all__ = ["Lab", "check", "control_panel", "expected", "learner_seed"]
+__all__ = ["Lab", "check", "control_panel", "expected", "learner_seed", "OutcomeExplorer"]
 
 
 def _full_text_in_notebook_tables() -> None:
@@ -36,4 +37,8 @@ def __getattr__(name: str) -> Any:
         from mqlab.lab.widgets import control_panel
 
         return control_panel
+    if name == "OutcomeExplorer":
+        from mqlab.lab.outcome_explorer import OutcomeExplorer
+
+        return OutcomeExplorer
     raise AttributeError(f"module 'mqlab.lab' has no attribute {name!r}")

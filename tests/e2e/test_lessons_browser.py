@@ -2,7 +2,7 @@
 
 Mirrors no RocketMQ class: this is the workbench's browser tier (issue 13, "Tests"). For each
 lesson: Run All through the app object; no output may be an error or a stderr box; every plotly
-figure must have drawn data. Three lessons then go on as a workshop participant would:
+figure must have drawn data. Four lessons then go on as a workshop participant would:
 
 - 04: send, pull once, let long poll time out: the pull is parked, then answered
   PULL_NOT_FOUND by the hold-service check after its deadline;
@@ -20,6 +20,8 @@ figure must have drawn data. Three lessons then go on as a workshop participant 
   check service (no producer of the group), start a producer, advance 2000 ms (its first
   heartbeat), step again: the check-back commits the message and the op queue shows it
   (``TransactionalMessageServiceImpl#check``);
+- 11: the outcome explorer steps the shortest schedule back and forth (the outcome changes
+  at the one choice), diffs it against the plain run, and refuses a bad schedule in words;
 - 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
   timeline still draws the events of new clicks.
 
@@ -427,6 +429,32 @@ def _lesson10_crash_then_step_check_service(page: Page) -> None:
         panel.screenshot(path=str(out / "10-panel-after-check-back.png"))
 
 
+def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
+    """The outcome explorer, by its buttons: one choice back is the plain run's outcome, one
+    forward the class's own; the diff parts at seq 275; a bad schedule is refused in words."""
+    from playwright.sync_api import expect
+
+    ex = _panel(page, "◀ previous choice", "next choice ▶", "diff against the plain run")
+    ex.scroll_into_view_if_needed()
+    _button(ex, "◀ previous choice").click()
+    expect(ex).to_contain_text(
+        "step 5 of 6: the first 5 choice(s) of d5 l1 → dup:rebalance=1 overlap=1",
+        timeout=CLICK_TIMEOUT_MS,
+    )
+    _button(ex, "next choice ▶").click()
+    expect(ex).to_contain_text(
+        "step 6 of 6: the first 6 choice(s) of d5 l1 → dup:rebalance=1", timeout=CLICK_TIMEOUT_MS
+    )
+    _button(ex, "diff against the plain run").click()
+    expect(ex).to_contain_text("the traces part at seq 275", timeout=CLICK_TIMEOUT_MS)
+    _text_input(ex, "schedule").fill("x9")
+    _button(ex, "replay schedule").click()
+    expect(ex).to_contain_text("bad schedule token 'x9'", timeout=CLICK_TIMEOUT_MS)
+    out = _screens_dir()
+    if out is not None:
+        ex.screenshot(path=str(out / "11-outcome-explorer.png"))
+
+
 def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
     """Save, reload the page (the kernel keeps running), click send 3 times: the panel's live
     timeline still draws events (issue 13, defect 3)."""
@@ -469,6 +497,7 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
     "07": _lesson07_send_back_and_retry,
     "09": _lesson09_explorer_metric_changes_figure,
     "10": _lesson10_crash_then_step_check_service,
+    "11": _lesson11_step_and_diff_the_shortest_schedule,
 }
 
 

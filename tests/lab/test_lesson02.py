@@ -157,3 +157,14 @@ def test_power_cut_after_send_ok_loses_it_only_with_async_flush(
     assert [(int(t), x) for t, x in zip(sent["t_ms"], sent["text"], strict=True)] == [
         (2009, "send: SEND_OK to broker-a queue 1 at offset 0")
     ]
+
+
+def test_print_power_cut_prints_what_the_lesson_shows(capsys):
+    """The cell of "An acknowledged message lost": outcome, deliveries, the cut, the SEND_OK."""
+    L.print_power_cut("async_flush_power_cut", "d3 F:power_cut(broker-a)")
+    assert capsys.readouterr().out.splitlines() == [
+        "async_flush_power_cut → lost=1 (0 delivered)",
+        "  t=2008  broker-a: power cut: the page cache is lost; the commit log keeps 0 of 206 "
+        "bytes written (0 flushed), the consume queues lose 0 bytes",
+        "  t=2009  producer-1: send: SEND_OK to broker-a queue 1 at offset 0",
+    ]

@@ -34,8 +34,8 @@ def builder():
     return sys.modules[name]
 
 
-def test_eleven_lessons_each_with_a_learner_and_a_solutions_notebook():
-    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(11)]
+def test_every_lesson_has_a_learner_and_a_solutions_notebook():
+    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(12)]
     b = builder()
     assert sorted(b.targets()) == sorted(
         [ROOT / "notebooks" / f"{s}.ipynb" for s in STEMS]

@@ -44,6 +44,8 @@ LESSONS = (
     ("09", "comparing runs with Spark", "(experiments)"),
     ("10", "transactions: half message, commit, rollback, check-back",
      "EndTransactionProcessor, TransactionalMessageCheckService"),
+    ("11", "what can happen? every schedule of a consumer joining",
+     "RebalanceImpl, RemoteBrokerOffsetStore (explore)"),
 )  # fmt: skip
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "consume_queue_bytes",
     "tear_tail",
     "recovery_events",
+    "print_power_cut",
     "params_02_1",
     "params_02_2",
     "params_02_3",
@@ -259,3 +260,17 @@ def _ex_02_4(seed: int) -> int:
             send_raw(lab, body=b"x" * p["body_len"])
         tear_tail(lab, p["cut_bytes"])
         return int(lab.queues("TopicTest").set_index("queue_id").loc[0, "max_offset"])
+
+
+def print_power_cut(name: str, schedule: str) -> None:
+    """Replay ``schedule`` of explore scenario ``name`` (lesson 05's ``replay_schedule``) and
+    print its outcome, the number of deliveries, then the power cut and the producer's send
+    result, one per line."""
+    from mqlab.lab.lessons.lesson05 import replay_schedule
+
+    run = replay_schedule(name, schedule)
+    ev = run.events
+    print(name, "→", run.outcome, f"({len(run.deliveries)} delivered)")
+    cut = ev[ev["component"].isin(["DefaultMessageStore.powerCut", "DefaultMQProducerImpl.send"])]
+    for r in cut.to_dict("records"):
+        print(f"  t={r['t_ms']}  {r['node']}: {r['text']}")
