@@ -74,7 +74,7 @@ help:
 	@echo "make lab      JupyterLab on work/, your copy of notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
 	@echo "make reset-lesson L=06   lesson 06 in work/ back to the original (your copy kept in work/.reset/)"
 	@echo "make lab-instructor      JupyterLab on the whole checkout: lessons/*.md, notebooks/ (tracked files)"
-	@echo "make test     the whole test suite (pytest tests/, then notebooks via nbmake); what CI runs"
+	@echo "make test     the whole test suite (pytest tests/, then the solutions notebooks via nbmake); what CI runs"
 	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
 	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
 	@echo "make clean    remove .venv and caches"
@@ -112,11 +112,11 @@ test: check-java check-conformance e2e-deps $(STAMP)
 	@status=0; \
 	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
 	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
-	if find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
-	  echo "==> notebooks via nbmake (serial, --nbmake-timeout=180)"; \
-	  $(VENV_PY) -m pytest -p no:cacheprovider --nbmake --nbmake-timeout=180 notebooks || status=$$?; \
+	if find notebooks/solutions -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
+	  echo "==> solutions notebooks via nbmake (serial, --nbmake-timeout=180; the learner copies ran in tests/lab/test_worked_answers.py)"; \
+	  $(VENV_PY) -m pytest -p no:cacheprovider --nbmake --nbmake-timeout=180 notebooks/solutions || status=$$?; \
 	else \
-	  echo "==> no notebooks/*.ipynb yet: skipping nbmake"; \
+	  echo "==> no notebooks/solutions/*.ipynb yet: skipping nbmake"; \
 	fi; \
 	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
 	exit $$status
