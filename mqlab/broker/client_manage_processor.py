@@ -96,9 +96,12 @@ class ClientManageProcessor:
             channel=channel, client_id=h.client_id or "", language=request.language,
             version=request.version, last_update_timestamp=broker.ctx.now_ms,
         )  # fmt: skip
-        if h.producer_group:
+        # Java tests ``group != null`` only: an empty group (the C++ client sends "" for
+        # the unused one) is looked up, and so auto-created as a subscription group ""
+        # (ClientManageProcessor#unregisterClient, broker/processor, rocketmq-all-4.9.3).
+        if h.producer_group is not None:
             broker.producer_manager.unregister_producer(h.producer_group, info)
-        if h.consumer_group:
+        if h.consumer_group is not None:
             sgc = broker.subscription_group_manager.find_subscription_group_config(
                 h.consumer_group, broker.ctx.now_ms
             )

@@ -94,6 +94,29 @@ def test_unregister_notifies_the_rest(cluster):
     )
 
 
+def test_unregister_with_empty_consumer_group_creates_group_named_empty(cluster):
+    """UNREGISTER_CLIENT of a C++ producer (consumerGroup ""): 4.9.3 only checks for null,
+    so findSubscriptionGroupConfig("") auto-creates a subscription group "" (the real broker
+    shows it in exportMetadata); an absent consumerGroup creates none."""
+    c = cluster()
+    groups = c.broker.subscription_group_manager.subscription_group_table
+    before = set(groups)
+    r = c.call(
+        c.broker.broker_addr,
+        RequestCode.UNREGISTER_CLIENT,
+        {"clientID": "127.0.0.1@cpp", "producerGroup": "PG"},
+    )
+    assert (r.code, set(groups)) == (ResponseCode.SUCCESS, before)
+    r = c.call(
+        c.broker.broker_addr,
+        RequestCode.UNREGISTER_CLIENT,
+        {"clientID": "127.0.0.1@cpp", "producerGroup": "PG", "consumerGroup": ""},
+    )
+    assert (r.code, set(groups) - before) == (ResponseCode.SUCCESS, {""})
+    assert groups[""].retry_max_times == 16 and groups[""].consume_enable is True
+    assert c.broker.topic_config_manager.select_topic_config("%RETRY%") is None
+
+
 def test_channel_expires_after_120s_without_heartbeat(cluster):
     """A consumer silent for > 120 s is dropped by the 10 s housekeeping scan."""
     c = cluster()

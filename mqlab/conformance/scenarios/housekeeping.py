@@ -76,6 +76,32 @@ SCENARIOS = [
     ),
     Scenario(
         "client-housekeeping",
+        "unregister-empty-group",
+        [
+            Step(
+                "unregister_producer",
+                "UNREGISTER_CLIENT",
+                {"clientID": C1, "producerGroup": f"{G}_pg"},
+                note="a Java producer: no consumerGroup field",
+            ),
+            Step(
+                "unregister_producer_cpp",
+                "UNREGISTER_CLIENT",
+                {"clientID": C1, "producerGroup": f"{G}_pg", "consumerGroup": ""},
+                note='the C++ client\'s producer: consumerGroup ""',
+            ),
+            Step(
+                "all_groups",
+                "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
+                {},
+                note='findSubscriptionGroupConfig("") auto-created a group named ""',
+            ),
+        ],
+        doc="UNREGISTER_CLIENT looks up every group that is not null: an empty consumerGroup "
+        '(as the C++ client sends) auto-creates a subscription group named "".',
+    ),
+    Scenario(
+        "client-housekeeping",
         "check-client-config",
         [
             _check_config("tag", "TagA || TagB", "TAG"),
