@@ -484,7 +484,11 @@ def mqadmin_broker_consume_stats(t: Target, work: Path) -> dict:
     _go_consumed(t, work, topic, group, 4)
     lines = _admin(t, "brokerConsumeStats", "-b", t.broker_addr)
     order = _admin(t, "brokerConsumeStats", "-b", t.broker_addr, "-o", "true")
-    return {"all": _prefixed(lines, "#Topic", "Diff Total"), "order": _prefixed(order, "#Topic")}
+    # "Diff Total" sums the lag of every group on the broker, other scenarios' too, whose
+    # retries and consumers are still moving at this moment (23 vs 21 in one full run): it is
+    # checked to be printed, and this scenario's own rows are compared.
+    expect(any(x.startswith("Diff Total:") for x in lines), f"a Diff Total line: {lines}")
+    return {"all": _prefixed(lines, "#Topic"), "order": _prefixed(order, "#Topic")}
 
 
 @scenario("mqadmin", "statsAll -t: a topic's in/out counts once a 10 s sample has run")
