@@ -5,16 +5,16 @@ level's work items (schedule prefixes) in ``sort_key`` order and reads the recor
 in the same order, so the outcome table never depends on which worker ran what:
 
 - ``sequential``: one item after the other, here;
-- ``pool``: a ``multiprocessing`` pool forked per level: its workers inherit the visited
-  table as the level starts (copy-on-write), so their runs stop at states expanded
-  before, as sequential runs do (a run may go on past a state another item of the same
-  level expands first: the search prunes it when it reads the record, at the same
-  point). Items go one at a time (a run is ~30 ms: no chunking needed), results come
-  back in order (``imap``) while the others run; levels under ``_MIN_PER_WORKER`` items
-  per worker run here;
-- ``spark``: each level's items split into tasks (``mapInArrow`` over ``spark.range``, as
-  ``mqlab.experiments.spark`` runs a sweep; the visited table travels with them), records
-  collected in order; small levels run on the driver, as the pool's do.
+- ``pool``: a ``multiprocessing`` pool (forked once, at the first level of two items or
+  more): items go to the workers one at a time, in order, records come back in order
+  (``imap``). Each worker reads the search's visited table *live* from its journal
+  (``mqlab.explore.journal``): a run stops at a state that an item before it expanded,
+  even one read a moment ago, as the sequential run does;
+- ``spark``: a level of at least ``_MIN_PER_WORKER`` items a core runs as one job. On a
+  local session, one task per core *claims* items in order (``_claiming_task``) and reads
+  the journal live, and the driver reads each record as it lands, as the pool's do; with
+  executors on other machines, the items split into stripes, the table as the level starts
+  travels with them, and the records are collected. Smaller levels run on the driver.
 
 Every runner reads the same records in the same order: the table *and* the figures (runs,
 states, distinct, pruned) are the sequential search's.
@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
 
-from mqlab.explore.engine import Bounds, RunRecord
+from mqlab.explore.engine import Bounds, RunRecord, _fast_tmp
+from mqlab.explore.journal import Journal, LiveVisited
 from mqlab.explore.search import Item, SearchResult, exhaustive, run_item
 
 if TYPE_CHECKING:
@@ -51,57 +52,200 @@ __all__ = ["RUNNERS", "explore"]
 RUNNERS = ("sequential", "pool", "spark")
 
 _CACHE: dict = {}
-#: The visited table as a level starts, inherited by the pool's forked workers.
-_VISITED: dict = {}
-#: A level with fewer items per worker than this runs here (forking costs more).
+#: A pool worker's live visited table (``mqlab.explore.journal``), opened as it starts.
+_LIVE: LiveVisited | None = None
+#: A Spark Python worker's live tables, by journal path: a reused worker keeps its table
+#: from one level (job) to the next and only reads the frames written since.
+_LIVE_BY_PATH: dict[str, LiveVisited] = {}
+#: A level with fewer items per worker than this runs here (a job or a task costs more).
 _MIN_PER_WORKER = 4
-
-
-def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
-    return run_item(xs, bounds, item, _CACHE, _VISITED)
+#: Tasks per core of a Spark level, so that a core done early takes another.
+_TASKS_PER_CORE = 4
 
 
 def _learn(rec: RunRecord) -> RunRecord:
-    """Note a worker's outcome here, so that the next level's workers (forked, or sent
-    the cache) classify that final state without computing it again (a third of a run)."""
+    """Note a worker's outcome here, so that a small level run here classifies that final
+    state without computing it again (a third of a run)."""
     if rec.outcome is not None:
         _CACHE.setdefault(rec.final_digest, (rec.outcome, rec.counts))
     return rec
 
 
-def _arrow_tasks(blob: bytes, items: list[Item], tasks: int):
-    """``mapInArrow`` body: task ``i`` runs ``items[i::tasks]`` and yields (index, pickled
-    record) rows, a batch per task (the items travel inside the function; no shuffle)."""
+def _pool_init(path: str) -> None:
+    global _LIVE
+    _LIVE = LiveVisited.open({}, path, 0, {})
 
-    def run(batches):
+
+def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
+    live = _LIVE
+    if live is None:  # pragma: no cover (the journal is on this machine)
+        return run_item(xs, bounds, item, _CACHE, {})
+    return run_item(xs, bounds, item, live.cache, live)
+
+
+def _spark_live(path: str | None, visited_blob: bytes | None) -> tuple[dict, dict]:
+    """A Spark task's visited table and outcome cache: the journal's, read live where this
+    worker can open it (a local session), else the table sent as the level started."""
+    import pickle
+
+    if path is not None:
+        live = _LIVE_BY_PATH.get(path)
+        if live is None:
+            live = LiveVisited.open({}, path, 0, {})
+            if live is not None:
+                for old in _LIVE_BY_PATH.values():  # an earlier search's
+                    old.close()
+                _LIVE_BY_PATH.clear()
+                _LIVE_BY_PATH[path] = live
+        if live is not None:
+            return live, live.cache
+    if visited_blob is None:
+        raise RuntimeError(f"explore: this Spark worker cannot read the search's journal {path}")
+    visited, cache = pickle.loads(visited_blob)
+    return visited, cache
+
+
+def _spark_task(blob: bytes, visited_blob: bytes | None, path: str | None, items: list[Item],
+                tasks: int):  # fmt: skip
+    """Task ``t`` of a level runs ``items[t::tasks]`` and gives ``(index, pickled record)``."""
+
+    def records(t: int):
         import pickle
-
-        import pyarrow as pa
 
         from mqlab.explore import mutants
 
-        xs, bounds, visited, active, cache = pickle.loads(blob)
+        xs, bounds, active = pickle.loads(blob)
         mutants.ACTIVE.clear()
         mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
+        visited, cache = _spark_live(path, visited_blob)
+        for i in range(t, len(items), tasks):
+            yield i, pickle.dumps(run_item(xs, bounds, items[i], cache, visited))
+
+    return records
+
+
+def _arrow_tasks(run):
+    """``mapInArrow`` body over ``spark.range(tasks)`` (a Spark Connect session has no RDDs):
+    each task's rows ``(i, rec)`` as one batch."""
+
+    def body(batches):
+        import pyarrow as pa
+
         schema = pa.schema([pa.field("i", pa.int64()), pa.field("rec", pa.binary())])
         for batch in batches:
-            for task in batch.column("id").to_pylist():
-                rows = [{"i": i, "rec": pickle.dumps(run_item(xs, bounds, items[i], cache,
-                                                              visited))}
-                        for i in range(task, len(items), tasks)]  # fmt: skip
+            for t in batch.column("id").to_pylist():
+                rows = [{"i": i, "rec": rec} for i, rec in run(t)]
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
-    return run
+    return body
 
 
-def _spark_mapper(spark):
-    """A mapper running each level's items as Spark tasks (``mapInArrow`` over
-    ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep), records back in order."""
+def _claiming_task(blob: bytes, path: str, spool: str, count: int):
+    """A local session's task: take the level's next unclaimed item (a file created
+    ``O_EXCL`` in ``spool``: the first task to create ``<i>.claim`` runs item ``i``), run it
+    against the journal's live table, leave its record as ``<i>.rec``; until every item is
+    claimed or the driver leaves ``stop``. The two tasks of two cores thus take items in
+    order, as the pool's workers do, and the driver reads each record as it lands."""
+
+    def records(t: int):
+        import pickle
+
+        from mqlab.explore import mutants
+
+        xs, bounds, active, items = pickle.loads(blob)
+        mutants.ACTIVE.clear()
+        mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
+        visited, cache = _spark_live(path, None)
+        done = 0
+        stop = os.path.join(spool, "stop")
+        for i in range(count):
+            if os.path.exists(stop):
+                break
+            try:
+                os.close(os.open(os.path.join(spool, f"{i}.claim"), os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                continue
+            data = pickle.dumps(run_item(xs, bounds, items[i], cache, visited))
+            part = os.path.join(spool, f"{i}.part")
+            with open(part, "wb") as f:
+                f.write(data)
+            os.rename(part, os.path.join(spool, f"{i}.rec"))
+            done += 1
+        yield t, done
+
+    return records
+
+
+def _claimed_records(spark, tasks: int, blob: bytes, path: str, count: int) -> Iterator[bytes]:
+    """Run a level as ``tasks`` claiming tasks (``_claiming_task``) in a job of its own
+    thread; yield the records in item order as they land."""
+    import shutil
+    import tempfile
+    import threading
+    import time
+
+    spool = tempfile.mkdtemp(prefix="mqlab-explore-spool-", dir=_fast_tmp())
+    run = _claiming_task(blob, path, spool, count)
+    ended: dict = {}
+
+    def job() -> None:
+        try:
+            rdd = spark.sparkContext.parallelize(range(tasks), tasks)
+            ended["done"] = rdd.mapPartitionsWithIndex(lambda t, _: run(t)).collect()
+        except BaseException as e:  # noqa: BLE001 (raised in the reading thread)
+            ended["error"] = e
+
+    th = threading.Thread(target=job, name="mqlab-explore-level", daemon=True)
+    th.start()
+    try:
+        for i in range(count):
+            rec = os.path.join(spool, f"{i}.rec")
+            while True:
+                try:
+                    with open(rec, "rb") as f:
+                        data = f.read()
+                    break
+                except FileNotFoundError:
+                    if not th.is_alive() and not os.path.exists(rec):
+                        err = ended.get("error")
+                        raise (
+                            err
+                            if err is not None
+                            else RuntimeError(
+                                f"explore: the level's Spark job ended without item {i}'s record"
+                            )
+                        ) from None
+                    time.sleep(0.001)
+            yield data
+    finally:
+        with open(os.path.join(spool, "stop"), "w"):
+            pass
+        th.join()
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
+    """A mapper running each level's items as Spark tasks, records back in item order.
+
+    - A local session (its Python workers on this machine): one *claiming* task per core
+      (``_claiming_task``): the tasks take items in order and read the search's journal
+      live, as the pool's workers do, and the driver reads each record as it lands, while
+      the job runs;
+    - executors elsewhere: the level's items split into ``_TASKS_PER_CORE`` tasks a core
+      (task ``t`` runs items ``t, t + n, …``), the visited table as the level starts sent
+      with them, records collected: an RDD job, or on Spark Connect ``mapInArrow`` over
+      ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep.
+
+    ``claiming``: force one way or the other (default: claiming where it can).
+    """
     import pickle
 
-    from mqlab.experiments.spark import default_tasks
+    from mqlab.experiments.spark import default_tasks, is_connect
 
-    cores = default_tasks(spark)
+    cores = max(1, default_tasks(spark) // 4)  # a sweep's default is 4 tasks a core
+    if claiming is None:
+        claiming = not _ships(spark) and not is_connect(spark)
+    claiming = claiming and journal is not None
 
     def mapper(
         xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
@@ -109,16 +253,23 @@ def _spark_mapper(spark):
         if len(items) < _MIN_PER_WORKER * cores:  # a small level: a job costs more
             yield from (run_item(xs, bounds, it, _CACHE, visited) for it in items)
             return
-        # a few tasks per core, so that a core done early takes another
-        n = max(1, min(2 * cores, len(items) // _MIN_PER_WORKER))
         from mqlab.explore.mutants import active
 
-        # tasks stop at states already expanded, and plant the driver's mutants
-        blob = pickle.dumps((xs, bounds, visited, active(), _CACHE))
-        rows = spark.range(0, n, 1, n).mapInArrow(
-            _arrow_tasks(blob, items, n), "i long, rec binary"
-        )
-        out = {r["i"]: r["rec"] for r in rows.collect()}
+        if claiming:
+            assert journal is not None
+            blob = pickle.dumps((xs, bounds, active(), items))
+            for data in _claimed_records(spark, cores, blob, journal.path, len(items)):
+                yield _learn(pickle.loads(data))
+            return
+        n = max(1, min(_TASKS_PER_CORE * cores, len(items) // _MIN_PER_WORKER))
+        blob = pickle.dumps((xs, bounds, active()))
+        run = _spark_task(blob, pickle.dumps((visited, _CACHE)), None, items, n)
+        if is_connect(spark):
+            df = spark.range(0, n, 1, n).mapInArrow(_arrow_tasks(run), "i long, rec binary")
+            out = {r["i"]: r["rec"] for r in df.collect()}
+        else:
+            rdd = spark.sparkContext.parallelize(range(n), n)
+            out = dict(rdd.mapPartitionsWithIndex(lambda t, _: run(t)).collect())
         for i in range(len(items)):
             yield _learn(pickle.loads(out[i]))
 
@@ -126,24 +277,20 @@ def _spark_mapper(spark):
 
 
 def warm_spark(spark) -> None:
-    """Import the explorer in every Python worker of ``spark`` (one task per core): the
-    first search's first level otherwise waits for it (~1.5 s; ``bench explore`` warms the
-    session before its clock, as it starts the JVM)."""
+    """Import what a run needs in every Python worker of ``spark`` (one task per core): the
+    first search's first level otherwise waits for it (~1 s a worker; ``bench explore``
+    warms the session before its clock, as it starts the JVM)."""
     from mqlab.experiments.spark import default_tasks
 
-    def run(batches):
-        import pyarrow as pa
-
+    def run(t, _):
+        import mqlab.experiments.run  # noqa: F401
+        import mqlab.explore.outcome  # noqa: F401
         import mqlab.explore.search  # noqa: F401
 
-        for batch in batches:
-            yield pa.RecordBatch.from_pylist(
-                [{"id": i} for i in batch.column("id").to_pylist()],
-                schema=pa.schema([pa.field("id", pa.int64())]),
-            )
+        yield t
 
     n = default_tasks(spark)
-    spark.range(0, n, 1, n).mapInArrow(run, "id long").collect()
+    spark.sparkContext.parallelize(range(n), n).mapPartitionsWithIndex(run).collect()
 
 
 def _ships(spark) -> bool:
@@ -174,31 +321,47 @@ def explore(
     kw = dict(progress=progress, cancel=cancel, shrink_outcomes=shrink_outcomes)
     if runner == "sequential":
         return exhaustive(xs, bounds, **kw)
-    if runner == "spark":
-        from mqlab.experiments.spark import get_session
+    with Journal(_fast_tmp()) as journal:
+        if runner == "spark":
+            from mqlab.experiments.spark import get_session
 
-        spark = spark or get_session()
-        if _ships(spark):
-            from mqlab.experiments.ship import ship
+            spark = spark or get_session()
+            if _ships(spark):
+                from mqlab.experiments.ship import ship
 
-            ship(spark)
-        return exhaustive(xs, bounds, mapper=_spark_mapper(spark), **kw)
-    n = workers or os.cpu_count() or 2
-    ctx = multiprocessing.get_context("fork")
+                ship(spark)
+            return exhaustive(xs, bounds, mapper=_spark_mapper(spark, journal), journal=journal,
+                              **kw)  # fmt: skip
+        with _PoolMapper(workers or os.cpu_count() or 2, journal) as mapper:
+            return exhaustive(xs, bounds, mapper=mapper, journal=journal, **kw)
 
-    def mapper(xs_, b_, items, visited):
-        # a pool per level, forked now: its workers see the visited table as the level
-        # starts (copy-on-write) and stop at states in it, as a sequential run would
-        global _VISITED
-        if len(items) < _MIN_PER_WORKER * n:  # a small level: forking costs more
-            yield from (run_item(xs_, b_, it, _CACHE, visited) for it in items)
+
+class _PoolMapper:
+    """A mapper running each level's items in one ``multiprocessing`` pool (forked at the
+    first level big enough, kept for the search): items go one at a time (a run is ~20 ms:
+    no chunking needed), records come back in order (``imap``); each worker reads the
+    search's journal live (``mqlab.explore.journal``). A level of one item runs here."""
+
+    def __init__(self, workers: int, journal: Journal) -> None:
+        self.workers = workers
+        self.journal = journal
+        self.pool = None
+
+    def __call__(self, xs, bounds, items, visited):
+        if len(items) < 2:  # nothing to run side by side
+            yield from (run_item(xs, bounds, it, _CACHE, visited) for it in items)
             return
-        _VISITED = visited
-        try:
-            with ctx.Pool(n) as pool:
-                for rec in pool.imap(partial(_worker_run, xs_, b_), items):
-                    yield _learn(rec)
-        finally:
-            _VISITED = {}
+        if self.pool is None:
+            ctx = multiprocessing.get_context("fork")
+            self.pool = ctx.Pool(self.workers, _pool_init, (self.journal.path,))
+        for rec in self.pool.imap(partial(_worker_run, xs, bounds), items):
+            yield _learn(rec)
 
-    return exhaustive(xs, bounds, mapper=mapper, **kw)
+    def __enter__(self) -> _PoolMapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqlab.explore.engine import Bounds, RunRecord, run_schedule
+from mqlab.explore.journal import Journal
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.explore.snapshot import Snapshots
 
@@ -174,7 +175,7 @@ def exhaustive(
     mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
     | None = None,
     progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
-    snapshot: bool = False,
+    snapshot: bool = False, journal: Journal | None = None,
 ) -> SearchResult:  # fmt: skip
     """Every outcome reachable within ``bounds`` (see the module docstring).
 
@@ -184,13 +185,17 @@ def exhaustive(
     ``snapshot``: runs here fork from the cluster at its arm point
     (``mqlab.explore.snapshot``) instead of building it (the same table; off by default:
     in a process with pandas loaded the fork and its copy-on-write faults cost about what
-    they save, ``python -m mqlab bench explore``).
+    they save, ``python -m mqlab bench explore``). ``journal``: every state expanded and
+    outcome classified is written there as each record is read, for the mapper's workers
+    (``mqlab.explore.journal``).
     """
     with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
-        return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps)
+        return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal)
 
 
-def _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps) -> SearchResult:
+def _exhaustive(
+    xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal=None
+) -> SearchResult:
     t0 = time.perf_counter()
     cache: dict = {}
     visited: dict[str, list[tuple[int, int, frozenset]]] = {}
@@ -239,8 +244,14 @@ def _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps) ->
                         res.pruned += 1
                         break
                     seen.append((left, p.faults_left, p.sleep_key))
+                    if journal is not None:
+                        journal.visited(p.digest, (left, p.faults_left, p.sleep_key))
                     for child in _children(rec, p):
                         frontier.setdefault(child.level(), []).append(child)
+                if journal is not None:
+                    if rec.outcome is not None:
+                        journal.outcome(rec.final_digest, (rec.outcome, rec.counts))
+                    journal.flush()
                 if pruned:
                     continue
                 if rec.pruned:  # stopped at a state pruned above (it cannot get here)

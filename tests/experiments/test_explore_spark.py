@@ -1,6 +1,8 @@
 """mqlab.explore on Spark: each level's schedule prefixes as tasks, the same table and
 figures as the sequential search (levels under 4 items per core run on the driver, so
-consumer_join at depth 8, whose levels reach 20 items, is what sends work to the tasks)."""
+consumer_join at depth 8, whose levels reach 20 items, is what sends work to the tasks),
+with the tasks claiming items and reading the journal (a local session) or striped (the
+way executors on other machines run)."""
 
 from __future__ import annotations
 
@@ -34,3 +36,37 @@ def test_spark_tasks_plant_the_drivers_mutant(spark):
         res = explore(xs, Bounds(depth=xs.depth), runner="spark", spark=spark,
                       shrink_outcomes=False)  # fmt: skip
     assert "dup:rebalance=2 overlap=1" in res.outcomes()
+
+
+def test_spark_without_the_journal_gives_the_same_table(spark):
+    # executors on other machines cannot read the journal: striped tasks, the table as the
+    # level starts (forced here on a local session)
+    from mqlab.explore.engine import _fast_tmp
+    from mqlab.explore.journal import Journal
+    from mqlab.explore.runners import _spark_mapper
+    from mqlab.explore.search import exhaustive
+
+    xs = get_scenario("consumer_join")
+    with Journal(_fast_tmp()) as j:
+        res = exhaustive(xs, Bounds(depth=xs.depth), mapper=_spark_mapper(spark, j, claiming=False),
+                         journal=j, shrink_outcomes=False)  # fmt: skip
+    assert res.outcomes() == {"dup:rebalance=1": 4, "dup:rebalance=1 overlap=1": 11, "ok": 2}
+    assert (res.runs, res.states, res.distinct, res.pruned) == (76, 97, 72, 22)
+
+
+def test_a_failing_spark_task_is_raised_not_waited_for(spark):
+    import pickle
+
+    from mqlab.explore.engine import _fast_tmp
+    from mqlab.explore.journal import Journal
+    from mqlab.explore.runners import _claimed_records
+    from mqlab.explore.schedule import Choice
+    from mqlab.explore.search import Item
+
+    xs = get_scenario("consumer_join")
+    items = [Item(()), Item((Choice("o", 9),))]  # the second cannot run: its point is a latency
+    blob = pickle.dumps((xs, Bounds(depth=4), frozenset(), items))
+    with Journal(_fast_tmp()) as j:
+        records = _claimed_records(spark, 2, blob, j.path, len(items))
+        with pytest.raises(Exception, match="choice 0 is a latency point, the schedule says o9"):
+            list(records)
