@@ -77,10 +77,12 @@ def _phases(xs, n: int) -> dict[str, float]:
     return tot
 
 
-def _per_core(xs, n: int) -> tuple[float, float]:
+def _per_core(xs, n: int) -> tuple[float, float, float, float]:
     """Schedules per CPU second of ``n`` replays, building the cluster each time and forking
-    it from a snapshot at the arm point (``mqlab.explore.snapshot``), interleaved."""
+    it from a snapshot at the arm point (``mqlab.explore.snapshot``), interleaved; and the
+    page faults per replay of each (a forked child's are its copy-on-write copies)."""
     import os
+    import resource
 
     from mqlab.explore.search import replay
     from mqlab.explore.snapshot import Snapshots, fork_available
@@ -89,17 +91,23 @@ def _per_core(xs, n: int) -> tuple[float, float]:
         t = os.times()
         return t.user + t.system + t.children_user + t.children_system
 
+    def faults() -> int:
+        return sum(resource.getrusage(w).ru_minflt
+                   for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))  # fmt: skip
+
     spent = [0.0, 0.0]
+    faulted = [0, 0]
     with Snapshots() as snaps:
         if not fork_available():
             print("(fork unavailable here: the forked figure is the built one)")
         replay(xs, "", snapshots=snaps)
         for _ in range(n):
             for k, s in enumerate((None, snaps)):
-                c = cpu()
+                c, f = cpu(), faults()
                 replay(xs, "", snapshots=s)
                 spent[k] += cpu() - c
-    return n / spent[0], n / spent[1]
+                faulted[k] += faults() - f
+    return n / spent[0], n / spent[1], faulted[0] / n, faulted[1] / n
 
 
 def _tree_cpu() -> float:
@@ -157,10 +165,11 @@ def main(argv: list[str] | None = None) -> int:
           + f"; total {total:.1f}")  # fmt: skip
     print(f"schedules per second per core: {1000 / total:.1f}; a snapshot at the arm point "
           f"would save at most {ph['build_to_arm'] / total:.0%} of a run")  # fmt: skip
-    built, forked = _per_core(xs, a.runs)
+    built, forked, built_faults, forked_faults = _per_core(xs, a.runs)
     print(f"replays, schedules per second per core (CPU, children included): built "
           f"{built:.1f}, forked from the arm-point snapshot {forked:.1f} "
-          f"(x{forked / built:.2f})")  # fmt: skip
+          f"(x{forked / built:.2f}); page faults per replay: built {built_faults:.0f}, "
+          f"forked {forked_faults:.0f} (a child's copy-on-write copies)")  # fmt: skip
     base = None
     runners = [r for r in a.runners.split(",") if r]
     spark = None

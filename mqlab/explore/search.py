@@ -184,8 +184,7 @@ def exhaustive(
     starts, or later): such a run is pruned when read anyway, at that point or before.
     ``snapshot``: runs here fork from the cluster at its arm point
     (``mqlab.explore.snapshot``) instead of building it (the same table; off by default:
-    in a process with pandas loaded the fork and its copy-on-write faults cost about what
-    they save, ``python -m mqlab bench explore``). ``journal``: every state expanded and
+    a child's copy-on-write faults cost what the build saves, ``mqlab.explore.snapshot``). ``journal``: every state expanded and
     outcome classified is written there as each record is read, for the mapper's workers
     (``mqlab.explore.journal``).
     """
