@@ -17,6 +17,11 @@ The expectations, with their sources:
   queue's old owner consumed it, its offset had not reached the broker when the new owner
   read it: ``RebalancePushImpl#removeUnnecessaryMessageQueue`` persists it, but
   asynchronously, see notebooks/mechanisms.md, rebalancing), and nothing is lost.
+- ``consumer_join_at_persist``: the same cluster, consumer-2 joining 7 994 ms in, so
+  that its QUERY_CONSUMER_OFFSET for queue 1 reaches the broker in the same ms as
+  consumer-1's first offset persist (``MQClientInstance#persistAllConsumerOffset``, 10 s
+  after consumer-1 started): whichever the broker serves first decides whether queue 1's
+  consumed message is delivered again, so ``dup:rebalance`` is expected (lesson 11).
 - ``async_flush_power_cut``: ``FlushDiskType.ASYNC_FLUSH`` acknowledges a message once it
   is in the page cache (``CommitLog#handleDiskFlush``); a power cut before
   ``FlushRealTimeService`` runs loses it: ``lost`` is allowed and expected.
@@ -85,6 +90,19 @@ _add(ExploreScenario(
     allowed=frozenset({"dup:rebalance", "overlap"}),
     expected=frozenset({"dup:rebalance"}),
     text="consumer-2 joins while consumer-1 consumes 4 messages on 2 queues",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "consumer_join_at_persist",
+    _scn("consumer_join_at_persist", duration_ms=8094,
+         faults=[{"at_ms": 7994, "action": "join"}],
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=8000, depth=8, latencies=(1, 5),
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset({"dup:rebalance"}),
+    text="consumer-2 joins 7994 ms in: its QUERY_CONSUMER_OFFSET meets consumer-1's first "
+         "5 s offset persist at the broker",
 ))  # fmt: skip
 
 _add(ExploreScenario(

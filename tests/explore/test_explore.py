@@ -46,6 +46,10 @@ TABLES = {
         ],
         (76, 97, 72, 22, 0),
     ),  # fmt: skip
+    "consumer_join_at_persist": (
+        [("dup:rebalance=2 overlap=1", 20, "o1", 1), ("overlap=1", 9, "(default)", 0)],
+        (118, 138, 118, 20, 0),
+    ),
     "async_flush_power_cut": (
         [("lost=1", 2, "d3 F:power_cut(broker-a)", 4), ("ok", 4, "(default)", 0)],
         (60, 83, 55, 28, 0),

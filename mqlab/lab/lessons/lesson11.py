@@ -6,7 +6,7 @@ own bounds (depth 8, no faults, latencies 1/5 ms; two seconds or so each), once 
 - ``consumer_join`` (``mqlab.explore.scenarios``): one broker, TopicTest with 2 queues, 4
   messages, consumer-1 (one consume thread, 20 ms per message) and, 10 ms into the
   scenario, consumer-2 joining while consumer-1 consumes;
-- ``consumer_join_at_persist`` (here): the same cluster, consumer-2 joining 7 994 ms in,
+- ``consumer_join_at_persist`` (``mqlab.explore.scenarios``): the same cluster, consumer-2 joining 7 994 ms in,
   so that its QUERY_CONSUMER_OFFSET for queue 1 reaches the broker in the same ms as
   consumer-1's first 5 s offset persist (``MQClientInstance#persistAllConsumerOffset``,
   10 s after consumer-1 started). The search decides from 8 000 ms on.
@@ -22,7 +22,6 @@ from typing import Any
 
 import pandas as pd
 
-from mqlab.experiments.scenario import Scenario
 from mqlab.explore.engine import Bounds
 from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import ExploreScenario, get_scenario
@@ -36,26 +35,12 @@ __all__ = ["SCENARIO", "AT_PERSIST", "scenario", "bounds", "search", "explorer",
 SCENARIO = "consumer_join"
 #: The second: the join timed to meet consumer-1's first offset persist at the broker.
 AT_PERSIST = "consumer_join_at_persist"
-_AT_PERSIST = ExploreScenario(
-    AT_PERSIST,
-    Scenario.from_dict(dict(
-        name=AT_PERSIST, seed=0, duration_ms=8094, drain_ms=3000, warmup_ms=2000,
-        topics=[{"name": "TopicTest", "queues": 2}],
-        producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}],
-        consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1}],
-        faults=[{"at_ms": 7994, "action": "join"}],
-    )),
-    arm_ms=8000, depth=8, latencies=(1, 5),
-    allowed=frozenset({"dup:rebalance", "overlap"}), expected=frozenset({"dup:rebalance"}),
-    text="consumer-2 joins 7994 ms in: its QUERY_CONSUMER_OFFSET meets consumer-1's first "
-         "5 s offset persist at the broker",
-)  # fmt: skip
 _RESULT: dict[str, SearchResult] = {}
 
 
 def scenario(name: str = SCENARIO) -> ExploreScenario:
     """``consumer_join`` (``mqlab.explore.scenarios``) or ``consumer_join_at_persist``."""
-    return _AT_PERSIST if name == AT_PERSIST else get_scenario(name)
+    return get_scenario(name)
 
 
 def bounds(name: str = SCENARIO) -> Bounds:
