@@ -147,11 +147,16 @@ def timeline_window(rep: Replay, span_ms: int) -> tuple[_Window, int]:
     return _Window(_Events(evs), t1), t0
 
 
+def bar_colors(result: SearchResult, selected: str | None = None) -> list[str]:
+    """The bars' colours: the selected class darker."""
+    return ["#1f4e79" if r.outcome == selected else "#6fa8dc" for r in result.rows]
+
+
 def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figure:
     """Bars: the distinct final states of each outcome class (the selected one darker)."""
     rows = result.rows
     x = [r.outcome for r in rows]
-    colors = ["#1f4e79" if o == selected else "#6fa8dc" for o in x]
+    colors = bar_colors(result, selected)
     fig = go.Figure(go.Bar(
         x=x, y=[r.count for r in rows], marker_color=colors, name="distinct final states",
         customdata=[[r.runs, str(r.schedule)] for r in rows],
@@ -282,8 +287,13 @@ class OutcomeExplorer:
         head = "".join(f"<th style='padding:2px 10px;text-align:left'>{h}</th>" for h in
                        ("outcome", "distinct final states", "runs", "depth", "shortest schedule"))  # fmt: skip
         td = "<td style='padding:2px 10px'>"
+
+        def tr(o: Any) -> str:  # the selected class's row as its bar: dark, white text
+            on = o.outcome == self.selected
+            return "<tr style='background:#1f4e79;color:white'>" if on else "<tr>"
+
         body = "".join(
-            f"<tr>{td}<code>{html.escape(o.outcome)}</code></td>{td}{o.count}</td>{td}{o.runs}"
+            f"{tr(o)}{td}<code>{html.escape(o.outcome)}</code></td>{td}{o.count}</td>{td}{o.runs}"
             f"</td>{td}{o.depth}</td>{td}<code>{html.escape(str(o.schedule))}</code></td></tr>"
             for o in r.rows
         )
@@ -301,8 +311,20 @@ class OutcomeExplorer:
 
         self.figure.clear_output(wait=True)
         self.fig = outcome_figure(self.result, self.selected)
+        if self.timeline.mode == "live":  # recoloured in place on each selection
+            try:
+                self.fig = go.FigureWidget(self.fig)
+            except Exception:  # noqa: BLE001 — any frontend problem: a static figure
+                pass
         with self.figure:
             display(self.fig)
+
+    def _highlight(self) -> None:
+        """Show the selected class: its table row, and its bar where the figure is live
+        (a static one stays as drawn: ``_draw_figure``)."""
+        self.table.value = self._table_html()
+        if isinstance(self.fig, go.FigureWidget):
+            self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
 
     def _choices_html(self, rep: Replay) -> str:
         lines = []
@@ -326,8 +348,7 @@ class OutcomeExplorer:
         self.choices.value = self._choices_html(rep)
         self.inspector.value = rep.inspector
         view, t0 = timeline_window(rep, self.span_ms)
-        # each replay is another trace: the view's scan of the last one must not carry over
-        self.timeline._scanned, self.timeline._hold = 0, []
+        self.timeline.new_trace()  # each replay is another trace
         self.timeline.update(view, since_ms=t0)
         self.diff_frame = None
         self.diff_view.value = ""
@@ -386,6 +407,7 @@ class OutcomeExplorer:
         row = rows[outcome]
         self._load(row.schedule)
         self.selected = outcome
+        self._highlight()
         self.schedule_text.value = str(row.schedule)
         self._set_dropdown(outcome)
         self._say(f"{outcome}: its shortest schedule {row.schedule} replayed "
@@ -397,6 +419,7 @@ class OutcomeExplorer:
         s = Schedule.parse(text.strip() if isinstance(text, str) else text)
         self._load(s)
         self.selected = None
+        self._highlight()
         self._set_dropdown(None)
         self._say(f"schedule {s} replayed → {self.current.outcome}")
 

@@ -580,6 +580,12 @@ class TimelineView:
             self.widget = widgets.Output()
 
     # -- events --------------------------------------------------------------------------------
+    def new_trace(self) -> None:
+        """The next ``update`` draws another trace (a replay): forget what was scanned of this
+        one; the lanes keep their order, so the same node stays on the same row."""
+        self._scanned = 0
+        self._hold = []
+
     def window(self, lab: Lab) -> tuple[list[TraceEvent], list[TraceEvent], int, int]:
         """(window events, events for the parked-pull bars, lo, hi)."""
         evs = lab.trace.events

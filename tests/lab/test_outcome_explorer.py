@@ -183,3 +183,20 @@ def test_replay_prefix_and_scenario_mismatch(result):
         ValueError, match="the result is of scenario 'consumer_join', not 'orderly_join'"
     ):
         OutcomeExplorer(result, "orderly_join")
+
+
+def test_the_selected_class_is_highlighted_in_table_and_bars(result, monkeypatch):
+    """The row of the class being replayed is dark, as its bar; a live figure (a
+    FigureWidget) recolours its bars in place, a typed schedule clears both."""
+    monkeypatch.delenv("MQLAB_PLOT_MODE", raising=False)
+    ex = OutcomeExplorer(result, XS, plot_mode="live")
+    dark = "<tr style='background:#1f4e79;color:white'>"
+    assert dark not in ex.table.value
+    ex.outcome.value = OK
+    assert ex.table.value.count(dark) == 1
+    assert ex.table.value.split(dark)[1].startswith(f"<td style='padding:2px 10px'><code>{OK}")
+    assert ex.timeline.mode == "live"  # anywidget is a dependency (pyproject.toml)
+    assert list(ex.fig.data[0].marker.color) == ["#6fa8dc", "#6fa8dc", "#1f4e79"]
+    ex.replay_schedule("d5 l1")
+    assert dark not in ex.table.value
+    assert list(ex.fig.data[0].marker.color) == ["#6fa8dc"] * 3

@@ -826,3 +826,29 @@ def test_inspector_tables_are_as_tall_as_their_rows(lab, panel):
     assert text.count('class="mqlab-table"') == 5
     assert text.count("max-height:209px;overflow:auto") == 5
     assert ";height:" not in text
+
+
+def test_timeline_new_trace_forgets_the_last_trace_keeps_the_lanes():
+    """The outcome explorer draws one replay after another in one view: after
+    ``new_trace`` the parked-pull bars come from the new trace only (not the old one's, at
+    the same indices), and the lanes keep their rows."""
+    from mqlab.lab.panel_views import TimelineView
+
+    view = TimelineView(window_ms=50, mode="static")  # a window that leaves t=0 behind
+    with Lab(seed=1) as first, Lab(seed=1) as second:
+        panel = control_panel(first)
+        send(panel, 3)
+        panel.inputs["queue_id"].value = "0"
+        panel.buttons["pull"].click()  # parks (test_let_long_poll_time_out): a hold event
+        _, held, _, _ = view.window(first)
+        mine = {id(e) for e in first.trace.events}
+        assert any(e.component.startswith("PullRequestHoldService") for e in held)
+        assert all(id(e) in mine for e in held)
+        lanes = list(view._lane_order)
+        second.advance(1000)
+        view.new_trace()
+        _, held, _, _ = view.window(second)
+        theirs = {id(e) for e in second.trace.events}
+        assert all(id(e) in theirs for e in held)  # the second trace's own, if any
+        assert not any(e.component.startswith("PullRequestHoldService") for e in held)
+        assert list(view._lane_order)[: len(lanes)] == lanes
