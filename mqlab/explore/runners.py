@@ -6,15 +6,16 @@ in the same order, so the outcome table never depends on which worker ran what:
 
 - ``sequential``: one item after the other, here;
 - ``pool``: a ``multiprocessing`` pool (forked once, at the first level of two items or
-  more): items go to the workers one at a time, in order, records come back in order
-  (``imap``). Each worker reads the search's visited table *live* from its journal
-  (``mqlab.explore.journal``): a run stops at a state that an item before it expanded,
-  even one read a moment ago, as the sequential run does;
+  more); each worker *claims* the level's items in order and leaves their records as
+  files the driver reads in order as they land (``mqlab.explore.spool``). Each worker
+  reads the search's visited table *live* from its journal (``mqlab.explore.journal``): a
+  run stops at a state that an item before it expanded, even one read a moment ago, as
+  the sequential run does;
 - ``spark``: a level of at least ``_MIN_PER_WORKER`` items a core runs as one job. On a
-  local session, one task per core *claims* items in order (``_claiming_task``) and reads
-  the journal live, and the driver reads each record as it lands, as the pool's do; with
-  executors on other machines, the items split into stripes, the table as the level starts
-  travels with them, and the records are collected. Smaller levels run on the driver.
+  local session, one task per core claims items (``_claim_level``) as the pool's workers
+  do; with executors on other machines, the items split into stripes, the table as the
+  level starts travels with them, and the records are collected. Smaller levels run on
+  the driver.
 
 Every runner reads the same records in the same order: the table *and* the figures (runs,
 states, distinct, pruned) are the sequential search's.
@@ -37,7 +38,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import TYPE_CHECKING
 
 from mqlab.explore.engine import Bounds, RunRecord, _fast_tmp
@@ -52,10 +52,8 @@ __all__ = ["RUNNERS", "explore"]
 RUNNERS = ("sequential", "pool", "spark")
 
 _CACHE: dict = {}
-#: A pool worker's live visited table (``mqlab.explore.journal``), opened as it starts.
-_LIVE: LiveVisited | None = None
-#: A Spark Python worker's live tables, by journal path: a reused worker keeps its table
-#: from one level (job) to the next and only reads the frames written since.
+#: A worker's live tables (``mqlab.explore.journal``), by journal path: a pool worker, or a
+#: reused Spark Python worker, keeps its table from one level to the next.
 _LIVE_BY_PATH: dict[str, LiveVisited] = {}
 #: A level with fewer items per worker than this runs here (a job or a task costs more).
 _MIN_PER_WORKER = 4
@@ -71,21 +69,10 @@ def _learn(rec: RunRecord) -> RunRecord:
     return rec
 
 
-def _pool_init(path: str) -> None:
-    global _LIVE
-    _LIVE = LiveVisited.open({}, path, 0, {})
-
-
-def _worker_run(xs: ExploreScenario, bounds: Bounds, item: Item) -> RunRecord:
-    live = _LIVE
-    if live is None:  # pragma: no cover (the journal is on this machine)
-        return run_item(xs, bounds, item, _CACHE, {})
-    return run_item(xs, bounds, item, live.cache, live)
-
-
-def _spark_live(path: str | None, visited_blob: bytes | None) -> tuple[dict, dict]:
-    """A Spark task's visited table and outcome cache: the journal's, read live where this
-    worker can open it (a local session), else the table sent as the level started."""
+def _worker_live(path: str | None, visited_blob: bytes | None) -> tuple[dict, dict]:
+    """A worker's visited table and outcome cache: the journal's, read live where this
+    worker can open it (this machine), else the table sent as the level started. A worker
+    keeps its table from one level to the next and only reads the frames written since."""
     import pickle
 
     if path is not None:
@@ -100,9 +87,26 @@ def _spark_live(path: str | None, visited_blob: bytes | None) -> tuple[dict, dic
         if live is not None:
             return live, live.cache
     if visited_blob is None:
-        raise RuntimeError(f"explore: this Spark worker cannot read the search's journal {path}")
+        raise RuntimeError(f"explore: this worker cannot read the search's journal {path}")
     visited, cache = pickle.loads(visited_blob)
     return visited, cache
+
+
+def _claim_level(blob: bytes, journal: str, spool: str) -> int:
+    """A worker's part of a level (a pool task, or a Spark task on this machine): claim
+    items of ``spool`` in order and run them against the journal's live table
+    (``mqlab.explore.spool.claim``)."""
+    import pickle
+
+    from mqlab.explore import mutants
+    from mqlab.explore.spool import claim
+
+    xs, bounds, active, items = pickle.loads(blob)
+    mutants.ACTIVE.clear()
+    mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
+    visited, cache = _worker_live(journal, None)
+    return claim(spool, len(items),
+                 lambda i: pickle.dumps(run_item(xs, bounds, items[i], cache, visited)))  # fmt: skip
 
 
 def _spark_task(blob: bytes, visited_blob: bytes | None, path: str | None, items: list[Item],
@@ -117,7 +121,7 @@ def _spark_task(blob: bytes, visited_blob: bytes | None, path: str | None, items
         xs, bounds, active = pickle.loads(blob)
         mutants.ACTIVE.clear()
         mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
-        visited, cache = _spark_live(path, visited_blob)
+        visited, cache = _worker_live(path, visited_blob)
         for i in range(t, len(items), tasks):
             yield i, pickle.dumps(run_item(xs, bounds, items[i], cache, visited))
 
@@ -140,95 +144,43 @@ def _arrow_tasks(run):
     return body
 
 
-def _claiming_task(blob: bytes, path: str, spool: str, count: int):
-    """A local session's task: take the level's next unclaimed item (a file created
-    ``O_EXCL`` in ``spool``: the first task to create ``<i>.claim`` runs item ``i``), run it
-    against the journal's live table, leave its record as ``<i>.rec``; until every item is
-    claimed or the driver leaves ``stop``. The two tasks of two cores thus take items in
-    order, as the pool's workers do, and the driver reads each record as it lands."""
-
-    def records(t: int):
-        import pickle
-
-        from mqlab.explore import mutants
-
-        xs, bounds, active, items = pickle.loads(blob)
-        mutants.ACTIVE.clear()
-        mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
-        visited, cache = _spark_live(path, None)
-        done = 0
-        stop = os.path.join(spool, "stop")
-        for i in range(count):
-            if os.path.exists(stop):
-                break
-            try:
-                os.close(os.open(os.path.join(spool, f"{i}.claim"), os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                continue
-            data = pickle.dumps(run_item(xs, bounds, items[i], cache, visited))
-            part = os.path.join(spool, f"{i}.part")
-            with open(part, "wb") as f:
-                f.write(data)
-            os.rename(part, os.path.join(spool, f"{i}.rec"))
-            done += 1
-        yield t, done
-
-    return records
-
-
-def _claimed_records(spark, tasks: int, blob: bytes, path: str, count: int) -> Iterator[bytes]:
-    """Run a level as ``tasks`` claiming tasks (``_claiming_task``) in a job of its own
-    thread; yield the records in item order as they land."""
-    import shutil
-    import tempfile
+def _spark_claimed(spark, tasks: int, blob: bytes, journal: str) -> Iterator[bytes]:
+    """Run a level as ``tasks`` claiming tasks (``_claim_level``) in a Spark job of its own
+    thread; yield the records in item order as they land (``mqlab.explore.spool``)."""
+    import pickle
     import threading
-    import time
 
-    spool = tempfile.mkdtemp(prefix="mqlab-explore-spool-", dir=_fast_tmp())
-    run = _claiming_task(blob, path, spool, count)
+    from mqlab.explore.spool import Spool
+
+    count = len(pickle.loads(blob)[3])
+    spool = Spool(_fast_tmp())
     ended: dict = {}
 
     def job() -> None:
         try:
             rdd = spark.sparkContext.parallelize(range(tasks), tasks)
-            ended["done"] = rdd.mapPartitionsWithIndex(lambda t, _: run(t)).collect()
+            path = spool.path
+            ended["done"] = rdd.mapPartitions(
+                lambda _: [_claim_level(blob, journal, path)]
+            ).collect()
         except BaseException as e:  # noqa: BLE001 (raised in the reading thread)
             ended["error"] = e
 
     th = threading.Thread(target=job, name="mqlab-explore-level", daemon=True)
     th.start()
     try:
-        for i in range(count):
-            rec = os.path.join(spool, f"{i}.rec")
-            while True:
-                try:
-                    with open(rec, "rb") as f:
-                        data = f.read()
-                    break
-                except FileNotFoundError:
-                    if not th.is_alive() and not os.path.exists(rec):
-                        err = ended.get("error")
-                        raise (
-                            err
-                            if err is not None
-                            else RuntimeError(
-                                f"explore: the level's Spark job ended without item {i}'s record"
-                            )
-                        ) from None
-                    time.sleep(0.001)
-            yield data
+        yield from spool.records(count, th.is_alive, lambda: ended.get("error"))
     finally:
-        with open(os.path.join(spool, "stop"), "w"):
-            pass
+        spool.stop()
         th.join()
-        shutil.rmtree(spool, ignore_errors=True)
+        spool.close()
 
 
 def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
     """A mapper running each level's items as Spark tasks, records back in item order.
 
     - A local session (its Python workers on this machine): one *claiming* task per core
-      (``_claiming_task``): the tasks take items in order and read the search's journal
+      (``_claim_level``): the tasks take items in order and read the search's journal
       live, as the pool's workers do, and the driver reads each record as it lands, while
       the job runs;
     - executors elsewhere: the level's items split into ``_TASKS_PER_CORE`` tasks a core
@@ -258,7 +210,7 @@ def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
         if claiming:
             assert journal is not None
             blob = pickle.dumps((xs, bounds, active(), items))
-            for data in _claimed_records(spark, cores, blob, journal.path, len(items)):
+            for data in _spark_claimed(spark, cores, blob, journal.path):
                 yield _learn(pickle.loads(data))
             return
         n = max(1, min(_TASKS_PER_CORE * cores, len(items) // _MIN_PER_WORKER))
@@ -338,9 +290,10 @@ def explore(
 
 class _PoolMapper:
     """A mapper running each level's items in one ``multiprocessing`` pool (forked at the
-    first level big enough, kept for the search): items go one at a time (a run is ~20 ms:
-    no chunking needed), records come back in order (``imap``); each worker reads the
-    search's journal live (``mqlab.explore.journal``). A level of one item runs here."""
+    first level of two items or more, kept for the search): each worker runs
+    ``_claim_level``, taking items in order and reading the search's journal live; records
+    come back as files, read in order as they land (``mqlab.explore.spool``). A level of
+    one item runs here."""
 
     def __init__(self, workers: int, journal: Journal) -> None:
         self.workers = workers
@@ -348,14 +301,39 @@ class _PoolMapper:
         self.pool = None
 
     def __call__(self, xs, bounds, items, visited):
+        import pickle
+
+        from mqlab.explore.mutants import active
+        from mqlab.explore.spool import Spool
+
         if len(items) < 2:  # nothing to run side by side
             yield from (run_item(xs, bounds, it, _CACHE, visited) for it in items)
             return
         if self.pool is None:
-            ctx = multiprocessing.get_context("fork")
-            self.pool = ctx.Pool(self.workers, _pool_init, (self.journal.path,))
-        for rec in self.pool.imap(partial(_worker_run, xs, bounds), items):
-            yield _learn(rec)
+            self.pool = multiprocessing.get_context("fork").Pool(self.workers)
+        blob = pickle.dumps((xs, bounds, active(), items))
+        spool = Spool(_fast_tmp())
+        tasks = [self.pool.apply_async(_claim_level, (blob, self.journal.path, spool.path))
+                 for _ in range(self.workers)]  # fmt: skip
+
+        def error() -> BaseException | None:
+            for t in tasks:
+                if t.ready() and not t.successful():
+                    try:
+                        t.get()
+                    except BaseException as e:  # noqa: BLE001 (raised by the reader)
+                        return e
+            return None
+
+        try:
+            for data in spool.records(len(items), lambda: not all(t.ready() for t in tasks),
+                                      error):  # fmt: skip
+                yield _learn(pickle.loads(data))
+        finally:
+            spool.stop()
+            for t in tasks:
+                t.wait()
+            spool.close()
 
     def __enter__(self) -> _PoolMapper:
         return self

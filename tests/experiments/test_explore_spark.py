@@ -59,7 +59,7 @@ def test_a_failing_spark_task_is_raised_not_waited_for(spark):
 
     from mqlab.explore.engine import _fast_tmp
     from mqlab.explore.journal import Journal
-    from mqlab.explore.runners import _claimed_records
+    from mqlab.explore.runners import _spark_claimed
     from mqlab.explore.schedule import Choice
     from mqlab.explore.search import Item
 
@@ -67,6 +67,6 @@ def test_a_failing_spark_task_is_raised_not_waited_for(spark):
     items = [Item(()), Item((Choice("o", 9),))]  # the second cannot run: its point is a latency
     blob = pickle.dumps((xs, Bounds(depth=4), frozenset(), items))
     with Journal(_fast_tmp()) as j:
-        records = _claimed_records(spark, 2, blob, j.path, len(items))
+        records = _spark_claimed(spark, 2, blob, j.path)
         with pytest.raises(Exception, match="choice 0 is a latency point, the schedule says o9"):
             list(records)

@@ -1,0 +1,54 @@
+"""mqlab.explore.spool: a level's items claimed in order by workers, records read in order."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from mqlab.explore.spool import Spool, claim
+
+
+def test_two_workers_claim_each_item_once_and_records_come_in_order(tmp_path):
+    spool = Spool(str(tmp_path))
+    ran: dict[int, str] = {}
+
+    def worker(name: str) -> None:
+        def run(i: int) -> bytes:
+            ran[i] = name
+            time.sleep(0.002 * (i % 3))  # records land out of order
+            return f"record {i}".encode()
+
+        claim(spool.path, 20, run)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    got = list(spool.records(20, lambda: any(t.is_alive() for t in threads), lambda: None))
+    assert got == [f"record {i}".encode() for i in range(20)]
+    assert sorted(ran) == list(range(20)) and set(ran.values()) == {"a", "b"}
+    spool.close()
+    assert not os.path.exists(spool.path)
+
+
+def test_after_stop_a_worker_takes_no_more_items(tmp_path):
+    spool = Spool(str(tmp_path))
+    spool.stop()
+    assert claim(spool.path, 5, lambda i: b"x") == 0
+    spool.close()
+
+
+def test_workers_that_end_without_a_record_are_an_error_not_a_hang(tmp_path):
+    spool = Spool(str(tmp_path))
+    assert claim(spool.path, 1, lambda i: b"only item 0") == 1
+    reader = spool.records(2, lambda: False, lambda: None)
+    assert next(reader) == b"only item 0"
+    with pytest.raises(RuntimeError, match="ended without item 1's record"):
+        next(reader)
+    failed = spool.records(3, lambda: False, lambda: ValueError("a worker failed"))
+    next(failed)
+    with pytest.raises(ValueError, match="a worker failed"):
+        next(failed)
+    spool.close()
