@@ -14,7 +14,9 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    independent processes at once as there are workers, its throughput against one alone
    (what the machine gives right now). Every runner searches once at depth <= 6 before
    the clock (imports, the pool, Spark's Python workers); ``--repeat N`` takes the runners
-   in turn N times and gives the speed-up of the best walls. ``--speedup``: consumer_join
+   in turn N times: each line's speed-up is over the same round's first runner (the runs
+   next to each other in time: this machine's speed drifts by 20% over minutes), and the
+   summary gives the best walls and the median of the rounds' speed-ups. ``--speedup``: consumer_join
    at depth 13 (~18 s sequential), sequential, pool of 2 and Spark ``local[2]``, twice,
    the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
@@ -186,23 +188,31 @@ def main(argv: list[str] | None = None) -> int:
                 spark=spark, shrink_outcomes=False)  # fmt: skip
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     best: dict[str, float] = {}
+    ratios: dict[str, list[float]] = {r: [] for r in runners}
     for rep in range(a.repeat):
+        first = None  # this round's first runner's wall: a round's runners ran side by side
         for runner in runners:
             t, c = time.perf_counter(), _tree_cpu()
             res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
             wall, cpu = time.perf_counter() - t, _tree_cpu() - c
             best[runner] = min(best.get(runner, wall), wall)
+            first = first or wall
+            ratios[runner].append(first / wall)
             figures = (res.table(), res.runs, res.states, res.distinct, res.pruned)
             if base is None:
                 base = (wall, figures)
             same = "same table and figures" if figures == base[1] else "DIFFERS"
             print(f"{runner:<10} {wall:6.1f} s  CPU {cpu:6.1f} s  runs {res.runs}  "
-                  f"{res.runs / wall:5.1f} runs/s  speed-up x{best[runners[0]] / wall:.2f}  "
+                  f"{res.runs / wall:5.1f} runs/s  speed-up x{first / wall:.2f}  "
                   f"{same}  (states {res.states}, distinct {res.distinct}, "
                   f"classes {len(res.rows)})" + (f"  [round {rep + 1}]" if a.repeat > 1 else ""))  # fmt: skip
     if a.repeat > 1:
+        import statistics
+
         print(f"best of {a.repeat}: " + ", ".join(
             f"{r} {best[r]:.1f} s x{best[runners[0]] / best[r]:.2f}" for r in runners))  # fmt: skip
+        print(f"speed-up within a round, median of {a.repeat}: " + ", ".join(
+            f"{r} x{statistics.median(ratios[r]):.2f}" for r in runners[1:]))  # fmt: skip
     if base is not None and a.workers > 1:
         # the machine's own ceiling now: the same search in ``workers`` independent
         # processes at once, against one alone (a loaded or shared machine shows here)
