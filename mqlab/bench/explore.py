@@ -129,6 +129,52 @@ def _tree_cpu() -> float:
     return total
 
 
+def _all(a) -> int:
+    """``--all``: per ready-made scenario at its own bounds, the search's figures, the runs
+    and states without the reduction, the outcome classes with their counts, and the wall
+    seconds of each runner (every table checked equal to the sequential one)."""
+    import os
+    from dataclasses import replace
+
+    from mqlab.explore.engine import Bounds
+    from mqlab.explore.runners import explore, warm_spark
+    from mqlab.explore.scenarios import SCENARIOS
+
+    runners = [r for r in a.runners.split(",") if r]
+    spark = None
+    if "spark" in runners:
+        from mqlab.experiments.spark import get_session
+
+        spark = get_session(f"local[{a.workers}]")
+        warm_spark(spark)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| scenario | bounds | runs | states visited | distinct | pruned | asleep | "
+          "without POR: runs / states | outcome classes (distinct final states) | "
+          + " | ".join(f"{r} s" for r in runners) + " |")  # fmt: skip
+    print("|" + "---|" * (9 + len(runners)))
+    for name in sorted(SCENARIOS):
+        xs = SCENARIOS[name]
+        bounds = Bounds(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
+        walls, first = [], None
+        for runner in runners:
+            t = time.perf_counter()
+            res = explore(xs, bounds, runner=runner, workers=a.workers, spark=spark)
+            walls.append(time.perf_counter() - t)
+            figures = (res.table(), res.runs, res.states, res.distinct, res.pruned)
+            first = first or (res, figures)
+            if figures != first[1]:
+                print(f"| {name} | {runner} DIFFERS from {runners[0]} |")
+                return 1
+        res = first[0]
+        off = explore(xs, replace(bounds, por=False), shrink_outcomes=False)
+        classes = ", ".join(f"`{o}` {n}" for o, n in res.outcomes().items())
+        print(f"| {name} | `{bounds}` | {res.runs} | {res.states} | {res.distinct} | "
+              f"{res.pruned} | {res.redundant} | {off.runs} / {off.states} | {classes} | "
+              + " | ".join(f"{w:.1f}" for w in walls) + " |")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from mqlab.explore.engine import Bounds
     from mqlab.explore.runners import explore
@@ -151,7 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speedup", action="store_true",
                    help="consumer_join depth=13 on sequential,pool,spark (local[2]), 2 workers, "
                         "--repeat 2")  # fmt: skip
+    p.add_argument("--all", action="store_true",
+                   help="every ready-made scenario at its own bounds: figures, classes and "
+                        "seconds on each of --runners (a Markdown table)")  # fmt: skip
     a = p.parse_args(argv)
+    if a.all:
+        return _all(a)
     if a.speedup:
         a.scenario, a.runners, a.workers = "consumer_join", "sequential,pool,spark", 2
         a.bounds = a.bounds or "depth=13"
