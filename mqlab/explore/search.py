@@ -96,11 +96,22 @@ class SearchResult:
         return {r.outcome: r.count for r in self.rows}
 
     def frame(self):
+        """The table as a pandas DataFrame: outcome, count, shortest_schedule, depth."""
         import pandas as pd
 
         return pd.DataFrame(
             self.table(), columns=["outcome", "count", "shortest_schedule", "depth"]
         )
+
+    def spark_frame(self, spark=None):
+        """The table as a Spark DataFrame (the same columns; ``spark``: a session, default
+        ``mqlab.experiments.spark.get_session()``), to join or union with other searches'."""
+        if spark is None:
+            from mqlab.experiments.spark import get_session
+
+            spark = get_session()
+        schema = "outcome string, count long, shortest_schedule string, depth long"
+        return spark.createDataFrame(self.table(), schema)
 
     def format(self) -> str:
         w = max([len(r.outcome) for r in self.rows] + [7])

@@ -26,6 +26,9 @@ def test_spark_gives_the_sequential_table(spark):
     ]
     figures = (on_spark.runs, on_spark.states, on_spark.distinct, on_spark.pruned)
     assert figures == (76, 97, 72, 22)
+    df = on_spark.spark_frame(spark)
+    assert df.columns == ["outcome", "count", "shortest_schedule", "depth"]
+    assert [tuple(r) for r in df.orderBy("outcome").collect()] == on_spark.table()
 
 
 def test_spark_tasks_plant_the_drivers_mutant(spark):

@@ -138,8 +138,10 @@ public final class RealCluster {
             System.out.flush();
             Runtime.getRuntime().halt(1);
         }
-        System.out.printf("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
-            TAG, options.namesrvPort, options.brokerPort);
+        // one write: printf sends each piece of its format as a write of its own (System.out
+        // flushes every write), and a log line on stderr, the same file, landed between them
+        System.out.print(String.format("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
+            TAG, options.namesrvPort, options.brokerPort));
         System.out.flush();
         if (options.watchStdin) {
             watchStdin(cluster);
@@ -372,7 +374,7 @@ public final class RealCluster {
                 t.printStackTrace();
             }
         }
-        System.out.println(TAG + (stopOk ? " stopped" : " stopped with errors"));
+        System.out.print(TAG + (stopOk ? " stopped" : " stopped with errors") + "\n");
         System.out.flush();
         return stopOk;
     }
