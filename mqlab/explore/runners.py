@@ -11,11 +11,12 @@ in the same order, so the outcome table never depends on which worker ran what:
   reads the search's visited table *live* from its journal (``mqlab.explore.journal``): a
   run stops at a state that an item before it expanded, even one read a moment ago, as
   the sequential run does;
-- ``spark``: a level of at least ``_MIN_PER_WORKER`` items a core runs as one job. On a
-  local session, one task per core claims items (``_claim_level``) as the pool's workers
-  do; with executors on other machines, the items split into stripes, the table as the
-  level starts travels with them, and the records are collected. Smaller levels run on
-  the driver.
+- ``spark``: on a local session, one job for the whole search, one task per core, each
+  serving every level (``_SparkLocal``): it claims items (``_claim_level``) as the pool's
+  workers do. With executors on other machines, each level of at least
+  ``_MIN_PER_WORKER`` items a core is a job of its own: the items split into stripes, the
+  table as the level starts travels with them, and the records are collected; smaller
+  levels run on the driver.
 
 Every runner reads the same records in the same order: the table *and* the figures (runs,
 states, distinct, pruned) are the sequential search's.
@@ -144,51 +145,99 @@ def _arrow_tasks(run):
     return body
 
 
-def _spark_claimed(spark, tasks: int, blob: bytes, journal: str) -> Iterator[bytes]:
-    """Run a level as ``tasks`` claiming tasks (``_claim_level``) in a Spark job of its own
-    thread; yield the records in item order as they land (``mqlab.explore.spool``)."""
+def _serve(levels: str, journal: str) -> int:
+    """A local session's Spark task for a whole search: serve its levels
+    (``mqlab.explore.spool.serve_levels``), claiming items of each as the pool's workers do."""
     import pickle
-    import threading
 
-    from mqlab.explore.spool import Spool
+    from mqlab.explore.spool import serve_levels
 
-    count = len(pickle.loads(blob)[3])
-    spool = Spool(_fast_tmp())
-    ended: dict = {}
+    def work(data: bytes) -> None:
+        blob, spool = pickle.loads(data)
+        _claim_level(blob, journal, spool)
 
-    def job() -> None:
+    return serve_levels(levels, work)
+
+
+class _SparkLocal:
+    """A local session's levels: one Spark job for the whole search, started at its first
+    level of two items or more, one task per core, each serving every level (``_serve``):
+    a level costs no job of its own (a job costs ~0.05-0.1 s; consumer_join depth 13 has 9
+    levels). Records come back through each level's spool, read as they land."""
+
+    def __init__(self, spark, cores: int, journal: Journal) -> None:
+        import tempfile
+
+        self.spark = spark
+        self.cores = cores
+        self.journal = journal
+        self.levels = tempfile.mkdtemp(prefix="mqlab-explore-levels-", dir=_fast_tmp())
+        self.sent = 0
+        self.thread = None
+        self.ended: dict = {}
+
+    def _start(self) -> None:
+        import threading
+
+        levels, journal, n = self.levels, self.journal.path, self.cores
+
+        def job() -> None:
+            try:
+                rdd = self.spark.sparkContext.parallelize(range(n), n)
+                self.ended["done"] = rdd.mapPartitions(
+                    lambda _: [_serve(levels, journal)]
+                ).collect()
+            except BaseException as e:  # noqa: BLE001 (raised in the reading thread)
+                self.ended["error"] = e
+
+        self.thread = threading.Thread(target=job, name="mqlab-explore-spark", daemon=True)
+        self.thread.start()
+
+    def records(self, blob: bytes, count: int) -> Iterator[bytes]:
+        import pickle
+
+        from mqlab.explore.spool import Spool
+
+        if self.thread is None:
+            self._start()
+        assert self.thread is not None
+        spool = Spool(_fast_tmp())
         try:
-            rdd = spark.sparkContext.parallelize(range(tasks), tasks)
-            path = spool.path
-            ended["done"] = rdd.mapPartitions(
-                lambda _: [_claim_level(blob, journal, path)]
-            ).collect()
-        except BaseException as e:  # noqa: BLE001 (raised in the reading thread)
-            ended["error"] = e
+            level = os.path.join(self.levels, f"{self.sent}.level")
+            with open(level + ".part", "wb") as f:
+                f.write(pickle.dumps((blob, spool.path)))
+            os.rename(level + ".part", level)
+            self.sent += 1
+            yield from spool.records(count, self.thread.is_alive, lambda: self.ended.get("error"))
+        finally:
+            spool.close()  # a task still on an item of it leaves it when it is done
 
-    th = threading.Thread(target=job, name="mqlab-explore-level", daemon=True)
-    th.start()
-    try:
-        yield from spool.records(count, th.is_alive, lambda: ended.get("error"))
-    finally:
-        spool.stop()
-        th.join()
-        spool.close()
+    def close(self) -> None:
+        import shutil
+
+        with open(os.path.join(self.levels, "done"), "w"):
+            pass
+        if self.thread is not None:
+            self.thread.join()
+        shutil.rmtree(self.levels, ignore_errors=True)
 
 
-def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
+def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None,
+                  local: _SparkLocal | None = None):  # fmt: skip
     """A mapper running each level's items as Spark tasks, records back in item order.
 
-    - A local session (its Python workers on this machine): one *claiming* task per core
-      (``_claim_level``): the tasks take items in order and read the search's journal
-      live, as the pool's workers do, and the driver reads each record as it lands, while
-      the job runs;
+    - A local session (its Python workers on this machine): one job for the search
+      (``_SparkLocal``), one task per core claiming each level's items in order and
+      reading the search's journal live, as the pool's workers do; the driver reads each
+      record as it lands;
     - executors elsewhere: the level's items split into ``_TASKS_PER_CORE`` tasks a core
       (task ``t`` runs items ``t, t + n, …``), the visited table as the level starts sent
       with them, records collected: an RDD job, or on Spark Connect ``mapInArrow`` over
       ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep.
 
-    ``claiming``: force one way or the other (default: claiming where it can).
+    ``claiming``: force one way or the other (default: claiming where it can); ``local``:
+    the search's long-lived job (``_SparkLocal``; default: made here, closed by the caller
+    through ``mapper.local``).
     """
     import pickle
 
@@ -202,15 +251,16 @@ def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
     def mapper(
         xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
     ) -> Iterator[RunRecord]:
-        if len(items) < _MIN_PER_WORKER * cores:  # a small level: a job costs more
+        small = 2 if claiming else _MIN_PER_WORKER * cores  # a job of its own costs more
+        if len(items) < small:
             yield from (run_item(xs, bounds, it, _CACHE, visited) for it in items)
             return
         from mqlab.explore.mutants import active
 
         if claiming:
-            assert journal is not None
+            assert mapper.local is not None
             blob = pickle.dumps((xs, bounds, active(), items))
-            for data in _spark_claimed(spark, cores, blob, journal.path):
+            for data in mapper.local.records(blob, len(items)):
                 yield _learn(pickle.loads(data))
             return
         n = max(1, min(_TASKS_PER_CORE * cores, len(items) // _MIN_PER_WORKER))
@@ -225,6 +275,7 @@ def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None):
         for i in range(len(items)):
             yield _learn(pickle.loads(out[i]))
 
+    mapper.local = local or (_SparkLocal(spark, cores, journal) if claiming and journal else None)
     return mapper
 
 
@@ -282,8 +333,12 @@ def explore(
                 from mqlab.experiments.ship import ship
 
                 ship(spark)
-            return exhaustive(xs, bounds, mapper=_spark_mapper(spark, journal), journal=journal,
-                              **kw)  # fmt: skip
+            mapper = _spark_mapper(spark, journal)
+            try:
+                return exhaustive(xs, bounds, mapper=mapper, journal=journal, **kw)
+            finally:
+                if mapper.local is not None:
+                    mapper.local.close()
         with _PoolMapper(workers or os.cpu_count() or 2, journal) as mapper:
             return exhaustive(xs, bounds, mapper=mapper, journal=journal, **kw)
 

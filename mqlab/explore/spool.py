@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
-__all__ = ["Spool", "claim"]
+__all__ = ["Spool", "claim", "serve_levels"]
 
 _FIFO = "ready"
 _STOP = "stop"
@@ -114,11 +114,16 @@ def claim(path: str, count: int, run: Callable[[int], bytes]) -> int:
                 os.close(os.open(os.path.join(path, f"{i}.claim"), os.O_CREAT | os.O_EXCL))
             except FileExistsError:
                 continue
+            except FileNotFoundError:  # the driver closed the spool: the level is over
+                break
             data = run(i)
             part = os.path.join(path, f"{i}.part")
-            with open(part, "wb") as f:
-                f.write(data)
-            os.rename(part, os.path.join(path, f"{i}.rec"))
+            try:
+                with open(part, "wb") as f:
+                    f.write(data)
+                os.rename(part, os.path.join(path, f"{i}.rec"))
+            except FileNotFoundError:  # closed while this item ran
+                break
             done += 1
             if note >= 0:
                 with contextlib.suppress(BlockingIOError):
@@ -127,3 +132,20 @@ def claim(path: str, count: int, run: Callable[[int], bytes]) -> int:
         if note >= 0:
             os.close(note)
     return done
+
+
+def serve_levels(path: str, work: Callable[[bytes], None]) -> int:
+    """A long-lived worker (a Spark task that lasts the whole search): wait for level ``n``
+    (the driver writes ``<n>.level`` in ``path``, renamed into place), ``work(its bytes)``,
+    then level ``n + 1``, until the driver leaves ``done``; how many levels it served."""
+    n = 0
+    done = os.path.join(path, "done")
+    while True:
+        level = os.path.join(path, f"{n}.level")
+        while not os.path.exists(level):
+            if os.path.exists(done) or not os.path.isdir(path):
+                return n
+            time.sleep(0.001)
+        with open(level, "rb") as f:
+            work(f.read())
+        n += 1

@@ -58,11 +58,12 @@ def test_spark_without_the_journal_gives_the_same_table(spark):
 
 
 def test_a_failing_spark_task_is_raised_not_waited_for(spark):
+    import os
     import pickle
 
     from mqlab.explore.engine import _fast_tmp
     from mqlab.explore.journal import Journal
-    from mqlab.explore.runners import _spark_claimed
+    from mqlab.explore.runners import _SparkLocal
     from mqlab.explore.schedule import Choice
     from mqlab.explore.search import Item
 
@@ -70,6 +71,12 @@ def test_a_failing_spark_task_is_raised_not_waited_for(spark):
     items = [Item(()), Item((Choice("o", 9),))]  # the second cannot run: its point is a latency
     blob = pickle.dumps((xs, Bounds(depth=4), frozenset(), items))
     with Journal(_fast_tmp()) as j:
-        records = _spark_claimed(spark, 2, blob, j.path)
-        with pytest.raises(Exception, match="choice 0 is a latency point, the schedule says o9"):
-            list(records)
+        local = _SparkLocal(spark, 2, j)
+        try:
+            with pytest.raises(
+                Exception, match="choice 0 is a latency point, the schedule says o9"
+            ):
+                list(local.records(blob, len(items)))
+        finally:
+            local.close()
+    assert not os.path.exists(local.levels)
