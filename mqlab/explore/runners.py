@@ -386,8 +386,8 @@ class _PoolMapper:
                 yield _learn(pickle.loads(data))
         finally:
             spool.stop()
-            for t in tasks:
-                t.wait()
+            for t in tasks:  # each finishes the item it runs; a worker killed by a Ctrl-C
+                t.wait(5)  # never answers (the pool replaces it): do not wait for it
             spool.close()
 
     def __enter__(self) -> _PoolMapper:
