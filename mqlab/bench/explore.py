@@ -129,6 +129,19 @@ def _tree_cpu() -> float:
     return total
 
 
+def _warm_session(runners: list[str], workers: int):
+    """A ``local[workers]`` session with its Python workers warm, if ``spark`` is among the
+    runners (started before any clock: a JVM); else None."""
+    if "spark" not in runners:
+        return None
+    from mqlab.experiments.spark import get_session
+    from mqlab.explore.runners import warm_spark
+
+    spark = get_session(f"local[{workers}]")
+    warm_spark(spark)
+    return spark
+
+
 def _all(a) -> int:
     """``--all``: per ready-made scenario at its own bounds, the search's figures, the runs
     and states without the reduction, the outcome classes with their counts, and the wall
@@ -137,16 +150,11 @@ def _all(a) -> int:
     from dataclasses import replace
 
     from mqlab.explore.engine import Bounds
-    from mqlab.explore.runners import explore, warm_spark
+    from mqlab.explore.runners import explore
     from mqlab.explore.scenarios import SCENARIOS
 
     runners = [r for r in a.runners.split(",") if r]
-    spark = None
-    if "spark" in runners:
-        from mqlab.experiments.spark import get_session
-
-        spark = get_session(f"local[{a.workers}]")
-        warm_spark(spark)
+    spark = _warm_session(runners, a.workers)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| scenario | bounds | runs | states visited | distinct | pruned | asleep | "
           "without POR: runs / states | outcome classes (distinct final states) | "
@@ -225,13 +233,7 @@ def main(argv: list[str] | None = None) -> int:
           f"forked {forked_faults:.0f} (a child's copy-on-write copies)")  # fmt: skip
     base = None
     runners = [r for r in a.runners.split(",") if r]
-    spark = None
-    if "spark" in runners:  # start the session (a JVM) before the clock
-        from mqlab.experiments.spark import get_session
-        from mqlab.explore.runners import warm_spark
-
-        spark = get_session(f"local[{a.workers}]")
-        warm_spark(spark)
+    spark = _warm_session(runners, a.workers)
     import os
 
     for runner in runners:  # every runner warm before the clock: imports, pool, workers

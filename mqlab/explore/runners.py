@@ -70,27 +70,20 @@ def _learn(rec: RunRecord) -> RunRecord:
     return rec
 
 
-def _worker_live(path: str | None, visited_blob: bytes | None) -> tuple[dict, dict]:
-    """A worker's visited table and outcome cache: the journal's, read live where this
-    worker can open it (this machine), else the table sent as the level started. A worker
-    keeps its table from one level to the next and only reads the frames written since."""
-    import pickle
-
-    if path is not None:
-        live = _LIVE_BY_PATH.get(path)
+def _worker_live(path: str) -> LiveVisited:
+    """A worker's visited table (and outcome cache, ``.cache``), read live from the
+    search's journal at ``path``. A worker keeps its table from one level to the next and
+    only reads the frames written since."""
+    live = _LIVE_BY_PATH.get(path)
+    if live is None:
+        live = LiveVisited.open({}, path, 0, {})
         if live is None:
-            live = LiveVisited.open({}, path, 0, {})
-            if live is not None:
-                for old in _LIVE_BY_PATH.values():  # an earlier search's
-                    old.close()
-                _LIVE_BY_PATH.clear()
-                _LIVE_BY_PATH[path] = live
-        if live is not None:
-            return live, live.cache
-    if visited_blob is None:
-        raise RuntimeError(f"explore: this worker cannot read the search's journal {path}")
-    visited, cache = pickle.loads(visited_blob)
-    return visited, cache
+            raise RuntimeError(f"explore: this worker cannot read the search's journal {path}")
+        for old in _LIVE_BY_PATH.values():  # an earlier search's
+            old.close()
+        _LIVE_BY_PATH.clear()
+        _LIVE_BY_PATH[path] = live
+    return live
 
 
 def _claim_level(blob: bytes, journal: str, spool: str) -> int:
@@ -99,30 +92,36 @@ def _claim_level(blob: bytes, journal: str, spool: str) -> int:
     (``mqlab.explore.spool.claim``)."""
     import pickle
 
-    from mqlab.explore import mutants
     from mqlab.explore.spool import claim
+
+    xs, bounds, items = _unpack(blob)
+    live = _worker_live(journal)
+    return claim(spool, len(items),
+                 lambda i: pickle.dumps(run_item(xs, bounds, items[i], live.cache, live)))  # fmt: skip
+
+
+def _unpack(blob: bytes) -> tuple:
+    """A level's ``(xs, bounds, mutants, items)`` in a worker: plant the driver's mutants
+    (its planted bugs, if any) and give ``(xs, bounds, items)``."""
+    import pickle
+
+    from mqlab.explore import mutants
 
     xs, bounds, active, items = pickle.loads(blob)
     mutants.ACTIVE.clear()
-    mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
-    visited, cache = _worker_live(journal, None)
-    return claim(spool, len(items),
-                 lambda i: pickle.dumps(run_item(xs, bounds, items[i], cache, visited)))  # fmt: skip
+    mutants.ACTIVE.update(active)
+    return xs, bounds, items
 
 
-def _spark_task(blob: bytes, visited_blob: bytes | None, path: str | None, items: list[Item],
-                tasks: int):  # fmt: skip
-    """Task ``t`` of a level runs ``items[t::tasks]`` and gives ``(index, pickled record)``."""
+def _spark_task(blob: bytes, visited_blob: bytes, tasks: int):
+    """Task ``t`` of a level on executors elsewhere runs ``items[t::tasks]`` against the
+    table sent as the level started, and gives ``(index, pickled record)``."""
 
     def records(t: int):
         import pickle
 
-        from mqlab.explore import mutants
-
-        xs, bounds, active = pickle.loads(blob)
-        mutants.ACTIVE.clear()
-        mutants.ACTIVE.update(active)  # the driver's planted bugs, if any
-        visited, cache = _worker_live(path, visited_blob)
+        xs, bounds, items = _unpack(blob)
+        visited, cache = pickle.loads(visited_blob)
         for i in range(t, len(items), tasks):
             yield i, pickle.dumps(run_item(xs, bounds, items[i], cache, visited))
 
@@ -222,8 +221,7 @@ class _SparkLocal:
         shutil.rmtree(self.levels, ignore_errors=True)
 
 
-def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None,
-                  local: _SparkLocal | None = None):  # fmt: skip
+class _SparkMapper:
     """A mapper running each level's items as Spark tasks, records back in item order.
 
     - A local session (its Python workers on this machine): one job for the search
@@ -235,48 +233,54 @@ def _spark_mapper(spark, journal: Journal | None, claiming: bool | None = None,
       with them, records collected: an RDD job, or on Spark Connect ``mapInArrow`` over
       ``spark.range``, as ``mqlab.experiments.spark`` runs a sweep.
 
-    ``claiming``: force one way or the other (default: claiming where it can); ``local``:
-    the search's long-lived job (``_SparkLocal``; default: made here, closed by the caller
-    through ``mapper.local``).
+    ``claiming``: force one way or the other (default: claiming where it can). A context
+    manager: leaving it ends the local session's job.
     """
-    import pickle
 
-    from mqlab.experiments.spark import default_tasks, is_connect
+    def __init__(self, spark, journal: Journal | None, claiming: bool | None = None) -> None:
+        from mqlab.experiments.spark import default_tasks, is_connect
 
-    cores = max(1, default_tasks(spark) // 4)  # a sweep's default is 4 tasks a core
-    if claiming is None:
-        claiming = not _ships(spark) and not is_connect(spark)
-    claiming = claiming and journal is not None
+        self.spark = spark
+        self.connect = is_connect(spark)
+        self.cores = max(1, default_tasks(spark) // 4)  # a sweep's default is 4 tasks a core
+        if claiming is None:
+            claiming = not _ships(spark) and not self.connect
+        self.local = _SparkLocal(spark, self.cores, journal) if claiming and journal else None
 
-    def mapper(
-        xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
+    def __call__(
+        self, xs: ExploreScenario, bounds: Bounds, items: list[Item], visited: dict
     ) -> Iterator[RunRecord]:
-        small = 2 if claiming else _MIN_PER_WORKER * cores  # a job of its own costs more
+        import pickle
+
+        from mqlab.explore.mutants import active
+
+        small = 2 if self.local else _MIN_PER_WORKER * self.cores  # a job costs more
         if len(items) < small:
             yield from (run_item(xs, bounds, it, _CACHE, visited) for it in items)
             return
-        from mqlab.explore.mutants import active
-
-        if claiming:
-            assert mapper.local is not None
+        if self.local is not None:
             blob = pickle.dumps((xs, bounds, active(), items))
-            for data in mapper.local.records(blob, len(items)):
+            for data in self.local.records(blob, len(items)):
                 yield _learn(pickle.loads(data))
             return
-        n = max(1, min(_TASKS_PER_CORE * cores, len(items) // _MIN_PER_WORKER))
-        blob = pickle.dumps((xs, bounds, active()))
-        run = _spark_task(blob, pickle.dumps((visited, _CACHE)), None, items, n)
-        if is_connect(spark):
-            df = spark.range(0, n, 1, n).mapInArrow(_arrow_tasks(run), "i long, rec binary")
+        n = max(1, min(_TASKS_PER_CORE * self.cores, len(items) // _MIN_PER_WORKER))
+        blob = pickle.dumps((xs, bounds, active(), items))
+        run = _spark_task(blob, pickle.dumps((visited, _CACHE)), n)
+        if self.connect:
+            df = self.spark.range(0, n, 1, n).mapInArrow(_arrow_tasks(run), "i long, rec binary")
             out = {r["i"]: r["rec"] for r in df.collect()}
         else:
-            rdd = spark.sparkContext.parallelize(range(n), n)
+            rdd = self.spark.sparkContext.parallelize(range(n), n)
             out = dict(rdd.mapPartitionsWithIndex(lambda t, _: run(t)).collect())
         for i in range(len(items)):
             yield _learn(pickle.loads(out[i]))
 
-    mapper.local = local or (_SparkLocal(spark, cores, journal) if claiming and journal else None)
-    return mapper
+    def __enter__(self) -> _SparkMapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.local is not None:
+            self.local.close()
 
 
 def warm_spark(spark) -> None:
@@ -333,12 +337,8 @@ def explore(
                 from mqlab.experiments.ship import ship
 
                 ship(spark)
-            mapper = _spark_mapper(spark, journal)
-            try:
+            with _SparkMapper(spark, journal) as mapper:
                 return exhaustive(xs, bounds, mapper=mapper, journal=journal, **kw)
-            finally:
-                if mapper.local is not None:
-                    mapper.local.close()
         with _PoolMapper(workers or os.cpu_count() or 2, journal) as mapper:
             return exhaustive(xs, bounds, mapper=mapper, journal=journal, **kw)
 

@@ -46,12 +46,12 @@ def test_spark_without_the_journal_gives_the_same_table(spark):
     # level starts (forced here on a local session)
     from mqlab.explore.engine import _fast_tmp
     from mqlab.explore.journal import Journal
-    from mqlab.explore.runners import _spark_mapper
+    from mqlab.explore.runners import _SparkMapper
     from mqlab.explore.search import exhaustive
 
     xs = get_scenario("consumer_join")
     with Journal(_fast_tmp()) as j:
-        res = exhaustive(xs, Bounds(depth=xs.depth), mapper=_spark_mapper(spark, j, claiming=False),
+        res = exhaustive(xs, Bounds(depth=xs.depth), mapper=_SparkMapper(spark, j, claiming=False),
                          journal=j, shrink_outcomes=False)  # fmt: skip
     assert res.outcomes() == {"dup:rebalance=1": 4, "dup:rebalance=1 overlap=1": 11, "ok": 2}
     assert (res.runs, res.states, res.distinct, res.pruned) == (76, 97, 72, 22)
