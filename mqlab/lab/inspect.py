@@ -52,7 +52,7 @@ def topics(brokers: Iterable[BrokerController], *, include_system: bool = False)
                 continue
             rows.append(
                 {
-                    "broker": b.broker_config.broker_name,
+                    "broker": b.name,
                     "topic": name,
                     "read_queue_nums": tc.read_queue_nums,
                     "write_queue_nums": tc.write_queue_nums,
@@ -82,7 +82,7 @@ def queues(brokers: Iterable[BrokerController], topic: str | None = None) -> pd.
             for q in qids:
                 rows.append(
                     {
-                        "broker": b.broker_config.broker_name,
+                        "broker": b.name,
                         "topic": t,
                         "queue_id": q,
                         "min_offset": store.get_min_offset_in_queue(t, q),
@@ -238,7 +238,7 @@ def held_pulls(brokers: Iterable[BrokerController]) -> pd.DataFrame:
     rows = []
     for b in brokers:
         for r in b.pull_request_hold_service.inspect():
-            rows.append({"broker": b.broker_config.broker_name, **r})
+            rows.append({"broker": b.name, **r})
     cols = ["broker", "key", "consumer", "opaque", "pull_from_this_offset", "suspend_timestamp",
             "timeout_millis", "deadline"]  # fmt: skip
     return _frame(rows, cols)
@@ -253,7 +253,7 @@ def consumer_offsets(brokers: Iterable[BrokerController]) -> pd.DataFrame:
             topic, _, group = key.rpartition("@")
             for q, off in sorted(table.items()):
                 mx = store.get_max_offset_in_queue(topic, q)
-                rows.append({"broker": b.broker_config.broker_name, "group": group,
+                rows.append({"broker": b.name, "group": group,
                              "topic": topic, "queue_id": q, "offset": off, "max_offset": mx,
                              "lag": max(0, mx - off)})  # fmt: skip
     return _frame(rows, ["broker", "group", "topic", "queue_id", "offset", "max_offset", "lag"])
