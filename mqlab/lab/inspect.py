@@ -135,6 +135,37 @@ def commit_log(
     return _frame(rows, cols + (["raw"] if raw else []))
 
 
+def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
+    """The commit logs of one broker name's nodes side by side, the master's entries as rows.
+
+    One column per node (named after it) says what that node's commit log holds at the entry's
+    offset: True the same bytes, False other bytes, None nothing (not replicated yet, or the
+    store is gone). ``attrs["max_offsets"]``: each node's commit-log end
+    (``getMaxPhyOffset``); ``attrs["replicated_offset"]``: the least end among the slaves,
+    up to which every slave holds the master's bytes (None without a slave).
+    """
+    master, slaves = group[0], group[1:]
+    rows = []
+    for offset, size, data in master.message_store.iter_commit_log_entries():
+        try:
+            m = decode_stored_message(data)
+            row = {"commit_log_offset": offset, "size": size, "topic": m.topic,
+                   "queue_id": m.queue_id, "queue_offset": m.queue_offset}  # fmt: skip
+        except MessageDecodeError as e:
+            row = {"commit_log_offset": offset, "size": size, "topic": f"<{e}>"}
+        row[master.name] = True
+        for s in slaves:
+            held = s.message_store.commit_log.get_message(offset, size)
+            row[s.name] = None if held is None else bytes(held) == data
+        rows.append(row)
+    cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset"]
+    df = _frame(rows, cols + [b.name for b in group])
+    ends = {b.name: b.message_store.get_max_phy_offset() for b in group}
+    df.attrs["max_offsets"] = ends
+    df.attrs["replicated_offset"] = min((ends[s.name] for s in slaves), default=None)
+    return df
+
+
 def index_files(broker: BrokerController) -> pd.DataFrame:
     """One row per index file (``store/index``): its name and header fields."""
     rows = []

@@ -488,6 +488,20 @@ class Lab(ClientsMixin):
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
         return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
 
+    def commit_logs(self, name: str = "broker-a") -> pd.DataFrame:
+        """The commit logs of broker name ``name``'s master and slaves side by side: one row
+        per master entry, one column per node (True: the same bytes there, False: other
+        bytes, None: not there); ``attrs["replicated_offset"]`` marks how far every slave
+        holds the master's bytes. See ``mqlab.lab.inspect.commit_logs_side_by_side``."""
+        group = sorted(
+            (b for b in self.brokers if b.broker_config.broker_name == name),
+            key=lambda b: b.broker_config.broker_id,
+        )
+        if not group or group[0].broker_config.broker_id != 0:
+            raise ValueError(f"no broker name {name!r} with a master; brokers: "
+                             f"{[b.name for b in self.brokers]}")  # fmt: skip
+        return _inspect.commit_logs_side_by_side(group)
+
     def index_files(self, broker: str = "broker-a") -> pd.DataFrame:
         """The broker's index files (``store/index``) and their header counts."""
         return _inspect.index_files(self.broker(broker))

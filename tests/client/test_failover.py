@@ -106,3 +106,31 @@ def test_consumer_reads_the_slave_and_commits_offsets_there_until_the_master_ret
         lab.advance(40_000)
         assert back.consumer_offset_manager.offset_table["TopicTest@G"] == {q: 3 for q in range(4)}
         assert len(c1.consumed) == 12
+
+
+def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path, copy_commit_log):
+    """slaveReadEnable with 2 000 bytes of simulated memory (800 in the 40 % window): the
+    master answers the first pull with suggestWhichBrokerId 1, the consumer pulls from the
+    slave until the slave, near the end, suggests the master (the group's brokerId 0) again
+    (PullAPIWrapper#updatePullFromWhichNode)."""
+    with Lab(seed=7, slaves=1, store_dir=tmp_path, broker={"slave_read_enable": True},
+             store={"total_physical_memory_size": 2000}) as lab:  # fmt: skip
+        ext = {"topic": "TopicTest", "defaultTopic": "TBW102", "readQueueNums": 1,
+               "writeQueueNums": 1, "perm": 6, "topicFilterType": "SINGLE_TAG"}  # fmt: skip
+        assert lab.request("broker-a", "UPDATE_AND_CREATE_TOPIC", ext).response.code == 0
+        lab.send_many("TopicTest", 40)
+        assert copy_commit_log(lab.broker("broker-a"), lab.broker("broker-a-s1")) == 6790
+        lab.advance(3_000)  # the slave's syncAll brings the topic
+        c = lab.push_consumer("G", "TopicTest", name="c1", pull_batch_size=8,
+                              consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
+        lab.advance(3_000)
+        assert [r.queue_offset for r in c.consumed] == list(range(40))
+        served = [
+            (e.t_ms, e.node, e.fields["next_begin_offset"])
+            for e in lab.trace.select(component="PullMessageProcessor.processRequest", step="9")
+            if e.fields["max_offset"] == 40
+        ]
+        assert served == [
+            (3_018, "broker-a", 8), (3_020, "broker-a-s1", 16), (3_022, "broker-a-s1", 24),
+            (3_024, "broker-a-s1", 32), (3_026, "broker-a-s1", 40), (3_028, "broker-a", 40),
+        ]  # fmt: skip

@@ -196,3 +196,26 @@ def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_pat
         again = sorted((r.mq.queue_id, r.queue_offset) for r in c3.consumed)
         assert again == sorted((r.mq.queue_id, r.queue_offset) for r in c2.consumed)
         assert len(again) == 8
+
+
+def test_commit_logs_side_by_side_mark_what_each_slave_holds(tmp_path, copy_commit_log):
+    """commit_logs(): rows are the master's entries; a slave's column is True where it holds
+    the same bytes, None past its end; attrs give each end and the replicated offset."""
+    with Lab(seed=1, slaves=2, store_dir=tmp_path) as lab:
+        lab.send_many("TopicTest", 2)
+        master = lab.broker("broker-a")
+        copy_commit_log(master, lab.broker("broker-a-s1"))
+        lab.send_many("TopicTest", 1)
+        df = lab.commit_logs("broker-a")
+        sizes = df["size"].tolist()
+        assert df["commit_log_offset"].tolist() == [0, sizes[0], sizes[0] + sizes[1]]
+        assert df["broker-a"].tolist() == [True, True, True]
+        assert df["broker-a-s1"].tolist() == [True, True, None]
+        assert df["broker-a-s2"].tolist() == [None, None, None]
+        end = sum(sizes)
+        assert df.attrs["max_offsets"] == {
+            "broker-a": end, "broker-a-s1": sizes[0] + sizes[1], "broker-a-s2": 0,
+        }  # fmt: skip
+        assert df.attrs["replicated_offset"] == 0
+        with pytest.raises(ValueError, match="no broker name 'broker-z' with a master"):
+            lab.commit_logs("broker-z")
