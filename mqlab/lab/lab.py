@@ -336,6 +336,33 @@ class Lab(ClientsMixin):
             **{k: v for k, v in fields.items() if isinstance(v, bool | int | str)},
         )  # fmt: skip
 
+    @journaled
+    def set_store_config(self, broker: str | None = None, **fields: Any) -> None:
+        """Change MessageStoreConfig fields at run time (every broker node, or one), e.g.
+        ``total_physical_memory_size=64 * 1024`` so that a master suggests its slave for
+        pulls far behind the end (mechanisms.md "The slave as a broker"). The store reads
+        them on its next use. ``broker_role`` is not one of them: a node's role is fixed.
+
+        Raises:
+            ValueError: an unknown field, or ``broker_role``.
+        """
+        if "broker_role" in fields:
+            raise ValueError("broker_role cannot change at run time; build the Lab with it")
+        targets = self.brokers if broker is None else [self.broker(broker)]
+        for b in targets:
+            for k in fields:
+                if not hasattr(b.message_store_config, k):
+                    raise ValueError(f"MessageStoreConfig has no field {k!r}")
+        for b in targets:
+            for k, v in fields.items():
+                setattr(b.message_store_config, k, v)
+        self.driver._tracer.emit(
+            "Lab", "set_store_config", Kind.STATE, broker=broker or "all",
+            text=f"store config on {broker or 'all brokers'}: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(fields.items())),
+            **{k: v for k, v in fields.items() if isinstance(v, bool | int | str)},
+        )  # fmt: skip
+
     # -- faults ------------------------------------------------------------------------------
     @journaled
     def set_link(self, src: str, dst: str, **settings: Any) -> None:

@@ -219,3 +219,25 @@ def test_commit_logs_side_by_side_mark_what_each_slave_holds(tmp_path, copy_comm
         assert df.attrs["replicated_offset"] == 0
         with pytest.raises(ValueError, match="no broker name 'broker-z' with a master"):
             lab.commit_logs("broker-z")
+
+
+def test_set_store_config_brings_memory_pressure_at_run_time(tmp_path):
+    """set_store_config(total_physical_memory_size=…) on the master: with slaveReadEnable its
+    next pull from far behind suggests the slave; bad fields are refused by name."""
+    with Lab(seed=1, slaves=1, store_dir=tmp_path, broker={"slave_read_enable": True}) as lab:
+        lab.send_many("TopicTest", 8)
+        ext = {"consumerGroup": "CG", "topic": "TopicTest", "queueId": 0, "queueOffset": 0,
+               "maxMsgNums": 1, "sysFlag": 6, "commitOffset": 0, "suspendTimeoutMillis": 0,
+               "subscription": "*", "subVersion": 0, "expressionType": "TAG"}  # fmt: skip
+        assert (
+            lab.request("broker-a", "PULL_MESSAGE", ext).response.ext("suggestWhichBrokerId") == "0"
+        )
+        lab.set_store_config("broker-a", total_physical_memory_size=100)
+        assert lab.broker("broker-a-s1").message_store_config.total_physical_memory_size is None
+        assert (
+            lab.request("broker-a", "PULL_MESSAGE", ext).response.ext("suggestWhichBrokerId") == "1"
+        )
+        with pytest.raises(ValueError, match="MessageStoreConfig has no field 'memory'"):
+            lab.set_store_config(memory=1)
+        with pytest.raises(ValueError, match="broker_role cannot change at run time"):
+            lab.set_store_config(broker_role="SLAVE")
