@@ -143,3 +143,36 @@ def test_master_suggests_the_slave_when_the_pull_reads_beyond_memory(tmp_path, c
         assert [suggest(i) for i in range(6)] == ["1", "1", "0", "0", "0", "0"]
         lab.set_broker_config("broker-a", slave_read_enable=False)
         assert suggest(0) == "0"
+
+
+def test_ha_server_addr_is_broker_ip2_and_ha_listen_port(tmp_path):
+    """BrokerController#getHAServerAddr: brokerIP2 + ":" + haListenPort is what the master
+    registers and what its slave's store is told to replicate from."""
+    with Lab(seed=3, slaves=1, store_dir=tmp_path, broker={"broker_ip2": "10.0.0.2"}) as lab:
+        live = lab.namesrv.route_info_manager.broker_live_table
+        assert live[MASTER_ADDR].ha_server_addr == "10.0.0.2:10912"
+        assert live[SLAVE_ADDR].ha_server_addr == "10.0.0.2:11912"
+        assert lab.broker("broker-a-s1").message_store.ha_master_address == "10.0.0.2:10912"
+
+
+def test_slave_runs_slave_synchronize_and_no_schedule_or_transaction_service(lab):
+    """handleScheduleMessageService / startProcessorByHa / handleSlaveSynchronize: the
+    delayed-message, delay-offset and transaction-check timers run on the master only,
+    SlaveSynchronize on the slave only."""
+    df = lab.timers(include_bookkeeping=True)
+    by_node = {n: set(df[df["node"] == n]["name"]) for n in ("broker-a", "broker-a-s1")}
+    role_timers = {
+        "ScheduleMessageService.DeliverDelayedMessageTimerTask", "ScheduleMessageService.persist",
+        "TransactionalMessageCheckService.onWaitEnd", "SlaveSynchronize.syncAll",
+    }  # fmt: skip
+    assert by_node["broker-a"] & role_timers == role_timers - {"SlaveSynchronize.syncAll"}
+    assert by_node["broker-a-s1"] & role_timers == {"SlaveSynchronize.syncAll"}
+    assert (
+        len(
+            df[
+                (df["node"] == "broker-a")
+                & (df["name"].str.startswith("ScheduleMessageService.Deliver"))
+            ]
+        )
+        == 18
+    )
