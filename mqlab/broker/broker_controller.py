@@ -14,6 +14,7 @@ named after the Java code it replaces (docs/design.md §1, docs/design.md §6.8)
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
 | ``TransactionalMessageCheckService.onWaitEnd`` | ``transactionCheckInterval`` (60 000 ms), masters only | TransactionalMessageCheckService |
+| ``SlaveSynchronize.syncAll`` | 10 000 ms (first after 3 000), slaves only | handleSlaveSynchronize |
 | ``StoreStatsService.sampling`` | 1 000 ms | StoreStatsService (brokerStatus putTps …) |
 | ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
 
@@ -21,6 +22,11 @@ Request codes are dispatched to processors as ``BrokerController#registerProcess
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
 on the same store directory: ``on_start`` reloads topics, offsets and groups from
 ``config/*.json`` and recovers the commit log and consume queues from their files.
+
+A SLAVE (``brokerRole=SLAVE``, ``brokerId`` ≥ 1) runs no ScheduleMessageService
+(``DefaultMessageStore#handleScheduleMessageService``) and no transaction check; its
+registration reply gives it the master's HA address (to the store) and broker address (to
+``SlaveSynchronize``): mechanisms.md "The slave as a broker".
 """
 
 from __future__ import annotations
@@ -53,6 +59,11 @@ from mqlab.broker.query_message_processor import QueryMessageProcessor
 from mqlab.broker.rebalance_lock_manager import RebalanceLockManager
 from mqlab.broker.reply_message_processor import ReplyMessageProcessor
 from mqlab.broker.send_message_processor import SendMessageProcessor
+from mqlab.broker.slave_synchronize import (
+    SYNC_ALL_FIRST_DELAY_MS,
+    SYNC_ALL_PERIOD_MS,
+    SlaveSynchronize,
+)
 from mqlab.broker.subscription_group_manager import SubscriptionGroupManager
 from mqlab.broker.topic_config_manager import TopicConfigManager
 from mqlab.broker.transaction.transactional_message_bridge import TransactionalMessageBridge
@@ -157,6 +168,18 @@ class BrokerController(Node):
         super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)
         self.message_store: DefaultMessageStore | None = None
         self.register_count = 0
+        self.slave_synchronize = SlaveSynchronize(self)
+        #: BrokerController#updateMasterHAServerAddrPeriodically: a slave without a
+        #: configured haMasterAddress takes the one each registration reply gives.
+        self.update_master_ha_server_addr_periodically = False
+
+    @property
+    def is_slave(self) -> bool:
+        return self.message_store_config.broker_role == "SLAVE"
+
+    def get_ha_server_addr(self) -> str:
+        """``BrokerController#getHAServerAddr``: ``brokerIP2:haListenPort``."""
+        return f"{self.broker_config.broker_ip2}:{self.message_store_config.ha_listen_port}"
 
     @property
     def broker_addr(self) -> str:
@@ -200,6 +223,24 @@ class BrokerController(Node):
         )
         self.message_store.broker_stats_manager = self.broker_stats_manager
         self.message_store.load()
+        # BrokerController#initialize: a slave with a configured haMasterAddress (6+ chars)
+        # uses it; without one, it takes the address each registration reply carries.
+        # (The store's HA fields arrive with the HA service; until then none is configured.)
+        if self.is_slave:
+            # mechanisms.md "The slave as a broker" step 1
+            ha_master_address = getattr(self.message_store_config, "ha_master_address", None)
+            if ha_master_address is not None and len(ha_master_address) >= 6:
+                self.message_store.update_ha_master_address(ha_master_address)
+            else:
+                self.update_master_ha_server_addr_periodically = True
+            if tracer.enabled:
+                tracer.emit(
+                    C + ".registerBrokerAll", "1", Kind.STATE,
+                    update_periodically=self.update_master_ha_server_addr_periodically,
+                    text=f"slave {cfg.broker_id}: the master's HA address comes from "
+                    + ("each registration" if self.update_master_ha_server_addr_periodically
+                       else f"the config ({ha_master_address})"),
+                )  # fmt: skip
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
         self.configuration = BrokerConfiguration(
             cfg, NettyServerConfig(listen_port=cfg.listen_port), NettyClientConfig(),
@@ -241,16 +282,19 @@ class BrokerController(Node):
         ctx = self.ctx
         self.pull_request_hold_service.start()
         sms = self.message_store.schedule_message_service
-        for level, delay in sms.start(now):
+        # DefaultMessageStore#handleScheduleMessageService: a slave delivers no delayed
+        # messages (its master does, and the slave gets them by replication).
+        if not self.is_slave:
+            for level, delay in sms.start(now):
+                ctx.set_timer(
+                    "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
+                    lambda lv=level: self._deliver_delayed(lv), key=f"level {level}", daemon=True,
+                )  # fmt: skip
+            # ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
             ctx.set_timer(
-                "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
-                lambda lv=level: self._deliver_delayed(lv), key=f"level {level}", daemon=True,
+                "ScheduleMessageService.persist", 10_000, sms.persist,
+                period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
             )  # fmt: skip
-        # ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
-        ctx.set_timer(
-            "ScheduleMessageService.persist", 10_000, sms.persist,
-            period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
-        )  # fmt: skip
         ctx.set_timer(
             "ConsumerOffsetManager.persist", 10_000, self.consumer_offset_manager.persist,
             period_ms=cfg.flush_consumer_offset_interval, daemon=True,
@@ -263,8 +307,15 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
-        if self.message_store_config.broker_role != "SLAVE":  # startProcessorByHa
+        if not self.is_slave:  # startProcessorByHa
             self.transactional_message_check_service.start()
+        # handleSlaveSynchronize: a slave copies its master's metadata every 10 s
+        # (mechanisms.md "SlaveSynchronize" step 2); the master address comes from registration.
+        if self.is_slave:
+            ctx.set_timer(
+                "SlaveSynchronize.syncAll", SYNC_ALL_FIRST_DELAY_MS, self.slave_synchronize.sync_all,
+                period_ms=SYNC_ALL_PERIOD_MS, daemon=True,
+            )  # fmt: skip
         # StoreStatsService#run: waitForRunning(1000), then sampling, in a loop
         stats = self.message_store.store_stats_service
         ctx.set_timer(
@@ -455,7 +506,7 @@ class BrokerController(Node):
         request = build_register_broker_request(
             cluster_name=cfg.broker_cluster_name, broker_addr=self.broker_addr,
             broker_name=cfg.broker_name, broker_id=cfg.broker_id,
-            ha_server_addr=f"{cfg.broker_ip1}:{self.message_store_config.ha_listen_port}",
+            ha_server_addr=self.get_ha_server_addr(),
             topic_config_table=table, data_version=data_version,
             filter_server_list=self.filter_server_manager.build_new_filter_server_list(),
         )  # fmt: skip
@@ -473,15 +524,33 @@ class BrokerController(Node):
                     error = e
                 else:
                     results.append(result)
-                    if check_order_config and len(results) == 1:  # registerBrokerResultList.get(0)
-                        self.topic_config_manager.update_order_topic_config(
-                            result.kv_table, self.ctx.now_ms
-                        )
+                    if len(results) == 1:  # registerBrokerResultList.get(0)
+                        self._registered(result, check_order_config)
             if error is not None and self.tracer.enabled:
                 self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
 
         for addr in cfg.name_server_addr.split(";"):
             self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, registered)
+
+    def _registered(self, result: RegisterBrokerResult, check_order_config: bool) -> None:
+        """``doRegisterBrokerAll`` on the first reply: the master's addresses, the order topics.
+
+        mechanisms.md "The slave as a broker" step 2: a slave learns its master's HA address
+        (to the store, which replicates from it) and broker address (to SlaveSynchronize); a
+        master's reply carries neither, and Java sets SlaveSynchronize's address to null then.
+        """
+        if self.update_master_ha_server_addr_periodically and result.ha_server_addr is not None:
+            self.message_store.update_ha_master_address(result.ha_server_addr)
+        self.slave_synchronize.set_master_addr(result.master_addr)
+        if self.is_slave and self.tracer.enabled:
+            self.tracer.emit(
+                C + ".registerBrokerAll", "2", master_addr=result.master_addr,
+                ha_server_addr=result.ha_server_addr,
+                text=f"registered as slave {self.broker_config.broker_id}: master "
+                f"{result.master_addr}, HA {result.ha_server_addr}",
+            )  # fmt: skip
+        if check_order_config:
+            self.topic_config_manager.update_order_topic_config(result.kv_table, self.ctx.now_ms)
 
     # -- consumers --------------------------------------------------------------------------------------
     def _consumer_ids_changed(self, event: str, group: str, *args: Any) -> None:

@@ -52,7 +52,7 @@ def topics(brokers: Iterable[BrokerController], *, include_system: bool = False)
                 continue
             rows.append(
                 {
-                    "broker": b.broker_config.broker_name,
+                    "broker": b.name,
                     "topic": name,
                     "read_queue_nums": tc.read_queue_nums,
                     "write_queue_nums": tc.write_queue_nums,
@@ -82,7 +82,7 @@ def queues(brokers: Iterable[BrokerController], topic: str | None = None) -> pd.
             for q in qids:
                 rows.append(
                     {
-                        "broker": b.broker_config.broker_name,
+                        "broker": b.name,
                         "topic": t,
                         "queue_id": q,
                         "min_offset": store.get_min_offset_in_queue(t, q),
@@ -133,6 +133,37 @@ def commit_log(
     cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset", "store_timestamp",
             "reconsume_times", "sys_flag", "tags", "properties", "body", "msg_id"]  # fmt: skip
     return _frame(rows, cols + (["raw"] if raw else []))
+
+
+def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
+    """The commit logs of one broker name's nodes side by side, the master's entries as rows.
+
+    One column per node (named after it) says what that node's commit log holds at the entry's
+    offset: True the same bytes, False other bytes, None nothing (not replicated yet, or the
+    store is gone). ``attrs["max_offsets"]``: each node's commit-log end
+    (``getMaxPhyOffset``); ``attrs["replicated_offset"]``: the least end among the slaves,
+    up to which every slave holds the master's bytes (None without a slave).
+    """
+    master, slaves = group[0], group[1:]
+    rows = []
+    for offset, size, data in master.message_store.iter_commit_log_entries():
+        try:
+            m = decode_stored_message(data)
+            row = {"commit_log_offset": offset, "size": size, "topic": m.topic,
+                   "queue_id": m.queue_id, "queue_offset": m.queue_offset}  # fmt: skip
+        except MessageDecodeError as e:
+            row = {"commit_log_offset": offset, "size": size, "topic": f"<{e}>"}
+        row[master.name] = True
+        for s in slaves:
+            held = s.message_store.commit_log.get_message(offset, size)
+            row[s.name] = None if held is None else bytes(held) == data
+        rows.append(row)
+    cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset"]
+    df = _frame(rows, cols + [b.name for b in group])
+    ends = {b.name: b.message_store.get_max_phy_offset() for b in group}
+    df.attrs["max_offsets"] = ends
+    df.attrs["replicated_offset"] = min((ends[s.name] for s in slaves), default=None)
+    return df
 
 
 def index_files(broker: BrokerController) -> pd.DataFrame:
@@ -238,7 +269,7 @@ def held_pulls(brokers: Iterable[BrokerController]) -> pd.DataFrame:
     rows = []
     for b in brokers:
         for r in b.pull_request_hold_service.inspect():
-            rows.append({"broker": b.broker_config.broker_name, **r})
+            rows.append({"broker": b.name, **r})
     cols = ["broker", "key", "consumer", "opaque", "pull_from_this_offset", "suspend_timestamp",
             "timeout_millis", "deadline"]  # fmt: skip
     return _frame(rows, cols)
@@ -253,7 +284,7 @@ def consumer_offsets(brokers: Iterable[BrokerController]) -> pd.DataFrame:
             topic, _, group = key.rpartition("@")
             for q, off in sorted(table.items()):
                 mx = store.get_max_offset_in_queue(topic, q)
-                rows.append({"broker": b.broker_config.broker_name, "group": group,
+                rows.append({"broker": b.name, "group": group,
                              "topic": topic, "queue_id": q, "offset": off, "max_offset": mx,
                              "lag": max(0, mx - off)})  # fmt: skip
     return _frame(rows, ["broker", "group", "topic", "queue_id", "offset", "max_offset", "lag"])

@@ -18,6 +18,13 @@ lab (e.g. read ``consumed`` logs) when you fork.
 Inspectors (``topics()``, ``queues()``, ``consume_queue()``, ``commit_log()``,
 ``held_pulls()``, ``consumer_offsets()``, ``timers()``) return pandas frames; see
 ``mqlab.lab.inspect``.
+
+Broker groups: ``Lab(brokers=2, slaves=1, broker_role="SYNC_MASTER")`` gives each broker
+name a master (brokerId 0, node ``broker-a``) and slaves (brokerId 1 and 2, nodes
+``broker-a-s1`` / ``broker-a-s2``), each a node of its own with its own store directory and
+address, on one cluster. ``lab.broker("broker-a")`` is the master,
+``lab.broker("broker-a", broker_id=1)`` (or ``lab.broker("broker-a-s1")``) a slave. The
+machine faults (``kill``, ``power_cut``, ``lose``) act on one node.
 """
 
 from __future__ import annotations
@@ -47,6 +54,10 @@ __all__ = ["Lab", "NAMESRV_ADDR"]
 
 NAMESRV_ADDR = "127.0.0.1:9876"
 BROKER_PORT_BASE = 10911
+#: A slave's listen port is its master's plus this times its brokerId (broker-a-s1 on
+#: 127.0.0.1:11911): the masters' ports (10911, 10921, …) and HA ports (+1) stay free.
+SLAVE_PORT_STEP = 1000
+BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
 
 
 class Lab(ClientsMixin):
@@ -55,6 +66,9 @@ class Lab(ClientsMixin):
     Args:
         seed: every random choice (queue picks, link jitter, ...) derives from it.
         brokers: how many brokers (broker-a on 127.0.0.1:10911, broker-b on :10921, ...).
+        slaves: 0, 1 or 2 slaves per broker name (brokerId 1 on port +1000, 2 on +2000).
+        broker_role: the masters' ``brokerRole``, ``"ASYNC_MASTER"`` (default) or
+            ``"SYNC_MASTER"``; slaves are ``"SLAVE"``.
         run_id: the trace's ``run_id`` (default ``f"seed-{seed}"``).
         trace_level: ``"off"``, ``"steps"`` (default) or ``"frames"`` (or a ``TraceLevel``).
         latency_ms: one-way latency of every link (default 1 ms).
@@ -73,6 +87,8 @@ class Lab(ClientsMixin):
         seed: int = 0,
         brokers: int = 1,
         *,
+        slaves: int = 0,
+        broker_role: str | None = None,
         run_id: str | None = None,
         trace_level: str | TraceLevel = "steps",
         latency_ms: int = 1,
@@ -85,11 +101,20 @@ class Lab(ClientsMixin):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
         if not isinstance(brokers, int) or not 1 <= brokers <= 26:
             raise ValueError(f"brokers must be an int from 1 to 26, got {brokers!r}")
+        if not isinstance(slaves, int) or isinstance(slaves, bool) or not 0 <= slaves <= 2:
+            raise ValueError(f"slaves must be 0, 1 or 2, got {slaves!r}")
+        if broker_role is not None and broker_role not in BROKER_ROLES:
+            raise ValueError(
+                f"broker_role must be one of {list(BROKER_ROLES)}, got {broker_role!r}"
+            )
         level = _trace_level(trace_level)
         self._init_kwargs = dict(
-            seed=seed, brokers=brokers, run_id=run_id, trace_level=level, latency_ms=latency_ms,
-            store_dir=None, delay_levels=delay_levels, broker=broker, store=store,
+            seed=seed, brokers=brokers, slaves=slaves, broker_role=broker_role, run_id=run_id,
+            trace_level=level, latency_ms=latency_ms, store_dir=None, delay_levels=delay_levels,
+            broker=broker, store=store,
         )  # fmt: skip
+        self.slaves = slaves
+        self.broker_role = broker_role
         self.seed = seed
         self.driver = SimDriver(
             seed=seed, run_id=run_id or f"seed-{seed}", trace_level=level, latency_ms=latency_ms
@@ -113,30 +138,45 @@ class Lab(ClientsMixin):
         self.driver.add_node(self.namesrv)
         self.brokers: list[BrokerController] = []
         for i in range(brokers):
-            self._add_broker(chr(ord("a") + i))
+            for broker_id in range(slaves + 1):
+                self._add_broker(chr(ord("a") + i), broker_id)
         self._raw: RawClient | None = None
         self._init_clients()
         self.driver.run_until_idle()
 
     # -- construction helpers ----------------------------------------------------------------
-    def _broker_configs(self, letter: str) -> tuple[BrokerConfig, MessageStoreConfig]:
+    @staticmethod
+    def _node_name(letter: str, broker_id: int = 0) -> str:
+        return f"broker-{letter}" if broker_id == 0 else f"broker-{letter}-s{broker_id}"
+
+    def _broker_configs(
+        self, letter: str, broker_id: int = 0
+    ) -> tuple[BrokerConfig, MessageStoreConfig]:
         i = ord(letter) - ord("a")
+        port = BROKER_PORT_BASE + 10 * i + SLAVE_PORT_STEP * broker_id
+        broker_fields = {
+            "broker_name": f"broker-{letter}", "listen_port": port,
+            "name_server_addr": NAMESRV_ADDR, **self._broker_overrides, "broker_id": broker_id,
+        }  # fmt: skip
+        # BrokerStartup#createBrokerController: haListenPort = listenPort + 1
+        store_fields = {
+            "store_path_root_dir": str(self.store_dir / self._node_name(letter, broker_id)),
+            "ha_listen_port": port + 1, **self._store_overrides,
+        }  # fmt: skip
+        if broker_id != 0:
+            store_fields["broker_role"] = "SLAVE"
+        elif self.broker_role is not None:
+            store_fields["broker_role"] = self.broker_role
         try:
-            bcfg = BrokerConfig(
-                broker_name=f"broker-{letter}", listen_port=BROKER_PORT_BASE + 10 * i,
-                name_server_addr=NAMESRV_ADDR, **self._broker_overrides,
-            )  # fmt: skip
-            scfg = MessageStoreConfig(
-                store_path_root_dir=str(self.store_dir / f"broker-{letter}"),
-                **self._store_overrides,
-            )
+            bcfg = BrokerConfig(**broker_fields)
+            scfg = MessageStoreConfig(**store_fields)
         except TypeError as e:
             raise ValueError(f"unknown broker or store setting: {e}") from None
         return bcfg, scfg
 
-    def _add_broker(self, letter: str) -> BrokerController:
-        bcfg, scfg = self._broker_configs(letter)
-        b = BrokerController(bcfg, scfg)
+    def _add_broker(self, letter: str, broker_id: int = 0) -> BrokerController:
+        bcfg, scfg = self._broker_configs(letter, broker_id)
+        b = BrokerController(bcfg, scfg, name=self._node_name(letter, broker_id))
         self.driver.add_node(b)
         self.brokers.append(b)
         return b
@@ -181,12 +221,23 @@ class Lab(ClientsMixin):
         return attach(trace_file)
 
     # -- nodes -------------------------------------------------------------------------------
-    def broker(self, name: str = "broker-a") -> BrokerController:
-        """The broker named ``name`` ("broker-a", "broker-b", …)."""
+    def broker(self, name: str = "broker-a", broker_id: int | None = None) -> BrokerController:
+        """The broker node ``name`` ("broker-a", "broker-a-s1", …), or of broker name
+        ``name`` the node with ``broker_id`` (default 0: the master)."""
+        if broker_id is None:
+            for b in self.brokers:
+                if b.name == name:
+                    return b
+            broker_id = 0
+        if not isinstance(broker_id, int) or isinstance(broker_id, bool) or broker_id < 0:
+            raise ValueError(f"broker_id must be an int >= 0, got {broker_id!r}")
         for b in self.brokers:
-            if b.broker_config.broker_name == name or b.name == name:
+            if b.broker_config.broker_name == name and b.broker_config.broker_id == broker_id:
                 return b
-        raise ValueError(f"no broker named {name!r}; brokers: {[b.name for b in self.brokers]}")
+        raise ValueError(
+            f"no broker named {name!r} with broker_id {broker_id}; "
+            f"brokers: {[b.name for b in self.brokers]}"
+        )
 
     @property
     def raw(self) -> RawClient:
@@ -285,6 +336,33 @@ class Lab(ClientsMixin):
             **{k: v for k, v in fields.items() if isinstance(v, bool | int | str)},
         )  # fmt: skip
 
+    @journaled
+    def set_store_config(self, broker: str | None = None, **fields: Any) -> None:
+        """Change MessageStoreConfig fields at run time (every broker node, or one), e.g.
+        ``total_physical_memory_size=64 * 1024`` so that a master suggests its slave for
+        pulls far behind the end (mechanisms.md "The slave as a broker"). The store reads
+        them on its next use. ``broker_role`` is not one of them: a node's role is fixed.
+
+        Raises:
+            ValueError: an unknown field, or ``broker_role``.
+        """
+        if "broker_role" in fields:
+            raise ValueError("broker_role cannot change at run time; build the Lab with it")
+        targets = self.brokers if broker is None else [self.broker(broker)]
+        for b in targets:
+            for k in fields:
+                if not hasattr(b.message_store_config, k):
+                    raise ValueError(f"MessageStoreConfig has no field {k!r}")
+        for b in targets:
+            for k, v in fields.items():
+                setattr(b.message_store_config, k, v)
+        self.driver._tracer.emit(
+            "Lab", "set_store_config", Kind.STATE, broker=broker or "all",
+            text=f"store config on {broker or 'all brokers'}: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(fields.items())),
+            **{k: v for k, v in fields.items() if isinstance(v, bool | int | str)},
+        )  # fmt: skip
+
     # -- faults ------------------------------------------------------------------------------
     @journaled
     def set_link(self, src: str, dst: str, **settings: Any) -> None:
@@ -345,6 +423,26 @@ class Lab(ClientsMixin):
         return b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes)
 
     @journaled
+    def lose(self, node: str) -> None:
+        """Lose a broker's machine for good: the process dies as in :meth:`power_cut`, and
+        the disk goes with it (the node's store directory is removed). ``restart_broker``
+        then starts a replacement machine on the same address with an empty store.
+
+        Raises:
+            ValueError: ``node`` is not a broker.
+        """
+        b = self.broker(node)
+        self.driver.stop_node(b.name, graceful=False, fault="lost")
+        if b.message_store is not None:
+            b.message_store.kill()
+            b.message_store.unmap()
+        shutil.rmtree(b.store_dir, ignore_errors=True)
+        self.driver._tracer.emit(
+            "Lab", "lose", Kind.FAULT, broker=b.name,
+            text=f"{b.name}'s machine is lost: its store directory is gone",
+        )  # fmt: skip
+
+    @journaled
     def stop(self, node: str) -> None:
         """Stop a node gracefully (it persists and unregisters first)."""
         self.driver.stop_node(node, graceful=True)
@@ -392,13 +490,13 @@ class Lab(ClientsMixin):
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
-        new = BrokerController(old.broker_config, old.message_store_config)
-        fields: dict[str, Any] = {"broker": name, "graceful": graceful}
+        new = BrokerController(old.broker_config, old.message_store_config, name=old.name)
+        fields: dict[str, Any] = {"broker": old.name, "graceful": graceful}
         if power_cut:
             fields["power_cut"] = True
         self.driver._tracer.emit(
             "Lab", "restart", Kind.FAULT, **fields,
-            text=f"restart {name} ({how}) on its store directory",
+            text=f"restart {old.name} ({how}) on its store directory",
         )  # fmt: skip
         self.driver.add_node(new)
         self.brokers[self.brokers.index(old)] = new
@@ -416,6 +514,20 @@ class Lab(ClientsMixin):
 
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
         return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
+
+    def commit_logs(self, name: str = "broker-a") -> pd.DataFrame:
+        """The commit logs of broker name ``name``'s master and slaves side by side: one row
+        per master entry, one column per node (True: the same bytes there, False: other
+        bytes, None: not there); ``attrs["replicated_offset"]`` marks how far every slave
+        holds the master's bytes. See ``mqlab.lab.inspect.commit_logs_side_by_side``."""
+        group = sorted(
+            (b for b in self.brokers if b.broker_config.broker_name == name),
+            key=lambda b: b.broker_config.broker_id,
+        )
+        if not group or group[0].broker_config.broker_id != 0:
+            raise ValueError(f"no broker name {name!r} with a master; brokers: "
+                             f"{[b.name for b in self.brokers]}")  # fmt: skip
+        return _inspect.commit_logs_side_by_side(group)
 
     def index_files(self, broker: str = "broker-a") -> pd.DataFrame:
         """The broker's index files (``store/index``) and their header counts."""

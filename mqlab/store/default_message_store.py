@@ -184,6 +184,9 @@ class DefaultMessageStore(GetMessageMixin):
         self.slave_available = False
         self.fault_slave_ack_delay_ms = 0
         self.disk_used_ratio = 0.0
+        #: The master's HA address (``ip:haListenPort``) a slave learned from its
+        #: registration (``update_ha_master_address``); None on a master.
+        self.ha_master_address: str | None = None
         self._cq_store_path = StorePathConfigHelper.get_store_path_consume_queue(self.root_dir)
         self._cq_file_size = config.get_mapped_file_size_consume_queue()
         #: FlushConsumeQueueService: when its loop last ran and last flushed thoroughly.
@@ -473,6 +476,21 @@ class DefaultMessageStore(GetMessageMixin):
                 ),
             )
         return info
+
+    def update_ha_master_address(self, new_addr: str) -> None:
+        """Remember the master's HA address, where a slave replicates from.
+
+        Mirrors ``DefaultMessageStore#updateHaMasterAddress`` (store, RocketMQ 4.9.3), which
+        hands it to ``HAService#updateMasterAddress``. The broker calls it when a slave's
+        registration reply carries ``haServerAddr`` (mechanisms.md "The slave as a broker").
+        """
+        if self._traced() and new_addr != self.ha_master_address:
+            self.tracer.emit(
+                "DefaultMessageStore.updateHaMasterAddress", "update", "state",
+                old=self.ha_master_address, new=new_addr,
+                text=f"HA master address {self.ha_master_address} -> {new_addr}",
+            )  # fmt: skip
+        self.ha_master_address = new_addr
 
     def unmap(self) -> None:
         """Unmap every commit-log, consume-queue and index file (``MappedFile#cleanup``): the

@@ -305,3 +305,32 @@ def test_unit_topic_lists_read_the_first_queue_data_only():
     assert list(rim.topic_queue_table["T"]) == ["broker-b", "broker-a"]
     assert rim.get_unit_topics() == ["T"]
     assert rim.get_has_unit_sub_topic_list() == []
+
+
+def test_slave_registered_before_its_master_learns_nothing_until_the_next_round():
+    """No master under the broker name: the slave's result is empty; once the master has
+    registered, the slave's next registration carries its addresses (RouteInfoManager#registerBroker)."""
+    rim = RouteInfoManager()
+    assert register(rim, addr=ADDR_A_SLAVE, broker_id=1) == RegisterBrokerResult()
+    register(rim, ha="127.0.0.1:10912")
+    assert register(rim, addr=ADDR_A_SLAVE, broker_id=1) == RegisterBrokerResult(
+        "127.0.0.1:10912", ADDR_A
+    )
+
+
+def test_master_channel_destroyed_keeps_the_queues_for_the_slave():
+    """The master's connection closes: its address goes, the slave's stays, and so do the
+    broker name's QueueData (consumers keep the queues, producers see no master)."""
+    rim = RouteInfoManager()
+    master_channel = Channel(1, ADDR_A, "127.0.0.1:50001", "broker-a")
+    register(rim, channel=master_channel)
+    register(rim, addr=ADDR_A_SLAVE, broker_id=1)
+    assert rim.on_channel_destroy("127.0.0.1:50001", master_channel) == ADDR_A
+    route = rim.pickup_topic_route_data("TopicTest")
+    assert [(q.broker_name, q.read_queue_nums) for q in route.queue_datas] == [("broker-a", 4)]
+    assert [b.broker_addrs for b in route.broker_datas] == [{1: ADDR_A_SLAVE}]
+    # a slave that registers now learns no master
+    assert register(rim, addr=ADDR_A_SLAVE, broker_id=1) == RegisterBrokerResult()
+    # the slave's close too: the broker name and its topics are gone
+    assert rim.on_channel_destroy(ADDR_A_SLAVE, None) == ADDR_A_SLAVE
+    assert rim.pickup_topic_route_data("TopicTest") is None
