@@ -53,6 +53,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from mqlab.common import message_const as mc
+from mqlab.common import mutants as _mutants
 from mqlab.common.filter_api import java_string_hash
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.message_decoder import (
@@ -68,7 +69,6 @@ from mqlab.common.message_decoder import (
 )
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC
-from mqlab.explore import mutants as _mutants
 from mqlab.store.config import BrokerRole, FlushDiskType
 from mqlab.store.mapped_file import MappedFile, MappedFileQueue
 from mqlab.store.status import (
@@ -243,7 +243,7 @@ class CommitLog:
             ValueError: a host of ``msg`` is not ``"ip:port"`` (API misuse).
         """
         msg.store_timestamp = now_ms
-        if "flush_before_write" in _mutants.ACTIVE:  # mqlab.explore.mutants
+        if "flush_before_write" in _mutants.ACTIVE:  # mqlab.common.mutants
             self.mapped_file_queue.flush(0)
         tran_type = msg.sys_flag & _TRAN_MASK
         # step 8 / §10.8: delay rewrite (NOT_TYPE and COMMIT only)
