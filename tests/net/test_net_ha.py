@@ -93,3 +93,35 @@ def test_sync_master_replicates_to_a_slave_over_tcp(tmp_path):
         assert driver.errors == []
 
     asyncio.run(main())
+
+
+def test_slave_waits_5_s_after_a_failed_connect(tmp_path):
+    """Nothing listens at the master's HA address: one connect, then the next only 5 s
+    later (HAClient#run: waitForRunning(5000)), not a busy loop of connects."""
+
+    async def main():
+        driver = NetDriver()
+        sp, dead = _free_pair(), _free_pair()
+        slave = BrokerController(
+            BrokerConfig(
+                broker_name="broker-a", broker_id=1, listen_port=sp, name_server_addr="127.0.0.1:1"
+            ),
+            MessageStoreConfig(
+                store_path_root_dir=str(tmp_path / "s"),
+                broker_role="SLAVE",
+                ha_master_address=f"127.0.0.1:{dead + 1}",
+            ),  # fmt: skip
+            name="slave",
+        )
+        await driver.add_node(slave)
+        await asyncio.sleep(1.0)
+        tries = [
+            e for e in driver.recorder.events
+            if (e.component, e.step) == ("HAService.HAClient", "1") and "master" in e.fields
+        ]  # fmt: skip
+        assert [e.fields["connected"] for e in tries] == [True, False]  # connecting, then failed
+        assert slave.message_store.ha_service.ha_client.channel is None
+        await driver.close()
+        assert driver.errors == []
+
+    asyncio.run(main())

@@ -148,6 +148,11 @@ class HAClient:
                 def on_close(reason: str) -> None:
                     if self.channel is not None and cell and self.channel is cell[0]:
                         ctx.cancel_timer("HAClient.run")
+                        if not cell[0].opened:  # the connect failed (a driver that connects
+                            self.channel = None  # in the background): wait 5 s, as Java does
+                            self._trace_connect_failed(addr, reason)
+                            self._arm(RECONNECT_WAIT_MS)
+                            return
                         self._after_select(b"", eof=reason)
 
                 ch = ctx.open_stream(addr, on_bytes, on_close)
@@ -163,6 +168,12 @@ class HAClient:
                             text=(f"connected to {addr}, at offset {self.current_reported_offset}"
                                   if self.channel is not None else f"connect to {addr} failed"))  # fmt: skip
         return self.channel is not None
+
+    def _trace_connect_failed(self, addr: str, reason: str) -> None:
+        tracer = self.ha_service.tracer
+        if tracer is not None and tracer.enabled:
+            tracer.emit(C, "1", master=addr, connected=False, reason=reason,
+                        text=f"connect to {addr} failed")  # fmt: skip
 
     def close_master(self, reason: str) -> None:
         """Mirrors ``HAClient#closeMaster``; step 11."""
