@@ -372,9 +372,17 @@ class SendMessageProcessor:
             return respond()
 
         def done(status: PutMessageStatus) -> None:
+            # step 14 (mechanisms.md "HA replication"): the replica status, then the response
             if status is not PutMessageStatus.PUT_OK:
                 result.put_message_status = status
             result.replica_request = None
+            tracer = self.broker.tracer
+            if tracer.enabled:
+                tracer.emit(
+                    "SendMessageProcessor.handlePutMessageResultFuture", "14",
+                    replica_status=status.name, later=not req_done_now,
+                    text=f"the slave's answer: {status.name}",
+                )  # fmt: skip
             response = respond()
             if req_done_now:
                 answer.append(response)

@@ -574,6 +574,7 @@ class CommitLog:
             return PutMessageStatus.PUT_OK
         if not wait:
             return PutMessageStatus.PUT_OK
+        # step 12: isSlaveOK → a GroupCommitRequest and wakeupAll; else SLAVE_NOT_AVAILABLE
         ha = self.store.ha_service
         ok = ha.is_slave_ok(next_offset)
         tracer = self.store.tracer

@@ -134,6 +134,7 @@ class HAClient:
     def connect_master(self) -> bool:
         """Mirrors ``HAClient#connectMaster``; step 1."""
         if self.channel is None:
+            # step 1: connect to the master's HA address (none yet: nothing to do)
             addr = self.master_address
             ha = self.ha_service
             ctx = ha.ctx
@@ -180,6 +181,7 @@ class HAClient:
         if self.channel is None:
             return
         ha = self.ha_service
+        # step 11: close; the next turn of the loop reconnects
         ch, self.channel = self.channel, None
         if not ch.closed:
             ha.ctx.close_stream(ch)
@@ -211,6 +213,7 @@ class HAClient:
     def report_slave_max_offset_plus(self) -> bool:
         """Report the max offset if it grew. Mirrors ``HAClient#reportSlaveMaxOffsetPlus``; step 10."""
         current = self.ha_service.store.get_max_phy_offset()
+        # step 10: report after an append, if the max offset grew
         if current > self.current_reported_offset:
             self.current_reported_offset = current
             if not self.report_slave_max_offset(current):

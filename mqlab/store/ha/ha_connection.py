@@ -252,6 +252,7 @@ class HAConnection:
         """
         if self.closed:
             return
+        # step 11: the connection leaves the service; connectionCount - 1
         self.closed = True
         ha = self.ha_service
         ctx = ha.ctx

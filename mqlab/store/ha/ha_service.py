@@ -90,6 +90,7 @@ class HAService:
     # -- AcceptSocketService ---------------------------------------------------------------------
     def accept(self, channel: StreamChannel) -> None:
         """A slave connected. Mirrors ``AcceptSocketService#run``; step 2."""
+        # step 2: a new HAConnection (connectionCount + 1), its two services started
         conn = HAConnection(self, channel)
         conn.start()
         self.add_connection(conn)
@@ -112,6 +113,7 @@ class HAService:
 
         Mirrors ``HAService#isSlaveOK``; step 12.
         """
+        # step 12: a connection, and the slaves less than haSlaveFallbehindMax behind
         return (
             self.connection_count > 0
             and master_put_where - self.push2_slave_max_offset < self.config.ha_slave_fallbehind_max
