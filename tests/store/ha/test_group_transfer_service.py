@@ -161,3 +161,44 @@ def test_wait_false_does_not_wait(pair):
     c = p.send(props={"WAIT": "false"})
     p.d.run_until_idle()
     assert (c.code, c.done_at - c.sent_at) == (ResponseCode.SUCCESS, 2)
+
+
+def test_batch_waits_for_the_slave_too(pair):
+    """SEND_BATCH_MESSAGE on SYNC_MASTER: the batch's end offset is what the slave must
+    report; SEND_OK 12 ms after the request with a 5 ms master–slave link."""
+    from mqlab.common.message import Message
+    from mqlab.common.message_decoder import encode_batch_body
+    from mqlab.remoting.codes import RequestCode
+
+    p = replicating(pair, latency_ms=5)
+    t0 = p.d.now
+    ext = {"a": "PG", "b": "TopicTest", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "0",
+           "h": "0", "i": "WAIT\x01true", "m": "true"}  # fmt: skip
+    body = encode_batch_body([Message("TopicTest", f"b{i}".encode()) for i in range(3)])
+    c = p.client.send("127.0.0.1:10911", RequestCode.SEND_BATCH_MESSAGE, ext, body)
+    p.d.run_until_idle()
+    end = p.ms.get_max_phy_offset()
+    assert (c.code, c.ext("queueOffset"), c.done_at - t0) == (ResponseCode.SUCCESS, "0", 12)
+    assert p.ha.push2_slave_max_offset == p.ss.get_max_phy_offset() == end
+
+
+def test_every_step_is_traced_with_its_number(pair):
+    """A replication run emits the steps of mechanisms.md "HA replication" under their
+    numbers: 1–10 and 12–14 on the way, 11 once the slave is killed."""
+    p = replicating(pair)
+    c = p.send()
+    p.d.run_until_idle()
+    assert c.code == ResponseCode.SUCCESS
+    p.d.run_until(p.d.now + 6000)  # a heartbeat header (7) goes out
+    p.d.stop_node("slave", graceful=False)
+    p.d.run_until(p.d.now + 10)
+    ha_components = (
+        "HAService", "HAConnection", "CommitLog.submitReplicaRequest",
+        "SendMessageProcessor.handlePutMessageResultFuture",
+    )  # fmt: skip
+    steps = {
+        int(e.step)
+        for e in p.d.recorder.events
+        if e.component.startswith(ha_components) and e.step.isdigit()
+    }
+    assert steps == set(range(1, 15))
