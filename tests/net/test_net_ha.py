@@ -114,11 +114,19 @@ def test_slave_waits_5_s_after_a_failed_connect(tmp_path):
             name="slave",
         )
         await driver.add_node(slave)
-        await asyncio.sleep(1.0)
-        tries = [
-            e for e in driver.recorder.events
-            if (e.component, e.step) == ("HAService.HAClient", "1") and "master" in e.fields
-        ]  # fmt: skip
+
+        def tries():
+            return [
+                e for e in driver.recorder.events
+                if (e.component, e.step) == ("HAService.HAClient", "1") and "master" in e.fields
+            ]  # fmt: skip
+
+        for _ in range(100):  # until the failed connect is seen (well within the 5 s wait)
+            if len(tries()) >= 2:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)  # a busy loop would have connected again by now
+        tries = tries()
         assert [e.fields["connected"] for e in tries] == [True, False]  # connecting, then failed
         assert slave.message_store.ha_service.ha_client.channel is None
         await driver.close()

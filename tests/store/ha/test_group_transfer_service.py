@@ -202,3 +202,18 @@ def test_every_step_is_traced_with_its_number(pair):
         if e.component.startswith(ha_components) and e.step.isdigit()
     }
     assert steps == set(range(1, 15))
+
+
+def test_lagging_slave_times_out_but_still_gets_the_message(pair):
+    """A slave 2000 ms away (link latency): its report would come 4000 ms after the put,
+    so SYNC_MASTER answers FLUSH_SLAVE_TIMEOUT at 3000 ms; the slave has it at 2000 ms and
+    reports it at 4000 ms."""
+    p = replicating(pair)
+    p.set_latency(2000)
+    t0 = p.d.now
+    c = p.send()
+    p.d.run_until(t0 + 1 + 2000)
+    assert p.ss.get_max_phy_offset() == MSG
+    p.d.run_until_idle()
+    assert (c.code, c.done_at - t0) == (ResponseCode.FLUSH_SLAVE_TIMEOUT, 3002)
+    assert p.ha.push2_slave_max_offset == MSG
