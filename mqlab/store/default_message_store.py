@@ -717,13 +717,17 @@ class DefaultMessageStore(GetMessageMixin):
         if self.message_store_config.broker_role == _SLAVE and addr is not None and len(addr) >= 6:
             self.update_ha_master_address(addr)
 
-    def update_ha_master_address(self, addr: str) -> None:
+    def update_ha_master_address(self, addr: str | None) -> None:
         """The master's HA address (``ip:port``), from the slave's registration.
 
-        Mirrors ``DefaultMessageStore#updateHaMasterAddress`` → ``HAClient#updateMasterAddress``.
+        Mirrors ``DefaultMessageStore#updateHaMasterAddress`` → ``HAClient#updateMasterAddress``
+        (None, as Java's null, leaves the client without an address: it connects nowhere).
+
+        Raises:
+            TypeError: ``addr`` is neither a string nor None.
         """
-        if not isinstance(addr, str) or not addr:
-            raise ValueError(f"addr must be an 'ip:port' string, got {addr!r}")
+        if addr is not None and not isinstance(addr, str):
+            raise TypeError(f"addr must be an 'ip:port' string or None, got {addr!r}")
         self.ha_service.update_master_address(addr)
 
     def get_commit_log_data(self, offset: int):

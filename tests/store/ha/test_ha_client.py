@@ -211,3 +211,15 @@ def test_block_at_the_wrong_offset_closes_the_connection(pair):
     assert p.ss.get_max_phy_offset() == MSG
     [closed] = [e for e in events(p, "slave", "HAService.HAClient", "11") if e.t_ms == t + 1]
     assert closed.fields["reason"] == "dispatch failed"
+
+
+def test_update_ha_master_address_takes_a_string_or_none(pair):
+    """The address is kept as given (None: no master, as Java's null); another type is refused."""
+    import pytest
+
+    p = pair()
+    p.ss.update_ha_master_address("127.0.0.1:10912")
+    p.ss.update_ha_master_address(None)
+    assert p.ss.ha_service.ha_client.master_address is None
+    with pytest.raises(TypeError, match="got 10912"):
+        p.ss.update_ha_master_address(10912)
