@@ -712,10 +712,12 @@ class DefaultMessageStore(GetMessageMixin):
         configured address, ``BrokerController#initialize`` (4.9.3: a SLAVE whose
         ``haMasterAddress`` is at least 6 characters long).
         """
-        self.ha_service.start(ctx, listen_addr)
         addr = self.message_store_config.ha_master_address
         if self.message_store_config.broker_role == _SLAVE and addr is not None and len(addr) >= 6:
+            # BrokerController#initialize sets it before the store starts: the client's
+            # first turn connects at once
             self.update_ha_master_address(addr)
+        self.ha_service.start(ctx, listen_addr)
 
     def update_ha_master_address(self, addr: str | None) -> None:
         """The master's HA address (``ip:port``), from the slave's registration.

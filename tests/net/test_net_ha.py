@@ -71,7 +71,7 @@ def test_sync_master_replicates_to_a_slave_over_tcp(tmp_path):
         client = RawClient("client")
         await driver.add_node(client)
         ha = master.message_store.ha_service
-        for _ in range(200):
+        for _ in range(500):
             if ha.connection_list and ha.connection_list[0].slave_request_offset >= 0:
                 break
             await asyncio.sleep(0.02)
@@ -81,7 +81,7 @@ def test_sync_master_replicates_to_a_slave_over_tcp(tmp_path):
             "g": "0", "h": "0", "i": "WAIT\x01true", "j": "0", "k": "false", "m": "false",
         }  # fmt: skip
         call = client.send(master.broker_addr, RequestCode.SEND_MESSAGE_V2, ext, b"hello")
-        for _ in range(200):
+        for _ in range(500):
             if call.done:
                 break
             await asyncio.sleep(0.02)
