@@ -165,6 +165,8 @@ class BrokerController(Node):
         if self.message_store_config.store_path_root_dir is None:
             self.message_store_config.store_path_root_dir = tempfile.mkdtemp(prefix="mqlab-store-")
         self.store_dir = Path(self.message_store_config.store_path_root_dir)
+        # BrokerStartup#createBrokerController (4.9.3): haListenPort := listenPort + 1
+        self.message_store_config.ha_listen_port = self.broker_config.listen_port + 1
         super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)
         self.message_store: DefaultMessageStore | None = None
         self.register_count = 0
@@ -177,13 +179,14 @@ class BrokerController(Node):
     def is_slave(self) -> bool:
         return self.message_store_config.broker_role == "SLAVE"
 
-    def get_ha_server_addr(self) -> str:
-        """``BrokerController#getHAServerAddr``: ``brokerIP2:haListenPort``."""
-        return f"{self.broker_config.broker_ip2}:{self.message_store_config.ha_listen_port}"
-
     @property
     def broker_addr(self) -> str:
         return self.broker_config.broker_addr
+
+    @property
+    def ha_server_addr(self) -> str:
+        """``brokerIP2:haListenPort``, where slaves connect. Mirrors ``BrokerController#getHAServerAddr``."""
+        return f"{self.broker_config.broker_ip2}:{self.message_store_config.ha_listen_port}"
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -222,13 +225,13 @@ class BrokerController(Node):
             cfg.broker_cluster_name, cfg.enable_detail_stat
         )
         self.message_store.broker_stats_manager = self.broker_stats_manager
+        self.message_store.reput_wakeup = self.request_reput
         self.message_store.load()
         # BrokerController#initialize: a slave with a configured haMasterAddress (6+ chars)
         # uses it; without one, it takes the address each registration reply carries.
-        # (The store's HA fields arrive with the HA service; until then none is configured.)
         if self.is_slave:
             # mechanisms.md "The slave as a broker" step 1
-            ha_master_address = getattr(self.message_store_config, "ha_master_address", None)
+            ha_master_address = self.message_store_config.ha_master_address
             if ha_master_address is not None and len(ha_master_address) >= 6:
                 self.message_store.update_ha_master_address(ha_master_address)
             else:
@@ -241,6 +244,8 @@ class BrokerController(Node):
                     + ("each registration" if self.update_master_ha_server_addr_periodically
                        else f"the config ({ha_master_address})"),
                 )  # fmt: skip
+        # DefaultMessageStore#start: haService.start() (mechanisms.md "HA replication")
+        self.message_store.start_ha(self.ctx, self.ha_server_addr)
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
         self.configuration = BrokerConfiguration(
             cfg, NettyServerConfig(listen_port=cfg.listen_port), NettyClientConfig(),
@@ -506,7 +511,7 @@ class BrokerController(Node):
         request = build_register_broker_request(
             cluster_name=cfg.broker_cluster_name, broker_addr=self.broker_addr,
             broker_name=cfg.broker_name, broker_id=cfg.broker_id,
-            ha_server_addr=self.get_ha_server_addr(),
+            ha_server_addr=self.ha_server_addr,
             topic_config_table=table, data_version=data_version,
             filter_server_list=self.filter_server_manager.build_new_filter_server_list(),
         )  # fmt: skip

@@ -351,9 +351,55 @@ class SendMessageProcessor:
         # step 5: put into the store.
         result = broker.put_message(msg)
         # step 6: PutMessageStatus → response (msg.topic: SCHEDULE_TOPIC_XXXX when delayed).
-        return self._handle_put_message_result(
-            request, result, queue_id, C_SEND, msg.topic, msg.queue_id
-        )
+        topic, stored_queue_id = msg.topic, msg.queue_id
+        return self._answer_when_replicated(
+            channel, request, result,
+            lambda: self._handle_put_message_result(
+                request, result, queue_id, C_SEND, topic, stored_queue_id
+            ),
+        )  # fmt: skip
+
+    def _answer_when_replicated(self, channel, request, result, respond):
+        """The response now, or (SYNC_MASTER waiting for a slave) once the put's
+        ``GroupCommitRequest`` completes: 4.9.3's ``putMessageResult.thenApply``.
+
+        mechanisms.md "HA replication" step 14: the replica status (PUT_OK or
+        FLUSH_SLAVE_TIMEOUT) overrides the put's, as ``CommitLog#asyncPutMessage``'s
+        ``thenCombine`` does, and the response goes out on ``channel`` then.
+        """
+        req = None if result is None else result.replica_request
+        if req is None:
+            return respond()
+
+        def done(status: PutMessageStatus) -> None:
+            # step 14 (mechanisms.md "HA replication"): the replica status, then the response
+            if status is not PutMessageStatus.PUT_OK:
+                result.put_message_status = status
+            result.replica_request = None
+            tracer = self.broker.tracer
+            if tracer.enabled:
+                tracer.emit(
+                    "SendMessageProcessor.handlePutMessageResultFuture", "14",
+                    replica_status=status.name, later=not req_done_now,
+                    text=f"the slave's answer: {status.name}",
+                )  # fmt: skip
+            response = respond()
+            if req_done_now:
+                answer.append(response)
+                return
+            if request.is_oneway or channel.closed:
+                return
+            response.opaque = request.opaque
+            response.mark_response_type()
+            self.broker.ctx.send_response(channel, response)
+
+        answer: list[RemotingCommand] = []
+        req_done_now = True
+        req.on_done(done)
+        if answer:
+            return answer[0]
+        req_done_now = False
+        return None
 
     def _handle_retry_and_dlq(
         self, request, header, msg, topic_config, props
@@ -537,7 +583,12 @@ class SendMessageProcessor:
             )
         # The store reads DELAY and WAIT from batch_props only (messageExtBatch's own map).
         result = broker.put_messages(msgs, batch_props, len(request.body or b""))
-        return self._handle_put_message_result(request, result, queue_id, C_SEND, topic)
+        return self._answer_when_replicated(
+            channel,
+            request,
+            result,
+            lambda: self._handle_put_message_result(request, result, queue_id, C_SEND, topic),
+        )
 
     def _fail_back(self, component: str, step: str, code: int, remark: str) -> RemotingCommand:
         """A send-back failure: ``createResponseCommand(null)``, no MSG_REGION / TRACE_ON."""

@@ -142,7 +142,10 @@ def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
     offset: True the same bytes, False other bytes, None nothing (not replicated yet, or the
     store is gone). ``attrs["max_offsets"]``: each node's commit-log end
     (``getMaxPhyOffset``); ``attrs["replicated_offset"]``: the least end among the slaves,
-    up to which every slave holds the master's bytes (None without a slave).
+    up to which every slave holds the master's bytes (None without a slave);
+    ``attrs["push2_slave_max_offset"]``: what the master believes its slaves hold, the
+    largest offset any HA connection reported (``HAService#push2SlaveMaxOffset``; it trusts
+    every report, mechanisms.md "HA replication").
     """
     master, slaves = group[0], group[1:]
     rows = []
@@ -163,6 +166,7 @@ def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
     ends = {b.name: b.message_store.get_max_phy_offset() for b in group}
     df.attrs["max_offsets"] = ends
     df.attrs["replicated_offset"] = min((ends[s.name] for s in slaves), default=None)
+    df.attrs["push2_slave_max_offset"] = master.message_store.ha_service.push2_slave_max_offset
     return df
 
 

@@ -16,6 +16,14 @@ The context is Netty's ``ChannelHandlerContext`` + ``NettyRemotingAbstract``'s
 the mechanisms use. Errors delivered to ``invoke_async`` callbacks are
 ``RemotingTimeoutException`` / ``RemotingConnectException`` /
 ``RemotingSendRequestException`` as in RocketMQ.
+
+Besides remoting frames, a node may open a plain byte stream (``StreamChannel``): the
+HA connection between a master and its slaves (``HAService``, ``HAClient``) is a TCP
+connection that carries no remoting frames, only its own 8- and 12-byte headers. The
+context listens (``listen_stream``), connects (``open_stream``), writes
+(``send_bytes``) and closes (``close_stream``); bytes arrive through the channel's
+``on_bytes`` and the end through its ``on_close``, never before the call that caused
+them returns. A stream keeps its bytes in order but not their chunking, as TCP does.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from mqlab.trace.recorder import NodeTracer
 
 __all__ = [
     "Channel",
+    "StreamChannel",
     "Node",
     "NodeContext",
     "InvokeCallback",
@@ -86,6 +95,38 @@ class Channel:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Channel) and other.id == self.id
+
+
+class StreamChannel:
+    """One end of a byte stream (a TCP connection without remoting frames).
+
+    The owner sets ``on_bytes(data)`` (bytes arrived, in order) and ``on_close(reason)``
+    (the stream ended: closed by either side, the peer died, the link was cut, or the
+    connect failed). ``opened`` says whether the connection was ever established, so an
+    owner tells a failed connect (Java: ``RemotingUtil#connect`` returned null) from a
+    closed connection. ``id`` is unique within a driver and stable across runs.
+    """
+
+    __slots__ = ("id", "local_address", "remote_address", "remote_node", "closed", "opened",
+                 "on_bytes", "on_close", "attrs")  # fmt: skip
+
+    def __init__(self, id: int, local_address: str, remote_address: str, remote_node: str) -> None:
+        self.id = id
+        self.local_address = local_address
+        self.remote_address = remote_address
+        self.remote_node = remote_node
+        self.closed = False
+        self.opened = False
+        self.on_bytes: Callable[[bytes], None] | None = None
+        self.on_close: Callable[[str], None] | None = None
+        self.attrs: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"StreamChannel#{self.id}({self.local_address} -> {self.remote_address})"
+
+
+#: ``on_accept(channel)``: a new inbound stream; set its ``on_bytes`` / ``on_close``.
+AcceptCallback = Callable[[StreamChannel], None]
 
 
 class NodeContext(ABC):
@@ -168,6 +209,40 @@ class NodeContext(ABC):
 
     @abstractmethod
     def close_channel(self, channel: Channel) -> None: ...
+
+    # -- byte streams (HA replication) -------------------------------------------------------
+    def listen_stream(self, addr: str, on_accept: AcceptCallback) -> None:
+        """Accept byte streams on ``addr`` (``ServerSocketChannel#bind``), calling
+        ``on_accept`` with each new one (``AcceptSocketService``).
+
+        Raises:
+            ValueError: ``addr`` is already listened on.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no byte streams")
+
+    def stop_listening(self, addr: str) -> None:
+        """Stop accepting on ``addr``; streams already accepted stay open."""
+        raise NotImplementedError(f"{type(self).__name__} has no byte streams")
+
+    def open_stream(
+        self,
+        addr: str,
+        on_bytes: Callable[[bytes], None],
+        on_close: Callable[[str], None],
+    ) -> StreamChannel:
+        """Connect a byte stream to ``addr``. A failed connect ends in ``on_close`` (with
+        ``opened`` still False), called after this returns. Bytes written before the
+        connection is up are sent once it is."""
+        raise NotImplementedError(f"{type(self).__name__} has no byte streams")
+
+    def send_bytes(self, channel: StreamChannel, data: bytes) -> None:
+        """Write ``data`` on ``channel``; on a closed channel it goes nowhere."""
+        raise NotImplementedError(f"{type(self).__name__} has no byte streams")
+
+    def close_stream(self, channel: StreamChannel) -> None:
+        """Close ``channel``: the peer's ``on_close`` runs after the bytes already sent;
+        this end's ``on_close`` does not run (the owner knows)."""
+        raise NotImplementedError(f"{type(self).__name__} has no byte streams")
 
 
 class Node:

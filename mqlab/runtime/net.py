@@ -66,6 +66,7 @@ from typing import Any
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import MAX_FRAME_LENGTH, RemotingCommand, RemotingCommandException
 from mqlab.runtime.context import (
+    AcceptCallback,
     Channel,
     InvokeCallback,
     Node,
@@ -73,6 +74,7 @@ from mqlab.runtime.context import (
     RemotingConnectException,
     RemotingSendRequestException,
     RemotingTimeoutException,
+    StreamChannel,
 )
 from mqlab.trace.events import Kind, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
@@ -374,6 +376,72 @@ class NetConnection(asyncio.Protocol):
         self._close_reason = reason
 
 
+class NetStream(asyncio.Protocol):
+    """One end of a byte stream (``StreamChannel``) on a TCP connection: the HA link.
+
+    Bytes go to the channel's ``on_bytes`` as they are read, the end to its ``on_close``
+    (not after this end closed it). Bytes written while the connect is under way are sent
+    once it is up; a failed connect ends in ``on_close`` with ``opened`` still False.
+    """
+
+    def __init__(self, driver: NetDriver, ctx: NetContext, channel: StreamChannel) -> None:
+        self.driver = driver
+        self.ctx = ctx
+        self.channel = channel
+        self.transport: asyncio.Transport | None = None
+        self._out: list[bytes] = []
+        self._on_accept: AcceptCallback | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport), "TCP transport expected"
+        ch = self.channel
+        if ch.closed or not self.ctx.node.running:
+            transport.close()
+            return
+        self.transport = transport
+        ch.opened = True
+        ch.local_address = _fmt_addr(transport.get_extra_info("sockname"))
+        ch.remote_address = _fmt_addr(transport.get_extra_info("peername"))
+        self.driver._streams[ch.id] = self
+        for data in self._out:
+            transport.write(data)
+        self._out.clear()
+        if self._on_accept is not None:
+            self.driver._guarded(self.ctx, "stream accept", self._on_accept, ch)
+
+    def data_received(self, data: bytes) -> None:
+        ch = self.channel
+        if not ch.closed and ch.on_bytes is not None and self.ctx.node.running:
+            self.driver._guarded(self.ctx, "stream bytes", ch.on_bytes, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.driver._streams.pop(self.channel.id, None)
+        self.driver._stream_protos.pop(self.channel.id, None)
+        self._end("peer closed" if exc is None else f"connection lost: {exc}")
+
+    def _end(self, reason: str) -> None:
+        ch = self.channel
+        if ch.closed:
+            return
+        ch.closed = True
+        if ch.on_close is not None and self.ctx.node.running:
+            self.driver._guarded(self.ctx, "stream close", ch.on_close, reason)
+
+    def write(self, data: bytes) -> None:
+        if self.channel.closed:
+            return
+        if self.transport is None:
+            self._out.append(data)
+        else:
+            self.transport.write(data)
+
+    def close(self) -> None:
+        self.channel.closed = True
+        self.driver._streams.pop(self.channel.id, None)
+        if self.transport is not None:
+            self.transport.close()
+
+
 class NetContext(NodeContext):
     """A node's view of the network driver (sockets, wall clock, ``loop.call_later``)."""
 
@@ -556,6 +624,64 @@ class NetContext(NodeContext):
         self.pending[key] = (callback, handle)
         self.driver._send(conn, request)
 
+    # -- byte streams --------------------------------------------------------------------------
+    def listen_stream(self, addr: str, on_accept: AcceptCallback) -> None:
+        d = self.driver
+        if addr in d.stream_servers:
+            raise ValueError(f"address {addr!r} is already listened on")
+        host, port = addr.rsplit(":", 1)
+        sock = bind_socket(host.strip("[]"), int(port))  # OSError: the port is taken
+
+        def factory() -> NetStream:
+            ch = StreamChannel(next(d._conn_ids), addr, "", "")
+            proto = NetStream(d, self, ch)
+            proto._on_accept = on_accept
+            return proto
+
+        d.stream_servers[addr] = (self.node_name, None)
+        task = d.loop.create_task(d._serve_stream(addr, factory, sock))
+        d._tasks.add(task)
+        task.add_done_callback(d._tasks.discard)
+
+    def stop_listening(self, addr: str) -> None:
+        self.driver._stop_stream_server(addr, self.node_name)
+
+    def open_stream(self, addr, on_bytes, on_close) -> StreamChannel:
+        d = self.driver
+        ch = StreamChannel(next(d._conn_ids), "", addr, addr)
+        ch.on_bytes, ch.on_close = on_bytes, on_close
+        proto = NetStream(d, self, ch)
+        d._stream_protos[ch.id] = proto
+        host, sep, port = addr.rpartition(":")
+
+        async def connect() -> None:
+            try:
+                if not sep or not port.isdigit():
+                    raise OSError(f"bad address {addr!r}")
+                await asyncio.wait_for(
+                    d.loop.create_connection(lambda: proto, host.strip("[]"), int(port)),
+                    CONNECT_TIMEOUT_MILLIS / 1000.0,
+                )
+            except (TimeoutError, OSError) as e:
+                d._stream_protos.pop(ch.id, None)
+                proto._end(f"connect to {addr} failed: {e}")
+
+        task = d.loop.create_task(connect())
+        d._tasks.add(task)
+        task.add_done_callback(d._tasks.discard)
+        return ch
+
+    def send_bytes(self, channel: StreamChannel, data: bytes) -> None:
+        proto = self.driver._stream_protos.get(channel.id)
+        if proto is not None:
+            proto.write(bytes(data))
+
+    def close_stream(self, channel: StreamChannel) -> None:
+        proto = self.driver._stream_protos.pop(channel.id, None)
+        channel.closed = True
+        if proto is not None:
+            proto.close()
+
     def close_channel(self, channel: Channel) -> None:
         conn = self.driver._connections.get(channel.id)
         if conn is not None:
@@ -618,6 +744,10 @@ class NetDriver:
         self._client_conns: dict[tuple[str, str], NetConnection] = {}
         self._conn_ids = itertools.count(1)
         self._tasks: set[asyncio.Task] = set()
+        #: byte streams: listen address -> (node, server); every open stream end by channel id
+        self.stream_servers: dict[str, tuple[str, asyncio.AbstractServer | None]] = {}
+        self._streams: dict[int, NetStream] = {}
+        self._stream_protos: dict[int, NetStream] = {}
         self._tracer = NodeTracer(self.recorder, "net", epoch_ms)
         if keep_events is not None:
             self.recorder.subscribe(self._trim_events)
@@ -697,6 +827,13 @@ class NetDriver:
         for _, handle in ctx.pending.values():
             handle.cancel()
         ctx.pending.clear()
+        for addr in [a for a, (n, _) in self.stream_servers.items() if n == name]:
+            self._stop_stream_server(addr, name)
+        for sid in sorted(i for i, p in self._stream_protos.items() if p.ctx is ctx):
+            proto = self._stream_protos.pop(sid)
+            if proto.transport is not None and not graceful:
+                proto.transport.abort()
+            proto.close()
         if server is not None:
             await asyncio.sleep(0)  # let the transports run connection_lost
 
@@ -734,6 +871,38 @@ class NetDriver:
         ]
 
     # -- transport -----------------------------------------------------------------------------
+    async def _serve_stream(self, addr: str, factory, sock: socket.socket) -> None:
+        owner = self.stream_servers.get(addr)
+        if owner is None:  # stopped before it started serving
+            sock.close()
+            return
+
+        def tracked() -> NetStream:
+            proto = factory()
+            self._stream_protos[proto.channel.id] = proto
+            return proto
+
+        server = await self.loop.create_server(tracked, sock=sock)
+        if self.stream_servers.get(addr, (None,))[0] != owner[0]:
+            server.close()
+            return
+        self.stream_servers[addr] = (owner[0], server)
+
+    def _stop_stream_server(self, addr: str, node: str) -> None:
+        owner = self.stream_servers.get(addr)
+        if owner is None or owner[0] != node:
+            return
+        del self.stream_servers[addr]
+        if owner[1] is not None:
+            owner[1].close()
+
+    def _guarded(self, ctx: NetContext, where: str, fn, *args) -> None:
+        """Run a stream callback of the core; an exception is a core bug, kept in ``errors``."""
+        try:
+            fn(*args)
+        except Exception as e:
+            self._handler_error(ctx, where, e)
+
     def _connect(self, ctx: NetContext, addr: str) -> NetConnection | None:
         key = (ctx.node_name, addr)
         conn = self._client_conns.get(key)

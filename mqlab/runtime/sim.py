@@ -17,6 +17,12 @@ a frame is delivered at ``max(now + latency, previous delivery on that direction
 Links can be given extra latency, jitter, a drop rate, or be cut (faults, recorded as
 trace events).
 
+Byte streams (``StreamChannel``, the HA connection) travel the same links: each direction
+is FIFO with the link's latency and jitter; a drop rate does not apply (TCP resends what it
+loses, so a stream only gets slower). A cut link closes the streams between its two nodes
+at once, on both ends; a stopped or killed node's streams close for the peer after the
+bytes it had sent, one latency later (the kernel's FIN); its listeners go away.
+
 Determinism (docs/design.md §6.9): one heap keyed ``(due_ms, priority, seq)``; RNG streams
 derived from ``(seed, node, purpose)`` with string seeding (SHA-512 based, identical in
 every process); no iteration over sets; channel ids and ephemeral ports from counters.
@@ -35,6 +41,7 @@ from dataclasses import dataclass
 
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.runtime.context import (
+    AcceptCallback,
     Channel,
     InvokeCallback,
     Node,
@@ -42,6 +49,7 @@ from mqlab.runtime.context import (
     RemotingConnectException,
     RemotingSendRequestException,
     RemotingTimeoutException,
+    StreamChannel,
 )
 from mqlab.runtime.scheduler import (
     BOOKKEEPING_TIMERS,
@@ -52,7 +60,7 @@ from mqlab.runtime.scheduler import (
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
-__all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection"]
+__all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection", "SimStream"]
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +120,26 @@ class SimConnection:
         self.closed = False
 
     def end_of(self, node: str) -> Channel:
+        return self.client_end if node == self.client else self.server_end
+
+    def peer_of(self, node: str) -> str:
+        return self.server if node == self.client else self.client
+
+
+class SimStream:
+    """A byte stream between two nodes: two ``StreamChannel`` ends, per-direction FIFO."""
+
+    __slots__ = ("id", "client", "server", "client_end", "server_end", "last_due")
+
+    def __init__(self, sid: int, client: str, server: str, client_end, server_end) -> None:
+        self.id = sid
+        self.client = client
+        self.server = server
+        self.client_end = client_end
+        self.server_end = server_end
+        self.last_due = {client: 0, server: 0}  # by sender
+
+    def end_of(self, node: str) -> StreamChannel:
         return self.client_end if node == self.client else self.server_end
 
     def peer_of(self, node: str) -> str:
@@ -270,6 +298,34 @@ class SimContext(NodeContext):
         if conn is not None:
             self.driver._close(conn, reason=f"closed by {self.node_name}")
 
+    # -- byte streams ----------------------------------------------------------------------------
+    def listen_stream(self, addr, on_accept):
+        d = self.driver
+        owner = d.stream_listeners.get(addr)
+        if owner is not None and owner[0] != self.node_name and d.nodes[owner[0]].running:
+            raise ValueError(f"address {addr!r} is already listened on by {owner[0]!r}")
+        d.stream_listeners[addr] = (self.node_name, on_accept)
+
+    def stop_listening(self, addr):
+        owner = self.driver.stream_listeners.get(addr)
+        if owner is not None and owner[0] == self.node_name:
+            del self.driver.stream_listeners[addr]
+
+    def open_stream(self, addr, on_bytes, on_close):
+        return self.driver._open_stream(self.node_name, addr, on_bytes, on_close)
+
+    def send_bytes(self, channel, data):
+        stream = self.driver._stream_by_channel.get(channel.id)
+        if stream is None or channel.closed:
+            return
+        self.driver._transmit_bytes(stream, self.node_name, bytes(data))
+
+    def close_stream(self, channel):
+        stream = self.driver._stream_by_channel.get(channel.id)
+        if stream is None or channel.closed:
+            return
+        self.driver._close_stream(stream, self.node_name, f"closed by {self.node_name}")
+
 
 class SimDriver:
     """Deterministic discrete-event driver for a set of nodes.
@@ -317,6 +373,9 @@ class SimDriver:
         self._code_names: dict[tuple[int, bool], str] = {}
         #: The explorer's chooser (``mqlab.explore``), or None: the run is the seed's own.
         self.chooser = None
+        #: byte streams: listen address -> (node, on_accept); streams by channel id
+        self.stream_listeners: dict[str, tuple[str, AcceptCallback]] = {}
+        self._stream_by_channel: dict[int, SimStream] = {}
 
     # -- nodes -------------------------------------------------------------------------------------
     @property
@@ -369,6 +428,13 @@ class SimDriver:
         self._tracer_for(name).emit(
             "SimDriver", "stop" if graceful else fault, Kind.STATE if graceful else Kind.FAULT
         )
+        for addr in [a for a, (n, _) in self.stream_listeners.items() if n == name]:
+            del self.stream_listeners[addr]
+        streams = {
+            s.id: s for s in self._stream_by_channel.values() if name in (s.client, s.server)
+        }
+        for sid in sorted(streams):
+            self._close_stream(streams[sid], name, f"{name} stopped")
         for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
             if conn.last_due[name] > self.scheduler.now:
                 # TCP delivers what was written before the FIN, even when the process was
@@ -412,6 +478,142 @@ class SimDriver:
                 raise ValueError(f"unknown link setting {k!r}")
             setattr(cfg, k, v)
         self._tracer.emit("SimNetwork", "link", Kind.FAULT, src=src, dst=dst, **kw)
+        if cfg.down:  # a cut link ends the streams between the two nodes, on both ends
+            pair = {src, dst}
+            streams = {
+                s.id: s for s in self._stream_by_channel.values() if {s.client, s.server} == pair
+            }
+            for sid in sorted(streams):
+                self._reset_stream(streams[sid], "link down")
+
+    # -- byte streams ----------------------------------------------------------------------------
+    def _latency(self, sender: str, receiver: str) -> int | None:
+        """One-way latency from ``sender`` to ``receiver`` now; None if the link is down."""
+        link = self.links.get((sender, receiver))
+        latency = self.latency_ms
+        if link is not None:
+            if link.down:
+                return None
+            if link.latency_ms is not None:
+                latency = link.latency_ms
+            if link.jitter_ms:
+                latency += self._net_rng.randint(0, link.jitter_ms)
+        return latency
+
+    def _open_stream(self, client: str, addr: str, on_bytes, on_close) -> StreamChannel:
+        cid = next(self._conn_ids)
+        ip = self.nodes[client].address.rsplit(":", 1)[0] or "127.0.0.1"
+        eph = f"{ip}:{next(self._ports)}"
+        owner = self.stream_listeners.get(addr)
+        server = owner[0] if owner is not None else "?"
+        client_end = StreamChannel(2 * cid, eph, addr, server)
+        client_end.on_bytes, client_end.on_close = on_bytes, on_close
+        latency = None
+        if owner is not None and self.nodes[server].running:
+            back = self.links.get((server, client))
+            latency = None if back is not None and back.down else self._latency(client, server)
+        if latency is None:  # nothing listens, or the link is cut: the connect fails
+            client_end.closed = True
+            node = self.nodes[client]
+            self.scheduler.call_later(
+                0, self._guard(node, lambda: on_close(f"connect to {addr} failed")),
+                node=client, name="RemotingUtil.connect failed", keyed=False,
+            )  # fmt: skip
+            return client_end
+        server_end = StreamChannel(2 * cid + 1, addr, eph, client)
+        client_end.opened = server_end.opened = True
+        stream = SimStream(cid, client, server, client_end, server_end)
+        self._stream_by_channel[client_end.id] = stream
+        self._stream_by_channel[server_end.id] = stream
+        due = self.scheduler.now + latency
+        stream.last_due[client] = due
+        on_accept = owner[1]
+
+        def accept() -> None:
+            node = self.nodes.get(server)
+            if node is not None and node.running and not server_end.closed:
+                on_accept(server_end)
+
+        self._tracer_for(client).emit(
+            "SimNetwork", "stream_open", Kind.STATE, stream=cid, to=server, addr=addr
+        )
+        self.scheduler.call_at(
+            due, accept, node=server, name="stream", key=f"accept {client}->{server}", keyed=False
+        )
+        return client_end
+
+    def _transmit_bytes(self, stream: SimStream, sender: str, data: bytes) -> None:
+        receiver = stream.peer_of(sender)
+        latency = self._latency(sender, receiver)
+        if latency is None:
+            self._reset_stream(stream, "link down")
+            return
+        due = max(self.scheduler.now + latency, stream.last_due[sender])
+        stream.last_due[sender] = due
+        end = stream.end_of(receiver)
+        if self.recorder.level >= TraceLevel.FRAMES:
+            self._tracer_for(sender).emit(
+                "SimNetwork", "bytes", Kind.SEND, stream=stream.id, to=receiver, bytes=len(data)
+            )
+
+        def deliver() -> None:
+            node = self.nodes.get(receiver)
+            if end.closed or node is None or not node.running or end.on_bytes is None:
+                return
+            end.on_bytes(data)
+
+        self.scheduler.call_at(
+            due, deliver, node=receiver, name="stream", key=f"bytes {sender}->{receiver}",
+            keyed=False,
+        )  # fmt: skip
+
+    def _close_stream(self, stream: SimStream, closer: str, reason: str) -> None:
+        """``closer`` closes its end now; the peer sees the end after the bytes in flight."""
+        mine = stream.end_of(closer)
+        if mine.closed:
+            return
+        mine.closed = True
+        peer = stream.peer_of(closer)
+        peer_end = stream.end_of(peer)
+        latency = self._latency(closer, peer)
+        due = max(self.scheduler.now + (latency or 0), stream.last_due[closer])
+        self._tracer_for(closer).emit(
+            "SimNetwork", "stream_close", Kind.STATE, stream=stream.id, by=closer, reason=reason
+        )
+
+        def fin() -> None:
+            if peer_end.closed:
+                return
+            peer_end.closed = True
+            self._forget_stream(stream)
+            node = self.nodes.get(peer)
+            if node is not None and node.running and peer_end.on_close is not None:
+                peer_end.on_close(reason)
+
+        self.scheduler.call_at(
+            due, fin, node=peer, name="stream", key=f"close {closer}->{peer}", keyed=False
+        )
+
+    def _reset_stream(self, stream: SimStream, reason: str) -> None:
+        """Both ends end now (a cut link): bytes in flight are lost."""
+        self._tracer.emit("SimNetwork", "stream_close", Kind.FAULT, stream=stream.id, reason=reason)
+        for side in (stream.client, stream.server):
+            end = stream.end_of(side)
+            if end.closed:
+                continue
+            end.closed = True
+            node = self.nodes.get(side)
+            if node is not None and node.running and end.on_close is not None:
+                self.scheduler.call_later(
+                    0, self._guard(node, lambda e=end: e.on_close(reason)),
+                    node=side, name="stream", key=f"reset {side}", keyed=False,
+                )  # fmt: skip
+        self._forget_stream(stream)
+
+    def _forget_stream(self, stream: SimStream) -> None:
+        if stream.client_end.closed and stream.server_end.closed:
+            self._stream_by_channel.pop(stream.client_end.id, None)
+            self._stream_by_channel.pop(stream.server_end.id, None)
 
     # -- transport ------------------------------------------------------------------------------
     def _connect(self, client: str, addr: str) -> SimConnection | None:

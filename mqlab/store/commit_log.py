@@ -34,8 +34,17 @@ Put path, in the order of ``CommitLog#asyncPutMessage`` (4.9.3):
 4. flush (SYNC_FLUSH: force now, FLUSH_DISK_TIMEOUT if the injected flush delay exceeds
    ``sync_flush_timeout``; ASYNC_FLUSH: one pass of ``FlushRealTimeService`` if 500 ms of
    store time have passed since its last, see ``flush_real_time_service``) and
-   replication (SYNC_MASTER: SLAVE_NOT_AVAILABLE / FLUSH_SLAVE_TIMEOUT from the store's
-   injected slave state).
+   replication (``submitReplicaRequest``, mechanisms.md "HA replication" step 12):
+   SYNC_MASTER with a waiting message asks ``HAService#isSlaveOK``; no slave, or one
+   ``haSlaveFallbehindMax`` or more behind → SLAVE_NOT_AVAILABLE; else a
+   ``GroupCommitRequest`` waits in ``GroupTransferService`` and the put result carries it
+   (``replica_request``): PUT_OK or FLUSH_SLAVE_TIMEOUT arrives later, in store time.
+   The send processor answers then; the store's other callers (end transaction, the
+   schedule service, reply, send-back) take the result as it is now: 4.9.3 blocks their
+   threads on the future (``waitForPutResult``), mqlab does not wait for them.
+
+A slave's commit log grows only by ``append_data`` (``CommitLog#appendData``): the bytes
+its ``HAClient`` received, at the offset the master named.
 
 Batches (``CommitLog#asyncPutMessages``) differ: DELAY > 0 is refused, not rewritten,
 DELAY and WAIT are read from the batch's own properties only, and the encoder *throws*
@@ -53,6 +62,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from mqlab.common import message_const as mc
+from mqlab.common import mutants as _mutants
 from mqlab.common.filter_api import java_string_hash
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.message_decoder import (
@@ -68,8 +78,8 @@ from mqlab.common.message_decoder import (
 )
 from mqlab.common.sysflag import MessageSysFlag
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC
-from mqlab.explore import mutants as _mutants
 from mqlab.store.config import BrokerRole, FlushDiskType
+from mqlab.store.ha.group_transfer_service import GroupCommitRequest
 from mqlab.store.mapped_file import MappedFile, MappedFileQueue
 from mqlab.store.status import (
     AppendMessageResult,
@@ -243,7 +253,7 @@ class CommitLog:
             ValueError: a host of ``msg`` is not ``"ip:port"`` (API misuse).
         """
         msg.store_timestamp = now_ms
-        if "flush_before_write" in _mutants.ACTIVE:  # mqlab.explore.mutants
+        if "flush_before_write" in _mutants.ACTIVE:  # mqlab.common.mutants
             self.mapped_file_queue.flush(0)
         tran_type = msg.sys_flag & _TRAN_MASK
         # step 8 / §10.8: delay rewrite (NOT_TYPE and COMMIT only)
@@ -292,7 +302,10 @@ class CommitLog:
         a flush failure, then a replication failure (which wins), overwrite PUT_OK.
         ``wait``: the message's (or batch's) ``isWaitStoreMsgOK``."""
         flush_status = self._handle_disk_flush(wait, now_ms)
-        replica_status = self._handle_ha(wait)
+        amr = put_result.append_message_result
+        replica_status = self._handle_ha(
+            wait, amr.wrote_offset + amr.wrote_bytes, now_ms, put_result
+        )
         if flush_status is not PutMessageStatus.PUT_OK:
             put_result.put_message_status = flush_status
         if replica_status is not PutMessageStatus.PUT_OK:
@@ -546,19 +559,55 @@ class CommitLog:
         self.mapped_file_queue.flush(least)
         return True
 
-    def _handle_ha(self, wait: bool) -> PutMessageStatus:
-        """Mirrors ``CommitLog#submitReplicaRequest`` with the store's injected slave state:
-        SYNC_MASTER + waiting message: no slave → SLAVE_NOT_AVAILABLE; slave ack slower
-        than ``slave_timeout`` → FLUSH_SLAVE_TIMEOUT."""
+    def _handle_ha(
+        self, wait: bool, next_offset: int, now_ms: int, put_result: PutMessageResult
+    ) -> PutMessageStatus:
+        """Mirrors ``CommitLog#submitReplicaRequest`` (store, RocketMQ 4.9.3);
+        mechanisms.md "HA replication" step 12.
+
+        SYNC_MASTER and a waiting message: ``isSlaveOK(nextOffset)`` → a
+        ``GroupCommitRequest`` (deadline ``now + slaveTimeout``) goes to
+        ``GroupTransferService``, every write service is woken, and ``put_result``
+        carries the request; else SLAVE_NOT_AVAILABLE. Anything else: PUT_OK at once.
+        """
         if self.message_store_config.broker_role != BrokerRole.SYNC_MASTER:
             return PutMessageStatus.PUT_OK
         if not wait:
             return PutMessageStatus.PUT_OK
-        if not self.store.slave_available:
+        # step 12: isSlaveOK → a GroupCommitRequest and wakeupAll; else SLAVE_NOT_AVAILABLE
+        ha = self.store.ha_service
+        ok = ha.is_slave_ok(next_offset)
+        tracer = self.store.tracer
+        if tracer is not None and tracer.enabled:
+            tracer.emit(
+                "CommitLog.submitReplicaRequest", "12", next_offset=next_offset, slave_ok=ok,
+                connection_count=ha.connection_count,
+                push2_slave_max_offset=ha.push2_slave_max_offset,
+                text=(f"wait until a slave has {next_offset}" if ok else "SLAVE_NOT_AVAILABLE"),
+            )  # fmt: skip
+        if not ok:
             return PutMessageStatus.SLAVE_NOT_AVAILABLE
-        if self.store.fault_slave_ack_delay_ms > self.message_store_config.slave_timeout:
-            return PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+        request = GroupCommitRequest(next_offset, now_ms + self.message_store_config.slave_timeout)
+        put_result.replica_request = request
+        ha.put_request(request)
+        ha.wakeup_all()
         return PutMessageStatus.PUT_OK
+
+    def append_data(self, start_offset: int, data: bytes) -> bool:
+        """Append replicated bytes to the last file (created at ``start_offset``'s file if
+        there is none, or the next one if the last is full).
+
+        Mirrors ``CommitLog#appendData`` (store, RocketMQ 4.9.3): ``getLastMappedFile
+        (startOffset)``, then ``MappedFile#appendMessage``, all or nothing.
+
+        Returns:
+            False if no file could be had or the bytes do not fit in it.
+        """
+        try:
+            mf = self.mapped_file_queue.get_last_mapped_file_or_create(start_offset)
+        except OSError:
+            return False
+        return mf.append_message(data)
 
     def _trace_roll(self, mf: MappedFile, blank: int) -> None:
         tracer = self.store.tracer

@@ -117,7 +117,14 @@ class MessageStoreConfig:
 
     # -- roles and replication --------------------------------------------------------
     broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
+    #: a broker sets it to its listen port + 1 (BrokerStartup#createBrokerController)
     ha_listen_port: int = 10912
+    ha_send_heartbeat_interval: int = 1000 * 5
+    ha_housekeeping_interval: int = 1000 * 20
+    ha_transfer_batch_size: int = 1024 * 32
+    #: a SLAVE's master HA address from its config (``haMasterAddress``); None: from registration
+    ha_master_address: str | None = None
+    ha_slave_fallbehind_max: int = 1024 * 1024 * 256
     slave_timeout: int = 3000
     offset_check_in_slave: bool = False
     duplication_enable: bool = False

@@ -50,13 +50,17 @@ Fault injection (plain attributes, for lessons and tests):
 * ``os_page_cache_busy`` — OS_PAGECACHE_BUSY (RocketMQ: put lock held > 1 s);
 * ``fault_flush_delay_ms`` — with SYNC_FLUSH, a value above ``sync_flush_timeout``
   gives FLUSH_DISK_TIMEOUT (the message is stored);
-* ``slave_available`` (default False: mqlab has no HA connection) and
-  ``fault_slave_ack_delay_ms`` — with SYNC_MASTER, SLAVE_NOT_AVAILABLE or, above
-  ``slave_timeout``, FLUSH_SLAVE_TIMEOUT;
 * ``disk_used_ratio`` (default 0.0) — the used fraction of the one simulated disk
   that holds every store path, as ``UtilAll#getDiskPartitionSpaceUsedPercent``
   returns it (0.0–1.0). mqlab never measures the real disk (runs must not depend on
   it); only the broker's SERVICE_NOT_AVAILABLE remark shows it.
+
+Replication is no switch: ``ha_service`` (``mqlab.store.ha``;
+mechanisms.md "HA replication") is the store's one part on timers and streams, started by the
+broker with its node's context (``start_ha``). SYNC_MASTER answers SLAVE_NOT_AVAILABLE
+or FLUSH_SLAVE_TIMEOUT from what real slaves report; faults act on the link and the
+machines (a cut link, a killed slave, a slow link). A slave's store learns its master's
+HA address through ``update_ha_master_address`` and grows by ``append_to_commit_log``.
 
 Everything counts as "in memory" unless ``total_physical_memory_size`` is configured,
 so ``check_in_disk_by_consume_offset`` is False by default.
@@ -90,6 +94,7 @@ from mqlab.store.config import (
 )
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT, ConsumeQueue
 from mqlab.store.get_message import GetMessageMixin
+from mqlab.store.ha.ha_service import HAService
 from mqlab.store.index import IndexService, QueryMessageResult
 from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
@@ -163,6 +168,10 @@ class DefaultMessageStore(GetMessageMixin):
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         self.store_stats_service = StoreStatsService()
+        self.ha_service = HAService(self)
+        #: called after replicated bytes were appended (``ReputMessageService#wakeup``);
+        #: the broker sets it to its reput timer
+        self.reput_wakeup: Callable[[], None] | None = None
         #: the broker's BrokerStatsManager (DefaultMessageStore's constructor argument in
         #: 4.9.3): the schedule service counts its deliveries there; None in a bare store
         self.broker_stats_manager = None
@@ -181,8 +190,6 @@ class DefaultMessageStore(GetMessageMixin):
         self.readable = True
         self.os_page_cache_busy = False
         self.fault_flush_delay_ms = 0
-        self.slave_available = False
-        self.fault_slave_ack_delay_ms = 0
         self.disk_used_ratio = 0.0
         #: The master's HA address (``ip:haListenPort``) a slave learned from its
         #: registration (``update_ha_master_address``); None on a master.
@@ -375,6 +382,7 @@ class DefaultMessageStore(GetMessageMixin):
         """
         if self.is_shutdown:
             return
+        self.ha_service.shutdown()
         self.do_reput()
         self.schedule_message_service.shutdown()
         self.is_shutdown = True
@@ -476,21 +484,6 @@ class DefaultMessageStore(GetMessageMixin):
                 ),
             )
         return info
-
-    def update_ha_master_address(self, new_addr: str) -> None:
-        """Remember the master's HA address, where a slave replicates from.
-
-        Mirrors ``DefaultMessageStore#updateHaMasterAddress`` (store, RocketMQ 4.9.3), which
-        hands it to ``HAService#updateMasterAddress``. The broker calls it when a slave's
-        registration reply carries ``haServerAddr`` (mechanisms.md "The slave as a broker").
-        """
-        if self._traced() and new_addr != self.ha_master_address:
-            self.tracer.emit(
-                "DefaultMessageStore.updateHaMasterAddress", "update", "state",
-                old=self.ha_master_address, new=new_addr,
-                text=f"HA master address {self.ha_master_address} -> {new_addr}",
-            )  # fmt: skip
-        self.ha_master_address = new_addr
 
     def unmap(self) -> None:
         """Unmap every commit-log, consume-queue and index file (``MappedFile#cleanup``): the
@@ -624,6 +617,8 @@ class DefaultMessageStore(GetMessageMixin):
                 msg.store_host = self.store_host
             result = self.commit_log.put_message(msg, now_ms)
             self._count_put(msg.topic, result, 1)
+            if self.ha_service.connection_list:  # the write services poll for new data
+                self.ha_service.notify_appended()
         tracer = self.tracer
         if tracer is not None and tracer.enabled:
             amr = result.append_message_result
@@ -693,6 +688,8 @@ class DefaultMessageStore(GetMessageMixin):
                     m.store_host = self.store_host
             result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
             self._count_put(msgs[0].topic, result, len(msgs))
+            if self.ha_service.connection_list:
+                self.ha_service.notify_appended()
         if self._traced():
             amr = result.append_message_result
             self.tracer.emit(
@@ -706,6 +703,66 @@ class DefaultMessageStore(GetMessageMixin):
                 commit_log_offset=amr.wrote_offset if amr is not None else None,
             )
         return result
+
+    # ==================================================================================
+    # HA replication (mqlab.store.ha)
+    # ==================================================================================
+    def start_ha(self, ctx: Any, listen_addr: str) -> None:
+        """Start the HA service on the node's context: accept slaves on ``listen_addr``;
+        a SLAVE with ``ha_master_address`` configured connects to it.
+
+        Mirrors the ``haService.start()`` of ``DefaultMessageStore#start`` and, for the
+        configured address, ``BrokerController#initialize`` (4.9.3: a SLAVE whose
+        ``haMasterAddress`` is at least 6 characters long).
+        """
+        addr = self.message_store_config.ha_master_address
+        if self.message_store_config.broker_role == _SLAVE and addr is not None and len(addr) >= 6:
+            # BrokerController#initialize sets it before the store starts: the client's
+            # first turn connects at once
+            self.update_ha_master_address(addr)
+        self.ha_service.start(ctx, listen_addr)
+
+    def update_ha_master_address(self, addr: str | None) -> None:
+        """The master's HA address (``ip:port``), from the slave's registration.
+
+        Mirrors ``DefaultMessageStore#updateHaMasterAddress`` → ``HAClient#updateMasterAddress``
+        (None, as Java's null, leaves the client without an address: it connects nowhere).
+
+        Raises:
+            TypeError: ``addr`` is neither a string nor None.
+        """
+        if addr is not None and not isinstance(addr, str):
+            raise TypeError(f"addr must be an 'ip:port' string or None, got {addr!r}")
+        if self._traced() and addr != self.ha_master_address:
+            self.tracer.emit(
+                "DefaultMessageStore.updateHaMasterAddress", "update", "state",
+                old=self.ha_master_address, new=addr,
+                text=f"HA master address {self.ha_master_address} -> {addr}",
+            )  # fmt: skip
+        self.ha_master_address = addr
+        self.ha_service.update_master_address(addr)
+
+    def get_commit_log_data(self, offset: int):
+        """``(file, start, end)`` of the commit log from ``offset`` to its file's written end,
+        or None. Mirrors ``DefaultMessageStore#getCommitLogData`` (None once shut down)."""
+        if self.is_shutdown:
+            return None
+        return self.commit_log.get_data(offset)
+
+    def append_to_commit_log(self, start_offset: int, data: bytes) -> bool:
+        """Append replicated bytes and wake the reput. Mirrors
+        ``DefaultMessageStore#appendToCommitLog`` (False once shut down)."""
+        if self.is_shutdown:
+            return False
+        result = self.commit_log.append_data(start_offset, data)
+        if result and self.reput_wakeup is not None:
+            self.reput_wakeup()
+        return result
+
+    def slave_fall_behind_much(self) -> int:
+        """How far the slaves' reports are behind the commit log's end. Mirrors
+        ``DefaultMessageStore#slaveFallBehindMuch``."""
+        return self.commit_log.get_max_offset() - self.ha_service.push2_slave_max_offset
 
     def _count_put(self, topic: str, result: PutMessageResult, msg_num: int) -> None:
         """``StoreStatsService``'s put counters: OK puts by topic, else a failed put.

@@ -149,7 +149,7 @@ class PutMessageResult:
     step 10 "counts as sent").
     """
 
-    __slots__ = ("put_message_status", "append_message_result")
+    __slots__ = ("put_message_status", "append_message_result", "replica_request")
 
     def __init__(
         self,
@@ -158,6 +158,10 @@ class PutMessageResult:
     ) -> None:
         self.put_message_status = put_message_status
         self.append_message_result = append_message_result
+        #: SYNC_MASTER: the ``GroupCommitRequest`` still waiting for a slave (4.9.3's
+        #: ``replicaResultFuture``); its status, when it comes, overrides PUT_OK
+        #: (``thenCombine``). None: nothing to wait for.
+        self.replica_request = None
 
     def is_ok(self) -> bool:
         return self.append_message_result is not None and self.append_message_result.is_ok()

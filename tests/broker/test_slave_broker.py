@@ -41,12 +41,12 @@ def lab(tmp_path):
         yield lab
 
 
-def filled(lab: Lab, copy_commit_log, count: int = 4) -> None:
-    """``count`` messages sent to the master's queue 0, copied to the slave, topic synced."""
+def filled(lab: Lab, replicate, count: int = 4) -> None:
+    """``count`` messages sent to the master's queue 0, replicated to the slave, topic synced."""
     for i in range(count):
         assert lab.request("broker-a", "SEND_MESSAGE_V2", send_ext(lab, "TopicTest"),
                            f"m{i}".encode()).response.code == ResponseCode.SUCCESS  # fmt: skip
-    copy_commit_log(lab.broker("broker-a"), lab.broker("broker-a", broker_id=1))
+    replicate(lab, lab.broker("broker-a"), lab.broker("broker-a", broker_id=1))
     lab.advance(3_000)  # SlaveSynchronize's first syncAll brings the topic over
 
 
@@ -90,9 +90,9 @@ def test_send_to_slave_is_service_not_available(lab):
     assert lab.broker("broker-a-s1").message_store.get_max_phy_offset() == 0
 
 
-def test_slave_serves_pulls_without_committing_offsets(lab, copy_commit_log):
+def test_slave_serves_pulls_without_committing_offsets(lab, replicate):
     """The slave answers the pull from its own store and ignores the COMMIT_OFFSET flag."""
-    filled(lab, copy_commit_log)
+    filled(lab, replicate)
     slave = lab.broker("broker-a-s1")
     call = lab.request("broker-a-s1", "PULL_MESSAGE", pull_ext("TopicTest", sys_flag=7,
                                                               commit_offset=2))  # fmt: skip
@@ -109,10 +109,10 @@ def test_slave_serves_pulls_without_committing_offsets(lab, copy_commit_log):
     assert ev.fields["committed"] is False
 
 
-def test_slave_without_offset_check_answers_retry_immediately(lab, copy_commit_log):
+def test_slave_without_offset_check_answers_retry_immediately(lab, replicate):
     """offsetCheckInSlave=false: an offset past the slave's end is PULL_RETRY_IMMEDIATELY, not
     corrected; with it on, PULL_OFFSET_MOVED to the corrected offset (minOffset 0 → 0)."""
-    filled(lab, copy_commit_log)
+    filled(lab, replicate)
     r = lab.request("broker-a-s1", "PULL_MESSAGE", pull_ext("TopicTest", offset=9)).response
     assert (r.code, r.remark) == (ResponseCode.PULL_RETRY_IMMEDIATELY, "OFFSET_OVERFLOW_BADLY")
     assert (r.ext("nextBeginOffset"), r.ext("maxOffset"), r.ext("suggestWhichBrokerId")) == (
@@ -123,13 +123,13 @@ def test_slave_without_offset_check_answers_retry_immediately(lab, copy_commit_l
     assert (r.code, r.ext("nextBeginOffset")) == (ResponseCode.PULL_OFFSET_MOVED, "0")
 
 
-def test_master_suggests_the_slave_when_the_pull_reads_beyond_memory(tmp_path, copy_commit_log):
+def test_master_suggests_the_slave_when_the_pull_reads_beyond_memory(tmp_path, replicate):
     """slaveReadEnable + a pull whose last message lies more than accessMessageInMemoryMaxRatio
     (40 %) of the memory behind the end: suggestWhichBrokerId = whichBrokerWhenConsumeSlowly."""
     # Each message here is 124 bytes; 40 % of 1 000 bytes is 400 bytes of "memory".
     with Lab(seed=3, slaves=1, store_dir=tmp_path, broker={"slave_read_enable": True},
              store={"total_physical_memory_size": 1000}) as lab:  # fmt: skip
-        filled(lab, copy_commit_log, count=6)
+        filled(lab, replicate, count=6)
         master = lab.broker("broker-a")
         assert master.message_store.get_max_phy_offset() == 6 * 124
 

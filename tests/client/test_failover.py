@@ -68,7 +68,7 @@ def test_producer_without_any_master_has_no_route(tmp_path):
 
 
 def test_consumer_reads_the_slave_and_commits_offsets_there_until_the_master_returns(
-    tmp_path, copy_commit_log
+    tmp_path, replicate
 ):
     """A running consumer: pulls go to the slave once its route lacks the master (t 30 009),
     its offsets to the slave; once the master is back, to the master again."""
@@ -83,9 +83,10 @@ def test_consumer_reads_the_slave_and_commits_offsets_there_until_the_master_ret
         }
         lab.pause_consumer("c1")
         lab.send_many("TopicTest", 8)  # queue offsets 1 and 2 of each queue
-        assert copy_commit_log(master, slave) == 2028
+        replicate(lab, master, slave)  # the 8 new ones (1 352 bytes) over HA
+        assert slave.message_store.get_max_phy_offset() == 2_028  # 12 x 169
         lab.kill("broker-a")
-        assert lab.now == 12_011
+        assert lab.now == 12_102
         lab.resume_consumer("c1")
         lab.advance(40_000)
         # Pulls to the master fail until the route refresh at 30 009; the next goes to the slave.
@@ -108,7 +109,7 @@ def test_consumer_reads_the_slave_and_commits_offsets_there_until_the_master_ret
         assert len(c1.consumed) == 12
 
 
-def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path, copy_commit_log):
+def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path, replicate):
     """slaveReadEnable with 2 000 bytes of simulated memory (800 in the 40 % window): the
     master answers the first pull with suggestWhichBrokerId 1, the consumer pulls from the
     slave until the slave, near the end, suggests the master (the group's brokerId 0) again
@@ -119,7 +120,8 @@ def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path
                "writeQueueNums": 1, "perm": 6, "topicFilterType": "SINGLE_TAG"}  # fmt: skip
         assert lab.request("broker-a", "UPDATE_AND_CREATE_TOPIC", ext).response.code == 0
         lab.send_many("TopicTest", 40)
-        assert copy_commit_log(lab.broker("broker-a"), lab.broker("broker-a-s1")) == 6790
+        replicate(lab, lab.broker("broker-a"), lab.broker("broker-a-s1"))
+        assert lab.broker("broker-a-s1").message_store.get_max_phy_offset() == 6_790
         lab.advance(3_000)  # the slave's syncAll brings the topic
         c = lab.push_consumer("G", "TopicTest", name="c1", pull_batch_size=8,
                               consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
@@ -131,6 +133,6 @@ def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path
             if e.fields["max_offset"] == 40
         ]
         assert served == [
-            (3_018, "broker-a", 8), (3_020, "broker-a-s1", 16), (3_022, "broker-a-s1", 24),
-            (3_024, "broker-a-s1", 32), (3_026, "broker-a-s1", 40), (3_028, "broker-a", 40),
+            (14_011, "broker-a", 8), (14_013, "broker-a-s1", 16), (14_015, "broker-a-s1", 24),
+            (14_017, "broker-a-s1", 32), (14_019, "broker-a-s1", 40), (14_021, "broker-a", 40),
         ]  # fmt: skip

@@ -88,14 +88,14 @@ def test_killing_a_slave_leaves_the_master_serving(tmp_path):
         assert lab.broker("broker-a").running and not lab.broker("broker-a-s1").running
 
 
-def test_lost_master_machine_comes_back_empty(tmp_path, copy_commit_log):
+def test_lost_master_machine_comes_back_empty(tmp_path, replicate):
     """lose(): the store directory is gone; restart_broker starts a new machine with an empty
     store on the same address, which registers as master again."""
     with Lab(seed=1, slaves=1, store_dir=tmp_path) as lab:
         lab.send_many("TopicTest", 3)
         master = lab.broker("broker-a")
         assert master.message_store.get_max_phy_offset() > 0
-        copy_commit_log(master, lab.broker("broker-a-s1"))
+        replicate(lab, master, lab.broker("broker-a-s1"))
         lab.lose("broker-a")
         assert not (tmp_path / "broker-a").exists()
         assert (tmp_path / "broker-a-s1" / "commitlog").exists()
@@ -141,7 +141,7 @@ def test_fork_replays_a_group(tmp_path):
             other.close()
 
 
-def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_path, copy_commit_log):
+def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_path, replicate):
     """apache/rocketmq#1094 end to end: consumption during the master's outage commits to the
     slave; the returning master's older offsets overwrite the slave's at the next syncAll,
     and a consumer of the same group that reads its offsets again consumes all 8 again."""
@@ -158,13 +158,13 @@ def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_pat
         before = {q: 1 for q in range(4)}
         assert master.consumer_offset_manager.offset_table["TopicTest@G"] == before
         assert slave.consumer_offset_manager.offset_table["TopicTest@G"] == before
-        # 8 more messages reach the slave (replication's stand-in), then the master dies.
+        # 8 more messages reach the slave over HA, then the master dies.
         lab.send_many("TopicTest", 8)
-        copy_commit_log(master, slave)
+        replicate(lab, master, slave)
         lab.advance(10_000)
         lab.kill("broker-a")
         lab.run_until_idle()
-        assert lab.now == 22_013
+        assert lab.now == 22_103
         # The outage: c2 reads the 8 from the slave and commits offsets 3 there.
         c2 = lab.push_consumer("G", "TopicTest", name="c2",
                                consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
@@ -172,7 +172,7 @@ def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_pat
         assert sorted((r.mq.queue_id, r.queue_offset) for r in c2.consumed) == [
             (q, o) for q in range(4) for o in (1, 2)
         ]
-        assert {r.t_ms for r in c2.consumed} == {22_037}
+        assert {r.t_ms for r in c2.consumed} == {22_127}
         lab.remove_consumer("c2")
         lab.run_until_idle()
         assert slave.consumer_offset_manager.offset_table["TopicTest@G"] == {q: 3 for q in range(4)}
@@ -180,7 +180,7 @@ def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_pat
         # The master returns with its offsets of before the outage.
         back = lab.restart_broker("broker-a")
         lab.run_until_idle()
-        assert lab.now == 52_017
+        assert lab.now == 52_107
         assert back.consumer_offset_manager.offset_table["TopicTest@G"] == before
         lab.advance(
             21_000
@@ -198,25 +198,27 @@ def test_offsets_committed_to_the_slave_are_lost_when_the_master_returns(tmp_pat
         assert len(again) == 8
 
 
-def test_commit_logs_side_by_side_mark_what_each_slave_holds(tmp_path, copy_commit_log):
+def test_commit_logs_side_by_side_mark_what_each_slave_holds(tmp_path, replicate):
     """commit_logs(): rows are the master's entries; a slave's column is True where it holds
-    the same bytes, None past its end; attrs give each end and the replicated offset."""
+    the same bytes, None past its end; attrs give each end, the replicated offset and what the
+    master believes (push2SlaveMaxOffset). Both slaves replicate the first two entries by
+    t=11 002 (connect at ~5 s, first report 5 s later); the third is not replicated yet."""
     with Lab(seed=1, slaves=2, store_dir=tmp_path) as lab:
         lab.send_many("TopicTest", 2)
         master = lab.broker("broker-a")
-        copy_commit_log(master, lab.broker("broker-a-s1"))
+        assert replicate(lab, master, lab.broker("broker-a-s1")) == 338
+        assert lab.now == 11_002
         lab.send_many("TopicTest", 1)
         df = lab.commit_logs("broker-a")
         sizes = df["size"].tolist()
-        assert df["commit_log_offset"].tolist() == [0, sizes[0], sizes[0] + sizes[1]]
+        assert sizes == [169, 169, 169]
+        assert df["commit_log_offset"].tolist() == [0, 169, 338]
         assert df["broker-a"].tolist() == [True, True, True]
         assert df["broker-a-s1"].tolist() == [True, True, None]
-        assert df["broker-a-s2"].tolist() == [None, None, None]
-        end = sum(sizes)
-        assert df.attrs["max_offsets"] == {
-            "broker-a": end, "broker-a-s1": sizes[0] + sizes[1], "broker-a-s2": 0,
-        }  # fmt: skip
-        assert df.attrs["replicated_offset"] == 0
+        assert df["broker-a-s2"].tolist() == [True, True, None]
+        assert df.attrs["max_offsets"] == {"broker-a": 507, "broker-a-s1": 338, "broker-a-s2": 338}
+        assert df.attrs["replicated_offset"] == 338
+        assert df.attrs["push2_slave_max_offset"] == 338
         with pytest.raises(ValueError, match="no broker name 'broker-z' with a master"):
             lab.commit_logs("broker-z")
 

@@ -4,6 +4,7 @@ Issue 6 "Server"; docs/reference.md §1.6 (ports 9876 / 10911), §8.1 and §8.2 
 """
 
 import json
+import socket
 
 import pytest
 from cpp_harness import CPP_CLIENT, run_client
@@ -106,6 +107,9 @@ def test_served_name_server_and_broker_configs_name_their_own_paths_and_ports(li
     broker = server.server.brokers[0]
     port = int(broker.broker_addr.rsplit(":", 1)[1])
     assert broker.message_store_config.ha_listen_port == port + 1
+    # the broker's HAService accepts slaves there, on loopback (mechanisms.md "HA replication")
+    with socket.create_connection(("127.0.0.1", port + 1), timeout=5):
+        pass
     r = call_sync(server.namesrv_addr, RemotingCommand.create_request(319, {}, None))
     text = r.body.decode()
     store = tmp_path / "store" / "namesrv"

@@ -48,8 +48,8 @@ from mqlab.client.consumer.listener import (
 )
 from mqlab.client.process_queue import ProcessQueue
 from mqlab.common import message_const as mc
+from mqlab.common import mutants as _mutants
 from mqlab.common.message import MessageExt, MessageQueue
-from mqlab.explore import mutants as _mutants
 from mqlab.runtime.task import Sleep, spawn
 from mqlab.trace.events import Kind
 
@@ -161,7 +161,7 @@ class ConsumeMessageConcurrentlyService:
         004 lines 16–22 (one request) and 23–47 (split); docs/reference.md §10.15.
         ``dispatch_to_consume`` only matters for orderly consumption.
         """
-        if msgs and "offset_before_consume" in _mutants.ACTIVE:  # mqlab.explore.mutants
+        if msgs and "offset_before_consume" in _mutants.ACTIVE:  # mqlab.common.mutants
             self.default_mq_push_consumer_impl.offset_store.update_offset(
                 message_queue, msgs[-1].queue_offset + 1, False
             )

@@ -45,9 +45,9 @@ from mqlab.client.consumer.listener import (
 )
 from mqlab.client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from mqlab.common import message_const as mc
+from mqlab.common import mutants as _mutants
 from mqlab.common.message import Message, MessageExt, MessageQueue
 from mqlab.common.mix_all import get_retry_topic
-from mqlab.explore import mutants as _mutants
 from mqlab.runtime.task import Sleep, spawn
 from mqlab.trace.events import Kind
 

@@ -1,0 +1,57 @@
+"""Planted bugs, for testing the explorer (mutation testing). Never on by default.
+
+Mirrors no RocketMQ class. The core's own switches live here, below every core package,
+so that the core never imports ``mqlab.explore`` (which sits above ``mqlab.lab``;
+docs/design.md §4); ``mqlab.explore.mutants`` re-exports this module. Each mutant is one flag that a one-line check in the core
+reads (``mutants.ACTIVE``); it is off unless a test turns it on with ``mutant(name)`` or
+the environment variable ``MQLAB_MUTANTS`` (comma-separated names) is set when mqlab is
+imported (for worker processes). The search must find an outcome class with the mutant
+that it cannot find without it.
+
+- ``dropped_pq_consumed``: ``ConsumeMessageConcurrentlyService.ConsumeRequest#run``
+  consumes the messages of a dropped ProcessQueue (4.9.3 skips them);
+- ``offset_before_consume``: ``ConsumeMessageConcurrentlyService#submitConsumeRequest``
+  commits a pulled batch's offset when it queues the batch, before any listener ran
+  (4.9.3 commits from ``processConsumeResult``, after);
+- ``orderly_lock_unchecked``: ``ConsumeMessageOrderlyService.ConsumeRequest#run``
+  consumes without holding (or renewing) the broker's queue lock;
+- ``flush_before_write``: SYNC_FLUSH forces the commit log *before* appending the
+  message (the flushed position passes the old end, not the new one), so the SEND_OK
+  goes out while the message is only in the page cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["MUTANTS", "ACTIVE", "mutant", "active"]
+
+MUTANTS = ("dropped_pq_consumed", "offset_before_consume", "orderly_lock_unchecked",
+           "flush_before_write")  # fmt: skip
+
+#: The mutants switched on (read by the core's one-line checks).
+ACTIVE: set[str] = {m for m in os.environ.get("MQLAB_MUTANTS", "").split(",") if m}
+for _m in ACTIVE:
+    if _m not in MUTANTS:
+        raise ValueError(f"MQLAB_MUTANTS: unknown mutant {_m!r}; known: {list(MUTANTS)}")
+
+
+def active() -> tuple[str, ...]:
+    return tuple(sorted(ACTIVE))
+
+
+@contextmanager
+def mutant(*names: str) -> Iterator[None]:
+    """Switch mutants on inside the ``with`` block (tests only)."""
+    for n in names:
+        if n not in MUTANTS:
+            raise ValueError(f"unknown mutant {n!r}; known: {list(MUTANTS)}")
+    before = set(ACTIVE)
+    ACTIVE.update(names)
+    try:
+        yield
+    finally:
+        ACTIVE.clear()
+        ACTIVE.update(before)

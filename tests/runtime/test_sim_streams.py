@@ -1,0 +1,114 @@
+"""Byte streams on the simulation driver (``NodeContext.open_stream`` and friends).
+
+The HA connection's transport: per-direction FIFO with the link's latency, a close that
+arrives after the bytes sent before it, a cut link that ends the stream on both ends, a
+killed node whose peer sees the end, and a failed connect (docs/design.md §1).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mqlab.runtime.context import Node
+from mqlab.runtime.sim import SimDriver
+
+
+class Peer(Node):
+    def __init__(self, name: str, address: str) -> None:
+        super().__init__(name, address)
+        self.got: list[tuple[int, bytes]] = []
+        self.closed: list[tuple[int, str]] = []
+        self.accepted = []
+
+    def listen(self, addr: str) -> None:
+        def accept(ch):
+            self.accepted.append((self.ctx.now_ms, ch))
+            ch.on_bytes = self.on_bytes
+            ch.on_close = self.on_close
+
+        self.ctx.listen_stream(addr, accept)
+
+    def open(self, addr: str):
+        return self.ctx.open_stream(addr, self.on_bytes, self.on_close)
+
+    def on_bytes(self, data: bytes) -> None:
+        self.got.append((self.ctx.now_ms, data))
+
+    def on_close(self, reason: str) -> None:
+        self.closed.append((self.ctx.now_ms, reason))
+
+
+def two(latency_ms: int = 1):
+    d = SimDriver(seed=1, latency_ms=latency_ms)
+    a, b = Peer("a", "127.0.0.1:1000"), Peer("b", "127.0.0.1:2000")
+    d.add_node(a)
+    d.add_node(b)
+    b.listen("127.0.0.1:2001")
+    return d, a, b
+
+
+def test_bytes_arrive_in_order_after_the_accept():
+    """The accept, then the bytes, each direction FIFO, each after the link's latency."""
+    d, a, b = two(latency_ms=3)
+    ch = a.open("127.0.0.1:2001")
+    assert (ch.opened, ch.closed, ch.remote_address) == (True, False, "127.0.0.1:2001")
+    a.ctx.send_bytes(ch, b"one")
+    d.set_link("a", "b", latency_ms=1)  # faster now: still after what was sent before
+    a.ctx.send_bytes(ch, b"two")
+    d.run_until_idle()
+    [(t_accept, server_end)] = b.accepted
+    assert (t_accept, b.got) == (3, [(3, b"one"), (3, b"two")])
+    b.ctx.send_bytes(server_end, b"back")
+    d.run_until_idle()
+    assert a.got == [(6, b"back")]
+
+
+def test_close_reaches_the_peer_after_the_bytes_before_it():
+    """A close travels behind the bytes already sent; the closer's own callback stays quiet."""
+    d, a, b = two(latency_ms=2)
+    ch = a.open("127.0.0.1:2001")
+    a.ctx.send_bytes(ch, b"last")
+    a.ctx.close_stream(ch)
+    a.ctx.send_bytes(ch, b"never")
+    d.run_until_idle()
+    assert b.got == [(2, b"last")]
+    assert b.closed == [(2, "closed by a")]
+    assert a.closed == []
+
+
+def test_cut_link_ends_both_ends_and_connects_fail():
+    """A cut link closes the stream on both ends at once (bytes in flight are lost), and
+    a connect across it fails: on_close with ``opened`` False."""
+    d, a, b = two(latency_ms=5)
+    ch = a.open("127.0.0.1:2001")
+    d.run_until(5)
+    a.ctx.send_bytes(ch, b"lost")
+    d.set_link("b", "a", down=True)
+    d.run_until_idle()
+    assert (a.closed, b.closed, b.got) == ([(5, "link down")], [(5, "link down")], [])
+    t = d.now
+    ch2 = a.open("127.0.0.1:2001")
+    d.run_until_idle()
+    assert (ch2.opened, ch2.closed) == (False, True)
+    assert a.closed[-1] == (t, "connect to 127.0.0.1:2001 failed")
+
+
+def test_killed_node_closes_its_streams_and_listeners():
+    """A killed node's peer sees the end one latency later; its listen address is free."""
+    d, a, b = two(latency_ms=2)
+    a.open("127.0.0.1:2001")
+    d.run_until(10)
+    d.stop_node("b", graceful=False)
+    d.run_until_idle()
+    assert a.closed == [(12, "b stopped")]
+    assert "127.0.0.1:2001" not in d.stream_listeners
+    a.open("127.0.0.1:2001")
+    d.run_until_idle()
+    assert a.closed[-1] == (12, "connect to 127.0.0.1:2001 failed")
+
+
+def test_listen_twice_is_refused():
+    """Two running nodes cannot listen on one address."""
+    d, a, b = two()
+    with pytest.raises(ValueError, match="already listened on by 'b'"):
+        a.listen("127.0.0.1:2001")
