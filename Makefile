@@ -4,7 +4,7 @@
 #                 lacks: a learner's edits are never overwritten), then JupyterLab on work/ at
 #                 http://127.0.0.1:$(PORT); autosaves land in work/, the checkout stays clean
 #   make reset-lesson L=06   put lesson 06's notebooks in work/ back to notebooks/'s (the old
-#                 copy is kept in work/.reset/)
+#                 copy is kept in work/.reset/); refuses while the lesson is open in a running lab
 #   make lab-instructor      JupyterLab on the whole checkout (lessons/*.md open as notebooks
 #                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
