@@ -55,19 +55,33 @@ OPEN_WITH_JUPYTEXT = """async ([path]) => {
           metadata: panel.context.model.sharedModel.getMetadata()};
 }"""
 
-#: Mark the current document modified without changing it: the next autosave writes it.
-MARK_DIRTY = """() => { window.jupyterapp.shell.currentWidget.context.model.dirty = true; }"""
-
-#: Change the first code cell of the current notebook (as typing in it would).
-EDIT_FIRST_CODE_CELL = """([old, new_]) => {
+#: Change the current notebook, then wait for the next save that *starts* after the change
+#: (JupyterLab's autosave) to complete; a save already in flight does not count, since it
+#: clears the modified mark without the change. ``["touch"]``: only mark it modified (an
+#: autosave then writes it unchanged); ``["edit", old, new]``: replace ``old`` by ``new`` in the
+#: first code cell, as typing there would. Resolves to the modified mark after the save and the
+#: cell's source; rejects after 30 s without a save.
+CHANGE_THEN_AUTOSAVE = """async ([kind, old, new_]) => {
   const panel = window.jupyterapp.shell.currentWidget;
+  const context = panel.context;
+  const saved = new Promise((resolve, reject) => {
+    let started = false;
+    const on = (_, state) => {
+      if (state === 'started') { started = true; return; }
+      if (!started) return;
+      context.saveState.disconnect(on);
+      state === 'completed' ? resolve() : reject(new Error(`autosave ${state}`));
+    };
+    context.saveState.connect(on);
+  });
   const cell = panel.content.widgets.find(c => c.model.type === 'code').model.sharedModel;
-  cell.setSource(cell.getSource().replace(old, new_));
-  return panel.context.model.dirty;
+  if (kind === 'touch') { context.model.dirty = true; }
+  else { cell.setSource(cell.getSource().replace(old, new_)); }
+  const deadline = new Promise((_, reject) => setTimeout(
+      () => reject(new Error('no autosave within 30 s')), 30000));
+  await Promise.race([saved, deadline]);
+  return {dirty: context.model.dirty, source: cell.getSource()};
 }"""
-
-#: True once the current document is saved (autosave clears the modified mark).
-SAVED = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -95,16 +109,16 @@ def test_an_instructor_opens_autosaves_and_edits_a_lesson_source(tmp_path, make_
         assert opened["dirty"] is False, f"modified on open; metadata: {opened['metadata']}"
         # 1. an autosave of the unchanged source
         before = _last_modified(server.url)
-        page.evaluate(MARK_DIRTY)
-        page.wait_for_function(SAVED, timeout=30_000)
+        touched = page.evaluate(CHANGE_THEN_AUTOSAVE, ["touch", "", ""])
+        assert touched["dirty"] is False
         assert _last_modified(server.url) != before  # the autosave did write the file
         assert source.read_bytes().decode() == original.decode()
         assert _git(clone, "status", "--porcelain", "--untracked-files=all") == ""
         # 2. a real edit, autosaved
         old = 'LEARNER = "your-name"\n'
         new = 'LEARNER = "your-name"  # type your name here\n'
-        assert page.evaluate(EDIT_FIRST_CODE_CELL, [old, new]) is True
-        page.wait_for_function(SAVED, timeout=30_000)
+        edited = page.evaluate(CHANGE_THEN_AUTOSAVE, ["edit", old, new])
+        assert edited["dirty"] is False and new in edited["source"], edited
     text = original.decode()
     assert text.count(old) == 1
     assert source.read_text(encoding="utf-8") == text.replace(old, new)
