@@ -39,14 +39,19 @@ AUTOSAVE = {
     }
 }
 
-#: Open `path` with the "Jupytext Notebook" factory (the file browser's Open With menu), wait
-#: for its kernel's kernel_info and spec (JupyterLab writes kernelspec and language_info into
-#: the notebook right after them), and report whether the document is modified.
+#: Open `path` with the "Jupytext Notebook" factory (the file browser's Open With menu), count
+#: its saves from then on (window.__saves: started, ended), wait for its kernel's kernel_info
+#: and spec (JupyterLab writes kernelspec and language_info into the notebook right after
+#: them), and report whether the document is modified.
 OPEN_WITH_JUPYTEXT = """async ([path]) => {
   const app = window.jupyterapp;
   await app.started; await app.restored;
   const panel = await app.commands.execute(
       'docmanager:open', {path: path, factory: 'Jupytext Notebook'});
+  const saves = window.__saves = {started: 0, ended: 0};
+  panel.context.saveState.connect((_, state) => {
+    if (state === 'started') { saves.started += 1; } else { saves.ended += 1; }
+  });
   await panel.context.ready; await panel.sessionContext.ready;
   const kernel = panel.sessionContext.session.kernel;
   await kernel.info; await kernel.spec;
@@ -55,32 +60,34 @@ OPEN_WITH_JUPYTEXT = """async ([path]) => {
           metadata: panel.context.model.sharedModel.getMetadata()};
 }"""
 
-#: Change the current notebook, then wait for the next save that *starts* after the change
-#: (JupyterLab's autosave) to complete; a save already in flight does not count, since it
-#: clears the modified mark without the change. ``["touch"]``: only mark it modified (an
-#: autosave then writes it unchanged); ``["edit", old, new]``: replace ``old`` by ``new`` in the
-#: first code cell, as typing there would. Resolves to the modified mark after the save and the
-#: cell's source; rejects after 30 s without a save.
+#: Change the current notebook and wait for JupyterLab's autosave to write the change. First
+#: wait until no save is in flight and nothing is unsaved (a save in flight during the change
+#: would clear the modified mark without it); then ``["touch"]`` only marks the notebook
+#: modified (the autosave writes it unchanged), ``["edit", old, new]`` replaces ``old`` by
+#: ``new`` in its first code cell, as typing there would; then wait for a save started after
+#: the change to end. The autosave waits 10 times its last save's duration (at least the
+#: interval set), so a loaded machine may take tens of seconds. Resolves to the saves counted
+#: before the change, the modified mark after the save and the cell's source; rejects after
+#: 120 s.
 CHANGE_THEN_AUTOSAVE = """async ([kind, old, new_]) => {
   const panel = window.jupyterapp.shell.currentWidget;
   const context = panel.context;
-  const saved = new Promise((resolve, reject) => {
-    let started = false;
-    const on = (_, state) => {
-      if (state === 'started') { started = true; return; }
-      if (!started) return;
-      context.saveState.disconnect(on);
-      state === 'completed' ? resolve() : reject(new Error(`autosave ${state}`));
-    };
-    context.saveState.connect(on);
-  });
+  const saves = window.__saves;
+  const deadline = performance.now() + 120000;
+  const until = async (done, what) => {
+    while (!done()) {
+      if (performance.now() > deadline) { throw new Error(`${what} within 120 s`); }
+      await new Promise(r => setTimeout(r, 100));
+    }
+  };
+  await until(() => saves.started === saves.ended && !context.model.dirty,
+              'no quiet moment (a save in flight or unsaved changes)');
+  const before = saves.started;
   const cell = panel.content.widgets.find(c => c.model.type === 'code').model.sharedModel;
   if (kind === 'touch') { context.model.dirty = true; }
   else { cell.setSource(cell.getSource().replace(old, new_)); }
-  const deadline = new Promise((_, reject) => setTimeout(
-      () => reject(new Error('no autosave within 30 s')), 30000));
-  await Promise.race([saved, deadline]);
-  return {dirty: context.model.dirty, source: cell.getSource()};
+  await until(() => saves.started > before && saves.ended === saves.started, 'no autosave');
+  return {savesBefore: before, dirty: context.model.dirty, source: cell.getSource()};
 }"""
 
 
@@ -110,7 +117,7 @@ def test_an_instructor_opens_autosaves_and_edits_a_lesson_source(tmp_path, make_
         # 1. an autosave of the unchanged source
         before = _last_modified(server.url)
         touched = page.evaluate(CHANGE_THEN_AUTOSAVE, ["touch", "", ""])
-        assert touched["dirty"] is False
+        assert (touched["savesBefore"], touched["dirty"]) == (0, False)  # nothing saved unasked
         assert _last_modified(server.url) != before  # the autosave did write the file
         assert source.read_bytes().decode() == original.decode()
         assert _git(clone, "status", "--porcelain", "--untracked-files=all") == ""
