@@ -2,8 +2,9 @@
 driven by Playwright (Python), as recorded reliable in CONTRIBUTING.md §4.
 
 Mirrors no RocketMQ class: this is the workbench's own plumbing (issue 4, "Tests", real browser).
-Owns: finding Chromium, starting/stopping `jupyter lab` with private JUPYTER_* directories, the
-browser and page fixtures, and the run-all-through-the-app-object helper. Must not know: what a
+Owns: finding Chromium, starting/stopping `jupyter lab` with private JUPYTER_* directories (also
+as a clone's own `make lab` / `make lab-instructor`: `make_lab`), the browser and page fixtures,
+and the run-all-through-the-app-object helper. Must not know: what a
 lesson or the control panel contains (the tests say that).
 
 Everything here is bounded in time and cleaned up: the server runs in its own process group and is
