@@ -274,7 +274,9 @@ def make_lab(tmp_path: Path) -> Callable[..., contextlib.AbstractContextManager]
     (``STAMP=``: no install); ``LAB_ARGS`` adds only what a test needs (no browser, no token,
     the app object exposed, private settings and workspaces folders) and the JUPYTER_* folders
     are private. ``settings``: the only user settings (default none, so the lab's own defaults
-    show). Stopped, with its kernels, when the block ends. Needs no browser."""
+    show). Stopped, with its kernels, when the block ends. Needs no browser (skips without make)."""
+    if shutil.which("make") is None:
+        pytest.skip("no `make` on PATH: the test runs the Makefile's own lab targets")
     n = itertools.count()
     venv = tmp_path / "fake-venv"
     (venv / "bin").mkdir(parents=True)
