@@ -4,7 +4,7 @@
 #                 lacks: a learner's edits are never overwritten), then JupyterLab on work/ at
 #                 http://127.0.0.1:$(PORT); autosaves land in work/, the checkout stays clean
 #   make reset-lesson L=06   put lesson 06's notebooks in work/ back to notebooks/'s (the old
-#                 copy is kept in work/.reset/)
+#                 copy is kept in work/.reset/); refuses while the lesson is open in a running lab
 #   make lab-instructor      JupyterLab on the whole checkout (lessons/*.md open as notebooks
 #                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
@@ -60,6 +60,14 @@ PYTEST_MARK := $(if $(MARK_EXPR),-m "$(MARK_EXPR)",)
 PORT     ?= 8888
 LAB_ARGS ?=
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# What both labs pass to JupyterLab: notebooks (and lesson sources) open unmodified and save
+# as they were (mqlab/lab/contents.py); no news or update checks, on the server (no request to
+# the internet) and in the page: mqlab/lab/jupyter_config/labconfig/default_setting_overrides.json
+# makes fetchNews "false" and checkForUpdates false the defaults, so the "Would you like to get
+# notified about official Jupyter news?" toast never covers a lesson (a user's own settings still win).
+LAB_FLAGS := --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
+             --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
+LAB_ENV  := JUPYTER_CONFIG_PATH="$(CURDIR)/mqlab/lab/jupyter_config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
 
 # Environment for tests, the lab and the notebooks they run.
 export MQLAB_SKIP_SPARK MQLAB_SKIP_E2E MQLAB_E2E_CHROMIUM
@@ -88,9 +96,8 @@ lab: $(STAMP)
 	@bash scripts/check_java.sh || echo "(JupyterLab starts anyway; only the Spark lessons need Java.)"
 	@$(VENV_PY) -m mqlab lab prepare
 	@echo "==> JupyterLab on work/ (your copy of notebooks/) at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=work \
-	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
-	    $(ALLOW_ROOT) $(LAB_ARGS)
+	$(LAB_ENV) $(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=work \
+	    $(LAB_FLAGS) $(ALLOW_ROOT) $(LAB_ARGS)
 
 reset-lesson: $(STAMP)
 	@if [ -z "$(L)" ]; then echo "usage: make reset-lesson L=06" >&2; exit 2; fi
@@ -100,9 +107,8 @@ reset-lesson: $(STAMP)
 # Notebook (jupytext's server extension wraps the contents manager below); saves change tracked files.
 lab-instructor: $(STAMP)
 	@echo "==> JupyterLab on the checkout (lessons/, notebooks/) at http://127.0.0.1:$(PORT) (Ctrl-C to stop)"
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=. \
-	    --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
-	    $(ALLOW_ROOT) $(LAB_ARGS)
+	$(LAB_ENV) $(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(PORT) --ServerApp.root_dir=. \
+	    $(LAB_FLAGS) $(ALLOW_ROOT) $(LAB_ARGS)
 
 # check-java comes first so a missing Java fails in a second, before the ~1 minute install; then
 # check-conformance (says whether the real-broker tiers run or are skipped, and why; fails only with

@@ -326,3 +326,34 @@ def test_conformance_tier_is_wired_into_make_ci_and_pytest() -> None:
     markers = _pyproject()["tool"]["pytest"]["ini_options"]["markers"]
     assert {m.split(":")[0] for m in markers} >= {"conformance", "interop"}
     assert "conformance/java/target/" in (ROOT / ".gitignore").read_text(encoding="utf-8")
+
+
+def _environment_yml_command() -> str:
+    """The command environment.yml's header gives conda users (its `\\`-continued comment lines)."""
+    lines = (ROOT / "environment.yml").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("#   conda env create"))
+    parts = []
+    for ln in lines[start:]:
+        text = ln.removeprefix("#").strip()
+        parts.append(text.removesuffix("\\").strip())
+        if not text.endswith("\\"):
+            break
+    return " ".join(parts)
+
+
+def test_environment_yml_gives_the_readmes_conda_command() -> None:
+    """environment.yml's header and the README give conda users the same command, and it serves
+    work/ (made by `python -m mqlab lab prepare`), never the tracked notebooks/ (issue 28)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"^With conda instead[^\n]*\n`(conda env create [^`]*)`", readme, flags=re.M)
+    assert m is not None, "README.md: no conda command after 'With conda instead'"
+    command = _environment_yml_command()
+    assert command == m.group(1)
+    steps = [s.strip() for s in command.split("&&")]
+    assert steps[:3] == [
+        "conda env create -f environment.yml",
+        "conda activate mqlab",
+        "python -m mqlab lab prepare",
+    ]
+    assert steps[3].startswith("jupyter lab --ip 127.0.0.1 ") and steps[3].endswith(" work/")
+    assert "notebooks/" not in command

@@ -12,7 +12,11 @@ conflicted (issue 20, defects 8 and 9). So the lab is rooted at a git-ignored wo
   edits alone, and a lesson added upstream appears on the next start;
 * ``reset_lesson("06")`` puts lesson 06's two notebooks (learner and solutions copy) back to
   what ``notebooks/`` holds now. A copy that differs is first moved to ``work/.reset/`` with a
-  timestamp, so a reset by mistake loses nothing.
+  timestamp, so a reset by mistake loses nothing. It refuses (``LessonOpen``) while a running
+  Jupyter server on this machine has a session for one of those notebooks: the open tab still
+  holds the old copy, and its next save would write it back over the reset one (issue 28). The
+  servers are those ``jupyter server list`` finds (``jpserver-*.json`` in Jupyter's runtime
+  folder), each asked for its sessions (``GET /api/sessions`` with its token).
 
 Command line (what ``make lab`` and ``make reset-lesson L=06`` run, from the checkout)::
 
@@ -28,9 +32,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import filecmp
+import json
 import re
 import shutil
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 __all__ = [
@@ -39,6 +46,8 @@ __all__ = [
     "source_files",
     "prepare",
     "lesson_files",
+    "LessonOpen",
+    "open_in_lab",
     "reset_lesson",
     "main",
 ]
@@ -48,6 +57,13 @@ WORK_DIR = "work"
 #: Where ``reset_lesson`` keeps the copies it replaces, inside the working copy.
 BACKUP_DIR = ".reset"
 _SKIP = {".ipynb_checkpoints", "__pycache__"}
+#: How long to wait for a running server's list of sessions before calling it unreachable.
+SESSIONS_TIMEOUT_S = 3.0
+
+
+class LessonOpen(RuntimeError):
+    """A reset was refused: a running lab has the lesson's notebook open (the message says which
+    and what to do)."""
 
 
 def _default_repo() -> Path:
@@ -107,18 +123,71 @@ def lesson_files(repo: Path, lesson: str) -> list[Path]:
     return files
 
 
+def open_in_lab(
+    paths: list[Path], runtime_dir: str | None = None
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """Which of ``paths`` a running Jupyter server on this machine has a session for (a notebook
+    open in a tab, or its kernel still running): ``[(path, server url)]``, and the url and
+    reason of each server that serves one of the paths' folders but could not be asked.
+
+    ``runtime_dir``: where servers leave their ``jpserver-*.json`` (default: Jupyter's runtime
+    folder, ``JUPYTER_RUNTIME_DIR``).
+    """
+    from jupyter_server.serverapp import list_running_servers  # heavy: only when resetting
+
+    wanted = {Path(p).resolve(): Path(p) for p in paths}
+    found: list[tuple[Path, str]] = []
+    unasked: list[str] = []
+    for info in list_running_servers(runtime_dir):
+        root = Path(info.get("root_dir", "/")).resolve()
+        if not any(root in p.parents for p in wanted):
+            continue  # this server cannot open any of them
+        url = info["url"] if info["url"].endswith("/") else info["url"] + "/"
+        req = urllib.request.Request(f"{url}api/sessions")
+        if info.get("token"):
+            req.add_header("Authorization", f"token {info['token']}")
+        try:
+            with urllib.request.urlopen(req, timeout=SESSIONS_TIMEOUT_S) as resp:
+                sessions = json.loads(resp.read())
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            unasked.append(f"{url} ({getattr(e, 'reason', e)})")
+            continue
+        for s in sessions:
+            path = (root / s.get("path", "")).resolve()
+            if path in wanted:
+                found.append((wanted[path], url))
+    return found, unasked
+
+
 def reset_lesson(lesson: str, repo: Path | None = None, work: Path | None = None,
-                 *, now: dt.datetime | None = None) -> list[tuple[Path, Path | None]]:  # fmt: skip
+                 *, now: dt.datetime | None = None,
+                 runtime_dir: str | None = None) -> list[tuple[Path, Path | None]]:  # fmt: skip
     """Put lesson ``lesson``'s notebooks in ``work/`` back to ``notebooks/``'s.
 
     Returns ``(restored path, backup path or None)`` per notebook: a working copy that
     differs from the source is moved to ``work/.reset/<name>.<UTC time>.ipynb`` first.
+    Raises ``LessonOpen``, changing nothing, while a running lab has one of them open
+    (``runtime_dir``: see ``open_in_lab``); a server that cannot be asked is warned about on
+    stderr.
     """
     repo = Path(repo) if repo is not None else _default_repo()
     work = Path(work) if work is not None else repo / WORK_DIR
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    files = lesson_files(repo, lesson)
+    found, unasked = open_in_lab([work / rel for rel in files], runtime_dir)
+    if found:
+        where = "; ".join(f"{path} in the lab at {url}" for path, url in found)
+        raise LessonOpen(
+            f"lesson {files[0].name[:2]} is open: {where}. Close its tab first (File → Close "
+            "and Shut Down Notebook, or shut its kernel down in the Running panel), then reset "
+            "again: the open tab holds the old copy and its next save would undo the reset"
+        )
+    for server in unasked:
+        print(f"mqlab lab: could not ask the Jupyter server at {server} whether lesson "
+              f"{files[0].name[:2]} is open there; if it is, close its tab without saving "
+              "(or choose Revert when the lab says the file changed)", file=sys.stderr)  # fmt: skip
     done = []
-    for rel in lesson_files(repo, lesson):
+    for rel in files:
         src, dest = repo / "notebooks" / rel, work / rel
         backup = None
         if dest.exists() and not filecmp.cmp(src, dest, shallow=False):
@@ -156,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             kept = f" (your copy is kept as {backup})" if backup is not None else ""
             print(f"reset {dest}{kept}")
         return 0
+    except LessonOpen as e:
+        print(f"mqlab lab: {e}", file=sys.stderr)
+        return 1
     except (FileNotFoundError, ValueError) as e:
         print(f"mqlab lab: {e}", file=sys.stderr)
         return 2

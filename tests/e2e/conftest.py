@@ -2,8 +2,9 @@
 driven by Playwright (Python), as recorded reliable in CONTRIBUTING.md §4.
 
 Mirrors no RocketMQ class: this is the workbench's own plumbing (issue 4, "Tests", real browser).
-Owns: finding Chromium, starting/stopping `jupyter lab` with private JUPYTER_* directories, the
-browser and page fixtures, and the run-all-through-the-app-object helper. Must not know: what a
+Owns: finding Chromium, starting/stopping `jupyter lab` with private JUPYTER_* directories (also
+as a clone's own `make lab` / `make lab-instructor`: `make_lab`), the browser and page fixtures,
+and the run-all-through-the-app-object helper. Must not know: what a
 lesson or the control panel contains (the tests say that).
 
 Everything here is bounded in time and cleaned up: the server runs in its own process group and is
@@ -217,25 +218,12 @@ def _serve(
     ``root``: the folder to serve (default: a new ``tmp_path/root``); the server's own
     config, data and runtime folders are always private ones under ``tmp_path``.
     """
-    config, data, runtime = tmp_path / "jconfig", tmp_path / "jdata", tmp_path / "jruntime"
     if root is None:
         root = tmp_path / "root"
         root.mkdir()
-    for d in (config, data, runtime):
-        d.mkdir()
-    settings_dir = config / "lab" / "user-settings"
-    for rel, value in {**USER_SETTINGS, **(settings or {})}.items():
-        target = settings_dir / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(value), encoding="utf-8")
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(config),
-        "JUPYTER_DATA_DIR": str(data),
-        "JUPYTER_RUNTIME_DIR": str(runtime),
-        "IPYTHONDIR": str(tmp_path / "ipython"),
-        "PYTHONUNBUFFERED": "1",
-    }
+    env, settings_dir, _ = _private_env(tmp_path)
+    config = tmp_path / "jconfig"
+    _write_settings(settings_dir, {**USER_SETTINGS, **(settings or {})})
     port = _free_port()
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser",
@@ -250,18 +238,106 @@ def _serve(
     ]  # fmt: skip
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # as root jupyter exits at once without it (§5.1)
+    yield from _run_server(cmd, root, env, tmp_path, port)
+
+
+def _private_env(tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
+    """The environment of a private server: its own JUPYTER_CONFIG_DIR, DATA_DIR, RUNTIME_DIR and
+    IPYTHONDIR under ``tmp_path`` (made here; JUPYTER_CONFIG_PATH unset). Returns the
+    environment, the user-settings folder (empty) and the runtime folder."""
+    config, data, runtime = tmp_path / "jconfig", tmp_path / "jdata", tmp_path / "jruntime"
+    for d in (config, data, runtime):
+        d.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_CONFIG_PATH", "MAKEFLAGS")}
+    env.update({
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_DATA_DIR": str(data),
+        "JUPYTER_RUNTIME_DIR": str(runtime),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "PYTHONUNBUFFERED": "1",
+    })  # fmt: skip
+    return env, config / "lab" / "user-settings", runtime
+
+
+def _write_settings(settings_dir: Path, settings: dict) -> None:
+    for rel, value in settings.items():
+        target = settings_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(value), encoding="utf-8")
+
+
+@pytest.fixture
+def make_lab(tmp_path: Path) -> Callable[..., contextlib.AbstractContextManager]:
+    """``with make_lab(target, checkout, settings) as server:`` runs the checkout's own ``make
+    lab`` or ``make lab-instructor``, unchanged, on a free port: what a learner or an instructor
+    starts. ``VENV`` is a folder whose ``bin/python`` and ``bin/jupyter`` run this interpreter
+    (``STAMP=``: no install); ``LAB_ARGS`` adds only what a test needs (no browser, no token,
+    the app object exposed, private settings and workspaces folders) and the JUPYTER_* folders
+    are private. ``settings``: the only user settings (default none, so the lab's own defaults
+    show). Stopped, with its kernels, when the block ends. Needs no browser (skips without make)."""
+    if shutil.which("make") is None:
+        pytest.skip("no `make` on PATH: the test runs the Makefile's own lab targets")
+    n = itertools.count()
+    venv = tmp_path / "fake-venv"
+    (venv / "bin").mkdir(parents=True)
+    scripts = {  # `jupyter lab ARGS` → `python -m jupyterlab ARGS`
+        "python": f'exec "{sys.executable}" "$@"',
+        "jupyter": f'[ "$1" = lab ] || exit 2\nshift\nexec "{sys.executable}" -m jupyterlab "$@"',
+    }
+    for name, body in scripts.items():
+        script = venv / "bin" / name
+        script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        script.chmod(0o755)
+
+    @contextlib.contextmanager
+    def run(target: str, checkout: Path, settings: dict | None = None) -> Iterator[JupyterServer]:
+        own = tmp_path / f"make-{next(n)}"
+        own.mkdir()
+        env, settings_dir, _ = _private_env(own)
+        _write_settings(settings_dir, settings or {})
+        port = _free_port()
+        lab_args = (
+            "--no-browser --ServerApp.port_retries=0 --IdentityProvider.token= "
+            "--ServerApp.password= --LabApp.expose_app_in_browser=True "
+            f"--LabApp.user_settings_dir={settings_dir} "
+            f"--LabApp.workspaces_dir={own / 'jconfig' / 'lab' / 'workspaces'}"
+        )
+        cmd = ["make", "--no-print-directory", "-C", str(checkout), target, "STAMP=",
+               f"VENV={venv}", f"PORT={port}", f"LAB_ARGS={lab_args}"]  # fmt: skip
+        root = checkout / "work" if target == "lab" else checkout
+        gen = _run_server(cmd, checkout, env, own, port, root=root)
+        try:
+            yield next(gen)
+        finally:
+            gen.close()
+
+    return run
+
+
+def _run_server(
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    port: int,
+    root: Path | None = None,
+) -> Iterator[JupyterServer]:
+    """Start ``cmd`` (a JupyterLab on 127.0.0.1:``port``) in its own process group, wait for
+    /api/status, yield, stop it and its kernels. ``root``: the folder it serves (default ``cwd``)."""
+    runtime = Path(env["JUPYTER_RUNTIME_DIR"])
+    root = cwd if root is None else root
     log_path = tmp_path / "jupyter.log"
     url = f"http://127.0.0.1:{port}"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     server = JupyterServer(url=url, root_dir=root, log_path=log_path)
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{server.log_tail()}")
+                pytest.fail(f"{cmd[0]} exited with {proc.returncode}:\n{server.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{url}/api/status", timeout=2) as resp:
                     if resp.status == 200:

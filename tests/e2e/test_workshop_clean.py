@@ -187,3 +187,23 @@ def test_a_browser_session_that_edits_and_autosaves_leaves_the_checkout_clean(
     first = json.loads(saved.read_text(encoding="utf-8"))["cells"][0]["source"]
     assert "".join(first).startswith("# ada was here\n")
     assert _git_status(clone) == ""
+
+
+def test_make_lab_turns_news_and_update_checks_off(tmp_path, make_lab):
+    """`make lab` itself (a fresh clone's, no user settings): the notification settings the page
+    reads default to fetchNews "false" and checkForUpdates false, so JupyterLab never asks about
+    its news in a toast over a lesson, and the server fetches neither news nor updates (issue 28)."""
+    clone = _clone(tmp_path)
+    with make_lab("lab", clone) as server:
+        api = _Client(server.url)
+        settings = api("/lab/api/settings/@jupyterlab/apputils-extension:notification")
+        news, update = api("/lab/api/news"), api("/lab/api/update")
+    assert server.root_dir == clone / "work" and (clone / "work" / f"{LESSON}.ipynb").is_file()
+    # the page's composite setting: the schema's defaults (where the overrides land), then the
+    # user's settings (none here)
+    defaults = {k: v.get("default") for k, v in settings["schema"]["properties"].items()}
+    composite = {**defaults, **settings["settings"]}
+    assert (composite["fetchNews"], composite["checkForUpdates"]) == ("false", False)
+    assert news == {"news": []}
+    assert update == {"notification": None}
+    assert _git_status(clone) == ""

@@ -221,3 +221,19 @@ def test_sources_are_in_jupytexts_own_form(stem):
 
     text = (ROOT / "lessons" / f"{stem}.md").read_text(encoding="utf-8")
     assert jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst") == text
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_sources_carry_no_machine_metadata(stem):
+    """A source names its kernel as the notebooks do and its code cells carry no language: what a
+    lab's kernel adds on open (the installed ipykernel's display_name, `{code-cell} ipython3`)
+    never lands in lessons/ (issue 28; the lab saves a source with its own front matter)."""
+    import jupytext
+
+    path = ROOT / "lessons" / f"{stem}.md"
+    nb = jupytext.read(path, fmt="md:myst")
+    assert nb.metadata["kernelspec"] == builder().METADATA["kernelspec"]
+    assert "language_info" not in nb.metadata
+    text = path.read_text(encoding="utf-8")
+    directives = re.findall(r"^`{3,}\{code-cell\}(.*)$", text, flags=re.M)
+    assert directives and set(directives) == {""}, sorted(set(directives))

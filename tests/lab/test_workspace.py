@@ -7,9 +7,17 @@ tests/e2e/test_workshop_clean.py.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,6 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 LESSON_NUMBERS = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LESSON06 = "06_pull_loop_flow_control.ipynb"
 SOL06 = Path("solutions") / "06_pull_loop_flow_control_solutions.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def private_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Jupyter runtime folder of the test's own: a reset asks only the servers started here,
+    never a lab someone runs on this machine."""
+    runtime = tmp_path / "jruntime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    return runtime
 
 
 @pytest.fixture
@@ -138,3 +156,116 @@ def test_make_lab_serves_the_ignored_working_copy():
         check=False,
     )
     assert probe.returncode == 0, "work/ is not git-ignored"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TOKEN = "mqlab-test-token"
+
+
+@pytest.fixture
+def lab_on_work(repo: Path, tmp_path: Path, private_runtime_dir: Path):
+    """A running Jupyter server rooted at ``repo/work`` with a token (as ``make lab``'s), its
+    info file in the private runtime folder; yields ``api(path, method, body)``. Stopped, with
+    its kernels, at teardown."""
+    W.prepare(repo)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "jdata"), "IPYTHONDIR": str(tmp_path / "ipython")}  # fmt: skip
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", "--ip", "127.0.0.1",
+           "--port", str(port), "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
+           f"--ServerApp.root_dir={repo / 'work'}"]  # fmt: skip
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp_path / "jupyter.log", "wb")  # noqa: SIM115 (closed at teardown)
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+
+    def api(path: str, method: str = "GET", body: dict | None = None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{base}{path}", data=data, method=method,
+                                     headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            text = resp.read()
+            return json.loads(text) if text else None
+
+    try:
+        deadline = time.monotonic() + 60
+        while not list(private_runtime_dir.glob("jpserver-*.json")):
+            assert proc.poll() is None, (tmp_path / "jupyter.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "jupyter.log").read_text()
+            time.sleep(0.2)
+        api("/api/status")
+        yield api
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)  # the server shuts its kernels down
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
+        except ProcessLookupError:
+            pass
+        log.close()
+
+
+@pytest.mark.slow
+def test_reset_refuses_while_the_lesson_is_open_in_a_running_lab(repo, lab_on_work, capsys):
+    """With lesson 06 open in a running lab (a session: what an open notebook tab has), `make
+    reset-lesson L=06` refuses with exit 1, saying which lab and what to do, and changes
+    nothing; once the tab is closed (session ended) the same command resets (issue 28)."""
+    work = repo / "work"
+    (work / LESSON06).write_text('{"my": "06"}')
+    before = tree(work)
+    session = lab_on_work("/api/sessions", "POST",
+                          {"path": LESSON06, "type": "notebook", "name": LESSON06,
+                           "kernel": {"name": "python3"}})  # fmt: skip
+    assert mqlab_main(["lab", "reset", "06", "--repo", str(repo)]) == 1
+    server = next(json.loads(p.read_text()) for p in
+                  Path(os.environ["JUPYTER_RUNTIME_DIR"]).glob("jpserver-*.json"))  # fmt: skip
+    url = server["url"] if server["url"].endswith("/") else server["url"] + "/"
+    assert capsys.readouterr().err.strip() == (
+        f"mqlab lab: lesson 06 is open: {work / LESSON06} in the lab at {url}. Close its tab "
+        "first (File → Close and Shut Down Notebook, or shut its kernel down in the Running "
+        "panel), then reset again: the open tab holds the old copy and its next save would "
+        "undo the reset"
+    )
+    assert tree(work) == before
+    with pytest.raises(W.LessonOpen):
+        W.reset_lesson("06", repo)
+    lab_on_work(f"/api/sessions/{session['id']}", "DELETE")  # the tab closed, kernel shut down
+    assert mqlab_main(["lab", "reset", "06", "--repo", str(repo)]) == 0
+    assert (work / LESSON06).read_bytes() == (repo / "notebooks" / LESSON06).read_bytes()
+
+
+def test_a_lab_that_cannot_be_asked_is_warned_about_and_the_reset_goes_on(
+    repo, private_runtime_dir, capsys
+):
+    """A server info file for a lab on work/ that does not answer (here: a closed port) does not
+    block the reset; stderr says the lab could not be asked and what to do if the tab is open."""
+    W.prepare(repo)
+    port = _free_port()
+    info = {
+        "url": f"http://127.0.0.1:{port}/",
+        "root_dir": str(repo / "work"),
+        "token": "x",
+        "pid": os.getpid(),
+        "port": port,
+    }  # a live pid: list_running_servers keeps the file
+    (private_runtime_dir / f"jpserver-{os.getpid()}.json").write_text(json.dumps(info))
+    (repo / "work" / LESSON06).write_text("{}")
+    assert mqlab_main(["lab", "reset", "06", "--repo", str(repo)]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        f"mqlab lab: could not ask the Jupyter server at http://127.0.0.1:{port}/ ("
+    )
+    assert err.endswith(
+        ") whether lesson 06 is open there; if it is, close its tab without saving (or choose "
+        "Revert when the lab says the file changed)"
+    )
+    assert (repo / "work" / LESSON06).read_bytes() == (repo / "notebooks" / LESSON06).read_bytes()
