@@ -668,7 +668,9 @@ class TimelineView:
         shows from there to now; zoom out or double-click for the whole window)."""
         win, with_hold, lo, hi = self.window(lab)
         t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
-        title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
+        title = f"Node by node, t={t0}…{t1}"
+        if t0 > lo:  # the axis shows part of what is drawn: say how much zooming out shows
+            title += f" (zoom out: the last {hi - lo} ms are drawn)"
         lanes = self.lanes(win)
         if self.mode == "static":
             fig = figures.sequence_timeline(
