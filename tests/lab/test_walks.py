@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from walks import clicks, open_panel, run_cell_with
+from walks import clicks, open_panel, prose_quotes, run_cell_with, unquoted
 
 from mqlab.lab import explorer as E
 from mqlab.lab.check import learner_seed
@@ -56,6 +56,7 @@ def test_lesson00_the_control_panel():
     said = click(p, "next_timer")
     assert f"advance to the next timer: {nxt.name} ({nxt.node}) at t={nxt.due_ms}" in said
     assert lab.now == nxt.due_ms
+    assert not unquoted(prose_quotes("00_tour", "## The control panel"), "\n".join(p.messages))
 
 
 def test_lesson01_your_turn():
@@ -74,6 +75,7 @@ def test_lesson01_your_turn():
     said = click(p, "send", topic="bad topic!")
     assert said.startswith("⚠ topic 'bad topic!' is not valid")
     assert (lab.now, len(lab.trace)) == before
+    assert not unquoted(prose_quotes("01_send_path", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -124,6 +126,7 @@ def test_lesson03_your_turn(learner):
     toggle(p, "long_polling", False)
     said = click(p, "pull", offset="")
     assert "pull held: TopicTest@0 offset 3, suspended 1000 ms" in said
+    assert not unquoted(prose_quotes("03_pull_processing", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -150,6 +153,7 @@ def test_lesson04_your_turn(learner):
     said = click(p, "long_poll_timeout")
     assert "the hold-service check at t=45000 answered the parked pull TopicTest@1" in said
     assert "answered at t=45001: PULL_NOT_FOUND (19)" in said
+    assert not unquoted(prose_quotes("04_long_polling", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -207,6 +211,10 @@ def test_lesson06_pull_loop_step_by_step():
     said = click(p, "kill_consumer")
     assert said.count("the consumer's connection closed; the parked pull is dropped") == 2
     assert walk.held_pulls().empty
+    # every log line the prose quotes is in the log as printed (issue 28: it quoted
+    # "FOUND 32 (offsets 1..32)", which a learner searching the log did not find)
+    quotes = prose_quotes("06_pull_loop_flow_control", "## 4. Drive it yourself")
+    assert len(quotes) == 15 and not unquoted(quotes, "\n".join(p.messages))
 
 
 def test_lesson07_listener_fails_then_retry():
@@ -225,6 +233,9 @@ def test_lesson07_listener_fails_then_retry():
     assert "consumes %RETRY%CG/broker-a/0" in said
     assert "(reconsumeTimes [1]) → RECONSUME_LATER" in said
     assert "→ %RETRY%CG with delay level 4" in said
+    assert not unquoted(
+        prose_quotes("07_retry_dlq", "## 5. Drive it yourself"), "\n".join(p.messages)
+    )
 
 
 def _lesson08_run(persist_first: bool):
