@@ -484,7 +484,13 @@ class ControlPanel:
         """
         held = self.lab.held_pulls()
         if held.empty:
-            raise PanelInputError("no pull is parked: pull once on an empty queue first")
+            if "pull" in self.sections:
+                how = "pull once on an empty queue first"
+            elif "consumers" in self.sections:
+                how = "add a consumer first: its pulls park while its queues are empty"
+            else:
+                how = "no consumer pulls in this lab, so there is nothing to time out"
+            raise PanelInputError(f"no pull is parked: {how}")
         row, whose = None, "a push consumer's pull, the earliest deadline"
         for call, _what in reversed(self._calls):
             broker, key, opaque = self._pulls.get(id(call), (None, None, None))

@@ -853,3 +853,39 @@ def test_timeline_new_trace_forgets_the_last_trace_keeps_the_lanes():
         assert all(id(e) in theirs for e in held)  # the second trace's own, if any
         assert not any(e.component.startswith("PullRequestHoldService") for e in held)
         assert list(view._lane_order)[: len(lanes)] == lanes
+
+
+@pytest.mark.parametrize(
+    ("sections", "said"),
+    [
+        (None, "pull once on an empty queue first"),
+        (["consumers", "time", "log"], "add a consumer first: its pulls park while its queues "
+                                       "are empty"),
+        (["time", "log"], "no consumer pulls in this lab, so there is nothing to time out"),
+    ],
+)  # fmt: skip
+def test_long_poll_timeout_with_nothing_parked_points_at_what_the_panel_has(sections, said):
+    """Issue 28: a panel without *pull once* (lesson 10's) still said "pull once on an empty
+    queue first"."""
+    with Lab(seed=1) as lab:
+        p = control_panel(lab, sections=sections, plot_mode="static")
+        p.let_long_poll_time_out()
+        assert p.messages[-1] == f"⚠ no pull is parked: {said}"
+
+
+def test_inspector_shows_long_names_whole():
+    """Issue 28: a group or topic name longer than its column was cut ("CID_RMQ…")."""
+    with Lab(seed=1) as lab:
+        lab.send("A_RATHER_LONG_TOPIC_NAME_X", b"x")
+        lab.run_until_idle()
+        p = control_panel(lab, topic="A_RATHER_LONG_TOPIC_NAME_X", plot_mode="static",
+                          group="A_LONG_CONSUMER_GROUP_NAME")  # fmt: skip
+        assert "queues of A_RATHER_LONG_TOPIC_NAME_X" in p.inspector.value
+        lab.request("broker-a", "UPDATE_CONSUMER_OFFSET", {
+            "consumerGroup": "A_LONG_CONSUMER_GROUP_NAME", "topic": "A_RATHER_LONG_TOPIC_NAME_X",
+            "queueId": 0, "commitOffset": 1})  # fmt: skip
+        lab.run_until_idle()
+        p.refresh()
+        html = p.inspector.value
+        assert "<td>A_LONG_CONSUMER_GROUP_NAME</td><td>A_RATHER_LONG_TOPIC_NAME_X</td>" in html
+        assert 'title="A_LONG' not in html
