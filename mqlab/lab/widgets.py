@@ -6,7 +6,8 @@ pull one queue by hand, add / remove / kill consumers, trigger a rebalance, pers
 offsets, move virtual time (by N ms, to the next timer, or until a parked pull times
 out) and flip ``longPollingEnable``, ``autoCreateTopicEnable``, the allocation strategy
 and the listener time ("consume ms") of consumers added next and the listener mode of
-every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), its
+every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), the
+toggles it uses (``toggles``: lesson 01 shows autoCreateTopicEnable only), its
 inspector tables (``views``: lesson 02 shows the commit log and the consume queues) and the
 trace components its log never folds (``key_components``: lesson 06 follows the pull loop).
 
@@ -52,9 +53,11 @@ if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
     from mqlab.runtime.raw_client import Call
 
-__all__ = ["ControlPanel", "control_panel", "SECTIONS", "PanelInputError"]
+__all__ = ["ControlPanel", "control_panel", "SECTIONS", "TOGGLES", "PanelInputError"]
 
 SECTIONS = ("send", "pull", "consumers", "time", "toggles", "inspect", "figure", "log")
+#: The "toggles" row's inputs, left to right; a lesson may show only those it uses.
+TOGGLES = ("long_polling", "auto_create_topic", "strategy", "listener")
 #: Longest single "advance" a click may ask for (one virtual hour).
 MAX_ADVANCE_MS = 3_600_000
 #: Rounds of "run what is due now" after a click (see ``ControlPanel._idle``).
@@ -116,11 +119,15 @@ class ControlPanel:
                  sections: list[str] | None = None, window_ms: int = 5000,
                  plot_mode: str | None = None,
                  key_components: Sequence[str] = KEY_COMPONENTS,
-                 views: Sequence[str] = DEFAULT_VIEWS) -> None:  # fmt: skip
+                 views: Sequence[str] = DEFAULT_VIEWS,
+                 toggles: Sequence[str] = TOGGLES) -> None:  # fmt: skip
         chosen = list(SECTIONS) if sections is None else list(sections)
         bad = [s for s in chosen if s not in SECTIONS]
         if bad:
             raise ValueError(f"unknown sections {bad}; choose from {list(SECTIONS)}")
+        bad = [t for t in toggles if t not in TOGGLES]
+        if bad:
+            raise ValueError(f"unknown toggles {bad}; choose from {list(TOGGLES)}")
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
@@ -172,6 +179,7 @@ class ControlPanel:
         )
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
+        rows["toggles"] = [self.inputs[t] for t in TOGGLES if t in toggles]
         row = {"flex_flow": "row wrap", "align_items": "center"}
         self.widget = widgets.VBox(
             [widgets.HBox(rows[s], layout=widgets.Layout(**row)) for s in chosen]
@@ -589,7 +597,8 @@ def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
                   sections: list[str] | None = None, window_ms: int = 5000,
                   plot_mode: str | None = None,
                   key_components: Sequence[str] = KEY_COMPONENTS,
-                  views: Sequence[str] = DEFAULT_VIEWS) -> ControlPanel:  # fmt: skip
+                  views: Sequence[str] = DEFAULT_VIEWS,
+                  toggles: Sequence[str] = TOGGLES) -> ControlPanel:  # fmt: skip
     """A control panel for ``lab``; leave it as a cell's last expression to show it.
 
     Args:
@@ -603,10 +612,12 @@ def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
         views: the inspector's tables, from ``panel_views.VIEWS`` (default: queues, held
             pulls, allocation, process queues, consumer offsets; lesson 02 shows the commit
             log and the consume queues).
+        toggles: which inputs the "toggles" row shows, from ``TOGGLES`` (default: all;
+            lesson 01 shows ``autoCreateTopicEnable`` only).
 
     Raises:
-        ValueError: an unknown section, inspector view or plot mode.
+        ValueError: an unknown section, inspector view, toggle or plot mode.
     """
     return ControlPanel(lab, topic=topic, group=group, sections=sections, window_ms=window_ms,
                         plot_mode=plot_mode, key_components=key_components,
-                        views=views)  # fmt: skip
+                        views=views, toggles=toggles)  # fmt: skip

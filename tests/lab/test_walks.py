@@ -64,6 +64,10 @@ def test_lesson01_your_turn():
     3 attempts, sent 0/1; an illegal name is refused before anything is sent."""
     p, ns = open_panel("01_send_path")
     lab = ns["lab"]
+    # the toggles row holds only what the lesson uses (issue 28: it showed the allocation
+    # strategy and the listener mode too, which lesson 01 never touches)
+    toggles = p.widget.children[p.sections.index("toggles")].children
+    assert [w.description for w in toggles] == ["autoCreateTopicEnable"]
     said = toggle(p, "auto_create_topic", False)
     assert "autoCreateTopicEnable=False on every broker" in said
     said = click(p, "send", topic="NewTopic")
