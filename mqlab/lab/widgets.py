@@ -66,6 +66,8 @@ SETTLE_ROUNDS = 20
 #: of a lesson, e.g. lesson 07's two 10 s advances, stay in it; older lines are announced).
 MAX_MESSAGES, LOG_LINES = 5000, 400
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")  # Validators#checkTopic (client, 4.9.3)
+#: The largest Java int and long: a request header's queueId and queueOffset hold no more.
+JAVA_INT_MAX, JAVA_LONG_MAX = 2**31 - 1, 2**63 - 1
 
 
 class PanelInputError(ValueError):
@@ -89,14 +91,16 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., None]:
     return wrapper
 
 
-def _int(name: str, raw: Any, *, lo: int = 0, hi: int | None = None) -> int:
+def _int(name: str, raw: Any, *, lo: int = 0, hi: int | None = None, why: str = "") -> int:
+    """``raw`` as a whole number from ``lo`` to ``hi``; ``why``: the reason for ``hi``, said
+    when the number is out of range."""
     s = str(raw).strip()
     if not re.fullmatch(r"-?\d+", s):
         raise PanelInputError(f"{name} must be a whole number, got {raw!r}")
     v = int(s)
     if v < lo or (hi is not None and v > hi):
         rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-        raise PanelInputError(f"{name} must be {rng}, got {v}")
+        raise PanelInputError(f"{name} must be {rng}{f' ({why})' if why else ''}, got {v}")
     return v
 
 
@@ -339,12 +343,15 @@ class ControlPanel:
         broker = self.lab.broker(i["broker"].value)
         tc = broker.topic_config_manager.topic_config_table.get(topic)
         n = tc.read_queue_nums if tc is not None else None
-        qid = _int("queue id", i["queue_id"].value, hi=None if n is None else n - 1)
+        qid = _int("queue id", i["queue_id"].value, hi=JAVA_INT_MAX if n is None else n - 1,
+                   why="the header's queueId is a Java int" if n is None else
+                   f"{topic} has {n} read queues")  # fmt: skip
         raw_off = str(i["offset"].value).strip()
         if raw_off in ("", "max"):
             offset = broker.message_store.get_max_offset_in_queue(topic, qid)
         else:
-            offset = _int("offset", raw_off)
+            offset = _int("offset", raw_off, hi=JAVA_LONG_MAX,
+                          why="the header's queueOffset is a Java long")  # fmt: skip
         timeout = _int("timeout ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
         sub = i["subscription"].value.strip() or "*"
         suspend = bool(i["suspend"].value)

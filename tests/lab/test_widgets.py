@@ -255,13 +255,40 @@ def test_pull_once_without_suspend_answers_at_once(lab, panel):
     assert "answered at t=11: PULL_NOT_FOUND (19)" in panel.messages[-1]
 
 
+def test_pull_once_queue_id_of_a_topic_the_broker_does_not_have(lab, panel):
+    """No read queue count to check against: the header's queueId is a Java int."""
+    panel.messages.clear()
+    panel.inputs["topic"].value = "NoSuchTopic"
+    panel.inputs["queue_id"].value = "99999999999"
+    panel.buttons["pull"].click()
+    assert panel.messages == [
+        "⚠ queue id must be from 0 to 2147483647 (the header's queueId is a Java int), "
+        "got 99999999999"
+    ]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("queue_id", "4", "⚠ queue id must be from 0 to 3, got 4"),
-        ("queue_id", "-1", "⚠ queue id must be from 0 to 3, got -1"),
+        ("queue_id", "4", "⚠ queue id must be from 0 to 3 (TopicTest has 4 read queues), got 4"),
+        ("queue_id", "-1", "⚠ queue id must be from 0 to 3 (TopicTest has 4 read queues), got -1"),
         ("queue_id", "one", "⚠ queue id must be a whole number, got 'one'"),
         ("offset", "1.5", "⚠ offset must be a whole number, got '1.5'"),
+        # issue 28: a number past a Java long reached the broker, which answered
+        # "RemotingCommandException: … out of range"
+        (
+            "offset",
+            "99999999999999999999",
+            "⚠ offset must be from 0 to 9223372036854775807 (the "
+            "header's queueOffset is a Java long), got "
+            "99999999999999999999",
+        ),
+        (
+            "offset",
+            "-1",
+            "⚠ offset must be from 0 to 9223372036854775807 (the header's "
+            "queueOffset is a Java long), got -1",
+        ),
         ("timeout_ms", "-5", "⚠ timeout ms must be from 0 to 3600000, got -5"),
         ("group", "", "⚠ group must be a valid name (a-z A-Z 0-9 _ - % |), got ''"),
     ],
