@@ -258,14 +258,29 @@ def _lesson08_run(persist_first: bool):
     said = click(p, "add_consumer", consume_ms="0")
     assert "→ consumer-2 (AVG) now holds TopicTest queues [0, 1, 2, 3]" in said
     report = run_cell_with("08_offsets", "find_duplicates(walk", ns)
-    return walk, report
+    return walk, report, "\n".join(p.messages)
+
+
+#: What lesson 08's walk prose quotes of the two runs' printed reports, by persist first.
+_REPORT_08 = {
+    False: "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist",
+    True: "✔ duplicates: no unintended duplicates",
+}
+
+
+def _lesson08_quotes_found(log: str, printed: str, persist_first: bool) -> None:
+    """Every log line the walk quotes is in the log, or in the report the cell printed;
+    only the other run's report is not."""
+    quotes = prose_quotes("08_offsets", "## 5. Drive it yourself")
+    assert unquoted(quotes, log + "\n" + printed) == [_REPORT_08[not persist_first]]
 
 
 def test_lesson08_kill_without_persist_first_redelivers_20(capsys):
     """08 "Drive it yourself" (defect 2), persist first unticked: consumer-2 starts at 0 and
     the cell under the panel prints 20 duplicates."""
-    walk, _ = _lesson08_run(False)
+    walk, _, log = _lesson08_run(False)
     printed = capsys.readouterr().out.strip().splitlines()[-1]
+    _lesson08_quotes_found(log, printed, False)
     assert printed == "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
     assert str(find_duplicates(walk, "CG")) == (
         "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
@@ -276,8 +291,9 @@ def test_lesson08_kill_without_persist_first_redelivers_20(capsys):
 def test_lesson08_kill_with_persist_first_redelivers_nothing(capsys):
     """The same walk on a fresh `walk` with persist first ticked: offset 5 per queue was
     committed before the kill, consumer-2 starts there, no duplicates."""
-    walk, _ = _lesson08_run(True)
+    walk, _, log = _lesson08_run(True)
     printed = capsys.readouterr().out.strip().splitlines()[-1]
+    _lesson08_quotes_found(log, printed, True)
     assert printed == "✔ duplicates: no unintended duplicates"
     assert str(find_duplicates(walk, "CG")) == printed
     off = walk.consumer_offsets().query("group == 'CG' and topic == 'TopicTest'")
