@@ -36,6 +36,8 @@ from mqlab.remoting.codes import ResponseCode
 from mqlab.store import commit_log
 from mqlab.store.config import MessageStoreConfig
 
+pytestmark = pytest.mark.slow  # lesson 11's facts come from its two searches
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "notebooks" / "README.md"
 MECHANISMS = ROOT / "notebooks" / "mechanisms.md"
