@@ -81,8 +81,12 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
     The run records every choice point of the whole schedule (its options, their labels,
     which one was taken), so a prefix replay still shows what the later points offered.
 
+    With ``bounds`` (the search's), a schedule may hold no more faults than they allow.
+
     Raises:
-        ScheduleError: the schedule does not parse, or does not fit this run.
+        ScheduleError: the schedule does not parse, or does not fit this run; the message
+            names the token and what is wrong with it (a latency out of the latency set, an
+            order choice at a latency point, a fault where the scenario allows none …).
     """
     s = Schedule.parse(schedule).trimmed()
     n = len(s.choices)
@@ -91,19 +95,18 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
         raise ScheduleError(f"step {k} is outside 0..{n} (the schedule has {n} choice points)")
     b = bounds or Bounds(depth=0)
     lats = b.latencies or xs.latencies
+    _check_tokens(s, lats, None if bounds is None else bounds.faults)
     toks = list(s.choices[:k])
     pos = {"i": 0}
+    misfit: list[ScheduleError] = []  # what follow() found: a run wraps it in its own error
 
     def follow(options: list[Choice]) -> int:
         i = pos["i"]
         pos["i"] += 1
         want = toks[i] if i < len(toks) else DEFAULT
         if want not in options:
-            kind = "an order" if options[-1].kind in ("o", "F") else "a latency"
-            raise ScheduleError(
-                f"choice {i} is {kind} point with options {' '.join(map(str, options))}; "
-                f"the schedule says {want}"
-            )
+            misfit.append(ScheduleError(_misfit(i, options, want)))
+            raise misfit[-1]
         return options.index(want)
 
     got: dict[str, Any] = {}
@@ -113,16 +116,65 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
         got["html"] = inspector_html(lab, topic, group)
         got["events"] = len(lab.trace.events)
 
-    rec = run_schedule(
-        xs, "", Bounds(depth=n, faults=s.faults, window_ms=b.window_ms, latencies=lats, por=False),
-        record=True, pick=follow, on_lab=keep,
-    )  # fmt: skip
+    try:
+        rec = run_schedule(
+            xs, "", Bounds(depth=n, faults=s.faults, window_ms=b.window_ms, latencies=lats,
+                           por=False),
+            record=True, pick=follow, on_lab=keep,
+        )  # fmt: skip
+    except ValueError:
+        if misfit:  # the scenario's step that met the choice point wrapped it ("fault 'join' …")
+            raise misfit[-1] from None
+        raise
     if len(rec.points) < n:
         raise ScheduleError(
             f"the run met {len(rec.points)} choice point(s); the schedule has {n} ({s})"
         )
     arm = xs.scenario.warmup_ms + xs.arm_ms
     return Replay(Schedule(tuple(toks)).trimmed(), rec, got["lab"], got["html"], got["events"], arm)
+
+
+def _check_tokens(s: Schedule, lats: tuple[int, ...], faults: int | None) -> None:
+    """Refuse a token no run of this scenario can follow, before replaying anything."""
+    for c in s.choices:
+        if c.kind == "F" and faults == 0:
+            raise ScheduleError(
+                f"{c}: this scenario allows no faults (its search's bounds say faults=0); "
+                "a schedule here holds only o<i> (event order), l<i> (latency) and d<n>"
+            )
+        if c.kind == "l" and int(c.value) >= len(lats):
+            if len(lats) < 2:
+                raise ScheduleError(
+                    f"{c}: this scenario has no latency choice (its latency set is {lats} ms)"
+                )
+            menu = ", ".join(f"l{j} = {ms} ms" for j, ms in enumerate(lats))
+            raise ScheduleError(
+                f"{c}: latency choice out of range; the latency set has {len(lats)} values "
+                f"({menu}; l0 is the default)"
+            )
+    if faults is not None and s.faults > faults:
+        raise ScheduleError(
+            f"the schedule has {s.faults} faults; this scenario allows at most {faults}"
+        )
+
+
+def _misfit(i: int, options: list[Choice], want: Choice) -> str:
+    """Why token ``want`` does not fit choice point ``i`` with these options."""
+    menu = " ".join(map(str, options))
+    if any(o.kind == "l" for o in options):  # a latency point (l out of range: _check_tokens)
+        if want.kind == "o":
+            return (f"choice {i} is a latency point (options {menu}: the frame's latency), not "
+                    f"an order point: {want} picks among events due together, and none are here")  # fmt: skip
+    elif want.kind in ("o", "l"):  # an order point: d0, o1 … (and the faults it offers)
+        n = sum(o.kind != "F" for o in options)
+        if want.kind == "l":
+            return (f"choice {i} is an order point (options {menu}: which of {n} event(s) due "
+                    f"together runs first), not a latency point: {want} does not fit it")  # fmt: skip
+        return (f"choice {i} is an order point with {n} event(s) due together (options {menu}): "
+                f"{want} is out of range")  # fmt: skip
+    if want.kind == "F":
+        return f"choice {i} offers no fault {want.value!r} (options {menu})"
+    return f"choice {i} has options {menu}; the schedule says {want}"
 
 
 @dataclass(slots=True)
@@ -199,7 +251,7 @@ class OutcomeExplorer:
         scenario: the ``ExploreScenario`` it searched (or its name in ``SCENARIOS``).
         plot_mode: the timeline's ``"live"`` or ``"static"`` mode (``MQLAB_PLOT_MODE``).
         span_ms: how much of the run the timeline draws, from the time the search starts
-            deciding (zoom out in the figure to see all of it).
+            deciding (its title names the times; the rest of the run is not drawn).
 
     Attributes:
         selected: the outcome class shown (None before a selection).

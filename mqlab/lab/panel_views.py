@@ -378,6 +378,9 @@ _COL_CH = {
     "commit_log_offset": 8, "size": 5, "queue_offset": 7, "tags": 8, "body": 12,
     "tags_code": 10,
 }  # fmt: skip
+#: Columns of names: as wide as their longest value (up to ``_NAME_MAX_CH``), so a name such
+#: as CID_RMQ_SYS_TRANS is shown whole, not cut to "CID_RMQ…".
+_NAME_COLUMNS, _NAME_MAX_CH = ("group", "topic", "key", "consumer"), 32
 _ROW_PX = 19
 #: Rows a table box shows before it scrolls.
 VISIBLE_ROWS = 8
@@ -394,11 +397,16 @@ _INSPECTOR_CSS = (
 
 def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     cols = [c for c in columns if c in df.columns]
-    widths = [_COL_CH.get(c, 10) for c in cols]
+    shown = df[cols].head(MAX_ROWS)
+    widths = [
+        min(max([_COL_CH.get(c, 10), *(len(str(v)) for v in shown[c])]), _NAME_MAX_CH)
+        if c in _NAME_COLUMNS else _COL_CH.get(c, 10)
+        for c in cols
+    ]  # fmt: skip
     colgroup = "".join(f'<col style="width:{w + 1}ch">' for w in widths)
     head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     body = []
-    for rec in df[cols].head(MAX_ROWS).values.tolist():
+    for rec in shown.values.tolist():
         cells = []
         for v, w in zip(rec, widths, strict=True):
             text = html.escape(str(v))
@@ -668,7 +676,9 @@ class TimelineView:
         shows from there to now; zoom out or double-click for the whole window)."""
         win, with_hold, lo, hi = self.window(lab)
         t0, t1, x0, x1 = self.focus_range(win, lo, hi, since_ms)
-        title = f"Node by node, t={t0}…{t1} (zoom out: the last {hi - lo} ms are drawn)"
+        title = f"Node by node, t={t0}…{t1}"
+        if t0 > lo:  # the axis shows part of what is drawn: say how much zooming out shows
+            title += f" (zoom out: the last {hi - lo} ms are drawn)"
         lanes = self.lanes(win)
         if self.mode == "static":
             fig = figures.sequence_timeline(

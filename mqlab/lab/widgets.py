@@ -6,7 +6,8 @@ pull one queue by hand, add / remove / kill consumers, trigger a rebalance, pers
 offsets, move virtual time (by N ms, to the next timer, or until a parked pull times
 out) and flip ``longPollingEnable``, ``autoCreateTopicEnable``, the allocation strategy
 and the listener time ("consume ms") of consumers added next and the listener mode of
-every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), its
+every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sections``), the
+toggles it uses (``toggles``: lesson 01 shows autoCreateTopicEnable only), its
 inspector tables (``views``: lesson 02 shows the commit log and the consume queues) and the
 trace components its log never folds (``key_components``: lesson 06 follows the pull loop).
 
@@ -52,9 +53,11 @@ if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
     from mqlab.runtime.raw_client import Call
 
-__all__ = ["ControlPanel", "control_panel", "SECTIONS", "PanelInputError"]
+__all__ = ["ControlPanel", "control_panel", "SECTIONS", "TOGGLES", "PanelInputError"]
 
 SECTIONS = ("send", "pull", "consumers", "time", "toggles", "inspect", "figure", "log")
+#: The "toggles" row's inputs, left to right; a lesson may show only those it uses.
+TOGGLES = ("long_polling", "auto_create_topic", "strategy", "listener")
 #: Longest single "advance" a click may ask for (one virtual hour).
 MAX_ADVANCE_MS = 3_600_000
 #: Rounds of "run what is due now" after a click (see ``ControlPanel._idle``).
@@ -63,6 +66,8 @@ SETTLE_ROUNDS = 20
 #: of a lesson, e.g. lesson 07's two 10 s advances, stay in it; older lines are announced).
 MAX_MESSAGES, LOG_LINES = 5000, 400
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")  # Validators#checkTopic (client, 4.9.3)
+#: The largest Java int and long: a request header's queueId and queueOffset hold no more.
+JAVA_INT_MAX, JAVA_LONG_MAX = 2**31 - 1, 2**63 - 1
 
 
 class PanelInputError(ValueError):
@@ -86,14 +91,16 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., None]:
     return wrapper
 
 
-def _int(name: str, raw: Any, *, lo: int = 0, hi: int | None = None) -> int:
+def _int(name: str, raw: Any, *, lo: int = 0, hi: int | None = None, why: str = "") -> int:
+    """``raw`` as a whole number from ``lo`` to ``hi``; ``why``: the reason for ``hi``, said
+    when the number is out of range."""
     s = str(raw).strip()
     if not re.fullmatch(r"-?\d+", s):
         raise PanelInputError(f"{name} must be a whole number, got {raw!r}")
     v = int(s)
     if v < lo or (hi is not None and v > hi):
         rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-        raise PanelInputError(f"{name} must be {rng}, got {v}")
+        raise PanelInputError(f"{name} must be {rng}{f' ({why})' if why else ''}, got {v}")
     return v
 
 
@@ -116,11 +123,15 @@ class ControlPanel:
                  sections: list[str] | None = None, window_ms: int = 5000,
                  plot_mode: str | None = None,
                  key_components: Sequence[str] = KEY_COMPONENTS,
-                 views: Sequence[str] = DEFAULT_VIEWS) -> None:  # fmt: skip
+                 views: Sequence[str] = DEFAULT_VIEWS,
+                 toggles: Sequence[str] = TOGGLES) -> None:  # fmt: skip
         chosen = list(SECTIONS) if sections is None else list(sections)
         bad = [s for s in chosen if s not in SECTIONS]
         if bad:
             raise ValueError(f"unknown sections {bad}; choose from {list(SECTIONS)}")
+        bad = [t for t in toggles if t not in TOGGLES]
+        if bad:
+            raise ValueError(f"unknown toggles {bad}; choose from {list(TOGGLES)}")
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
@@ -172,6 +183,7 @@ class ControlPanel:
         )
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
+        rows["toggles"] = [self.inputs[t] for t in TOGGLES if t in toggles]
         row = {"flex_flow": "row wrap", "align_items": "center"}
         self.widget = widgets.VBox(
             [widgets.HBox(rows[s], layout=widgets.Layout(**row)) for s in chosen]
@@ -331,12 +343,15 @@ class ControlPanel:
         broker = self.lab.broker(i["broker"].value)
         tc = broker.topic_config_manager.topic_config_table.get(topic)
         n = tc.read_queue_nums if tc is not None else None
-        qid = _int("queue id", i["queue_id"].value, hi=None if n is None else n - 1)
+        qid = _int("queue id", i["queue_id"].value, hi=JAVA_INT_MAX if n is None else n - 1,
+                   why="the header's queueId is a Java int" if n is None else
+                   f"{topic} has {n} read queues")  # fmt: skip
         raw_off = str(i["offset"].value).strip()
         if raw_off in ("", "max"):
             offset = broker.message_store.get_max_offset_in_queue(topic, qid)
         else:
-            offset = _int("offset", raw_off)
+            offset = _int("offset", raw_off, hi=JAVA_LONG_MAX,
+                          why="the header's queueOffset is a Java long")  # fmt: skip
         timeout = _int("timeout ms", i["timeout_ms"].value, hi=MAX_ADVANCE_MS)
         sub = i["subscription"].value.strip() or "*"
         suspend = bool(i["suspend"].value)
@@ -484,7 +499,13 @@ class ControlPanel:
         """
         held = self.lab.held_pulls()
         if held.empty:
-            raise PanelInputError("no pull is parked: pull once on an empty queue first")
+            if "pull" in self.sections:
+                how = "pull once on an empty queue first"
+            elif "consumers" in self.sections:
+                how = "add a consumer first: its pulls park while its queues are empty"
+            else:
+                how = "no consumer pulls in this lab, so there is nothing to time out"
+            raise PanelInputError(f"no pull is parked: {how}")
         row, whose = None, "a push consumer's pull, the earliest deadline"
         for call, _what in reversed(self._calls):
             broker, key, opaque = self._pulls.get(id(call), (None, None, None))
@@ -583,7 +604,8 @@ def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
                   sections: list[str] | None = None, window_ms: int = 5000,
                   plot_mode: str | None = None,
                   key_components: Sequence[str] = KEY_COMPONENTS,
-                  views: Sequence[str] = DEFAULT_VIEWS) -> ControlPanel:  # fmt: skip
+                  views: Sequence[str] = DEFAULT_VIEWS,
+                  toggles: Sequence[str] = TOGGLES) -> ControlPanel:  # fmt: skip
     """A control panel for ``lab``; leave it as a cell's last expression to show it.
 
     Args:
@@ -597,10 +619,12 @@ def control_panel(lab: Lab, *, topic: str = "TopicTest", group: str = "CG",
         views: the inspector's tables, from ``panel_views.VIEWS`` (default: queues, held
             pulls, allocation, process queues, consumer offsets; lesson 02 shows the commit
             log and the consume queues).
+        toggles: which inputs the "toggles" row shows, from ``TOGGLES`` (default: all;
+            lesson 01 shows ``autoCreateTopicEnable`` only).
 
     Raises:
-        ValueError: an unknown section, inspector view or plot mode.
+        ValueError: an unknown section, inspector view, toggle or plot mode.
     """
     return ControlPanel(lab, topic=topic, group=group, sections=sections, window_ms=window_ms,
                         plot_mode=plot_mode, key_components=key_components,
-                        views=views)  # fmt: skip
+                        views=views, toggles=toggles)  # fmt: skip

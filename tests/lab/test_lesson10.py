@@ -8,6 +8,8 @@ helpers; the numbers are the ones lessons/10_transactions.md prints.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mqlab.lab import figures
@@ -229,6 +231,53 @@ def test_panel_send_in_transaction_commit_and_discard():
         ["Orders", 1, "order-2"]
     ]
     assert "TRANS_CHECK_MAX_TIME_TOPIC</b>: 1 message(s)" in panel.queues_view.value
+
+
+def test_panel_numbers_transactions_as_the_learner_sees_them():
+    """Issue 28: the second transaction was "order-4" when the first one's half message had
+    been copied by a check (the number counted half-queue entries, not transactions)."""
+    lab = L.tx_lab(1)
+    panel = L.transaction_panel(lab)
+    panel.inputs["local"].value = "UNKNOW"
+    panel.start_producer()
+    panel.send_in_transaction()
+    lab.advance(7000)
+    panel.step_check()  # writes a copy of order-1's half message: 2 entries, 1 transaction
+    assert L.half_messages(lab)["body"].tolist() == ["order-1", "order-1"]
+    panel.send_in_transaction()
+    panel.crash_before_commit()
+    sent = [m for m in panel.messages if m.startswith("▶") and "order-" in m]
+    assert sent == [
+        "▶ t=5 send order-1 to Orders in a transaction",
+        "▶ t=7012 send order-2 to Orders in a transaction",
+        "▶ t=7015 send order-3 in a transaction, crash before commit",
+    ]
+    assert L.half_messages(lab)["body"].tolist() == ["order-1", "order-1", "order-2", "order-3"]
+
+
+def test_panel_shows_only_what_the_lesson_uses():
+    """Issue 28: the inspector showed the held pulls, allocation and process queues (always
+    empty here), cut CID_RMQ_SYS_TRANS to "CID_RMQ…", and the time row offered "let long poll
+    time out", whose refusal sent the learner to a "pull once" this panel does not have."""
+    lab = L.tx_lab(1)
+    panel = L.transaction_panel(lab)
+    panel.start_producer()
+    panel.send_in_transaction()
+    lab.advance(7000)
+    panel.step_check()  # the check service's group now has offsets: a row to show
+    titles = re.findall(r"<b>([^<]*)</b>", panel.inspector.value)
+    assert titles[1:] == [
+        "queues of RMQ_SYS_TRANS_HALF_TOPIC",
+        "consumer offsets (CID_RMQ_SYS_TRANS)",
+    ]
+    assert "<td>CID_RMQ_SYS_TRANS</td>" in panel.inspector.value
+    assert "<td>RMQ_SYS_TRANS_HALF_TOPIC</td>" in panel.inspector.value
+    assert 'title="' not in panel.inspector.value  # nothing is cut
+    assert panel.buttons["long_poll_timeout"].layout.display == "none"
+    panel.let_long_poll_time_out()
+    assert panel.messages[-1] == (
+        "⚠ no pull is parked: no consumer pulls in this lab, so there is nothing to time out"
+    )
 
 
 # -- exercises --------------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mqlab.lab.check import check, expected
 from mqlab.lab.lessons import lesson11 as L
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
@@ -167,9 +171,7 @@ def test_the_walk_at_persist_as_written():
         "dup:rebalance=2 overlap=1: its shortest schedule o1 replayed (1 choice point(s)) "
         "→ dup:rebalance=2 overlap=1"
     ]
-    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
-        "Node by node, t=9998…10058 (zoom out: the last 60 ms are drawn)"
-    )
+    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == ("Node by node, t=9998…10058")
     p = ex.current.points[0]
     assert p.labels == [
         "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10006",
@@ -198,3 +200,17 @@ def test_the_walk_at_persist_as_written():
     heat = allocation_heatmap_frame(ex.plain.lab.trace.events)
     both = heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().values.tolist()
     assert both == [["TopicTest", "TopicTest/broker-a/1"]]
+
+
+def test_the_prose_says_what_the_timeline_draws():
+    """Issue 28: the prose said "the first 60 ms … (zoom out in it for more)" while the title
+    said "the last 60 ms are drawn"; both now name the 60 ms drawn, and nothing more is."""
+    ex = L.explorer(select="dup:rebalance=1", plot_mode="static")
+    title = ex.timeline.widget.outputs[0]["data"]["text/plain"]
+    assert title == "Node by node, t=2008…2068"
+    prose = " ".join((ROOT / "lessons" / "11_what_can_happen.md").read_text().split())
+    assert (
+        f"The timeline draws {ex.span_ms} ms of the replay, from the point where the search "
+        f"starts deciding (its title says which: {title.removeprefix('Node by node, ')})"
+    ) in prose
+    assert "zoom out" not in prose

@@ -15,8 +15,11 @@ from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
 from mqlab.lab.check import EXERCISES, Exercise, Misconception, check, exercise, wrong_answer
 
 CASES = [
-    # 00.1, seed 9: N = 14 over 4 queues → max_offset 4
-    ("00.1", 9, 3, "an off-by-one in offsets", "max_offset is the offset the *next* message"),
+    # 00.1, seed 9: N = 14 over 4 queues → max_offset 4; 3 is N // 4 (issue 28: it was called
+    # an off-by-one in offsets, which it equals by coincidence); seed 11: N = 16 → 4, and 3 is
+    # the off-by-one
+    ("00.1", 9, 3, "rounding N / 4 down", "N // 4 drops the remainder: the producer deals"),
+    ("00.1", 11, 3, "an off-by-one in offsets", "max_offset is the offset the *next* message"),
     ("00.1", 9, 2, "the queue count before auto-creation", "the first send borrows TBW102's"),
     ("00.1", 9, 14, "all messages on one queue", "the producer takes the next queue"),
     # 00.2, seed 1: idle at 31 ms, D = 101 → consumed at 134
@@ -72,6 +75,9 @@ CASES = [
     ("09.1", 1, 10, "the idle case", "the tenfold gap is the idle case"),
     ("09.1", 2, 2.1, "an upside-down ratio", "divide short polling's mean"),
     ("09.1", 1, 0.4, "an upside-down ratio", "divide short polling's mean"),
+    # 09.4, seed 1: 32 minus 1 → -92.0; the sign flipped (1 minus 32) had only the generic hint
+    ("09.4", 1, 92.0, "subtracting the other way round", "the difference is batch 32's"),
+    ("09.4", 1, 92, "subtracting the other way round", "the difference is batch 32's"),
     # 10.1, seed 7: interval 5000, timeout 7000, send at 50 → 10002
     ("10.1", 7, 5002, "forgetting transactionTimeOut", "that is the first check round"),
     ("10.1", 7, 7052, "expecting a check the moment the timeout ends", "nothing checks at"),

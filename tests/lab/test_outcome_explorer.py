@@ -11,6 +11,7 @@ import pytest
 from mqlab.explore.engine import Bounds
 from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import get_scenario
+from mqlab.explore.schedule import ScheduleError
 from mqlab.explore.search import replay
 from mqlab.lab.outcome_explorer import OutcomeExplorer, outcome_figure, replay_prefix
 
@@ -70,7 +71,7 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     # from the events before the lab closed (closing adds a stop per node)
     assert ex.current.events == 359
     assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
-        "Node by node, t=2008…2068 (zoom out: the last 60 ms are drawn)"
+        "Node by node, t=2008…2068"  # all of what is drawn: no "zoom out" (issue 28)
     )
 
 
@@ -146,8 +147,9 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
     assert not ex.replay_schedule("x9")
     assert ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, d<n> or F:<fault>"
     assert not ex.replay_schedule("d5 l2")
-    assert (
-        ex.messages[-1] == "⚠ choice 5 is a latency point with options d0 l1; the schedule says l2"
+    assert ex.messages[-1] == (
+        "⚠ l2: latency choice out of range; the latency set has 2 values "
+        "(l0 = 1 ms, l1 = 5 ms; l0 is the default)"
     )
     assert not ex.replay_schedule("d90 l1")
     assert ex.messages[-1].startswith("⚠ the run met ") and ex.messages[-1].endswith(
@@ -160,6 +162,45 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
         "d5 l1",
         6,
         NO_OVERLAP,
+    )
+
+
+@pytest.mark.parametrize(
+    ("schedule", "said"),
+    [
+        ("l9", "l9: latency choice out of range; the latency set has 2 values (l0 = 1 ms, "
+               "l1 = 5 ms; l0 is the default)"),
+        ("o5", "choice 0 is a latency point (options d0 l1: the frame's latency), not an order "
+               "point: o5 picks among events due together, and none are here"),
+        ("l1 o1", "choice 1 is a latency point (options d0 l1: the frame's latency), not an "
+                  "order point: o1 picks among events due together, and none are here"),
+        ("F:kill(broker-a)", "F:kill(broker-a): this scenario allows no faults (its search's "
+                             "bounds say faults=0); a schedule here holds only o<i> (event "
+                             "order), l<i> (latency) and d<n>"),
+    ],
+)  # fmt: skip
+def test_a_bad_token_is_named_with_its_own_problem(ex, schedule, said):
+    """Issue 28: choice 0 falls inside the scenario's consumer join, whose step wrapped every
+    misfit as "fault 'join' at 10 ms: …", and a fault got no word that none is allowed."""
+    assert not ex.replay_schedule(schedule)
+    assert ex.messages[-1] == f"⚠ {said}"
+    assert "fault 'join'" not in ex.messages[-1]
+
+
+def test_a_bad_token_at_an_order_point_is_named_too():
+    xs = get_scenario("consumer_join_at_persist")
+    b = Bounds(depth=xs.depth)
+    with pytest.raises(ScheduleError) as e:
+        replay_prefix(xs, "l1", bounds=b)
+    assert str(e.value) == (
+        "choice 0 is an order point (options d0 o1: which of 2 event(s) due together runs "
+        "first), not a latency point: l1 does not fit it"
+    )
+    with pytest.raises(ScheduleError) as e:
+        replay_prefix(xs, "o5", bounds=b)
+    assert str(e.value) == (
+        "choice 0 is an order point with 2 event(s) due together (options d0 o1): o5 is out "
+        "of range"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from walks import clicks, open_panel, run_cell_with
+from walks import clicks, open_panel, prose_quotes, run_cell_with, unquoted
 
 from mqlab.lab import explorer as E
 from mqlab.lab.check import learner_seed
@@ -56,6 +56,7 @@ def test_lesson00_the_control_panel():
     said = click(p, "next_timer")
     assert f"advance to the next timer: {nxt.name} ({nxt.node}) at t={nxt.due_ms}" in said
     assert lab.now == nxt.due_ms
+    assert not unquoted(prose_quotes("00_tour", "## The control panel"), "\n".join(p.messages))
 
 
 def test_lesson01_your_turn():
@@ -63,6 +64,10 @@ def test_lesson01_your_turn():
     3 attempts, sent 0/1; an illegal name is refused before anything is sent."""
     p, ns = open_panel("01_send_path")
     lab = ns["lab"]
+    # the toggles row holds only what the lesson uses (issue 28: it showed the allocation
+    # strategy and the listener mode too, which lesson 01 never touches)
+    toggles = p.widget.children[p.sections.index("toggles")].children
+    assert [w.description for w in toggles] == ["autoCreateTopicEnable"]
     said = toggle(p, "auto_create_topic", False)
     assert "autoCreateTopicEnable=False on every broker" in said
     said = click(p, "send", topic="NewTopic")
@@ -74,6 +79,7 @@ def test_lesson01_your_turn():
     said = click(p, "send", topic="bad topic!")
     assert said.startswith("⚠ topic 'bad topic!' is not valid")
     assert (lab.now, len(lab.trace)) == before
+    assert not unquoted(prose_quotes("01_send_path", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -124,6 +130,7 @@ def test_lesson03_your_turn(learner):
     toggle(p, "long_polling", False)
     said = click(p, "pull", offset="")
     assert "pull held: TopicTest@0 offset 3, suspended 1000 ms" in said
+    assert not unquoted(prose_quotes("03_pull_processing", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -150,6 +157,7 @@ def test_lesson04_your_turn(learner):
     said = click(p, "long_poll_timeout")
     assert "the hold-service check at t=45000 answered the parked pull TopicTest@1" in said
     assert "answered at t=45001: PULL_NOT_FOUND (19)" in said
+    assert not unquoted(prose_quotes("04_long_polling", "## Your turn"), "\n".join(p.messages))
 
 
 @pytest.mark.parametrize("learner", ["your-name", "ada"])
@@ -207,6 +215,10 @@ def test_lesson06_pull_loop_step_by_step():
     said = click(p, "kill_consumer")
     assert said.count("the consumer's connection closed; the parked pull is dropped") == 2
     assert walk.held_pulls().empty
+    # every log line the prose quotes is in the log as printed (issue 28: it quoted
+    # "FOUND 32 (offsets 1..32)", which a learner searching the log did not find)
+    quotes = prose_quotes("06_pull_loop_flow_control", "## 4. Drive it yourself")
+    assert len(quotes) == 15 and not unquoted(quotes, "\n".join(p.messages))
 
 
 def test_lesson07_listener_fails_then_retry():
@@ -225,6 +237,9 @@ def test_lesson07_listener_fails_then_retry():
     assert "consumes %RETRY%CG/broker-a/0" in said
     assert "(reconsumeTimes [1]) → RECONSUME_LATER" in said
     assert "→ %RETRY%CG with delay level 4" in said
+    assert not unquoted(
+        prose_quotes("07_retry_dlq", "## 5. Drive it yourself"), "\n".join(p.messages)
+    )
 
 
 def _lesson08_run(persist_first: bool):
@@ -243,14 +258,29 @@ def _lesson08_run(persist_first: bool):
     said = click(p, "add_consumer", consume_ms="0")
     assert "→ consumer-2 (AVG) now holds TopicTest queues [0, 1, 2, 3]" in said
     report = run_cell_with("08_offsets", "find_duplicates(walk", ns)
-    return walk, report
+    return walk, report, "\n".join(p.messages)
+
+
+#: What lesson 08's walk prose quotes of the two runs' printed reports, by persist first.
+_REPORT_08 = {
+    False: "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist",
+    True: "✔ duplicates: no unintended duplicates",
+}
+
+
+def _lesson08_quotes_found(log: str, printed: str, persist_first: bool) -> None:
+    """Every log line the walk quotes is in the log, or in the report the cell printed;
+    only the other run's report is not."""
+    quotes = prose_quotes("08_offsets", "## 5. Drive it yourself")
+    assert unquoted(quotes, log + "\n" + printed) == [_REPORT_08[not persist_first]]
 
 
 def test_lesson08_kill_without_persist_first_redelivers_20(capsys):
     """08 "Drive it yourself" (defect 2), persist first unticked: consumer-2 starts at 0 and
     the cell under the panel prints 20 duplicates."""
-    walk, _ = _lesson08_run(False)
+    walk, _, log = _lesson08_run(False)
     printed = capsys.readouterr().out.strip().splitlines()[-1]
+    _lesson08_quotes_found(log, printed, False)
     assert printed == "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
     assert str(find_duplicates(walk, "CG")) == (
         "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
@@ -261,8 +291,9 @@ def test_lesson08_kill_without_persist_first_redelivers_20(capsys):
 def test_lesson08_kill_with_persist_first_redelivers_nothing(capsys):
     """The same walk on a fresh `walk` with persist first ticked: offset 5 per queue was
     committed before the kill, consumer-2 starts there, no duplicates."""
-    walk, _ = _lesson08_run(True)
+    walk, _, log = _lesson08_run(True)
     printed = capsys.readouterr().out.strip().splitlines()[-1]
+    _lesson08_quotes_found(log, printed, True)
     assert printed == "✔ duplicates: no unintended duplicates"
     assert str(find_duplicates(walk, "CG")) == printed
     off = walk.consumer_offsets().query("group == 'CG' and topic == 'TopicTest'")

@@ -255,13 +255,40 @@ def test_pull_once_without_suspend_answers_at_once(lab, panel):
     assert "answered at t=11: PULL_NOT_FOUND (19)" in panel.messages[-1]
 
 
+def test_pull_once_queue_id_of_a_topic_the_broker_does_not_have(lab, panel):
+    """No read queue count to check against: the header's queueId is a Java int."""
+    panel.messages.clear()
+    panel.inputs["topic"].value = "NoSuchTopic"
+    panel.inputs["queue_id"].value = "99999999999"
+    panel.buttons["pull"].click()
+    assert panel.messages == [
+        "⚠ queue id must be from 0 to 2147483647 (the header's queueId is a Java int), "
+        "got 99999999999"
+    ]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("queue_id", "4", "⚠ queue id must be from 0 to 3, got 4"),
-        ("queue_id", "-1", "⚠ queue id must be from 0 to 3, got -1"),
+        ("queue_id", "4", "⚠ queue id must be from 0 to 3 (TopicTest has 4 read queues), got 4"),
+        ("queue_id", "-1", "⚠ queue id must be from 0 to 3 (TopicTest has 4 read queues), got -1"),
         ("queue_id", "one", "⚠ queue id must be a whole number, got 'one'"),
         ("offset", "1.5", "⚠ offset must be a whole number, got '1.5'"),
+        # issue 28: a number past a Java long reached the broker, which answered
+        # "RemotingCommandException: … out of range"
+        (
+            "offset",
+            "99999999999999999999",
+            "⚠ offset must be from 0 to 9223372036854775807 (the "
+            "header's queueOffset is a Java long), got "
+            "99999999999999999999",
+        ),
+        (
+            "offset",
+            "-1",
+            "⚠ offset must be from 0 to 9223372036854775807 (the header's "
+            "queueOffset is a Java long), got -1",
+        ),
         ("timeout_ms", "-5", "⚠ timeout ms must be from 0 to 3600000, got -5"),
         ("group", "", "⚠ group must be a valid name (a-z A-Z 0-9 _ - % |), got ''"),
     ],
@@ -633,6 +660,7 @@ def test_live_timeline_focuses_on_the_last_click(lab, panel):
     fw = panel.timeline.widget
     assert tuple(fw.layout.xaxis.range) == (t0 - 2, lab.now + 2)
     drawn = lab.now - max(0, lab.now - 5000)
+    assert t0 > lab.now - drawn  # the axis shows part of the window: zooming out shows more
     assert fw.layout.title.text == (
         f"Node by node, t={t0}…{lab.now} (zoom out: the last {drawn} ms are drawn)"
     )
@@ -852,3 +880,39 @@ def test_timeline_new_trace_forgets_the_last_trace_keeps_the_lanes():
         assert all(id(e) in theirs for e in held)  # the second trace's own, if any
         assert not any(e.component.startswith("PullRequestHoldService") for e in held)
         assert list(view._lane_order)[: len(lanes)] == lanes
+
+
+@pytest.mark.parametrize(
+    ("sections", "said"),
+    [
+        (None, "pull once on an empty queue first"),
+        (["consumers", "time", "log"], "add a consumer first: its pulls park while its queues "
+                                       "are empty"),
+        (["time", "log"], "no consumer pulls in this lab, so there is nothing to time out"),
+    ],
+)  # fmt: skip
+def test_long_poll_timeout_with_nothing_parked_points_at_what_the_panel_has(sections, said):
+    """Issue 28: a panel without *pull once* (lesson 10's) still said "pull once on an empty
+    queue first"."""
+    with Lab(seed=1) as lab:
+        p = control_panel(lab, sections=sections, plot_mode="static")
+        p.let_long_poll_time_out()
+        assert p.messages[-1] == f"⚠ no pull is parked: {said}"
+
+
+def test_inspector_shows_long_names_whole():
+    """Issue 28: a group or topic name longer than its column was cut ("CID_RMQ…")."""
+    with Lab(seed=1) as lab:
+        lab.send("A_RATHER_LONG_TOPIC_NAME_X", b"x")
+        lab.run_until_idle()
+        p = control_panel(lab, topic="A_RATHER_LONG_TOPIC_NAME_X", plot_mode="static",
+                          group="A_LONG_CONSUMER_GROUP_NAME")  # fmt: skip
+        assert "queues of A_RATHER_LONG_TOPIC_NAME_X" in p.inspector.value
+        lab.request("broker-a", "UPDATE_CONSUMER_OFFSET", {
+            "consumerGroup": "A_LONG_CONSUMER_GROUP_NAME", "topic": "A_RATHER_LONG_TOPIC_NAME_X",
+            "queueId": 0, "commitOffset": 1})  # fmt: skip
+        lab.run_until_idle()
+        p.refresh()
+        html = p.inspector.value
+        assert "<td>A_LONG_CONSUMER_GROUP_NAME</td><td>A_RATHER_LONG_TOPIC_NAME_X</td>" in html
+        assert 'title="A_LONG' not in html

@@ -12,6 +12,7 @@ Mirrors no RocketMQ class: test plumbing.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,26 @@ def run_cell_with(stem: str, marker: str, ns: dict[str, Any]) -> Any:
 def clicks(panel: Any, since: int) -> str:
     """What the panel's log said since message ``since``."""
     return "\n".join(panel.messages[since:])
+
+
+def prose_quotes(stem: str, heading: str) -> list[str]:
+    """What the section ``heading`` of ``lessons/<stem>.md`` quotes of the log: its inline code
+    spans with a space in them (a name such as `TopicTest@0` or `walk` is no log line), each
+    with its line breaks and indents collapsed to one space."""
+    text = (ROOT / "lessons" / f"{stem}.md").read_text()
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    end = min(i for i in (text.find("\n## ", start), text.find("```{code-cell}", start),
+                          len(text)) if i >= 0)  # fmt: skip
+    spans = [" ".join(s.split()) for s in re.findall(r"`([^`]+)`", text[start:end])]
+    return [s for s in spans if " " in s]
+
+
+def unquoted(quotes: list[str], log: str) -> list[str]:
+    """The quotes not found in ``log``; "…" in a quote (and the spaces around it) stands for
+    any text on the same line."""
+    missing = []
+    for q in quotes:
+        pattern = r"[^\n]*?".join(re.escape(part.strip()) for part in q.split("…"))
+        if re.search(pattern, log) is None:
+            missing.append(q)
+    return missing

@@ -122,6 +122,13 @@ def tour_lab(seed: int) -> Lab:
 
 # fmt: off
 _MISC_00_1 = (
+    # first: when N % 4 != 0, N // 4 is also the right answer minus one, but the idea behind it
+    # is the division, not the offsets
+    wrong_answer("rounding N / 4 down",
+                 "N // 4 drops the remainder: the producer deals the N messages out round robin, "
+                 "so the first N % 4 queues get one message more, and the largest max_offset is "
+                 "N / 4 rounded up",
+                 lambda want, seed: params_00_1(seed) // 4),
     wrong_answer("an off-by-one in offsets",
                  "max_offset is the offset the *next* message will get, so it equals the number "
                  "of messages in the queue, not the last message's offset",

@@ -26,7 +26,7 @@ from mqlab.experiments import datasets
 from mqlab.experiments.runners import run_sequential
 from mqlab.experiments.scenario import Scenario
 from mqlab.experiments.sweep import Sweep
-from mqlab.lab.check import Misconception, exercise
+from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
 
 __all__ = [
@@ -377,13 +377,25 @@ def _ex_09_3(seed: int) -> int:
     return int(crash_comparison(datasets.load_metrics("crash_offset_persist"))["b_lower"].iloc[0])
 
 
+# fmt: off
+_MISC_09_4 = (
+    wrong_answer("subtracting the other way round",
+                 "the difference is batch 32's pulls_issued minus batch 1's, seed by seed "
+                 "(paired_comparison(metrics, 'batch', 1, 32, ...) computes exactly that): if "
+                 "bigger batches need fewer pulls, it is negative",
+                 lambda want, seed: -want),
+)
+# fmt: on
+
+
 @exercise("09.4", "Design a sweep: on L.batch_scenario(SEED), compare consumers.0.pull_batch_size 1 "
           "and 32 over seeds SEED, SEED+1, SEED+2 (column 'batch'). Hypothesis: bigger batches need "
           "fewer pulls. Answer the mean paired difference of pulls_issued (32 minus 1), rounded to 1 "
           "decimal.",
           hint="Sweep(L.batch_scenario(SEED), grid=(Param('batch', 'consumers.0.pull_batch_size', "
                "(1, 32)),), seeds=(SEED, SEED + 1, SEED + 2)); run it; paired_comparison(metrics, "
-               "'batch', 1, 32, 'pulls_issued')")  # fmt: skip
+               "'batch', 1, 32, 'pulls_issued')",
+          misconceptions=_MISC_09_4)  # fmt: skip
 def _ex_09_4(seed: int) -> float:
     from mqlab.experiments.sweep import Param
 

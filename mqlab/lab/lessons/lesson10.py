@@ -265,8 +265,13 @@ class TransactionPanel(ControlPanel):
         self.tx_producer: Any = None
         self.tx_listener: TxListener | None = None
         self.queues_view = widgets.HTML()
+        # the inspector: the half topic's queue and the check service's offsets, nothing the
+        # lesson does not use (no consumer pulls here: no held pulls, allocation, process queues)
         super().__init__(lab, topic=HALF, group="CID_RMQ_SYS_TRANS",
-                         sections=["time", "inspect", "log"])  # fmt: skip
+                         sections=["time", "inspect", "log"],
+                         views=("queues", "consumer_offsets"))  # fmt: skip
+        # nothing pulls in this lab, so no long poll can time out: no such button
+        self.buttons["long_poll_timeout"].layout.display = "none"
         self.inputs["local"] = widgets.Dropdown(options=list(STATES), value="COMMIT_MESSAGE",
                                                 description="local")  # fmt: skip
         self.inputs["check"] = widgets.Dropdown(options=list(STATES), value="COMMIT_MESSAGE",
@@ -331,6 +336,11 @@ class TransactionPanel(ControlPanel):
 
         self._do(f"start a producer of {self.tx_group}", run)
 
+    def _next_transaction(self) -> int:
+        """The number of the next transaction: one more than the transactions the half queue
+        holds (a check's copy of a half message is the same transaction: its UNIQ_KEY)."""
+        return int(half_messages(self.lab)["uniq_key"].nunique()) + 1
+
     def _running_producer(self) -> Any:
         if self._producer_name() is None:
             raise PanelInputError("no producer is running: click 'start producer' first")
@@ -340,7 +350,7 @@ class TransactionPanel(ControlPanel):
     def send_in_transaction(self) -> None:
         """Send one message in a transaction with the running producer."""
         p = self._running_producer()
-        n = half_count(self.lab) + 1
+        n = self._next_transaction()
 
         def run() -> list[str]:
             r = send_in_transaction(self.lab, p, f"order-{n}", topic=self.tx_topic)
@@ -354,7 +364,7 @@ class TransactionPanel(ControlPanel):
         """The running producer sends in a transaction and dies before its local transaction
         ends: only the half message is stored."""
         p = self._running_producer()
-        n = half_count(self.lab) + 1
+        n = self._next_transaction()
 
         def run() -> list[str]:
             node = crash_before_commit(self.lab, p, f"order-{n}", topic=self.tx_topic)
