@@ -57,6 +57,7 @@ from mqlab.runtime.net import (
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
     NetDriver,
+    bind_broker_socket,
     bind_socket,
     local_ip,
     run_until_signalled,
@@ -276,7 +277,7 @@ class MqlabServer:
             ns_sock = bind_socket(bind_host, cfg.namesrv_port)
             socks.append(ns_sock)
             for bc, sc in broker_cfgs:
-                s = bind_socket(bind_host, bc.listen_port)
+                s = bind_broker_socket(bind_host, bc.listen_port)
                 socks.append(s)
                 bc.listen_port = s.getsockname()[1]
                 # BrokerStartup#createBrokerController (4.9.3) sets haListenPort to

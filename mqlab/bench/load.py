@@ -181,14 +181,30 @@ def _client_main(role: str, params: str) -> int:
 
 # -- processes of the run -----------------------------------------------------------------
 def free_ports(n: int) -> list[int]:
-    """``n`` loopback ports that were free a moment ago."""
-    socks = []
+    """``n`` loopback ports that were free a moment ago, each with its next port free too (a
+    broker listening on p serves HA on p + 1, mechanisms.md "HA replication"), and no
+    port the next of another."""
+    socks: list[socket.socket] = []
+    ports: list[int] = []
     try:
-        for _ in range(n):
+        while len(ports) < n:
+            if len(socks) > 100 * n:
+                raise OSError(f"no {n} loopback ports with their next ports free")
             s = socket.socket()
             s.bind(("127.0.0.1", 0))
             socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+            port = s.getsockname()[1]
+            if port + 1 > 65535 or port in ports or any(port == p + 1 for p in ports):
+                continue
+            nxt = socket.socket()
+            try:
+                nxt.bind(("127.0.0.1", port + 1))
+            except OSError:
+                nxt.close()
+                continue
+            socks.append(nxt)
+            ports.append(port)
+        return ports
     finally:
         for s in socks:
             s.close()
