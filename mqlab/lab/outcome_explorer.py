@@ -36,6 +36,7 @@ import plotly.graph_objects as go
 
 from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.lab import figures
 from mqlab.lab.panel_views import TimelineView, inspector_html
 
 if TYPE_CHECKING:
@@ -163,14 +164,15 @@ def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figu
         hovertemplate="%{x}: %{y} distinct final state(s), %{customdata[0]} run(s)<br>"
                       "shortest schedule: %{customdata[1]}<extra></extra>",
     ))  # fmt: skip
+    key = "; dark blue: the one selected" if selected else ""
     fig.update_layout(
         title=f"{result.scenario}: {len(rows)} outcome class(es), {result.runs} runs"
-              f"<br><sup>bounds {result.bounds}</sup>",
-        xaxis_title="outcome class", yaxis_title="distinct final states", height=340,
-        margin={"t": 60, "b": 50},
+              f"<br><sup>bounds {result.bounds}{key}</sup>",
+        xaxis_title="outcome class", yaxis_title="distinct final states", height=360,
+        margin={"b": 50},
     )  # fmt: skip
     fig.update_xaxes(type="category")
-    return fig
+    return figures.house_style(fig)
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., bool]:
@@ -324,7 +326,10 @@ class OutcomeExplorer:
         (a static one stays as drawn: ``_draw_figure``)."""
         self.table.value = self._table_html()
         if isinstance(self.fig, go.FigureWidget):
-            self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
+            drawn = outcome_figure(self.result, self.selected)  # its title names the colours
+            with self.fig.batch_update():
+                self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
+                self.fig.layout.title.text = drawn.layout.title.text
 
     def _choices_html(self, rep: Replay) -> str:
         lines = []
