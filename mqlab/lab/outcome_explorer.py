@@ -54,6 +54,11 @@ __all__ = [
 ]
 
 
+#: The explorer's tabs: the outcome table and chart, the replay (choices and timeline), the
+#: inspector tables at the end of the replay, the diff against the plain run.
+TAB_TITLES = ("outcomes", "replay", "state at the end", "diff")
+
+
 @dataclass(slots=True)
 class Replay:
     """One replayed run: its schedule, record (choice points with labels), lab and tables."""
@@ -261,13 +266,20 @@ class OutcomeExplorer:
         self.span_ms = span_ms
         self.timeline = TimelineView(window_ms=span_ms, mode=plot_mode)
         row = {"flex_flow": "row wrap", "align_items": "center"}
+        # The controls and the status line (what a click did) on top, the rest in tabs: one
+        # column of all of it was about 2 470 px tall, the answer to a click off the screen
+        # (issue 28). A selection shows the replay tab, *diff* the diff tab.
+        self.tabs = W.Tab(children=[
+            W.VBox([self.table, self.figure]), W.VBox([self.choices, self.timeline.widget]),
+            self.inspector, self.diff_view,
+        ])  # fmt: skip
+        self.tabs.titles = TAB_TITLES
         self.widget = W.VBox([
-            self.table, self.figure,
             W.HBox([self.outcome, self.schedule_text, self.buttons["replay"]],
                    layout=W.Layout(**row)),
             W.HBox([self.buttons["previous"], self.buttons["next"], self.buttons["diff"]],
                    layout=W.Layout(**row)),
-            self.status, self.choices, self.timeline.widget, self.inspector, self.diff_view,
+            self.status, self.tabs,
         ])  # fmt: skip
         self._draw_figure()
 
@@ -357,6 +369,7 @@ class OutcomeExplorer:
         self.timeline.update(view, since_ms=t0)
         self.diff_frame = None
         self.diff_view.value = ""
+        self.tabs.selected_index = TAB_TITLES.index("replay")
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, k: int) -> Replay:
@@ -467,6 +480,7 @@ class OutcomeExplorer:
             raise ValueError("select an outcome class (or replay a schedule) first")
         d = self.plain.lab.diff(self.current.lab, context=context)
         self.diff_frame = d
+        self.tabs.selected_index = TAB_TITLES.index("diff")
         at = d.attrs["diverges_at"]
         if at is None:
             self.diff_view.value = (
