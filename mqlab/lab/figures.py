@@ -14,6 +14,11 @@ step: fields) are listed in its docstring; client-side shapes are those that
 are enough to draw the figure. The byte map is the exception: it draws one stored entry
 from ``inspect.commit_log_fields``.
 
+Every figure ends in ``house_style(fig)``: the title below plotly's modebar, whole-number
+ticks on axes whose data are whole numbers; ``mqlab.lab.figure_check`` holds every lesson
+figure to that and to three more rules (colours explained, no translucent bars over each
+other, no line hidden on another).
+
 ``export(fig, "fig.png")`` writes PNG/SVG/PDF for slides through the optional ``kaleido``
 package (≥ 1, which also needs Chrome); ``can_export()`` says whether it is installed, and
 ``export`` says how to install it when it is not.
