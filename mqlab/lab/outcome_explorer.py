@@ -54,9 +54,9 @@ __all__ = [
 ]
 
 
-#: The explorer's tabs: the outcome table and chart, the replay (choices and timeline), the
-#: inspector tables at the end of the replay, the diff against the plain run.
-TAB_TITLES = ("outcomes", "replay", "state at the end", "diff")
+#: The explorer's tabs under its status line: the replay (choices and timeline), the inspector
+#: tables at the end of the replay, the diff against the plain run.
+TAB_TITLES = ("replay", "state at the end", "diff")
 
 
 @dataclass(slots=True)
@@ -173,7 +173,7 @@ def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figu
     fig.update_layout(
         title=f"{result.scenario}: {len(rows)} outcome class(es), {result.runs} runs"
               f"<br><sup>bounds {result.bounds}{key}</sup>",
-        xaxis_title="outcome class", yaxis_title="distinct final states", height=360,
+        xaxis_title="outcome class", yaxis_title="distinct final states", height=300,
         margin={"b": 50},
     )  # fmt: skip
     fig.update_xaxes(type="category")
@@ -239,7 +239,7 @@ class OutcomeExplorer:
         W = widgets
         style = {"description_width": "initial"}
         self.table = W.HTML(self._table_html())
-        self.figure = W.Output(layout=W.Layout(min_height="350px"))
+        self.figure = W.Output(layout=W.Layout(min_height="300px"))
         self.outcome = W.Dropdown(options=[r.outcome for r in result.rows], value=None,
                                   description="outcome class", style=style,
                                   layout=W.Layout(width="420px"))  # fmt: skip
@@ -266,15 +266,16 @@ class OutcomeExplorer:
         self.span_ms = span_ms
         self.timeline = TimelineView(window_ms=span_ms, mode=plot_mode)
         row = {"flex_flow": "row wrap", "align_items": "center"}
-        # The controls and the status line (what a click did) on top, the rest in tabs: one
-        # column of all of it was about 2 470 px tall, the answer to a click off the screen
-        # (issue 28). A selection shows the replay tab, *diff* the diff tab.
+        # The table and its chart, the controls, the status line (what a click did), then
+        # the answer to the click in tabs: the replay (choices and timeline, shown first, so
+        # its plot is drawn while visible), the end state, the diff. In one column it was
+        # about 2 470 px tall, the diff far below the button (issue 28).
         self.tabs = W.Tab(children=[
-            W.VBox([self.table, self.figure]), W.VBox([self.choices, self.timeline.widget]),
-            self.inspector, self.diff_view,
+            W.VBox([self.choices, self.timeline.widget]), self.inspector, self.diff_view,
         ])  # fmt: skip
         self.tabs.titles = TAB_TITLES
         self.widget = W.VBox([
+            self.table, self.figure,
             W.HBox([self.outcome, self.schedule_text, self.buttons["replay"]],
                    layout=W.Layout(**row)),
             W.HBox([self.buttons["previous"], self.buttons["next"], self.buttons["diff"]],

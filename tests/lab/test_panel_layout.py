@@ -2,8 +2,8 @@
 
 The control panel puts its log right under its control rows, then the timeline and the
 tables (two tabs when both are shown: lesson 00's panel was 1 500–1 800 px tall with the log
-last); the outcome explorer puts its controls and status line on top and the rest in tabs
-(about 2 470 px in one column), and shows the tab that answers the click. The heights in a
+last); the outcome explorer puts the answer to a click in tabs right under its status line
+(about 2 470 px in one column, the diff at the bottom), and shows the tab that answers it. The heights in a
 browser are checked in tests/e2e/test_lessons_browser.py.
 """
 
@@ -52,16 +52,23 @@ def test_panel_without_timeline_puts_the_log_before_the_tables():
 
 
 @pytest.mark.slow
-def test_outcome_explorer_controls_on_top_and_the_answer_in_its_tab():
-    """Controls, status, then tabs; a selection shows "replay", *diff* shows "diff"."""
+def test_outcome_explorer_answer_in_tabs_under_the_status_line():
+    """Table, chart, controls, status, then tabs; the replay tab (its timeline) is shown
+    first and on a selection, the diff tab on *diff*."""
     xs = get_scenario("consumer_join")
     ex = OutcomeExplorer(explore(xs, Bounds(depth=xs.depth)), xs, plot_mode="static")
     kids = ex.widget.children
-    assert holds(kids[0], ex.outcome) and holds(kids[1], ex.buttons["diff"])
-    assert kids[2] is ex.status and kids[3] is ex.tabs
-    assert ex.tabs.titles == TAB_TITLES == ("outcomes", "replay", "state at the end", "diff")
-    assert ex.tabs.selected_index == 0 and holds(ex.tabs.children[0], ex.figure)
+    assert kids[0] is ex.table and kids[1] is ex.figure
+    assert holds(kids[2], ex.outcome) and holds(kids[3], ex.buttons["diff"])
+    assert kids[4] is ex.status and kids[5] is ex.tabs and len(kids) == 6
+    assert ex.tabs.titles == TAB_TITLES == ("replay", "state at the end", "diff")
+    assert ex.tabs.selected_index == 0 and holds(ex.tabs.children[0], ex.timeline.widget)
+    ex.diff_view.value = "x"
     ex.select("dup:rebalance=1")
-    assert ex.tabs.selected_index == 1 and holds(ex.tabs.children[1], ex.timeline.widget)
+    assert ex.tabs.selected_index == 0 and ex.diff_view.value == ""
     ex.diff()
-    assert ex.tabs.selected_index == 3 and ex.tabs.children[3] is ex.diff_view
+    assert ex.tabs.selected_index == 2 and ex.tabs.children[2] is ex.diff_view
+    ex.next_choice()  # at the last choice: refused, the diff stays shown
+    assert ex.tabs.selected_index == 2
+    ex.previous_choice()
+    assert ex.tabs.selected_index == 0
