@@ -559,8 +559,8 @@ def _title_box(layout: dict) -> dict[str, float] | None:
         pad = _num(_get(layout, "title.pad.t")) or 0
         ypx = (1 - float(y)) * h if yref == "container" else (1 - float(y)) * (h - t) + t
         yanchor = _get(layout, "title.yanchor", "auto")
-        if yanchor in ("auto", "top"):
-            top = ypx + pad
+        if yanchor in ("auto", "top"):  # plotly stacks a title's extra lines above the first
+            top = ypx + pad - (height - 1.3 * first)
         elif yanchor == "bottom":
             top = ypx - height - (_num(_get(layout, "title.pad.b")) or 0)
         else:

@@ -186,14 +186,17 @@ def house_style(fig: go.Figure) -> go.Figure:
     lines = [ln for ln in re.split(r"<br\s*/?>", text) if ln.strip()]
     if lines:
         size = fig.layout.title.font.size or TITLE_FONT_PX
-        height = sum(1.3 * size * (0.7 if ln.lstrip().startswith("<sup>") else 1) for ln in lines)
+        heights = [1.3 * size * (0.7 if ln.lstrip().startswith("<sup>") else 1) for ln in lines]
+        height = sum(heights)
         t = fig.layout.margin.t
         # subplot titles sit just above the plots: room for them under the title
         height += 22 * any(a.yref == "paper" and (a.y or 0) >= 0.99 and a.yanchor == "bottom"
                            for a in fig.layout.annotations)  # fmt: skip
         fig.update_layout(
-            title={"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": TITLE_TOP_PX},
-                   "x": 0.02, "xanchor": "left"},
+            # plotly anchors a title's last line and stacks the others above it: the pad
+            # holds them too, so the first line's top is TITLE_TOP_PX down
+            title={"y": 1, "yref": "container", "yanchor": "top", "x": 0.02, "xanchor": "left",
+                   "pad": {"t": math.ceil(TITLE_TOP_PX + height - heights[0])}},
             margin={"t": max(t or 0, math.ceil(TITLE_TOP_PX + height + 12))},
         )  # fmt: skip
     for axis, (lo, hi) in whole_number_axes(fig).items():

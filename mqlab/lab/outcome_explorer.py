@@ -169,7 +169,9 @@ def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figu
         hovertemplate="%{x}: %{y} distinct final state(s), %{customdata[0]} run(s)<br>"
                       "shortest schedule: %{customdata[1]}<extra></extra>",
     ))  # fmt: skip
-    key = "; dark blue: the one selected" if selected else ""
+    # the colour key is in the title from the start: a title changed on a live figure before
+    # its view was drawn left the chart empty in the browser
+    key = "; dark blue: the class selected"
     fig.update_layout(
         title=f"{result.scenario}: {len(rows)} outcome class(es), {result.runs} runs"
               f"<br><sup>bounds {result.bounds}{key}</sup>",
@@ -339,10 +341,7 @@ class OutcomeExplorer:
         (a static one stays as drawn: ``_draw_figure``)."""
         self.table.value = self._table_html()
         if isinstance(self.fig, go.FigureWidget):
-            drawn = outcome_figure(self.result, self.selected)  # its title names the colours
-            with self.fig.batch_update():
-                self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
-                self.fig.layout.title.text = drawn.layout.title.text
+            self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
 
     def _choices_html(self, rep: Replay) -> str:
         lines = []

@@ -47,7 +47,7 @@ def test_table_and_bar_chart_show_every_class(result, ex):
     assert fig.layout.title.text == (
         "consumer_join: 3 outcome class(es), 76 runs"
         "<br><sup>bounds depth=8,faults=0,window=0,latencies=scenario,por=1; dark blue: the "
-        "one selected</sup>"
+        "class selected</sup>"
     )  # the title names the selected bar's colour (figure check "legend", issue 28)
 
 
