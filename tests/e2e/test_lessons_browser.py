@@ -177,8 +177,9 @@ def _panel(page: Page, *must_have: str) -> Locator:
 
 # -- per-lesson scenarios after Run All -------------------------------------------------------
 def _parked(text: str) -> int:
-    """The panel's "N parked pull(s)" count (its held-pulls inspector, refreshed every click)."""
-    m = re.search(r"(\d+) parked pull\(s\)", text)
+    """The panel's "N parked pull(s)" count (its held-pulls inspector, refreshed every click;
+    read from the inspector's status line, which follows the log since issue 28)."""
+    m = re.search(r"events run · (\d+) parked pull\(s\)", text)
     assert m is not None, f"no parked-pull count in the panel:\n{text[:2000]}"
     return int(m.group(1))
 
