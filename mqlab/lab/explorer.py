@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 
 from mqlab.experiments import aggregate as agg
 from mqlab.experiments.schema import METRIC_COLUMNS
+from mqlab.lab import figures
 
 __all__ = ["RunExplorer", "FRESH", "numeric_metrics", "group_columns", "explorer_figure"]
 
@@ -55,15 +56,15 @@ def explorer_figure(summary: pd.DataFrame, metric: str, by: str, dataset: str) -
     ))  # fmt: skip
     runs = int(summary["n"].sum()) if len(summary) else 0
     fig.update_layout(
-        title=f"{metric} by {by} — {dataset} ({runs} runs; mean, 95 % CI)",
-        xaxis_title=by, yaxis_title=metric, height=380, margin={"t": 60, "b": 50},
+        title=f"{metric} by {by}<br><sup>{dataset} ({runs} runs; mean, 95 % CI)</sup>",
+        xaxis_title=by, yaxis_title=metric, height=380, margin={"b": 50},
     )  # fmt: skip
     fig.update_xaxes(type="category")
     means = [float(m) for m in summary["mean"] if pd.notna(m)]
     if means and min(means) > 0 and max(means) / min(means) > 30:
         # ~1 ms beside ~500 ms: on a linear axis the small bar is invisible
         fig.update_yaxes(type="log", dtick=1, title_text=f"{metric} (log scale)")
-    return fig
+    return figures.house_style(fig)
 
 
 class RunExplorer:

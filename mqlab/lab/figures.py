@@ -14,6 +14,11 @@ step: fields) are listed in its docstring; client-side shapes are those that
 are enough to draw the figure. The byte map is the exception: it draws one stored entry
 from ``inspect.commit_log_fields``.
 
+Every figure ends in ``house_style(fig)``: the title below plotly's modebar, whole-number
+ticks on axes whose data are whole numbers; ``mqlab.lab.figure_check`` holds every lesson
+figure to that and to three more rules (colours explained, no translucent bars over each
+other, no line hidden on another).
+
 ``export(fig, "fig.png")`` writes PNG/SVG/PDF for slides through the optional ``kaleido``
 package (≥ 1, which also needs Chrome); ``can_export()`` says whether it is installed, and
 ``export`` says how to install it when it is not.
@@ -47,6 +52,7 @@ __all__ = [
     "commit_log_byte_map_frame", "commit_log_byte_map",
     "flow_control_episodes_frame", "flow_control_episodes",
     "can_export", "export", "KALEIDO_MISSING",
+    "house_style", "integer_ticks", "parked_pull_slots", "byte_label_positions",
 ]  # fmt: skip
 
 #: Marker colour per event kind (``Kind``); send/recv are drawn as arrows instead.
@@ -147,7 +153,90 @@ def _hover(*lines: str) -> str:
 
 def _empty(fig: go.Figure, what: str) -> go.Figure:
     fig.add_annotation(text=what, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return house_style(fig)
+
+
+# -- house style: titles below the modebar, whole-number ticks --------------------------------
+#: The title's top edge, px from the figure's top: below the modebar (plotly's toolbar, about
+#: 28 px tall at the top right), so a long title never runs under it (issue 28).
+TITLE_TOP_PX = 34
+TITLE_FONT_PX = 17
+#: Ticks a whole-number axis aims at (its step is the next 1, 2 or 5 × 10^k, at least 1).
+TICKS = 8
+
+
+def integer_ticks(lo: float, hi: float, *, ticks: int = TICKS) -> dict[str, Any]:
+    """Axis settings whose ticks are whole numbers for data from ``lo`` to ``hi``: a dtick of
+    1, 2 or 5 × 10^k (at least 1, about ``ticks`` ticks over the span) from 0, written
+    without plotly's "10.02k"."""
+    span = max(float(hi) - float(lo), 1.0)
+    step = max(1, int(_nice_step(span / ticks)))
+    return {"tickmode": "linear", "tick0": 0, "dtick": step, "tickformat": "d"}
+
+
+def house_style(fig: go.Figure) -> go.Figure:
+    """The figures' shared style, applied last: the title's first line sits ``TITLE_TOP_PX``
+    below the top, clear of the modebar, with a top margin that holds all its lines; every
+    linear axis whose data are all whole numbers gets whole-number ticks (``integer_ticks``
+    over its range, or its data's). The figure check (``mqlab.lab.figure_check``) holds
+    every lesson figure to this."""
+    from mqlab.lab.figure_check import whole_number_axes
+
+    text = fig.layout.title.text or ""
+    lines = [ln for ln in re.split(r"<br\s*/?>", text) if ln.strip()]
+    if lines:
+        size = fig.layout.title.font.size or TITLE_FONT_PX
+        heights = [1.3 * size * (0.7 if ln.lstrip().startswith("<sup>") else 1) for ln in lines]
+        height = sum(heights)
+        t = fig.layout.margin.t
+        # subplot titles sit just above the plots: room for them under the title
+        height += 22 * any(a.yref == "paper" and (a.y or 0) >= 0.99 and a.yanchor == "bottom"
+                           for a in fig.layout.annotations)  # fmt: skip
+        fig.update_layout(
+            # plotly anchors a title's last line and stacks the others above it: the pad
+            # holds them too, so the first line's top is TITLE_TOP_PX down
+            title={"y": 1, "yref": "container", "yanchor": "top", "x": 0.02, "xanchor": "left",
+                   "pad": {"t": math.ceil(TITLE_TOP_PX + height - heights[0])}},
+            margin={"t": max(t or 0, math.ceil(TITLE_TOP_PX + height + 12))},
+        )  # fmt: skip
+    for axis, (lo, hi) in whole_number_axes(fig).items():
+        if fig.layout[axis].tickmode == "array":
+            continue  # ticks of its own (a figure's labelled positions)
+        rng = fig.layout[axis].range
+        if rng is not None and None not in rng:
+            lo, hi = rng
+        fig.layout[axis].update(integer_ticks(lo, hi))
+        if lo == hi:  # a flat line: an axis from lo to lo + 1, not from lo − 1
+            fig.layout[axis].update(range=[lo, lo + 1])
     return fig
+
+
+#: The band of a timeline lane that parked-pull bars share (the lane is 1 wide).
+PARKED_BAND = 0.6
+
+
+def parked_pull_slots(bars: list[tuple[str, int, int]]) -> list[tuple[float, float]]:
+    """(offset, width) of each parked-pull bar ``(lane, start, end)`` so that none overlaps
+    another: pulls parked at the same time on one lane get rows of their own in the lane's
+    band (``PARKED_BAND``), the first free row from the top, so five pulls are five bars and
+    not one blend of five translucent colours (issue 28)."""
+    slot: list[int] = [0] * len(bars)
+    ends: dict[str, list[int]] = {}  # lane → the end of the last bar in each row
+    for i in sorted(range(len(bars)), key=lambda i: (bars[i][1], bars[i][2], i)):
+        lane, start, end = bars[i]
+        rows = ends.setdefault(lane, [])
+        free = next((r for r, e in enumerate(rows) if e <= start), None)
+        if free is None:
+            free = len(rows)
+            rows.append(end)
+        rows[free] = max(end, start)
+        slot[i] = free
+    out = []
+    for (lane, _, _), k in zip(bars, slot, strict=True):
+        n = len(ends[lane])
+        width = PARKED_BAND / n
+        out.append((PARKED_BAND / 2 - (k + 1) * width, width * 0.9))
+    return out
 
 
 # -- sequence timeline ---------------------------------------------------------------------
@@ -255,26 +344,27 @@ def sequence_timeline(
     pulls = pulls[pulls["broker"].isin(lanes) & (pulls["suspend_t_ms"] <= hi)]
     what = {"message": "woken by a message", "timeout": "answered: suspend timed out",
             "dropped": "dropped unanswered", "unanswered": "still parked at the end"}  # fmt: skip
-    for reason in REASON_COLORS:
-        p = pulls[pulls["reason"] == reason]
-        ends = [end_of_trace if pd.isna(t) else int(t) for t in p["end_t_ms"]]
-        keep = [e >= lo for e in ends]
-        p = p[keep]
-        ends = [x for x, k in zip(ends, keep, strict=True) if k]
-        if p.empty:
+    bars = []  # (reason, lane, base, tip, hover) of each parked pull in the window
+    for r in pulls.to_dict("records"):
+        end = end_of_trace if pd.isna(r["end_t_ms"]) else int(r["end_t_ms"])
+        if end < lo:
             continue
-        bases = [max(int(s), x0) for s in p["suspend_t_ms"]]
-        tips = [min(a, x1) for a in ends]
-        hover = [
-            _hover(f"parked pull {k} offset {o}", f"suspended t={s}, {what[reason]} t={a}"
-                   + ("" if reason == "unanswered" else f" after {a - s} ms"))
-            for k, o, s, a in zip(p["key"], p["offset"], p["suspend_t_ms"], ends, strict=True)
-        ]  # fmt: skip
+        base, tip = max(int(r["suspend_t_ms"]), x0), min(end, x1)
+        after = "" if r["reason"] == "unanswered" else f" after {end - r['suspend_t_ms']} ms"
+        hover = _hover(f"parked pull {r['key']} offset {r['offset']}",
+                       f"suspended t={r['suspend_t_ms']}, {what[r['reason']]} t={end}{after}")  # fmt: skip
+        bars.append((r["reason"], r["broker"], base, tip, hover))
+    slots = parked_pull_slots([(lane, b, t) for _, lane, b, t, _ in bars])
+    for reason in REASON_COLORS:
+        mine = [(b, s) for b, s in zip(bars, slots, strict=True) if b[0] == reason]
+        if not mine:
+            continue
         fig.add_trace(go.Bar(
-            orientation="h", y=list(p["broker"]), base=bases,
-            x=[a - s for a, s in zip(tips, bases, strict=True)], width=0.35,
-            name=f"parked pull ({reason})", marker_color=REASON_COLORS[reason], opacity=0.35,
-            hovertext=hover, hoverinfo="text",
+            orientation="h", y=[b[1] for b, _ in mine], base=[b[2] for b, _ in mine],
+            x=[b[3] - b[2] for b, _ in mine], offset=[s[0] for _, s in mine],
+            width=[s[1] for _, s in mine], name=f"parked pull ({reason})",
+            marker_color=REASON_COLORS[reason], opacity=0.35,
+            hovertext=[b[4] for b, _ in mine], hoverinfo="text",
         ))  # fmt: skip
     # frames: one trace per direction, line segments with an arrow head at the receiver
     arrows = request_arrows_frame(evs)
@@ -318,7 +408,7 @@ def sequence_timeline(
         ))  # fmt: skip
     for t in list(ev.loc[ev["kind"] == Kind.FAULT, "t_ms"])[:MAX_FAULT_LINES]:
         fig.add_vline(x=int(t), line_dash="dot", line_color=KIND_COLORS[Kind.FAULT], opacity=0.6)
-    return fig
+    return house_style(fig)
 
 
 # -- long polling --------------------------------------------------------------------------
@@ -415,7 +505,7 @@ def long_poll_wait_histogram(
         title = f"{what}: how long each parked pull waited"
     fig = go.Figure()
     fig.update_layout(
-        title=title, barmode="overlay",
+        title=title, barmode="group", showlegend=True,
         xaxis_title="wait = answer time − suspend time (ms)", yaxis_title="parked pulls",
         legend_title="answered because",
     )  # fmt: skip
@@ -432,11 +522,13 @@ def long_poll_wait_histogram(
         if d.empty:
             continue
         fig.add_trace(go.Histogram(
-            x=[int(w) for w in d["wait_ms"]], name=name, xbins=bins, opacity=0.75,
+            x=[int(w) for w in d["wait_ms"]], name=name, xbins=bins,
             marker_color=REASON_COLORS[reason],
             hovertemplate="wait %{x} ms: %{y} pull(s)<extra>" + name + "</extra>",
         ))  # fmt: skip
-    return fig
+    # side by side in each bin (overlaid, translucent bars blended into a colour the legend
+    # does not show, and the shorter bar hid under the taller)
+    return house_style(fig)
 
 
 # -- allocation ----------------------------------------------------------------------------
@@ -564,7 +656,7 @@ def allocation_heatmap(
             marker={"symbol": "square", "size": 12, "color": colors[i] if c != OVERLAP
                     else OVERLAP_COLOR},
         ))  # fmt: skip
-    return fig
+    return house_style(fig)
 
 
 # -- offsets and lag -----------------------------------------------------------------------
@@ -662,19 +754,20 @@ def offsets_over_time(
     topic: str | None = None,
     include_system: bool = False,
 ) -> go.Figure:
-    """Top: each queue's max offset (dashed) and each group's committed offset (solid).
-    Bottom: the lag between them. Step lines: values hold until the next change."""
+    """Top: each queue's max offset (dashed) over each group's committed offset (a wide pale
+    band of the same colour, so where the consumer has caught up both still show). Bottom:
+    the lag between them. Step lines: values hold until the next change."""
     df = offsets_over_time_frame(source, group=group, topic=topic, include_system=include_system)
     fig = make_subplots(
         rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-        subplot_titles=("offsets: max offset (dashed), committed offset (solid)",
+        subplot_titles=("offsets: max offset (dashed), committed offset (wide pale band)",
                         "lag = max offset − committed offset"),
     )  # fmt: skip
     fig.update_layout(title="Consumer offsets and lag per queue", legend_title="queue",
-                      height=560, hovermode="x unified")  # fmt: skip
+                      height=560, hovermode="x unified", showlegend=True)  # fmt: skip
     fig.update_xaxes(title_text="virtual time (ms)", row=2, col=1)
     fig.update_yaxes(title_text="queue offset", row=1, col=1)
-    fig.update_yaxes(title_text="messages behind", row=2, col=1)
+    fig.update_yaxes(title_text="messages behind", rangemode="nonnegative", row=2, col=1)
     if df.empty:
         return _empty(fig, "no messages or offset commits in this trace")
     palette = qualitative.Plotly + qualitative.D3
@@ -693,28 +786,31 @@ def offsets_over_time(
     merged: dict[tuple, list[str]] = {}
     for q in queues:
         merged.setdefault(series[q], []).append(q)
-    fig.update_layout(legend_title="queue")
     for i, (sig, qs) in enumerate(merged.items()):
         (mx_x, mx_y), per_group = sig
         label = _queues_label(qs)
         color = palette[i % len(palette)]
+        # the committed band first: the max offset's dashes are drawn over it (one plain line
+        # of the same colour on the same path hid the other, issue 28)
+        for g, x, committed, _lag in per_group:
+            fig.add_trace(go.Scatter(
+                x=list(x), y=list(committed), name=f"{g} {label} committed",
+                mode="lines+markers", line={"shape": "hv", "color": color, "width": 7},
+                marker={"size": 9}, opacity=0.35, legendgroup=label, showlegend=False,
+                hovertemplate=f"{g} committed %{{y}}<extra>{label}</extra>",
+            ), row=1, col=1)  # fmt: skip
         fig.add_trace(go.Scatter(
             x=list(mx_x), y=list(mx_y), name=label, mode="lines", legendgroup=label,
             line={"shape": "hv", "dash": "dash", "color": color},
             hovertemplate=f"{label}: max offset %{{y}}<extra></extra>",
         ), row=1, col=1)  # fmt: skip
-        for g, x, committed, lag in per_group:
-            fig.add_trace(go.Scatter(
-                x=list(x), y=list(committed), name=f"{g} {label} committed",
-                mode="lines+markers", line={"shape": "hv", "color": color}, legendgroup=label,
-                showlegend=False, hovertemplate=f"{g} committed %{{y}}<extra>{label}</extra>",
-            ), row=1, col=1)  # fmt: skip
+        for g, x, _committed, lag in per_group:
             fig.add_trace(go.Scatter(
                 x=list(x), y=list(lag), name=f"{g} {label} lag", mode="lines",
                 line={"shape": "hv", "color": color}, legendgroup=label, showlegend=False,
                 hovertemplate=f"{g} lag %{{y}}<extra>{label}</extra>",
             ), row=2, col=1)  # fmt: skip
-    return fig
+    return house_style(fig)
 
 
 def _queues_label(queues: list[str]) -> str:
@@ -801,12 +897,28 @@ def commit_log_byte_map(source: Any, index: int = 0, *, broker: str = "broker-a"
             for fl, o, e, s, hx, v in zip(d["field"], d["offset"], d["end"], d["size"], d["hex"],
                                           d["value_text"], strict=True)
         ]  # fmt: skip
+        labels = [f"{s} B" for s in d["size"]]
         fig.add_trace(go.Bar(
             orientation="h", y=list(d["field"]), base=list(d["offset"]), x=list(d["size"]),
-            name=region, marker_color=color, text=[f"{s} B" for s in d["size"]],
-            textposition="inside", hovertext=hover, hoverinfo="text",
+            name=region, marker_color=color, text=labels, cliponaxis=False,
+            textposition=byte_label_positions(list(d["size"]), len(entry)),
+            textfont={"size": 12}, hovertext=hover, hoverinfo="text",
         ))  # fmt: skip
-    return fig
+    return house_style(fig)
+
+
+#: About how many px wide a byte map's bars can be (an 800 px figure less margins and legend),
+#: and how wide one character of a bar's label is (12 px font).
+BYTE_MAP_PLOT_PX, LABEL_CHAR_PX = 520, 7
+
+
+def byte_label_positions(sizes: list[int], total: int) -> list[str]:
+    """Where each field's "N B" label goes: "inside" its bar when the bar is wide enough for
+    it at 12 px, else "outside" (to its right): plotly shrank a label squeezed into a 1–4
+    byte bar until it could not be read (issue 28)."""
+    px = BYTE_MAP_PLOT_PX / max(total, 1)
+    return ["inside" if s * px >= LABEL_CHAR_PX * len(f"{s} B") + 8 else "outside"
+            for s in sizes]  # fmt: skip
 
 
 # -- flow control --------------------------------------------------------------------------
@@ -863,7 +975,7 @@ def flow_control_episodes(source: Any) -> go.Figure:
     fig = go.Figure()
     fig.update_layout(
         title="Flow control: when each consumer queue stopped pulling", barmode="overlay",
-        xaxis_title="virtual time (ms)", yaxis_title="consumer queue",
+        xaxis_title="virtual time (ms)", yaxis_title="consumer queue", showlegend=True,
         legend_title="flow control by", yaxis={"type": "category"},
     )  # fmt: skip
     if df.empty:
@@ -889,7 +1001,9 @@ def flow_control_episodes(source: Any) -> go.Figure:
             x=list(d["duration_ms"]), name=f"{kind} ({_FC_WHAT[kind]})", marker_color=color,
             opacity=0.8, hovertext=hover, hoverinfo="text",
         ))  # fmt: skip
-    return fig
+    # showlegend: with one kind only, plotly hid the legend and red (count) or brown (span)
+    # said nothing (issue 28)
+    return house_style(fig)
 
 
 # -- export --------------------------------------------------------------------------------

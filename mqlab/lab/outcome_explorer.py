@@ -36,6 +36,7 @@ import plotly.graph_objects as go
 
 from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.lab import figures
 from mqlab.lab.panel_views import TimelineView, inspector_html
 
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ __all__ = [
     "replay_prefix",
     "timeline_window",
 ]
+
+
+#: The explorer's tabs under its status line: the replay (choices and timeline), the inspector
+#: tables at the end of the replay, the diff against the plain run.
+TAB_TITLES = ("replay", "state at the end", "diff")
 
 
 @dataclass(slots=True)
@@ -215,14 +221,17 @@ def outcome_figure(result: SearchResult, selected: str | None = None) -> go.Figu
         hovertemplate="%{x}: %{y} distinct final state(s), %{customdata[0]} run(s)<br>"
                       "shortest schedule: %{customdata[1]}<extra></extra>",
     ))  # fmt: skip
+    # the colour key is in the title from the start: a title changed on a live figure before
+    # its view was drawn left the chart empty in the browser
+    key = "; dark blue: the class selected"
     fig.update_layout(
         title=f"{result.scenario}: {len(rows)} outcome class(es), {result.runs} runs"
-              f"<br><sup>bounds {result.bounds}</sup>",
-        xaxis_title="outcome class", yaxis_title="distinct final states", height=340,
-        margin={"t": 60, "b": 50},
+              f"<br><sup>bounds {result.bounds}{key}</sup>",
+        xaxis_title="outcome class", yaxis_title="distinct final states", height=300,
+        margin={"b": 50},
     )  # fmt: skip
     fig.update_xaxes(type="category")
-    return fig
+    return figures.house_style(fig)
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., bool]:
@@ -284,7 +293,7 @@ class OutcomeExplorer:
         W = widgets
         style = {"description_width": "initial"}
         self.table = W.HTML(self._table_html())
-        self.figure = W.Output(layout=W.Layout(min_height="350px"))
+        self.figure = W.Output(layout=W.Layout(min_height="300px"))
         self.outcome = W.Dropdown(options=[r.outcome for r in result.rows], value=None,
                                   description="outcome class", style=style,
                                   layout=W.Layout(width="420px"))  # fmt: skip
@@ -311,13 +320,21 @@ class OutcomeExplorer:
         self.span_ms = span_ms
         self.timeline = TimelineView(window_ms=span_ms, mode=plot_mode)
         row = {"flex_flow": "row wrap", "align_items": "center"}
+        # The table and its chart, the controls, the status line (what a click did), then
+        # the answer to the click in tabs: the replay (choices and timeline, shown first, so
+        # its plot is drawn while visible), the end state, the diff. In one column it was
+        # about 2 470 px tall, the diff far below the button (issue 28).
+        self.tabs = W.Tab(children=[
+            W.VBox([self.choices, self.timeline.widget]), self.inspector, self.diff_view,
+        ])  # fmt: skip
+        self.tabs.titles = TAB_TITLES
         self.widget = W.VBox([
             self.table, self.figure,
             W.HBox([self.outcome, self.schedule_text, self.buttons["replay"]],
                    layout=W.Layout(**row)),
             W.HBox([self.buttons["previous"], self.buttons["next"], self.buttons["diff"]],
                    layout=W.Layout(**row)),
-            self.status, self.choices, self.timeline.widget, self.inspector, self.diff_view,
+            self.status, self.tabs,
         ])  # fmt: skip
         self._draw_figure()
 
@@ -404,6 +421,7 @@ class OutcomeExplorer:
         self.timeline.update(view, since_ms=t0)
         self.diff_frame = None
         self.diff_view.value = ""
+        self.tabs.selected_index = TAB_TITLES.index("replay")
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, k: int) -> Replay:
@@ -514,6 +532,7 @@ class OutcomeExplorer:
             raise ValueError("select an outcome class (or replay a schedule) first")
         d = self.plain.lab.diff(self.current.lab, context=context)
         self.diff_frame = d
+        self.tabs.selected_index = TAB_TITLES.index("diff")
         at = d.attrs["diverges_at"]
         if at is None:
             self.diff_view.value = (

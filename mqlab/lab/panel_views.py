@@ -558,6 +558,11 @@ def _sync_widget_state(fw: Any) -> None:
     fw._widget_layout = deepcopy(fw._layout_obj._props)
 
 
+#: The tallest a panel's timeline is drawn (px): the panel, its log and the timeline fit a
+#: laptop screen (issue 28).
+MAX_TIMELINE_PX = 360
+
+
 class TimelineView:
     """The last ``window_ms`` of the trace as swimlanes, redrawn in place on ``update()``.
 
@@ -641,10 +646,12 @@ class TimelineView:
                         "symbol": "x" if fault else "circle"}, showlegend=False,
             ))  # fmt: skip
         fw.update_layout(
-            xaxis_title="virtual time (ms)", yaxis_title="node", barmode="overlay",
-            hovermode="closest", margin={"l": 10, "r": 10, "t": 40, "b": 40}, height=320,
+            title="Node by node", xaxis_title="virtual time (ms)", yaxis_title="node",
+            barmode="overlay", hovermode="closest", margin={"l": 10, "r": 10, "b": 40},
+            height=320, xaxis={"tickformat": "d"},
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
+        figures.house_style(fw)  # the title below the modebar
         _sync_widget_state(fw)
         return fw
 
@@ -684,8 +691,8 @@ class TimelineView:
             fig = figures.sequence_timeline(
                 with_hold, nodes=lanes, start_ms=lo, end_ms=hi, title=title
             )
-            fig.update_layout(height=min(fig.layout.height or 320, 420))
-            fig.update_xaxes(range=[x0, x1])
+            fig.update_layout(height=min(fig.layout.height or 320, MAX_TIMELINE_PX))
+            fig.update_xaxes(range=[x0, x1], **figures.integer_ticks(x0, x1))
             bundle = json.loads(fig.to_json())
             bundle.setdefault("config", {})
             self.widget.outputs = (
@@ -693,18 +700,25 @@ class TimelineView:
                  "data": {"application/vnd.plotly.v1+json": bundle, "text/plain": title}},
             )  # fmt: skip
             return
-        bars: dict[str, tuple[list, list, list, list]] = {
-            r: ([], [], [], []) for r in figures.REASON_COLORS
+        bars: dict[str, tuple[list, list, list, list, list, list]] = {
+            r: ([], [], [], [], [], []) for r in figures.REASON_COLORS
         }
+        parked = []
         for r in figures.long_poll_wait_histogram_frame(with_hold).to_dict("records"):
             end = hi if pd.isna(r["end_t_ms"]) else int(r["end_t_ms"])
             if r["suspend_t_ms"] > hi or end < lo or r["broker"] not in lanes:
                 continue
-            ys, bases, xs, hover = bars[r["reason"]]
-            start = max(lo, int(r["suspend_t_ms"]))
+            parked.append((r, max(lo, int(r["suspend_t_ms"])), end))
+        # pulls parked at the same time get rows of their own (translucent bars drawn over
+        # each other blended into colours the legend does not show, issue 28)
+        slots = figures.parked_pull_slots([(r["broker"], a, b) for r, a, b in parked])
+        for (r, start, end), (offset, width) in zip(parked, slots, strict=True):
+            ys, bases, xs, hover, offs, widths = bars[r["reason"]]
             ys.append(r["broker"])
             bases.append(start)
             xs.append(end - start)
+            offs.append(offset)
+            widths.append(width)
             hover.append(
                 html.escape(f"parked pull {r['key']} offset {r['offset']}", quote=False)
                 + f"<br>suspended t={r['suspend_t_ms']}, {_REASON_WHAT[r['reason']]} t={end}"
@@ -719,16 +733,18 @@ class TimelineView:
         # NOTE: performance: plotly validates every property set (~1 ms per trace), so
         # only traces and layout fields whose data changed are set.
         new = [
-            dict(y=ys, base=bs, x=xs, hovertext=h, showlegend=bool(ys))
-            for ys, bs, xs, h in bars.values()
+            dict(y=ys, base=bs, x=xs, hovertext=h, offset=o, width=w, showlegend=bool(ys))
+            for ys, bs, xs, h, o, w in bars.values()
         ]
         new += [dict(x=xs, y=ys, hovertext=h, showlegend=bool(xs)) for xs, ys, h in marks.values()]
-        layout = {"title": title, "xaxis.range": (x0, x1),
+        ticks = figures.integer_ticks(x0, x1)
+        layout = {"title.text": title, "xaxis.range": (x0, x1), "xaxis.dtick": ticks["dtick"],
+                  "xaxis.tick0": 0, "xaxis.tickmode": "linear",
                   "yaxis.categoryarray": tuple(lanes[::-1]),
                   # exactly the lanes: a category outside them (an empty "0" lane seen after a
                   # reload) falls outside the range and is not drawn
                   "yaxis.range": (-0.5, max(len(lanes), 1) - 0.5),
-                  "height": max(260, 40 * len(lanes) + 120)}  # fmt: skip
+                  "height": min(MAX_TIMELINE_PX, max(260, 40 * len(lanes) + 120))}  # fmt: skip
         fw = self.widget
         changed = False
         with fw.batch_update():

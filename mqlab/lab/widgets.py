@@ -65,9 +65,43 @@ SETTLE_ROUNDS = 20
 #: Messages kept in ``ControlPanel.messages`` / shown in the log (a scroll box: a few clicks
 #: of a lesson, e.g. lesson 07's two 10 s advances, stay in it; older lines are announced).
 MAX_MESSAGES, LOG_LINES = 5000, 400
+#: The log's height (px) before it scrolls: with the buttons above it, a laptop screen's worth.
+LOG_PX = 220
 _TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")  # Validators#checkTopic (client, 4.9.3)
 #: The largest Java int and long: a request header's queueId and queueOffset hold no more.
 JAVA_INT_MAX, JAVA_LONG_MAX = 2**31 - 1, 2**63 - 1
+
+
+#: Sections that show what the lab is (not buttons or inputs): below the log, in tabs when both.
+VIEW_SECTIONS = ("figure", "inspect")
+#: Tab titles of the view sections.
+VIEW_TITLES = {"figure": "timeline", "inspect": "tables"}
+
+
+def panel_layout(rows: dict[str, list[Any]], chosen: Sequence[str]) -> list[Any]:
+    """The panel's boxes, top to bottom: the control rows in ``chosen`` order, then the log,
+    then the timeline and the tables (as two tabs, the timeline first, when both are shown).
+
+    The log comes right under the buttons, so the answer to a click is in view with them: below
+    a 400 px timeline and the tables (lesson 00's panel was 1 500–1 800 px tall) it was off a
+    laptop's screen (issue 28).
+    """
+    row = {"flex_flow": "row wrap", "align_items": "center"}
+
+    def box(section: str) -> widgets.HBox:
+        return widgets.HBox(rows[section], layout=widgets.Layout(**row))
+
+    out = [box(s) for s in chosen if s != "log" and s not in VIEW_SECTIONS]
+    if "log" in chosen:
+        out.append(box("log"))
+    views = [s for s in VIEW_SECTIONS if s in chosen]
+    if len(views) > 1:
+        tabs = widgets.Tab(children=[box(s) for s in views])
+        tabs.titles = tuple(VIEW_TITLES[s] for s in views)
+        out.append(tabs)
+    else:
+        out += [box(s) for s in views]
+    return out
 
 
 class PanelInputError(ValueError):
@@ -184,10 +218,7 @@ class ControlPanel:
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
         rows["toggles"] = [self.inputs[t] for t in TOGGLES if t in toggles]
-        row = {"flex_flow": "row wrap", "align_items": "center"}
-        self.widget = widgets.VBox(
-            [widgets.HBox(rows[s], layout=widgets.Layout(**row)) for s in chosen]
-        )
+        self.widget = widgets.VBox(panel_layout(rows, chosen))
         self.refresh()
 
     # -- display -------------------------------------------------------------------------------
@@ -213,7 +244,7 @@ class ControlPanel:
         # click just did) are in view, in time order. The <pre> must not shrink (flex:none):
         # a shrunk <pre> overflowed downwards and the box cut off the newest lines.
         self.log.value = (
-            '<div style="display:flex;flex-direction:column-reverse;max-height:260px;'
+            f'<div style="display:flex;flex-direction:column-reverse;max-height:{LOG_PX}px;'
             f'overflow:auto"><pre style="font-size:11px;margin:0;flex:none">{text}</pre></div>'
         )
 

@@ -22,7 +22,7 @@ def test_metric_change_redraws_with_the_new_aggregate():
         expect = runs[runs["long_polling"] == mode]["latency_p50_ms"].mean()
         assert abs(got[mode] - expect) < 1e-9 and not lat.empty
     fig = E.explorer_figure(e.summary, "latency_p50_ms", "long_polling", "long_vs_short_polling")
-    assert fig.layout.title.text.startswith("latency_p50_ms by long_polling — long_vs_short")
+    assert fig.layout.title.text.startswith("latency_p50_ms by long_polling<br><sup>long_vs_short")
     assert fig.layout.yaxis.type == "log"  # 1 ms beside ~500 ms
 
 

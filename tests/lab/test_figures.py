@@ -271,10 +271,11 @@ def test_offsets_over_time_frame_commits_and_lag():
     assert (last["offset"], last["max_offset"], last["lag"]) == (2, 3, 1)  # the inspector agrees
     fig = F.offsets_over_time(lab)
     assert [t.name for t in fig.data] == [
-        "TopicTest/broker-a/0", "CG TopicTest/broker-a/0 committed",
+        "CG TopicTest/broker-a/0 committed",
+        "TopicTest/broker-a/0",
         "CG TopicTest/broker-a/0 lag",
-    ]  # fmt: skip
-    assert [t.showlegend for t in fig.data] == [None, False, False]  # one legend entry per queue
+    ]  # fmt: skip  (the committed band first: the dashed max offset is drawn over it)
+    assert [t.showlegend for t in fig.data] == [False, None, False]  # one legend entry per queue
     assert list(fig.data[2].y) == [2, 1]
     assert F.offsets_over_time_frame(lab, group="OTHER").empty
     lab.close()

@@ -42,7 +42,11 @@ def test_churn_crash_and_flow_summaries():
     crash = datasets.load_metrics("crash_offset_persist")
     cmp = L.crash_comparison(crash)
     assert cmp["pairs"].item() == 20 and cmp["mean_diff"].item() < 0
-    assert len(L.crash_figure(L.crash_pairs(crash)).data) == 20 + 2
+    fig = L.crash_figure(L.crash_pairs(crash))
+    # seeds with the same two results share one line, labelled with their number (issue 28)
+    # (kill, persist first) = (2, 0), (2, 1), (2, 2), (3, 1)
+    assert [a.text for a in fig.layout.annotations] == ["7 seeds", "9 seeds", "3 seeds", "1 seed"]
+    assert len(fig.data) == 4 + 2
     flow = L.flow_summary(datasets.load_metrics("flow_control_thresholds"))
     assert flow[flow["metric"] == "flow_control_episodes"].set_index(
         "pull_threshold_for_queue")["mean"][256] == 0  # fmt: skip

@@ -47,8 +47,9 @@ def test_table_and_bar_chart_show_every_class(result, ex):
     assert list(fig.data[0].marker.color) == ["#1f4e79", "#6fa8dc", "#6fa8dc"]
     assert fig.layout.title.text == (
         "consumer_join: 3 outcome class(es), 76 runs"
-        "<br><sup>bounds depth=8,faults=0,window=0,latencies=scenario,por=1</sup>"
-    )
+        "<br><sup>bounds depth=8,faults=0,window=0,latencies=scenario,por=1; dark blue: the "
+        "class selected</sup>"
+    )  # the title names the selected bar's colour (figure check "legend", issue 28)
 
 
 def test_selecting_a_class_replays_its_shortest_schedule(ex):

@@ -60,7 +60,8 @@ def test_control_panel_api(lab):
     """Contract: control_panel(lab) → ControlPanel with widget, buttons, inputs, messages, refresh."""
     p = control_panel(lab, topic="T1", group="G1")
     assert isinstance(p, ControlPanel) and isinstance(p.widget, widgets.VBox)
-    assert len(p.widget.children) == len(SECTIONS) == 8
+    assert len(SECTIONS) == 8  # the timeline and the tables share one box: two tabs
+    assert len(p.widget.children) == 7 and isinstance(p.widget.children[-1], widgets.Tab)
     assert set(p.buttons) == BUTTONS and set(p.inputs) == INPUTS
     assert all(isinstance(b, widgets.Button) for b in p.buttons.values())
     assert (p.inputs["topic"].value, p.inputs["group"].value) == ("T1", "G1")

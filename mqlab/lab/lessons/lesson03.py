@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from mqlab.broker.pull_message_processor import GET_MESSAGE_STATUS_TO_RESPONSE_CODE
 from mqlab.common.perm_name import PermName
 from mqlab.common.sysflag import PullSysFlag
+from mqlab.lab import figures
 from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson01 import send_raw
@@ -266,11 +267,12 @@ def step_ladder_figure(ladder: pd.DataFrame) -> go.Figure:
                     [0.67, "#dddddd"], [1, "#dddddd"]], xgap=2, ygap=2,
     ))  # fmt: skip
     fig.update_layout(
-        title="PullMessageProcessor#processRequest: where each pull stops (green passed, "
-        "red failed, grey not reached)", xaxis_title="processRequest step", yaxis_title="",
-        yaxis={"autorange": "reversed"}, height=120 + 36 * len(cases),
+        title="PullMessageProcessor#processRequest: where each pull stops<br>"
+        "<sup>green passed, red failed, grey not reached</sup>",
+        xaxis_title="processRequest step", yaxis_title="",
+        yaxis={"autorange": "reversed"}, height=150 + 36 * len(cases),
     )  # fmt: skip
-    return fig
+    return figures.house_style(fig)
 
 
 def status_code_table() -> pd.DataFrame:

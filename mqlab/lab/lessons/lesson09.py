@@ -26,6 +26,7 @@ from mqlab.experiments import datasets
 from mqlab.experiments.runners import run_sequential
 from mqlab.experiments.scenario import Scenario
 from mqlab.experiments.sweep import Sweep
+from mqlab.lab import figures
 from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
 
@@ -61,6 +62,8 @@ STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
 #: each query into more jobs (a stage per shuffle, plus a sampling job per sort).
 _LESSON_CONFIG = {"spark.sql.adaptive.enabled": "false"}
 _MODE = {True: "long polling", False: "short polling"}
+#: The one colour of a figure whose colours would mean nothing (the x axis names each bar).
+_BAR_COLOR = "#1f77b4"
 _COLORS = {"long polling": "#1f77b4", "short polling": "#ff7f0e", False: "#d62728",
            True: "#2ca02c"}  # fmt: skip
 
@@ -165,7 +168,7 @@ def polling_figure(summary: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text="message rate")
     # ~1 ms (long polling) beside ~500 ms (short): a log axis keeps both bars visible
     fig.update_yaxes(type="log", dtick=1, title_text="ms (log scale)", row=1, col=2)
-    return fig
+    return figures.house_style(fig)
 
 
 # -- 2. allocation strategies under churn ------------------------------------------------------
@@ -183,11 +186,12 @@ def churn_figure(summary: pd.DataFrame) -> go.Figure:
         "queues moved", "duplicate deliveries", "time to converge (ms, worst change)"))  # fmt: skip
     for i, metric in enumerate(metrics, start=1):
         d = summary[summary["metric"] == metric]
+        # one colour: the strategy is the bar's x label (three unexplained colours said nothing)
         fig.add_trace(go.Bar(x=d["strategy"], y=d["mean"], showlegend=False,
-                             marker_color=["#1f77b4", "#9467bd", "#8c564b"][: len(d)],
+                             marker_color=_BAR_COLOR,
                              error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
     fig.update_layout(title="Allocation strategies under churn: join, crash, leave")
-    return fig
+    return figures.house_style(fig)
 
 
 # -- 3. crash before / after offset persist ------------------------------------------------------
@@ -202,18 +206,32 @@ def crash_comparison(metrics: Any) -> pd.DataFrame:
 
 
 def crash_figure(pairs: pd.DataFrame) -> go.Figure:
-    """Each seed's duplicates without and with persisting first, joined by a line."""
+    """Each seed's duplicates without and with persisting first, joined by a grey line; seeds
+    with the same pair of results share one line, as wide as their number and labelled with
+    it (20 seeds drawn one line each showed as about 5 lines)."""
     fig = go.Figure()
+    shared: dict[tuple[float, float], list[int]] = {}
     for r in pairs.itertuples():
-        fig.add_trace(go.Scatter(x=["kill", "persist, then kill"], y=[r.a, r.b], mode="lines",
-                                 line={"color": "#bbbbbb"}, showlegend=False,
-                                 hovertemplate=f"seed {r.seed}: %{{y}}<extra></extra>"))  # fmt: skip
-    for label, col, persisted in (("kill", "a", False), ("persist, then kill", "b", True)):
-        fig.add_trace(go.Scatter(x=[label] * len(pairs), y=pairs[col], mode="markers",
+        shared.setdefault((float(r.a), float(r.b)), []).append(int(r.seed))
+    for (a, b), seeds in sorted(shared.items()):
+        n = len(seeds)
+        fig.add_trace(go.Scatter(
+            x=[0, 1], y=[a, b], mode="lines", line={"color": "#bbbbbb", "width": 1.5 + 1.5 * n},
+            showlegend=False, hovertemplate=f"{n} seed(s) {seeds}: %{{y}}<extra></extra>",
+        ))  # fmt: skip
+        fig.add_annotation(x=0.25, y=a + (b - a) / 4, text=f"{n} seed{'s' if n > 1 else ''}",
+                           showarrow=False, yshift=10, font={"size": 11, "color": "#555555"})  # fmt: skip
+    for x, label, col, persisted in ((0, "kill", "a", False),
+                                     (1, "persist, then kill", "b", True)):  # fmt: skip
+        fig.add_trace(go.Scatter(x=[x] * len(pairs), y=pairs[col], mode="markers",
                                  name=label, marker={"color": _COLORS[persisted], "size": 9}))  # fmt: skip
-    fig.update_layout(title="Duplicates after a consumer crash, paired by seed",
-                      yaxis_title="duplicate deliveries", xaxis_title="")  # fmt: skip
-    return fig
+    fig.update_layout(title="Duplicates after a consumer crash, paired by seed<br><sup>a grey "
+                      "line joins a seed's two runs; seeds with the same two results share "
+                      "one line</sup>", yaxis_title="duplicate deliveries", xaxis_title="",
+                      showlegend=True)  # fmt: skip
+    fig.update_xaxes(tickmode="array", tickvals=[0, 1], ticktext=["kill", "persist, then kill"],
+                     range=[-0.3, 1.3])  # fmt: skip
+    return figures.house_style(fig)
 
 
 # -- 4. flow-control thresholds ------------------------------------------------------------------
@@ -232,13 +250,13 @@ def flow_figure(summary: pd.DataFrame) -> go.Figure:
     for i, (metric, _) in enumerate(titles.items(), start=1):
         d = summary[summary["metric"] == metric]
         fig.add_trace(go.Scatter(x=d["pull_threshold_for_queue"], y=d["mean"], mode="lines+markers",
-                                 showlegend=False,
+                                 showlegend=False, line={"color": _BAR_COLOR},
                                  error_y={"type": "data", "array": d["half_width"]}), 1, i)  # fmt: skip
         ticks = sorted({float(v) for v in d["pull_threshold_for_queue"]})
         fig.update_xaxes(type="log", title_text="pullThresholdForQueue", row=1, col=i,
                          tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])  # fmt: skip
     fig.update_layout(title="Flow control under a burst: threshold vs episodes and latency")
-    return fig
+    return figures.house_style(fig)
 
 
 # -- a fresh sweep ---------------------------------------------------------------------------------
