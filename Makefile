@@ -109,17 +109,7 @@ lab-instructor: $(STAMP)
 # MQLAB_REQUIRE_CONFORMANCE=1) and e2e-deps (Chromium for tests/e2e: never fails, at worst the
 # browser tests are skipped).
 test: check-java check-conformance e2e-deps $(STAMP)
-	@status=0; \
-	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
-	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
-	if find notebooks/solutions -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
-	  echo "==> solutions notebooks via nbmake (serial, --nbmake-timeout=180; the learner copies ran in tests/lab/test_worked_answers.py)"; \
-	  $(VENV_PY) -m pytest -p no:cacheprovider --nbmake --nbmake-timeout=180 notebooks/solutions || status=$$?; \
-	else \
-	  echo "==> no notebooks/solutions/*.ipynb yet: skipping nbmake"; \
-	fi; \
-	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
-	exit $$status
+	@$(VENV_PY) tools/run_tests.py $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS)
 
 # The notebooks are built from lessons/NN_name.md (jupytext MyST Markdown): learner copy in notebooks/,
 # worked answers in notebooks/solutions/. Byte-stable; tests/lab/test_lesson_sources.py fails when a
