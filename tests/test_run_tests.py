@@ -207,3 +207,29 @@ def test_make_test_runs_the_groups_with_the_mark_expression_and_pytest_args():
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = text.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
     assert "$(VENV_PY) tools/run_tests.py $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS)" in recipe
+
+
+def test_a_stopped_group_still_prints_its_pytest_summary_when_sigint_was_ignored(tmp_path):
+    """A group is stopped with SIGINT so that pytest prints its summary; that works even when
+    the runner was started with SIGINT ignored (a background job), which children inherit."""
+    import signal
+    import time
+
+    started = tmp_path / "started"
+    hang = (
+        "import time\nfrom pathlib import Path\n\ndef test_quick():\n    pass\n\n"
+        f"def test_hang():\n    Path({str(started)!r}).touch()\n    time.sleep(600)\n"
+    )
+    group = _group("hung", _module(tmp_path, "hung", hang))
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        r = runner().Running(group, [], tmp_path, tee=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    deadline = time.monotonic() + 120
+    while not started.exists() and r.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r.stop()
+    o = r.finish()
+    assert "KeyboardInterrupt" in o.output
+    assert (o.returncode, o.counts) == (2, {"passed": 1}), o.output

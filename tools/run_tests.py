@@ -170,6 +170,10 @@ def exit_status(outcomes: list[Outcome]) -> int:
     return 0
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Running:
     """A group's pytest process, in its own session (so a timeout can end all it started)."""
 
@@ -187,6 +191,9 @@ class Running:
             stdout=subprocess.PIPE if tee else self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # a job started in the background inherits SIGINT ignored; pytest needs it to stop
+            # cleanly (with its summary) when a group is stopped
+            preexec_fn=_default_sigint,
         )
 
     def pump(self) -> None:
