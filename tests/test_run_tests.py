@@ -233,3 +233,15 @@ def test_a_stopped_group_still_prints_its_pytest_summary_when_sigint_was_ignored
     o = r.finish()
     assert "KeyboardInterrupt" in o.output
     assert (o.returncode, o.counts) == (2, {"passed": 1}), o.output
+
+
+def test_a_group_runs_at_its_niceness(tmp_path, capsys):
+    """A group's ``nice`` is added to its process's niceness (the CPU-bound group yields)."""
+    import os
+
+    want = min(os.nice(0) + 5, 19)
+    body = f"import os\n\ndef test_nice():\n    assert os.nice(0) == {want}\n"
+    group = runner().Group("low", "a low-priority group", (_module(tmp_path, "low", body),), nice=5)
+    status, out = _run([group], capsys, tmp_path)
+    assert (status, out[-1]) == (0, "total: 1 passed, 0 failed, 0 skipped")
+    assert [g.nice for g in runner().GROUPS if g.name == "core"] == [10]

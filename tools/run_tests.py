@@ -8,8 +8,9 @@ Run from the repository root (``make test`` does, with the MQLAB_SKIP_* mark exp
 
 Most of the suite's wall time is waiting: on the real broker's JVMs and the clients driving it,
 on Chromium and JupyterLab, on notebook kernels. So the groups below run at the same time, and
-the CPU-bound group (unit, simulation, lab, Spark) keeps one core busy while the others wait
-(CONTRIBUTING.md §2 has the figures). The groups split ``tests/`` by directory, so each test runs
+the CPU-bound group (unit, simulation, lab, Spark) keeps a core busy while the others wait. It
+runs at a lower priority (``nice``): it has no deadlines, while the waiting groups' clients and
+browser give up after a few seconds without an answer (CONTRIBUTING.md §2). The groups split ``tests/`` by directory, so each test runs
 in exactly one of them; module- and session-scoped fixtures (one real cluster per module, one
 Spark session, one JupyterLab server) stay as they are, in their own group's process.
 
@@ -57,6 +58,9 @@ class Group:
     ignore: tuple[str, ...] = ()
     #: the solutions notebooks take fixed options, not the suite's (as before the split)
     nbmake: bool = False
+    #: niceness added to the process: the CPU-bound group yields to the waiting ones, whose
+    #: clients, servers and browser answer on timeouts (a Java client's 3 s RPC, a page's 20 s)
+    nice: int = 0
 
     def argv(self, pytest_opts: list[str]) -> list[str]:
         if self.nbmake:
@@ -92,6 +96,7 @@ GROUPS = (
         "the rest of tests/: unit, simulation, lab and Spark tests, CPU-bound",
         ("tests",),
         ignore=("tests/conformance", "tests/interop", "tests/e2e"),
+        nice=10,
     ),
 )
 
@@ -170,8 +175,15 @@ def exit_status(outcomes: list[Outcome]) -> int:
     return 0
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _child_setup(nice: int):
+    def setup() -> None:
+        # a job started in the background inherits SIGINT ignored; pytest needs it to stop
+        # cleanly (with its summary) when a group is stopped
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if nice:
+            os.nice(nice)
+
+    return setup
 
 
 class Running:
@@ -191,9 +203,7 @@ class Running:
             stdout=subprocess.PIPE if tee else self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            # a job started in the background inherits SIGINT ignored; pytest needs it to stop
-            # cleanly (with its summary) when a group is stopped
-            preexec_fn=_default_sigint,
+            preexec_fn=_child_setup(group.nice),
         )
 
     def pump(self) -> None:
@@ -205,7 +215,8 @@ class Running:
             self._log.write(chunk)
 
     def command(self) -> str:
-        return shlex.join([Path(self.argv[0]).name, *self.argv[1:]])
+        nice = f"nice -n {self.group.nice} " if self.group.nice else ""
+        return nice + shlex.join([Path(self.argv[0]).name, *self.argv[1:]])
 
     def signal(self, sig: int) -> None:
         try:
