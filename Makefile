@@ -8,7 +8,13 @@
 #   make lab-instructor      JupyterLab on the whole checkout (lessons/*.md open as notebooks
 #                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
-#                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run)
+#                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run).
+#                 tools/run_tests.py runs it as four pytest processes side by side, because most of
+#                 the suite waits (on JVMs, clients, Chromium) while one part is CPU-bound:
+#                 real-broker (tests/conformance, tests/interop), browser (tests/e2e), notebooks
+#                 (notebooks/solutions via nbmake) and core (the rest of tests/). Each group's
+#                 output is printed whole when it ends; the last line is the total over all groups
+#                 (CONTRIBUTING.md §2, "What runs in parallel")
 #   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md
 #   make doctor   report Python, Java, installer and environment state
 #   make clean    remove .venv and caches
@@ -22,7 +28,10 @@
 #                                (tests/conformance, tests/interop: -m "not conformance and not interop")
 #   MQLAB_REQUIRE_CONFORMANCE=1  fail (not skip) when those tiers cannot run: no JDK 17 or Maven (CI)
 #   MQLAB_NO_UV=1                use pip + venv even when uv is on PATH (CI has no uv: pip is the tested path)
-#   PYTEST_ARGS="-x -k foo"      extra pytest arguments for `make test`
+#   PYTEST_ARGS="-x -k foo"      extra pytest options for `make test`, given to every group (options,
+#                                not paths: for a few modules run .venv/bin/python -m pytest PATH)
+#   MQLAB_TEST_SERIAL=1          run the groups one after the other, output as it comes
+#   MQLAB_TEST_GROUP_TIMEOUT=3600  stop a group still running after this many seconds (a failure)
 #   PORT=8888  LAB_ARGS=...      JupyterLab port and extra arguments for `make lab`
 #
 # Portable to GNU make 3.81 (macOS) and POSIX sh: no .ONESHELL, no .RECIPEPREFIX, no bashisms in recipes.
@@ -71,7 +80,7 @@ LAB_ENV  := JUPYTER_CONFIG_PATH="$(CURDIR)/mqlab/lab/jupyter_config$${JUPYTER_CO
 
 # Environment for tests, the lab and the notebooks they run.
 export MQLAB_SKIP_SPARK MQLAB_SKIP_E2E MQLAB_E2E_CHROMIUM
-export MQLAB_SKIP_CONFORMANCE MQLAB_REQUIRE_CONFORMANCE
+export MQLAB_SKIP_CONFORMANCE MQLAB_REQUIRE_CONFORMANCE MQLAB_TEST_SERIAL MQLAB_TEST_GROUP_TIMEOUT
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(CURDIR)/$(VENV_PY)
 export UV_PYTHON_DOWNLOADS ?= never
@@ -82,7 +91,7 @@ help:
 	@echo "make lab      JupyterLab on work/, your copy of notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
 	@echo "make reset-lesson L=06   lesson 06 in work/ back to the original (your copy kept in work/.reset/)"
 	@echo "make lab-instructor      JupyterLab on the whole checkout: lessons/*.md, notebooks/ (tracked files)"
-	@echo "make test     the whole test suite (pytest tests/, then the solutions notebooks via nbmake); what CI runs"
+	@echo "make test     the whole test suite (tests/ and the solutions notebooks, in 4 groups side by side); what CI runs"
 	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
 	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
 	@echo "make clean    remove .venv and caches"
@@ -115,17 +124,7 @@ lab-instructor: $(STAMP)
 # MQLAB_REQUIRE_CONFORMANCE=1) and e2e-deps (Chromium for tests/e2e: never fails, at worst the
 # browser tests are skipped).
 test: check-java check-conformance e2e-deps $(STAMP)
-	@status=0; \
-	echo "==> pytest tests/ $(PYTEST_MARK) $(PYTEST_ARGS)"; \
-	$(VENV_PY) -m pytest $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS) tests || status=$$?; \
-	if find notebooks/solutions -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
-	  echo "==> solutions notebooks via nbmake (serial, --nbmake-timeout=180; the learner copies ran in tests/lab/test_worked_answers.py)"; \
-	  $(VENV_PY) -m pytest -p no:cacheprovider --nbmake --nbmake-timeout=180 notebooks/solutions || status=$$?; \
-	else \
-	  echo "==> no notebooks/solutions/*.ipynb yet: skipping nbmake"; \
-	fi; \
-	if [ $$status -ne 0 ]; then echo "==> make test FAILED (exit $$status)"; fi; \
-	exit $$status
+	@$(VENV_PY) tools/run_tests.py $(PYTEST_MARK) --durations=10 $(PYTEST_ARGS)
 
 # The notebooks are built from lessons/NN_name.md (jupytext MyST Markdown): learner copy in notebooks/,
 # worked answers in notebooks/solutions/. Byte-stable; tests/lab/test_lesson_sources.py fails when a

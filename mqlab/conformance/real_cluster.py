@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from functools import cache
 from pathlib import Path
@@ -609,20 +610,31 @@ class MqAdminSession:
 
 
 _SESSIONS: dict[str, MqAdminSession] = {}
+#: The interop matrix runs its two targets on two threads, each with its own name server.
+_SESSIONS_LOCK = threading.Lock()
 
 
 def mqadmin_session(namesrv_addr: str) -> MqAdminSession:
     """The batch mqadmin JVM for this name server (started on first use, reused after)."""
-    s = _SESSIONS.get(namesrv_addr)
-    if s is None or not s.alive:
-        s = _SESSIONS[namesrv_addr] = MqAdminSession(namesrv_addr)
+    with _SESSIONS_LOCK:
+        s = _SESSIONS.get(namesrv_addr)
+    if s is None or not s.alive:  # a JVM start: not under the lock (one caller per name server)
+        s = MqAdminSession(namesrv_addr)
+        with _SESSIONS_LOCK:
+            _SESSIONS[namesrv_addr] = s
     return s
 
 
-def close_mqadmin_sessions() -> None:
-    """Stop every batch mqadmin JVM this process started."""
-    while _SESSIONS:
-        _SESSIONS.popitem()[1].close()
+def close_mqadmin_sessions(namesrv_addr: str | None = None) -> None:
+    """Stop the batch mqadmin JVM of ``namesrv_addr``, or (None) every one this process started."""
+    with _SESSIONS_LOCK:
+        if namesrv_addr is None:
+            sessions = list(_SESSIONS.values())
+            _SESSIONS.clear()
+        else:
+            sessions = [s] if (s := _SESSIONS.pop(namesrv_addr, None)) is not None else []
+    for s in sessions:
+        s.close()
 
 
 # -- 6. measuring -----------------------------------------------------------------------------

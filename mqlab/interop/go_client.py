@@ -2,13 +2,14 @@
 
 The program is ``interop/go/main.go`` in the source tree, pinned in ``interop/go/go.mod``.
 It is built once with the Go toolchain into a cache directory (keyed on the checksum of
-its sources, so an edit rebuilds it) and run as a subprocess that prints one JSON object
+its sources, so an edit rebuilds it; concurrent callers wait on a lock) and run as a subprocess that prints one JSON object
 per line: ``{"event": "send", ...}`` for each SendResult, ``{"event": "consume", ...}`` for
 each delivered message.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -48,14 +49,19 @@ def build_go_client(timeout_s: float = 600) -> Path:
     if binary.exists():
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = binary.with_suffix(".tmp")
-    proc = subprocess.run(
-        ["go", "build", "-o", str(tmp), "."],
-        cwd=GO_DIR, capture_output=True, text=True, timeout=timeout_s, check=False,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise RuntimeError(f"go build failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    tmp.replace(binary)
+    # the interop matrix's two targets (threads) and other processes may ask at once: one builds
+    with open(binary.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.exists():
+            return binary
+        tmp = binary.with_suffix(".tmp")
+        proc = subprocess.run(
+            ["go", "build", "-o", str(tmp), "."],
+            cwd=GO_DIR, capture_output=True, text=True, timeout=timeout_s, check=False,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise RuntimeError(f"go build failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        tmp.replace(binary)
     return binary
 
 

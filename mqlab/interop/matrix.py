@@ -1,9 +1,13 @@
 """``python -m mqlab interop``: every scenario on ``mqlab serve`` and on the real 4.9.3 broker.
 
 For each target the cluster is started once, every selected scenario runs against it in
-order, and the cluster is stopped. A scenario *passes* on a target when its own checks
-hold; the two targets *match* when their observations are equal. The table has one row
-per scenario; the last line is exactly::
+order, and the cluster is stopped. The two targets run side by side, each on its own thread
+(a run mostly waits on client processes and JVMs): each has its own cluster, work directory,
+free loopback ports and mqadmin JVM, and the one-time builds the clients share (Maven's
+``conformance/java``, the Go program, ``npm ci``) hold a file lock, so the first caller
+builds and the other waits. ``--serial`` (``parallel=False``) runs one target after the other.
+A scenario *passes* on a target when its own checks hold; the two targets *match* when their
+observations are equal. The table has one row per scenario; the last line is exactly::
 
     interop: S scenarios, P pass on mqlab, R pass on real, M mismatches
 
@@ -20,6 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,37 +92,55 @@ def _run_one(sc: Scenario, target, work: Path) -> Outcome:
         return Outcome(False, error=tb[-1500:], seconds=time.monotonic() - start)
 
 
+def _run_target(kind: str, results: list[ScenarioResult], root: Path, log) -> None:
+    """Start ``kind``'s cluster, run every scenario on it in order, stop it."""
+    log(f"== starting {kind} cluster")
+    try:
+        target = open_target(kind, root / kind)
+    except Exception as e:
+        for r in results:
+            r.outcomes[kind] = Outcome(False, error=f"{kind} cluster did not start: {e}")
+        return
+    try:
+        for r in results:
+            work = root / kind / r.scenario.name.replace("/", "_")
+            work.mkdir(parents=True, exist_ok=True)
+            o = _run_one(r.scenario, target, work)
+            r.outcomes[kind] = o
+            log(
+                f"   {kind:5} {r.scenario.name:40} {'pass' if o.passed else 'FAIL'} ({o.seconds:.1f} s)"
+            )
+    finally:
+        from mqlab.conformance.real_cluster import close_mqadmin_sessions
+
+        close_mqadmin_sessions(target.namesrv_addr)
+        target.close()
+
+
 def run_matrix(
     scenarios: list[Scenario] | None = None,
     targets: tuple[str, ...] = TARGETS,
     workdir: Path | None = None,
     log=print,
+    *,
+    parallel: bool = True,
 ) -> list[ScenarioResult]:
+    """Run ``scenarios`` (default: all) on each of ``targets``; one result per scenario.
+
+    With ``parallel`` the targets run side by side, one thread each; a result's outcomes are
+    the same either way (each target keeps its own cluster and scenario order).
+    """
     scenarios = ordered(list(SCENARIOS if scenarios is None else scenarios))
     results = [ScenarioResult(sc) for sc in scenarios]
     root = Path(workdir or tempfile.mkdtemp(prefix="mqlab-interop-"))
-    for kind in targets:
-        log(f"== starting {kind} cluster")
-        try:
-            target = open_target(kind, root / kind)
-        except Exception as e:
-            for r in results:
-                r.outcomes[kind] = Outcome(False, error=f"{kind} cluster did not start: {e}")
-            continue
-        try:
-            for r in results:
-                work = root / kind / r.scenario.name.replace("/", "_")
-                work.mkdir(parents=True, exist_ok=True)
-                o = _run_one(r.scenario, target, work)
-                r.outcomes[kind] = o
-                log(
-                    f"   {kind:5} {r.scenario.name:40} {'pass' if o.passed else 'FAIL'} ({o.seconds:.1f} s)"
-                )
-        finally:
-            from mqlab.conformance.real_cluster import close_mqadmin_sessions
-
-            close_mqadmin_sessions()
-            target.close()
+    if not parallel or len(targets) < 2:
+        for kind in targets:
+            _run_target(kind, results, root, log)
+        return results
+    with ThreadPoolExecutor(len(targets), thread_name_prefix="interop") as pool:
+        futures = [pool.submit(_run_target, kind, results, root, log) for kind in targets]
+        for f in futures:
+            f.result()  # a harness error (not a scenario's) is raised here
     return results
 
 
@@ -181,6 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--workdir", type=Path, help="keep the clusters' files here")
+    ap.add_argument(
+        "--serial",
+        action="store_true",
+        help="run one target after the other (default: side by side)",
+    )
     args = ap.parse_args(argv)
     chosen = [
         s
@@ -192,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s.name:40} {s.description}")
         return 0
     targets = tuple(args.target) if args.target else TARGETS
-    results = run_matrix(chosen, targets, args.workdir)
+    results = run_matrix(chosen, targets, args.workdir, parallel=not args.serial)
     print(render_table(results))
     text = details(results)
     if text:

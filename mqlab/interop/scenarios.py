@@ -339,15 +339,31 @@ def _node_missing() -> str | None:
 CLIENT_MISSING["node"] = _node_missing
 
 
+def _npm_ci() -> None:
+    """``npm ci`` in interop/node once: concurrent callers (the matrix's two targets) wait on a
+    lock, and the second finds the modules installed."""
+    import fcntl
+    import hashlib
+    import subprocess
+    import tempfile
+
+    if (_NODE_DIR / "node_modules" / "ali-ons").is_dir():
+        return
+    key = hashlib.sha256(str(_NODE_DIR).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"mqlab-npm-ci-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (_NODE_DIR / "node_modules" / "ali-ons").is_dir():
+            subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund"], cwd=_NODE_DIR, check=True,
+                capture_output=True, timeout=600,
+            )  # fmt: skip
+
+
 def _node(args: list[str], timeout_s: float = 90) -> list[dict]:
     import json
     import subprocess
 
-    if not (_NODE_DIR / "node_modules" / "ali-ons").is_dir():
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund"], cwd=_NODE_DIR, check=True,
-            capture_output=True, timeout=600,
-        )  # fmt: skip
+    _npm_ci()
     proc = subprocess.run(
         ["node", "client.js", *args], cwd=_NODE_DIR, capture_output=True, text=True,
         timeout=timeout_s, check=False,
