@@ -245,3 +245,46 @@ def test_a_group_runs_at_its_niceness(tmp_path, capsys):
     status, out = _run([group], capsys, tmp_path)
     assert (status, out[-1]) == (0, "total: 1 passed, 0 failed, 0 skipped")
     assert [g.nice for g in runner().GROUPS if g.name == "core"] == [10]
+
+
+AFTER = """
+from pathlib import Path
+
+def test_after():
+    assert Path({first_done!r}).exists(), "started before its predecessor ended"
+"""
+
+FIRST = """
+from pathlib import Path
+
+def test_first():
+    pass
+
+def teardown_module():
+    Path({first_done!r}).touch()
+"""
+
+
+def test_a_group_with_after_starts_when_that_group_has_ended(tmp_path, capsys):
+    """Group.after: "second" starts only once "first" has ended; "free" runs beside both."""
+    done = str(tmp_path / "first.done")
+    groups = [
+        _group("first", _module(tmp_path, "first", FIRST.format(first_done=done))),
+        _group("free", _module(tmp_path, "free", PASSING)),
+        runner().Group(
+            "second",
+            "test",
+            (_module(tmp_path, "second", AFTER.format(first_done=done)),),
+            after="first",
+        ),
+    ]
+    status, out = _run(groups, capsys, tmp_path)
+    assert (status, out[-1]) == (0, "total: 4 passed, 0 failed, 1 skipped")
+    started = [x.split("]")[0] for x in out if x.startswith("==> [") and "] started:" in x]
+    assert started == ["==> [first", "==> [free", "==> [second"]
+
+
+def test_the_suites_lanes_put_the_browser_after_core_and_nbmake_after_the_real_broker():
+    """The CPU-heavy groups take turns: real-broker then notebooks, core then browser."""
+    lanes = {g.name: g.after for g in runner().GROUPS}
+    assert lanes == {"real-broker": "", "core": "", "notebooks": "real-broker", "browser": "core"}

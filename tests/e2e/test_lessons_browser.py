@@ -131,7 +131,22 @@ def _figures(page: Page, lesson: str) -> list[dict[str, Any]]:
 
 
 def _widget_plots(page: Page) -> list[dict[str, Any]]:
-    """The plots inside widgets (the panels' live timelines, the explorer)."""
+    """The plots inside widgets (the panels' live timelines, the explorer), each shown (its tab
+    selected) and given up to 20 s to draw its data."""
+    # a plot in a hidden tab is not drawn until its tab is shown: show the first tab of each
+    # tab widget (the panels' timeline, the outcome explorer's replay)
+    for tab in page.locator(".widget-tab > .lm-TabBar .lm-TabBar-tab:first-child").all():
+        if "lm-mod-current" not in (tab.get_attribute("class") or ""):
+            tab.click()
+    try:
+        page.wait_for_function(
+            f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+                  .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
+                  .every(el => ({PLOT_FN})(el).points > 0)""",
+            timeout=20_000,
+        )
+    except Exception:  # noqa: BLE001 — _assert_figures_drawn names the empty ones
+        pass
     return page.evaluate(
         f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
               .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
