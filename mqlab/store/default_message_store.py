@@ -708,18 +708,13 @@ class DefaultMessageStore(GetMessageMixin):
     # HA replication (mqlab.store.ha)
     # ==================================================================================
     def start_ha(self, ctx: Any, listen_addr: str) -> None:
-        """Start the HA service on the node's context: accept slaves on ``listen_addr``;
-        a SLAVE with ``ha_master_address`` configured connects to it.
+        """Start the HA service on the node's context: accept slaves on ``listen_addr``, and on
+        a SLAVE run the client towards ``ha_master_address`` once it is known.
 
-        Mirrors the ``haService.start()`` of ``DefaultMessageStore#start`` and, for the
-        configured address, ``BrokerController#initialize`` (4.9.3: a SLAVE whose
-        ``haMasterAddress`` is at least 6 characters long).
+        Mirrors the ``haService.start()`` of ``DefaultMessageStore#start``. A configured
+        ``haMasterAddress`` is set before this by the broker, as ``BrokerController#initialize``
+        does, so the client's first turn connects at once.
         """
-        addr = self.message_store_config.ha_master_address
-        if self.message_store_config.broker_role == _SLAVE and addr is not None and len(addr) >= 6:
-            # BrokerController#initialize sets it before the store starts: the client's
-            # first turn connects at once
-            self.update_ha_master_address(addr)
         self.ha_service.start(ctx, listen_addr)
 
     def update_ha_master_address(self, addr: str | None) -> None:
