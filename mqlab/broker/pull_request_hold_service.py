@@ -136,7 +136,7 @@ class PullRequestHoldService:
             )  # fmt: skip
         ctx.set_timer(
             TIMER_DEADLINE,
-            pull_request.deadline - ctx.now_ms,
+            max(0, pull_request.deadline - ctx.now_ms),  # a wall clock may have passed it
             lambda: self._deadline_reached(key, pull_request),
             key=f"{key} {pull_request.marker_key}",
             daemon=True,

@@ -182,8 +182,10 @@ class HAConnection:
             return
         ctx = self.ha_service.ctx
         self._write_due = due
-        ctx.set_timer("HAConnection.WriteSocketService.run", due - ctx.now_ms, self.run_write,
-                      key=self._key, daemon=True)  # fmt: skip
+        # max(0, …): on the net driver the clock is read again here and may have moved
+        # past ``due`` (a wakeup computes due = now, then a millisecond ticks).
+        ctx.set_timer("HAConnection.WriteSocketService.run", max(0, due - ctx.now_ms),
+                      self.run_write, key=self._key, daemon=True)  # fmt: skip
 
     def run_write(self) -> None:
         """One pass of ``WriteSocketService#run``: steps 6, 7 and 8."""

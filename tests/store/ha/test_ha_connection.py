@@ -132,3 +132,45 @@ def test_send_codes_are_unchanged_for_async_master(pair):
     p = pair(role="ASYNC_MASTER", slave=False)
     [c] = sends(p, 1)
     assert (c.code, c.done_at - c.sent_at) == (ResponseCode.SUCCESS, 2)
+
+
+class _TickingClock:
+    """A node context whose clock moves 1 ms at every read, as a wall clock may between two
+    reads on the net driver; its timers refuse a negative delay, as the net driver's do."""
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+        self._reads = 0
+
+    @property
+    def now_ms(self):
+        self._reads += 1
+        return self._ctx.now_ms + self._reads
+
+    def set_timer(self, name, delay_ms, callback, **kw):
+        assert delay_ms >= 0, f"{name}: delay_ms {delay_ms}"
+        self._ctx.set_timer(name, delay_ms, callback, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def test_a_wakeup_on_a_moving_clock_arms_a_timer_not_an_error(pair):
+    """The CI failure of 2026-11-29 (tests/net/test_net_ha.py): a SYNC_MASTER put wakes the
+    write service with due = now, the clock ticks before the timer is set, and the delay came
+    out −1 ms, which the net driver refuses. The write service must run, not raise."""
+    p = pair(role="ASYNC_MASTER", slave=False)
+    fake = p.fake_slave()
+    fake.open()
+    fake.report(0)
+    p.d.run_until(p.d.now + 5)
+    real = p.ha.ctx
+    p.ha.ctx = _TickingClock(real)
+    try:
+        p.ha.wakeup_all()
+    finally:
+        p.ha.ctx = real
+    p.d.run_until(p.d.now + 5)
+    sends(p, 1)
+    p.d.run_until(p.d.now + 200)
+    assert fake.stream()[:12] == struct.pack(">qi", 0, MSG)
