@@ -32,6 +32,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -42,6 +43,7 @@ __all__ = [
     "REQUIRE_ENV",
     "RealCluster",
     "RealClusterError",
+    "RealSlave",
     "build_runner",
     "conformance_required",
     "require_java_tools",
@@ -325,6 +327,10 @@ class RealCluster:
         self.returncode: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._cds_tmp: Path | None = None
+        self._commands = 0
+        #: slaves started by :meth:`start_slave`, by broker name
+        self.slaves: dict[str, RealSlave] = {}
+        self.master_stopped = False
 
     # context manager
     def __enter__(self) -> RealCluster:
@@ -446,6 +452,116 @@ class RealCluster:
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    # -- commands on the JVM's stdin (RealCluster.java#watchStdin) -------------------------------
+    def _command(self, words: list[str], timeout_s: float) -> str:
+        """Send one command line; the rest of its ``done N`` answer.
+
+        Raises:
+            RealClusterError: the JVM answered ``failed N`` (why, and the output's tail), ended,
+                or did not answer within ``timeout_s``.
+        """
+        if not self.running or self._proc is None or self._proc.stdin is None:
+            raise RealClusterError("the real cluster is not running")
+        if any(not w or any(c.isspace() for c in w) for w in words):
+            raise ValueError(f"command words must be non-empty, without whitespace: {words!r}")
+        self._commands += 1
+        n = self._commands
+        self._proc.stdin.write((" ".join(words) + "\n").encode())
+        self._proc.stdin.flush()
+        done, failed = f"{READY.split()[0]} done {n} ", f"{READY.split()[0]} failed {n} "
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for line in self.output().splitlines():
+                if line.startswith(done):
+                    return line[len(done) :]
+                if line.startswith(failed):
+                    raise RealClusterError(
+                        f"{words[0]} failed: {line[len(failed) :]}\n" + _tail(self.output())
+                    )
+            if not self.running:
+                raise RealClusterError(
+                    f"the real cluster ended during {words[0]}:\n" + _tail(self.output())
+                )
+            if time.monotonic() > deadline:
+                raise RealClusterError(
+                    f"{words[0]}: no answer within {timeout_s} s:\n" + _tail(self.output())
+                )
+            time.sleep(0.05)
+
+    def stop_master(self, timeout_s: float = 60) -> None:
+        """Shut the master broker down, alone: it unregisters from the name server; the name
+        server and every slave keep running (``stop-master``)."""
+        self._command(["stop-master"], timeout_s)
+        self.master_stopped = True
+
+    def start_slave(
+        self,
+        broker_name: str | None = None,
+        properties: dict[str, str] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> RealSlave:
+        """Start a real 4.9.3 SLAVE (``brokerId`` 1, ``brokerRole`` SLAVE) in this JVM.
+
+        It gets its own store (``<workdir>/slave-<name>``) and a block of three free loopback
+        ports (VIP, HA, broker, as the master's), registers with this cluster's name server
+        (or ``namesrvAddr`` in ``properties``) and learns its master's HA address from the
+        registration result, as ``BrokerController#registerBrokerAll`` does, unless
+        ``haMasterAddress`` is given. Returns once the name server holds it (when it is ours).
+
+        Args:
+            broker_name: the master's broker name (default: this cluster's ``broker_name``).
+            properties: ``key=value`` broker settings on top of the runner's defaults; no value
+                may hold whitespace.
+        """
+        name = broker_name or self.broker_name
+        if name in self.slaves:
+            raise RealClusterError(f"a slave of {name} is already running")
+        props = dict(properties or {})
+        store = self.workdir / f"slave-{name}"
+        timeout = self.startup_timeout_s if timeout_s is None else timeout_s
+        for attempt in range(3):
+            base = free_port(3)
+            try:
+                self._command(
+                    ["start-slave", name, str(base + 2), str(base + 1), str(store),
+                     *(f"{k}={v}" for k, v in props.items())],
+                    timeout,
+                )  # fmt: skip
+            except RealClusterError as e:
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+                continue
+            slave = RealSlave(
+                broker_name=name, broker_addr=f"127.0.0.1:{base + 2}", ha_port=base + 1,
+                store_dir=store,
+            )  # fmt: skip
+            self.slaves[name] = slave
+            return slave
+        raise AssertionError("unreachable")
+
+    def stop_slave(self, broker_name: str | None = None, timeout_s: float = 60) -> None:
+        """Shut a slave started by :meth:`start_slave` down (``stop-slave``)."""
+        name = broker_name or self.broker_name
+        if name not in self.slaves:
+            raise RealClusterError(f"no slave of {name} was started")
+        self._command(["stop-slave", name], timeout_s)
+        del self.slaves[name]
+
+
+@dataclass(frozen=True, slots=True)
+class RealSlave:
+    """A real 4.9.3 slave broker run by :meth:`RealCluster.start_slave`."""
+
+    broker_name: str
+    broker_addr: str
+    ha_port: int
+    store_dir: Path
+
+    @property
+    def commitlog_dir(self) -> Path:
+        return self.store_dir / "commitlog"
 
 
 def _java() -> str:

@@ -754,6 +754,8 @@ class NetDriver:
         self.nodes: dict[str, Node] = {}
         self.contexts: dict[str, NetContext] = {}
         self.servers: dict[str, asyncio.AbstractServer] = {}
+        #: more listening sockets of a node (a broker's VIP channel), by node name
+        self.extra_servers: dict[str, list[asyncio.AbstractServer]] = {}
         #: handler, timer and callback exceptions (a core bug, or input the core mishandles)
         self.errors: list[str] = []
         #: connections closed for malformed frames (expected with a misbehaving peer)
@@ -776,11 +778,16 @@ class NetDriver:
 
     # -- nodes -------------------------------------------------------------------------------
     async def add_node(
-        self, node: Node, *, sock: socket.socket | None = None, listen: bool = True
-    ) -> NetContext:
+        self, node: Node, *, sock: socket.socket | None = None, listen: bool = True,
+        extra_socks: tuple[socket.socket, ...] = (),
+    ) -> NetContext:  # fmt: skip
         """Attach a node, listen on its address (or on ``sock``), and start it.
 
-        The node's ``on_start`` runs before the first connection is served.
+        The node's ``on_start`` runs before the first connection is served. Each of
+        ``extra_socks`` is one more listening socket whose requests the same node serves: a
+        broker's VIP channel on ``listenPort - 2`` (``BrokerController#initialize``'s
+        ``fastRemotingServer``), where a 4.9.3 slave's SlaveSynchronize sends its requests
+        (``MixAll#brokerVIPChannel(true, addr)``).
 
         Raises:
             ValueError: the node name is already used.
@@ -800,6 +807,14 @@ class NetDriver:
                 start_serving=False,
             )  # fmt: skip
             self.servers[node.name] = server
+        extra = []
+        for extra_sock in extra_socks:
+            extra.append(await self.loop.create_server(
+                lambda: NetConnection(self, ctx, client_side=False), sock=extra_sock,
+                start_serving=False,
+            ))  # fmt: skip
+        if extra:
+            self.extra_servers[node.name] = extra
         self.nodes[node.name] = node
         self.contexts[node.name] = ctx
         node.running = True
@@ -809,6 +824,8 @@ class NetDriver:
         if server is not None:
             await server.start_serving()
             log.info("%s listening on %s", node.name, node.address)
+        for extra_server in extra:
+            await extra_server.start_serving()
         return ctx
 
     def node(self, name: str) -> Node:
@@ -838,6 +855,8 @@ class NetDriver:
         server = self.servers.pop(name, None)
         if server is not None:
             server.close()
+        for extra_server in self.extra_servers.pop(name, []):
+            extra_server.close()
         for conn in sorted(
             (c for c in self._connections.values() if c.ctx is ctx), key=lambda c: c.id
         ):

@@ -45,6 +45,9 @@ import sun.misc.Signal;
  * setter for is an error (a typo would otherwise be silently ignored). The broker also listens on
  * {@code brokerPort - 2} (its VIP channel) and on the HA port.
  *
+ * <p>Commands on stdin (see {@link #watchStdin}) stop the master alone, and start or stop a SLAVE
+ * broker (brokerId 1) in this JVM: a master and its slave for the price of one JVM start.
+ *
  * <p>Prints {@code mqlab-real-cluster ready namesrv=127.0.0.1:P broker=127.0.0.1:Q} once the name
  * server's route table holds the broker and its topics. SIGTERM (or end of stdin: the parent died)
  * (unless {@code --ignore-stdin}, for a run in the background by hand) shuts the broker down, then
@@ -57,6 +60,9 @@ public final class RealCluster {
     private final Options options;
     private NamesrvController namesrv;
     private BrokerController broker;
+    /** Slaves started by {@code start-slave}, by broker name. */
+    private final Map<String, BrokerController> slaves = new java.util.LinkedHashMap<>();
+    private boolean masterStopped;
     private boolean stopped;
     private boolean stopOk = true;
 
@@ -162,14 +168,44 @@ public final class RealCluster {
         t.start();
     }
 
-    /** End of stdin means the process that started us is gone: stop rather than linger. */
+    /**
+     * Commands, one a line on stdin; each answers one line {@code mqlab-real-cluster done N ...}
+     * or {@code mqlab-real-cluster failed N <why>}, N counting commands from 1:
+     *
+     * <ul>
+     *   <li>{@code stop-master}: shut the master broker down (it unregisters from the name server;
+     *       the name server and any slave keep running);
+     *   <li>{@code start-slave NAME PORT HA_PORT STORE [key=value ...]}: start a SLAVE broker
+     *       (brokerId 1) of broker name NAME; it registers with this JVM's name server (or the
+     *       {@code namesrvAddr=} given) and learns its master's HA address from the registration
+     *       result (or from {@code haMasterAddress=}); answers once the name server holds it;
+     *   <li>{@code stop-slave NAME}.
+     * </ul>
+     *
+     * <p>End of stdin means the process that started us is gone: stop rather than linger.
+     */
     private static void watchStdin(RealCluster cluster) {
         Thread t = new Thread(() -> {
-            byte[] buf = new byte[256];
+            int n = 0;
             try {
-                InputStream in = System.in;
-                while (in.read(buf) >= 0) {
-                    // input is ignored; only its end matters
+                java.io.BufferedReader in = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+                String line;
+                while ((line = in.readLine()) != null) {
+                    line = line.trim();
+                    if (line.isEmpty()) {
+                        continue;
+                    }
+                    n++;
+                    String answer;
+                    try {
+                        answer = TAG + " done " + n + " " + cluster.command(line.split("\\s+"));
+                    } catch (Throwable e) {
+                        e.printStackTrace();
+                        answer = TAG + " failed " + n + " " + e;
+                    }
+                    System.out.print(answer.replace('\n', ' ') + "\n");
+                    System.out.flush();
                 }
             } catch (IOException ignored) {
                 // treated as end of input
@@ -180,13 +216,61 @@ public final class RealCluster {
         t.start();
     }
 
+    private synchronized String command(String[] words) throws Exception {
+        if (stopped) {
+            throw new IllegalStateException("stopping");
+        }
+        switch (words[0]) {
+            case "stop-master": {
+                if (masterStopped) {
+                    throw new IllegalStateException("the master is already stopped");
+                }
+                masterStopped = true;
+                shutdownBroker(broker);
+                return "stop-master";
+            }
+            case "start-slave": {
+                if (words.length < 5) {
+                    throw new IllegalArgumentException("usage: start-slave NAME PORT HA_PORT STORE [key=value ...]");
+                }
+                String name = words[1];
+                if (slaves.containsKey(name)) {
+                    throw new IllegalStateException("a slave of " + name + " is already running");
+                }
+                Properties props = new Properties();
+                for (int i = 5; i < words.length; i++) {
+                    int eq = words[i].indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("not key=value: " + words[i]);
+                    }
+                    props.setProperty(words[i].substring(0, eq), words[i].substring(eq + 1));
+                }
+                int port = Integer.parseInt(words[2]);
+                BrokerController slave = startBroker(name, 1L, port, Integer.parseInt(words[3]),
+                    new File(words[4]).getAbsoluteFile(), props, true);
+                slaves.put(name, slave);
+                return "start-slave " + name + " broker=127.0.0.1:" + port;
+            }
+            case "stop-slave": {
+                BrokerController slave = slaves.remove(words[1]);
+                if (slave == null) {
+                    throw new IllegalArgumentException("no slave of " + words[1] + " is running");
+                }
+                shutdownBroker(slave);
+                return "stop-slave " + words[1];
+            }
+            default:
+                throw new IllegalArgumentException("unknown command " + words[0]
+                    + " (stop-master, start-slave, stop-slave)");
+        }
+    }
+
     private void start() throws Exception {
         Options o = options;
         File store = new File(o.store).getAbsoluteFile();
         if (!store.isDirectory() && !store.mkdirs()) {
             throw new IOException("cannot create store dir " + store);
         }
-        String addr = "127.0.0.1:" + o.namesrvPort;
         checkKeys(o.brokerProperties, new Object[] {
             new BrokerConfig(), new NettyServerConfig(), new NettyClientConfig(), new MessageStoreConfig()});
 
@@ -202,6 +286,24 @@ public final class RealCluster {
         }
         namesrv.start();
 
+        // 2.-4. the master broker
+        broker = startBroker(o.brokerName, MixAll.MASTER_ID, o.brokerPort, o.haPort, store,
+            o.brokerProperties, false);
+    }
+
+    /**
+     * Build, start and wait for one broker: the master (id 0, its role from the properties) or
+     * a slave (brokerId and brokerRole SLAVE forced).
+     */
+    private BrokerController startBroker(String name, long brokerId, int port, int haPort, File store,
+                                         Properties properties, boolean slave) throws Exception {
+        Options o = options;
+        if (!store.isDirectory() && !store.mkdirs()) {
+            throw new IOException("cannot create store dir " + store);
+        }
+        checkKeys(properties, new Object[] {
+            new BrokerConfig(), new NettyServerConfig(), new NettyClientConfig(), new MessageStoreConfig()});
+        String addr = "127.0.0.1:" + o.namesrvPort;
         // 2. the broker's four config beans: our small-store defaults, then the caller's
         //    properties, then what the harness relies on (ports, addresses, paths)
         BrokerConfig brokerConfig = new BrokerConfig();
@@ -221,43 +323,52 @@ public final class RealCluster {
         defaults.setProperty("diskMaxUsedSpaceRatio", "95");
         defaults.setProperty("waitTimeMillsInSendQueue", "3000");
         defaults.setProperty("osPageCacheBusyTimeOutMills", "5000");
+        defaults.setProperty("namesrvAddr", addr);
         for (Object bean : beans) {
             MixAll.properties2Object(defaults, bean);
         }
         for (Object bean : beans) {
-            MixAll.properties2Object(o.brokerProperties, bean);
+            MixAll.properties2Object(properties, bean);
         }
-        brokerConfig.setBrokerName(o.brokerName);
+        brokerConfig.setBrokerName(name);
         brokerConfig.setBrokerClusterName(o.cluster);
         brokerConfig.setBrokerIP1("127.0.0.1");
         brokerConfig.setBrokerIP2("127.0.0.1"); // the HA address it registers (default: a non-loopback IP)
-        brokerConfig.setNamesrvAddr(addr);
-        nettyServerConfig.setListenPort(o.brokerPort);
-        storeConfig.setHaListenPort(o.haPort);
+        if (slave) {
+            brokerConfig.setBrokerId(brokerId);
+            storeConfig.setBrokerRole(org.apache.rocketmq.store.config.BrokerRole.SLAVE);
+        }
+        nettyServerConfig.setListenPort(port);
+        storeConfig.setHaListenPort(haPort);
         storeConfig.setStorePathRootDir(store.getPath());
         storeConfig.setStorePathCommitLog(new File(store, "commitlog").getPath());
-        // where UPDATE_BROKER_CONFIG persists (BrokerStartup points it at its -c file)
-        BrokerPathConfigHelper.setBrokerConfigPath(new File(store, "config/broker.properties").getPath());
+        // where UPDATE_BROKER_CONFIG persists (BrokerStartup points it at its -c file); a static:
+        // the master's own, as before any slave
+        if (!slave) {
+            BrokerPathConfigHelper.setBrokerConfigPath(new File(store, "config/broker.properties").getPath());
+        }
         if (storeConfig.getMappedFileSizeCommitLog() <= storeConfig.getMaxMessageSize()) {
             throw new IllegalArgumentException("mappedFileSizeCommitLog must exceed maxMessageSize");
         }
 
         // 3. the broker, as BrokerStartup builds it (its properties remembered for GET_BROKER_CONFIG)
-        broker = new BrokerController(brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig);
-        broker.getConfiguration().registerConfig(o.brokerProperties);
-        if (!broker.initialize()) {
+        BrokerController b = new BrokerController(brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig);
+        b.getConfiguration().registerConfig(properties);
+        if (!b.initialize()) {
             throw new IllegalStateException("BrokerController.initialize() returned false");
         }
-        broker.start();
+        b.start();
 
-        // 4. ready once the name server routes to the broker at 127.0.0.1:brokerPort, with its
-        //    topics (the topic named after the broker is always among them)
-        String want = "127.0.0.1:" + o.brokerPort;
+        // 4. ready once our name server routes to the broker at 127.0.0.1:port (a master: with
+        //    its topics, the topic named after the broker always among them); a slave registered
+        //    with another name server is not waited for
+        String want = "127.0.0.1:" + port;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        while (!want.equals(registeredMaster(o.brokerName))
-            || namesrv.getRouteInfoManager().pickupTopicRouteData(o.brokerName) == null) {
+        boolean ours = addr.equals(brokerConfig.getNamesrvAddr());
+        while (ours && (!want.equals(registeredAddr(name, brokerId))
+            || (!slave && namesrv.getRouteInfoManager().pickupTopicRouteData(name) == null))) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("broker " + o.brokerName + " not registered at "
+                throw new IllegalStateException("broker " + name + " (id " + brokerId + ") not registered at "
                     + addr + " within " + o.readyTimeoutMs + " ms");
             }
             Thread.sleep(10);
@@ -266,30 +377,31 @@ public final class RealCluster {
         // 5. and once StoreStatsService has taken its first sample (once a second): before that,
         //    GET_BROKER_RUNTIME_INFO (mqadmin clusterList, brokerStatus) fails with
         //    "java.util.NoSuchElementException" from LinkedList.getLast
-        while (!runtimeInfoReady()) {
+        while (!runtimeInfoReady(b)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("broker runtime info not ready within "
                     + o.readyTimeoutMs + " ms");
             }
             Thread.sleep(20);
         }
+        return b;
     }
 
-    private boolean runtimeInfoReady() {
+    private static boolean runtimeInfoReady(BrokerController b) {
         try {
-            broker.getMessageStore().getRuntimeInfo();
+            b.getMessageStore().getRuntimeInfo();
             return true;
         } catch (java.util.NoSuchElementException e) {
             return false;
         }
     }
 
-    private String registeredMaster(String brokerName) {
+    private String registeredAddr(String brokerName, long brokerId) {
         byte[] body = namesrv.getRouteInfoManager().getAllClusterInfo();
         ClusterInfo info = ClusterInfo.decode(body, ClusterInfo.class);
         Map<String, BrokerData> table = info.getBrokerAddrTable();
         BrokerData data = table == null ? null : table.get(brokerName);
-        return data == null ? null : data.getBrokerAddrs().get(MixAll.MASTER_ID);
+        return data == null ? null : data.getBrokerAddrs().get(brokerId);
     }
 
     private static Object field(Object target, Class<?> cls, String name) {
@@ -309,6 +421,29 @@ public final class RealCluster {
         Object executor = field(remotingServer, NettyRemotingAbstract.class, "nettyEventExecutor");
         if (executor instanceof ServiceThread) {
             ((ServiceThread) executor).shutdown(true);
+        }
+    }
+
+    /**
+     * One broker's shutdown (it unregisters from the name server). Each NettyRemotingServer.shutdown()
+     * joins its NettyEventExecutor, which sleeps in a 3 s poll between stop checks: 3 servers made a
+     * stop take ~10 s. Stopping those threads first with an interrupt (they only relay channel
+     * events to listeners we are shutting down anyway) brings it to ~1 s, the store's own sleep.
+     * Returns false when the shutdown threw (printed).
+     */
+    private static boolean shutdownBroker(BrokerController b) {
+        if (b == null) {
+            return true;
+        }
+        stopEventExecutor(b.getRemotingServer());
+        stopEventExecutor(field(b, BrokerController.class, "fastRemotingServer"));
+        try {
+            b.shutdown();
+            return true;
+        } catch (Throwable t) {
+            System.err.println(TAG + ": broker shutdown failed: " + t);
+            t.printStackTrace();
+            return false;
         }
     }
 
@@ -345,25 +480,17 @@ public final class RealCluster {
             return stopOk;
         }
         stopped = true;
-        // Each NettyRemotingServer.shutdown() joins its NettyEventExecutor, which sleeps in a
-        // 3 s poll between stop checks: 3 servers made a stop take ~10 s. Stopping those
-        // threads first with an interrupt (they only relay channel events to listeners we are
-        // shutting down anyway) brings it to ~1 s, the store's own sleep.
-        if (broker != null) {
-            stopEventExecutor(broker.getRemotingServer());
-            stopEventExecutor(field(broker, BrokerController.class, "fastRemotingServer"));
+        // slaves first: a master that goes first leaves its slaves reconnecting
+        for (BrokerController slave : slaves.values()) {
+            stopOk &= shutdownBroker(slave);
+        }
+        slaves.clear();
+        if (!masterStopped) {
+            masterStopped = true;
+            stopOk &= shutdownBroker(broker);
         }
         if (namesrv != null) {
             stopEventExecutor(namesrv.getRemotingServer());
-        }
-        if (broker != null) {
-            try {
-                broker.shutdown();
-            } catch (Throwable t) {
-                stopOk = false;
-                System.err.println(TAG + ": broker shutdown failed: " + t);
-                t.printStackTrace();
-            }
         }
         if (namesrv != null) {
             try {

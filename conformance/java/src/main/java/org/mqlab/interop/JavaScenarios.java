@@ -93,6 +93,16 @@ public final class JavaScenarios {
     }
 
     private static Map<String, Object> run(String name) throws Exception {
+        if (name.startsWith("read-all:")) {
+            // every message of the named topics (comma-separated, full names), each queue from
+            // offset 0, with DefaultMQPullConsumer: the replication check reads a slave this way
+            // once its master is stopped (findBrokerAddressInSubscribe falls back to the slave)
+            Map<String, Object> topics = new TreeMap<>();
+            for (String t : name.substring("read-all:".length()).split(",")) {
+                topics.put(t, readAll(t));
+            }
+            return map("topics", topics);
+        }
         switch (name) {
             case "producer-sync": return producerSync();
             case "producer-async": return producerAsync();
