@@ -32,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
         "serve (a self-check of the harness that needs no Java)",
     )  # fmt: skip
     ap.add_argument(
+        "--no-replication", action="store_true",
+        help="skip the HA check (real master -> mqlab slave, mqlab master -> real slave) "
+        "that follows the scenarios against the real broker",
+    )  # fmt: skip
+    ap.add_argument(
         "--codes", action="store_true",
         help="print every request code 4.9.3 dispatches, whether mqlab handles it and the "
         "rows that send it; starts no cluster",
@@ -68,6 +73,8 @@ def run(args: argparse.Namespace, out=print):
         out(f"conformance: reference {real.broker_addr} (namesrv {real.namesrv_addr}), "
             f"mqlab {mq.broker_addr} (namesrv {mq.namesrv_addr})")  # fmt: skip
         result = run_scenarios(scenarios, real, mq, log=lambda r: out(row_line(r, args.verbose)))
+        if args.against == "real" and not getattr(args, "no_replication", False):
+            replicate(real, result, out)
     finally:
         mq.stop()
         real.stop()
@@ -82,7 +89,34 @@ def run(args: argparse.Namespace, out=print):
     out(f"conformance: {result.seconds:.0f} s")
     out(result.summary())
     out(summary_line(codes))
+    if result.replication_line is not None:
+        out(result.replication_line)
     return result
+
+
+def replicate(real, result, out=print) -> None:
+    """HA on the wire both ways, on the real side's cluster after its scenarios (its master's
+    whole commit log is replicated to an mqlab slave); records the ``replication:`` line and
+    every difference (each naming its first differing offset) in ``result``."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from mqlab.conformance.replication import ReplicationError, check_replication, summary_line
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mqlab-ha-wire-") as work:
+        try:
+            b1, b2 = check_replication(real.cluster, Path(work), properties=real.properties)
+        except ReplicationError as e:
+            result.replication_line = "replication: FAILED"
+            result.replication_problems = [str(e)]
+        else:
+            result.replication_line = summary_line(b1, b2)
+            result.replication_problems = b1.problems() + b2.problems()
+    for problem in result.replication_problems:
+        out(f"replication: {problem}")
+    out(f"replication: checked in {time.monotonic() - started:.0f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,4 +134,4 @@ def main(argv: list[str] | None = None) -> int:
             print(f"conformance: cannot start the real broker: {why}", file=sys.stderr)
             return 2
     result = run(args, out=lambda s: print(s, flush=True))
-    return 1 if result.tally()[3] else 0
+    return 1 if result.tally()[3] or result.replication_problems else 0

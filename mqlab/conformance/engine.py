@@ -80,6 +80,9 @@ class Row:
 class Run:
     rows: list[Row] = field(default_factory=list)
     seconds: float = 0.0
+    #: the ``replication:`` summary line (None when the check did not run) and what differed
+    replication_line: str | None = None
+    replication_problems: list[str] = field(default_factory=list)
 
     def tally(self) -> tuple[int, int, int, int]:
         n = len(self.rows)

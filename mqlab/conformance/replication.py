@@ -91,6 +91,8 @@ class ReplicationCheck:
     sends: list[tuple[int, int]]
     #: what the Java consumer read from the slave, master stopped: (queue id, queue offset, body)
     read_from_slave: list[tuple[int, int, str]] = field(default_factory=list)
+    #: the master's HA address the slave learned from its registration (an mqlab slave's)
+    learned_ha_address: str | None = None
 
     @property
     def replicated_bytes(self) -> int:
@@ -408,6 +410,7 @@ def check_replication(
         _wait(lambda: _units(slave_b.store_dir, topic_b) >= MESSAGES, catch_up_s,
               "the real slave's consume queues")  # fmt: skip
         mq.call(lambda: slave_a.message_store.flush())
+        learned = mq.call(lambda: slave_a.message_store.ha_service.ha_client.master_address)
         slave_max_a = mq.call(lambda: slave_a.message_store.get_max_phy_offset())
         slave_max_b = int(runtime_info(slave_b.broker_addr)["commitLogMaxOffset"])
         # 4. compare
@@ -421,6 +424,7 @@ def check_replication(
             (master_b.store_dir / "commitlog", master_b.store_dir, max_b),
             (slave_b.commitlog_dir, slave_b.store_dir, slave_max_b),
         )  # fmt: skip
+        b1.learned_ha_address = learned
         # 5. the masters stop; the Java client reads every message from the slaves
         if java_consumer:
             # each slave serves a pull only for a topic its SlaveSynchronize has copied

@@ -149,5 +149,7 @@ def render_report(
     lines += ["", run.summary()]
     if codes:
         lines.append(summary_line(codes))
+    if run.replication_line is not None:
+        lines.append(run.replication_line)
     lines.append("")
     return "\n".join(lines)

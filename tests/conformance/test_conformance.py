@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 
 import pytest
 
@@ -69,6 +70,23 @@ def test_enough_requests_and_the_summary_line(conformance_run):
     requests = sum(1 for r in result.rows if r.is_request)
     assert requests >= MIN_REQUESTS
     n, i, e, u = result.tally()
-    assert lines[-2] == f"conformance: {n} requests, {i} identical, {e} explained, {u} unexplained"
-    assert lines[-1].startswith("codes: 78 dispatched by 4.9.3, ")
-    assert report.read_text().rstrip().endswith("\n".join(lines[-2:]))
+    assert lines[-3] == f"conformance: {n} requests, {i} identical, {e} explained, {u} unexplained"
+    assert lines[-2].startswith("codes: 78 dispatched by 4.9.3, ")
+    assert report.read_text().rstrip().endswith("\n".join(lines[-3:]))
+
+
+def test_the_replication_line_both_directions_identical(conformance_run):
+    """After the scenarios, the real master's whole commit log (every scenario's messages)
+    replicates to an mqlab slave, and an mqlab master's to a real slave: the third summary
+    line (mqlab/conformance/replication.py), with no difference recorded."""
+    result, lines, _ = conformance_run
+    assert result.replication_problems == []
+    m = re.fullmatch(
+        r"replication: real master -> mqlab slave (\d+) bytes identical, "
+        r"mqlab master -> real slave (\d+) bytes identical",
+        lines[-1],
+    )
+    assert m is not None, lines[-1]
+    # B2: the check's own 8 messages of 172 bytes on the mqlab master; B1: at least its 8 of 170
+    assert int(m.group(2)) == 8 * 172
+    assert int(m.group(1)) >= 8 * 170
