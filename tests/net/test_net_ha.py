@@ -133,3 +133,45 @@ def test_slave_waits_5_s_after_a_failed_connect(tmp_path):
         assert driver.errors == []
 
     asyncio.run(main())
+
+
+def test_a_broker_answers_on_its_vip_channel_too(tmp_path):
+    """A broker added with ``extra_socks`` (its VIP channel, listenPort - 2, as 4.9.3's
+    fastRemotingServer) answers the same requests there: GET_ALL_TOPIC_CONFIG (21), which a
+    4.9.3 slave's SlaveSynchronize sends to ``MixAll#brokerVIPChannel(true, masterAddr)``.
+    Without it a real slave of an mqlab master never learns a topic (found by the replication
+    check, mqlab/conformance/replication.py). Stopping the node closes both sockets."""
+
+    async def main():
+        driver = NetDriver()
+        port = _free_pair()
+        vip = bind_socket("127.0.0.1", 0)
+        vip_port = vip.getsockname()[1]
+        master = BrokerController(
+            BrokerConfig(broker_name="broker-b", listen_port=port, name_server_addr="127.0.0.1:1"),
+            MessageStoreConfig(store_path_root_dir=str(tmp_path / "m")),
+            name="master",
+        )
+        await driver.add_node(master, sock=bind_socket("127.0.0.1", port), extra_socks=(vip,))
+        client = RawClient("client")
+        await driver.add_node(client)
+        calls = [
+            client.send(addr, RequestCode.GET_ALL_TOPIC_CONFIG, {}, b"")
+            for addr in (master.broker_addr, f"127.0.0.1:{vip_port}")
+        ]
+        for _ in range(500):
+            if all(c.done for c in calls):
+                break
+            await asyncio.sleep(0.02)
+        assert [c.code for c in calls] == [ResponseCode.SUCCESS, ResponseCode.SUCCESS]
+        bodies = [c.response.body for c in calls]
+        assert bodies[0] == bodies[1] and b'"TBW102"' in bodies[1]
+        await driver.stop_node("master")
+        assert driver.extra_servers == {}
+        try:
+            bind_socket("127.0.0.1", vip_port).close()  # free again
+        finally:
+            await driver.close()
+        assert driver.errors == []
+
+    asyncio.run(main())
