@@ -49,7 +49,10 @@ class ReputMessageService:
         parse each entry from ``reput_from_offset`` (blank marker → next file), build
         its consume-queue unit (NOT_TYPE / COMMIT only), then, unless SLAVE, call the
         arriving listener with ``(topic, queueId, queueOffset + 1, tagsCode, storeTime,
-        None, properties)``.
+        None, properties)``; on a SLAVE, count the entry in ``StoreStatsService``'s put
+        counters of its topic (``getSinglePutMessageTopicTimesTotal(topic).add(1)``, the
+        size counter ``.add(msgSize)``): a slave's runtime info shows replicated messages as
+        puts.
 
         Returns:
             The number of entries dispatched.
@@ -60,8 +63,12 @@ class ReputMessageService:
         if self.reput_from_offset < min_offset:
             self.reput_from_offset = min_offset
         listener = store.message_arriving_listener
+        # a slave counts what it dispatches as puts (by topic: times, size), since no send
+        # reaches its store (found by the conformance row slave-answers/runtime_slave)
+        slave_stats = None
         if store.message_store_config.broker_role == _SLAVE:
             listener = None
+            slave_stats = store.store_stats_service
         tracer = store.tracer
         traced = tracer is not None and tracer.enabled
         do_dispatch = store.do_dispatch
@@ -83,6 +90,8 @@ class ReputMessageService:
                 if req.success:
                     if size > 0:
                         do_dispatch(req)
+                        if slave_stats is not None:
+                            slave_stats.on_put(req.topic, 1, size)
                         if listener is not None:
                             listener(
                                 req.topic,
