@@ -42,6 +42,8 @@ class SideEnv:
     broker_addr: str
     namesrv_addr: str
     client_addrs: tuple[str, ...] = ()
+    #: the slave of broker-a while the ``slave`` group runs ("" otherwise)
+    slave_addr: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,8 @@ def _sub_addresses(v: Any, env: SideEnv, which: str) -> Any:
     if not isinstance(v, str):
         return v
     if which == "broker":
-        return v.replace(env.broker_addr, "<broker>")
+        v = v.replace(env.broker_addr, "<broker>")
+        return v.replace(env.slave_addr, "<slave>") if env.slave_addr else v
     if which == "namesrv":
         return v.replace(env.namesrv_addr, "<namesrv>")
     for c in env.client_addrs:
@@ -406,9 +409,17 @@ def _listen_port(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
         a, b = int(d.real), int(d.mqlab)
     except (TypeError, ValueError):
         return False
-    if d.path == "body.listenPort":  # each side's own broker or name-server port
-        return str(a) in (_port(real.broker_addr), _port(real.namesrv_addr)) and str(b) in (
-            _port(mq.broker_addr), _port(mq.namesrv_addr))  # fmt: skip
+    if d.path == "body.listenPort":  # each side's own broker, slave or name-server port
+
+        def own(env: SideEnv) -> tuple[str, ...]:
+            addrs = (
+                env.broker_addr,
+                env.namesrv_addr,
+                *([env.slave_addr] if env.slave_addr else []),
+            )
+            return tuple(_port(x) for x in addrs)
+
+        return str(a) in own(real) and str(b) in own(mq)
     return 0 < a < 65536 and 0 < b < 65536
 
 
@@ -477,7 +488,8 @@ def _runtime_measurement(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
 RULES += [
     Rule(
         "listen-port",
-        "listenPort and haListenPort in GET_BROKER_CONFIG / GET_NAMESRV_CONFIG bodies",
+        "listenPort and haListenPort in GET_BROKER_CONFIG / GET_NAMESRV_CONFIG bodies (a "
+        "slave's too)",
         "each broker and name server listens on its own free loopback port (listenPort "
         "masked only when it is that side's own port); the real runner gives the HA service "
         "a free port of its own, mqlab shows its configured haListenPort",
@@ -513,6 +525,26 @@ RULES += [
         _runtime_measurement,
     ),
 ]
+_DISK_UTIL = re.compile(r"\[CL: +[\d.]+ CQ: +[\d.]+ INDEX: +[\d.]+\]")
+
+
+def _disk_util(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    if d.path != "remark" or not (isinstance(d.real, str) and isinstance(d.mqlab, str)):
+        return False
+    a, b = _DISK_UTIL.sub("[disk]", d.real), _DISK_UTIL.sub("[disk]", d.mqlab)
+    return a != d.real and a == b
+
+
+RULES.append(
+    Rule(
+        "disk-util",
+        "the [CL: x CQ: y INDEX: z] part of SERVICE_NOT_AVAILABLE's send remark",
+        "SendMessageProcessor#diskUtil measures the used fraction of the partitions that "
+        "hold the store (this host's disk); mqlab's store sits on a simulated disk. The rest "
+        "of the remark is compared exactly",
+        _disk_util,
+    )
+)
 _SAMPLED_TPS = re.compile(r"^body\.(.*\.)?(tps|consumeTps)$")
 _OTHER_GROUP = re.compile(r"^body\.consumeStatsList\[\d+\]\.(?P<group>[^.\[]+)\[\d+\]\.consumeTps$")
 

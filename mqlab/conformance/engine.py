@@ -224,6 +224,10 @@ class _SideRunner:
         self.pending: dict[str, Future] = {}
 
     def _addr(self, step: Step) -> str:
+        if step.to == "slave":
+            if not getattr(self.side, "slave_addr", ""):
+                raise OSError(f"{self.side.name}: no slave running for step {step.name}")
+            return self.side.slave_addr
         return self.side.namesrv_addr if step.to == "namesrv" else self.side.broker_addr
 
     def run(self, steps: Iterable[Step]) -> None:
@@ -284,7 +288,7 @@ def _segments(steps: Sequence[Step | StoredCheck]) -> list[list[Step] | StoredCh
 def _envs(real: Side, mq: Side, clients: tuple[RawTcpClient, RawTcpClient]):
     def env(side: Side, c: RawTcpClient) -> SideEnv:
         addrs = tuple(conn.local_addr for conn in c._conns.values() if not conn.closed)
-        return SideEnv(side.broker_addr, side.namesrv_addr, addrs)
+        return SideEnv(side.broker_addr, side.namesrv_addr, addrs, getattr(side, "slave_addr", ""))
 
     return env(real, clients[0]), env(mq, clients[1])
 
@@ -427,8 +431,16 @@ def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
     t0 = time.monotonic()
     clients = (RawTcpClient(), RawTcpClient())
     pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-side")
+    slaves = False
     try:
         for sc in scenarios:
+            # the slave group: a slave of broker-a on each side while it runs (both at once)
+            wants = any(isinstance(s, Step) and s.to == "slave" for s in sc.steps)
+            if wants != slaves:
+                action = "start_slave" if wants else "stop_slave"
+                for f in [pool.submit(getattr(side, action)) for side in (real, mq)]:
+                    f.result()
+                slaves = wants
             runners = (_SideRunner(real, clients[0]), _SideRunner(mq, clients[1]))
             steps = [s for s in sc.steps if isinstance(s, Step)]
             for seg in _segments(sc.steps):
@@ -453,6 +465,9 @@ def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
                 run.rows.append(row)
                 if log:
                     log(row)
+        if slaves:
+            for f in [pool.submit(side.stop_slave) for side in (real, mq)]:
+                f.result()
     finally:
         pool.shutdown()
         for c in clients:

@@ -56,6 +56,7 @@ __all__ = [
     "commit_log_bytes",
     "consume_queue_units",
     "first_difference",
+    "start_broker_node",
     "summary_line",
 ]
 
@@ -259,6 +260,58 @@ def _wait(cond, timeout_s: float, what: str) -> None:
 # -- mqlab brokers on the net driver ----------------------------------------------------------------
 
 
+async def start_broker_node(
+    driver: Any, node: str, broker_name: str, namesrv_addr: str, store_dir: Path, *,
+    slave: bool, properties: dict[str, str] | None = None,
+) -> Any:  # fmt: skip
+    """Start an mqlab master (ASYNC_MASTER) or slave (brokerId 1) on ``driver`` (a NetDriver,
+    on its loop), registered with ``namesrv_addr``, on free loopback ports: VIP channel,
+    HA, broker, as the real runner's (a real slave's SlaveSynchronize sends to the master's
+    VIP channel, listenPort - 2).
+
+    ``properties`` are ``broker.properties`` keys (``mappedFileSizeCommitLog``, ...), read
+    as ``mqlab serve`` reads them; name, id, role, ports and paths are always ours.
+    """
+    from mqlab.broker.broker_controller import BrokerController
+    from mqlab.runtime.net import bind_socket
+    from mqlab.serve import load_properties
+    from mqlab.store.config import MessageStoreConfig
+
+    text = "".join(f"{k}={v}\n" for k, v in (properties or {}).items())
+    base_config, store_values, _ = load_properties(text)
+    for attempt in range(3):
+        base = free_port(3)
+        try:
+            sock = bind_socket("127.0.0.1", base + 2)
+        except OSError:
+            if attempt == 2:
+                raise
+            continue
+        try:
+            vip = bind_socket("127.0.0.1", base)
+        except OSError:
+            sock.close()
+            if attempt == 2:
+                raise
+            continue
+        break
+    port = base + 2
+    broker = BrokerController(
+        dataclasses.replace(
+            base_config, broker_name=broker_name, broker_id=1 if slave else 0,
+            listen_port=port, name_server_addr=namesrv_addr, broker_ip1="127.0.0.1",
+            broker_ip2="127.0.0.1",
+        ),
+        MessageStoreConfig(**{
+            **store_values, "store_path_root_dir": str(store_dir),
+            "broker_role": "SLAVE" if slave else "ASYNC_MASTER",
+        }),
+        name=node,
+    )  # fmt: skip
+    await driver.add_node(broker, sock=sock, extra_socks=(vip,))
+    return broker
+
+
 class MqlabBrokers:
     """mqlab ``BrokerController`` nodes on one ``NetDriver``, on a loop thread of their own."""
 
@@ -277,55 +330,11 @@ class MqlabBrokers:
         self, node: str, broker_name: str, namesrv_addr: str, store_dir: Path, *,
         slave: bool, properties: dict[str, str] | None = None,
     ) -> Any:  # fmt: skip
-        """Start a master (ASYNC_MASTER) or a slave (brokerId 1) on free loopback ports.
-
-        ``properties`` are ``broker.properties`` keys (``mappedFileSizeCommitLog``, ...), read
-        as ``mqlab serve`` reads them; name, id, role, ports and paths are always ours.
-        """
-        from mqlab.broker.broker_controller import BrokerController
-        from mqlab.runtime.net import bind_socket
-        from mqlab.serve import load_properties
-        from mqlab.store.config import MessageStoreConfig
-
-        text = "".join(f"{k}={v}\n" for k, v in (properties or {}).items())
-        base_config, store_values, _ = load_properties(text)
-
-        async def start() -> Any:
-            # VIP channel, HA, broker: as the real runner's ports; a real slave's
-            # SlaveSynchronize sends to the master's VIP channel (listenPort - 2)
-            for attempt in range(3):
-                base = free_port(3)
-                try:
-                    sock = bind_socket("127.0.0.1", base + 2)
-                except OSError:
-                    if attempt == 2:
-                        raise
-                    continue
-                try:
-                    vip = bind_socket("127.0.0.1", base)
-                except OSError:
-                    sock.close()
-                    if attempt == 2:
-                        raise
-                    continue
-                break
-            port = base + 2
-            broker = BrokerController(
-                dataclasses.replace(
-                    base_config, broker_name=broker_name, broker_id=1 if slave else 0,
-                    listen_port=port, name_server_addr=namesrv_addr, broker_ip1="127.0.0.1",
-                    broker_ip2="127.0.0.1",
-                ),
-                MessageStoreConfig(**{
-                    **store_values, "store_path_root_dir": str(store_dir),
-                    "broker_role": "SLAVE" if slave else "ASYNC_MASTER",
-                }),
-                name=node,
-            )  # fmt: skip
-            await self.driver.add_node(broker, sock=sock, extra_socks=(vip,))
-            return broker
-
-        broker = self._loop.submit(start())
+        """Start a master (ASYNC_MASTER) or a slave (brokerId 1); see :func:`start_broker_node`."""
+        broker = self._loop.submit(start_broker_node(
+            self.driver, node, broker_name, namesrv_addr, store_dir, slave=slave,
+            properties=properties,
+        ))  # fmt: skip
         self.brokers[node] = broker
         return broker
 

@@ -45,6 +45,19 @@ BROKER_PROPERTIES: dict[str, str] = {
 }
 
 
+#: What both sides' slaves (the ``slave`` group) get of :data:`BROKER_PROPERTIES`: the store's
+#: file sizes must be the master's; the rest as the slave group's own.
+SLAVE_KEYS = ("mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
+              "maxIndexNum", "diskMaxUsedSpaceRatio", "osPageCacheBusyTimeOutMills",
+              "brokerFastFailureEnable", "waitTimeMillsInSendQueue")  # fmt: skip
+
+
+def slave_properties() -> dict[str, str]:
+    from mqlab.conformance.scenarios.slave import SLAVE_PROPERTIES
+
+    return {**{k: BROKER_PROPERTIES[k] for k in SLAVE_KEYS}, **SLAVE_PROPERTIES}
+
+
 class Side(Protocol):
     """What the harness needs of a cluster."""
 
@@ -52,10 +65,14 @@ class Side(Protocol):
     namesrv_addr: str
     broker_addr: str
     store_dir: Path
+    #: a slave of broker-a between start_slave() and stop_slave(), else ""
+    slave_addr: str
 
     def start(self) -> None: ...
     def flush(self) -> None: ...
     def stop(self) -> None: ...
+    def start_slave(self) -> None: ...
+    def stop_slave(self) -> None: ...
 
 
 class MqlabSide:
@@ -73,6 +90,7 @@ class MqlabSide:
         self.namesrv_addr = ""
         self.broker_addr = ""
         self.store_dir = self.workdir / "broker-a"
+        self.slave_addr = ""
 
     def start(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
@@ -95,6 +113,25 @@ class MqlabSide:
         if self._thread is not None:
             self._thread.call(lambda s: s.broker().message_store.flush())
 
+    def start_slave(self) -> None:
+        """An mqlab slave of broker-a (brokerId 1, SLAVE) on the serve's driver, registered
+        with its name server; it learns the master's HA address from the registration."""
+        from mqlab.conformance.replication import start_broker_node
+
+        assert self._thread is not None, "start() first"
+        server = self._thread.server
+        broker = self._thread._loop.submit(start_broker_node(
+            server.driver, "slave-broker-a", "broker-a", self.namesrv_addr,
+            self.workdir / "slave-broker-a", slave=True, properties=slave_properties(),
+        ))  # fmt: skip
+        self.slave_addr = broker.broker_addr
+
+    def stop_slave(self) -> None:
+        if self._thread is not None and self.slave_addr:
+            server = self._thread.server
+            self._thread._loop.submit(server.driver.stop_node("slave-broker-a"))
+        self.slave_addr = ""
+
     def stop(self) -> None:
         if self._thread is not None:
             self._thread.stop()
@@ -114,6 +151,7 @@ class RealSide:
         self.namesrv_addr = ""
         self.broker_addr = ""
         self.store_dir = self.workdir
+        self.slave_addr = ""
 
     def start(self) -> None:
         from mqlab.conformance.real_cluster import RealCluster
@@ -126,6 +164,16 @@ class RealSide:
 
     def flush(self) -> None:
         """The real broker's files are memory-mapped: readers see puts at once."""
+
+    def start_slave(self) -> None:
+        """A real 4.9.3 slave of broker-a in the real cluster's JVM."""
+        assert self.cluster is not None, "start() first"
+        self.slave_addr = self.cluster.start_slave("broker-a", slave_properties()).broker_addr
+
+    def stop_slave(self) -> None:
+        if self.cluster is not None and self.slave_addr:
+            self.cluster.stop_slave("broker-a")
+        self.slave_addr = ""
 
     def stop(self) -> None:
         if self.cluster is not None:

@@ -14,6 +14,7 @@ from mqlab.conformance.scenarios import (
     reply,
     retry,
     send,
+    slave,
     stats,
     stored_bytes,
     transactions,
@@ -46,6 +47,9 @@ GROUPS: dict[str, str] = {
     "INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223 → 221) forwarded to a client.",
     "admin-broker": "AdminBrokerProcessor's group, system-topic, housekeeping, offset, "
     "consume-queue, ACL (off) and filter-server codes.",
+    "slave": "A slave of broker-a on each side: its registration, a refused send, pulls with "
+    "and without slaveReadEnable, consumer offsets, runtime info and config; "
+    "SlaveSynchronize's four requests to the master.",
     "stats": "BrokerStatsManager's samples: VIEW_BROKER_STATS_DATA (315), consumeTps, "
     "GET_BROKER_CONSUME_STATS (317).",
 }
@@ -91,6 +95,8 @@ WHOLE_STORE = Scenario(
 
 ALL: list[Scenario] = [
     *[s for s in _ORDER if s.name not in LAST],
+    # slaves start for this group and stop after it: no other row sees them
+    *slave.SCENARIOS,
     WHOLE_STORE,
     *[s for name in LAST for s in _ORDER if s.name == name],
     # a registered filter server stays in the broker's registrations while the harness's
