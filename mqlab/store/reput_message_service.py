@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqlab.common.message_decoder import BLANK_MAGIC_CODE
 from mqlab.store.config import BrokerRole
+from mqlab.store.status import DispatchRequest
 
 if TYPE_CHECKING:
     from mqlab.store.default_message_store import DefaultMessageStore
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["ReputMessageService"]
 
 _SLAVE = BrokerRole.SLAVE
+#: checkMessageAndReturnSize's answer to an entry it cannot read whole
+_INCOMPLETE = DispatchRequest(-1, False)
+_BLANK_MAGIC = BLANK_MAGIC_CODE.to_bytes(4, "big", signed=True)
 C_REPUT = "ReputMessageService.doReput"
 
 
@@ -85,7 +90,17 @@ class ReputMessageService:
             file_from = mf.file_from_offset
             while pos < end:
                 # NOTE: performance: the per-entry loop; one read, one unit append.
-                req = read(buf, pos, file_from + pos)
+                if pos + 8 > end or (
+                    pos + int.from_bytes(buf[pos : pos + 4], "big") > end
+                    and buf[pos + 4 : pos + 8] != _BLANK_MAGIC
+                ):
+                    # the entry is not all there yet: a slave's commit log mid-transfer (an
+                    # HA block ends inside a message). Java reads a slice that ends at the
+                    # written position, so checkMessageAndReturnSize runs past its limit and
+                    # answers size -1 (found by replicating 1.6 MB on the net driver)
+                    req = _INCOMPLETE
+                else:
+                    req = read(buf, pos, file_from + pos)
                 size = req.msg_size
                 if req.success:
                     if size > 0:
@@ -125,6 +140,11 @@ class ReputMessageService:
                     pos += size
                 else:
                     do_next = False
+                    if slave_stats is not None:
+                        # a slave (brokerId != 0) waits: the rest of the entry is on its way
+                        break
+                    # a master skips the rest of the readable data ("[BUG]dispatch message to
+                    # consume queue error"), as 4.9.3 does when brokerId is MASTER_ID
                     if traced:
                         tracer.emit(
                             C_REPUT,
