@@ -299,3 +299,77 @@ def test_filter_data_born_time_masked_only_when_the_rest_is_equal():
         Diff("body.filterData", real, same.replace("1795825414133", "1795825000000")),
     ], REAL, MQ)  # fmt: skip
     assert [x.rule for x in d] == ["filter-data-born-time", None, None]
+
+
+def test_slave_addresses_and_ports_masked_only_for_each_sides_own_slave():
+    """The slave group: a slave's address (brokerAddrs {1: ...}) and its own listenPort are
+    masked when each side names its own slave; another port is not."""
+    real = SideEnv("127.0.0.1:10911", "127.0.0.1:9876", (), "127.0.0.1:10921")
+    mq = SideEnv("127.0.0.1:20911", "127.0.0.1:19876", (), "127.0.0.1:20921")
+    d = classify([
+        Diff("body.brokerAddrTable.broker-a.brokerAddrs.1", "127.0.0.1:10921", "127.0.0.1:20921"),
+        Diff("body.brokerAddrTable.broker-a.brokerAddrs.1", "127.0.0.1:10921", "127.0.0.1:20922"),
+        Diff("body.listenPort", "10921", "20921"),
+        Diff("body.listenPort", "10921", "20923"),
+    ], real, mq)  # fmt: skip
+    assert [x.rule for x in d] == ["broker-address", None, "listen-port", None]
+
+
+def test_disk_util_masked_in_the_send_remark_only():
+    """SERVICE_NOT_AVAILABLE's remark: the [CL CQ INDEX] ratios of each host's disk are
+    masked; any other difference in the remark is not."""
+    text = ("service not available now. It may be caused by one of the following reasons: the "
+            "broker's disk is full [CL: {0} CQ: {0} INDEX: {0}], messages are put to the slave{1}")  # fmt: skip
+    d = classify([
+        Diff("remark", text.format(" 0.21", ""), text.format(" 0.00", "")),
+        Diff("remark", text.format(" 0.21", ""), text.format(" 0.00", "!")),
+        Diff("ext.x", text.format(" 0.21", ""), text.format(" 0.00", "")),
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["disk-util", None, None]
+
+
+def test_replication_compares_the_range_and_names_the_first_differing_offset(tmp_path: Path):
+    """mqlab/conformance/replication.py without Java: commit-log bytes read across files from
+    a start offset, consume-queue units up to the first empty one, and a difference reported
+    with its offset (what the conformance run prints and fails on)."""
+    from mqlab.conformance.replication import (
+        ReplicationCheck,
+        ReplicationError,
+        commit_log_bytes,
+        consume_queue_units,
+        first_difference,
+        summary_line,
+    )
+
+    log = tmp_path / "commitlog"
+    log.mkdir()
+    (log / f"{0:020d}").write_bytes(bytes(range(8)))
+    (log / f"{8:020d}").write_bytes(bytes(range(8, 16)) + b"\0" * 8)
+    assert commit_log_bytes(log, 6, 11) == bytes([6, 7, 8, 9, 10])
+    with pytest.raises(ReplicationError, match="holds offsets up to 24, fewer than 30"):
+        commit_log_bytes(log, 0, 30)
+    assert first_difference(b"abcd", b"abcd") is None
+    assert first_difference(b"abcd", b"abXd") == 2
+    assert first_difference(b"abc", b"abcd") == 3
+
+    cq = tmp_path / "consumequeue" / "T" / "1"
+    cq.mkdir(parents=True)
+    unit = (170).to_bytes(8, "big") + (172).to_bytes(4, "big") + (2598903).to_bytes(8, "big")
+    (cq / f"{0:020d}").write_bytes(unit + b"\0" * 40)
+    assert consume_queue_units(tmp_path, "T") == {1: [(170, 172, 2598903)]}
+
+    same = {1: [(170, 172, 2598903)]}
+    ok = ReplicationCheck("real master -> mqlab slave", "T", 0, 1360, 1360, None, same, same,
+                          [(1, 0)], [(1, 0, "ha-T-00")])  # fmt: skip
+    bad = ReplicationCheck("mqlab master -> real slave", "T", 0, 1376, 1376, 344, same,
+                           {1: [(170, 172, 1)]}, [(1, 0)], [(1, 0, "ha-T-00")])  # fmt: skip
+    assert ok.problems() == []
+    assert bad.problems() == [
+        "mqlab master -> real slave: commit logs differ first at offset 344",
+        "mqlab master -> real slave: T queue 1 differs first at queue offset 0 "
+        "(master 1 units, slave 1)",
+    ]
+    assert summary_line(ok, bad) == (
+        "replication: real master -> mqlab slave 1360 bytes identical, "
+        "mqlab master -> real slave 1376 bytes DIFFERENT"
+    )
