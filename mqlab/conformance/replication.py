@@ -15,7 +15,8 @@ Each direction:
 
 1. creates its topic on the master (UPDATE_AND_CREATE_TOPIC, 4 queues) before the slave
    starts, so the slave's first SlaveSynchronize (3 s after its start) copies it;
-2. sends :data:`MESSAGES` messages with raw SEND_MESSAGE_V2 to fixed queues
+2. sends :data:`MESSAGES` messages with raw SEND_MESSAGE_V2 to fixed queues, one of them
+   longer than haTransferBatchSize (it crosses an HA block boundary),
    (``i % 4``), so every byte count and queue offset is the same on every run;
 3. waits until the slave's commit log reaches the master's max offset and its reput has
    built a consume-queue unit for every message;
@@ -48,10 +49,13 @@ from mqlab.remoting.fastjson import loads as fastjson_loads
 from mqlab.remoting.headers import SendMessageRequestHeader, send_message_header_v2_to_ext_fields
 
 __all__ = [
+    "BIG_BODY",
+    "BIG_INDEX",
     "MESSAGES",
     "QUEUES",
     "ReplicationCheck",
     "ReplicationError",
+    "body_of",
     "check_replication",
     "commit_log_bytes",
     "consume_queue_units",
@@ -68,6 +72,17 @@ CQ_UNIT = 20
 PRODUCER_GROUP = "ha_wire_producer"
 #: the master's properties a real slave started by the check also gets
 SLAVE_KEYS = ("mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue")
+
+
+#: message BIG_INDEX carries a body longer than haTransferBatchSize (32 KiB): it crosses an
+#: HA block boundary, so each slave's reput meets it half there
+BIG_INDEX = 3
+BIG_BODY = 40_000
+
+
+def body_of(topic: str, i: int) -> str:
+    """Message ``i``'s body: ``ha-<topic>-<i>``, and for :data:`BIG_INDEX` 40,000 dots more."""
+    return f"ha-{topic}-{i:02d}" + ("." * BIG_BODY if i == BIG_INDEX else "")
 
 
 class ReplicationError(RuntimeError):
@@ -127,7 +142,7 @@ class ReplicationCheck:
                     f"{self.label}: {self.topic} queue {qid} differs first at queue offset {at} "
                     f"(master {len(m)} units, slave {len(s)})"
                 )
-        want = sorted((q, o, f"ha-{self.topic}-{i:02d}") for i, (q, o) in enumerate(self.sends))
+        want = sorted((q, o, body_of(self.topic, i)) for i, (q, o) in enumerate(self.sends))
         if self.read_from_slave and sorted(self.read_from_slave) != want:
             out.append(f"{self.label}: the Java consumer read {sorted(self.read_from_slave)}, "
                        f"sent {want}")  # fmt: skip
@@ -227,7 +242,7 @@ def _send(broker_addr: str, topic: str, i: int) -> tuple[int, int]:
                                                  "WAIT": "true"}),
         reconsume_times=0, max_reconsume_times=16,
     )  # fmt: skip
-    body = f"ha-{topic}-{i:02d}".encode()
+    body = body_of(topic, i).encode()
     req = RemotingCommand.create_request(
         RequestCode.SEND_MESSAGE_V2, send_message_header_v2_to_ext_fields(header), body
     )

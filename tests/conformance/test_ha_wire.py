@@ -8,8 +8,10 @@ the harness is mqlab/conformance/replication.py. Exact byte counts, offsets and 
 units; nothing timed.
 
 Each message: a 4-queue topic, queue ``i % 4``, tags ``Tag{i % 2}``, keys ``k{i:02d}``, body
-``ha-<topic>-{i:02d}``; its stored size (170 B on ``HaWireRealMaster``, 172 B on
-``HaWireMqlabMaster``, one topic character more) is the same on both brokers.
+``ha-<topic>-{i:02d}``, message 3's with 40,000 bytes more (longer than haTransferBatchSize,
+32 KiB: it crosses an HA block boundary). Stored sizes: 170 B on ``HaWireRealMaster``, 172 B
+on ``HaWireMqlabMaster`` (one topic character more), 40,000 B more for message 3; the same on
+both brokers.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mqlab.conformance.real_cluster import RealCluster, RealClusterError
 from mqlab.conformance.replication import (
     MESSAGES,
     ReplicationCheck,
+    body_of,
     check_replication,
     summary_line,
 )
@@ -45,13 +48,19 @@ def replication(
     yield real_cluster, b1, b2
 
 
-def _units(size: int) -> dict[int, list[tuple[int, int, int]]]:
-    """Queue i%4 holds messages i and i+4, each ``size`` bytes, back to back in send order."""
-    return {
-        q: [(q * size, size, TAG0 if q % 2 == 0 else TAG1),
-            ((q + 4) * size, size, TAG0 if q % 2 == 0 else TAG1)]
-        for q in range(4)
-    }  # fmt: skip
+#: (commit-log offset, size, tags code) per queue: queue q holds messages q and q + 4
+UNITS_B1 = {
+    0: [(0, 170, TAG0), (40680, 170, TAG0)],
+    1: [(170, 170, TAG1), (40850, 170, TAG1)],
+    2: [(340, 170, TAG0), (41020, 170, TAG0)],
+    3: [(510, 40170, TAG1), (41190, 170, TAG1)],
+}
+UNITS_B2 = {
+    0: [(0, 172, TAG0), (40688, 172, TAG0)],
+    1: [(172, 172, TAG1), (40860, 172, TAG1)],
+    2: [(344, 172, TAG0), (41032, 172, TAG0)],
+    3: [(516, 40172, TAG1), (41204, 172, TAG1)],
+}
 
 
 SENDS = [(i % 4, i // 4) for i in range(MESSAGES)]
@@ -59,35 +68,35 @@ SENDS = [(i % 4, i // 4) for i in range(MESSAGES)]
 
 def test_b1_real_master_to_mqlab_slave_bytes_identical(replication) -> None:
     """The mqlab slave took the master's HA address from its registration with the real name
-    server, and holds the real master's commit log [0, 1360) byte for byte."""
+    server, and holds the real master's commit log [0, 41360) byte for byte."""
     real, b1, _ = replication
     assert b1.learned_ha_address == f"127.0.0.1:{real.ha_port}"
     assert b1.sends == SENDS
-    assert (b1.replicated_from, b1.master_max_offset, b1.slave_max_offset) == (0, 1360, 1360)
+    assert (b1.replicated_from, b1.master_max_offset, b1.slave_max_offset) == (0, 41360, 41360)
     assert b1.first_difference is None
-    assert b1.replicated_bytes == 1360 == 8 * 170
+    assert b1.replicated_bytes == 41360 == 8 * 170 + 40000
 
 
 def test_b1_mqlab_slave_consume_queues_match_the_real_masters(replication) -> None:
     """The mqlab slave's reput built the same units as the real master's consume queues."""
     _, b1, _ = replication
-    assert b1.master_queues == _units(170)
-    assert b1.slave_queues == _units(170)
+    assert b1.master_queues == UNITS_B1
+    assert b1.slave_queues == UNITS_B1
 
 
 def test_b2_mqlab_master_to_real_slave_bytes_identical(replication) -> None:
-    """The real 4.9.3 slave replicated the mqlab master's commit log [0, 1376) byte for byte."""
+    """The real 4.9.3 slave replicated the mqlab master's commit log [0, 41376) byte for byte."""
     _, _, b2 = replication
     assert b2.sends == SENDS
-    assert (b2.replicated_from, b2.master_max_offset, b2.slave_max_offset) == (0, 1376, 1376)
+    assert (b2.replicated_from, b2.master_max_offset, b2.slave_max_offset) == (0, 41376, 41376)
     assert b2.first_difference is None
-    assert b2.replicated_bytes == 1376 == 8 * 172
+    assert b2.replicated_bytes == 41376 == 8 * 172 + 40000
 
 
 def test_b2_real_slave_consume_queues_match_the_mqlab_masters(replication) -> None:
     _, _, b2 = replication
-    assert b2.master_queues == _units(172)
-    assert b2.slave_queues == _units(172)
+    assert b2.master_queues == UNITS_B2
+    assert b2.slave_queues == UNITS_B2
 
 
 def test_java_consumer_reads_every_message_from_each_slave_with_the_master_stopped(
@@ -98,7 +107,7 @@ def test_java_consumer_reads_every_message_from_each_slave_with_the_master_stopp
     real, b1, b2 = replication
     assert real.master_stopped and real.running
     for check in (b1, b2):
-        want = sorted((q, o, f"ha-{check.topic}-{i:02d}") for i, (q, o) in enumerate(SENDS))
+        want = sorted((q, o, body_of(check.topic, i)) for i, (q, o) in enumerate(SENDS))
         assert sorted(check.read_from_slave) == want
         assert check.problems() == []
 
@@ -106,8 +115,8 @@ def test_java_consumer_reads_every_message_from_each_slave_with_the_master_stopp
 def test_summary_line(replication) -> None:
     _, b1, b2 = replication
     assert summary_line(b1, b2) == (
-        "replication: real master -> mqlab slave 1360 bytes identical, "
-        "mqlab master -> real slave 1376 bytes identical"
+        "replication: real master -> mqlab slave 41360 bytes identical, "
+        "mqlab master -> real slave 41376 bytes identical"
     )
 
 
