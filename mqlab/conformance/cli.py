@@ -107,13 +107,17 @@ def replicate(real, result, out=print) -> None:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mqlab-ha-wire-") as work:
         try:
-            b1, b2 = check_replication(real.cluster, Path(work), properties=real.properties)
+            b1, b2 = check_replication(
+                real.cluster, Path(work), properties=real.properties, all_topics=True
+            )
         except ReplicationError as e:
             result.replication_line = "replication: FAILED"
             result.replication_problems = [str(e)]
         else:
             result.replication_line = summary_line(b1, b2)
             result.replication_problems = b1.problems() + b2.problems()
+            out(f"replication: B1 also compared the consume queues of {b1.other_topics} "
+                "other topics of the real master")  # fmt: skip
     for problem in result.replication_problems:
         out(f"replication: {problem}")
     out(f"replication: checked in {time.monotonic() - started:.0f} s")

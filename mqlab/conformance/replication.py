@@ -17,7 +17,7 @@ Each direction:
    starts, so the slave's first SlaveSynchronize (3 s after its start) copies it;
 2. sends :data:`MESSAGES` messages with raw SEND_MESSAGE_V2 to fixed queues, one of them
    longer than haTransferBatchSize (it crosses an HA block boundary),
-   (``i % 4``), so every byte count and queue offset is the same on every run;
+   so every byte count and queue offset is the same on every run (queue ``i % 4``);
 3. waits until the slave's commit log reaches the master's max offset and its reput has
    built a consume-queue unit for every message;
 4. compares the commit-log range ``[0, max offset)`` byte for byte, read from both stores'
@@ -109,6 +109,10 @@ class ReplicationCheck:
     read_from_slave: list[tuple[int, int, str]] = field(default_factory=list)
     #: the master's HA address the slave learned from its registration (an mqlab slave's)
     learned_ha_address: str | None = None
+    #: how many other topics' consume queues were compared too (``all_topics``), and each
+    #: difference found among them
+    other_topics: int = 0
+    other_topic_problems: list[str] = field(default_factory=list)
 
     @property
     def replicated_bytes(self) -> int:
@@ -133,20 +137,31 @@ class ReplicationCheck:
             )
         if self.first_difference is not None:
             out.append(f"{self.label}: commit logs differ first at offset {self.first_difference}")
-        for qid in sorted(set(self.master_queues) | set(self.slave_queues)):
-            m, s = self.master_queues.get(qid, []), self.slave_queues.get(qid, [])
-            if m != s:
-                at = next((i for i, (a, b) in enumerate(zip(m, s, strict=False)) if a != b),
-                          min(len(m), len(s)))  # fmt: skip
-                out.append(
-                    f"{self.label}: {self.topic} queue {qid} differs first at queue offset {at} "
-                    f"(master {len(m)} units, slave {len(s)})"
-                )
+        out += queue_differences(self.label, self.topic, self.master_queues, self.slave_queues)
+        out += self.other_topic_problems
         want = sorted((q, o, body_of(self.topic, i)) for i, (q, o) in enumerate(self.sends))
         if self.read_from_slave and sorted(self.read_from_slave) != want:
             out.append(f"{self.label}: the Java consumer read {sorted(self.read_from_slave)}, "
                        f"sent {want}")  # fmt: skip
         return out
+
+
+def queue_differences(
+    label: str, topic: str, master: dict[int, list[tuple[int, int, int]]],
+    slave: dict[int, list[tuple[int, int, int]]],
+) -> list[str]:  # fmt: skip
+    """One line per queue whose units differ, naming the first differing queue offset."""
+    out = []
+    for qid in sorted(set(master) | set(slave)):
+        m, s = master.get(qid, []), slave.get(qid, [])
+        if m != s:
+            at = next((i for i, (a, b) in enumerate(zip(m, s, strict=False)) if a != b),
+                      min(len(m), len(s)))  # fmt: skip
+            out.append(
+                f"{label}: {topic} queue {qid} differs first at queue offset {at} "
+                f"(master {len(m)} units, slave {len(s)})"
+            )
+    return out
 
 
 # -- reading stores -------------------------------------------------------------------------------
@@ -384,11 +399,14 @@ def _read_with_java(namesrv_addr: str, topics: list[str], workdir: Path) -> dict
 
 def check_replication(
     real: RealCluster, workdir: Path, *, properties: dict[str, str] | None = None,
-    java_consumer: bool = True, catch_up_s: float = 60,
+    java_consumer: bool = True, catch_up_s: float = 60, all_topics: bool = False,
 ) -> tuple[ReplicationCheck, ReplicationCheck]:  # fmt: skip
     """Run B1 and B2 side by side against ``real`` (a started :class:`RealCluster` whose
     master is ``broker-a``); returns ``(b1, b2)``. Stops the real master and the mqlab master
     on the way (step 5); the caller stops ``real``.
+
+    ``all_topics``: B1 also compares the consume queues of every other topic the real
+    master has queues for (after a conformance run: every scenario's).
 
     ``properties``: the real master's broker properties; the mqlab brokers get them all, the
     real slave the keys of :data:`SLAVE_KEYS` (its store files must be the master's size).
@@ -443,6 +461,8 @@ def check_replication(
             (real.commitlog_dir, real.store_dir, max_a),
             (slave_a.store_dir / "commitlog", slave_a.store_dir, slave_max_a),
         )  # fmt: skip
+        if all_topics:
+            _compare_other_topics(b1, real.store_dir, slave_a.store_dir)
         b2 = _compare(
             "mqlab master -> real slave", topic_b, sends_b,
             (master_b.store_dir / "commitlog", master_b.store_dir, max_b),
@@ -494,6 +514,20 @@ def _compare(
         master_queues=consume_queue_units(m_store, topic),
         slave_queues=consume_queue_units(s_store, topic), sends=sends,
     )  # fmt: skip
+
+
+def _compare_other_topics(check: ReplicationCheck, master_store: Path, slave_store: Path) -> None:
+    """Every topic with queues in the master's ``consumequeue`` besides the check's own (a
+    topic the master deleted keeps an empty directory there and is left out)."""
+    root = master_store / "consumequeue"
+    for tdir in sorted(root.iterdir()):
+        if tdir.name == check.topic or not any(tdir.iterdir()):
+            continue
+        check.other_topics += 1
+        check.other_topic_problems += queue_differences(
+            check.label, tdir.name, consume_queue_units(master_store, tdir.name),
+            consume_queue_units(slave_store, tdir.name),
+        )  # fmt: skip
 
 
 def _read_text(path: Path) -> str:
