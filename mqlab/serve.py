@@ -44,6 +44,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -315,7 +316,11 @@ class MqlabServer:
         for (bc, sc), sock in zip(broker_cfgs, socks[1:], strict=True):
             bc.name_server_addr = self.namesrv.address
             broker = BrokerController(bc, sc)
-            bctx = await driver.add_node(broker, sock=sock)
+            ha_ports = {c.listen_port + 1 for c, _ in broker_cfgs}
+            vip = (
+                () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
+            )
+            bctx = await driver.add_node(broker, sock=sock, extra_socks=vip)
             interval = sc.flush_interval_commit_log
             bctx.set_timer(
                 FLUSH_TIMER, interval, self._flusher(broker), period_ms=interval, daemon=True
@@ -325,6 +330,19 @@ class MqlabServer:
         live = self.namesrv.route_info_manager.broker_live_table
         if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
             log.warning("not every broker registered with the name server within 5 s")
+
+    @staticmethod
+    def _bind_vip(host: str, listen_port: int) -> tuple[socket.socket, ...]:
+        """The broker's VIP channel, ``listenPort - 2`` (``BrokerController#initialize``'s
+        fastRemotingServer): a 4.9.3 slave's SlaveSynchronize sends its requests there
+        (``MixAll#brokerVIPChannel(true, masterAddr)``). Best effort: a taken port leaves
+        the broker without it (a warning), where 4.9.3 would not start."""
+        try:
+            return (bind_socket(host, listen_port - 2),)
+        except OSError as e:
+            log.warning("VIP channel %s:%d not bound (%s): a real 4.9.3 slave of this broker "
+                        "cannot run SlaveSynchronize", host, listen_port - 2, e)  # fmt: skip
+            return ()
 
     @staticmethod
     def _flusher(broker: BrokerController):

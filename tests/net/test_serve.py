@@ -119,3 +119,22 @@ def test_served_name_server_and_broker_configs_name_their_own_paths_and_ports(li
         100, {"namespace": "n", "key": "k", "value": "v"}, None))  # fmt: skip
     assert r.code == 0
     assert (store / "kvConfig.json").read_text() == '{"configTable":{"n":{"k":"v"}}}'
+
+
+def test_a_served_broker_answers_on_its_vip_channel(tmp_path):
+    """``serve`` binds each broker's VIP channel, listenPort - 2 (BrokerController#initialize's
+    fastRemotingServer), where a real 4.9.3 slave's SlaveSynchronize sends GET_ALL_TOPIC_CONFIG
+    (MixAll#brokerVIPChannel(true, masterAddr)): the same topic table as the main port."""
+    from mqlab.conformance.real_cluster import free_port
+    from mqlab.serve import ServerThread
+
+    base = free_port(3)
+    cfg = ServeConfig(namesrv_port=0, broker_port=base + 2, store=str(tmp_path), trace_level="off")
+    with ServerThread(cfg) as server:
+        addr = server.call(lambda s: s.broker().broker_addr)
+        assert addr == f"127.0.0.1:{base + 2}"
+        answers = [
+            call_sync(a, RemotingCommand.create_request(21)) for a in (addr, f"127.0.0.1:{base}")
+        ]
+    assert [a.code for a in answers] == [0, 0]
+    assert answers[0].body == answers[1].body and b'"TBW102"' in answers[1].body
