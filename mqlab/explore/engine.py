@@ -145,7 +145,8 @@ def freeze(lab: Lab, node: str, ms: int) -> None:
     until ``now + ms``. Its timers that come due meanwhile, and the frames that reach it
     meanwhile, are all due at the wake-up (in their old order, so the explorer may reorder
     them there, as the woken JVM's threads would race); later ones keep their time.
-    Frames sent to it during the pause queue behind (TCP keeps their order)."""
+    Frames and stream bytes sent to it during the pause queue behind (TCP keeps their
+    order)."""
     d = lab.driver
     s = d.scheduler
     d.node(node)
@@ -164,6 +165,10 @@ def freeze(lab: Lab, node: str, ms: int) -> None:
         if node in (conn.client, conn.server):
             peer = conn.peer_of(node)
             conn.last_due[peer] = max(conn.last_due[peer], wake)
+    for stream in d._stream_by_channel.values():  # byte streams too (each max is idempotent)
+        if node in (stream.client, stream.server):
+            peer = stream.peer_of(node)
+            stream.last_due[peer] = max(stream.last_due[peer], wake)
 
 
 def apply_fault(lab: Lab, name: str, scenario: Any) -> None:

@@ -239,7 +239,7 @@ _add(ExploreScenario(
                  {"at_ms": 8500, "action": "restart_broker", "target": "broker-a",
                   "graceful": False},
                  {"at_ms": 9000, "action": "join"}]),
-    arm_ms=8500, depth=4, slaves=1, broker_role="ASYNC_MASTER",
+    arm_ms=9000, depth=4, slaves=1, broker_role="ASYNC_MASTER",
     allowed=frozenset({"dup:crash", "dup:rebalance", "overlap"}),
     expected=frozenset({"dup:crash"}),
     text="offsets committed to the slave during the master's outage; the master returns "
