@@ -46,7 +46,9 @@ def _phases(xs, n: int) -> dict[str, float]:
     for _ in range(n):
         t = clock()
         tmp = tempfile.mkdtemp(prefix="mqlab-bench-explore-", dir=_fast_tmp())
-        lab, producers = build_lab(xs.scenario, store_dir=tmp)
+        lab, producers = build_lab(
+            xs.scenario, store_dir=tmp, slaves=xs.slaves, broker_role=xs.broker_role
+        )
         ctx = RunContext(scenario=xs.scenario, t0=lab.now)
         arm = ctx.t0 + xs.arm_ms
         acts = timeline(xs.scenario)

@@ -17,7 +17,11 @@ that it cannot find without it.
   consumes without holding (or renewing) the broker's queue lock;
 - ``flush_before_write``: SYNC_FLUSH forces the commit log *before* appending the
   message (the flushed position passes the old end, not the new one), so the SEND_OK
-  goes out while the message is only in the page cache.
+  goes out while the message is only in the page cache;
+- ``slave_ack_at_message_start``: SYNC_MASTER's ``GroupTransferService#doWaitTransfer``
+  wakes the waiting sender once ``push2SlaveMaxOffset`` reaches the message's *start*
+  (``wroteOffset``) instead of passing its end (``nextOffset``), so the SEND_OK can go
+  out before the slave has the message (4.9.3 compares with ``req.getNextOffset()``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from contextlib import contextmanager
 __all__ = ["MUTANTS", "ACTIVE", "mutant", "active"]
 
 MUTANTS = ("dropped_pq_consumed", "offset_before_consume", "orderly_lock_unchecked",
-           "flush_before_write")  # fmt: skip
+           "flush_before_write", "slave_ack_at_message_start")  # fmt: skip
 
 #: The mutants switched on (read by the core's one-line checks).
 ACTIVE: set[str] = {m for m in os.environ.get("MQLAB_MUTANTS", "").split(",") if m}

@@ -81,12 +81,16 @@ def _consumer(lab: Lab, spec: ConsumerSpec, seed: int) -> str:
 
 
 def build_lab(
-    scenario: Scenario, run_id: str | None = None, store_dir: str | None = None
-) -> tuple[Lab, dict[str, Any]]:
+    scenario: Scenario, run_id: str | None = None, store_dir: str | None = None, *,
+    slaves: int = 0, broker_role: str | None = None,
+) -> tuple[Lab, dict[str, Any]]:  # fmt: skip
     """The cluster of ``scenario`` with its topics and initial consumers, warmed up.
 
     Returns the lab and the producers by scenario index (started, not yet sending).
     ``store_dir``: where the brokers' files go (default: a temp dir the lab removes).
+    ``slaves`` / ``broker_role``: broker groups (``Lab``'s arguments; the explorer's
+    replication scenarios). Topics are created on the masters; a slave copies them
+    with SlaveSynchronize.
     """
     from mqlab.lab.lab import Lab
 
@@ -94,9 +98,12 @@ def build_lab(
         seed=scenario.seed, brokers=scenario.brokers, run_id=run_id, trace_level="steps",
         latency_ms=scenario.latency_ms, delay_levels=scenario.delay_levels,
         broker=scenario.broker, store=scenario.store, store_dir=store_dir,
+        slaves=slaves, broker_role=broker_role,
     )  # fmt: skip
     for topic in scenario.topics:
         for b in lab.brokers:
+            if b.broker_config.broker_id != 0:
+                continue
             call = lab.request(
                 b.broker_config.broker_name, "UPDATE_AND_CREATE_TOPIC",
                 {"topic": topic.name, "defaultTopic": "TBW102", "readQueueNums": topic.queues,

@@ -13,13 +13,16 @@ Choice points, in run order (the same run always meets the same ones):
 - an **order** point: the driver's next event, when more than one event is enabled
   together (``ChoosingScheduler``) or the scenario offers faults; the options are the
   candidates, then the faults (``o<i>`` / ``F:<fault>``);
-- a **latency** point: a frame is sent and the scenario's latency set has more than one
-  value (``l<i>``; 0 = the link's latency).
+- a **latency** point: a frame is sent, or a chunk is written to a byte stream (an HA
+  connection's push or a slave's report), and the scenario's latency set has more than
+  one value (``l<i>``; 0 = the link's latency). A stream's chunks stay in order (TCP):
+  a longer latency delays a chunk and every chunk behind it.
 
 Sleep sets (Godefroid 1996): after the subtree of candidate ``a`` has been searched, its
 siblings ``b`` need not run ``a`` first again while ``a`` stays independent of what ran
 since. Two events are independent when they run on different nodes that share no
-connection (they exchange no frames), and neither is a driver action or a fault.
+connection (they exchange no frames and no stream bytes), and neither is a driver action
+or a fault.
 """
 
 from __future__ import annotations
@@ -142,7 +145,8 @@ def freeze(lab: Lab, node: str, ms: int) -> None:
     until ``now + ms``. Its timers that come due meanwhile, and the frames that reach it
     meanwhile, are all due at the wake-up (in their old order, so the explorer may reorder
     them there, as the woken JVM's threads would race); later ones keep their time.
-    Frames sent to it during the pause queue behind (TCP keeps their order)."""
+    Frames and stream bytes sent to it during the pause queue behind (TCP keeps their
+    order)."""
     d = lab.driver
     s = d.scheduler
     d.node(node)
@@ -161,11 +165,16 @@ def freeze(lab: Lab, node: str, ms: int) -> None:
         if node in (conn.client, conn.server):
             peer = conn.peer_of(node)
             conn.last_due[peer] = max(conn.last_due[peer], wake)
+    for stream in d._stream_by_channel.values():  # byte streams too (each max is idempotent)
+        if node in (stream.client, stream.server):
+            peer = stream.peer_of(node)
+            stream.last_due[peer] = max(stream.last_due[peer], wake)
 
 
 def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
     """Inject fault ``name`` (``kill(broker-a)``: killed and restarted on its store;
-    ``power_cut(broker-a)``: power cut and restart; ``kill(consumer-1)``;
+    ``power_cut(broker-a)``: power cut and restart; ``lose(broker-a)``: the machine lost
+    for good, store and all, not restarted (``Lab.lose``); ``kill(consumer-1)``;
     ``leave(consumer-2)``; ``join`` (a consumer like the scenario's first);
     ``pause(consumer-1)`` (suspend its pulls); ``freeze(consumer-1,MS)`` (a
     stop-the-world pause of MS ms, see ``freeze``); ``cut(a,b)`` / ``heal(a,b)``: a link down or up both ways)."""
@@ -175,6 +184,8 @@ def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
         lab.restart_broker(arg, graceful=False)
     elif what == "power_cut":
         lab.restart_broker(arg, power_cut=True)
+    elif what == "lose":
+        lab.lose(arg)
     elif what == "kill":
         lab.kill_consumer(arg)
     elif what == "leave":
@@ -231,7 +242,9 @@ class Chooser:
 
     # -- helpers -----------------------------------------------------------------------------
     def _links(self) -> set[frozenset[str]]:
-        return {frozenset((c.client, c.server)) for c in self.lab.driver._conns.values()}
+        """Node pairs that exchanged frames or stream bytes (the dependence relation)."""
+        d = self.lab.driver
+        return {frozenset((c.client, c.server)) for c in d._conns.values()} | d.stream_pairs
 
     def _independent(self, a: str, b: str, links: set) -> bool:
         return (a != b and a not in _GLOBAL_NODES and b not in _GLOBAL_NODES
@@ -422,7 +435,8 @@ def _build_to_arm(xs: ExploreScenario) -> _Prefix:
     scn = xs.scenario
     tmp = tempfile.mkdtemp(prefix="mqlab-explore-", dir=_fast_tmp())
     try:
-        lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp)
+        lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp,
+                                   slaves=xs.slaves, broker_role=xs.broker_role)  # fmt: skip
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

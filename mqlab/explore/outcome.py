@@ -3,7 +3,9 @@
 Mirrors no RocketMQ class. An outcome is a short label built from counts, with zero
 counts left out ("ok" when all are zero):
 
-- ``lost``: messages the producer got a SEND_OK for that no listener of the group got,
+- ``lost``: messages the producer got a SEND_OK for (not FLUSH_SLAVE_TIMEOUT,
+  SLAVE_NOT_AVAILABLE or FLUSH_DISK_TIMEOUT: those promise nothing) that no listener of
+  the group got,
   that no live consumer still holds in a ProcessQueue, and that the broker no longer has
   below the group's committed offset (gone from the store, or the offset passed them):
   at-least-once broken;
@@ -46,8 +48,11 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
     from mqlab.lab.figures import allocation_heatmap_frame
 
     counts = dict.fromkeys(OUTCOME_KEYS, 0)
+    # SEND_OK only: FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE and FLUSH_DISK_TIMEOUT store
+    # the message but promise nothing about its durability (``SendStatus``)
     acked = {(topic, f.result.msg_id) for topic, f in sends
-             if f.done and f.error is None and f.result is not None}  # fmt: skip
+             if f.done and f.error is None and f.result is not None
+             and f.result.send_status.value == "SEND_OK"}  # fmt: skip
     groups: dict[str, set[str]] = {}
     held: set[str] = set()
     retries = 0
@@ -64,8 +69,8 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
                         held.update(m.client_msg_id() for m in tree.values())
     stored: dict[str, list[tuple[str, str, int, int]]] = {}
     for b in lab.brokers:
-        if b.message_store is None:
-            continue
+        if b.message_store is None or not b.store_dir.exists():
+            continue  # no store, or a machine lost with its disk (``Lab.lose``)
         for _, _, raw in b.message_store.iter_commit_log_entries():
             m = decode_stored_message(raw, read_body=False)
             if m.topic.startswith("%DLQ%"):

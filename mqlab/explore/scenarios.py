@@ -35,6 +35,30 @@ The expectations, with their sources:
   ``orderly_join`` is the same without the freeze: the lock moves on a join.
 - ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
   (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
+
+Replication (broker-a with one slave, broker-a-s1; mechanisms.md "HA replication"). The
+warm-up (12 s) lets the slave connect (its ``HAClient`` turns 5 s after it learns the
+master's HA address) and send its first report (``haSendHeartbeatInterval``, 5 s, after
+it connected), so the master knows the slave before the send. The explorer schedules the
+HA stream's chunks and reports like frames (each direction FIFO):
+
+- ``async_master_lost``: ASYNC_MASTER answers SEND_OK once the message is in its commit
+  log (``CommitLog#submitReplicaRequest`` waits for nothing); the write service pushes
+  it at its next pass. The master's machine lost before that (``Lab.lose``: store and
+  all) takes the message with it: ``lost`` is allowed and expected (alibaba/rocketmq#400).
+- ``sync_master_lost``: SYNC_MASTER answers SEND_OK only when the slave has reported an
+  offset past the message (``GroupTransferService#doWaitTransfer``); the consumer then
+  reads it from the slave: no ``lost``. The planted bug ``slave_ack_at_message_start``
+  (``mqlab.common.mutants``) wakes the sender when the slave has reached the message's
+  start: the search finds ``lost``.
+- ``master_returns``: apache/rocketmq#1094. consumer-1 consumes 2 messages and leaves
+  (offsets 1 on the master, copied to the slave by ``SlaveSynchronize``); 2 more are sent,
+  then the master is killed; consumer-2 consumes them from the slave and commits offsets
+  2 *there* (``findBrokerAddressInAdmin``: the slave during the outage), then leaves; the
+  master returns with its offsets of before (1), and consumer-3, reading them from the
+  master, consumes the 2 again: a duplicate is expected. ``find_duplicates`` names a
+  duplicate with a fault between its deliveries ``dup:crash`` (the master's kill).
+  The slave's next ``syncAll`` copies the master's offsets over its own.
 """
 
 from __future__ import annotations
@@ -61,6 +85,9 @@ class ExploreScenario:
     text: str = ""
     #: faults at fixed scenario times, ``(at_ms, fault name)`` (``engine.apply_fault``)
     scripted: tuple[tuple[int, str], ...] = ()
+    #: broker groups: slaves per broker name, and the masters' ``brokerRole`` (``Lab``)
+    slaves: int = 0
+    broker_role: str | None = None
 
 
 def _scn(name: str, **kw) -> Scenario:
@@ -171,6 +198,52 @@ _add(ExploreScenario(
     expected=frozenset(),
     text="consumer-1 is killed while it works through its queue (2 s per message, offsets "
          "persisted every 5 s); consumer-2 takes the queue over",
+))  # fmt: skip
+
+
+def _ha_scn(name: str, **kw) -> Scenario:
+    """A replication scenario: one message at 0 ms, after a 12 s warm-up (the slave has
+    connected and reported); a consumer starts 2 s in (after any loss)."""
+    base: dict = dict(warmup_ms=12_000, consumers=[{"count": 1, "start_ms": 2000}],
+                      producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 1}]}])  # fmt: skip
+    base.update(kw)
+    return _scn(name, **base)
+
+
+_add(ExploreScenario(
+    "async_master_lost", _ha_scn("async_master_lost"),
+    arm_ms=0, faults=("lose(broker-a)",), depth=5, fault_budget=1,
+    slaves=1, broker_role="ASYNC_MASTER",
+    allowed=frozenset({"lost"}), expected=frozenset({"lost"}),
+    text="ASYNC_MASTER + 1 slave: one send, the master's machine lost somewhere",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "sync_master_lost", _ha_scn("sync_master_lost"),
+    arm_ms=0, faults=("lose(broker-a)",), depth=5, fault_budget=1,
+    slaves=1, broker_role="SYNC_MASTER",
+    allowed=frozenset(), expected=frozenset(),
+    text="the same with SYNC_MASTER: an acknowledged message is on the slave",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "master_returns",
+    _scn("master_returns", warmup_ms=12_000, duration_ms=9100, drain_ms=12_000,
+         consumers=[{"count": 1}],
+         producers=[{"rate_per_s": 0,
+                     "bursts": [{"at_ms": 0, "count": 2}, {"at_ms": 1500, "count": 2}]}],
+         faults=[{"at_ms": 500, "action": "leave", "target": "consumer-1"},
+                 {"at_ms": 4000, "action": "kill_broker", "target": "broker-a"},
+                 {"at_ms": 4500, "action": "join"},
+                 {"at_ms": 8000, "action": "leave", "target": "consumer-2"},
+                 {"at_ms": 8500, "action": "restart_broker", "target": "broker-a",
+                  "graceful": False},
+                 {"at_ms": 9000, "action": "join"}]),
+    arm_ms=9000, depth=4, slaves=1, broker_role="ASYNC_MASTER",
+    allowed=frozenset({"dup:crash", "dup:rebalance", "overlap"}),
+    expected=frozenset({"dup:crash"}),
+    text="offsets committed to the slave during the master's outage; the master returns "
+         "with older ones and consumer-3 consumes again (apache/rocketmq#1094)",
 ))  # fmt: skip
 
 

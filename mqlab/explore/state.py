@@ -7,12 +7,14 @@ absolute times where only differences matter):
 
 - whether it runs;
 - a broker's store: the commit log's end and flushed position, each consume queue's max
-  offset; the committed consumer offsets; the queue locks (owner, age);
+  offset, its replication state when it has one (``_ha``); the committed consumer
+  offsets; the queue locks (owner, age);
 - a push consumer: each ProcessQueue (offsets cached and being consumed, dropped, locked,
   the highest offset), its local offset table, its allocation, and its delivery log (what
   the listener got, in order, and how long ago: the outcome depends on it);
 - the producers' sends (done, failed);
-- every pending timer and frame, its due time relative to now, and a frame's bytes;
+- every pending timer and frame, its due time relative to now, and a frame's bytes (or
+  a stream chunk's);
 - the past the outcome reads (``history``): faults, node starts and stops, rebalances'
   allocations, and the delivery log, each with its age relative to now.
 
@@ -55,6 +57,9 @@ def _broker(b: Any, now: int) -> tuple:
             for qid, cq in sorted(by_q.items())
         )
         store = (cl.get_max_offset(), cl.mapped_file_queue.flushed_where, cqs)
+        ha = _ha(st, now)
+        if ha:  # left out when idle: a single broker's digest is what it was
+            store += (ha,)
     offsets = tuple(
         (k, tuple(sorted(v.items())))
         for k, v in sorted(b.consumer_offset_manager.offset_table.items())
@@ -69,6 +74,41 @@ def _broker(b: Any, now: int) -> tuple:
         for g, t in sorted(b.rebalance_lock_manager.mq_lock_table.items())
     )
     return (store, offsets, locks)
+
+
+def _ha(st: Any, now: int) -> tuple:
+    """A store's replication state: ``push2SlaveMaxOffset``, each slave connection (its
+    request and ack offsets, where its next push starts, a partial report read, its last
+    read and write ages), the requests waiting in ``GroupTransferService``, and a
+    slave's ``HAClient`` (connected, offset reported, a partial chunk read). Empty when
+    the store replicates nothing."""
+    ha = getattr(st, "ha_service", None)
+    if ha is None:
+        return ()
+    conns = tuple(
+        (c.slave_request_offset, c.slave_ack_offset, c.next_transfer_from_where,
+         bytes(c._read_buf), now - c.last_read_timestamp, now - c.last_write_timestamp)
+        for c in ha.connection_list
+    )  # fmt: skip
+    gts = ha.group_transfer_service
+    waiting = (
+        tuple((r.next_offset, r.dead_line_ms - now) for r in gts.requests_read),
+        tuple((r.next_offset, r.dead_line_ms - now) for r in gts.requests_write),
+    )
+    cl = ha.ha_client
+    client = ()
+    if cl.master_address is not None:
+        client = (cl.channel is not None, cl.current_reported_offset,
+                  now - cl.last_write_timestamp, bytes(cl._buf), cl._dispatch_position)  # fmt: skip
+    if (
+        not conns
+        and not waiting[0]
+        and not waiting[1]
+        and not client
+        and not ha.push2_slave_max_offset
+    ):
+        return ()
+    return (ha.push2_slave_max_offset, conns, waiting, client)
 
 
 def _consumer(c: Any, now: int) -> tuple:
@@ -111,7 +151,7 @@ def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
         t = e[3]
         if t.cancelled:
             continue
-        fb = frame_bytes(t) if t.name == "frame" else None
+        fb = frame_bytes(t) if t.name in ("frame", "stream") else None
         timers.append((t.due - now, t.priority, t.node, t.name, t.key or "", t.daemon,
                        hashlib.blake2b(fb, digest_size=8).hexdigest() if fb else ""))  # fmt: skip
     timers.sort()

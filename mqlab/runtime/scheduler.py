@@ -287,8 +287,9 @@ class ChoosingScheduler(Scheduler):
 
     The events *enabled together* are the live timers due within ``window`` ms of the
     earliest one. Of those, only the first of each *group* may run: frames of one direction
-    of a connection (``sender->receiver``, TCP's FIFO) form a group, and every other timer
-    of a node is in that node's group (a node's own timers keep their order). A ``close``
+    of a connection (``sender->receiver``, TCP's FIFO) form a group, so do the deliveries of
+    one direction of a byte stream (an HA connection's chunks or reports), and every other
+    timer of a node is in that node's group (a node's own timers keep their order). A ``close``
     (a connection closed after its last frame) is never moved. The chooser gets the
     candidates in default order, ``(due, priority, seq)``, and returns the index of the
     one to run (or None after changing the world, e.g. a fault: it is asked again); index 0
@@ -359,7 +360,11 @@ class ChoosingScheduler(Scheduler):
 
 
 def group_of(t: Timer) -> tuple[str, str]:
-    """The FIFO group of a timer: a frame's direction, or the node a timer belongs to."""
+    """The FIFO group of a timer: a frame's direction, a byte stream's direction (its
+    accept, chunks and end: ``stream`` timers keyed ``"bytes a->b"``, TCP keeps their
+    order), or the node a timer belongs to."""
     if t.name == "frame" and t.key is not None:
         return ("frame", t.key.rsplit(" ", 1)[-1])
+    if t.name == "stream" and t.key is not None and "->" in t.key:
+        return ("stream", t.key.rsplit(" ", 1)[-1])
     return ("node", t.node)

@@ -376,6 +376,8 @@ class SimDriver:
         #: byte streams: listen address -> (node, on_accept); streams by channel id
         self.stream_listeners: dict[str, tuple[str, AcceptCallback]] = {}
         self._stream_by_channel: dict[int, SimStream] = {}
+        #: the node pairs that ever had a stream (the explorer's dependence relation)
+        self.stream_pairs: set[frozenset[str]] = set()
 
     # -- nodes -------------------------------------------------------------------------------------
     @property
@@ -523,6 +525,7 @@ class SimDriver:
         server_end = StreamChannel(2 * cid + 1, addr, eph, client)
         client_end.opened = server_end.opened = True
         stream = SimStream(cid, client, server, client_end, server_end)
+        self.stream_pairs.add(frozenset((client, server)))
         self._stream_by_channel[client_end.id] = stream
         self._stream_by_channel[server_end.id] = stream
         due = self.scheduler.now + latency
@@ -548,6 +551,8 @@ class SimDriver:
         if latency is None:
             self._reset_stream(stream, "link down")
             return
+        if self.chooser is not None:  # a choice point of mqlab.explore: this chunk's latency
+            latency = self.chooser.choose_latency(sender, receiver, None, latency)
         due = max(self.scheduler.now + latency, stream.last_due[sender])
         stream.last_due[sender] = due
         end = stream.end_of(receiver)
@@ -756,10 +761,13 @@ class SimDriver:
 
     # -- exploring -------------------------------------------------------------------------------
     def set_chooser(self, chooser, *, window_ms: int = 0) -> None:
-        """Let ``chooser`` pick among the events enabled together and each frame's latency.
+        """Let ``chooser`` pick among the events enabled together and the latency of each
+        frame and of each chunk written to a byte stream.
 
         ``chooser`` has ``choose_event(scheduler, candidates) -> Timer | None`` and
-        ``choose_latency(sender, receiver, cmd, default_ms) -> int`` (``mqlab.explore``).
+        ``choose_latency(sender, receiver, cmd, default_ms) -> int`` (``mqlab.explore``;
+        ``cmd`` is None for a stream's chunk, whose delivery stays behind the chunks
+        written before it: a stream, like TCP, keeps its order).
         Events due within ``window_ms`` of the earliest are enabled together (see
         ``ChoosingScheduler``). ``set_chooser(None)`` goes back to the seed's own order.
         """

@@ -587,7 +587,10 @@ class CommitLog:
             )  # fmt: skip
         if not ok:
             return PutMessageStatus.SLAVE_NOT_AVAILABLE
-        request = GroupCommitRequest(next_offset, now_ms + self.message_store_config.slave_timeout)
+        request = GroupCommitRequest(
+            next_offset, now_ms + self.message_store_config.slave_timeout,
+            put_result.append_message_result.wrote_offset,
+        )  # fmt: skip
         put_result.replica_request = request
         ha.put_request(request)
         ha.wakeup_all()

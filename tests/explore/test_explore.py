@@ -62,6 +62,13 @@ TABLES = {
     "orderly_join": ([("dup:rebalance=1 overlap=1", 1, "(default)", 0)], (51, 87, 30, 37, 2)),
     "orderly_lock_expiry": ([("overlap=1", 5, "(default)", 0)], (21, 19, 16, 3, 6)),
     "consumer_crash": ([("dup:crash=3", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
+    # replication (tests/explore/test_explore_ha.py checks what each class is)
+    "async_master_lost": (
+        [("lost=1", 2, "d3 F:lose(broker-a)", 4), ("ok", 4, "(default)", 0)],
+        (34, 45, 37, 7, 2),
+    ),
+    "sync_master_lost": ([("ok", 6, "(default)", 0)], (35, 45, 37, 7, 2)),
+    "master_returns": ([("dup:crash=2", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
 }
 
 
@@ -90,6 +97,7 @@ MUTANTS = [
     ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
     ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
     ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
+    ("sync_master_lost", "slave_ack_at_message_start", "lost=1", "d4 F:lose(broker-a)"),
 ]
 
 

@@ -112,3 +112,43 @@ def test_listen_twice_is_refused():
     d, a, b = two()
     with pytest.raises(ValueError, match="already listened on by 'b'"):
         a.listen("127.0.0.1:2001")
+
+
+class LastFirst:
+    """An explorer's chooser (``SimDriver.set_chooser``): runs the last candidate, gives each
+    stream chunk the latency queued in ``lat``, and notes what it was offered."""
+
+    def __init__(self, lat: list[int]) -> None:
+        self.lat = lat
+        self.offered: list[list[str]] = []
+        self.asked: list[tuple] = []
+
+    def choose_event(self, sched, cands):
+        self.offered.append([f"{c.label} @{c.due}" for c in cands])
+        return cands[-1]
+
+    def choose_latency(self, sender, receiver, cmd, default):
+        self.asked.append((sender, receiver, cmd, default))
+        return self.lat.pop(0)
+
+
+def test_a_chooser_schedules_stream_deliveries_within_the_fifo():
+    """Under the explorer a stream's deliveries are their own FIFO group (not the receiving
+    node's): the accept is offered beside b's own timer due at the same ms, the chunk
+    behind it is not; each chunk's latency is a choice, and a slow chunk holds back the
+    chunks written after it (TCP keeps the order)."""
+    d, a, b = two(latency_ms=1)
+    ran: list[tuple[int, str]] = []
+    ch = a.open("127.0.0.1:2001")  # the accept is due at 1
+    b.ctx.set_timer("tick", 1, lambda: ran.append((b.ctx.now_ms, "tick")))
+    pick = LastFirst([4, 1])
+    d.set_chooser(pick)
+    a.ctx.send_bytes(ch, b"one")  # latency 4: due at 4
+    a.ctx.send_bytes(ch, b"two")  # latency 1, but behind "one": due at 4 too
+    d.run_until_idle()
+    assert pick.asked == [("a", "b", None, 1), ("a", "b", None, 1)]
+    assert pick.offered[0] == ["stream b accept a->b @1", "tick b @1"]
+    assert ran == [(1, "tick")] and b.accepted[0][0] == 1  # the tick ran first, then the accept
+    assert ["stream b bytes a->b @4"] in pick.offered  # "two" is never offered beside "one"
+    assert all(len([x for x in o if "bytes a->b" in x]) <= 1 for o in pick.offered)
+    assert b.got == [(4, b"one"), (4, b"two")]

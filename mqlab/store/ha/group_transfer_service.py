@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mqlab.common import mutants as _mutants
 from mqlab.store.status import PutMessageStatus
 
 if TYPE_CHECKING:
@@ -40,14 +41,17 @@ class GroupCommitRequest:
 
     ``next_offset``: the commit-log offset just past the message(s); ``dead_line_ms``:
     the put's time + ``slaveTimeout``. ``status`` is None until ``wakeup_customer``; the
-    callbacks given to ``on_done`` run then (the future's ``thenApply``).
+    callbacks given to ``on_done`` run then (the future's ``thenApply``). ``wrote_offset``:
+    where the message starts (-1: not known); only the planted bug
+    ``slave_ack_at_message_start`` (``mqlab.common.mutants``) reads it.
     """
 
-    __slots__ = ("next_offset", "dead_line_ms", "status", "_callbacks")
+    __slots__ = ("next_offset", "dead_line_ms", "wrote_offset", "status", "_callbacks")
 
-    def __init__(self, next_offset: int, dead_line_ms: int) -> None:
+    def __init__(self, next_offset: int, dead_line_ms: int, wrote_offset: int = -1) -> None:
         self.next_offset = next_offset
         self.dead_line_ms = dead_line_ms
+        self.wrote_offset = wrote_offset
         self.status: PutMessageStatus | None = None
         self._callbacks: list[Callable[[PutMessageStatus], None]] = []
 
@@ -119,6 +123,8 @@ class GroupTransferService:
             req = self.requests_read[0]
             # step 13: push2SlaveMaxOffset >= nextOffset → PUT_OK; else wait until the deadline
             transfer_ok = ha.push2_slave_max_offset >= req.next_offset
+            if "slave_ack_at_message_start" in _mutants.ACTIVE:  # mqlab.common.mutants
+                transfer_ok = ha.push2_slave_max_offset >= req.wrote_offset
             if not transfer_ok and req.dead_line_ms - now > 0:
                 self._arm(WAIT_MS)  # notifyTransferObject.waitForRunning(1000)
                 return
