@@ -37,6 +37,7 @@ import traitlets
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
+from mqlab.lab.lab import FAULTS
 from mqlab.remoting.codes import ResponseCode
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -192,6 +193,7 @@ _WIDTHS = {
     "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
     "subscription": "150px", "consumer": "190px", "group": "140px", "expression": "130px",
     "persist_first": "auto", "advance_ms": "140px", "consume_ms": "150px",
+    "fault": "200px", "fault_node": "190px", "latency_ms": "160px",
 }  # fmt: skip
 _STYLE = {"description_width": "initial"}
 
@@ -227,6 +229,11 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
         "persist_first": W.Checkbox(False, description="persist first", indent=False,
                                     **lay("persist_first")),
         "advance_ms": NumberText("100", description="ms", **lay("advance_ms")),
+        "fault": W.Dropdown(options=list(FAULTS), value="kill", description="fault",
+                            **lay("fault")),
+        "fault_node": W.Dropdown(options=[b.name for b in lab.brokers], description="node",
+                                 **lay("fault_node")),
+        "latency_ms": NumberText("5000", description="latency ms", **lay("latency_ms")),
         "long_polling": W.Checkbox(b0.long_polling_enable, description="longPollingEnable",
                                    indent=False, layout=W.Layout(width="auto")),
         "auto_create_topic": W.Checkbox(b0.auto_create_topic_enable, indent=False,
@@ -258,6 +265,7 @@ def section_rows(
                       b["remove_consumer"], b["kill_consumer"], i["persist_first"],
                       b["rebalance"], b["persist_offsets"]],
         "time": [i["advance_ms"], b["advance"], b["next_timer"], b["long_poll_timeout"]],
+        "faults": [i["fault"], i["fault_node"], i["latency_ms"], b["apply_fault"]],
         "toggles": [i["long_polling"], i["auto_create_topic"], i["strategy"], i["listener"]],
         "inspect": [widgets.VBox([b["refresh"], inspector],
                                  layout=widgets.Layout(align_items="flex-start"))],
