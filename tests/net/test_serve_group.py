@@ -250,3 +250,30 @@ def test_sigterm_stops_every_broker_of_the_group(tmp_path):
             assert not (store / node / "abort").exists()
     finally:
         srv.kill()
+
+
+def test_live_group_commit_logs_side_by_side(tmp_path):
+    """Lab.serve(slaves=1, broker_role="SYNC_MASTER"): after two SEND_OKs the live inspector
+    shows both nodes with the same 2 * 127 bytes, and the figure marks 254 (replicated offset
+    = push2SlaveMaxOffset); it passes the figure check."""
+    from mqlab.lab import Lab
+    from mqlab.lab import figures as F
+    from mqlab.lab.figure_check import check_figure
+
+    with Lab.serve(namesrv_port=0, broker_port=0, store=str(tmp_path / "s"), slaves=1,
+                   broker_role="SYNC_MASTER") as live:  # fmt: skip
+        _connected(live._server, "broker-a", 1)
+        addr = live._server.call(lambda s: s.broker_addrs["broker-a"])
+        assert [_send(addr, f"msg-{i}".encode()).code for i in range(2)] == [0, 0]
+        df = live.commit_logs("broker-a")
+        assert df["commit_log_offset"].tolist() == [0, STORED_SIZE]
+        assert df["broker-a-s1"].tolist() == [True, True]
+        assert df.attrs["max_offsets"] == {"broker-a": 254, "broker-a-s1": 254}
+        assert (df.attrs["replicated_offset"], df.attrs["push2_slave_max_offset"]) == (254, 254)
+        fig = F.commit_logs_side_by_side(df)
+        assert check_figure(fig) == []
+        assert [a.text for a in fig.layout.annotations] == [
+            "replicated offset = push2SlaveMaxOffset 254 (black, dashed)"
+        ]
+        with pytest.raises(ValueError, match="no broker name 'broker-b' with a master here"):
+            live.commit_logs("broker-b")
