@@ -68,6 +68,7 @@ FAULTS: dict[str, str] = {
     "lose": "lose the machine for good: its store directory is gone",
     "restart": "restart the broker on its store directory (after any of the above)",
     "cut_link": "cut the link between a slave and its master, both directions",
+    "partition": "cut that link silently: each side finds out only after 20 s of silence",
     "heal_link": "bring the link between a slave and its master back up",
     "lag_slave": "add latency on the master -> slave link (the slave lags)",
 }
@@ -398,21 +399,31 @@ class Lab(ClientsMixin):
             raise ValueError(f"a link joins two different nodes, got {a!r} twice")
 
     @journaled
-    def cut_link(self, a: str, b: str) -> None:
-        """Cut the link between nodes ``a`` and ``b`` in both directions (a pulled cable,
-        a partition): frames and stream bytes between them are lost, and the streams
-        between them end on both sides (the HA connection of a master and its slave; the
-        slave's HAClient retries every 5 s and fails until :meth:`heal_link`). Links to
-        other nodes (the name server, clients) stay up.
+    def cut_link(self, a: str, b: str, *, silent: bool = False) -> None:
+        """Cut the link between nodes ``a`` and ``b`` in both directions: frames and stream
+        bytes between them are lost. Links to other nodes (the name server, clients) stay up.
+
+        ``silent=False`` (a reset reaches both sides, as when a host answers "unreachable"):
+        the streams between them end at once on both sides: a master drops its HA
+        connection to the slave, so a SYNC_MASTER answers SLAVE_NOT_AVAILABLE; the slave's
+        HAClient retries every 5 s and fails until :meth:`heal_link`.
+        ``silent=True`` (a partition no packet crosses): nothing tells either side; the
+        master keeps its HA connection until its read service hears nothing for
+        ``haHousekeepingInterval`` (20 000 ms), so meanwhile a SYNC_MASTER's sends wait
+        ``slaveTimeout`` (3000 ms) and answer FLUSH_SLAVE_TIMEOUT, and only then
+        SLAVE_NOT_AVAILABLE (``LinkConfig.silent``).
 
         Raises:
             ValueError: an unknown node, or ``a == b``.
         """
         self._link_pair(a, b)
-        self.driver.set_link(a, b, down=True)
-        self.driver.set_link(b, a, down=True)
+        if not isinstance(silent, bool):
+            raise ValueError(f"silent must be True or False, got {silent!r}")
+        self.driver.set_link(a, b, down=True, silent=silent)
+        self.driver.set_link(b, a, down=True, silent=silent)
         self.driver._tracer.emit(
-            "Lab", "cut_link", Kind.FAULT, a=a, b=b, text=f"link {a} <-> {b} cut",
+            "Lab", "cut_link", Kind.FAULT, a=a, b=b, silent=silent,
+            text=f"link {a} <-> {b} cut" + (" silently (a partition)" if silent else ""),
         )  # fmt: skip
 
     @journaled
@@ -425,8 +436,8 @@ class Lab(ClientsMixin):
             ValueError: an unknown node, or ``a == b``.
         """
         self._link_pair(a, b)
-        self.driver.set_link(a, b, down=False)
-        self.driver.set_link(b, a, down=False)
+        self.driver.set_link(a, b, down=False, silent=False)
+        self.driver.set_link(b, a, down=False, silent=False)
         self.driver._tracer.emit(
             "Lab", "heal_link", Kind.FAULT, a=a, b=b, text=f"link {a} <-> {b} up again",
         )  # fmt: skip
@@ -477,7 +488,8 @@ class Lab(ClientsMixin):
 
         ``"kill"``, ``"power_cut"``, ``"lose"``: :meth:`kill`, :meth:`power_cut`,
         :meth:`lose` of ``node``; ``"restart"``: :meth:`restart_broker` (``params`` passed
-        on); ``"cut_link"`` / ``"heal_link"``: between slave ``node`` and its master;
+        on); ``"cut_link"`` / ``"heal_link"``: between slave ``node`` and its master
+        (``"partition"``: ``cut_link(..., silent=True)``);
         ``"lag_slave"``: :meth:`lag_slave` (``latency_ms`` in ``params``).
 
         Raises:
@@ -489,6 +501,8 @@ class Lab(ClientsMixin):
         if kind in ("cut_link", "heal_link"):
             master = self.master_of(node)
             return getattr(self, kind)(master, node, **params)
+        if kind == "partition":
+            return self.cut_link(self.master_of(node), node, silent=True, **params)
         if kind == "restart":
             return self.restart_broker(node, **params)
         return getattr(self, kind)(node, **params)

@@ -54,7 +54,7 @@ from mqlab.lab.panel_views import (
 )
 
 #: The faults that act on the link between a slave (the node chosen) and its master.
-LINK_FAULTS = ("cut_link", "heal_link", "lag_slave")
+LINK_FAULTS = ("cut_link", "partition", "heal_link", "lag_slave")
 
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab

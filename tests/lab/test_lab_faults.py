@@ -1,5 +1,5 @@
 """Replication faults in the Lab: a cut link between master and slave and its heal, a lagging
-slave, the master's kill / power cut / lost machine, through ``Lab.fault`` and the panel's
+slave, a silent partition, the master's kill / power cut / lost machine, through ``Lab.fault`` and the panel's
 "faults" row (issue 24, item 4; mechanisms.md "HA replication").
 
 Numbers (seed 1, the lab's 1 ms links): a slave connects to its master's HA port at ~5 s and
@@ -72,6 +72,42 @@ def test_cut_link_makes_a_sync_master_answer_slave_not_available(tmp_path):
         assert ends(lab) == (332, 166, 166)
 
 
+def test_a_silent_partition_times_sync_sends_out_until_housekeeping(tmp_path):
+    """cut_link(silent=True), the menu's "partition": no reset crosses, so the master keeps
+    its HA connection; every send waits slaveTimeout and answers FLUSH_SLAVE_TIMEOUT (12)
+    3002 ms later, until the master's read service, 20 000 ms without a report
+    (haHousekeepingInterval), closes it: the next send answers SLAVE_NOT_AVAILABLE (11) in
+    2 ms. After heal_link the slave holds all 1158 bytes and has reported them 6004 ms later."""
+    with Lab(seed=1, slaves=1, broker_role="SYNC_MASTER", store_dir=tmp_path) as lab:
+        lab.advance(10_000)
+        assert lab.send("TopicTest", b"m0").get().send_status.name == "SEND_OK"
+        ha = lab.broker("broker-a").message_store.ha_service
+        lab.fault("partition", "broker-a-s1")
+        cut = lab.now
+        answers = []
+        for _ in range(8):
+            t0 = lab.now
+            call = lab.request("broker-a", "SEND_MESSAGE_V2", send_ext(lab, "TopicTest"), b"m1",
+                               run=False)  # fmt: skip
+            while not call.done:
+                lab.step()
+            answers.append((t0 - cut, call.response.code, lab.now - t0, ha.connection_count))
+        assert answers == [
+            (0, 12, 3002, 1), (3002, 12, 3002, 1), (6004, 12, 3002, 1), (9006, 12, 3002, 1),
+            (12_008, 12, 3002, 1), (15_010, 12, 3002, 1), (18_012, 12, 3002, 0),
+            (21_014, 11, 2, 0),
+        ]  # fmt: skip
+        [ev] = lab.trace.select(component="HAConnection.ReadSocketService", step="11")
+        assert ev.t_ms - cut == 20_000
+        assert "housekeeping: no report for 20001 ms" in ev.fields["text"]
+        assert ends(lab) == (1158, 166, 166)
+        lab.heal_link("broker-a", "broker-a-s1")
+        healed = lab.now
+        while ends(lab)[1] < 1158:
+            lab.advance(1)
+        assert (lab.now - healed, ends(lab)) == (6004, (1158, 1158, 1158))
+
+
 def test_lagging_slave_makes_a_sync_master_time_out_after_3000_ms(tmp_path):
     """lag_slave(5000): the master's pushes reach the slave 5 s late; the sync send waits
     slaveTimeout (3000 ms) and answers FLUSH_SLAVE_TIMEOUT (code 12), 3002 ms after it left
@@ -123,7 +159,8 @@ def test_master_kill_power_cut_and_loss_leave_the_slave_its_bytes(tmp_path, repl
 def test_fault_menu_and_its_errors(tmp_path):
     """FAULTS names every fault; fault() and the link faults refuse nonsense by name."""
     assert list(FAULTS) == [
-        "kill", "power_cut", "lose", "restart", "cut_link", "heal_link", "lag_slave",
+        "kill", "power_cut", "lose", "restart", "cut_link", "partition", "heal_link",
+        "lag_slave",
     ]  # fmt: skip
     with Lab(seed=1, slaves=1, store_dir=tmp_path) as lab:
         with pytest.raises(ValueError, match=r"unknown fault 'melt'; faults: \['kill'"):
