@@ -277,3 +277,15 @@ def test_live_group_commit_logs_side_by_side(tmp_path):
         ]
         with pytest.raises(ValueError, match="no broker name 'broker-b' with a master here"):
             live.commit_logs("broker-b")
+
+
+def test_the_ha_port_binds_the_host_or_the_configured_broker_ip2(tmp_path):
+    """The HA service listens on brokerIP2: the --host address (127.0.0.1 by default), or
+    brokerIP2 from the config."""
+    cfgs = MqlabServer(ServeConfig(host="127.0.0.5", slaves=1, store=str(tmp_path)))
+    assert [(n, b.broker_ip1, b.broker_ip2) for n, b, _ in cfgs._broker_configs()] == [
+        ("broker-a", "127.0.0.5", "127.0.0.5"), ("broker-a-s1", "127.0.0.5", "127.0.0.5"),
+    ]  # fmt: skip
+    cfgs = MqlabServer(ServeConfig(properties={"brokerIP2": "127.0.0.9"}, store=str(tmp_path)))
+    [(_, b, _)] = cfgs._broker_configs()
+    assert (b.broker_ip1, b.broker_ip2) == ("127.0.0.1", "127.0.0.9")
