@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m mqlab bench {broker,e2e,net,load,real,sweep} [options]")
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
+        print("                             [--slaves N] [--broker-role ROLE] [--broker-id N] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v]")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")

@@ -14,7 +14,19 @@ Layout and ports:
 * broker ``i`` keeps its files under ``<store>/<broker name>/`` (``commitlog/``,
   ``consumequeue/``, ``config/topics.json``, ``config/consumerOffset.json``, …). Without
   ``--store`` a fresh temp dir is used and printed; pass it back to restart on it;
-* only 127.0.0.1 unless ``--host`` says otherwise. Brokers advertise (register, and stamp
+* broker groups (``--slaves N``, 0 to 2): each broker name gets a master (brokerId 0, its
+  ``--broker-role`` ASYNC_MASTER or SYNC_MASTER, node ``broker-a``) and N slaves (brokerId
+  1 and 2, role SLAVE, nodes ``broker-a-s1``, ``broker-a-s2``), as ``Lab(slaves=N)`` builds
+  them: slave ``j`` listens on the master's port + ``1000*j`` (11911, 12911), each node's HA
+  service on its own port + 1 (``haListenPort = listenPort + 1``, BrokerStartup), each node's
+  files under ``<store>/<node>/``. The slaves learn the master's HA address from their
+  registration (``RegisterBrokerResult#haServerAddr``, mechanisms.md "The slave as a broker");
+* one broker of a group on its own: ``--broker-role SLAVE --broker-id 1`` (a slave; its
+  master's HA address from ``--ha-master-address`` or from the name server it registers
+  with, ``--namesrv-addr`` to join another process's name server, which then runs none
+  here). The role and brokerId checks are BrokerStartup's (a SLAVE needs brokerId > 0;
+  where 4.9.3 silently makes a master's brokerId 0, ``serve`` refuses another one);
+* only 127.0.0.1 unless ``--host`` says otherwise, the HA ports too. Brokers advertise (register, and stamp
   on stored messages) ``brokerIP1`` from ``--config`` if given, else the ``--host``
   address, or for a wildcard (``0.0.0.0``) this host's outgoing address.
 
@@ -67,7 +79,9 @@ from mqlab.runtime.net import (
 from mqlab.store.config import MessageStoreConfig
 from mqlab.trace.events import TraceEvent, TraceLevel
 
-__all__ = ["ServeConfig", "MqlabServer", "ServerThread", "load_properties", "main"]
+__all__ = [
+    "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "load_properties", "main",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +111,23 @@ class ServeConfig:
     write_buffer_high_water_mark: int = WRITE_BUFFER_HIGH_WATER_MARK
     #: extra ``broker.properties`` keys applied after the file (tests, notebooks).
     properties: dict[str, str] = field(default_factory=dict)
+    #: ``brokerRole`` of the brokers started (the masters with ``slaves``); None: the
+    #: config file's, else ASYNC_MASTER.
+    broker_role: str | None = None
+    #: ``brokerId``; None: the config file's, else 0 (a SLAVE needs one > 0).
+    broker_id: int | None = None
+    #: a SLAVE's ``haMasterAddress`` (``ip:port`` of its master's HA service); None: the
+    #: config file's, else the address its registration result carries.
+    ha_master_address: str | None = None
+    #: slaves per broker name (0-2), started with their masters in this process.
+    slaves: int = 0
+    #: register with this name server (``ip:port``) and run none here.
+    namesrv_addr: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
             raise ValueError(f"brokers must be between 1 and 26, got {self.brokers}")
+        check_group_flags(self)
         for name in ("namesrv_port", "broker_port"):
             v = getattr(self, name)
             if v is not None and not 0 <= v <= 65535:
@@ -115,6 +142,89 @@ class ServeConfig:
                 f"trace_level must be one of {[m.lower() for m in TraceLevel.__members__]}, "
                 f"got {self.trace_level!r}"
             )
+
+
+BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
+MAX_SLAVES = 2
+#: A slave's listen port is its master's plus this times its brokerId (as ``Lab``).
+SLAVE_PORT_STEP = 1000
+
+
+def _check_addr(name: str, addr: str) -> None:
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise ValueError(f"{name} must be host:port (e.g. 127.0.0.1:10912), got {addr!r}")
+
+
+def check_group_flags(cfg: ServeConfig) -> None:
+    """The role, brokerId and group flags, checked together before anything binds.
+
+    Mirrors the checks of ``BrokerStartup#createBrokerController`` (4.9.3): a SLAVE's
+    ``brokerId`` must be > 0 ("Slave's brokerId must be > 0", exit -3). Where 4.9.3 sets a
+    master's ``brokerId`` to 0 whatever was given, this refuses another one.
+
+    Raises:
+        ValueError: which flags do not go together, and why.
+    """
+    role = cfg.broker_role
+    if role is not None and role not in BROKER_ROLES:
+        raise ValueError(f"broker_role must be one of {list(BROKER_ROLES)}, got {role!r}")
+    if isinstance(cfg.slaves, bool) or not 0 <= cfg.slaves <= MAX_SLAVES:
+        raise ValueError(f"slaves must be between 0 and {MAX_SLAVES}, got {cfg.slaves!r}")
+    if cfg.broker_id is not None and cfg.broker_id < 0:
+        raise ValueError(f"broker_id must be >= 0, got {cfg.broker_id}")
+    if role == "SLAVE" and cfg.broker_id == 0:
+        raise ValueError(
+            "a SLAVE's brokerId must be > 0 (BrokerStartup: \"Slave's brokerId must be > 0\"); "
+            "brokerId 0 is the master: pass --broker-id 1 or 2"
+        )
+    if role in ("ASYNC_MASTER", "SYNC_MASTER") and cfg.broker_id not in (None, 0):
+        raise ValueError(
+            f"a master's brokerId is 0 (BrokerStartup sets it so), got --broker-id "
+            f"{cfg.broker_id} with {role}: leave --broker-id out, or use --broker-role SLAVE"
+        )
+    if cfg.slaves:
+        if role == "SLAVE":
+            raise ValueError(
+                "--slaves starts a master and its slaves: the master's --broker-role is "
+                "ASYNC_MASTER or SYNC_MASTER, not SLAVE"
+            )
+        if cfg.broker_id not in (None, 0):
+            raise ValueError(
+                f"--slaves gives the master brokerId 0 and its slaves 1..{cfg.slaves}: "
+                f"leave --broker-id out (got {cfg.broker_id})"
+            )
+        if cfg.ha_master_address is not None:
+            raise ValueError(
+                "--ha-master-address is for a lone SLAVE; the slaves of --slaves learn "
+                "their master's HA address from their registration"
+            )
+    if cfg.ha_master_address is not None:
+        _check_addr("ha_master_address", cfg.ha_master_address)
+        if role in ("ASYNC_MASTER", "SYNC_MASTER"):
+            raise ValueError(
+                f"--ha-master-address is where a SLAVE replicates from; a {role} has none"
+            )
+        if cfg.brokers > 1:
+            raise ValueError(
+                f"--ha-master-address names one master: it cannot go with --brokers {cfg.brokers}"
+            )
+    if cfg.namesrv_addr is not None:
+        _check_addr("namesrv_addr", cfg.namesrv_addr)
+
+
+def _check_role(node: str, bc: BrokerConfig, sc: MessageStoreConfig) -> None:
+    """The same BrokerStartup checks on what the flags and the config file give together."""
+    if sc.broker_role == "SLAVE" and bc.broker_id <= 0:
+        raise ValueError(
+            f"{node}: a SLAVE's brokerId must be > 0 (BrokerStartup: \"Slave's brokerId must "
+            f'be > 0"), got {bc.broker_id}: pass --broker-id 1 or set brokerId'
+        )
+    if sc.broker_role != "SLAVE" and bc.broker_id != 0:
+        raise ValueError(
+            f"{node}: a master's brokerId is 0 (BrokerStartup sets it so), got "
+            f"brokerId={bc.broker_id} with brokerRole={sc.broker_role}"
+        )
 
 
 # -- broker.properties -----------------------------------------------------------------------
@@ -207,6 +317,7 @@ class MqlabServer:
         self.config = config or ServeConfig()
         self.driver: NetDriver | None = None
         self.namesrv: NamesrvController | None = None
+        self.namesrv_address: str | None = None
         self.brokers: list[BrokerController] = []
         self.store_root: Path | None = None
         self._sink: _TraceSink | None = None
@@ -214,18 +325,26 @@ class MqlabServer:
 
     @property
     def namesrv_addr(self) -> str:
-        assert self.namesrv is not None, "server not started"
-        return self.namesrv.address
+        """The name server's address: the one run here, or ``--namesrv-addr``."""
+        assert self.namesrv_address is not None, "server not started"
+        return self.namesrv_address
 
     @property
     def broker_addrs(self) -> dict[str, str]:
-        return {b.broker_config.broker_name: b.broker_addr for b in self.brokers}
+        """Each broker node's address by node name (a master's is its broker name,
+        ``broker-a``; a slave's ``broker-a-s1``)."""
+        return {b.name: b.broker_addr for b in self.brokers}
 
-    def broker(self, name: str = "broker-a") -> BrokerController:
+    def broker(self, name: str = "broker-a", broker_id: int | None = None) -> BrokerController:
+        """The broker node ``name`` ("broker-a", "broker-a-s1"), or of broker name ``name``
+        the node with ``broker_id``."""
         for b in self.brokers:
-            if b.broker_config.broker_name == name:
+            if broker_id is None and b.name == name:
                 return b
-        raise ValueError(f"no broker named {name!r}; brokers: {sorted(self.broker_addrs)}")
+            if (b.broker_config.broker_name, b.broker_config.broker_id) == (name, broker_id):
+                return b
+        which = name if broker_id is None else f"{name} with broker_id {broker_id}"
+        raise ValueError(f"no broker {which}; brokers: {sorted(self.broker_addrs)}")
 
     def _advertised_host(self, base: BrokerConfig, given: set[str]) -> str:
         host = self.config.host
@@ -235,7 +354,9 @@ class MqlabServer:
             return local_ip()
         return host
 
-    def _broker_configs(self) -> list[tuple[BrokerConfig, MessageStoreConfig]]:
+    def _broker_configs(self) -> list[tuple[str, BrokerConfig, MessageStoreConfig]]:
+        """``(node name, broker config, store config)`` of every broker node to start, each
+        broker name's master before its slaves (mastering the route before they register)."""
         cfg = self.config
         text = ""
         if cfg.config:
@@ -244,23 +365,46 @@ class MqlabServer:
         base, store_values, given = load_properties(text)
         if cfg.delay_levels is not None:
             store_values["message_delay_level"] = cfg.delay_levels
+        if cfg.broker_role is not None:
+            store_values["broker_role"] = cfg.broker_role
+        if cfg.ha_master_address is not None:
+            store_values["ha_master_address"] = cfg.ha_master_address
+        if cfg.broker_id is not None:
+            base = dataclasses.replace(base, broker_id=cfg.broker_id)
         port0 = cfg.broker_port
         if port0 is None:
             port0 = base.listen_port if "listenPort" in given else 10911
         self.store_root = Path(cfg.store or tempfile.mkdtemp(prefix="mqlab-serve-"))
         host = self._advertised_host(base, given)
+        # the HA service listens on brokerIP2 (mechanisms.md "HA replication"): the same
+        # host as the rest unless the config names one
+        ip2 = base.broker_ip2 if "brokerIP2" in given else host
+        nodes = 1 + cfg.slaves
         out = []
         for i in range(cfg.brokers):
             name = base.broker_name if cfg.brokers == 1 and "brokerName" in given else None
             name = name or f"broker-{chr(ord('a') + i)}"
-            bc = dataclasses.replace(
-                base, broker_name=name, listen_port=port0 + 10 * i if port0 else 0,
-                broker_ip1=host,
-            )  # fmt: skip
-            sv = dict(store_values)
-            if cfg.brokers > 1 or "store_path_root_dir" not in sv:
-                sv["store_path_root_dir"] = str(self.store_root / name)
-            out.append((bc, MessageStoreConfig(**sv)))
+            for j in range(nodes):
+                bc = dataclasses.replace(
+                    base, broker_name=name, broker_ip1=host, broker_ip2=ip2,
+                    listen_port=port0 + 10 * i + SLAVE_PORT_STEP * j if port0 else 0,
+                )  # fmt: skip
+                sv = dict(store_values)
+                if cfg.slaves:
+                    bc.broker_id = j
+                    if j:
+                        sv["broker_role"] = "SLAVE"
+                sc = MessageStoreConfig(**sv)
+                node = name if bc.broker_id == 0 else f"{name}-s{bc.broker_id}"
+                if cfg.brokers > 1 or nodes > 1 or "store_path_root_dir" not in sv:
+                    sc.store_path_root_dir = str(self.store_root / node)
+                _check_role(node, bc, sc)
+                if cfg.ha_master_address is not None and sc.broker_role != "SLAVE":
+                    raise ValueError(
+                        f"--ha-master-address is where a SLAVE replicates from; {node}'s "
+                        f"brokerRole is {sc.broker_role}: add --broker-role SLAVE --broker-id 1"
+                    )
+                out.append((node, bc, sc))
         return out
 
     async def start(self) -> None:
@@ -275,9 +419,11 @@ class MqlabServer:
         bind_host = cfg.host
         socks = []
         try:
-            ns_sock = bind_socket(bind_host, cfg.namesrv_port)
-            socks.append(ns_sock)
-            for bc, sc in broker_cfgs:
+            ns_sock = None
+            if cfg.namesrv_addr is None:
+                ns_sock = bind_socket(bind_host, cfg.namesrv_port)
+                socks.append(ns_sock)
+            for _, bc, sc in broker_cfgs:
                 s = bind_broker_socket(bind_host, bc.listen_port)
                 socks.append(s)
                 bc.listen_port = s.getsockname()[1]
@@ -289,8 +435,6 @@ class MqlabServer:
             for s in socks:
                 s.close()
             raise
-        ns_port = ns_sock.getsockname()[1]
-        ns_host = broker_cfgs[0][0].broker_ip1
         level = TraceLevel[cfg.trace_level.upper()]
         self.driver = driver = NetDriver(
             run_id=cfg.run_id, trace_level=level,
@@ -299,24 +443,27 @@ class MqlabServer:
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
-        # Where a 4.9.3 name server keeps its KV table and config file (NamesrvConfig's
-        # kvConfigPath / configStorePath; Java's default is ~/namesrv/): beside the stores.
-        ns_dir = self.store_root / "namesrv"
-        ns_cfg = NamesrvConfig(
-            kv_config_path=str(ns_dir / "kvConfig.json"),
-            config_store_path=str(ns_dir / "namesrv.properties"),
-        )
-        self.namesrv = NamesrvController(ns_cfg, address=f"{ns_host}:{ns_port}")
-        ctx = await driver.add_node(self.namesrv, sock=ns_sock)
-        if self._sink is not None:
-            ctx.set_timer(
-                TRACE_FLUSH_TIMER, TRACE_FLUSH_MS, self._sink.flush, period_ms=TRACE_FLUSH_MS,
-                daemon=True,
-            )  # fmt: skip
-        for (bc, sc), sock in zip(broker_cfgs, socks[1:], strict=True):
-            bc.name_server_addr = self.namesrv.address
-            broker = BrokerController(bc, sc)
-            ha_ports = {c.listen_port + 1 for c, _ in broker_cfgs}
+        broker_socks = socks
+        if ns_sock is not None:
+            ns_port = ns_sock.getsockname()[1]
+            ns_host = broker_cfgs[0][1].broker_ip1
+            # Where a 4.9.3 name server keeps its KV table and config file (NamesrvConfig's
+            # kvConfigPath / configStorePath; Java's default is ~/namesrv/): beside the stores.
+            ns_dir = self.store_root / "namesrv"
+            ns_cfg = NamesrvConfig(
+                kv_config_path=str(ns_dir / "kvConfig.json"),
+                config_store_path=str(ns_dir / "namesrv.properties"),
+            )
+            self.namesrv = NamesrvController(ns_cfg, address=f"{ns_host}:{ns_port}")
+            ctx = await driver.add_node(self.namesrv, sock=ns_sock)
+            broker_socks = socks[1:]
+            self.namesrv_address = self.namesrv.address
+        else:
+            self.namesrv_address = cfg.namesrv_addr
+        for (node, bc, sc), sock in zip(broker_cfgs, broker_socks, strict=True):
+            bc.name_server_addr = self.namesrv_address
+            broker = BrokerController(bc, sc, name=node)
+            ha_ports = {c.listen_port + 1 for _, c, _ in broker_cfgs}
             vip = (
                 () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
             )
@@ -325,8 +472,18 @@ class MqlabServer:
             bctx.set_timer(
                 FLUSH_TIMER, interval, self._flusher(broker), period_ms=interval, daemon=True
             )
+            if self._sink is not None and len(self.brokers) == 0 and self.namesrv is None:
+                ctx = bctx
             self.brokers.append(broker)
-        # "ready" means routable: wait for every broker's first REGISTER_BROKER to land.
+        if self._sink is not None:
+            ctx.set_timer(
+                TRACE_FLUSH_TIMER, TRACE_FLUSH_MS, self._sink.flush, period_ms=TRACE_FLUSH_MS,
+                daemon=True,
+            )  # fmt: skip
+        if self.namesrv is None:
+            return
+        # "ready" means routable: wait for every broker's first REGISTER_BROKER to land
+        # (a slave's: its registration result named the master's HA address, if it is up)
         live = self.namesrv.route_info_manager.broker_live_table
         if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
             log.warning("not every broker registered with the name server within 5 s")
@@ -369,11 +526,20 @@ class MqlabServer:
 
     def describe(self) -> list[str]:
         """The lines ``serve`` prints once it listens."""
-        lines = [f"mqlab serve: name server {self.namesrv_addr}"]
+        if self.namesrv is not None:
+            lines = [f"mqlab serve: name server {self.namesrv_addr}"]
+        else:
+            lines = [f"mqlab serve: name server {self.namesrv_addr} (not run here)"]
         for b in self.brokers:
+            sc = b.message_store_config
+            role = f"{sc.broker_role} (brokerId {b.broker_config.broker_id}, HA {b.ha_server_addr}"
+            if b.is_slave:
+                master = b.message_store.ha_master_address if b.message_store else None
+                role += ", replicates from " + (
+                    master or "the HA address its registration will name"
+                )
             lines.append(
-                f"mqlab serve: {b.broker_config.broker_name} {b.broker_addr} "
-                f"store {b.message_store_config.store_path_root_dir}"
+                f"mqlab serve: {b.name} {b.broker_addr} {role}) store {sc.store_path_root_dir}"
             )
         if self.config.trace:
             lines.append(f"mqlab serve: trace ({self.config.trace_level}) -> {self.config.trace}")
@@ -454,6 +620,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="first broker's port (10911; broker i listens on port + 10*i; 0 = any)",
     )  # fmt: skip
     ap.add_argument("--brokers", type=int, default=1, help="number of brokers (1)")
+    ap.add_argument(
+        "--slaves", type=int, default=0, metavar="N",
+        help="start each broker as a group: a master and N slaves (0-2) in this process, "
+        "slave j on the master's port + 1000*j (0)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--broker-role", default=None, choices=list(BROKER_ROLES),
+        help="brokerRole (the config file's, else ASYNC_MASTER); with --slaves, the master's",
+    )  # fmt: skip
+    ap.add_argument(
+        "--broker-id", type=int, default=None,
+        help="brokerId (the config file's, else 0; a SLAVE needs 1 or more)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--ha-master-address", default=None, metavar="HOST:PORT",
+        help="a SLAVE's master HA address (default: the one its registration returns)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--namesrv-addr", default=None, metavar="HOST:PORT",
+        help="register with this name server and run none here",
+    )  # fmt: skip
     ap.add_argument("--store", default=None, help="store directory (default: a new temp dir)")
     ap.add_argument("--config", default=None, help="a RocketMQ broker.properties file")
     ap.add_argument(
@@ -488,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
             delay_levels=args.delay_levels, trace=args.trace, trace_level=args.trace_level,
             run_id=f"serve-{os.getpid()}",
             write_buffer_high_water_mark=args.write_buffer_high_water_mark,
+            slaves=args.slaves, broker_role=args.broker_role, broker_id=args.broker_id,
+            ha_master_address=args.ha_master_address, namesrv_addr=args.namesrv_addr,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)

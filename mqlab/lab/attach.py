@@ -6,8 +6,8 @@ same inspectors and timeline as in simulation"). Two ways in:
 * ``serve(**ServeConfig fields)`` starts the name server and brokers *in the notebook's
   process*, on an event-loop thread (``mqlab.serve.ServerThread``); real clients connect
   to the printed addresses, and every inspector of the Lab (``topics()``, ``queues()``,
-  ``consume_queue()``, ``commit_log()``, ``held_pulls()``, ``consumer_offsets()``,
-  ``timers()``) reads the live nodes, on their own thread, between two network events;
+  ``consume_queue()``, ``commit_log()``, ``commit_logs()``, ``held_pulls()``,
+  ``consumer_offsets()``, ``timers()``) reads the live nodes, on their own thread, between two network events;
 * ``attach(path)`` follows the JSON-lines trace that ``python -m mqlab serve --trace
   FILE`` appends to: ``events()`` and ``trace`` grow as the server works. The state
   inspectors need the nodes, so they are for ``serve`` only.
@@ -116,6 +116,25 @@ class LiveLab:
 
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
         return self._on_nodes(lambda s: _inspect.commit_log(s.broker(broker), raw=raw, limit=limit))
+
+    def commit_logs(self, name: str = "broker-a") -> pd.DataFrame:
+        """The commit logs of broker name ``name``'s master and slaves side by side (a
+        ``serve(slaves=N)`` group), as ``Lab.commit_logs``; ``figures.commit_logs_side_by_side``
+        draws it.
+
+        Raises:
+            ValueError: no node of that broker name with brokerId 0 runs here.
+        """
+
+        def side_by_side(s) -> pd.DataFrame:
+            group = sorted((b for b in s.brokers if b.broker_config.broker_name == name),
+                           key=lambda b: b.broker_config.broker_id)  # fmt: skip
+            if not group or group[0].broker_config.broker_id != 0:
+                raise ValueError(f"no broker name {name!r} with a master here; brokers: "
+                                 f"{sorted(s.broker_addrs)}")  # fmt: skip
+            return _inspect.commit_logs_side_by_side(group)
+
+        return self._on_nodes(side_by_side)
 
     def held_pulls(self) -> pd.DataFrame:
         return self._on_nodes(lambda s: _inspect.held_pulls(s.brokers))

@@ -51,6 +51,7 @@ __all__ = [
     "offsets_over_time_frame", "offsets_over_time",
     "commit_log_byte_map_frame", "commit_log_byte_map",
     "flow_control_episodes_frame", "flow_control_episodes",
+    "commit_logs_side_by_side_frame", "commit_logs_side_by_side", "REPLICA_COLORS",
     "can_export", "export", "KALEIDO_MISSING",
     "house_style", "integer_ticks", "parked_pull_slots", "byte_label_positions",
 ]  # fmt: skip
@@ -1003,6 +1004,157 @@ def flow_control_episodes(source: Any) -> go.Figure:
         ))  # fmt: skip
     # showlegend: with one kind only, plotly hid the legend and red (count) or brown (span)
     # said nothing (issue 28)
+    return house_style(fig)
+
+
+# -- replication: master and slave commit logs side by side ---------------------------------
+#: Segment colour per state of a commit-log stretch on one node (``commit_logs_side_by_side``).
+REPLICA_COLORS = {
+    "on every slave": "#2ca02c",
+    "on the master only": "#ff7f0e",
+    "same bytes as the master": "#1f77b4",
+    "other bytes than the master": "#d62728",
+    "beyond the master's end": "#9467bd",
+}
+
+
+def _lane(i: int, node: str, end: int, gone: bool) -> str:
+    role = "master" if i == 0 else "slave"
+    return f"{node} ({role}, {'store gone' if gone else f'{end} B'})"
+
+
+def commit_logs_side_by_side_frame(commit_logs: pd.DataFrame) -> pd.DataFrame:
+    """Each node's commit log as segments, from ``lab.commit_logs(name)``.
+
+    One row per master entry per node that holds something there, and one per slave that
+    holds bytes past the master's end: ``node, lane, start, end, size, state, topic,
+    queue_id, queue_offset``. ``state`` is one of ``REPLICA_COLORS``: on the master an entry
+    is "on every slave" (every slave holds its bytes) or "on the master only"; on a slave
+    "same bytes as the master" or "other bytes than the master" (a slave ahead of a master
+    that came back empty, mechanisms.md "HA replication"); a slave's bytes past the
+    master's end are one "beyond the master's end" segment. A slave's entry it does not
+    hold is no row. ``attrs`` carries those of ``commit_logs`` (``max_offsets``,
+    ``replicated_offset``, ``push2_slave_max_offset``, ``stores_gone``) and ``lanes``
+    (master first).
+
+    Raises:
+        TypeError: not a frame of ``lab.commit_logs``.
+    """
+    if not isinstance(commit_logs, pd.DataFrame) or "max_offsets" not in commit_logs.attrs:
+        raise TypeError(
+            "commit_logs must be the frame lab.commit_logs(name) returns, got "
+            f"{type(commit_logs).__name__}"
+        )
+    ends: dict[str, int] = commit_logs.attrs["max_offsets"]
+    gone = set(commit_logs.attrs.get("stores_gone", ()))
+    nodes = list(ends)
+    master, slaves = nodes[0], nodes[1:]
+    lanes = {n: _lane(i, n, ends[n], n in gone) for i, n in enumerate(nodes)}
+    rows: list[dict[str, Any]] = []
+    for r in commit_logs.to_dict("records"):
+        start, size = int(r["commit_log_offset"]), int(r["size"])
+        what = {"start": start, "end": start + size, "size": size, "topic": r["topic"],
+                "queue_id": r.get("queue_id"), "queue_offset": r.get("queue_offset")}  # fmt: skip
+        everywhere = bool(slaves) and all(r[s] is True for s in slaves)
+        state = "on every slave" if everywhere else "on the master only"
+        rows.append({"node": master, "lane": lanes[master], "state": state, **what})
+        for s in slaves:
+            if r[s] is None or pd.isna(r[s]):
+                continue
+            state = "same bytes as the master" if r[s] else "other bytes than the master"
+            rows.append({"node": s, "lane": lanes[s], "state": state, **what})
+    master_end = ends[master]
+    for s in slaves:
+        if ends[s] > master_end:
+            rows.append({
+                "node": s, "lane": lanes[s], "state": "beyond the master's end",
+                "start": master_end, "end": ends[s], "size": ends[s] - master_end,
+                "topic": None, "queue_id": None, "queue_offset": None,
+            })  # fmt: skip
+    cols = ["node", "lane", "start", "end", "size", "state", "topic", "queue_id",
+            "queue_offset"]  # fmt: skip
+    df = pd.DataFrame(rows, columns=cols)
+    df = df.astype({"start": "int64", "end": "int64", "size": "int64", "queue_id": "Int64",
+                    "queue_offset": "Int64"})  # fmt: skip
+    df.attrs.update(commit_logs.attrs)
+    df.attrs["lanes"] = [lanes[n] for n in nodes]
+    return df
+
+
+def commit_logs_side_by_side(source: Any, name: str = "broker-a") -> go.Figure:
+    """Master and slave commit logs as bars of messages on a byte axis, one lane per node,
+    the replicated offset and the master's ``push2SlaveMaxOffset`` marked.
+
+    Args:
+        source: a Lab (its ``commit_logs(name)``) or the frame ``lab.commit_logs(name)``.
+        name: the broker name, when ``source`` is a Lab.
+
+    The replicated offset is the least max offset among the slaves (every slave holds the
+    master's bytes up to there); ``push2SlaveMaxOffset`` is what the master believes, the
+    largest offset a slave reported (``HAService``; mechanisms.md "HA replication"). Between
+    them sits what a slave holds and has not reported yet.
+    """
+    if isinstance(source, pd.DataFrame):
+        logs = source
+    elif hasattr(source, "commit_logs"):
+        logs = source.commit_logs(name)
+    else:
+        raise TypeError(
+            f"source must be a Lab or lab.commit_logs(name)'s frame, got {type(source).__name__}"
+        )
+    df = commit_logs_side_by_side_frame(logs)
+    ends = df.attrs["max_offsets"]
+    master = next(iter(ends))
+    replicated, push2 = df.attrs["replicated_offset"], df.attrs["push2_slave_max_offset"]
+    lanes = df.attrs["lanes"]
+    group = master if len(ends) == 1 else f"{master} and its slaves"
+    sub = f"master {ends[master]} B"
+    if replicated is not None:
+        sub += f", replicated offset {replicated}, push2SlaveMaxOffset {push2}"
+    fig = go.Figure()
+    fig.update_layout(
+        title=f"Commit logs of {group}<br><sup>{sub}</sup>", barmode="overlay",
+        xaxis_title="commit-log offset (bytes)", yaxis_title="node", legend_title="bytes",
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": lanes[::-1]},
+        showlegend=True, height=max(300, 90 * len(lanes) + 180),
+    )  # fmt: skip
+    if df.empty:
+        return _empty(fig, f"no messages in {master}'s commit log or its slaves' yet")
+    for state, color in REPLICA_COLORS.items():
+        d = df[df["state"] == state]
+        if d.empty:
+            continue
+        hover = [
+            _hover(f"{n}: bytes {s}..{e - 1} ({z} B)", state,
+                   f"{t} queue {q} offset {qo}" if t is not None else "not on the master")
+            for n, s, e, z, t, q, qo in zip(d["node"], d["start"], d["end"], d["size"],
+                                            d["topic"], d["queue_id"], d["queue_offset"],
+                                            strict=True)
+        ]  # fmt: skip
+        fig.add_trace(go.Bar(
+            orientation="h", y=list(d["lane"]), base=list(d["start"]), x=list(d["size"]),
+            name=state, marker={"color": color, "line": {"color": "white", "width": 1}},
+            width=0.6, hovertext=hover, hoverinfo="text",
+        ))  # fmt: skip
+    if replicated is not None:
+        same = replicated == push2
+        marks = [(replicated, "dash", "replicated offset" + (" = push2SlaveMaxOffset" if same
+                                                             else ""))]  # fmt: skip
+        if not same:
+            marks.append((push2, "dot", "push2SlaveMaxOffset"))
+        for i, (x, dash, label) in enumerate(marks):
+            fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="paper",
+                          line={"color": "#222222", "width": 2, "dash": dash})  # fmt: skip
+            fig.add_annotation(
+                # the first above the plot, the second just inside its top (the gap over
+                # the top lane's bar), so the two labels never cover each other
+                x=x, xref="x", y=1, yref="paper", yanchor="bottom" if i == 0 else "top",
+                text=f"{label} {x} (black, {'dashed' if dash == 'dash' else 'dotted'})",
+                showarrow=False,
+                font={"size": 12}, bgcolor="white",
+            )  # fmt: skip
+    right = max([*ends.values(), replicated or 0, push2 or 0, 1])
+    fig.update_xaxes(range=[0, math.ceil(right * 1.05)])
     return house_style(fig)
 
 

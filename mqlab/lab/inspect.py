@@ -145,11 +145,15 @@ def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
     up to which every slave holds the master's bytes (None without a slave);
     ``attrs["push2_slave_max_offset"]``: what the master believes its slaves hold, the
     largest offset any HA connection reported (``HAService#push2SlaveMaxOffset``; it trusts
-    every report, mechanisms.md "HA replication").
+    every report, mechanisms.md "HA replication"). A node whose machine was lost for good
+    (``Lab.lose``: its store directory is gone) holds nothing: its column is None, its end
+    0, and ``attrs["stores_gone"]`` names it.
     """
     master, slaves = group[0], group[1:]
+    gone = [b.name for b in group if b.message_store is None or not b.store_dir.exists()]
     rows = []
-    for offset, size, data in master.message_store.iter_commit_log_entries():
+    entries = [] if master.name in gone else master.message_store.iter_commit_log_entries()
+    for offset, size, data in entries:
         try:
             m = decode_stored_message(data)
             row = {"commit_log_offset": offset, "size": size, "topic": m.topic,
@@ -158,15 +162,18 @@ def commit_logs_side_by_side(group: list[BrokerController]) -> pd.DataFrame:
             row = {"commit_log_offset": offset, "size": size, "topic": f"<{e}>"}
         row[master.name] = True
         for s in slaves:
-            held = s.message_store.commit_log.get_message(offset, size)
+            held = None if s.name in gone else s.message_store.commit_log.get_message(offset, size)
             row[s.name] = None if held is None else bytes(held) == data
         rows.append(row)
     cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset"]
     df = _frame(rows, cols + [b.name for b in group])
-    ends = {b.name: b.message_store.get_max_phy_offset() for b in group}
+    ends = {b.name: 0 if b.name in gone else b.message_store.get_max_phy_offset() for b in group}
     df.attrs["max_offsets"] = ends
     df.attrs["replicated_offset"] = min((ends[s.name] for s in slaves), default=None)
-    df.attrs["push2_slave_max_offset"] = master.message_store.ha_service.push2_slave_max_offset
+    df.attrs["push2_slave_max_offset"] = (
+        0 if master.name in gone else master.message_store.ha_service.push2_slave_max_offset
+    )
+    df.attrs["stores_gone"] = gone
     return df
 
 

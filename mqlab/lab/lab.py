@@ -24,7 +24,9 @@ name a master (brokerId 0, node ``broker-a``) and slaves (brokerId 1 and 2, node
 ``broker-a-s1`` / ``broker-a-s2``), each a node of its own with its own store directory and
 address, on one cluster. ``lab.broker("broker-a")`` is the master,
 ``lab.broker("broker-a", broker_id=1)`` (or ``lab.broker("broker-a-s1")``) a slave. The
-machine faults (``kill``, ``power_cut``, ``lose``) act on one node.
+machine faults (``kill``, ``power_cut``, ``lose``) act on one node; the link faults
+(``cut_link`` / ``heal_link`` between two nodes, ``lag_slave``) on the replication between a
+master and a slave. ``FAULTS`` lists them all for ``fault(kind, node)`` and the panel.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from mqlab.store.config import MessageStoreConfig
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import TraceRecorder
 
-__all__ = ["Lab", "NAMESRV_ADDR"]
+__all__ = ["FAULTS", "Lab", "NAMESRV_ADDR"]
 
 NAMESRV_ADDR = "127.0.0.1:9876"
 BROKER_PORT_BASE = 10911
@@ -58,6 +60,18 @@ BROKER_PORT_BASE = 10911
 #: 127.0.0.1:11911): the masters' ports (10911, 10921, …) and HA ports (+1) stay free.
 SLAVE_PORT_STEP = 1000
 BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
+#: The machine and link faults a lesson or the panel can apply (``Lab.fault``), with what
+#: each does, in the words the panel shows.
+FAULTS: dict[str, str] = {
+    "kill": "kill the broker's process (SIGKILL): the OS page cache keeps what it wrote",
+    "power_cut": "cut the machine's power: the store keeps only what its last flush covered",
+    "lose": "lose the machine for good: its store directory is gone",
+    "restart": "restart the broker on its store directory (after any of the above)",
+    "cut_link": "cut the link between a slave and its master, both directions",
+    "partition": "cut that link silently: each side finds out only after 20 s of silence",
+    "heal_link": "bring the link between a slave and its master back up",
+    "lag_slave": "add latency on the master -> slave link (the slave lags)",
+}
 
 
 class Lab(ClientsMixin):
@@ -375,6 +389,123 @@ class Lab(ClientsMixin):
         if "drop_rate" in settings and not 0 <= settings["drop_rate"] <= 1:
             raise ValueError(f"drop_rate must be between 0 and 1, got {settings['drop_rate']!r}")
         self.driver.set_link(src, dst, **settings)
+
+    def _link_pair(self, a: str, b: str) -> None:
+        for name in (a, b):
+            if not isinstance(name, str):
+                raise ValueError(f"a link joins two node names, got {name!r}")
+            self.driver.node(name)
+        if a == b:
+            raise ValueError(f"a link joins two different nodes, got {a!r} twice")
+
+    @journaled
+    def cut_link(self, a: str, b: str, *, silent: bool = False) -> None:
+        """Cut the link between nodes ``a`` and ``b`` in both directions: frames and stream
+        bytes between them are lost. Links to other nodes (the name server, clients) stay up.
+
+        ``silent=False`` (a reset reaches both sides, as when a host answers "unreachable"):
+        the streams between them end at once on both sides: a master drops its HA
+        connection to the slave, so a SYNC_MASTER answers SLAVE_NOT_AVAILABLE; the slave's
+        HAClient retries every 5 s and fails until :meth:`heal_link`.
+        ``silent=True`` (a partition no packet crosses): nothing tells either side; the
+        master keeps its HA connection until its read service hears nothing for
+        ``haHousekeepingInterval`` (20 000 ms), so meanwhile a SYNC_MASTER's sends wait
+        ``slaveTimeout`` (3000 ms) and answer FLUSH_SLAVE_TIMEOUT, and only then
+        SLAVE_NOT_AVAILABLE (``LinkConfig.silent``).
+
+        Raises:
+            ValueError: an unknown node, or ``a == b``.
+        """
+        self._link_pair(a, b)
+        if not isinstance(silent, bool):
+            raise ValueError(f"silent must be True or False, got {silent!r}")
+        self.driver.set_link(a, b, down=True, silent=silent)
+        self.driver.set_link(b, a, down=True, silent=silent)
+        self.driver._tracer.emit(
+            "Lab", "cut_link", Kind.FAULT, a=a, b=b, silent=silent,
+            text=f"link {a} <-> {b} cut" + (" silently (a partition)" if silent else ""),
+        )  # fmt: skip
+
+    @journaled
+    def heal_link(self, a: str, b: str) -> None:
+        """Bring the link between ``a`` and ``b`` back up in both directions (its latency
+        setting stays). A slave reconnects on its HAClient's next turn and reports where it
+        is, and the master pushes it the rest (mechanisms.md "HA replication").
+
+        Raises:
+            ValueError: an unknown node, or ``a == b``.
+        """
+        self._link_pair(a, b)
+        self.driver.set_link(a, b, down=False, silent=False)
+        self.driver.set_link(b, a, down=False, silent=False)
+        self.driver._tracer.emit(
+            "Lab", "heal_link", Kind.FAULT, a=a, b=b, text=f"link {a} <-> {b} up again",
+        )  # fmt: skip
+
+    def master_of(self, slave: str) -> str:
+        """The node name of slave ``slave``'s master (same broker name, brokerId 0).
+
+        Raises:
+            ValueError: ``slave`` is not a slave node of this lab.
+        """
+        b = self.broker(slave)
+        if b.broker_config.broker_id == 0:
+            raise ValueError(f"{slave!r} is a master (brokerId 0), not a slave; "
+                             f"slaves: {self._slave_names()}")  # fmt: skip
+        return self.broker(b.broker_config.broker_name, broker_id=0).name
+
+    def _slave_names(self) -> list[str]:
+        return [b.name for b in self.brokers if b.broker_config.broker_id != 0]
+
+    @journaled
+    def lag_slave(self, slave: str, latency_ms: int | None) -> None:
+        """Make slave ``slave`` lag: every frame and stream byte from its master to it
+        takes ``latency_ms`` (one way; its reports back travel as before), so the master's
+        pushes, and the reports that move ``push2SlaveMaxOffset``, come that much later. With
+        more than ``slaveTimeout`` (3000 ms) a SYNC_MASTER's sends answer
+        FLUSH_SLAVE_TIMEOUT. ``None`` puts the link back to the lab's latency.
+
+        Raises:
+            ValueError: ``slave`` is not a slave node, or a latency that is not a whole
+                number of ms >= 0.
+        """
+        if latency_ms is not None and (
+            not isinstance(latency_ms, int) or isinstance(latency_ms, bool) or latency_ms < 0
+        ):
+            raise ValueError(f"latency_ms must be a whole number of ms >= 0 or None, "
+                             f"got {latency_ms!r}")  # fmt: skip
+        master = self.master_of(slave)
+        self.driver.set_link(master, slave, latency_ms=latency_ms)
+        self.driver._tracer.emit(
+            "Lab", "lag_slave", Kind.FAULT, master=master, slave=slave,
+            latency_ms=-1 if latency_ms is None else latency_ms,
+            text=f"{master} -> {slave} takes "
+            + (f"{latency_ms} ms" if latency_ms is not None else "the lab's latency again"),
+        )  # fmt: skip
+
+    def fault(self, kind: str, node: str, **params: Any) -> Any:
+        """Apply one fault of the menu ``FAULTS`` to ``node`` (the panel's fault row).
+
+        ``"kill"``, ``"power_cut"``, ``"lose"``: :meth:`kill`, :meth:`power_cut`,
+        :meth:`lose` of ``node``; ``"restart"``: :meth:`restart_broker` (``params`` passed
+        on); ``"cut_link"`` / ``"heal_link"``: between slave ``node`` and its master
+        (``"partition"``: ``cut_link(..., silent=True)``);
+        ``"lag_slave"``: :meth:`lag_slave` (``latency_ms`` in ``params``).
+
+        Raises:
+            ValueError: an unknown fault (the message lists the menu), or what the fault
+                itself refuses.
+        """
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; faults: {list(FAULTS)}")
+        if kind in ("cut_link", "heal_link"):
+            master = self.master_of(node)
+            return getattr(self, kind)(master, node, **params)
+        if kind == "partition":
+            return self.cut_link(self.master_of(node), node, silent=True, **params)
+        if kind == "restart":
+            return self.restart_broker(node, **params)
+        return getattr(self, kind)(node, **params)
 
     @journaled
     def kill(self, node: str) -> None:

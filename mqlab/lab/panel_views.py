@@ -37,6 +37,7 @@ import traitlets
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
+from mqlab.lab.lab import FAULTS
 from mqlab.remoting.codes import ResponseCode
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -192,6 +193,7 @@ _WIDTHS = {
     "queue_id": "130px", "offset": "140px", "suspend": "auto", "timeout_ms": "170px",
     "subscription": "150px", "consumer": "190px", "group": "140px", "expression": "130px",
     "persist_first": "auto", "advance_ms": "140px", "consume_ms": "150px",
+    "fault": "200px", "fault_node": "190px", "latency_ms": "160px",
 }  # fmt: skip
 _STYLE = {"description_width": "initial"}
 
@@ -227,6 +229,11 @@ def build_inputs(lab: Lab, topic: str, group: str, strategies: list[str]) -> dic
         "persist_first": W.Checkbox(False, description="persist first", indent=False,
                                     **lay("persist_first")),
         "advance_ms": NumberText("100", description="ms", **lay("advance_ms")),
+        "fault": W.Dropdown(options=list(FAULTS), value="kill", description="fault",
+                            **lay("fault")),
+        "fault_node": W.Dropdown(options=[b.name for b in lab.brokers], description="node",
+                                 **lay("fault_node")),
+        "latency_ms": NumberText("5000", description="latency ms", **lay("latency_ms")),
         "long_polling": W.Checkbox(b0.long_polling_enable, description="longPollingEnable",
                                    indent=False, layout=W.Layout(width="auto")),
         "auto_create_topic": W.Checkbox(b0.auto_create_topic_enable, indent=False,
@@ -258,6 +265,7 @@ def section_rows(
                       b["remove_consumer"], b["kill_consumer"], i["persist_first"],
                       b["rebalance"], b["persist_offsets"]],
         "time": [i["advance_ms"], b["advance"], b["next_timer"], b["long_poll_timeout"]],
+        "faults": [i["fault"], i["fault_node"], i["latency_ms"], b["apply_fault"]],
         "toggles": [i["long_polling"], i["auto_create_topic"], i["strategy"], i["listener"]],
         "inspect": [widgets.VBox([b["refresh"], inspector],
                                  layout=widgets.Layout(align_items="flex-start"))],
@@ -376,11 +384,11 @@ _COL_CH = {
     "pull_from_this_offset": 8, "suspend_timestamp": 10, "deadline": 9, "topic": 14,
     "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
     "commit_log_offset": 8, "size": 5, "queue_offset": 7, "tags": 8, "body": 12,
-    "tags_code": 10,
+    "tags_code": 10, "node": 11, "role": 7, "bytes_behind": 7, "push2_slave_max_offset": 8,
 }  # fmt: skip
 #: Columns of names: as wide as their longest value (up to ``_NAME_MAX_CH``), so a name such
 #: as CID_RMQ_SYS_TRANS is shown whole, not cut to "CID_RMQ…".
-_NAME_COLUMNS, _NAME_MAX_CH = ("group", "topic", "key", "consumer"), 32
+_NAME_COLUMNS, _NAME_MAX_CH = ("group", "topic", "key", "consumer", "node", "role"), 32
 _ROW_PX = 19
 #: Rows a table box shows before it scrolls.
 VISIBLE_ROWS = 8
@@ -429,8 +437,31 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
 
 #: The inspector's tables, by name; a panel shows ``DEFAULT_VIEWS`` unless told otherwise.
 VIEWS = ("queues", "held_pulls", "allocation", "process_queues", "consumer_offsets",
-         "commit_log", "consume_queue")  # fmt: skip
+         "commit_log", "consume_queue", "replication")  # fmt: skip
 DEFAULT_VIEWS = VIEWS[:5]
+
+
+def replication_view(lab: Lab) -> pd.DataFrame:
+    """Each broker node of a group with slaves: its commit-log end, how far it is behind its
+    master, and on the master what it believes its slaves hold (``push2SlaveMaxOffset``);
+    from ``lab.commit_logs(name)``. No rows without slaves."""
+    rows = []
+    names = dict.fromkeys(b.broker_config.broker_name for b in lab.brokers
+                          if b.broker_config.broker_id != 0)  # fmt: skip
+    for name in names:
+        attrs = lab.commit_logs(name).attrs
+        ends = attrs["max_offsets"]
+        master = next(iter(ends))
+        for i, (node, end) in enumerate(ends.items()):
+            gone = node in attrs["stores_gone"]
+            rows.append({
+                "node": node, "role": ("master" if i == 0 else "slave")
+                + (" (store gone)" if gone else ""),
+                "max_offset": end, "bytes_behind": ends[master] - end,
+                "push2_slave_max_offset": attrs["push2_slave_max_offset"] if i == 0 else "",
+            })  # fmt: skip
+    cols = ["node", "role", "max_offset", "bytes_behind", "push2_slave_max_offset"]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _commit_log_view(lab: Lab) -> pd.DataFrame:
@@ -464,7 +495,9 @@ def inspector_html(lab: Lab, topic: str, group: str,
     """The panel's inspector: a status line and small tables (``views``), side by side.
 
     ``commit_log`` and ``consume_queue`` (lesson 02) show broker-a's newest commit-log
-    entries and the units of ``topic``'s consume queues that point at them.
+    entries and the units of ``topic``'s consume queues that point at them; ``replication``
+    each node of a group with slaves and how far behind its master it is
+    (``replication_view``; the figure is ``figures.commit_logs_side_by_side``).
     """
     bad = [v for v in views if v not in VIEWS]
     if bad:
@@ -507,6 +540,9 @@ def inspector_html(lab: Lab, topic: str, group: str,
                                         _consume_queue_view(lab, topic),
                                         ["queue_id", "queue_offset", "commit_log_offset", "size",
                                          "tags_code"]),
+        "replication": lambda: _table("replication (commit-log ends)", replication_view(lab),
+                                      ["node", "role", "max_offset", "bytes_behind",
+                                       "push2_slave_max_offset"]),
     }  # fmt: skip
     tables = [build[v]() for v in views]
     return (

@@ -10,6 +10,9 @@ every consumer (own, succeeds, fails). A lesson picks the panel's rows (``sectio
 toggles it uses (``toggles``: lesson 01 shows autoCreateTopicEnable only), its
 inspector tables (``views``: lesson 02 shows the commit log and the consume queues) and the
 trace components its log never folds (``key_components``: lesson 06 follows the pull loop).
+A lab with slaves also gets the "faults" row: a fault of ``Lab.FAULTS`` (kill, power cut,
+lose the machine, restart, cut / heal the link to a slave's master, lag a slave) applied to
+the broker node chosen there.
 
 Every action is a plain method (``send()``, ``pull_once()``, ...) wired to a button. It
 validates the inputs first (bad input → a message in ``messages``, state untouched),
@@ -33,6 +36,7 @@ import ipywidgets as widgets
 
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.common.sysflag import PullSysFlag
+from mqlab.lab.lab import FAULTS
 from mqlab.lab.panel_views import (
     DEFAULT_VIEWS,
     KEY_COMPONENTS,
@@ -49,13 +53,21 @@ from mqlab.lab.panel_views import (
     words,
 )
 
+#: The faults that act on the link between a slave (the node chosen) and its master.
+LINK_FAULTS = ("cut_link", "partition", "heal_link", "lag_slave")
+
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
     from mqlab.runtime.raw_client import Call
 
-__all__ = ["ControlPanel", "control_panel", "SECTIONS", "TOGGLES", "PanelInputError"]
+__all__ = ["ControlPanel", "control_panel", "SECTIONS", "TOGGLES", "PanelInputError",
+           "LINK_FAULTS"]  # fmt: skip
 
-SECTIONS = ("send", "pull", "consumers", "time", "toggles", "inspect", "figure", "log")
+SECTIONS = (
+    "send", "pull", "consumers", "time", "faults", "toggles", "inspect", "figure", "log",
+)  # fmt: skip
+#: Sections shown only when the lab has slaves, unless the lesson asks for them.
+GROUP_SECTIONS = ("faults",)
 #: The "toggles" row's inputs, left to right; a lesson may show only those it uses.
 TOGGLES = ("long_polling", "auto_create_topic", "strategy", "listener")
 #: Longest single "advance" a click may ask for (one virtual hour).
@@ -159,7 +171,11 @@ class ControlPanel:
                  key_components: Sequence[str] = KEY_COMPONENTS,
                  views: Sequence[str] = DEFAULT_VIEWS,
                  toggles: Sequence[str] = TOGGLES) -> None:  # fmt: skip
-        chosen = list(SECTIONS) if sections is None else list(sections)
+        has_slaves = any(b.broker_config.broker_id != 0 for b in lab.brokers)
+        if sections is None:
+            chosen = [s for s in SECTIONS if has_slaves or s not in GROUP_SECTIONS]
+        else:
+            chosen = list(sections)
         bad = [s for s in chosen if s not in SECTIONS]
         if bad:
             raise ValueError(f"unknown sections {bad}; choose from {list(SECTIONS)}")
@@ -195,6 +211,7 @@ class ControlPanel:
             "next_timer": ("to next timer", self.advance_to_next_timer),
             "long_poll_timeout": ("let long poll time out", self.let_long_poll_time_out),
             "refresh": ("refresh", self.refresh),
+            "apply_fault": ("apply fault", self.apply_fault),
         }  # fmt: skip
         self.buttons: dict[str, widgets.Button] = {}
         for key, (label, fn) in actions.items():
@@ -271,6 +288,7 @@ class ControlPanel:
             b0 = lab.brokers[0].broker_config
             self.inputs["long_polling"].value = b0.long_polling_enable
             self.inputs["auto_create_topic"].value = b0.auto_create_topic_enable
+            self.inputs["fault_node"].options = [b.name for b in lab.brokers]
         finally:
             self._syncing = False
         govern_listeners(lab, self.listener)
@@ -494,6 +512,48 @@ class ControlPanel:
                 return
             lab.advance(0)
             lab.run_until_idle(max_ms=MAX_ADVANCE_MS)
+
+    @_guarded
+    def apply_fault(self) -> None:
+        """Apply the "fault" input to the broker node of "node" (``Lab.fault``).
+
+        The link faults (cut_link, heal_link, lag_slave) take a slave, whose master is the
+        other end; lag_slave takes its latency from "latency ms". A fault that cannot apply
+        (a link fault on a master, a kill of a node already down) is a message saying why.
+        """
+        i = self.inputs
+        kind, node = i["fault"].value, i["fault_node"].value
+        if kind not in FAULTS:
+            raise PanelInputError(f"unknown fault {kind!r}; choose one of {list(FAULTS)}")
+        names = [b.name for b in self.lab.brokers]
+        if node not in names:
+            raise PanelInputError(f"no broker node {node!r}; nodes: {names}")
+        broker = self.lab.broker(node)
+        params: dict[str, Any] = {}
+        if kind in LINK_FAULTS and broker.broker_config.broker_id == 0:
+            slaves = [b.name for b in self.lab.brokers
+                      if b.broker_config.broker_name == broker.broker_config.broker_name
+                      and b.broker_config.broker_id != 0]  # fmt: skip
+            raise PanelInputError(
+                f"{kind} acts on the link between a slave and its master, and {node} is a "
+                "master: "
+                + (f"choose one of its slaves {slaves}" if slaves else
+                   "this lab has no slaves (build it with Lab(slaves=1))")
+            )  # fmt: skip
+        if kind == "lag_slave":
+            params["latency_ms"] = _int("latency ms", i["latency_ms"].value, hi=MAX_ADVANCE_MS)
+        if kind in ("kill", "power_cut", "lose") and not broker.running:
+            raise PanelInputError(f"{node} is not running: restart it first")
+        what = f"{kind} {node}" + (f" ({params['latency_ms']} ms)" if params else "")
+
+        def run() -> list[str]:
+            out = self.lab.fault(kind, node, **params)
+            self._idle()
+            if kind == "power_cut":
+                return [f"{node} lost {out}"]
+            return [FAULTS[kind]]
+
+        self._do(what, run)
 
     @_guarded
     def advance(self) -> None:

@@ -101,6 +101,11 @@ class LinkConfig:
     jitter_ms: int = 0
     drop_rate: float = 0.0
     down: bool = False
+    #: With ``down``: a partition no reset crosses. Stream bytes across it vanish instead of
+    #: ending the streams; each end finds out by its own timeouts (an HA connection by its
+    #: ``haHousekeepingInterval``), and a close made meanwhile reaches the peer only once
+    #: the link is up again. Without it a cut link ends the streams at once, on both ends.
+    silent: bool = False
 
 
 class SimConnection:
@@ -360,6 +365,9 @@ class SimDriver:
         self.contexts: dict[str, SimContext] = {}
         self.addr_to_node: dict[str, str] = {}
         self.links: dict[tuple[str, str], LinkConfig] = {}
+        #: closes of streams across a silently cut link, by (closer, peer): delivered when
+        #: the link from closer to peer is up again (``LinkConfig.silent``)
+        self._held_fins: dict[tuple[str, str], list[Callable[[], None]]] = {}
         self._conns: dict[tuple[str, str], SimConnection] = {}
         self._conn_by_channel: dict[int, SimConnection] = {}
         self._conn_ids = itertools.count(1)
@@ -480,7 +488,17 @@ class SimDriver:
                 raise ValueError(f"unknown link setting {k!r}")
             setattr(cfg, k, v)
         self._tracer.emit("SimNetwork", "link", Kind.FAULT, src=src, dst=dst, **kw)
-        if cfg.down:  # a cut link ends the streams between the two nodes, on both ends
+        held = self._held_fins.pop((src, dst), []) if not cfg.down else []
+        if held:  # closes made during a silent cut reach the peer now
+            latency = self._latency(src, dst) or 0
+            for fin in held:
+                self.scheduler.call_at(
+                    self.scheduler.now + latency, fin, node=dst, name="stream",
+                    key=f"close {src}->{dst}", keyed=False,
+                )  # fmt: skip
+        if (
+            cfg.down and not cfg.silent
+        ):  # a cut link ends the streams between the two nodes, on both ends
             pair = {src, dst}
             streams = {
                 s.id: s for s in self._stream_by_channel.values() if {s.client, s.server} == pair
@@ -549,6 +567,12 @@ class SimDriver:
         receiver = stream.peer_of(sender)
         latency = self._latency(sender, receiver)
         if latency is None:
+            if self._silent(sender, receiver):  # a partition: the bytes are lost, nothing else
+                self._tracer_for(sender).emit(
+                    "SimNetwork", "drop", Kind.FAULT, reason="link down (silent)",
+                    stream=stream.id, to=receiver, bytes=len(data),
+                )  # fmt: skip
+                return
             self._reset_stream(stream, "link down")
             return
         if self.chooser is not None:  # a choice point of mqlab.explore: this chunk's latency
@@ -588,6 +612,7 @@ class SimDriver:
 
         def fin() -> None:
             if peer_end.closed:
+                self._forget_stream(stream)
                 return
             peer_end.closed = True
             self._forget_stream(stream)
@@ -595,9 +620,17 @@ class SimDriver:
             if node is not None and node.running and peer_end.on_close is not None:
                 peer_end.on_close(reason)
 
+        if latency is None and self._silent(closer, peer):
+            self._held_fins.setdefault((closer, peer), []).append(fin)
+            return
         self.scheduler.call_at(
             due, fin, node=peer, name="stream", key=f"close {closer}->{peer}", keyed=False
         )
+
+    def _silent(self, sender: str, receiver: str) -> bool:
+        """True if the link from ``sender`` to ``receiver`` is silently down (a partition)."""
+        link = self.links.get((sender, receiver))
+        return link is not None and link.down and link.silent
 
     def _reset_stream(self, stream: SimStream, reason: str) -> None:
         """Both ends end now (a cut link): bytes in flight are lost."""

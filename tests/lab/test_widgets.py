@@ -10,12 +10,13 @@ from mqlab.trace.events import Kind, TraceEvent
 
 BUTTONS = {
     "send", "pull", "add_consumer", "remove_consumer", "kill_consumer", "rebalance",
-    "persist_offsets", "advance", "next_timer", "long_poll_timeout", "refresh",
+    "persist_offsets", "advance", "next_timer", "long_poll_timeout", "refresh", "apply_fault",
 }  # fmt: skip
 INPUTS = {
     "topic", "tags", "body", "count", "broker", "queue_id", "offset", "suspend", "timeout_ms",
     "subscription", "consumer", "group", "expression", "consume_ms", "persist_first", "advance_ms",
-    "long_polling", "auto_create_topic", "strategy", "listener",
+    "long_polling", "auto_create_topic", "strategy", "listener", "fault", "fault_node",
+    "latency_ms",
 }  # fmt: skip
 
 
@@ -60,7 +61,9 @@ def test_control_panel_api(lab):
     """Contract: control_panel(lab) → ControlPanel with widget, buttons, inputs, messages, refresh."""
     p = control_panel(lab, topic="T1", group="G1")
     assert isinstance(p, ControlPanel) and isinstance(p.widget, widgets.VBox)
-    assert len(SECTIONS) == 8  # the timeline and the tables share one box: two tabs
+    assert len(SECTIONS) == 9  # the timeline and the tables share one box: two tabs
+    # without slaves the "faults" row is left out: 9 sections - 1 - the tab's second = 7 boxes
+    assert "faults" not in p.sections
     assert len(p.widget.children) == 7 and isinstance(p.widget.children[-1], widgets.Tab)
     assert set(p.buttons) == BUTTONS and set(p.inputs) == INPUTS
     assert all(isinstance(b, widgets.Button) for b in p.buttons.values())

@@ -48,7 +48,7 @@ def test_brokers_get_consecutive_ports_names_and_store_dirs(tmp_path):
     got = [
         (b.broker_name, b.broker_addr, b.broker_cluster_name, s.store_path_root_dir,
          s.flush_disk_type, s.message_delay_level)
-        for b, s in srv._broker_configs()
+        for _, b, s in srv._broker_configs()
     ]  # fmt: skip
     assert got == [
         (f"broker-{x}", f"127.0.0.1:{port}", "C1", str(tmp_path / "s" / f"broker-{x}"),

@@ -33,7 +33,10 @@ def test_sigterm_mid_stream_then_restart_loses_no_acknowledged_message(tmp_path)
     procs = []
     try:
         assert srv.lines[0] == f"mqlab serve: name server {ns}"
-        assert srv.lines[1].startswith(f"mqlab serve: broker-a 127.0.0.1:{broker_port} store ")
+        assert srv.lines[1].startswith(
+            f"mqlab serve: broker-a 127.0.0.1:{broker_port} ASYNC_MASTER (brokerId 0, "
+            f"HA 127.0.0.1:{broker_port + 1}) store "
+        )
         ops = [{"op": "sync", "topic": "TopicTest", "tags": "TagA", "body": "warm-up"}]
         producer = subprocess.run(
             [sys.executable, str(SCRIPT), "produce", json.dumps({"ns": ns, "ops": ops})],

@@ -93,6 +93,31 @@ def test_cut_link_ends_both_ends_and_connects_fail():
     assert a.closed[-1] == (t, "connect to 127.0.0.1:2001 failed")
 
 
+def test_silent_cut_drops_bytes_and_holds_a_close_until_the_link_is_up():
+    """LinkConfig.silent: a cut no reset crosses. The stream stays open on both ends, bytes
+    across it vanish, a close made meanwhile reaches the peer only once the link is back
+    (after its latency); bytes sent before the cut still arrive."""
+    d, a, b = two(latency_ms=5)
+    ch = a.open("127.0.0.1:2001")
+    d.run_until(5)
+    [(_, server_end)] = b.accepted
+    a.ctx.send_bytes(ch, b"in flight")
+    for src, dst in (("a", "b"), ("b", "a")):
+        d.set_link(src, dst, down=True, silent=True)
+    a.ctx.send_bytes(ch, b"lost")
+    b.ctx.send_bytes(server_end, b"lost too")
+    d.run_until(100)
+    assert (a.got, b.got, a.closed, b.closed) == ([], [(10, b"in flight")], [], [])
+    assert (ch.closed, server_end.closed) == (False, False)
+    a.ctx.close_stream(ch)
+    d.run_until(1000)
+    assert b.closed == []  # the close waits for the link
+    d.set_link("a", "b", down=False, silent=False)
+    d.run_until_idle()
+    assert b.closed == [(1005, "closed by a")]
+    assert d._stream_by_channel == {}
+
+
 def test_killed_node_closes_its_streams_and_listeners():
     """A killed node's peer sees the end one latency later; its listen address is free."""
     d, a, b = two(latency_ms=2)
