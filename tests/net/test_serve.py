@@ -128,13 +128,24 @@ def test_a_served_broker_answers_on_its_vip_channel(tmp_path):
     from mqlab.conformance.real_cluster import free_port
     from mqlab.serve import ServerThread
 
-    base = free_port(3)
-    cfg = ServeConfig(namesrv_port=0, broker_port=base + 2, store=str(tmp_path), trace_level="off")
-    with ServerThread(cfg) as server:
+    for attempt in range(3):  # free when checked, not reserved: a lost race is retried
+        base = free_port(3)
+        cfg = ServeConfig(
+            namesrv_port=0, broker_port=base + 2, store=str(tmp_path / str(attempt)),
+            trace_level="off",
+        )  # fmt: skip
+        try:
+            server = ServerThread(cfg)
+        except OSError:
+            continue
+        break
+    try:
         addr = server.call(lambda s: s.broker().broker_addr)
         assert addr == f"127.0.0.1:{base + 2}"
         answers = [
             call_sync(a, RemotingCommand.create_request(21)) for a in (addr, f"127.0.0.1:{base}")
         ]
+    finally:
+        server.stop()
     assert [a.code for a in answers] == [0, 0]
     assert answers[0].body == answers[1].body and b'"TBW102"' in answers[1].body
