@@ -284,7 +284,14 @@ def test_a_group_with_after_starts_when_that_group_has_ended(tmp_path, capsys):
     assert started == ["==> [first", "==> [free", "==> [second"]
 
 
-def test_the_suites_lanes_put_the_browser_after_core_and_nbmake_after_the_real_broker():
-    """The CPU-heavy groups take turns: real-broker then notebooks, core then browser."""
-    lanes = {g.name: g.after for g in runner().GROUPS}
-    assert lanes == {"real-broker": "", "core": "", "notebooks": "real-broker", "browser": "core"}
+def test_the_suites_lanes_chain_the_waiting_groups_beside_the_two_niced_cpu_groups():
+    """Three lanes: real-broker then notebooks then browser, at normal priority; core and spark,
+    the CPU-bound halves, each at nice 10 from the start."""
+    groups = runner().GROUPS
+    assert {g.name: g.after for g in groups} == {
+        "real-broker": "", "core": "", "spark": "", "notebooks": "real-broker",
+        "browser": "notebooks",
+    }  # fmt: skip
+    assert {g.name: g.nice for g in groups} == {
+        "real-broker": 0, "core": 10, "spark": 10, "notebooks": 0, "browser": 0,
+    }  # fmt: skip

@@ -7,9 +7,9 @@ Run from the repository root (``make test`` does, with the MQLAB_SKIP_* mark exp
     MQLAB_TEST_SERIAL=1 python tools/run_tests.py     # the same groups, one after the other
 
 Part of the suite's wall time is waiting, on the real broker's JVMs and the clients driving it.
-So the groups below run in two lanes side by side (``GROUPS``): the real broker's waits overlap
-the CPU-bound group (unit, simulation, lab, Spark), which runs at a lower priority (``nice``):
-it has no deadlines, while the real broker's clients give up after a few seconds without an
+So the groups below run in three lanes side by side (``GROUPS``): the real broker's waits overlap
+the two CPU-bound groups (unit, simulation and lab; Spark), which run at a lower priority
+(``nice``): they have no deadlines, while the real broker's clients give up after a few seconds without an
 answer (CONTRIBUTING.md §2). The groups split ``tests/`` by directory, so each test runs
 in exactly one of them; module- and session-scoped fixtures (one real cluster per module, one
 Spark session, one JupyterLab server) stay as they are, in their own group's process.
@@ -75,13 +75,14 @@ class Group:
         return [sys.executable, "-m", "pytest", *opts, *self.paths]
 
 
-#: The groups, in the order their results are printed, in two lanes that start together:
-#: real-broker then notebooks, and core then browser. Only the real-broker group mostly waits
-#: (its JVMs and clients: about 40 s of CPU in 400 s of interop); the others each keep a core
-#: busy. All four at once (measured on 2 cores): core, niced, got almost no CPU until the
-#: others ended, the browser's widgets missed their waits (flaky), and the whole run took
-#: longer than one after the other. In two lanes the waits of the real broker overlap the
-#: core group's CPU, and the browser tier runs when little else does.
+#: The groups, in the order their results are printed. Three lanes start together: the
+#: groups that wait, one after the other at normal priority (real-broker, then notebooks, then
+#: browser), beside the two CPU-bound halves of the rest, each at ``nice 10`` (core, and spark:
+#: tests/experiments, the Spark sweeps and clusters, half of the CPU-bound time). Measured on 2
+#: cores: all at normal priority at once, the browser's widgets missed their waits; two lanes
+#: (real-broker then notebooks, core then browser) left one lane of 674 s and one of 2156 s
+#: on CI (2026-11-29), since core alone took 1771 s. Niced, the two halves take what the
+#: waiting lane leaves, and the browser tier still gets the CPU when it wants it.
 GROUPS = (
     Group(
         "real-broker",
@@ -90,9 +91,15 @@ GROUPS = (
     ),
     Group(
         "core",
-        "the rest of tests/: unit, simulation, lab and Spark tests, CPU-bound",
+        "the rest of tests/: unit, simulation and lab tests, CPU-bound",
         ("tests",),
-        ignore=("tests/conformance", "tests/interop", "tests/e2e"),
+        ignore=("tests/conformance", "tests/interop", "tests/e2e", "tests/experiments"),
+        nice=10,
+    ),
+    Group(
+        "spark",
+        "tests/experiments: Spark sweeps, local and on real clusters (standalone, YARN, Connect)",
+        ("tests/experiments",),
         nice=10,
     ),
     Group(
@@ -104,9 +111,9 @@ GROUPS = (
     ),
     Group(
         "browser",
-        "tests/e2e: Chromium, JupyterLab and the kernels they drive; after core, on a quiet machine",
+        "tests/e2e: Chromium, JupyterLab and the kernels they drive; after the notebooks",
         ("tests/e2e",),
-        after="core",
+        after="notebooks",
     ),
 )
 
