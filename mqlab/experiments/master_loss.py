@@ -390,6 +390,7 @@ def figure(table: Any) -> Any:
         yaxis_title="send latency (virtual ms)", legend_title="role, flush, percentile",
         template="plotly_white",
     )  # fmt: skip
+    fig.update_xaxes(dtick=5, rangemode="tozero")  # whole messages
     return fig
 
 

@@ -121,6 +121,7 @@ def test_the_figure_has_p50_and_p99_per_role_and_flush(shipped):
     async_p50 = next(t for t in fig.data if t.name == "ASYNC_MASTER SYNC_FLUSH p50")
     assert list(async_p50.x) == [15, 30, 15, 30] and list(async_p50.y) == [2.0] * 4
     assert fig.layout.xaxis.title.text.startswith("acknowledged (SEND_OK) messages")
+    assert fig.layout.xaxis.dtick == 5  # whole messages
 
 
 def test_markdown_table_prints_every_point(shipped):
