@@ -122,9 +122,10 @@ def pull_far_behind(seed: int, memory: int | None, *, slave_read_enable: bool = 
                     messages: int = 8) -> dict[str, Any]:  # fmt: skip
     """A group whose master holds ``messages`` messages in queue 0 (replicated); a pull of
     queue 0 from offset 0 on the master with ``total_physical_memory_size`` = ``memory``
-    (None: the machine's). Returns the master's answer: code, messages found, and
-    ``suggestWhichBrokerId``; then the same pull on the slave."""
-    with group_lab(seed, "ASYNC_MASTER", broker={"slave_read_enable": slave_read_enable}) as lab:
+    (None: the machine's), ``slaveReadEnable`` set on both by ``lab.set_broker_config``.
+    Returns the master's answer (code, ``suggestWhichBrokerId``), then the slave's."""
+    with group_lab(seed, "ASYNC_MASTER") as lab:
+        lab.set_broker_config(slave_read_enable=slave_read_enable)  # master and slave
         call = lab.request("broker-a", "UPDATE_AND_CREATE_TOPIC",
                            {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": 1,
                             "writeQueueNums": 1, "perm": 6, "topicFilterType": "SINGLE_TAG",
