@@ -22,6 +22,8 @@ figure must have drawn data. Four lessons then go on as a workshop participant w
   (``TransactionalMessageServiceImpl#check``);
 - 11: the outcome explorer steps the shortest schedule back and forth (the outcome changes
   at the one choice), diffs it against the plain run, and refuses a bad schedule in words;
+- 12: the replication panel: send, advance 12 000 ms (the slave catches up), send and lose the
+  master at once (the slave lacks the last three), restart it (empty);
 - 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
   timeline still draws the events of new clicks.
 
@@ -445,6 +447,35 @@ def _lesson10_crash_then_step_check_service(page: Page) -> None:
         panel.screenshot(path=str(out / "10-panel-after-check-back.png"))
 
 
+def _lesson12_lose_the_master_after_a_send(page: Page) -> None:
+    """Lesson 12, "Drive it yourself", as written: send 3 (the slave has none yet), advance
+    12 000 ms (the slave holds the 537 bytes), send 3 and lose the master at once: the slave
+    holds 537 bytes, the three acknowledged last are gone; a restarted master is empty."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "lose master", "restart master")
+    panel.scroll_into_view_if_needed()
+    _text_input(panel, "count").fill("3")
+    _text_input(panel, "count").press("Tab")
+    ms = _text_input(panel, "ms")
+    steps = (
+        ("send", None, "master's end 537, slave's end 0"),
+        ("advance", "12000", "master's end 537, slave's end 537"),
+        ("send", None, "master's end 1074, slave's end 537"),
+        ("lose master", None, "broker-a is lost; broker-a-s1 holds 537 bytes of commit log"),
+        ("restart master", None, "broker-a restarted with 0 bytes"),
+    )
+    for name, value, expected in steps:
+        if value is not None:
+            ms.fill(value)
+            ms.press("Tab")
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "12-panel-after-lose.png"))
+
+
 def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
     """The outcome explorer, by its buttons: one choice back is the plain run's outcome, one
     forward the class's own; the diff parts at seq 275; a bad schedule is refused in words."""
@@ -548,6 +579,7 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
     "09": _lesson09_explorer_metric_changes_figure,
     "10": _lesson10_crash_then_step_check_service,
     "11": _lesson11_step_and_diff_the_shortest_schedule,
+    "12": _lesson12_lose_the_master_after_a_send,
 }
 
 

@@ -108,6 +108,32 @@ CASES = [
     ("10.3", 7, [11002, 1], "not counting the rounds that had no producer", "the rounds with"),
     ("10.3", 7, [10002, 5], "forgetting the new producer's first heartbeat", "the broker knows"),
     ("10.3", 7, [10502, 5], "thinking the heartbeat triggers a check", "the heartbeat does not"),
+    # 12.1, seed 1: ASYNC_MASTER lost after 37 answers → 7 acknowledged not on the slave
+    ("12.1", 1, 0, "believing SEND_OK means the slave has the message", "an ASYNC_MASTER answers"),
+    (
+        "12.1",
+        1,
+        37,
+        "believing a lost master loses everything it acknowledged",
+        "the slave keeps what the master pushed",
+    ),
+    # 12.2, seed 1: SYNC_MASTER lost after 44 → [0, 8.0]
+    (
+        "12.2",
+        1,
+        [7, 8],
+        "believing SYNC_MASTER loses what ASYNC_MASTER loses",
+        "a SYNC_MASTER answers only once",
+    ),
+    ("12.2", 1, [0, 2], "forgetting the round trip to the slave", "each SYNC_MASTER send waits"),
+    # 12.3, seed 1: 8 messages during the outage → consumed again 8
+    (
+        "12.3",
+        1,
+        0,
+        "believing offsets committed to the slave are kept",
+        "the slave's SlaveSynchronize copies",
+    ),
 ]
 
 

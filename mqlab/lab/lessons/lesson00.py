@@ -46,6 +46,8 @@ LESSONS = (
      "EndTransactionProcessor, TransactionalMessageCheckService"),
     ("11", "what can happen? every schedule of a consumer joining",
      "RebalanceImpl, RemoteBrokerOffsetStore (explore)"),
+    ("12", "replication and failover: the HA stream, a lost master, reads from the slave",
+     "HAService, HAConnection, SlaveSynchronize"),
 )  # fmt: skip
 
 

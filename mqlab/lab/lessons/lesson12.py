@@ -1,0 +1,368 @@
+"""Lesson 12 — replication and failover: a master, its slave, and what survives a lost machine.
+
+The notebook's logic: a broker group (``Lab(slaves=1, broker_role=…)``), the HA stream of one
+SYNC_MASTER send as trace rows (mechanisms.md "HA replication", steps 8-14), a lost master
+under ASYNC_MASTER and SYNC_MASTER (``mqlab.experiments.master_loss``), the recorded sweep's
+table and figure, a pull that the master redirects to its slave under memory pressure
+(``accessMessageInMemoryMaxRatio``, ``suggestWhichBrokerId``, ``slaveReadEnable``), and the
+duplicates of apache/rocketmq#1094 when a master returns after an outage (mechanisms.md
+"SlaveSynchronize"). Mirrors ``HAService``, ``HAConnection``, ``CommitLog#submitReplicaRequest``,
+``DefaultMessageStore#getMessage`` and ``SlaveSynchronize`` (rocketmq-all-4.9.3) through the Lab.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from mqlab.experiments import master_loss
+from mqlab.lab.check import Misconception, exercise, wrong_answer
+from mqlab.lab.lab import Lab
+from mqlab.lab.widgets import ControlPanel, _guarded
+
+__all__ = [
+    "TOPIC",
+    "HA_COMPONENTS",
+    "group_lab",
+    "replicate",
+    "ha_stream",
+    "one_sync_send",
+    "lose_master",
+    "tradeoff",
+    "tradeoff_figure",
+    "pull_far_behind",
+    "outage",
+    "ReplicationPanel",
+    "replication_panel",
+    "params_12_1",
+    "params_12_2",
+    "params_12_3",
+]
+
+TOPIC = "TopicTest"
+#: The trace components of the HA stream and of a send waiting for it.
+HA_COMPONENTS = (
+    "CommitLog.submitReplicaRequest",
+    "HAConnection.WriteSocketService",
+    "HAService.HAClient",
+    "HAConnection.ReadSocketService",
+    "HAService.notifyTransferSome",
+    "HAService.GroupTransferService",
+    "SendMessageProcessor.handlePutMessageResultFuture",
+)
+
+
+def group_lab(seed: int, role: str = "SYNC_MASTER", **kwargs: Any) -> Lab:
+    """A lab with one broker group: master ``broker-a`` (``role``) and slave ``broker-a-s1``."""
+    return Lab(seed=seed, slaves=1, broker_role=role, **kwargs)
+
+
+def replicate(lab: Lab, limit_ms: int = 60_000) -> int:
+    """Advance 1 ms at a time until the slave holds every byte of the master's commit log;
+    returns the virtual ms waited."""
+    master = lab.broker("broker-a").message_store
+    slave = lab.broker("broker-a-s1").message_store
+    end = master.commit_log.get_max_offset()
+    waited = 0
+    while slave.commit_log.get_max_offset() < end or slave.reput_from_offset < end:
+        if waited >= limit_ms:
+            raise RuntimeError(f"the slave did not catch up within {limit_ms} ms")
+        lab.advance(1)
+        waited += 1
+    return waited
+
+
+def ha_stream(lab: Lab, since_ms: int = 0) -> pd.DataFrame:
+    """The HA steps since ``since_ms``: t_ms, node, component, step, text."""
+    ev = lab.events()
+    ev = ev[(ev["t_ms"] >= since_ms) & ev["component"].isin(HA_COMPONENTS)]
+    return ev[["t_ms", "node", "component", "step", "text"]].reset_index(drop=True)
+
+
+def one_sync_send(seed: int) -> tuple[Lab, Any, int]:
+    """A SYNC_MASTER group whose slave has caught up (one message replicated, 12 s); then one
+    more send, run to its answer. Returns the lab, the ``SendResult`` and the send's start."""
+    lab = group_lab(seed, "SYNC_MASTER")
+    lab.send(TOPIC, b"first")
+    lab.advance(12_000)
+    start = lab.now
+    result = lab.send(TOPIC, b"hello").get()
+    return lab, result, start
+
+
+def lose_master(role: str, lose_after: int, seed: int = 0) -> pd.DataFrame:
+    """One run of the master-loss sweep (``mqlab.experiments.master_loss.run_point``): one
+    row per send (n, sent_ms, answered_ms, status, latency_ms, acked, on_slave)."""
+    rows, _ = master_loss.run_point(master_loss.Point(role, "ASYNC_FLUSH", lose_after, seed=seed))
+    cols = ["n", "sent_ms", "answered_ms", "status", "latency_ms", "acked", "on_slave"]
+    return pd.DataFrame(rows)[cols]
+
+
+def tradeoff() -> pd.DataFrame:
+    """The recorded sweep (``datasets/master_loss``) aggregated: one row per (role, flush,
+    loss moment) with send latency p50 / p99 and acknowledged messages lost."""
+    return master_loss.summary(master_loss.load_sends())
+
+
+def tradeoff_figure(table: pd.DataFrame | None = None) -> Any:
+    """Send latency (p50, p99) against acknowledged messages lost."""
+    return master_loss.figure(tradeoff() if table is None else table)
+
+
+def _pull(lab: Lab, broker: str, offset: int) -> Any:
+    ext = {"consumerGroup": "CG", "topic": TOPIC, "queueId": 0, "queueOffset": offset,
+           "maxMsgNums": 1, "sysFlag": 6, "commitOffset": 0, "suspendTimeoutMillis": 0,
+           "subscription": "*", "subVersion": 0, "expressionType": "TAG"}  # fmt: skip
+    return lab.request(broker, "PULL_MESSAGE", ext).response
+
+
+def pull_far_behind(seed: int, memory: int | None, *, slave_read_enable: bool = True,
+                    messages: int = 8) -> dict[str, Any]:  # fmt: skip
+    """A group whose master holds ``messages`` messages in queue 0 (replicated); a pull of
+    queue 0 from offset 0 on the master with ``total_physical_memory_size`` = ``memory``
+    (None: the machine's), ``slaveReadEnable`` set on both by ``lab.set_broker_config``.
+    Returns the master's answer (code, ``suggestWhichBrokerId``), then the slave's."""
+    with group_lab(seed, "ASYNC_MASTER") as lab:
+        lab.set_broker_config(slave_read_enable=slave_read_enable)  # master and slave
+        call = lab.request("broker-a", "UPDATE_AND_CREATE_TOPIC",
+                           {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": 1,
+                            "writeQueueNums": 1, "perm": 6, "topicFilterType": "SINGLE_TAG",
+                            "topicSysFlag": 0, "order": "false"})  # fmt: skip
+        assert call.code == 0, call.remark
+        lab.send_many(TOPIC, messages)
+        replicate(lab)
+        if memory is not None:
+            lab.set_store_config("broker-a", total_physical_memory_size=memory)
+        master = _pull(lab, "broker-a", 0)
+        slave = _pull(lab, "broker-a-s1", 0)
+        return {
+            "master_code": master.code,
+            "suggest_which_broker_id": int(master.ext("suggestWhichBrokerId")),
+            "slave_code": slave.code,
+            "slave_suggests": int(slave.ext("suggestWhichBrokerId")),
+        }
+
+
+def outage(seed: int, messages: int = 8) -> dict[str, Any]:
+    """apache/rocketmq#1094 step by step on an ASYNC_MASTER group with one slave.
+
+    4 messages are consumed by ``c1`` of group G (offsets 1 per queue, on the master and, by
+    SlaveSynchronize, on the slave); ``messages`` more reach the slave; the master is killed;
+    ``c2`` of G reads them from the slave and commits its offsets there; the master restarts
+    with its old offsets, the slave's next syncAll copies them over the slave's, and ``c3``
+    of G consumes the ``messages`` again. Returns what each stage left, by name.
+    """
+    out: dict[str, Any] = {}
+    with group_lab(seed, "ASYNC_MASTER") as lab:
+        master, slave = lab.broker("broker-a"), lab.broker("broker-a-s1")
+        lab.send_many(TOPIC, 4)
+        lab.push_consumer("G", TOPIC, name="c1", consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+        lab.advance(12_000)
+        lab.remove_consumer("c1")
+        lab.run_until_idle()
+        out["before"] = dict(master.consumer_offset_manager.offset_table[f"{TOPIC}@G"])
+        lab.send_many(TOPIC, messages)
+        replicate(lab)
+        lab.advance(10_000)
+        lab.kill("broker-a")
+        lab.run_until_idle()
+        out["killed_ms"] = lab.now
+        c2 = lab.push_consumer("G", TOPIC, name="c2",
+                               consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
+        lab.advance(30_000)
+        out["consumed_from_slave"] = len(c2.consumed)
+        lab.remove_consumer("c2")
+        lab.run_until_idle()
+        out["slave_during_outage"] = dict(slave.consumer_offset_manager.offset_table[f"{TOPIC}@G"])
+        back = lab.restart_broker("broker-a")
+        lab.run_until_idle()
+        out["restarted_ms"] = lab.now
+        out["master_after_restart"] = dict(back.consumer_offset_manager.offset_table[f"{TOPIC}@G"])
+        lab.advance(21_000)
+        out["slave_after_sync"] = dict(slave.consumer_offset_manager.offset_table[f"{TOPIC}@G"])
+        synced = [e for e in lab.trace.select(component="SlaveSynchronize.syncConsumerOffset")
+                  if e.fields.get("overwritten")]  # fmt: skip
+        out["overwritten_ms"] = synced[0].t_ms if synced else None
+        c3 = lab.push_consumer("G", TOPIC, name="c3",
+                               consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
+        lab.advance(30_000)
+        out["consumed_again"] = len(c3.consumed)
+    return out
+
+
+# -- the panel ---------------------------------------------------------------------------------
+class ReplicationPanel(ControlPanel):
+    """The control panel's send and time rows and its log, on a broker group, plus a fault row
+    (*lose master*: ``Lab.lose``; *restart master*: ``Lab.restart_broker``) and the two commit
+    logs side by side (``Lab.commit_logs``) with the replicated offset and what the master
+    believes its slave holds (``push2SlaveMaxOffset``)."""
+
+    def __init__(self, lab: Lab, *, topic: str = TOPIC) -> None:
+        self.replication_view = widgets.HTML()
+        super().__init__(lab, topic=topic, sections=["send", "time", "log"])
+        self.buttons["long_poll_timeout"].layout.display = "none"  # nothing pulls here
+        for key, label, fn in (("lose_master", "lose master", self.lose_master),
+                               ("restart_master", "restart master", self.restart_master)):  # fmt: skip
+            b = widgets.Button(description=label,
+                               layout=widgets.Layout(width="auto", flex="0 0 auto"))  # fmt: skip
+            b.on_click(lambda _b, fn=fn: fn())
+            self.buttons[key] = b
+        row = widgets.HBox([self.buttons["lose_master"], self.buttons["restart_master"]],
+                           layout=widgets.Layout(flex_flow="row wrap", align_items="center"))  # fmt: skip
+        self.widget.children = (row, self.replication_view, *self.widget.children)
+        self.refresh()
+
+    def _redraw(self) -> None:
+        super()._redraw()
+        if hasattr(self, "replication_view"):
+            self.replication_view.value = self.replication_html()
+
+    def replication_html(self) -> str:
+        """Master and slave commit logs side by side (the last 8 of the master's entries)."""
+        master = self.lab.broker("broker-a")
+        head = f"<b>t={self.lab.now} ms</b> · broker-a ({master.message_store_config.broker_role})"
+        if not master.running:
+            slave = self.lab.broker("broker-a-s1").message_store.get_max_phy_offset()
+            return (f'<div style="font-size:11px">{head} is down · broker-a-s1 holds '
+                    f"{slave} bytes</div>")  # fmt: skip
+        logs = self.lab.commit_logs("broker-a")
+        a = logs.attrs
+        head += (f" · master's end {a['max_offsets']['broker-a']}, slave's end "
+                 f"{a['max_offsets']['broker-a-s1']}, replicated offset {a['replicated_offset']}, "
+                 f"push2SlaveMaxOffset {a['push2_slave_max_offset']}")  # fmt: skip
+        cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset", "broker-a",
+                "broker-a-s1"]  # fmt: skip
+        table = logs[cols].tail(8).to_html(index=False) if len(logs) else ""
+        return f'<div style="font-size:11px">{head}{table}</div>'
+
+    @_guarded
+    def lose_master(self) -> None:
+        """``Lab.lose("broker-a")``: the master's process and disk are gone."""
+
+        def run() -> list[str]:
+            self.lab.lose("broker-a")
+            self._idle()
+            held = self.lab.broker("broker-a-s1").message_store.get_max_phy_offset()
+            return [f"broker-a is lost; broker-a-s1 holds {held} bytes of commit log"]
+
+        self._do("lose master", run)
+
+    @_guarded
+    def restart_master(self) -> None:
+        """``Lab.restart_broker("broker-a")``: a new machine on the same address."""
+
+        def run() -> list[str]:
+            new = self.lab.restart_broker("broker-a")
+            self._idle()
+            return [f"broker-a restarted with {new.message_store.get_max_phy_offset()} bytes"]
+
+        self._do("restart master", run)
+
+
+def replication_panel(lab: Lab) -> ReplicationPanel:
+    """A ``ReplicationPanel`` for a group lab; leave it as a cell's last expression."""
+    return ReplicationPanel(lab)
+
+
+# -- exercises ---------------------------------------------------------------------------------
+def params_12_1(seed: int) -> int:
+    """Exercise 12.1's loss moment: the master is lost right after this many answers."""
+    return (23, 37, 58, 64, 81)[seed % 5]
+
+
+def _lost(role: str, lose_after: int, seed: int) -> int:
+    df = lose_master(role, lose_after, seed)
+    return int((df["acked"] & ~df["on_slave"]).sum())
+
+
+MISCONCEPTIONS_12_1 = (
+    wrong_answer(
+        "believing SEND_OK means the slave has the message",
+        "an ASYNC_MASTER answers SEND_OK as soon as its own commit log holds the message; the "
+        "slave gets it only at the master's next push (HA step 8)",
+        lambda want, seed: 0,
+    ),
+    wrong_answer(
+        "believing a lost master loses everything it acknowledged",
+        "the slave keeps what the master pushed before the loss: only the messages since the "
+        "last push are gone",
+        lambda want, seed: params_12_1(seed),
+    ),
+)
+
+
+@exercise("12.1", "An ASYNC_MASTER broker-a with one slave; a producer sends a message every "
+          "10 ms (each answered 2 ms later); broker-a's machine is lost right after the "
+          "producer's L.params_12_1(SEED)-th SEND_OK. How many acknowledged messages are not on "
+          "the slave? (L.lose_master('ASYNC_MASTER', n, SEED) runs it; predict first.)",
+          hint="the master's WriteSocketService, finding nothing to push, waits 100 ms before "
+               "it looks again (HA step 8); what it acknowledged after the last push that reached "
+               "the slave is only on the lost machine: at most 10 sends here. Run "
+               "L.lose_master('ASYNC_MASTER', n, SEED) and count acked rows not on_slave",
+          misconceptions=MISCONCEPTIONS_12_1)  # fmt: skip
+def _ex_12_1(seed: int) -> int:
+    return _lost("ASYNC_MASTER", params_12_1(seed), seed)
+
+
+def params_12_2(seed: int) -> int:
+    """Exercise 12.2's loss moment."""
+    return (31, 44, 52, 69, 90)[seed % 5]
+
+
+MISCONCEPTIONS_12_2 = (
+    Misconception(
+        "believing SYNC_MASTER loses what ASYNC_MASTER loses",
+        "a SYNC_MASTER answers only once the slave reported the message's end (steps 12-14): "
+        "whatever it acknowledged is on the slave",
+        lambda answer, want, seed: answer[0] > 0,
+    ),
+    Misconception(
+        "forgetting the round trip to the slave",
+        "each SYNC_MASTER send waits for a push to the slave and its report back: 2 ms more "
+        "than the producer's round trip, plus the link's jitter",
+        lambda answer, want, seed: answer[0] == 0 and answer[1] <= 2,
+    ),
+)
+
+
+@exercise("12.2", "The same with a SYNC_MASTER, lost after the L.params_12_2(SEED)-th SEND_OK, "
+          "the link master ↔ slave having 0..4 ms of jitter each way. Answer [acknowledged "
+          "messages lost, the median send latency of the acknowledged sends in ms].",
+          hint="SYNC_MASTER answers after the slave's report: nothing acknowledged is lost; the "
+               "median latency is the producer's 2 ms plus the master → slave → master trip: "
+               "run L.lose_master('SYNC_MASTER', n, SEED) and take the median of latency_ms "
+               "where acked",
+          misconceptions=MISCONCEPTIONS_12_2)  # fmt: skip
+def _ex_12_2(seed: int) -> list[float]:
+    df = lose_master("SYNC_MASTER", params_12_2(seed), seed)
+    lost = int((df["acked"] & ~df["on_slave"]).sum())
+    return [lost, float(df[df["acked"]]["latency_ms"].median())]
+
+
+def params_12_3(seed: int) -> int:
+    """Exercise 12.3: how many messages reach the slave before the master is killed."""
+    return (4, 8, 12)[seed % 3]
+
+
+MISCONCEPTIONS_12_3 = (
+    wrong_answer(
+        "believing offsets committed to the slave are kept",
+        "the slave's SlaveSynchronize copies the returning master's consumer offsets over its "
+        "own (syncConsumerOffset): the offsets committed during the outage are overwritten",
+        lambda want, seed: 0,
+    ),
+)
+
+
+@exercise("12.3", "As in section 5: c1 consumed 4 messages; L.params_12_3(SEED) more reach the "
+          "slave; the master is killed; c2 of the same group consumes them from the slave; the "
+          "master returns. How many messages does c3 of the group consume after the slave's next "
+          "syncAll?",
+          hint="during the outage c2's offsets went to the slave (findBrokerAddressInAdmin); the "
+               "returning master still has the offsets of before the outage, and the slave's "
+               "syncAll copies them over its own (apache/rocketmq#1094)",
+          misconceptions=MISCONCEPTIONS_12_3)  # fmt: skip
+def _ex_12_3(seed: int) -> int:
+    return int(outage(seed, params_12_3(seed))["consumed_again"])

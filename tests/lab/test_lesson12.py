@@ -1,0 +1,165 @@
+"""Lesson 12 (replication and failover): the walk as lessons/12_replication_and_failover.md tells
+it, with the numbers its prose states, and the exercises' answers and misconception hints.
+
+Mirrors ``HAService``, ``HAConnection``, ``CommitLog#submitReplicaRequest``,
+``PullMessageProcessor`` (suggestWhichBrokerId) and ``SlaveSynchronize`` (rocketmq-all-4.9.3)
+through the lesson's helpers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from mqlab.lab import figures
+from mqlab.lab.check import check, expected
+from mqlab.lab.lessons import lesson12 as L
+
+SEEDS = [1, 12345]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_section1_the_ha_stream_of_one_sync_send(seed):
+    """Sent at 12 009 ms; the master parks the send (12), pushes (8); the slave appends (9)
+    and reports (10) 1 ms later; the master reads the report (4), raises push2SlaveMaxOffset
+    (5) and GroupTransferService releases the send (13, 14) 2 ms after the request arrived."""
+    lab, result, start = L.one_sync_send(seed)
+    assert (result.send_status.name, start) == ("SEND_OK", 12_009)
+    s = L.ha_stream(lab, since_ms=start)
+    assert list(zip(s.t_ms, s.node, s.step, strict=True)) == [
+        (12_010, "broker-a", "12"), (12_010, "broker-a", "8"), (12_011, "broker-a-s1", "9"),
+        (12_011, "broker-a-s1", "10"), (12_012, "broker-a", "4"), (12_012, "broker-a", "5"),
+        (12_012, "broker-a", "13"), (12_012, "broker-a", "14"),
+    ]  # fmt: skip
+    assert s.text.iloc[0] == "wait until a slave has 338" and s.text.iloc[6].endswith("PUT_OK")
+    fig = figures.sequence_timeline(lab, nodes=["lab-producer", "broker-a", "broker-a-s1"],
+                                    start_ms=start, end_ms=start + 5)  # fmt: skip
+    assert {y for t in fig.data for y in t.y} == {"lab-producer", "broker-a", "broker-a-s1"}
+    logs = lab.commit_logs("broker-a")
+    assert logs["broker-a-s1"].tolist() == [True, True]
+    assert logs.attrs["replicated_offset"] == logs.attrs["max_offsets"]["broker-a"] == 338
+    lab.close()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_section2_async_loses_the_last_ten_and_sync_none(seed):
+    """ASYNC_MASTER lost after 50 answers: 2 ms sends (the first 4 ms), messages 40..49 (sent
+    400-490 ms) not on the slave for these seeds (41..49 for others: "nine or ten"), the rest
+    FAILED. SYNC_MASTER: none lost, 4..12 ms, median 8."""
+    a = L.lose_master("ASYNC_MASTER", 50, seed)
+    acked = a[a["acked"]]
+    assert len(acked) == 50 and acked[~acked["on_slave"]]["n"].tolist() == list(range(40, 50))
+    assert acked[~acked["on_slave"]]["sent_ms"].tolist() == list(range(400, 500, 10))
+    assert Counter(acked["latency_ms"]) == {2: 49, 4: 1}
+    assert set(a[~a["acked"]]["status"]) == {"FAILED"}
+    s = L.lose_master("SYNC_MASTER", 50, seed)
+    acked = s[s["acked"]]
+    assert len(acked) == 50 and acked["on_slave"].all()
+    d = acked["latency_ms"].describe()
+    assert (d["min"], d["50%"], d["max"]) == (4.0, 8.0, 12.0)
+
+
+def test_section2_nine_or_ten_as_the_prose_says():
+    """Over seeds 0..5 the ASYNC_MASTER run loses the last nine or ten (sent from 400 or 410 ms),
+    never other messages."""
+    seen = set()
+    for seed in range(6):
+        a = L.lose_master("ASYNC_MASTER", 50, seed)
+        lost = a[a["acked"] & ~a["on_slave"]]["n"].tolist()
+        assert lost in (list(range(40, 50)), list(range(41, 50))), (seed, lost)
+        seen.add(len(lost))
+    assert seen == {9, 10}
+
+
+def test_section3_the_tradeoff_table_and_figure():
+    """48 runs; ASYNC p50 2 ms and 5 or 10 lost per run; SYNC p50 8 ms, none lost; the flush
+    type changes nothing; the figure has p50 and p99 of each role and flush."""
+    t = L.tradeoff()
+    assert t["runs"].sum() == 48 and sorted(set(t["lose_after"])) == [25, 50, 75, 100]
+    a, s = t[t["role"] == "ASYNC_MASTER"], t[t["role"] == "SYNC_MASTER"]
+    assert set(a["latency_p50_ms"]) == {2.0} and set(s["latency_p50_ms"]) == {8.0}
+    assert set(a["acked_lost"] // a["runs"]) == {5, 10} and set(s["acked_lost"]) == {0}
+    by_flush = [g.drop(columns="flush").reset_index(drop=True) for _, g in t.groupby("flush")]
+    assert by_flush[0].equals(by_flush[1])
+    assert len(L.tradeoff_figure(t).data) == 8
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_section4_memory_pressure_sends_the_pull_to_the_slave(seed):
+    """The machine's memory: the master keeps the pull; 100 bytes: it suggests brokerId 1, and
+    the slave answers and suggests the master; slaveReadEnable off: never the slave."""
+    want = {"master_code": 0, "slave_code": 0, "slave_suggests": 0}
+    assert L.pull_far_behind(seed, None) == {**want, "suggest_which_broker_id": 0}
+    assert L.pull_far_behind(seed, 100) == {**want, "suggest_which_broker_id": 1}
+    off = L.pull_far_behind(seed, 100, slave_read_enable=False)
+    assert off == {**want, "suggest_which_broker_id": 0}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_section5_the_outage_and_the_duplicates(seed):
+    """Offsets 1 before; c2 consumes the 8 from the slave and commits 3 there; the restarted
+    master has 1 and the slave's sync copies 1 back; c3 consumes the 8 again."""
+    o = L.outage(seed)
+    ones, threes = {q: 1 for q in range(4)}, {q: 3 for q in range(4)}
+    assert o == {
+        "before": ones, "killed_ms": 22_103, "consumed_from_slave": 8,
+        "slave_during_outage": threes, "restarted_ms": 52_107, "master_after_restart": ones,
+        "slave_after_sync": ones, "overwritten_ms": 73_004, "consumed_again": 8,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exercise_answers(seed):
+    """12.1 = the acknowledged messages the slave never got: fewer than a write-service wait
+    (100 ms = 10 sends) holds; 12.2 = [0, median]; 12.3 = the messages re-consumed."""
+    assert (L.params_12_1(seed), expected("12.1", seed)) == {1: (37, 7), 12345: (23, 3)}[seed]
+    lost, median = expected("12.2", seed)
+    assert lost == 0 and 4 <= median <= 12
+    assert expected("12.3", seed) == L.params_12_3(seed)
+
+
+def test_exercise_answers_for_seed_1():
+    """Seed 1: lost after 37 → 7 (30..36); SYNC after 44 → [0, 8.0]; 8 messages again."""
+    assert (L.params_12_1(1), expected("12.1", 1)) == (37, 7)
+    assert (L.params_12_2(1), expected("12.2", 1)) == (44, [0, 8.0])
+    assert (L.params_12_3(1), expected("12.3", 1)) == (8, 8)
+
+
+def test_wrong_answers_get_the_misconception_hints():
+    r = check("12.1", 0, seed=1)
+    assert not r and "SEND_OK as soon as its own commit log" in r.message
+    r = check("12.1", 37, seed=1)
+    assert not r and "only the messages since the last push" in r.message
+    r = check("12.2", [7, 8], seed=1)
+    assert not r and "answers only once the slave reported" in r.message
+    r = check("12.2", [0, 2], seed=1)
+    assert not r and "2 ms more than the producer's round trip" in r.message
+    r = check("12.3", 0, seed=1)
+    assert not r and "copies the returning master's consumer offsets" in r.message
+    assert check("12.1", 7, seed=1) and check("12.2", [0, 8], seed=1) and check("12.3", 8, seed=1)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("role", ["ASYNC_MASTER", "SYNC_MASTER"])
+def test_section6_the_panel_as_written(seed, role):
+    """Send 3: master 537, slave 0; advance 12 000 ms: slave 537; send 3 and lose the master:
+    ASYNC_MASTER's slave holds 537 bytes (the last three are gone), SYNC_MASTER's all six
+    (1074); restart: an empty master, the slave ahead of it."""
+    p = L.replication_panel(L.group_lab(seed, role))
+    p.inputs["count"].value = "3"
+    p.buttons["send"].click()
+    assert "master's end 537, slave's end 0," in p.replication_view.value
+    p.inputs["advance_ms"].value = "12000"
+    p.buttons["advance"].click()
+    assert "master's end 537, slave's end 537," in p.replication_view.value
+    held = {"ASYNC_MASTER": 537, "SYNC_MASTER": 1074}[role]
+    p.buttons["send"].click()
+    assert f"master's end 1074, slave's end {held}," in p.replication_view.value
+    p.buttons["lose_master"].click()
+    assert p.messages[-1] == f"  → broker-a is lost; broker-a-s1 holds {held} bytes of commit log"
+    assert "broker-a (" + role + ") is down" in p.replication_view.value
+    p.buttons["restart_master"].click()
+    assert p.messages[-1] == "  → broker-a restarted with 0 bytes"
+    assert f"master's end 0, slave's end {held}," in p.replication_view.value
+    p.lab.close()
