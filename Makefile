@@ -77,7 +77,10 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # notified about official Jupyter news?" toast never covers a lesson (a user's own settings still win).
 LAB_FLAGS := --ServerApp.contents_manager_class=mqlab.lab.contents.LessonContentsManager \
              --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
-LAB_ENV  := JUPYTER_CONFIG_PATH="$(CURDIR)/mqlab/lab/jupyter_config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
+# Their kernels run mqlab/lab/kernel_startup.py first (PYTHONSTARTUP): a NameError in a cell run
+# before the lesson's first cell also says to run the notebook from the top.
+LAB_ENV  := JUPYTER_CONFIG_PATH="$(CURDIR)/mqlab/lab/jupyter_config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+            PYTHONSTARTUP="$(CURDIR)/mqlab/lab/kernel_startup.py"
 
 # Environment for tests, the lab and the notebooks they run.
 export MQLAB_SKIP_SPARK MQLAB_SKIP_E2E MQLAB_E2E_CHROMIUM

@@ -8,6 +8,7 @@ from typing import Any
 
 from mqlab.lab.check import check, expected, learner_seed
 from mqlab.lab.lab import Lab
+from mqlab.lab.name_error_hint import NAME_ERROR_HINT, install_name_error_hint
 
 __all__ = ["Lab", "check", "control_panel", "expected", "learner_seed", "OutcomeExplorer",
            "install_name_error_hint", "NAME_ERROR_HINT"]  # fmt: skip
@@ -30,49 +31,6 @@ def _full_text_in_notebook_tables() -> None:
 
 
 _full_text_in_notebook_tables()
-
-#: What a NameError in a notebook adds under its traceback.
-NAME_ERROR_HINT = (
-    "This cell uses a name that an earlier cell defines, and that cell has not run in this "
-    "kernel (after a kernel restart, none has): run the notebook from the top "
-    "(Run > Run All Cells)."
-)
-
-
-def install_name_error_hint(shell: Any = None) -> bool:
-    """In IPython, a NameError's traceback ends with ``NAME_ERROR_HINT``.
-
-    A lesson's first cell imports ``mqlab.lab``, which calls this: a cell run later, after a
-    restart or out of order, then says how to get its names back instead of a bare NameError.
-    Installs an IPython custom exception handler (``InteractiveShell.set_custom_exc``) unless
-    another one is installed already. Returns whether the hint is installed.
-    """
-    if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
-    if shell is None:
-        return False
-    if getattr(shell, "_mqlab_name_error_hint", False):
-        return True
-    if shell.custom_exceptions:  # someone else's handler: leave it
-        return False
-
-    def hint(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None):
-        stb = self.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
-        last = tb
-        while last is not None and last.tb_next is not None:
-            last = last.tb_next
-        if last is not None and last.tb_frame.f_globals is self.user_ns:  # the cell's own name
-            stb = [*stb, NAME_ERROR_HINT]
-        self._showtraceback(etype, value, stb)
-
-    shell.set_custom_exc((NameError,), hint)
-    shell._mqlab_name_error_hint = True
-    return True
-
 
 install_name_error_hint()
 
