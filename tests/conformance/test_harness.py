@@ -373,3 +373,32 @@ def test_replication_compares_the_range_and_names_the_first_differing_offset(tmp
         "replication: real master -> mqlab slave 1360 bytes identical, "
         "mqlab master -> real slave 1376 bytes DIFFERENT"
     )
+
+
+@pytest.mark.parametrize(
+    ("push_after_store_ms", "close"),
+    [(0, "true"), (1_500, "true"), (10_000, "true"), (10_001, "false"), (-1, "false")],
+)
+def test_a_reply_push_shows_whether_its_push_time_follows_the_store_within_10_s(
+    push_after_store_ms, close
+):
+    """PUSH_REPLY_MESSAGE_TO_CLIENT as the harness shows it: the two clocks become <set>, and
+    whether PUSH_REPLY_TIME is 0..10 000 ms after storeTimestamp (a 1 s window failed on a
+    loaded CI machine, 2026-11-29)."""
+    from mqlab.conformance.raw_tcp import push_record
+
+    store = 1_764_150_000_000
+    push = store + push_after_store_ms
+    req = RemotingCommand.create_request(
+        0,
+        {
+            "storeTimestamp": str(store),
+            "properties": f"PUSH_REPLY_TIME\x01{push}\x02MSG_TYPE\x01reply\x02",
+        },  # fmt: skip
+        b"hi",
+    )
+    rec = push_record(req)
+    assert rec["extFields"]["pushReplyTimeWithin10sOfStoreTimestamp"] == close
+    assert rec["extFields"]["storeTimestamp"] == "<set>"
+    assert rec["extFields"]["properties"] == "PUSH_REPLY_TIME\x01<set>\x02MSG_TYPE\x01reply\x02"
+    assert rec["body"] == "hi"
