@@ -309,8 +309,9 @@ def report_lines(
         for kind in kinds:
             r = results[(kind, n)]
             ok = r.get("sendStatus", {}).get("SEND_OK", 0)
+            cs = f"{r['consumed']}/{r['sent']}"
             lines.append(f"{n:>7} {kind:>6} " + " ".join(f"{r[c]:>13}" for c in COLS)
-                         + f"  {r['consumed']}/{r['sent']:<8} {ok}/{expected * n}")  # fmt: skip
+                         + f"  {cs:>13}  {ok}/{expected * n}")  # fmt: skip
         if len(kinds) == 2:
             real, mq = results[("real", n)], results[("mqlab", n)]
             ratios = [mq[c] / real[c] if real[c] else float("nan") for c in COLS]
