@@ -58,6 +58,23 @@ waits until the slave's commit log holds the probe (GET_BROKER_RUNTIME_INFO
 measured and warm-up send must come back SEND_OK (``JavaBench``'s ``sendStatus``): the
 table's last column, and the exit status (1 otherwise). CPU per message then covers the
 slave too (same JVM; same loop thread).
+
+Measured 2026-11-29 03:35-03:40 UTC, two runs of ``--group sync --messages 2000`` one after
+the other (load average 17-19 on 2 cores; every send SEND_OK, every message consumed)::
+
+    threads   msg/s real / mqlab   ratio   send p50 ms real / mqlab  ratio   send p99 ms  ratio
+       1         234 / 282         1.21x         2.70 / 2.18        0.81x   26.7 / 25.1  0.94x
+       4         880 / 483         0.55x         3.62 / 4.64        1.28x   15.0 / 55.9  3.72x
+       1         238 / 261         1.10x         2.66 / 2.21        0.83x   21.2 / 24.8  1.17x
+       4        1078 / 544         0.50x         2.93 / 4.59        1.57x   13.1 / 51.0  3.88x
+
+Each slave was ready after 9-10 s (the real one: 17 SLAVE_NOT_AVAILABLE, 1 FLUSH_SLAVE_TIMEOUT,
+then SEND_OK; mqlab's: 22-23, 1, then SEND_OK): the slave's first report waits one
+``haSendHeartbeatInterval`` (5 s) after it connects, and the probe caught in between waits
+``syncFlushTimeout`` (5 s) for it. With one producer mqlab keeps up; with four it reaches
+about half the real group's msg/s and 3.7-3.9x its send p99. Not profiled yet; a likely
+cause is that mqlab's one loop thread runs master, slave and name server in turn, where the
+real JVM overlaps them on both cores.
 """
 
 from __future__ import annotations
