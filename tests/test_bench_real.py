@@ -193,3 +193,35 @@ def test_sync_master_without_a_slave_is_reported_and_nothing_measured(group: Mql
     assert text.endswith(
         "): its slave at 127.0.0.1:1 is not connected and reporting; nothing measured"
     )
+
+
+def test_bench_says_so_and_measures_nothing_when_the_slave_never_reports(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--group sync`` on a SYNC_MASTER whose slave never comes (none started): exit 2, the
+    reason printed, the group closed, JavaBench never run."""
+    import mqlab.bench.real as real
+
+    opened: list[MqlabTarget] = []
+
+    def lone_master(kind: str, workdir, **kw) -> MqlabTarget:
+        assert (kind, kw["broker_role"], kw["slaves"]) == ("mqlab", "SYNC_MASTER", 1)
+        t = MqlabTarget(tmp_path, broker_role="SYNC_MASTER", slaves=0)
+        t.slave_addr = "127.0.0.1:1"
+        opened.append(t)
+        return t
+
+    def no_java(*a, **kw):
+        raise AssertionError("measured without a slave")
+
+    monkeypatch.setattr(real, "open_target", lone_master)
+    monkeypatch.setattr(real, "run_java_bench", no_java)
+    argv = ["--group", "sync", "--targets", "mqlab", "--slave-timeout", "0.5", "--threads", "1"]
+    assert real.main(argv) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"mqlab: the master at {opened[0].broker_addr} never answered SEND_OK")
+    assert out.rstrip().endswith(
+        "its slave at 127.0.0.1:1 is not connected and reporting; nothing measured"
+    )
+    assert "threads broker" not in out
+    assert opened[0]._server._loop.loop.is_closed()  # closed by main
