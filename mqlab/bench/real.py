@@ -72,9 +72,14 @@ Each slave was ready after 9-10 s (the real one: 17 SLAVE_NOT_AVAILABLE, 1 FLUSH
 then SEND_OK; mqlab's: 22-23, 1, then SEND_OK): the slave's first report waits one
 ``haSendHeartbeatInterval`` (5 s) after it connects, and the probe caught in between waits
 ``syncFlushTimeout`` (5 s) for it. With one producer mqlab keeps up; with four it reaches
-about half the real group's msg/s and 3.7-3.9x its send p99. Not profiled yet; a likely
-cause is that mqlab's one loop thread runs master, slave and name server in turn, where the
-real JVM overlaps them on both cores.
+about half the real group's msg/s and 3.7-3.9x its send p99. The one loop thread runs the
+slave as well as the master: with 4 producers its CPU per message rose from 427 µs (one
+master, ``--messages 2000`` at 03:41, same load: 818 msg/s, 1.05x the real broker) to
+735-766 µs, and the loop is CPU-bound on a loaded machine, where the real JVM spreads master
+and slave over both cores. Under cProfile (``--group sync --targets mqlab --threads 4
+--messages 2000 --profile``) ``socket.send`` is again the top cost, 21 %, now 2.8 calls a
+message instead of 1.8 (the HA push and the slave's report, in the kernel), then the
+slave's reput and its commit-log flush; no Python hot spot of its own.
 """
 
 from __future__ import annotations
