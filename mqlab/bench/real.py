@@ -78,8 +78,8 @@ master, ``--messages 2000`` at 03:41, same load: 818 msg/s, 1.05x the real broke
 735-766 µs, and the loop is CPU-bound on a loaded machine, where the real JVM spreads master
 and slave over both cores. Under cProfile (``--group sync --targets mqlab --threads 4
 --messages 2000 --profile``) ``socket.send`` is again the top cost, 21 %, now 2.8 calls a
-message instead of 1.8 (the HA push and the slave's report, in the kernel), then the
-slave's reput and its commit-log flush; no Python hot spot of its own.
+message instead of 1.8 (the HA push and the slave's report, in the kernel), then
+commit-log flushes and reput (now on two stores); no Python hot spot of its own.
 """
 
 from __future__ import annotations
