@@ -9,7 +9,8 @@ Each command is one module, also runnable as ``python -m mqlab.bench.<name>``:
 * ``load``: 8 C++ producers and 4 push consumers with a broker SIGKILL in the middle (lost,
   duplicates by cause, latencies, RSS);
 * ``real``: the Java client's sync sends and end-to-end latency on the real RocketMQ 4.9.3
-  broker and on ``mqlab serve``, side by side, with ratios;
+  broker and on ``mqlab serve``, side by side, with ratios; ``--group sync`` / ``async``: on a
+  SYNC_MASTER / ASYNC_MASTER with one slave on each side, every send checked SEND_OK;
 * ``sweep``: a 200-run experiment sweep sequentially and on Spark (local, standalone,
   Connect);
 * ``explore``: schedule exploration (``mqlab.explore``): one run's phases, schedules per

@@ -45,6 +45,41 @@ consume pool, and its turnaround grew with the batch (2.2 ms for 1 message, 16 m
 profiled 1-producer runs. That is the likely cause of a 4-producer e2e p50 of 624 ms seen
 once at load ~17; it did not recur in 5 side-by-side runs nor in ~15 mqlab-only runs
 (loop thread at nice 19, all on one core, 16 and 32 producers: 6 745 msg/s, e2e p50 6.7 ms).
+
+**Broker groups** (``--group sync``, ``--group async``): the same load on a master with one
+slave, each side's: ``mqlab serve --slaves 1 --broker-role SYNC_MASTER`` (master and slave
+on the one event-loop thread) and the real 4.9.3 master with a real slave in its JVM
+(``RealCluster.start_slave``). Before measuring, the bench waits for the slave
+(:func:`wait_for_slave`): a SYNC_MASTER answers SLAVE_NOT_AVAILABLE (11) while no slave is
+connected and FLUSH_SLAVE_TIMEOUT (12) while none has reported past the message
+(``CommitLog#handleHA``), so it probes with a synchronous send until one answers SEND_OK, then
+waits until the slave's commit log holds the probe (GET_BROKER_RUNTIME_INFO
+``commitLogMaxOffset``); if that never happens it says so and measures nothing. Every
+measured and warm-up send must come back SEND_OK (``JavaBench``'s ``sendStatus``): the
+table's last column, and the exit status (1 otherwise). CPU per message then covers the
+slave too (same JVM; same loop thread).
+
+Measured 2026-11-29 03:35-03:40 UTC, two runs of ``--group sync --messages 2000`` one after
+the other (load average 17-19 on 2 cores; every send SEND_OK, every message consumed)::
+
+    threads   msg/s real / mqlab   ratio   send p50 ms real / mqlab  ratio   send p99 ms  ratio
+       1         234 / 282         1.21x         2.70 / 2.18        0.81x   26.7 / 25.1  0.94x
+       4         880 / 483         0.55x         3.62 / 4.64        1.28x   15.0 / 55.9  3.72x
+       1         238 / 261         1.10x         2.66 / 2.21        0.83x   21.2 / 24.8  1.17x
+       4        1078 / 544         0.50x         2.93 / 4.59        1.57x   13.1 / 51.0  3.88x
+
+Each slave was ready after 9-10 s (the real one: 17 SLAVE_NOT_AVAILABLE, 1 FLUSH_SLAVE_TIMEOUT,
+then SEND_OK; mqlab's: 22-23, 1, then SEND_OK): the slave's first report waits one
+``haSendHeartbeatInterval`` (5 s) after it connects, and the probe caught in between waits
+``syncFlushTimeout`` (5 s) for it. With one producer mqlab keeps up; with four it reaches
+about half the real group's msg/s and 3.7-3.9x its send p99. The one loop thread runs the
+slave as well as the master: with 4 producers its CPU per message rose from 427 µs (one
+master, ``--messages 2000`` at 03:41, same load: 818 msg/s, 1.05x the real broker) to
+735-766 µs, and the loop is CPU-bound on a loaded machine, where the real JVM spreads master
+and slave over both cores. Under cProfile (``--group sync --targets mqlab --threads 4
+--messages 2000 --profile``) ``socket.send`` is again the top cost, 21 %, now 2.8 calls a
+message instead of 1.8 (the HA push and the slave's report, in the kernel), then
+commit-log flushes and reput (now on two stores); no Python hot spot of its own.
 """
 
 from __future__ import annotations
@@ -57,13 +92,159 @@ import pstats
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from mqlab.interop.targets import MqlabTarget, Target, open_target
 
-__all__ = ["run_java_bench", "main"]
+__all__ = [
+    "GROUPS",
+    "BenchError",
+    "SlaveReady",
+    "main",
+    "report_lines",
+    "run_java_bench",
+    "send_ok_problems",
+    "wait_for_slave",
+]
 
 FLAGS = ["-Xms256m", "-Xmx512m", "-XX:+UseSerialGC"]
+
+#: ``--group``: the master's brokerRole and its number of slaves.
+GROUPS: dict[str, tuple[str | None, int]] = {
+    "single": (None, 0),
+    "async": ("ASYNC_MASTER", 1),
+    "sync": ("SYNC_MASTER", 1),
+}
+
+#: the probe's topic (auto-created from TBW102), apart from the measured ``BenchT<n>``
+PROBE_TOPIC = "BenchProbe"
+#: what a master answers while its slave is not (yet) in step (``CommitLog#handleHA``)
+RETRY_CODES = {11: "SLAVE_NOT_AVAILABLE", 12: "FLUSH_SLAVE_TIMEOUT"}
+
+
+class BenchError(RuntimeError):
+    """The bench cannot measure: a slave never got in step, a probe was refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlaveReady:
+    """What :func:`wait_for_slave` saw: the probe sends' answers (code names, in order),
+    the seconds it took, and the commit-log max offset both brokers reached."""
+
+    answers: tuple[str, ...]
+    seconds: float
+    master_max_offset: int
+    slave_max_offset: int
+
+    def line(self, kind: str) -> str:
+        waited = _summary(list(self.answers))
+        return (
+            f"{kind:6} slave ready after {self.seconds:.1f} s: probe sends {waited}; "
+            f"slave commitLogMaxOffset {self.slave_max_offset} >= master's {self.master_max_offset}"
+        )
+
+
+def _probe_send(broker_addr: str, i: int, timeout_s: float) -> int:
+    """One synchronous SEND_MESSAGE_V2 of a 10-byte probe to queue 0; the answer's code."""
+    from mqlab.common.message_decoder import message_properties_to_string
+    from mqlab.conformance.wire import call_sync
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.command import RemotingCommand
+    from mqlab.remoting.headers import (
+        SendMessageRequestHeader,
+        send_message_header_v2_to_ext_fields,
+    )
+
+    header = SendMessageRequestHeader(
+        producer_group="bench_probe_pg", topic=PROBE_TOPIC, default_topic="TBW102",
+        default_topic_queue_nums=4, queue_id=0, sys_flag=0,
+        born_timestamp=int(time.time() * 1000), flag=0,
+        properties=message_properties_to_string({"WAIT": "true"}),
+        reconsume_times=0, max_reconsume_times=16,
+    )  # fmt: skip
+    req = RemotingCommand.create_request(
+        RequestCode.SEND_MESSAGE_V2,
+        send_message_header_v2_to_ext_fields(header),
+        f"probe{i:05d}".encode(),
+    )
+    return call_sync(broker_addr, req, timeout=timeout_s).code
+
+
+def _max_offset(broker_addr: str) -> int:
+    from mqlab.conformance.replication import runtime_info
+
+    return int(runtime_info(broker_addr)["commitLogMaxOffset"])
+
+
+def wait_for_slave(
+    broker_addr: str, slave_addr: str, *, timeout_s: float = 90.0, pause_s: float = 0.2
+) -> SlaveReady:
+    """Block until the master at ``broker_addr`` acknowledges a send SEND_OK and the slave
+    at ``slave_addr`` holds it.
+
+    1. probe: a synchronous send to the master; SLAVE_NOT_AVAILABLE / FLUSH_SLAVE_TIMEOUT
+       (a SYNC_MASTER whose slave has not connected / reported) mean "again after
+       ``pause_s``", any other code but SUCCESS is an error;
+    2. the master's commit-log max offset after the SEND_OK; then until the slave's
+       reaches it (an ASYNC_MASTER answers SEND_OK without its slave: step 2 is its wait).
+
+    Raises:
+        BenchError: not in step within ``timeout_s`` (the answers so far in the message), or a
+            probe was refused with another code.
+    """
+    start = time.monotonic()
+    deadline = start + timeout_s
+    answers: list[str] = []
+    while True:
+        code = _probe_send(broker_addr, len(answers), timeout_s=15.0)
+        answers.append("SEND_OK" if code == 0 else RETRY_CODES.get(code, f"code {code}"))
+        if code == 0:
+            break
+        if code not in RETRY_CODES:
+            raise BenchError(f"the master at {broker_addr} refused the probe send: code {code}")
+        if time.monotonic() > deadline:
+            raise BenchError(
+                f"the master at {broker_addr} never answered SEND_OK within {timeout_s:g} s "
+                f"({len(answers)} probe sends: {_summary(answers)}): its slave at {slave_addr} "
+                "is not connected and reporting; nothing measured"
+            )
+        time.sleep(pause_s)
+    master = _max_offset(broker_addr)
+    while (slave := _max_offset(slave_addr)) < master:
+        if time.monotonic() > deadline:
+            raise BenchError(
+                f"the slave at {slave_addr} stayed at commitLogMaxOffset {slave} < the master's "
+                f"{master} for {timeout_s:g} s: it is not replicating; nothing measured"
+            )
+        time.sleep(pause_s)
+    return SlaveReady(tuple(answers), time.monotonic() - start, master, slave)
+
+
+def _summary(answers: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for a in answers:
+        counts[a] = counts.get(a, 0) + 1
+    return ", ".join(f"{k} x{v}" for k, v in counts.items())
+
+
+def send_ok_problems(r: dict, expected: int) -> list[str]:
+    """What is wrong with one JavaBench result's acknowledgements: every one of the
+    ``expected`` measured sends and every warm-up send must be SEND_OK."""
+    problems = []
+    for key, want in (("sendStatus", expected), ("warmupSendStatus", r.get("warmup"))):
+        statuses = r.get(key)
+        if statuses is None:
+            problems.append(f"no {key} in the result (JavaBench too old?)")
+            continue
+        others = {k: v for k, v in sorted(statuses.items()) if k != "SEND_OK"}
+        ok = statuses.get("SEND_OK", 0)
+        if others or (want is not None and ok != want):
+            what = "measured" if key == "sendStatus" else "warm-up"
+            rest = "".join(f", {k} {v}" for k, v in others.items())
+            problems.append(f"{what} sends: SEND_OK {ok} of {want}{rest}")
+    return problems
 
 
 def run_java_bench(
@@ -134,7 +315,33 @@ def _report_profile(prof: cProfile.Profile, path: str, messages: int, cpu_s: flo
 _IDLE = ("<method 'poll' of 'select.epoll' objects>", "<method 'select' of 'select.epoll' objects>")
 
 
-def main(argv: list[str] | None = None) -> int:
+COLS = ("sendMsgPerSec", "e2eMsgPerSec", "sendP50Ms", "sendP99Ms", "e2eP50Ms", "e2eP99Ms",
+        "cpuUsPerMsg")  # fmt: skip
+
+
+def report_lines(
+    results: dict[tuple[str, int], dict], threads: list[int], kinds: list[str], expected: int
+) -> list[str]:
+    """The table: one row per thread count and broker, mqlab's as a ratio of the real
+    broker's when both ran, and each row's consumed/sent and SEND_OK count of the measured
+    sends (``expected`` per thread)."""
+    lines = [f"{'threads':>7} {'broker':>6} " + " ".join(f"{c:>13}" for c in COLS)
+             + "  consumed/sent  SEND_OK"]  # fmt: skip
+    for n in threads:
+        for kind in kinds:
+            r = results[(kind, n)]
+            ok = r.get("sendStatus", {}).get("SEND_OK", 0)
+            cs = f"{r['consumed']}/{r['sent']}"
+            lines.append(f"{n:>7} {kind:>6} " + " ".join(f"{r[c]:>13}" for c in COLS)
+                         + f"  {cs:>13}  {ok}/{expected * n}")  # fmt: skip
+        if len(kinds) == 2:
+            real, mq = results[("real", n)], results[("mqlab", n)]
+            ratios = [mq[c] / real[c] if real[c] else float("nan") for c in COLS]
+            lines.append(f"{n:>7} {'ratio':>6} " + " ".join(f"{x:>12.2f}x" for x in ratios))
+    return lines
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab bench real", description=__doc__.split("\n")[0]
     )
@@ -142,20 +349,65 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", default="1,4", help="producer thread counts (default 1,4)")
     ap.add_argument("--targets", default="real,mqlab", help="which brokers (default real,mqlab)")
     ap.add_argument(
+        "--group", choices=sorted(GROUPS), default="single",
+        help="single: one master (default); sync / async: a SYNC_MASTER / ASYNC_MASTER with one "
+        "slave on each side, the bench waiting for the slave before it measures",
+    )  # fmt: skip
+    ap.add_argument(
+        "--slave-timeout", type=float, default=90.0, metavar="S",
+        help="seconds to wait for the slave to get in step (default 90)",
+    )  # fmt: skip
+    ap.add_argument(
         "--profile", metavar="FILE",
         help="run mqlab's event-loop thread under cProfile and write the pstats to FILE; "
         "prints the top costs as shares and in µs per message (mqlab's figures then include "
         "the profiler's overhead)",
     )  # fmt: skip
+    return ap
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, checked: thread counts and messages positive, targets known."""
+    ap = build_parser()
     args = ap.parse_args(argv)
-    threads = [int(x) for x in args.threads.split(",")]
-    kinds = [k for k in ("real", "mqlab") if k in args.targets.split(",")]
+    try:
+        args.threads = [int(x) for x in args.threads.split(",")]
+    except ValueError:
+        ap.error(f"--threads: comma-separated integers, got {args.threads!r}")
+    if any(n < 1 for n in args.threads):
+        ap.error(f"--threads: each count must be >= 1, got {args.threads}")
+    if args.messages < 1:
+        ap.error(f"--messages must be >= 1, got {args.messages}")
+    names = [k for k in args.targets.split(",") if k]
+    unknown = sorted(set(names) - {"real", "mqlab"})
+    if unknown or not names:
+        ap.error(f"--targets: real and/or mqlab, got {args.targets!r}")
+    args.kinds = [k for k in ("real", "mqlab") if k in names]
+    args.broker_role, args.slaves = GROUPS[args.group]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    threads, kinds = args.threads, args.kinds
     root = Path(tempfile.mkdtemp(prefix="mqlab-bench-real-"))
     results: dict[tuple[str, int], dict] = {}
+    ready: dict[str, SlaveReady] = {}
     for kind in kinds:
-        target = open_target(kind, root / kind, benchmark=True)
+        target = open_target(
+            kind, root / kind, benchmark=True, broker_role=args.broker_role, slaves=args.slaves
+        )
         prof = None
         try:
+            if args.slaves:
+                try:
+                    ready[kind] = wait_for_slave(
+                        target.broker_addr, target.slave_addr, timeout_s=args.slave_timeout
+                    )
+                except BenchError as e:
+                    print(f"{kind}: {e}", flush=True)
+                    return 2
+                print(ready[kind].line(kind), flush=True)
             if args.profile and isinstance(target, MqlabTarget):
                 prof = _start_profile(target)
             for n in threads:
@@ -171,22 +423,20 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             target.close()
     load = os.getloadavg()
-    print(f"\nJava client, 100-byte sync sends, {args.messages} per thread; load average "
+    group = "one master" if not args.slaves else f"{args.broker_role} with 1 slave"
+    print(f"\nJava client, 100-byte sync sends, {args.messages} per thread, {group}; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; cpuUsPerMsg: "
           "the broker process's CPU (mqlab: its event-loop thread) per message handled")  # fmt: skip
-    cols = ("sendMsgPerSec", "e2eMsgPerSec", "sendP50Ms", "sendP99Ms", "e2eP50Ms", "e2eP99Ms",
-            "cpuUsPerMsg")  # fmt: skip
-    print(f"{'threads':>7} {'broker':>6} " + " ".join(f"{c:>13}" for c in cols) + "  consumed/sent")
-    for n in threads:
-        for kind in kinds:
-            r = results[(kind, n)]
-            print(f"{n:>7} {kind:>6} " + " ".join(f"{r[c]:>13}" for c in cols)
-                  + f"  {r['consumed']}/{r['sent']}")  # fmt: skip
-        if len(kinds) == 2:
-            real, mq = results[("real", n)], results[("mqlab", n)]
-            ratios = [mq[c] / real[c] if real[c] else float("nan") for c in cols]
-            print(f"{n:>7} {'ratio':>6} " + " ".join(f"{x:>12.2f}x" for x in ratios))
-    return 0
+    for line in report_lines(results, threads, kinds, args.messages):
+        print(line)
+    bad = [
+        f"{kind} {n} thread(s): {p}"
+        for (kind, n), r in results.items()
+        for p in send_ok_problems(r, args.messages * n)
+    ]
+    for line in bad:
+        print(f"NOT ALL SEND_OK: {line}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ Both are started with the same broker properties (``INTEROP_BROKER_PROPERTIES``)
 SQL92 selectors, a 1 s ``transactionCheckInterval`` / ``transactionTimeOut`` so that a
 transaction check-back comes in seconds. Each lives in its own work directory on free loopback ports and is
 stopped by ``close()``.
+
+Either can run as a broker group (``broker_role`` and ``slaves``): the master ``broker-a``
+with that ``brokerRole`` and one slave (brokerId 1, SLAVE) of it, which learns the master's HA
+address from its registration result: ``mqlab serve --slaves 1`` on one event loop, or the
+real master with a real slave in the same JVM (``RealCluster.start_slave``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ class Target(Protocol):
     kind: str  # "mqlab" or "real"
     namesrv_addr: str
     broker_addr: str
+    #: the slave's address in a group ("" without a slave)
+    slave_addr: str
     workdir: Path
 
     def close(self) -> None: ...
@@ -52,20 +59,27 @@ class MqlabTarget:
     workdir: Path
     properties: dict[str, str] = field(default_factory=lambda: dict(INTEROP_BROKER_PROPERTIES))
     kind: str = "mqlab"
+    #: the master's ``brokerRole`` (None: ASYNC_MASTER) and its slaves (0 or 1)
+    broker_role: str | None = None
+    slaves: int = 0
 
     def __post_init__(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
 
+        _check_group(self.broker_role, self.slaves)
         props = dict(self.properties)
         delay = props.pop("messageDelayLevel", None)
         self._server = ServerThread(
             ServeConfig(
                 namesrv_port=0, broker_port=0, store=str(self.workdir / "store"),
                 delay_levels=delay, properties=props, trace_level="off",
+                broker_role=self.broker_role, slaves=self.slaves,
             )
         )  # fmt: skip
         self.namesrv_addr = self._server.namesrv_addr
         self.broker_addr = self._server.server.broker_addrs["broker-a"]
+        #: the slave's address ("" without one)
+        self.slave_addr = self._server.server.broker_addrs.get("broker-a-s1", "")
 
     def close(self) -> None:
         self._server.stop()
@@ -88,15 +102,28 @@ class RealTarget:
     kind: str = "real"
     #: extra JVM options, e.g. full JIT for a benchmark (the tests' JVM stops at C1)
     jvm_options: list[str] = field(default_factory=list)
+    #: the master's ``brokerRole`` (None: ASYNC_MASTER) and its slaves (0 or 1)
+    broker_role: str | None = None
+    slaves: int = 0
 
     def __post_init__(self) -> None:
         from mqlab.conformance.real_cluster import RealCluster
 
-        self._cluster = RealCluster(
-            self.workdir, dict(self.properties), jvm_options=self.jvm_options
-        ).start()
+        _check_group(self.broker_role, self.slaves)
+        props = dict(self.properties)
+        if self.broker_role is not None:
+            props["brokerRole"] = self.broker_role
+        self._cluster = RealCluster(self.workdir, props, jvm_options=self.jvm_options).start()
         self.namesrv_addr = self._cluster.namesrv_addr
         self.broker_addr = self._cluster.broker_addr
+        self.slave_addr = ""
+        if self.slaves:
+            try:
+                slave = self._cluster.start_slave(properties=props_for_slave(props))
+            except BaseException:
+                self._cluster.stop()
+                raise
+            self.slave_addr = slave.broker_addr
 
     def close(self) -> None:
         self._cluster.stop()
@@ -107,16 +134,38 @@ class RealTarget:
         return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
-def open_target(kind: str, workdir: Path | None = None, *, benchmark: bool = False) -> Target:
+def props_for_slave(master_props: dict[str, str]) -> dict[str, str]:
+    """The real slave's settings: the master's, less its role (``start_slave`` makes it
+    SLAVE) and ``messageDelayLevel`` (``start-slave`` takes no whitespace in a value; a
+    slave schedules no retries)."""
+    return {k: v for k, v in master_props.items() if k not in ("brokerRole", "messageDelayLevel")}
+
+
+def _check_group(broker_role: str | None, slaves: int) -> None:
+    if broker_role not in (None, "ASYNC_MASTER", "SYNC_MASTER"):
+        raise ValueError(f"broker_role must be ASYNC_MASTER or SYNC_MASTER, got {broker_role!r}")
+    if isinstance(slaves, bool) or slaves not in (0, 1):
+        raise ValueError(f"slaves must be 0 or 1, got {slaves!r}")
+
+
+def open_target(
+    kind: str,
+    workdir: Path | None = None,
+    *,
+    benchmark: bool = False,
+    broker_role: str | None = None,
+    slaves: int = 0,
+) -> Target:
     """Start a target of ``kind`` ("mqlab" or "real") in ``workdir`` (a new temp dir).
 
     ``benchmark``: the real broker's JVM with full JIT and a 1 GiB heap, as in production
-    (the tests' quick-start flags stop at the C1 compiler)."""
+    (the tests' quick-start flags stop at the C1 compiler). ``broker_role`` and ``slaves``:
+    a group, the master with that role and ``slaves`` (0 or 1) slaves."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-interop-{kind}-"))
     workdir.mkdir(parents=True, exist_ok=True)
     if kind == "mqlab":
-        return MqlabTarget(workdir)
+        return MqlabTarget(workdir, broker_role=broker_role, slaves=slaves)
     if kind == "real":
         jvm = ["-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"] if benchmark else []
-        return RealTarget(workdir, jvm_options=jvm)
+        return RealTarget(workdir, jvm_options=jvm, broker_role=broker_role, slaves=slaves)
     raise ValueError(f"unknown target {kind!r} (mqlab, real)")

@@ -6,6 +6,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -31,6 +33,10 @@ import org.apache.rocketmq.common.message.MessageExt;
  * System.nanoTime() of its send in a user property; producer and consumer share this JVM, so
  * the clocks agree. 200 warm-up messages per thread go first and are not counted (their number
  * is printed as "warmup": they pass the broker too, for a CPU-per-message figure).
+ * "sendStatus" counts the measured sends by their SendResult's status (SEND_OK, FLUSH_DISK_TIMEOUT,
+ * FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE; EXCEPTION when send threw), "warmupSendStatus" the
+ * warm-up's: a SYNC_MASTER without a slave that reports answers SLAVE_NOT_AVAILABLE or
+ * FLUSH_SLAVE_TIMEOUT, which DefaultMQProducer returns (retryAnotherBrokerWhenNotStoreOK is false).
  */
 public final class JavaBench {
     public static void main(String[] args) throws Exception {
@@ -79,10 +85,12 @@ public final class JavaBench {
         byte[] body = new byte[100];
         Arrays.fill(body, (byte) 'x');
         // warm-up: JIT on both sides, connections, the consumer's pull loop
-        runThreads(threads, warmup, producer, topic, "W", body, new ConcurrentLinkedQueue<>());
+        Map<String, AtomicInteger> warmupStatus = new ConcurrentHashMap<>();
+        runThreads(threads, warmup, producer, topic, "W", body, new ConcurrentLinkedQueue<>(), warmupStatus);
         ConcurrentLinkedQueue<Long> sendLatency = new ConcurrentLinkedQueue<>();
+        Map<String, AtomicInteger> sendStatus = new ConcurrentHashMap<>();
         long start = System.nanoTime();
-        int failed = runThreads(threads, perThread, producer, topic, "M", body, sendLatency);
+        int failed = runThreads(threads, perThread, producer, topic, "M", body, sendLatency, sendStatus);
         long sendEnd = System.nanoTime();
         long deadline = System.currentTimeMillis() + 120000;
         while (consumed.get() < total - failed && System.currentTimeMillis() < deadline) {
@@ -104,13 +112,16 @@ public final class JavaBench {
         out.put("sendP99Ms", pct(sendLatency, 99));
         out.put("e2eP50Ms", pct(e2e, 50));
         out.put("e2eP99Ms", pct(e2e, 99));
+        out.put("sendStatus", counts(sendStatus));
+        out.put("warmupSendStatus", counts(warmupStatus));
         System.out.println(JSON.toJSONString(out));
         System.out.flush();
         Runtime.getRuntime().halt(0);
     }
 
     static int runThreads(int threads, int n, DefaultMQProducer p, String topic, String tag, byte[] body,
-                          ConcurrentLinkedQueue<Long> latencies) throws InterruptedException {
+                          ConcurrentLinkedQueue<Long> latencies, Map<String, AtomicInteger> statuses)
+            throws InterruptedException {
         AtomicInteger failed = new AtomicInteger();
         List<Thread> ts = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
@@ -119,14 +130,18 @@ public final class JavaBench {
                     Message m = new Message(topic, tag, body);
                     long t0 = System.nanoTime();
                     m.putUserProperty("t", Long.toString(t0));
+                    String status;
                     try {
                         SendResult r = p.send(m);
+                        status = r.getSendStatus().name();
                         if (r.getSendStatus() != SendStatus.SEND_OK) {
                             failed.incrementAndGet();
                         }
                     } catch (Exception e) {
+                        status = "EXCEPTION";
                         failed.incrementAndGet();
                     }
+                    statuses.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
                     latencies.add(System.nanoTime() - t0);
                 }
             });
@@ -137,6 +152,12 @@ public final class JavaBench {
             t.join();
         }
         return failed.get();
+    }
+
+    static Map<String, Integer> counts(Map<String, AtomicInteger> statuses) {
+        Map<String, Integer> out = new TreeMap<>();
+        statuses.forEach((k, v) -> out.put(k, v.get()));
+        return out;
     }
 
     static double pct(ConcurrentLinkedQueue<Long> values, int p) {
