@@ -40,6 +40,11 @@ class Target(Protocol):
 
     def close(self) -> None: ...
 
+    def group(self) -> Any:
+        """The master+slave group of this target (``mqlab.interop.ha_group``): started by
+        the first call, shared by every HA scenario, stopped by ``close()``."""
+        ...
+
     def cpu_seconds(self) -> float:
         """CPU time (user + system) the target's server has used so far."""
         ...
@@ -68,7 +73,11 @@ class MqlabTarget:
         self.broker_addr = self._server.server.broker_addrs["broker-a"]
 
     def close(self) -> None:
+        _close_group(self)
         self._server.stop()
+
+    def group(self) -> Any:
+        return _group(self)
 
     def run_on_loop(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` on the server's event-loop thread (the thread that runs every node)."""
@@ -99,12 +108,38 @@ class RealTarget:
         self.broker_addr = self._cluster.broker_addr
 
     def close(self) -> None:
+        _close_group(self)
         self._cluster.stop()
+
+    def group(self) -> Any:
+        return _group(self)
 
     def cpu_seconds(self) -> float:
         """CPU time of the JVM (name server and broker, every thread), from ``/proc``."""
         stat = Path(f"/proc/{self._cluster.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def _group(target: Any) -> Any:
+    group = getattr(target, "_ha_group", None)
+    if group is None:
+        from mqlab.interop.ha_group import open_group
+
+        group = target._ha_group = open_group(target.kind, target.workdir / "ha-group")
+    return group
+
+
+def _close_group(target: Any) -> None:
+    group = getattr(target, "_ha_group", None)
+    if group is None:
+        return
+    target._ha_group = None
+    from mqlab.conformance.real_cluster import close_mqadmin_sessions
+
+    try:
+        close_mqadmin_sessions(group.namesrv_addr)
+    finally:
+        group.close()
 
 
 def open_target(kind: str, workdir: Path | None = None, *, benchmark: bool = False) -> Target:
