@@ -7,7 +7,9 @@ free loopback ports and mqadmin JVM, and the one-time builds the clients share (
 ``conformance/java``, the Go program, ``npm ci``) hold a file lock, so the first caller
 builds and the other waits. ``--serial`` (``parallel=False``) runs one target after the other.
 A scenario *passes* on a target when its own checks hold; the two targets *match* when their
-observations are equal. The table has one row per scenario; the last line is exactly::
+observations are equal. What a scenario records under ``NOTES_KEY`` (what timing decides, e.g.
+duplicates after a master's return) is kept per target as ``Outcome.notes``, logged and
+listed, and not compared. The table has one row per scenario; the last line is exactly::
 
     interop: S scenarios, P pass on mqlab, R pass on real, M mismatches
 
