@@ -509,11 +509,11 @@ class MqlabServer:
         old = self.broker(node)
         if old.running:
             raise ValueError(f"{node} is running: stop it first")
+        bc, sc = old.broker_config, old.message_store_config
+        sock = bind_socket(self.config.host, bc.listen_port)  # first: a taken port changes nothing
         await driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
-        bc, sc = old.broker_config, old.message_store_config
-        sock = bind_socket(self.config.host, bc.listen_port)
         ha_ports = {b.broker_config.listen_port + 1 for b in self.brokers}
         vip = (
             ()
