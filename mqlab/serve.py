@@ -488,6 +488,45 @@ class MqlabServer:
         if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
             log.warning("not every broker registered with the name server within 5 s")
 
+    async def stop_broker(self, node: str, *, graceful: bool = True) -> None:
+        """Stop one broker node (``graceful``: persist and flush first, as
+        ``BrokerController#shutdown``; else a kill); the rest keep running. Its connections
+        close, so the name server drops it from the route."""
+        assert self.driver is not None, "server not started"
+        await self.driver.stop_node(self.broker(node).name, graceful=graceful)
+
+    async def restart_broker(self, node: str) -> BrokerController:
+        """Start a stopped broker node again: a new ``BrokerController`` on the same
+        configs, store directory and ports (its VIP channel too); it recovers its store,
+        registers again, and a master's slaves reconnect to its HA port.
+
+        Raises:
+            ValueError: no such node, or it is still running.
+            OSError: its port is taken now.
+        """
+        driver = self.driver
+        assert driver is not None, "server not started"
+        old = self.broker(node)
+        if old.running:
+            raise ValueError(f"{node} is running: stop it first")
+        bc, sc = old.broker_config, old.message_store_config
+        sock = bind_socket(self.config.host, bc.listen_port)  # first: a taken port changes nothing
+        await driver.remove_node(old.name)
+        if old.message_store is not None:
+            old.message_store.unmap()
+        ha_ports = {b.broker_config.listen_port + 1 for b in self.brokers}
+        vip = (
+            ()
+            if bc.listen_port - 2 in ha_ports
+            else self._bind_vip(self.config.host, bc.listen_port)
+        )
+        new = BrokerController(bc, sc, name=old.name)
+        bctx = await driver.add_node(new, sock=sock, extra_socks=vip)
+        interval = sc.flush_interval_commit_log
+        bctx.set_timer(FLUSH_TIMER, interval, self._flusher(new), period_ms=interval, daemon=True)
+        self.brokers[self.brokers.index(old)] = new
+        return new
+
     @staticmethod
     def _bind_vip(host: str, listen_port: int) -> tuple[socket.socket, ...]:
         """The broker's VIP channel, ``listenPort - 2`` (``BrokerController#initialize``'s
@@ -569,6 +608,11 @@ class ServerThread:
 
     def call(self, fn, timeout: float = 30.0):
         return self._loop.call(lambda: fn(self.server), timeout)
+
+    def submit(self, coro, timeout: float = 30.0):
+        """Run the coroutine ``coro`` (e.g. ``server.restart_broker(node)``) on the loop; its
+        result."""
+        return self._loop.submit(coro, timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Graceful shutdown (as on SIGTERM); does nothing the second time."""

@@ -495,6 +495,13 @@ class RealCluster:
         self._command(["stop-master"], timeout_s)
         self.master_stopped = True
 
+    def start_master(self, timeout_s: float | None = None) -> None:
+        """Start the master stopped by :meth:`stop_master` again (``start-master``): a new
+        broker on the same store, ports and properties; returns once the name server routes
+        to it. Its slaves reconnect to its HA port on their own (HAClient retries every 5 s)."""
+        self._command(["start-master"], self.startup_timeout_s if timeout_s is None else timeout_s)
+        self.master_stopped = False
+
     def start_slave(
         self,
         broker_name: str | None = None,

@@ -7,7 +7,9 @@ free loopback ports and mqadmin JVM, and the one-time builds the clients share (
 ``conformance/java``, the Go program, ``npm ci``) hold a file lock, so the first caller
 builds and the other waits. ``--serial`` (``parallel=False``) runs one target after the other.
 A scenario *passes* on a target when its own checks hold; the two targets *match* when their
-observations are equal. The table has one row per scenario; the last line is exactly::
+observations are equal. What a scenario records under ``NOTES_KEY`` (what timing decides, e.g.
+duplicates after a master's return) is kept per target as ``Outcome.notes``, logged and
+listed, and not compared. The table has one row per scenario; the last line is exactly::
 
     interop: S scenarios, P pass on mqlab, R pass on real, M mismatches
 
@@ -28,8 +30,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqlab.interop import java_scenarios, mqadmin_scenarios  # noqa: F401  (they register)
-from mqlab.interop.scenarios import CLIENT_MISSING, SCENARIOS, Scenario, ScenarioFailed, ordered
+from mqlab.interop import (  # noqa: F401  (they register)
+    ha_scenarios,
+    java_scenarios,
+    mqadmin_scenarios,
+)
+from mqlab.interop.scenarios import (
+    CLIENT_MISSING,
+    NOTES_KEY,
+    SCENARIOS,
+    Scenario,
+    ScenarioFailed,
+    ordered,
+)
 from mqlab.interop.targets import open_target
 
 __all__ = ["Outcome", "ScenarioResult", "run_matrix", "summary_line", "main"]
@@ -45,6 +58,9 @@ class Outcome:
     observation: dict | None = None
     error: str | None = None
     seconds: float = 0.0
+    #: what the scenario records but does not compare (``NOTES_KEY`` of its observation):
+    #: e.g. how many duplicates a consumer saw after a master's return, which timing decides
+    notes: dict | None = None
 
 
 @dataclass
@@ -84,7 +100,8 @@ def _run_one(sc: Scenario, target, work: Path) -> Outcome:
     start = time.monotonic()
     try:
         obs = sc.run(target, work)
-        return Outcome(True, obs, seconds=time.monotonic() - start)
+        notes = obs.pop(NOTES_KEY, None) if isinstance(obs, dict) else None
+        return Outcome(True, obs, seconds=time.monotonic() - start, notes=notes)
     except ScenarioFailed as e:
         return Outcome(False, error=f"check failed: {e}", seconds=time.monotonic() - start)
     except Exception as e:  # a client crash or a timeout is a failure of this scenario
@@ -110,6 +127,10 @@ def _run_target(kind: str, results: list[ScenarioResult], root: Path, log) -> No
             log(
                 f"   {kind:5} {r.scenario.name:40} {'pass' if o.passed else 'FAIL'} ({o.seconds:.1f} s)"
             )
+            if o.notes:
+                log(
+                    f"   {kind:5} {r.scenario.name:40} notes: {json.dumps(o.notes, sort_keys=True)}"
+                )
     finally:
         from mqlab.conformance.real_cluster import close_mqadmin_sessions
 
@@ -176,6 +197,10 @@ def render_table(results: list[ScenarioResult]) -> str:
 
 def details(results: list[ScenarioResult]) -> str:
     out = []
+    for r in results:
+        for t, o in r.outcomes.items():
+            if o.notes:
+                out.append(f"notes {r.scenario.name} on {t}: {json.dumps(o.notes, sort_keys=True)}")
     for r in results:
         if all(o.passed for o in r.outcomes.values()) and not r.differs:
             continue

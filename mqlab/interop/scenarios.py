@@ -20,7 +20,13 @@ from pathlib import Path
 from mqlab.interop.go_client import go_missing, run_go_client
 from mqlab.interop.targets import Target
 
-__all__ = ["Scenario", "ScenarioFailed", "SCENARIOS", "CLIENT_MISSING", "expect", "scenario"]
+__all__ = [
+    "Scenario", "ScenarioFailed", "SCENARIOS", "CLIENT_MISSING", "NOTES_KEY", "expect", "scenario",
+]  # fmt: skip
+
+#: An observation's entry kept out of the comparison (``Outcome.notes``): what a scenario
+#: records and the report states per target, but timing decides (not a broker's rules).
+NOTES_KEY = "_notes"
 
 
 class ScenarioFailed(AssertionError):

@@ -47,6 +47,11 @@ class Target(Protocol):
 
     def close(self) -> None: ...
 
+    def group(self) -> Any:
+        """The master+slave group of this target (``mqlab.interop.ha_group``): started by
+        the first call, shared by every HA scenario, stopped by ``close()``."""
+        ...
+
     def cpu_seconds(self) -> float:
         """CPU time (user + system) the target's server has used so far."""
         ...
@@ -82,7 +87,11 @@ class MqlabTarget:
         self.slave_addr = self._server.server.broker_addrs.get("broker-a-s1", "")
 
     def close(self) -> None:
+        _close_group(self)
         self._server.stop()
+
+    def group(self) -> Any:
+        return _group(self)
 
     def run_on_loop(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` on the server's event-loop thread (the thread that runs every node)."""
@@ -126,7 +135,11 @@ class RealTarget:
             self.slave_addr = slave.broker_addr
 
     def close(self) -> None:
+        _close_group(self)
         self._cluster.stop()
+
+    def group(self) -> Any:
+        return _group(self)
 
     def cpu_seconds(self) -> float:
         """CPU time of the JVM (name server and broker, every thread), from ``/proc``."""
@@ -146,6 +159,28 @@ def _check_group(broker_role: str | None, slaves: int) -> None:
         raise ValueError(f"broker_role must be ASYNC_MASTER or SYNC_MASTER, got {broker_role!r}")
     if isinstance(slaves, bool) or slaves not in (0, 1):
         raise ValueError(f"slaves must be 0 or 1, got {slaves!r}")
+
+
+def _group(target: Any) -> Any:
+    group = getattr(target, "_ha_group", None)
+    if group is None:
+        from mqlab.interop.ha_group import open_group
+
+        group = target._ha_group = open_group(target.kind, target.workdir / "ha-group")
+    return group
+
+
+def _close_group(target: Any) -> None:
+    group = getattr(target, "_ha_group", None)
+    if group is None:
+        return
+    target._ha_group = None
+    from mqlab.conformance.real_cluster import close_mqadmin_sessions
+
+    try:
+        close_mqadmin_sessions(group.namesrv_addr)
+    finally:
+        group.close()
 
 
 def open_target(

@@ -878,6 +878,15 @@ class NetDriver:
         if server is not None:
             await asyncio.sleep(0)  # let the transports run connection_lost
 
+    async def remove_node(self, name: str) -> Node:
+        """Stop (kill, unless already stopped) and detach a node, freeing its name for a
+        new node on the same address (a restart, as ``SimDriver.remove_node``)."""
+        node = self.node(name)
+        await self.stop_node(name, graceful=False)
+        self.nodes.pop(name)
+        self.contexts.pop(name)
+        return node
+
     async def close(self) -> None:
         """Stop every running node gracefully, in reverse order of start."""
         for name in reversed(list(self.nodes)):

@@ -219,3 +219,37 @@ def test_npm_ci_runs_once_when_two_targets_ask_at_once(monkeypatch, tmp_path):
     assert _at_once(scenarios._npm_ci) == [None, None]
     assert calls.read_text() == "ci\n"
     assert (node_dir / "node_modules" / "ali-ons").is_dir()
+
+
+def test_notes_are_kept_per_target_and_left_out_of_the_comparison(fake_targets, tmp_path):
+    """An observation's ``_notes`` (what timing decides: duplicates after a master's return)
+    goes to ``Outcome.notes``, is logged and listed per target, and does not count as a
+    mismatch; the rest of the observation still does."""
+    dups = {"mqlab": 0, "real": 2}
+
+    def with_notes(t, work):
+        return {"delivered": 8, scenarios.NOTES_KEY: {"duplicatesAfterRestart": dups[t.kind]}}
+
+    def differs(t, work):
+        return {"delivered": 8 if t.kind == "real" else 7, scenarios.NOTES_KEY: {"n": 1}}
+
+    catalogue = [
+        Scenario("java/ha-notes", "java", "", with_notes),
+        Scenario("java/ha-differs", "java", "", differs),
+    ]
+    lines: list[str] = []
+    results = matrix.run_matrix(catalogue, workdir=tmp_path, log=lines.append)
+    first, second = results
+    assert {k: (o.observation, o.notes) for k, o in first.outcomes.items()} == {
+        "mqlab": ({"delivered": 8}, {"duplicatesAfterRestart": 0}),
+        "real": ({"delivered": 8}, {"duplicatesAfterRestart": 2}),
+    }
+    assert (first.mismatch, second.mismatch) == (False, True)
+    assert matrix.summary_line(results) == (
+        "interop: 2 scenarios, 2 pass on mqlab, 2 pass on real, 1 mismatches"
+    )
+    text = matrix.details(results)
+    assert 'notes java/ha-notes on real: {"duplicatesAfterRestart": 2}' in text.splitlines()
+    assert 'notes java/ha-notes on mqlab: {"duplicatesAfterRestart": 0}' in text.splitlines()
+    assert any(x.endswith('java/ha-notes                            notes: {"duplicatesAfterRestart": 2}')
+               and x.lstrip().startswith("real") for x in lines)  # fmt: skip

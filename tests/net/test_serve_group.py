@@ -294,3 +294,46 @@ def test_the_ha_port_binds_the_host_or_the_configured_broker_ip2(tmp_path):
     cfgs = MqlabServer(ServeConfig(properties={"brokerIP2": "127.0.0.9"}, store=str(tmp_path)))
     [(_, b, _)] = cfgs._broker_configs()
     assert (b.broker_ip1, b.broker_ip2) == ("127.0.0.1", "127.0.0.9")
+
+
+def _route_ids(namesrv_addr: str) -> list[int]:
+    """broker-a's brokerIds in the name server's GET_BROKER_CLUSTER_INFO."""
+    from mqlab.remoting.fastjson import loads
+
+    resp = call_sync(
+        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
+    )
+    table = loads(resp.body.decode())["brokerAddrTable"]
+    return sorted(int(i) for i in table.get("broker-a", {}).get("brokerAddrs", {}))
+
+
+def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
+    """MqlabServer.stop_broker / restart_broker (the interop HA group's master kill and
+    return): the stopped master leaves the route (its name-server connection closes), the
+    slave keeps serving; restarted, the master recovers its 2 messages from its store,
+    registers again at the same address, its slave reconnects to its HA port, and a
+    SYNC_MASTER send answers SEND_OK at queue offset 2 once the slave has it."""
+    server = live(slaves=1, broker_role="SYNC_MASTER")
+    addrs = server.call(lambda srv: srv.broker_addrs)
+    ns = server.namesrv_addr
+    _connected(server, "broker-a", 1)
+    for i in range(2):
+        assert _send(addrs["broker-a"], f"msg-{i}".encode()).code == ResponseCode.SUCCESS
+    old = server.call(lambda srv: srv.broker("broker-a"))
+    server.submit(server.server.stop_broker("broker-a"))
+    assert old.running is False
+    wait_until(lambda: _route_ids(ns) == [1], 10, "the name server to drop the master")
+    with pytest.raises(ValueError, match="broker-a-s1 is running: stop it first"):
+        server.submit(server.server.restart_broker("broker-a-s1"))
+    new = server.submit(server.server.restart_broker("broker-a"))
+    assert new is not old and new.running and new.broker_addr == addrs["broker-a"]
+    assert server.call(lambda srv: srv.broker("broker-a")) is new
+    assert server.call(lambda srv: new.message_store.get_max_phy_offset()) == 2 * STORED_SIZE
+    wait_until(lambda: _route_ids(ns) == [0, 1], 10, "the restarted master to register")
+    _connected(server, "broker-a", 1)
+    r = _send(addrs["broker-a"], b"msg-2")
+    assert (r.code, r.ext("queueOffset")) == (ResponseCode.SUCCESS, "2")
+    assert (
+        server.call(lambda srv: srv.broker("broker-a-s1").message_store.get_max_phy_offset())
+        == 3 * STORED_SIZE
+    )

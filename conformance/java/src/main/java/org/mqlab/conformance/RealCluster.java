@@ -175,6 +175,7 @@ public final class RealCluster {
      * <ul>
      *   <li>{@code stop-master}: shut the master broker down (it unregisters from the name server;
      *       the name server and any slave keep running);
+     *   <li>{@code start-master}: start the stopped master again, on its store and ports;
      *   <li>{@code start-slave NAME PORT HA_PORT STORE [key=value ...]}: start a SLAVE broker
      *       (brokerId 1) of broker name NAME; it registers with this JVM's name server (or the
      *       {@code namesrvAddr=} given) and learns its master's HA address from the registration
@@ -229,6 +230,18 @@ public final class RealCluster {
                 shutdownBroker(broker);
                 return "stop-master";
             }
+            case "start-master": {
+                if (!masterStopped) {
+                    throw new IllegalStateException("the master is running");
+                }
+                // a new BrokerController on the same store, ports and properties (a restart:
+                // the store recovers, the broker registers again, its slaves reconnect)
+                Options o = options;
+                broker = startBroker(o.brokerName, MixAll.MASTER_ID, o.brokerPort, o.haPort,
+                    new File(o.store).getAbsoluteFile(), o.brokerProperties, false);
+                masterStopped = false;
+                return "start-master broker=127.0.0.1:" + o.brokerPort;
+            }
             case "start-slave": {
                 if (words.length < 5) {
                     throw new IllegalArgumentException("usage: start-slave NAME PORT HA_PORT STORE [key=value ...]");
@@ -261,7 +274,7 @@ public final class RealCluster {
             }
             default:
                 throw new IllegalArgumentException("unknown command " + words[0]
-                    + " (stop-master, start-slave, stop-slave)");
+                    + " (stop-master, start-master, start-slave, stop-slave)");
         }
     }
 

@@ -132,6 +132,7 @@ public final class JavaScenarios {
             case "transaction-rollback": return transaction("rollback", LocalTransactionState.ROLLBACK_MESSAGE, null);
             case "transaction-check":
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
+            case "ha-failover": return haFailover();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
@@ -1193,5 +1194,130 @@ public final class JavaScenarios {
             p.shutdown();
         }
         return map("send", send, "executed", executed, "checks", checks, "stored", stored);
+    }
+
+    // ------------------------------------------------------------------ a master+slave group
+
+    private static java.io.BufferedReader stdin;
+
+    /**
+     * Ask the harness to do {@code step} (stop or start the master: mqlab.interop.java_client
+     * #run_java_interactive) and wait until it answers {@code "<step> done"} on stdin.
+     */
+    static void harness(String step, Object... kv) throws java.io.IOException {
+        Map<String, Object> m = map("event", "await", "step", step);
+        m.putAll(map(kv));
+        emit(m);
+        if (stdin == null) {
+            stdin = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        String line = stdin.readLine();
+        if (line == null || !line.trim().equals(step + " done")) {
+            throw new IllegalStateException("the harness answered " + line + " to " + step);
+        }
+    }
+
+    static int duplicates(List<String> bodies) {
+        return bodies.size() - new TreeSet<>(bodies).size();
+    }
+
+    /**
+     * A SYNC_MASTER and its slave: 24 sends (each SEND_OK once the slave has it); a push consumer
+     * takes 4 and stops (its one consume thread held, at most 1 message cached per queue: the
+     * rest stays on the brokers); the harness stops the master; the consumer goes on, its pulls
+     * going to the slave once the route (polled every second) has no master
+     * (MQClientInstance#findBrokerAddressInSubscribe), until it has all 24; the harness starts
+     * the master again; 8 more sends, and the consumer takes them from the master.
+     */
+    static Map<String, Object> haFailover() throws Exception {
+        String t = topic("HaFailover");
+        int n = 24;
+        int gateAt = 4;
+        int after = 8;
+        List<String> bodies = new CopyOnWriteArrayList<>();
+        CountDownLatch gate = new CountDownLatch(1);
+        List<Object> sends = new ArrayList<>();
+        List<Object> sendsAfter = new ArrayList<>();
+        Map<String, Object> out = new LinkedHashMap<>();
+        DefaultMQProducer p = producer("pg_ha");
+        try {
+            for (int i = 0; i < n; i++) {
+                sends.add(sendView(p.send(msg(t, "TagH", "ha-" + i))));
+            }
+        } finally {
+            p.shutdown();
+        }
+        out.put("sends", sends);
+        DefaultMQPushConsumer c = pushConsumer("cg_ha", "ha-c1");
+        c.setPullBatchSize(1);
+        c.setConsumeMessageBatchMaxSize(1);
+        c.setPullThresholdForQueue(1);
+        c.setConsumeThreadMin(1);
+        c.setConsumeThreadMax(1);
+        c.setPollNameServerInterval(1000);
+        c.subscribe(t, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                bodies.add(new String(m.getBody()));
+                emit(map("event", "consume", "body", new String(m.getBody()), "queueId", m.getQueueId()));
+            }
+            if (bodies.size() >= gateAt) {
+                try {
+                    gate.await(180, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        DefaultMQProducer p2 = null;
+        try {
+            c.start();
+            waitFor(() -> bodies.size() >= gateAt, 60000, gateAt + " messages from the master");
+            out.put("consumedBeforeStop", new ArrayList<>(bodies).size());
+            harness("stop-master", "topic", t);
+            // what the consumer holds now came from the master (the blocked message is both
+            // delivered and still in its process queue); the rest can only come from the slave
+            long held = 0;
+            for (org.apache.rocketmq.client.impl.consumer.ProcessQueue pq
+                    : c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().values()) {
+                held += pq.getMsgCount().get();
+            }
+            out.put("fromSlave", n - (gateAt - 1 + held));
+            gate.countDown();
+            waitFor(() -> new TreeSet<>(bodies).size() >= n, 120000, "all " + n + " messages, the rest from the slave");
+            Thread.sleep(1000);
+            List<String> outage = new ArrayList<>(bodies);
+            out.put("consumedDuringOutage", new ArrayList<>(new TreeSet<>(outage)));
+            out.put("duplicatesBeforeRestart", duplicates(outage));
+            harness("start-master", "topic", t);
+            p2 = producer("pg_ha_after");
+            for (int i = 0; i < after; i++) {
+                SendResult r = p2.send(msg(t, "TagH", "ha-after-" + i));
+                sendsAfter.add(sendView(r));
+            }
+            waitFor(() -> new TreeSet<>(bodies).size() >= n + after, 120000, "the " + after + " messages sent after the restart");
+            Thread.sleep(2000);
+        } finally {
+            gate.countDown();
+            c.shutdown();
+            if (p2 != null) {
+                p2.shutdown();
+            }
+        }
+        List<String> all = new ArrayList<>(bodies);
+        List<String> afterBodies = new ArrayList<>();
+        for (String b : new TreeSet<>(all)) {
+            if (b.startsWith("ha-after-")) {
+                afterBodies.add(b);
+            }
+        }
+        out.put("consumedAfterRestart", afterBodies);
+        out.put("sendsAfterRestart", sendsAfter);
+        out.put("duplicatesAfterRestart", duplicates(all) - (int) out.get("duplicatesBeforeRestart"));
+        out.put("duplicatedBodies", all.stream().filter(b -> Collections.frequency(all, b) > 1).distinct().sorted()
+            .collect(java.util.stream.Collectors.toList()));
+        return out;
     }
 }
