@@ -9,11 +9,11 @@
 #                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
 #                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run).
-#                 tools/run_tests.py runs it as five pytest processes in three lanes side by
+#                 tools/run_tests.py runs it as six pytest processes in four lanes side by
 #                 side, so the real broker's waits overlap the CPU-bound tests: real-broker
 #                 (tests/conformance, tests/interop) then notebooks (notebooks/solutions via
-#                 nbmake) then browser (tests/e2e); core (the rest of tests/, nice 10); spark
-#                 (tests/experiments, nice 10). Each group's
+#                 nbmake) then browser (tests/e2e); core (the rest of tests/, nice 10); lab
+#                 (tests/lab, nice 10); spark (tests/experiments, nice 10). Each group's
 #                 output is printed whole when it ends; the last line is the total over all groups
 #                 (CONTRIBUTING.md §2, "What runs in parallel")
 #   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md
@@ -95,7 +95,7 @@ help:
 	@echo "make lab      JupyterLab on work/, your copy of notebooks/ (http://127.0.0.1:$(PORT)); creates .venv on first run"
 	@echo "make reset-lesson L=06   lesson 06 in work/ back to the original (your copy kept in work/.reset/)"
 	@echo "make lab-instructor      JupyterLab on the whole checkout: lessons/*.md, notebooks/ (tracked files)"
-	@echo "make test     the whole test suite (tests/ and the solutions notebooks, in 5 groups, 3 lanes side by side); what CI runs"
+	@echo "make test     the whole test suite (tests/ and the solutions notebooks, in 6 groups, 4 lanes side by side); what CI runs"
 	@echo "make lessons  rebuild notebooks/ from the lesson sources in lessons/*.md"
 	@echo "make doctor   check Python >= 3.11, Java >= 17, Maven (conformance tier) and the rest"
 	@echo "make clean    remove .venv and caches"

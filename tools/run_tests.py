@@ -7,8 +7,8 @@ Run from the repository root (``make test`` does, with the MQLAB_SKIP_* mark exp
     MQLAB_TEST_SERIAL=1 python tools/run_tests.py     # the same groups, one after the other
 
 Part of the suite's wall time is waiting, on the real broker's JVMs and the clients driving it.
-So the groups below run in three lanes side by side (``GROUPS``): the real broker's waits overlap
-the two CPU-bound groups (unit, simulation and lab; Spark), which run at a lower priority
+So the groups below run in four lanes side by side (``GROUPS``): the real broker's waits overlap
+the three CPU-bound groups (unit and simulation; lab; Spark), which run at a lower priority
 (``nice``): they have no deadlines, while the real broker's clients give up after a few seconds without an
 answer (CONTRIBUTING.md §2). The groups split ``tests/`` by directory, so each test runs
 in exactly one of them; module- and session-scoped fixtures (one real cluster per module, one
@@ -75,13 +75,14 @@ class Group:
         return [sys.executable, "-m", "pytest", *opts, *self.paths]
 
 
-#: The groups, in the order their results are printed. Three lanes start together: the
+#: The groups, in the order their results are printed. Four lanes start together: the
 #: groups that wait, one after the other at normal priority (real-broker, then notebooks, then
-#: browser), beside the two CPU-bound halves of the rest, each at ``nice 10`` (core, and spark:
-#: tests/experiments, the Spark sweeps and clusters, half of the CPU-bound time). Measured on 2
+#: browser), beside three CPU-bound parts of the rest, each at ``nice 10``: core, lab
+#: (tests/lab) and spark (tests/experiments, the Spark sweeps and clusters). Measured on 2
 #: cores: all at normal priority at once, the browser's widgets missed their waits; two lanes
 #: (real-broker then notebooks, core then browser) left one lane of 674 s and one of 2156 s
-#: on CI (2026-11-29), since core alone took 1771 s. Niced, the two halves take what the
+#: on CI (2026-11-29), since core alone took 1771 s; three lanes (lab still in core) took
+#: 1448 s, core the last by 360 s, with the CPU 44 % busy. Niced, the parts take what the
 #: waiting lane leaves, and the browser tier still gets the CPU when it wants it.
 GROUPS = (
     Group(
@@ -91,9 +92,21 @@ GROUPS = (
     ),
     Group(
         "core",
-        "the rest of tests/: unit, simulation and lab tests, CPU-bound",
+        "the rest of tests/: unit, simulation, net and explorer tests, CPU-bound",
         ("tests",),
-        ignore=("tests/conformance", "tests/interop", "tests/e2e", "tests/experiments"),
+        ignore=(
+            "tests/conformance",
+            "tests/interop",
+            "tests/e2e",
+            "tests/experiments",
+            "tests/lab",
+        ),
+        nice=10,
+    ),
+    Group(
+        "lab",
+        "tests/lab: the workbench, the lessons' walks, worked answers and figures, CPU-bound",
+        ("tests/lab",),
         nice=10,
     ),
     Group(
