@@ -149,6 +149,9 @@ class ReplyMessageProcessor:
             remark = f"push reply message fail, channel of <{sender_id}> not found."
             self._emit_push(False, sender_id, remark)
             return remark
+        # Java reads the clock for storeTimestamp first (L162), for PUSH_REPLY_TIME after it
+        # (L184): on a wall clock the push time is never before the store time
+        store_timestamp = broker.ctx.now_ms
         props = dict(msg.properties)
         props[mc.PROPERTY_PUSH_REPLY_TIME] = str(broker.ctx.now_ms)
         push_header = ReplyMessageRequestHeader(
@@ -160,7 +163,7 @@ class ReplyMessageProcessor:
             reconsume_times=header.reconsume_times, unit_mode=header.unit_mode,
             born_host=inet_socket_address_string(channel.remote_address),
             store_host=inet_socket_address_string(broker.broker_addr),
-            store_timestamp=broker.ctx.now_ms,
+            store_timestamp=store_timestamp,
         )  # fmt: skip
         push = RemotingCommand.create_request(
             RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, push_header.to_ext_fields(), body=msg.body

@@ -383,3 +383,51 @@ def test_a_compressed_reply_is_inflated_by_the_requester(tmp_path):
     # compressed bytes are stored with sysFlag 0, as on a 4.9.3 broker
     assert stored.sys_flag == 0
     assert zlib.decompress(stored.body) == b"pong:" + big
+
+
+class _TickingClock:
+    """The broker's context, with a clock that moves 1 ms at every read (a wall clock may
+    between two reads on the net driver)."""
+
+    def __init__(self, ctx):
+        self._ctx, self._reads = ctx, 0
+
+    @property
+    def now_ms(self):
+        self._reads += 1
+        return self._ctx.now_ms + self._reads
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def test_push_reply_time_is_read_after_the_store_timestamp(tmp_path):
+    """ReplyMessageProcessor#pushReplyMessage reads the clock for storeTimestamp (L162), then
+    for PUSH_REPLY_TIME (L184). mqlab read them the other way round, so on a wall clock the
+    push time came 1 ms before the store time now and then (the conformance run's
+    reply-forwarding rows, dry runs of 2026-11-29)."""
+    cl, _replier = _cluster(tmp_path)
+    pushes = []
+    real = cl.broker.ctx
+    ticking = _TickingClock(real)
+
+    def invoke_channel(target, push, timeout, cb):
+        pushes.append(push)
+        real.invoke_channel(target, push, timeout, cb)
+
+    ticking.invoke_channel = invoke_channel
+    processor = cl.broker.reply_message_processor
+    broker = processor.broker
+    broker.ctx = ticking
+    try:
+        t0 = cl.d.now
+        fut = cl.producer.request(Message("T", b"ping"), timeout_ms=3000)
+        cl.d.run_until(t0 + 3000)
+    finally:
+        broker.ctx = real
+    assert fut.get().body == b"pong:ping"
+    [push] = pushes
+    from mqlab.common.message_decoder import string_to_message_properties
+
+    props = string_to_message_properties(push.ext_fields["properties"])
+    assert int(props["PUSH_REPLY_TIME"]) - int(push.ext_fields["storeTimestamp"]) == 1
