@@ -126,8 +126,13 @@ def claim(path: str, count: int, run: Callable[[int], bytes]) -> int:
                 break
             done += 1
             if note >= 0:
-                with contextlib.suppress(BlockingIOError):
+                try:
                     os.write(note, b".")
+                except BlockingIOError:  # the FIFO is full: the driver has wake-ups to read
+                    pass
+                except BrokenPipeError:  # the driver read this record and closed the level
+                    os.close(note)
+                    note = -1
     finally:
         if note >= 0:
             os.close(note)

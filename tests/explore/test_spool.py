@@ -52,3 +52,19 @@ def test_workers_that_end_without_a_record_are_an_error_not_a_hang(tmp_path):
     with pytest.raises(ValueError, match="a worker failed"):
         next(failed)
     spool.close()
+
+
+def test_a_driver_that_closes_the_level_between_a_record_and_its_wake_up_is_no_error(tmp_path):
+    # CI, spark group: the driver read the last record as soon as it was renamed into place
+    # and closed the FIFO before the worker's wake-up byte; os.write raised BrokenPipeError
+    spool = Spool(str(tmp_path))
+
+    def run(i: int) -> bytes:
+        spool._close_fds()  # the driver is gone from the FIFO; the directory is still there
+        return f"record {i}".encode()
+
+    assert claim(spool.path, 2, run) == 2
+    assert [open(os.path.join(spool.path, f"{i}.rec"), "rb").read() for i in (0, 1)] == [
+        b"record 0", b"record 1"
+    ]
+    spool.close()
