@@ -65,6 +65,7 @@ def test_a_driver_that_closes_the_level_between_a_record_and_its_wake_up_is_no_e
 
     assert claim(spool.path, 2, run) == 2
     assert [open(os.path.join(spool.path, f"{i}.rec"), "rb").read() for i in (0, 1)] == [
-        b"record 0", b"record 1"
+        b"record 0",
+        b"record 1",
     ]
     spool.close()
