@@ -148,28 +148,12 @@ class SlaveReady:
 
 def _probe_send(broker_addr: str, i: int, timeout_s: float) -> int:
     """One synchronous SEND_MESSAGE_V2 of a 10-byte probe to queue 0; the answer's code."""
-    from mqlab.common.message_decoder import message_properties_to_string
-    from mqlab.conformance.wire import call_sync
-    from mqlab.remoting.codes import RequestCode
-    from mqlab.remoting.command import RemotingCommand
-    from mqlab.remoting.headers import (
-        SendMessageRequestHeader,
-        send_message_header_v2_to_ext_fields,
-    )
+    from mqlab.conformance.wire import send_v2
 
-    header = SendMessageRequestHeader(
-        producer_group="bench_probe_pg", topic=PROBE_TOPIC, default_topic="TBW102",
-        default_topic_queue_nums=4, queue_id=0, sys_flag=0,
-        born_timestamp=int(time.time() * 1000), flag=0,
-        properties=message_properties_to_string({"WAIT": "true"}),
-        reconsume_times=0, max_reconsume_times=16,
-    )  # fmt: skip
-    req = RemotingCommand.create_request(
-        RequestCode.SEND_MESSAGE_V2,
-        send_message_header_v2_to_ext_fields(header),
-        f"probe{i:05d}".encode(),
-    )
-    return call_sync(broker_addr, req, timeout=timeout_s).code
+    return send_v2(
+        broker_addr, PROBE_TOPIC, f"probe{i:05d}".encode(), group="bench_probe_pg",
+        timeout=timeout_s,
+    ).code  # fmt: skip
 
 
 def _max_offset(broker_addr: str) -> int:

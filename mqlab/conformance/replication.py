@@ -35,18 +35,15 @@ nothing before it; the default 5 s would add 8 s of waiting and no bytes.
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqlab.common.message_decoder import message_properties_to_string
 from mqlab.conformance.real_cluster import RealCluster, free_port
-from mqlab.conformance.wire import call_sync
+from mqlab.conformance.wire import call_sync, registered_addr, send_v2, wait_until
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.fastjson import loads as fastjson_loads
-from mqlab.remoting.headers import SendMessageRequestHeader, send_message_header_v2_to_ext_fields
 
 __all__ = [
     "BIG_BODY",
@@ -249,19 +246,10 @@ def _create_topic(broker_addr: str, topic: str) -> None:
 
 
 def _send(broker_addr: str, topic: str, i: int) -> tuple[int, int]:
-    header = SendMessageRequestHeader(
-        producer_group=PRODUCER_GROUP, topic=topic, default_topic="TBW102",
-        default_topic_queue_nums=QUEUES, queue_id=i % QUEUES, sys_flag=0,
-        born_timestamp=int(time.time() * 1000), flag=0,
-        properties=message_properties_to_string({"TAGS": f"Tag{i % 2}", "KEYS": f"k{i:02d}",
-                                                 "WAIT": "true"}),
-        reconsume_times=0, max_reconsume_times=16,
+    resp = send_v2(
+        broker_addr, topic, body_of(topic, i).encode(), group=PRODUCER_GROUP,
+        queue_id=i % QUEUES, properties={"TAGS": f"Tag{i % 2}", "KEYS": f"k{i:02d}"},
     )  # fmt: skip
-    body = body_of(topic, i).encode()
-    req = RemotingCommand.create_request(
-        RequestCode.SEND_MESSAGE_V2, send_message_header_v2_to_ext_fields(header), body
-    )
-    resp = call_sync(broker_addr, req)
     if resp.code != 0:
         raise ReplicationError(f"send {i} to {broker_addr}: {resp.code} {resp.remark}")
     return int(resp.ext("queueId")), int(resp.ext("queueOffset"))
@@ -280,11 +268,7 @@ def runtime_info(broker_addr: str) -> dict[str, str]:
 
 
 def _wait(cond, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > deadline:
-            raise ReplicationError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(0.1)
+    wait_until(cond, timeout_s, what, error=ReplicationError)
 
 
 # -- mqlab brokers on the net driver ----------------------------------------------------------------
@@ -423,7 +407,7 @@ def check_replication(
         props = dict(properties or {})
         master_b = mq.add_broker("mqlab-master-b", "broker-b", real.namesrv_addr,
                                  workdir / "mqlab-master-b", slave=False, properties=props)  # fmt: skip
-        _wait(lambda: _registered(real.namesrv_addr, "broker-b", 0) == master_b.broker_addr,
+        _wait(lambda: registered_addr(real.namesrv_addr, "broker-b", 0) == master_b.broker_addr,
               15, "the mqlab master broker-b in the real name server")  # fmt: skip
         # 1. topics first, so the slaves' first SlaveSynchronize copies them
         _create_topic(real.broker_addr, topic_a)
@@ -478,8 +462,8 @@ def check_replication(
                   30, f"the real slave's SlaveSynchronize to copy {topic_b}")  # fmt: skip
             real.stop_master()
             mq.stop_broker("mqlab-master-b")
-            _wait(lambda: _registered(real.namesrv_addr, "broker-a", 0) is None
-                  and _registered(real.namesrv_addr, "broker-b", 0) is None,
+            _wait(lambda: registered_addr(real.namesrv_addr, "broker-a", 0) is None
+                  and registered_addr(real.namesrv_addr, "broker-b", 0) is None,
                   30, "both masters to leave the name server's route")  # fmt: skip
             read = _read_with_java(real.namesrv_addr, [topic_a, topic_b], workdir / "java")
             for check in (b1, b2):
@@ -539,15 +523,6 @@ def _read_text(path: Path) -> str:
 
 def _units(store_dir: Path, topic: str) -> int:
     return sum(len(u) for u in consume_queue_units(Path(store_dir), topic).values())
-
-
-def _registered(namesrv_addr: str, broker_name: str, broker_id: int) -> str | None:
-    resp = call_sync(
-        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
-    )
-    info = fastjson_loads(resp.body.decode())
-    data = (info.get("brokerAddrTable") or {}).get(broker_name)
-    return None if data is None else data["brokerAddrs"].get(broker_id)
 
 
 def summary_line(b1: ReplicationCheck, b2: ReplicationCheck) -> str:

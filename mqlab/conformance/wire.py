@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
+from collections.abc import Callable
 
 from mqlab.remoting.command import RemotingCommand, split_frames
 
-__all__ = ["Connection", "call", "call_sync"]
+__all__ = [
+    "Connection",
+    "call",
+    "call_sync",
+    "registered_addr",
+    "send_v2",
+    "wait_until",
+]
 
 _OPAQUE = itertools.count(1)
 
@@ -99,3 +108,60 @@ async def call(addr: str, cmd: RemotingCommand, timeout: float = 10.0) -> Remoti
 def call_sync(addr: str, cmd: RemotingCommand, timeout: float = 10.0) -> RemotingCommand:
     """:func:`call` for code without an event loop (runs its own with ``asyncio.run``)."""
     return asyncio.run(call(addr, cmd, timeout))
+
+
+# -- what the harness's group tiers ask a broker or name server, one request each -------------
+
+
+def send_v2(
+    broker_addr: str, topic: str, body: bytes, *, group: str, queue_id: int = 0,
+    properties: dict[str, str] | None = None, timeout: float = 10.0,
+) -> RemotingCommand:  # fmt: skip
+    """One synchronous SEND_MESSAGE_V2 of ``body`` to ``topic``'s queue ``queue_id``
+    (auto-created from TBW102 with 4 queues), ``WAIT=true`` beside ``properties``, as the
+    Java producer sends it; the broker's response. A SYNC_MASTER answers 11
+    SLAVE_NOT_AVAILABLE or 12 FLUSH_SLAVE_TIMEOUT while its slave is not there."""
+    from mqlab.common.message_decoder import message_properties_to_string
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.headers import (
+        SendMessageRequestHeader,
+        send_message_header_v2_to_ext_fields,
+    )
+
+    header = SendMessageRequestHeader(
+        producer_group=group, topic=topic, default_topic="TBW102", default_topic_queue_nums=4,
+        queue_id=queue_id, sys_flag=0, born_timestamp=int(time.time() * 1000), flag=0,
+        properties=message_properties_to_string({**(properties or {}), "WAIT": "true"}),
+        reconsume_times=0, max_reconsume_times=16,
+    )  # fmt: skip
+    req = RemotingCommand.create_request(
+        RequestCode.SEND_MESSAGE_V2, send_message_header_v2_to_ext_fields(header), body
+    )
+    return call_sync(broker_addr, req, timeout=timeout)
+
+
+def registered_addr(namesrv_addr: str, broker_name: str, broker_id: int) -> str | None:
+    """The address the name server has for ``broker_name``'s ``broker_id``
+    (GET_BROKER_CLUSTER_INFO), or None."""
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.fastjson import loads as fastjson_loads
+
+    resp = call_sync(
+        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
+    )
+    info = fastjson_loads(resp.body.decode())
+    data = (info.get("brokerAddrTable") or {}).get(broker_name)
+    return None if data is None else data["brokerAddrs"].get(broker_id)
+
+
+def wait_until(
+    cond: Callable[[], bool], timeout_s: float, what: str, *,
+    error: type[Exception] = TimeoutError, pause_s: float = 0.1,
+) -> None:  # fmt: skip
+    """Poll ``cond`` every ``pause_s`` until it holds; ``error`` naming ``what`` after
+    ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            raise error(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(pause_s)

@@ -93,6 +93,19 @@ class MqlabTarget:
     def group(self) -> Any:
         return _group(self)
 
+    @property
+    def master_ha_port(self) -> int:
+        """The master's HA port (its listen port + 1, as ``mqlab serve`` lays a group out)."""
+        return int(self.broker_addr.rsplit(":", 1)[1]) + 1
+
+    def stop_master(self) -> None:
+        """Stop ``broker-a``'s master node alone (``MqlabServer.stop_broker``)."""
+        self._server.submit(self._server.server.stop_broker("broker-a"))
+
+    def start_master(self) -> None:
+        """Start it again on its store (``MqlabServer.restart_broker``)."""
+        self._server.submit(self._server.server.restart_broker("broker-a"))
+
     def run_on_loop(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` on the server's event-loop thread (the thread that runs every node)."""
         return self._server.call(lambda _server: fn())
@@ -140,6 +153,18 @@ class RealTarget:
 
     def group(self) -> Any:
         return _group(self)
+
+    @property
+    def master_ha_port(self) -> int:
+        return self._cluster.ha_port
+
+    def stop_master(self) -> None:
+        """Stop the master broker alone, in the JVM (its ``stop-master`` command)."""
+        self._cluster.stop_master()
+
+    def start_master(self) -> None:
+        """Start it again on its store (``start-master``)."""
+        self._cluster.start_master()
 
     def cpu_seconds(self) -> float:
         """CPU time of the JVM (name server and broker, every thread), from ``/proc``."""

@@ -337,3 +337,30 @@ def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
         server.call(lambda srv: srv.broker("broker-a-s1").message_store.get_max_phy_offset())
         == 3 * STORED_SIZE
     )
+
+
+def test_the_harness_helpers_send_route_and_wait_on_a_group(live):
+    """mqlab.conformance.wire's helpers, which the replication check, the HA interop group
+    and ``bench real --group`` share: ``registered_addr`` reads the name server's table,
+    ``send_v2`` sends as the Java producer (WAIT=true after the given properties), and
+    ``wait_until`` names what it waited for when it gives up."""
+    from mqlab.conformance.wire import registered_addr, send_v2, wait_until
+
+    server = live(slaves=1, broker_role="SYNC_MASTER")
+    addrs = server.call(lambda srv: srv.broker_addrs)
+    namesrv = server.server.namesrv_addr
+    wait_until(lambda: registered_addr(namesrv, "broker-a", 1) is not None, 20, "the slave")
+    assert [registered_addr(namesrv, "broker-a", i) for i in (0, 1, 2)] == [
+        addrs["broker-a"], addrs["broker-a-s1"], None,
+    ]  # fmt: skip
+    assert registered_addr(namesrv, "broker-z", 0) is None
+    _connected(server, "broker-a", 1)
+    r = send_v2(addrs["broker-a"], "TopicTest", b"one", group="PG", queue_id=2,
+                properties={"KEYS": "k1"})  # fmt: skip
+    assert (r.code, r.ext("queueId"), r.ext("queueOffset")) == (ResponseCode.SUCCESS, "2", "0")
+
+    raw = server.call(lambda srv: _commit_log(srv.broker("broker-a").message_store))
+    # the broker keeps the given property and adds CLUSTER; WAIT is not stored (4.9.3)
+    assert raw.endswith(b"\x03one\tTopicTest\x00\x1eKEYS\x01k1\x02CLUSTER\x01DefaultCluster")
+    with pytest.raises(TimeoutError, match="timed out after 0.2 s waiting for nothing"):
+        wait_until(lambda: False, 0.2, "nothing", pause_s=0.05)
