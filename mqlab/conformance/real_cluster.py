@@ -294,6 +294,10 @@ class RealCluster:
         jvm_options: added after :data:`JVM_FLAGS` (a later HotSpot flag wins). JVM_FLAGS are
             tuned for a quick start (C1 only); a throughput benchmark of the real broker should
             pass ``["-XX:TieredStopAtLevel=4", "-Xmx1g"]``.
+        namesrv_addr: run no name server: the master registers with this one (a master in a
+            JVM of its own, which :meth:`kill` can end as a crash ends a machine's broker).
+        broker: False: run the name server alone (``broker_addr`` stays ""); slaves may be
+            started in it with :meth:`start_slave`.
     """
 
     def __init__(
@@ -305,8 +309,15 @@ class RealCluster:
         cluster: str = "DefaultCluster",
         startup_timeout_s: float = 90,
         jvm_options: list[str] | None = None,
+        namesrv_addr: str | None = None,
+        broker: bool = True,
     ) -> None:
+        if namesrv_addr is not None and not broker:
+            raise ValueError("a JVM with neither a name server nor a broker runs nothing")
         self.workdir = Path(workdir)
+        self._given_namesrv = namesrv_addr
+        self._with_broker = broker
+        self._ports: tuple[int, int, int, int] | None = None
         self.jvm_options = list(jvm_options or [])
         self.broker_properties = dict(broker_properties or {})
         self.broker_name = broker_name
@@ -373,11 +384,25 @@ class RealCluster:
         self._proc, self.returncode = None, None  # a retry after a lost port race
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.home_dir.mkdir(parents=True, exist_ok=True)
-        base = free_port(4)
-        vip, self.ha_port, broker_port, namesrv_port = base, base + 1, base + 2, base + 3
-        self.namesrv_addr = f"127.0.0.1:{namesrv_port}"
-        self.broker_addr = f"127.0.0.1:{broker_port}"
-        self.broker_vip_addr = f"127.0.0.1:{vip}"
+        if self._ports is None:
+            base = free_port(4)
+            ports = base, base + 1, base + 2, base + 3
+        else:  # a restart after kill(): the same ports, as a broker restarted on its machine
+            ports = self._ports
+        vip, self.ha_port, broker_port, namesrv_port = ports
+        self.namesrv_addr = self._given_namesrv or f"127.0.0.1:{namesrv_port}"
+        self.broker_addr = f"127.0.0.1:{broker_port}" if self._with_broker else ""
+        self.broker_vip_addr = f"127.0.0.1:{vip}" if self._with_broker else ""
+        namesrv_args = (
+            ["--namesrv-addr", self._given_namesrv]
+            if self._given_namesrv
+            else ["--namesrv-port", str(namesrv_port)]
+        )
+        broker_args = (
+            ["--broker-port", str(broker_port), "--ha-port", str(self.ha_port)]
+            if self._with_broker
+            else ["--no-broker"]
+        )
         timeout_ms = int(self.startup_timeout_s * 1000)
         cds_flags, self._cds_tmp = _class_data_sharing("real-cluster")
         cmd = [
@@ -385,9 +410,8 @@ class RealCluster:
             f"-Duser.home={self.home_dir}",
             f"-Drocketmq.client.logRoot={self.home_dir / 'logs'}",
             f"-Dlogback.configurationFile={JAVA_DIR / 'conf' / 'logback-real-cluster.xml'}",
-            "-cp", classpath, RUNNER_MAIN,
-            "--namesrv-port", str(namesrv_port), "--broker-port", str(broker_port),
-            "--ha-port", str(self.ha_port), "--store", str(self.store_dir),
+            "-cp", classpath, RUNNER_MAIN, *namesrv_args, *broker_args,
+            "--store", str(self.store_dir),
             "--broker-name", self.broker_name, "--cluster", self.cluster,
             "--ready-timeout-ms", str(timeout_ms),
             *(f"{k}={v}" for k, v in self.broker_properties.items()),
@@ -407,6 +431,7 @@ class RealCluster:
             text = self.output()
             if READY in text:
                 self.startup_s = time.monotonic() - started
+                self._ports = ports
                 return self
             if self._proc.poll() is not None:
                 self._reap()
@@ -437,6 +462,32 @@ class RealCluster:
                 proc.wait(timeout=30)
         self.shutdown_s = time.monotonic() - started
         self._reap()
+
+    def kill(self) -> None:
+        """SIGKILL the JVM, as a crash ends a broker's process: no shutdown hook, no
+        unregistering (the name server drops the broker when its connection closes), no last
+        flush, the store's ``abort`` file left behind. :meth:`restart` starts it again."""
+        proc = self._proc
+        if proc is None or self.returncode is not None:
+            return
+        proc.kill()
+        self._reap()
+
+    def restart(self) -> RealCluster:
+        """Launch the JVM again after :meth:`stop` or :meth:`kill`, on the same store and
+        ports; blocks until it is ready (a broker in a JVM of its own: until its runtime info
+        answers; the caller waits for the name server to route to it).
+
+        Raises:
+            RealClusterError: it is running, was never started, or did not get ready (a port
+                taken meanwhile, say).
+        """
+        if self._ports is None or self._proc is None:
+            raise RealClusterError("restart: never started")
+        if self.running:
+            raise RealClusterError("restart: still running")
+        self._proc, self._commands = None, 0
+        return self._launch(runner_classpath())
 
     def _reap(self) -> None:
         assert self._proc is not None

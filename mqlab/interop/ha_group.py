@@ -8,12 +8,15 @@ It is a second target of the same kind, ``open_target(kind, broker_role="SYNC_MA
 slaves=1)`` (``mqlab.interop.targets``), as ``bench real --group sync`` starts its own:
 
 - mqlab: ``python -m mqlab serve --slaves 1 --broker-role SYNC_MASTER`` on an event-loop
-  thread (``ServerThread``); the master node is stopped and restarted with
-  ``MqlabServer.stop_broker`` / ``restart_broker``.
-- real: ``RealCluster`` (brokerRole SYNC_MASTER) and ``start_slave()`` in the same JVM; the
-  master is stopped and restarted with its ``stop-master`` / ``start-master`` commands.
+  thread (``ServerThread``); the master node is killed (``MqlabServer.stop_broker(...,
+  graceful=False)``: its connections abort, nothing is flushed) and restarted on its store
+  (``restart_broker``).
+- real: the name server and the slave in one JVM (``RealCluster(broker=False)`` and
+  ``start_slave()``), the master in a JVM of its own (``RealCluster(namesrv_addr=...)``),
+  killed with SIGKILL and launched again on its store and ports.
 
-Either way, ``stop_master()`` returns once the name server has dropped the master; the
+Either way, ``stop_master()`` returns once the name server has dropped the master (its
+connection closed); the
 group's start and ``start_master()`` return once the name server routes to the master *and*
 the slave acknowledges what it is sent (``wait_slave_acks``): a slave's ``HAClient``
 reconnects every 5 s and reports its offset (letting the master push) only

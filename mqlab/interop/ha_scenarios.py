@@ -2,7 +2,8 @@
 
 Each target's group is started by the first of these scenarios and shared by all of them
 (``Target.group()``): the mqlab group is ``mqlab serve --slaves 1 --broker-role SYNC_MASTER``,
-the real one a 4.9.3 master and slave in one JVM (``RealCluster`` and ``start_slave``).
+the real one a 4.9.3 name server and slave in one JVM and the master in a JVM of its own, so
+that the master can be killed (SIGKILL) mid-stream.
 
 - ``mqadmin/ha-slave``: what an operator sees of the slave: ``clusterList`` (brokerId 0 and
   1 of ``broker-a``), ``brokerStatus`` and ``getBrokerConfig`` of the slave's address.
@@ -22,8 +23,8 @@ from mqlab.interop.mqadmin_scenarios import _CPU_DERIVED_CONFIG, _RUN_SPECIFIC_C
 from mqlab.interop.scenarios import NOTES_KEY, expect, scenario
 from mqlab.interop.targets import Target
 
-SENT = 24  # before the master is stopped
-GATE = 4  # consumed from the master before it is stopped
+SENT = 24  # before the master is killed
+GATE = 4  # consumed from the master before it is killed
 AFTER = 8  # sent once it is back
 
 
@@ -95,7 +96,7 @@ def mqadmin_ha_slave(t: Target, work: Path) -> dict:
     }
 
 
-@scenario("java", "master+slave group (SYNC_MASTER): the master stopped mid-stream, the push "
+@scenario("java", "master+slave group (SYNC_MASTER): the master killed mid-stream, the push "
           "consumer goes on from the slave, then the master restarted")  # fmt: skip
 def java_ha_failover(t: Target, work: Path) -> dict:
     g = t.group()

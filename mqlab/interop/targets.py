@@ -9,7 +9,8 @@ stopped by ``close()``.
 Either can run as a broker group (``broker_role`` and ``slaves``): the master ``broker-a``
 with that ``brokerRole`` and one slave (brokerId 1, SLAVE) of it, which learns the master's HA
 address from its registration result: ``mqlab serve --slaves 1`` on one event loop, or the
-real master with a real slave in the same JVM (``RealCluster.start_slave``).
+real name server and slave in one JVM (``RealCluster(broker=False)``, ``start_slave``) and the
+real master in a JVM of its own, so that ``stop_master()`` kills it as a crash would.
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ class MqlabTarget:
         return int(self.broker_addr.rsplit(":", 1)[1]) + 1
 
     def stop_master(self) -> None:
-        """Stop ``broker-a``'s master node alone (``MqlabServer.stop_broker``)."""
-        self._server.submit(self._server.server.stop_broker("broker-a"))
+        """Kill ``broker-a``'s master node alone (``MqlabServer.stop_broker``, not graceful:
+        its connections abort, nothing is persisted or flushed first)."""
+        self._server.submit(self._server.server.stop_broker("broker-a", graceful=False))
 
     def start_master(self) -> None:
         """Start it again on its store (``MqlabServer.restart_broker``)."""
@@ -117,7 +119,8 @@ class MqlabTarget:
 
 @dataclass
 class RealTarget:
-    """The real RocketMQ 4.9.3 name server and broker (one JVM, ``RealCluster``)."""
+    """The real RocketMQ 4.9.3 name server and broker (one JVM, ``RealCluster``); a group
+    runs in two (module docstring)."""
 
     workdir: Path
     properties: dict[str, str] = field(default_factory=lambda: dict(INTEROP_BROKER_PROPERTIES))
@@ -135,41 +138,82 @@ class RealTarget:
         props = dict(self.properties)
         if self.broker_role is not None:
             props["brokerRole"] = self.broker_role
-        self._cluster = RealCluster(self.workdir, props, jvm_options=self.jvm_options).start()
-        self.namesrv_addr = self._cluster.namesrv_addr
-        self.broker_addr = self._cluster.broker_addr
+        self._master: RealCluster | None = None
         self.slave_addr = ""
-        if self.slaves:
-            try:
-                slave = self._cluster.start_slave(properties=props_for_slave(props))
-            except BaseException:
-                self._cluster.stop()
-                raise
+        if not self.slaves:
+            self._cluster = RealCluster(self.workdir, props, jvm_options=self.jvm_options).start()
+            self.namesrv_addr = self._cluster.namesrv_addr
+            self.broker_addr = self._cluster.broker_addr
+            return
+        # a group: the name server and the slave in one JVM, the master in a JVM of its own,
+        # so that stop_master() can kill it as a crash ends a machine's broker
+        self._cluster = RealCluster(
+            self.workdir / "namesrv", jvm_options=self.jvm_options, broker=False
+        ).start()
+        try:
+            self.namesrv_addr = self._cluster.namesrv_addr
+            self._master = RealCluster(
+                self.workdir / "master", props, jvm_options=self.jvm_options,
+                namesrv_addr=self.namesrv_addr,
+            ).start()  # fmt: skip
+            self.broker_addr = self._master.broker_addr
+            self._wait_master_routed()
+            slave = self._cluster.start_slave(properties=props_for_slave(props))
             self.slave_addr = slave.broker_addr
+        except BaseException:
+            self._stop_jvms()
+            raise
+
+    def _wait_master_routed(self) -> None:
+        # the slave learns its master's HA address from its registration result: the
+        # master must be registered first (else the slave waits for its next one, 30 s)
+        from mqlab.conformance.wire import registered_addr, wait_until
+
+        wait_until(lambda: registered_addr(self.namesrv_addr, "broker-a", 0) == self.broker_addr,
+                   60, "the master to register")  # fmt: skip
+
+    def _stop_jvms(self) -> None:
+        try:
+            self._cluster.stop()  # the slave first, with the name server
+        finally:
+            if self._master is not None:
+                self._master.stop()
 
     def close(self) -> None:
-        _close_group(self)
-        self._cluster.stop()
+        try:
+            _close_group(self)
+        finally:
+            self._stop_jvms()
 
     def group(self) -> Any:
         return _group(self)
 
     @property
     def master_ha_port(self) -> int:
-        return self._cluster.ha_port
+        return (self._master or self._cluster).ha_port
 
     def stop_master(self) -> None:
-        """Stop the master broker alone, in the JVM (its ``stop-master`` command)."""
-        self._cluster.stop_master()
+        """Kill the master's JVM (SIGKILL: no unregistering, no last flush); the name
+        server drops it when its connection closes."""
+        if self._master is None:
+            raise RuntimeError("stop_master: this target runs no group")
+        self._master.kill()
 
     def start_master(self) -> None:
-        """Start it again on its store (``start-master``)."""
-        self._cluster.start_master()
+        """Start the master's JVM again on its store and ports; returns once it is routed."""
+        if self._master is None:
+            raise RuntimeError("start_master: this target runs no group")
+        self._master.restart()
+        self._wait_master_routed()
 
     def cpu_seconds(self) -> float:
-        """CPU time of the JVM (name server and broker, every thread), from ``/proc``."""
-        stat = Path(f"/proc/{self._cluster.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+        """CPU time of the JVMs (name server and brokers, every thread), from ``/proc``."""
+        total = 0.0
+        for jvm in (self._cluster, self._master):
+            if jvm is not None and jvm.pid is not None:
+                stat = Path(f"/proc/{jvm.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+        return total
 
 
 def props_for_slave(master_props: dict[str, str]) -> dict[str, str]:

@@ -253,3 +253,41 @@ def test_jvm_exits_when_the_python_process_that_started_it_is_killed(
     assert (
         (tmp_path / "real-cluster.out").read_text().rstrip().endswith("mqlab-real-cluster stopped")
     )
+
+
+def test_a_master_in_a_jvm_of_its_own_is_killed_and_restarted_on_its_store_and_ports(
+    java_runner: Path, tmp_path: Path
+) -> None:
+    """The interop HA group's layout: a name server alone (``broker=False``), a master in a
+    JVM of its own (``namesrv_addr=``). kill() is a crash: exit -9, the store's ``abort``
+    file left behind (a clean shutdown deletes it), the name server drops the broker when
+    its connection closes. restart(): the same address, the store recovered (the next
+    send's queue offset is 1)."""
+    from mqlab.conformance.wire import registered_addr, send_v2, wait_until
+
+    with pytest.raises(ValueError, match="neither a name server nor a broker"):
+        RealCluster(tmp_path, namesrv_addr="127.0.0.1:1", broker=False)
+    ns = RealCluster(tmp_path / "ns", broker=False).start()
+    master = RealCluster(tmp_path / "m", namesrv_addr=ns.namesrv_addr)
+    try:
+        assert ns.broker_addr == "" and "broker=none" in ns.output()
+        with pytest.raises(RealClusterError, match=r"runs no master \(--no-broker\)"):
+            ns.stop_master()
+        master.start()
+        addr = master.broker_addr
+        wait_until(lambda: registered_addr(ns.namesrv_addr, "broker-a", 0) == addr, 60, "it")
+        first = send_v2(addr, TOPIC, BODY, group="PG", queue_id=0)
+        assert (first.code, first.ext("queueOffset")) == (0, "0")
+        master.kill()
+        assert master.returncode == -signal.SIGKILL and not master.running
+        assert (master.store_dir / "abort").exists()
+        wait_until(lambda: registered_addr(ns.namesrv_addr, "broker-a", 0) is None, 60, "drop")
+        master.restart()
+        assert master.broker_addr == addr
+        wait_until(lambda: registered_addr(ns.namesrv_addr, "broker-a", 0) == addr, 60, "back")
+        again = send_v2(addr, TOPIC, BODY, group="PG", queue_id=0)
+        assert (again.code, again.ext("queueOffset")) == (0, "1")
+    finally:
+        master.stop()
+        ns.stop()
+    assert (master.returncode, ns.returncode) == (0, 0)

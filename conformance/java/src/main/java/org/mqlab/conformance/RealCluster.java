@@ -80,7 +80,16 @@ public final class RealCluster {
         String cluster = "DefaultCluster";
         long readyTimeoutMs = 60_000;
         boolean watchStdin = true;
+        /** {@code --namesrv-addr}: run no name server; the master registers with this one. */
+        String namesrvAddr;
+        /** {@code --no-broker}: run the name server alone (slaves may be started later). */
+        boolean noBroker;
         final Properties brokerProperties = new Properties();
+
+        /** The name server the brokers register with: ours, or {@code --namesrv-addr}. */
+        String namesrvAddr() {
+            return namesrvAddr != null ? namesrvAddr : "127.0.0.1:" + namesrvPort;
+        }
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -95,6 +104,8 @@ public final class RealCluster {
                     case "--cluster": o.cluster = args[++i]; break;
                     case "--ready-timeout-ms": o.readyTimeoutMs = Long.parseLong(args[++i]); break;
                     case "--ignore-stdin": o.watchStdin = false; break;
+                    case "--namesrv-addr": o.namesrvAddr = args[++i]; break;
+                    case "--no-broker": o.noBroker = true; break;
                     default:
                         int eq = a.indexOf('=');
                         if (a.startsWith("-") || eq <= 0) {
@@ -103,9 +114,12 @@ public final class RealCluster {
                         o.brokerProperties.setProperty(a.substring(0, eq), a.substring(eq + 1));
                 }
             }
-            if (o.namesrvPort <= 0 || o.brokerPort <= 0 || o.haPort <= 0 || o.store == null) {
+            boolean namesrvOk = o.namesrvAddr != null ? o.namesrvPort <= 0 && !o.noBroker : o.namesrvPort > 0;
+            boolean brokerOk = o.noBroker || (o.brokerPort > 0 && o.haPort > 0);
+            if (!namesrvOk || !brokerOk || o.store == null) {
                 throw new IllegalArgumentException(
-                    "usage: RealCluster --namesrv-port P --broker-port Q --ha-port H --store DIR"
+                    "usage: RealCluster (--namesrv-port P | --namesrv-addr HOST:PORT)"
+                        + " (--broker-port Q --ha-port H | --no-broker) --store DIR"
                         + " [--broker-name N] [--cluster C] [key=value ...]");
             }
             return o;
@@ -146,8 +160,8 @@ public final class RealCluster {
         }
         // one write: printf sends each piece of its format as a write of its own (System.out
         // flushes every write), and a log line on stderr, the same file, landed between them
-        System.out.print(String.format("%s ready namesrv=127.0.0.1:%d broker=127.0.0.1:%d%n",
-            TAG, options.namesrvPort, options.brokerPort));
+        System.out.print(String.format("%s ready namesrv=%s broker=%s%n", TAG, options.namesrvAddr(),
+            options.noBroker ? "none" : "127.0.0.1:" + options.brokerPort));
         System.out.flush();
         if (options.watchStdin) {
             watchStdin(cluster);
@@ -223,6 +237,9 @@ public final class RealCluster {
         }
         switch (words[0]) {
             case "stop-master": {
+                if (options.noBroker) {
+                    throw new IllegalStateException("this JVM runs no master (--no-broker)");
+                }
                 if (masterStopped) {
                     throw new IllegalStateException("the master is already stopped");
                 }
@@ -231,6 +248,9 @@ public final class RealCluster {
                 return "stop-master";
             }
             case "start-master": {
+                if (options.noBroker) {
+                    throw new IllegalStateException("this JVM runs no master (--no-broker)");
+                }
                 if (!masterStopped) {
                     throw new IllegalStateException("the master is running");
                 }
@@ -287,7 +307,21 @@ public final class RealCluster {
         checkKeys(o.brokerProperties, new Object[] {
             new BrokerConfig(), new NettyServerConfig(), new NettyClientConfig(), new MessageStoreConfig()});
 
-        // 1. the name server
+        // 1. the name server, unless the master registers with another (--namesrv-addr)
+        if (o.namesrvAddr == null) {
+            startNamesrv(o, store);
+        }
+
+        // 2.-4. the master broker, unless this JVM is the name server alone (--no-broker)
+        if (o.noBroker) {
+            masterStopped = true;
+            return;
+        }
+        broker = startBroker(o.brokerName, MixAll.MASTER_ID, o.brokerPort, o.haPort, store,
+            o.brokerProperties, false);
+    }
+
+    private void startNamesrv(Options o, File store) throws Exception {
         NamesrvConfig namesrvConfig = new NamesrvConfig();
         namesrvConfig.setKvConfigPath(new File(store, "namesrv/kvConfig.json").getPath());
         namesrvConfig.setConfigStorePath(new File(store, "namesrv/namesrv.properties").getPath());
@@ -298,10 +332,6 @@ public final class RealCluster {
             throw new IllegalStateException("NamesrvController.initialize() returned false");
         }
         namesrv.start();
-
-        // 2.-4. the master broker
-        broker = startBroker(o.brokerName, MixAll.MASTER_ID, o.brokerPort, o.haPort, store,
-            o.brokerProperties, false);
     }
 
     /**
@@ -316,7 +346,7 @@ public final class RealCluster {
         }
         checkKeys(properties, new Object[] {
             new BrokerConfig(), new NettyServerConfig(), new NettyClientConfig(), new MessageStoreConfig()});
-        String addr = "127.0.0.1:" + o.namesrvPort;
+        String addr = o.namesrvAddr();
         // 2. the broker's four config beans: our small-store defaults, then the caller's
         //    properties, then what the harness relies on (ports, addresses, paths)
         BrokerConfig brokerConfig = new BrokerConfig();
@@ -377,7 +407,7 @@ public final class RealCluster {
         //    with another name server is not waited for
         String want = "127.0.0.1:" + port;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        boolean ours = addr.equals(brokerConfig.getNamesrvAddr());
+        boolean ours = namesrv != null && addr.equals(brokerConfig.getNamesrvAddr());
         while (ours && (!want.equals(registeredAddr(name, brokerId))
             || (!slave && namesrv.getRouteInfoManager().pickupTopicRouteData(name) == null))) {
             if (System.nanoTime() > deadline) {
