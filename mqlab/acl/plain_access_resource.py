@@ -26,7 +26,7 @@ The content the signature covers: the ext fields without ``Signature`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mqlab.acl.acl_utils import PLAIN, AclException, frame
 from mqlab.acl.permission import PUB, SUB
@@ -104,8 +104,6 @@ class PlainAccessResource:
     content: bytes | None = None
     signature: str | None = None
     secret_token: str | None = None
-    #: what each resource came from, for the trace (``topic``/``group`` and the field)
-    sources: dict[str, str] = field(default_factory=dict)
 
     def add_resource_and_perm(self, resource: str | None, perm: int) -> None:
         """``#addResourceAndPerm``: a null resource is skipped; a later perm replaces."""

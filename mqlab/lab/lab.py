@@ -621,7 +621,10 @@ class Lab(ClientsMixin):
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
-        new = BrokerController(old.broker_config, old.message_store_config, name=old.name)
+        new = BrokerController(
+            old.broker_config, old.message_store_config, name=old.name,
+            rocketmq_home_dir=old.rocketmq_home_dir,
+        )  # fmt: skip
         fields: dict[str, Any] = {"broker": old.name, "graceful": graceful}
         if power_cut:
             fields["power_cut"] = True
