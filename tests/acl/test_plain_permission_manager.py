@@ -354,3 +354,38 @@ def test_a_new_account_goes_to_a_new_default_file(tmp_path):
         f"dataVersion:\n- counter: 1\n  timestamp: {NOW}\naccounts:\n- accessKey: someone1\n"
         "  secretKey: '12345678'\n  admin: false\n"
     )
+
+
+ORACLE_FILE = """accounts:
+- accessKey: mqlabUser
+  secretKey: user-secret-1
+  whiteRemoteAddress: 192.168.1.*
+  defaultTopicPerm: PUB
+  defaultGroupPerm: SUB
+  topicPerms: [acl_t_deny=DENY, acl_t_pub=PUB, acl_t_sub=SUB, acl_t_pubsub=PUB|SUB]
+  groupPerms: [acl_g_deny=DENY, acl_g_pub=PUB, acl_g_sub=SUB, acl_g_pubsub=PUB|SUB]
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "ext", "named"),
+    [
+        (R.PULL_MESSAGE, {"topic": "acl_t_deny", "consumerGroup": "acl_g_deny"}, "group:acl_g_deny"),
+        (R.PULL_MESSAGE, {"topic": "acl_t_pub", "consumerGroup": "acl_g_pub"}, "topic:acl_t_pub"),
+        (R.UPDATE_CONSUMER_OFFSET, {"topic": "acl_t_deny", "consumerGroup": "acl_g_deny"},
+         "group:acl_g_deny"),
+        (R.PULL_MESSAGE, {"topic": "acl_t_other", "consumerGroup": "acl_g_sub"}, "topic:acl_t_other"),
+    ],
+)  # fmt: skip
+def test_which_resource_the_real_broker_names(tmp_path, code, ext, named):
+    """The real 4.9.3 broker's answers (measured with this account): both resources refused,
+    the first in HashMap order is named; a topic not listed falls to the default (578)."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "plain_acl.yml").write_text(ORACLE_FILE)
+    m = manager(tmp_path)
+    cred = SessionCredentials("mqlabUser", "user-secret-1")
+    line = 578 if named == "topic:acl_t_other" else 583
+    assert refusal(m, request(code, ext, cred=cred)) == (
+        f"{ACL_EXC}: No default permission for {named}, "
+        f"{PPM}.checkPerm(PlainPermissionManager.java:{line})"
+    )

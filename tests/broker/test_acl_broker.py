@@ -236,3 +236,21 @@ def test_codes_50_to_54(acl):
     assert (c.code, c.remark) == (0, None)
     assert "newuser1" not in acl.file.read_text()
     assert "- counter: 2\n" in acl.file.read_text()
+
+
+def test_code_53_splits_on_every_comma_and_a_reload_that_fails_changes_nothing(acl):
+    """``10.10.103.*,192.168.0.{1,2}`` is split on every comma (the real broker's 54 lists
+    ``192.168.0.{1`` and ``2}``); at the next watcher turn the file does not load (a bad
+    pattern): the error is traced and the old rules stay."""
+    c = acl.call(R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+                 {"globalWhiteAddrs": "10.10.103.*,192.168.0.{1,2}"}, None, ADMIN)  # fmt: skip
+    assert (c.code, c.remark) == (0, None)
+    body = loads_json_body(acl.call(R.GET_BROKER_CLUSTER_ACL_CONFIG, {}, None, USER).response.body)
+    assert body["globalWhiteAddrs"] == ["10.10.103.*", "192.168.0.{1", "2}"]
+    acl.d.advance(5000)
+    failed = acl.d.recorder.select(component="AclFileWatchService.run")
+    assert [e.fields.get("error") for e in failed] == [
+        "org.apache.rocketmq.acl.common.AclException: "
+        "Netaddress examine Exception netaddress is 192.168.0.{1"
+    ]
+    assert acl.call(R.SEND_MESSAGE_V2, V2, b"x", USER).code == 0  # no #3887 breakage
