@@ -199,8 +199,8 @@ class PlainPermissionManager:
         self.now_ms = now_ms
         self.tracer = tracer
         home = str(file_home)  # Java concatenates a null home as "null"
-        self.default_acl_dir = os.path.join(home, "conf", "acl")
-        self.default_acl_file = os.path.join(home, plain_file)
+        self.default_acl_dir = home + os.sep + "conf" + os.sep + "acl"
+        self.default_acl_file = home + os.sep + plain_file
         #: MixAll.ACL_CONF_TOOLS_FILE, as getAllAclFiles compares it (home + "/conf/tools.yml")
         self.tools_file = home + "/conf/tools.yml"
         self.acl_plain_access_resource_map: dict[str, dict[str, PlainAccessResource]] = {}

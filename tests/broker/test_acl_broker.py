@@ -5,8 +5,13 @@ refusals are NettyRemotingAbstract's, the file reloads on the driver's clock, an
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import pytest
 
+from mqlab.acl.permission import ADMIN_CODE
+from mqlab.acl.plain_access_resource import RESOURCES_BY_CODE
 from mqlab.acl.signature import SessionCredentials, sign_request
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
@@ -28,6 +33,8 @@ accounts:
   topicPerms:
   - topicA=DENY
   - topicB=PUB|SUB
+  groupPerms:
+  - groupA=DENY
 - accessKey: rocketmq2
   secretKey: '12345678'
   admin: true
@@ -254,3 +261,60 @@ def test_code_53_splits_on_every_comma_and_a_reload_that_fails_changes_nothing(a
         "Netaddress examine Exception netaddress is 192.168.0.{1"
     ]
     assert acl.call(R.SEND_MESSAGE_V2, V2, b"x", USER).code == 0  # no #3887 breakage
+
+
+#: fields that name a denied topic and a denied group wherever a code reads them
+DENIED = {"topic": "topicA", "b": "topicA", "originTopic": "topicA", "group": "groupA",
+          "consumerGroup": "groupA", "clientID": "c1", "queueId": "0", "commitOffset": "9",
+          "offset": "0", "delayLevel": "0", "groupName": "groupA", "key": "k", "maxNum": "1",
+          "beginTimestamp": "0", "endTimestamp": "1", "accessKey": "RocketMQ",
+          "secretKey": "changed1", "globalWhiteAddrs": "*"}  # fmt: skip
+DENIED_HEARTBEAT = (
+    b'{"clientID":"c1","consumerDataSet":[{"groupName":"groupA","subscriptionDataSet":'
+    b'[{"topic":"topicA"}]}],"producerDataSet":[]}'
+)
+
+
+def snapshot(c: AclCluster):
+    b = c.broker
+    return (
+        copy.deepcopy(b.topic_config_manager.topic_config_table),
+        list(b.subscription_group_manager.subscription_group_table),
+        copy.deepcopy(b.consumer_offset_manager.offset_table),
+        dataclasses.asdict(b.broker_config),
+        b.configuration.get_all_configs_format_string(),
+        b.message_store.get_max_phy_offset(),
+        c.file.read_bytes(),
+    )
+
+
+def test_every_request_code_refused_changes_nothing(acl):
+    """Each of the 94 request codes, unsigned, with a wrong secret, and (admin-only codes and
+    the codes that name a resource) by an account without the perm: refused with the real
+    broker's remark, and topics, groups, offsets, config, store and ACL file unchanged."""
+    before = snapshot(acl)
+    wrong = SessionCredentials("RocketMQ", "not-the-secret")
+    expected_remarks = set()
+    for code in R:
+        body = DENIED_HEARTBEAT if code == R.HEART_BEAT else None
+        c = acl.call(code, DENIED, body)
+        assert (c.code, c.remark) == (1, f"{ACL_EXC}: No accessKey is configured, "
+                                      f"{PPM}.validate(PlainPermissionManager.java:636)"), code  # fmt: skip
+        c = acl.call(code, DENIED, body, wrong)
+        assert (c.code, c.remark) == (1, f"{ACL_EXC}: Check signature failed for accessKey="
+                                      f"RocketMQ, {PPM}.validate(PlainPermissionManager.java:653)"), code  # fmt: skip
+        if code in ADMIN_CODE or code in RESOURCES_BY_CODE:
+            c = acl.call(code, DENIED, body, USER)
+            assert c.code == 1, code
+            expected_remarks.add(c.remark.split(", org.apache")[0].split(": ", 1)[1])
+    assert expected_remarks == {
+        "Need admin permission for request code=17, but accessKey=RocketMQ is not",
+        "Need admin permission for request code=25, but accessKey=RocketMQ is not",
+        "Need admin permission for request code=200, but accessKey=RocketMQ is not",
+        "Need admin permission for request code=207, but accessKey=RocketMQ is not",
+        "Need admin permission for request code=215, but accessKey=RocketMQ is not",
+        "No default permission for topic:topicA",
+        "No default permission for group:groupA",
+    }
+    assert snapshot(acl) == before
+    assert acl.client.inbound == []
