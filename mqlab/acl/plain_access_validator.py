@@ -102,10 +102,12 @@ class PlainAccessValidator:
         """One turn of the file watcher; a reload that throws is traced, not raised."""
         try:
             reloaded = self.watch_service.run_once()
-        except JavaException as e:
+        except (JavaException, OSError, ValueError, TypeError, AttributeError) as e:
+            # AclFileWatchService#run catches Exception, logs it, and looks again in 5 s
+            error = e.to_string() if isinstance(e, JavaException) else repr(e)
             if self.tracer is not None and self.tracer.enabled:
                 self.tracer.emit("AclFileWatchService.run", "reload", Kind.ERROR,
-                                 error=e.to_string(), text=f"reload failed: {e.to_string()}")  # fmt: skip
+                                 error=error, text=f"reload failed: {error}")  # fmt: skip
             return
         if reloaded and self.tracer is not None and self.tracer.enabled:
             for how, path in reloaded:

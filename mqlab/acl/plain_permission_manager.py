@@ -224,18 +224,16 @@ class PlainPermissionManager:
         versions: dict[str, DataVersion] = {}
         self.file_list = acl_files(self.default_acl_dir, self.default_acl_file, self.tools_file)
         for path in self.file_list:
-            data = get_yaml_data_object(path)
-            if not data:
-                raise AclException(f"{path} file is not data")
+            data = _map(get_yaml_data_object(path), path)
             strategies = [
                 get_remote_address_strategy(java_string(a))
-                for a in data.get("globalWhiteRemoteAddresses") or ()
+                for a in _list(data, "globalWhiteRemoteAddresses", path)
             ]
             if strategies:
                 white_map[path] = strategies
                 white.extend(strategies)
             accounts: dict[str, PlainAccessResource] = {}
-            for d in data.get("accounts") or ():
+            for d in _list(data, "accounts", path):
                 resource = self.build_plain_access_resource(PlainAccessConfig.from_yaml(d))
                 if resource.access_key not in key_table:  # a key belongs to its first file
                     accounts[resource.access_key] = resource
@@ -255,12 +253,10 @@ class PlainPermissionManager:
     def load_file(self, path: str) -> None:
         """``#load(String)``: one changed file, over what is loaded (see the quirks above)."""
         resources: dict[str, PlainAccessResource] = {}
-        data = get_yaml_data_object(path)
-        if not data:
-            raise AclException(f"{path} file is not data")
+        data = _map(get_yaml_data_object(path), path)
         strategies = [
             get_remote_address_strategy(java_string(a))
-            for a in data.get("globalWhiteRemoteAddresses") or ()
+            for a in _list(data, "globalWhiteRemoteAddresses", path)
         ]
         self.global_white_remote_address_strategy.extend(strategies)
         old = self.global_white_remote_address_strategy_map.get(path)
@@ -268,7 +264,7 @@ class PlainPermissionManager:
             for s in old:
                 self.global_white_remote_address_strategy.remove(s)
             self.global_white_remote_address_strategy_map[path] = strategies
-        for d in data.get("accounts") or ():
+        for d in _list(data, "accounts", path):
             resource = self.build_plain_access_resource(PlainAccessConfig.from_yaml(d))
             if resource.access_key not in self.access_key_table:
                 resources[resource.access_key] = resource
@@ -286,8 +282,11 @@ class PlainPermissionManager:
         if listed:
             first = listed[0] if isinstance(listed, list) else listed
             if isinstance(first, dict):
-                version.timestamp = int(first.get("timestamp", version.timestamp))
-                version.counter = int(first.get("counter", 0))
+                try:
+                    version.timestamp = int(first.get("timestamp", version.timestamp))
+                    version.counter = int(first.get("counter", 0))
+                except (TypeError, ValueError):
+                    raise AclException(f"bad dataVersion {first!r}") from None
         return version
 
     def _trace_loaded(self, how: str, path: str | None) -> None:
@@ -458,11 +457,12 @@ class PlainPermissionManager:
                 raise NullPointerException(
                     'Cannot invoke "java.util.Map.get(Object)" because "aclAccessConfigMap" is null'
                 )
-            accounts = data.get("accounts")
+            accounts = _map(data, path).get("accounts")
             if accounts is None:
                 raise NullPointerException(
                     'Cannot invoke "java.util.List.iterator()" because "accounts" is null'
                 )
+            accounts = _list(data, "accounts", path) if accounts else []
             for account in accounts:
                 if isinstance(account, dict) and account.get("accessKey") == ak:
                     accounts.remove(account)
@@ -487,11 +487,12 @@ class PlainPermissionManager:
         fresh = data is None  # Java: a new HashMap, written in hash order
         if fresh:
             data = {"accounts": []}
-        accounts = data.get("accounts")
+        accounts = _map(data, path).get("accounts")
         if accounts is None:
             raise NullPointerException(
                 'Cannot invoke "java.util.List.add(Object)" because "accounts" is null'
             )
+        accounts = _list(data, "accounts", path) if accounts else []
         accounts.append(self.create_acl_access_config_map(None, config))
         data["accounts"] = accounts
         self.access_key_table[ak] = path
@@ -543,11 +544,12 @@ class PlainPermissionManager:
         data = get_yaml_data_object(path)
         if not data:
             raise AclException(f"the {path} file is not found or empty")
-        accounts = data.get("accounts")
+        accounts = _map(data, path).get("accounts")
         if accounts is None:
             raise NullPointerException(
                 'Cannot invoke "java.util.List.iterator()" because "accounts" is null'
             )
+        accounts = _list(data, "accounts", path) if accounts else []
         for account in list(accounts):
             if isinstance(account, dict) and account.get("accessKey") == access_key:
                 accounts.remove(account)
@@ -564,7 +566,7 @@ class PlainPermissionManager:
         data = get_yaml_data_object(path)
         if not data:
             raise AclException(f"the {path} file is not found or empty")
-        if data.get("globalWhiteRemoteAddresses") is None:
+        if _map(data, path).get("globalWhiteRemoteAddresses") is None:
             return False
         data["globalWhiteRemoteAddresses"] = list(addrs)
         return write_data_object(path, self.update_acl_config_file_version(data))
@@ -621,16 +623,34 @@ class PlainPermissionManager:
         configs: list[PlainAccessConfig] = []
         seen: set[str | None] = set()
         for path in self.file_list:
-            data = get_yaml_data_object(path)
-            if not data:
-                raise AclException(f"{path} file is not data")
-            white.extend(java_string(a) for a in data.get("globalWhiteRemoteAddresses") or ())
-            for d in data.get("accounts") or ():
+            data = _map(get_yaml_data_object(path), path)
+            white.extend(java_string(a) for a in _list(data, "globalWhiteRemoteAddresses", path))
+            for d in _list(data, "accounts", path):
                 config = PlainAccessConfig.from_yaml(d)
                 if config.access_key not in seen:
                     seen.add(config.access_key)
                     configs.append(config)
         return white, configs
+
+
+def _map(data: Any, path: str) -> dict[str, Any]:
+    """A file's YAML as ``load`` needs it: a non-empty map (4.9.3: ``%s file is not data``
+    when empty; another shape fails its conversion to ``JSONObject``)."""
+    if not data:
+        raise AclException(f"{path} file is not data")
+    if not isinstance(data, dict):
+        raise AclException(f"{path}: expected a YAML map, got a {type(data).__name__}")
+    return data
+
+
+def _list(data: dict[str, Any], key: str, path: str) -> list[Any]:
+    """A list-valued key of the file (absent or empty: no items)."""
+    value = data.get(key)
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise AclException(f"{path}: {key} must be a YAML list, got {value!r}")
+    return value
 
 
 def _java(v: str | None) -> str:

@@ -318,3 +318,13 @@ def test_every_request_code_refused_changes_nothing(acl):
     }
     assert snapshot(acl) == before
     assert acl.client.inbound == []
+
+
+def test_a_file_edited_into_nonsense_is_traced_and_the_old_rules_stay(acl):
+    """A hand edit that is YAML but not a map: the watcher's reload fails (traced, as Java
+    logs it) and the broker goes on with what it had."""
+    acl.file.write_text("- just\n- a list\n")
+    acl.d.advance(5000)
+    errors = [e.fields["error"] for e in acl.d.recorder.select(component="AclFileWatchService.run")]
+    assert errors == [f"{ACL_EXC}: {acl.file}: expected a YAML map, got a list"]
+    assert acl.call(R.SEND_MESSAGE_V2, V2, b"x", USER).code == 0
