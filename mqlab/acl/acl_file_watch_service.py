@@ -16,6 +16,15 @@ Each run of ``run_once`` is one turn of the service's loop, after its
    the one noted: note it and reload that file (``onFileChanged`` →
    ``PlainPermissionManager#load(String)``).
 
+One deliberate difference: a file whose bytes changed is reloaded even if its
+modification time did not. On the simulation driver 5 s of virtual time can pass within
+the same real millisecond, and Linux stamps files with a clock that moves every few
+milliseconds, so a write, a watcher turn and a second write can share one time stamp; by
+time alone the second write would be missed, or not, depending on how fast the machine
+runs. The digest (SHA-1 of the bytes; Java's deprecated ``hash`` was MD5) makes the run
+depend only on what was written. A file touched without a change still reloads, as in
+4.9.3.
+
 A reload that throws is logged and the loop goes on (Java catches it in ``run``); the next
 change tries again. The service knows no clock: the broker arms it as the timer
 ``AclFileWatchService.run`` every ``WATCH_INTERVAL`` ms on the driver's clock, so the
@@ -25,6 +34,7 @@ never read as a time).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 
@@ -42,6 +52,16 @@ def last_modified(path: str) -> int:
         return os.stat(path).st_mtime_ns // 1_000_000
     except OSError:
         return 0
+
+
+def stamp(path: str) -> tuple[int, str]:
+    """What a turn compares: the modification time and the bytes' digest."""
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha1(f.read()).hexdigest()
+    except OSError:
+        digest = ""
+    return last_modified(path), digest
 
 
 class AclFileWatchService:
@@ -67,7 +87,7 @@ class AclFileWatchService:
         self.on_file_num_changed = on_file_num_changed
         self.file_list = self._list()
         self.acl_files_num = len(self.file_list)
-        self.file_last_modified_time = {p: last_modified(p) for p in self.file_list}
+        self.file_last_modified_time = {p: stamp(p) for p in self.file_list}
 
     def _list(self) -> list[str]:
         files = _walk(self.acl_path, os.path.join(os.path.abspath(self.acl_path), "tools.yml"))
@@ -85,13 +105,13 @@ class AclFileWatchService:
         # step 2
         if self.acl_files_num != real:
             self.acl_files_num = real
-            self.file_last_modified_time = {p: last_modified(p) for p in self.file_list}
+            self.file_last_modified_time = {p: stamp(p) for p in self.file_list}
             done.append(("all", self.acl_path))
             self.on_file_num_changed(self.acl_path)
             return done
         # step 3
         for path in self.file_list:
-            modified = last_modified(path)
+            modified = stamp(path)
             if modified != self.file_last_modified_time.get(path):
                 self.file_last_modified_time[path] = modified
                 done.append(("file", path))
