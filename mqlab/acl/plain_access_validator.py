@@ -110,7 +110,8 @@ class PlainAccessValidator:
                                  error=error, text=f"reload failed: {error}")  # fmt: skip
             return
         if reloaded and self.tracer is not None and self.tracer.enabled:
-            for how, path in reloaded:
+            for how, full in reloaded:
+                path = self.acl_plug_engine.relative(full)
                 self.tracer.emit("AclFileWatchService.run", "2" if how == "all" else "3",
                                  Kind.STATE, reload=how, file=path,
                                  text=f"reloaded {'every ACL file' if how == 'all' else path}")  # fmt: skip

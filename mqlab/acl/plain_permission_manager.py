@@ -276,6 +276,11 @@ class PlainPermissionManager:
             self.data_version.assign_new_one(version)
         self._trace_loaded("load(file)", path)
 
+    def relative(self, path: str | None) -> str | None:
+        """``path`` under the home, as the trace shows it (the home differs between runs)."""
+        home = str(self.file_home) + os.sep
+        return path[len(home) :] if path is not None and path.startswith(home) else path
+
     def _file_version(self, data: dict[str, Any]) -> DataVersion:
         version = DataVersion(timestamp=self.now_ms())
         listed = data.get("dataVersion")
@@ -293,7 +298,7 @@ class PlainPermissionManager:
         if self.tracer is not None and self.tracer.enabled:
             in_memory = sum(len(m) for m in self.acl_plain_access_resource_map.values())
             self.tracer.emit(
-                C + ".load", how, Kind.STATE, file=path, files=len(self.file_list),
+                C + ".load", how, Kind.STATE, file=self.relative(path), files=len(self.file_list),
                 access_keys=len(self.access_key_table), accounts=in_memory,
                 global_white=len(self.global_white_remote_address_strategy),
                 text=f"{how}: {len(self.access_key_table)} access key(s), {in_memory} "

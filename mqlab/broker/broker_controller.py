@@ -378,7 +378,7 @@ class BrokerController(Node):
         )  # fmt: skip
         if self.tracer.enabled:
             m = self.access_validator.acl_plug_engine
-            self.tracer.emit(C + ".initialAcl", "acl", Kind.STATE, files=list(m.file_list),
+            self.tracer.emit(C + ".initialAcl", "acl", Kind.STATE, files=[m.relative(f) for f in m.file_list],
                              text=f"ACL on: {len(m.file_list)} file(s), "
                              f"{len(m.access_key_table)} access key(s)")  # fmt: skip
 

@@ -328,3 +328,25 @@ def test_a_file_edited_into_nonsense_is_traced_and_the_old_rules_stay(acl):
     errors = [e.fields["error"] for e in acl.d.recorder.select(component="AclFileWatchService.run")]
     assert errors == [f"{ACL_EXC}: {acl.file}: expected a YAML map, got a list"]
     assert acl.call(R.SEND_MESSAGE_V2, V2, b"x", USER).code == 0
+
+
+def test_same_seed_same_acl_trace_whatever_the_home(tmp_path):
+    """Two runs from different home and store directories, same calls: the same ACL events
+    (file names are shown relative to the home)."""
+
+    def run(sub):
+        c = AclCluster(tmp_path / sub)
+        c.call(R.SEND_MESSAGE_V2, V2, b"x", USER)
+        c.call(R.SEND_MESSAGE_V2, V2, b"x")
+        c.call(R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, {"globalWhiteAddrs": "127.0.0.*"}, None, USER)
+        c.d.advance(5000)
+        return [
+            (e.t_ms, e.node, e.component, e.step, e.kind, e.fields)
+            for e in c.d.recorder
+            if e.component.startswith(("PlainAccessValidator", "PlainPermissionManager",
+                                       "AclFileWatchService", "BrokerController.initialAcl"))
+        ]  # fmt: skip
+
+    first, second = run("one"), run("two")
+    assert first == second
+    assert ("AclFileWatchService.run", "3") in [(c, s) for _, _, c, s, _, _ in first]
