@@ -29,7 +29,7 @@ A reload that throws is logged and the loop goes on (Java catches it in ``run``)
 change tries again. The service knows no clock: the broker arms it as the timer
 ``AclFileWatchService.run`` every ``WATCH_INTERVAL`` ms on the driver's clock, so the
 simulation driver reloads in virtual time (the file's modification time is only compared,
-never read as a time).
+never read as a time). Steps: mechanisms.md "Plain ACL", the watcher's table.
 """
 
 from __future__ import annotations

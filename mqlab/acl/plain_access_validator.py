@@ -16,7 +16,7 @@ hook throws (RocketMQ 4.9.3):
 The hook runs for every request code, the broker's own and unknown ones alike: in 4.9.3
 ``AdminBrokerProcessor`` is the default processor, so no code reaches the broker without
 passing the hook. It also owns the file watcher (``AclFileWatchService``), which the broker
-turns on its clock.
+turns on its clock. Steps: mechanisms.md "Plain ACL", the hook's table.
 """
 
 from __future__ import annotations

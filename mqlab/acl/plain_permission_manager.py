@@ -32,7 +32,7 @@ addresses and its ``dataVersion``; across files: access key → file
   accounts fails (``Index 0 out of bounds for length 0``).
 
 Time comes in as ``now_ms`` (the driver's clock): it stamps ``dataVersion`` where Java
-calls ``System.currentTimeMillis()``.
+calls ``System.currentTimeMillis()``. The steps of ``validate``: mechanisms.md "Plain ACL".
 """
 
 from __future__ import annotations
