@@ -187,6 +187,9 @@ class RangeRemoteAddressStrategy(RemoteAddressStrategy):
         return self.end > 0
 
     def match(self, address: str | None) -> bool:
+        """``#match``. A pattern whose range never got past 0 (``1.2.3.0-0``) has no head,
+        and Java's ``startsWith(null)`` throws: a NullPointerException here too, its
+        remark approximate (JDK 17 names a frame inside ``java.lang.String``)."""
         if is_valid_inet4_address(address):
             if self.head is None:
                 raise NullPointerException(None, frame(_FACTORY + "$RangeRemoteAddressStrategy",
