@@ -28,7 +28,13 @@ Layout and ports:
   where 4.9.3 silently makes a master's brokerId 0, ``serve`` refuses another one);
 * only 127.0.0.1 unless ``--host`` says otherwise, the HA ports too. Brokers advertise (register, and stamp
   on stored messages) ``brokerIP1`` from ``--config`` if given, else the ``--host``
-  address, or for a wildcard (``0.0.0.0``) this host's outgoing address.
+  address, or for a wildcard (``0.0.0.0``) this host's outgoing address. Another address
+  with ``aclEnable=false`` (4.9.3's default) logs a warning: anyone who reaches the ports
+  may then send, consume and change the brokers' topics, groups, offsets and config;
+* ACL: ``aclEnable=true`` (``--config`` or ``properties``) turns on 4.9.3's plain ACL
+  (``mqlab.acl``); the brokers read ``<home>/conf/plain_acl.yml`` and ``<home>/conf/acl/``,
+  ``<home>`` being ``--rocketmq-home``, else the env ``ROCKETMQ_HOME``, as a 4.9.3 broker
+  reads ``rocketmq.home.dir``, else ``ROCKETMQ_HOME`` (never the config's ``rocketmqHome``).
 
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
 ``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
@@ -80,7 +86,8 @@ from mqlab.store.config import MessageStoreConfig
 from mqlab.trace.events import TraceEvent, TraceLevel
 
 __all__ = [
-    "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "load_properties", "main",
+    "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "exposure_warning",
+    "load_properties", "main",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -123,6 +130,10 @@ class ServeConfig:
     slaves: int = 0
     #: register with this name server (``ip:port``) and run none here.
     namesrv_addr: str | None = None
+    #: where the brokers' ACL files are, ``<dir>/conf/plain_acl.yml`` and ``<dir>/conf/acl/``
+    #: (Java's ``rocketmq.home.dir``); None: the env ``ROCKETMQ_HOME``. Read only with
+    #: ``aclEnable=true`` (``properties={"aclEnable": "true"}`` or in ``broker.properties``).
+    rocketmq_home: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
@@ -407,15 +418,25 @@ class MqlabServer:
                 out.append((node, bc, sc))
         return out
 
+    @property
+    def rocketmq_home_dir(self) -> str | None:
+        """The brokers' ``rocketmq.home.dir``: ``rocketmq_home``, else ``ROCKETMQ_HOME``."""
+        if self.config.rocketmq_home is not None:
+            return self.config.rocketmq_home
+        return os.environ.get("ROCKETMQ_HOME")
+
     async def start(self) -> None:
         """Bind, then start the name server and every broker.
 
         Raises:
             OSError: a port is taken; nothing keeps running then.
-            ValueError: a bad ``--config`` key or value.
+            ValueError: a bad ``--config`` key or value, or ACL files that do not load.
         """
         cfg = self.config
         broker_cfgs = self._broker_configs()
+        warning = exposure_warning(cfg.host, [bc for _, bc, _ in broker_cfgs])
+        if warning is not None:
+            log.warning(warning)
         bind_host = cfg.host
         socks = []
         try:
@@ -462,7 +483,7 @@ class MqlabServer:
             self.namesrv_address = cfg.namesrv_addr
         for (node, bc, sc), sock in zip(broker_cfgs, broker_socks, strict=True):
             bc.name_server_addr = self.namesrv_address
-            broker = BrokerController(bc, sc, name=node)
+            broker = BrokerController(bc, sc, name=node, rocketmq_home_dir=self.rocketmq_home_dir)
             ha_ports = {c.listen_port + 1 for _, c, _ in broker_cfgs}
             vip = (
                 () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
@@ -520,7 +541,7 @@ class MqlabServer:
             if bc.listen_port - 2 in ha_ports
             else self._bind_vip(self.config.host, bc.listen_port)
         )
-        new = BrokerController(bc, sc, name=old.name)
+        new = BrokerController(bc, sc, name=old.name, rocketmq_home_dir=old.rocketmq_home_dir)
         bctx = await driver.add_node(new, sock=sock, extra_socks=vip)
         interval = sc.flush_interval_commit_log
         bctx.set_timer(FLUSH_TIMER, interval, self._flusher(new), period_ms=interval, daemon=True)
@@ -652,6 +673,21 @@ def raise_open_files_limit() -> tuple[int, int] | None:
     return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
+def exposure_warning(host: str, broker_configs: list[BrokerConfig]) -> str | None:
+    """The warning for brokers listening beyond loopback without ACL, or None."""
+    if host == "localhost" or host == "::1" or host.startswith("127."):
+        return None
+    open_ = [bc.broker_name for bc in broker_configs if not bc.acl_enable]
+    if not open_:
+        return None
+    return (
+        f"listening on {host or '*'} with aclEnable=false ({', '.join(sorted(set(open_)))}): "
+        "anyone who can reach these ports can send and consume on every topic, and change "
+        "topics, groups, offsets and the broker config, without credentials. Bind 127.0.0.1, "
+        "or set aclEnable=true with <rocketmq home>/conf/plain_acl.yml."
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab serve",
@@ -688,6 +724,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--store", default=None, help="store directory (default: a new temp dir)")
     ap.add_argument("--config", default=None, help="a RocketMQ broker.properties file")
     ap.add_argument(
+        "--rocketmq-home", default=None, metavar="DIR",
+        help="where aclEnable=true reads conf/plain_acl.yml and conf/acl/ (default: $ROCKETMQ_HOME)",
+    )  # fmt: skip
+    ap.add_argument(
         "--delay-levels", default=None,
         help='messageDelayLevel, e.g. "1s 1s 2s" (default "1s 5s 10s 30s 1m ... 2h")',
     )  # fmt: skip
@@ -721,6 +761,7 @@ def main(argv: list[str] | None = None) -> int:
             write_buffer_high_water_mark=args.write_buffer_high_water_mark,
             slaves=args.slaves, broker_role=args.broker_role, broker_id=args.broker_id,
             ha_master_address=args.ha_master_address, namesrv_addr=args.namesrv_addr,
+            rocketmq_home=args.rocketmq_home,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)

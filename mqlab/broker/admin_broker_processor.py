@@ -35,6 +35,8 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
+from mqlab.acl.acl_utils import JavaException
+from mqlab.acl.plain_permission_manager import PlainAccessConfig
 from mqlab.common.bloom_filter import BloomFilter
 from mqlab.common.filter_api import java_string_hash
 from mqlab.common.java_hash_map import hash_map_order
@@ -72,6 +74,7 @@ from mqlab.remoting.headers import (
 )
 from mqlab.runtime.context import Channel
 from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT
+from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
     from mqlab.broker.broker_controller import BrokerController
@@ -923,42 +926,148 @@ class AdminBrokerProcessor:
             ResponseCode.SUCCESS, NOT_SET_REMARK, ext_fields={}, body=dumps(body).encode()
         )
 
-    # ACL (UPDATE_AND_CREATE_ACL_CONFIG ... GET_BROKER_CLUSTER_ACL_CONFIG): mqlab models a
-    # broker with aclEnable=false (4.9.3's default), whose AccessValidator map is empty:
-    # each handler's accessValidator is null.
+    # ACL (UPDATE_AND_CREATE_ACL_CONFIG ... GET_BROKER_CLUSTER_ACL_CONFIG). With aclEnable=false
+    # (4.9.3's default) the AccessValidator map is empty and each handler's validator is null;
+    # with aclEnable=true it is the broker's PlainAccessValidator (mqlab.acl). 4.9.3 lists
+    # none of these codes in Permission.ADMIN_CODE: any account that signs may send them.
     def update_and_create_access_config(self, channel, request):
-        """UPDATE_AND_CREATE_ACL_CONFIG (50) with ACL off: UPDATE_AND_CREATE_ACL_CONFIG_FAILED.
+        """UPDATE_AND_CREATE_ACL_CONFIG (50): create an account, or update one, in its file.
 
-        Mirrors AdminBrokerProcessor#updateAndCreateAccessConfig: the call on the null
-        validator throws a NullPointerException, caught; the remark is its
-        ``getMessage()``: null on JDK 8, a "helpful" text on JDK 14+.
+        Mirrors AdminBrokerProcessor#updateAndCreateAccessConfig. ACL off: the call on
+        the null validator throws a NullPointerException, caught; code 209 with its
+        ``getMessage()`` as the remark: null on JDK 8, a "helpful" text on JDK 14+. ACL on:
+        ``PlainPermissionManager#updateAccessConfig`` (the comma lists split as
+        ``UtilAll#split``); SUCCESS with no remark; false → 209 "The accesskey[..]
+        corresponding to accessConfig has been updated failed."; an exception → 209 with
+        its message.
         """
-        return _err(ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, None)
+        validator = self.broker.access_validator
+        if validator is None:
+            return _err(ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, None)
+        ext = request.ext_fields or {}
+        access_key = ext.get("accessKey")
+        config = PlainAccessConfig(
+            access_key=access_key, secret_key=ext.get("secretKey"),
+            white_remote_address=ext.get("whiteRemoteAddress"),
+            admin=(ext.get("admin") or "").lower() == "true",
+            default_topic_perm=ext.get("defaultTopicPerm"),
+            default_group_perm=ext.get("defaultGroupPerm"),
+            topic_perms=_util_split(ext.get("topicPerms")),
+            group_perms=_util_split(ext.get("groupPerms")),
+        )  # fmt: skip
+        code = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
+        try:
+            ok = validator.acl_plug_engine.update_access_config(config)
+        except JavaException as e:
+            return self._acl_failed(code, e.message, e)
+        if not ok:
+            return self._acl_failed(code, f"The accesskey[{_java(access_key)}] corresponding "
+                                    "to accessConfig has been updated failed.")  # fmt: skip
+        return self._acl_done("updateAndCreateAccessConfig", access_key=access_key)
 
     def delete_access_config(self, channel, request):
-        """DELETE_ACL_CONFIG (51) with ACL off: DELETE_ACL_CONFIG_FAILED, remark null
-        (Mirrors AdminBrokerProcessor#deleteAccessConfig; see code 50)."""
-        return _err(ResponseCode.DELETE_ACL_CONFIG_FAILED, None)
+        """DELETE_ACL_CONFIG (51): an account out of its file.
+
+        Mirrors AdminBrokerProcessor#deleteAccessConfig. ACL off: 210, remark null (see
+        code 50). ACL on: ``PlainPermissionManager#deleteAccessConfig``; false (no such
+        key) → 210 "The accesskey[..] corresponding to accessConfig has been deleted
+        failed."; an exception → 210 with its message.
+        """
+        validator = self.broker.access_validator
+        if validator is None:
+            return _err(ResponseCode.DELETE_ACL_CONFIG_FAILED, None)
+        access_key = request.ext("accessKey")
+        code = ResponseCode.DELETE_ACL_CONFIG_FAILED
+        try:
+            ok = validator.acl_plug_engine.delete_access_config(access_key)
+        except JavaException as e:
+            return self._acl_failed(code, e.message, e)
+        if not ok:
+            return self._acl_failed(code, f"The accesskey[{_java(access_key)}] corresponding "
+                                    "to accessConfig has been deleted failed.")  # fmt: skip
+        return self._acl_done("deleteAccessConfig", access_key=access_key)
 
     def get_broker_acl_config_version(self, channel, request):
-        """GET_BROKER_CLUSTER_ACL_INFO (52) with ACL off: no answer at all.
+        """GET_BROKER_CLUSTER_ACL_INFO (52): the ACL files' versions.
 
-        Mirrors AdminBrokerProcessor#getBrokerAclConfigVersion: the NullPointerException
-        is caught and logged, the method returns null, and the broker writes no
-        response; the caller times out (``mqadmin getAccessConfigSubCommand`` ...).
+        Mirrors AdminBrokerProcessor#getBrokerAclConfigVersion. ACL off: the
+        NullPointerException is caught and logged, the method returns null, and the broker
+        writes no response; the caller times out (``mqadmin getAccessConfigSubCommand``
+        ...). ACL on: SUCCESS, no remark, and the header ``version`` (the default file's
+        ``dataVersion``), ``allAclFileVersion`` (each file's), ``brokerName``,
+        ``brokerAddr``, ``clusterName``.
         """
-        return None
+        validator = self.broker.access_validator
+        if validator is None:
+            return None
+        m = validator.acl_plug_engine
+        cfg = self.broker.broker_config
+        return _ok({
+            "version": m.get_acl_config_data_version(),
+            "allAclFileVersion": m.all_acl_config_version_json(),
+            "brokerName": cfg.broker_name,
+            "brokerAddr": self.broker.broker_addr,
+            "clusterName": cfg.broker_cluster_name,
+        })  # fmt: skip
 
     def update_global_white_addrs_config(self, channel, request):
-        """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53) with ACL off:
-        UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, remark null (Mirrors
-        AdminBrokerProcessor#updateGlobalWhiteAddrsConfig; see code 50)."""
-        return _err(ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, None)
+        """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53): the default file's global white list.
+
+        Mirrors AdminBrokerProcessor#updateGlobalWhiteAddrsConfig. ACL off: 211, remark
+        null (see code 50). ACL on: ``PlainPermissionManager#updateGlobalWhiteAddrsConfig``;
+        false (no list in the file, or no ``globalWhiteAddrs``) → 211 "The
+        globalWhiteAddresses[..] has been updated failed."; an exception → 211 with its
+        message.
+        """
+        validator = self.broker.access_validator
+        if validator is None:
+            return _err(ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED, None)
+        addrs = request.ext("globalWhiteAddrs")
+        code = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
+        try:
+            ok = validator.acl_plug_engine.update_global_white_addrs_config(_util_split(addrs))
+        except JavaException as e:
+            return self._acl_failed(code, e.message, e)
+        if not ok:
+            return self._acl_failed(
+                code, f"The globalWhiteAddresses[{_java(addrs)}] has been updated failed."
+            )
+        return self._acl_done("updateGlobalWhiteAddrsConfig", global_white_addrs=addrs)
 
     def get_broker_cluster_acl_config(self, channel, request):
-        """GET_BROKER_CLUSTER_ACL_CONFIG (54) with ACL off: no answer (Mirrors
-        AdminBrokerProcessor#getBrokerClusterAclConfig; see code 52)."""
-        return None
+        """GET_BROKER_CLUSTER_ACL_CONFIG (54): every account and global white address.
+
+        Mirrors AdminBrokerProcessor#getBrokerClusterAclConfig. ACL off: no answer (see
+        code 52). ACL on: SUCCESS with the body ``{"globalWhiteAddrs": [..],
+        "plainAccessConfigs": [..]}`` (``PlainPermissionManager#getAllAclConfig``, secret
+        keys included); a file that no longer reads: no answer.
+        """
+        validator = self.broker.access_validator
+        if validator is None:
+            return None
+        try:
+            white, configs = validator.acl_plug_engine.get_all_acl_config()
+        except JavaException:
+            return None
+        body = {
+            "globalWhiteAddrs": white,
+            "plainAccessConfigs": [c.to_json_dict() for c in configs],
+        }
+        return _ok(body=dumps(body).encode())
+
+    def _acl_failed(self, code: int, remark: str | None, error: Exception | None = None):
+        if self.broker.tracer.enabled:
+            self.broker.tracer.emit(
+                "AdminBrokerProcessor", "acl", Kind.ERROR, code=int(code), remark=remark,
+                error=None if error is None else str(error), text=f"ACL update failed: {remark}",
+            )  # fmt: skip
+        return _err(code, remark)
+
+    def _acl_done(self, what: str, **fields):
+        if self.broker.tracer.enabled:
+            self.broker.tracer.emit("AdminBrokerProcessor", "acl", Kind.STATE, **fields,
+                                    text=f"{what}: file written")  # fmt: skip
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, None, ext_fields={})
 
     # -- reset offsets (mqadmin resetOffsetByTime) -------------------------------------------------
     def reset_offset(self, channel, request):
@@ -1292,6 +1401,17 @@ class AdminBrokerProcessor:
 
 #: ``MQVersion.Version.V3_0_7_SNAPSHOT.ordinal()``: clients from this version take resets.
 V3_0_7_SNAPSHOT = 28
+
+
+def _util_split(s: str | None) -> list[str] | None:
+    """``UtilAll#split(str, ",")``: Java's ``String#split`` (trailing empty strings dropped,
+    ``""`` is ``[""]``); None stays None."""
+    if s is None:
+        return None
+    parts = s.split(",")
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return [] if parts == [""] and s != "" else parts
 
 
 def _java(v: str | None) -> str:

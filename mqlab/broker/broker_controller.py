@@ -17,6 +17,7 @@ named after the Java code it replaces (docs/design.md §1, docs/design.md §6.8)
 | ``SlaveSynchronize.syncAll`` | 10 000 ms (first after 3 000), slaves only | handleSlaveSynchronize |
 | ``StoreStatsService.sampling`` | 1 000 ms | StoreStatsService (brokerStatus putTps …) |
 | ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
+| ``AclFileWatchService.run`` | 5 000 ms, with ``aclEnable=true`` only | AclFileWatchService |
 
 Request codes are dispatched to processors as ``BrokerController#registerProcessor``
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
@@ -27,6 +28,13 @@ A SLAVE (``brokerRole=SLAVE``, ``brokerId`` ≥ 1) runs no ScheduleMessageServic
 (``DefaultMessageStore#handleScheduleMessageService``) and no transaction check; its
 registration reply gives it the master's HA address (to the store) and broker address (to
 ``SlaveSynchronize``): mechanisms.md "The slave as a broker".
+
+With ``aclEnable=true`` (``BrokerController#initialAcl``) a ``PlainAccessValidator`` reads
+``<rocketmq_home_dir>/conf/plain_acl.yml`` (and ``conf/acl/``): ``rocketmq_home_dir`` is the
+JVM's ``rocketmq.home.dir`` / ``ROCKETMQ_HOME``, given to the controller by its driver, not
+the config's ``rocketmqHome``. Every request then passes the validator before its
+processor, as the server RPC hook runs in ``NettyRemotingAbstract#processRequestCommand``
+(``mqlab.acl.plain_access_validator``).
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mqlab.acl.acl_file_watch_service import WATCH_INTERVAL
+from mqlab.acl.acl_utils import JavaException
+from mqlab.acl.plain_access_validator import PlainAccessValidator
 from mqlab.broker.admin_broker_processor import AdminBrokerProcessor
 from mqlab.broker.broker2client import Broker2Client
 from mqlab.broker.broker_configuration import BrokerConfiguration, NettyClientConfig
@@ -151,6 +162,10 @@ class BrokerController(Node):
         message_store_config: ``MessageStoreConfig``; ``store_path_root_dir`` None → a
             fresh temp dir (kept in ``store_dir``; pass it again to restart on it).
         name: the node name; defaults to the broker name.
+        rocketmq_home_dir: where the ACL files are (``<dir>/conf/plain_acl.yml``): Java's
+            system property ``rocketmq.home.dir``, else the env ``ROCKETMQ_HOME``, which the
+            driver resolves (``serve``) or passes (the simulation). Read only with
+            ``aclEnable=true``; None: no ACL file, so only white lists admit anyone.
     """
 
     def __init__(
@@ -159,7 +174,11 @@ class BrokerController(Node):
         message_store_config: MessageStoreConfig | None = None,
         *,
         name: str | None = None,
+        rocketmq_home_dir: str | None = None,
     ) -> None:
+        self.rocketmq_home_dir = rocketmq_home_dir
+        #: BrokerController#accessValidatorMap's PlainAccessValidator (aclEnable=true)
+        self.access_validator: PlainAccessValidator | None = None
         self.broker_config = broker_config or BrokerConfig()
         self.message_store_config = message_store_config or MessageStoreConfig()
         if self.message_store_config.store_path_root_dir is None:
@@ -266,6 +285,7 @@ class BrokerController(Node):
         )
         self.transactional_message_check_listener = DefaultTransactionalMessageCheckListener(self)
         self.transactional_message_check_service = TransactionalMessageCheckService(self)
+        self._initial_acl()
         self.processor_table: dict[int, Any] = {
             RequestCode.SEND_MESSAGE: self.send_message_processor,
             RequestCode.SEND_MESSAGE_V2: self.send_message_processor,
@@ -336,6 +356,32 @@ class BrokerController(Node):
             tracer.emit(C, "start", Kind.STATE, address=self.broker_addr,
                         text=f"broker {cfg.broker_name} started on {self.broker_addr}")  # fmt: skip
 
+    def _initial_acl(self) -> None:
+        """``BrokerController#initialAcl``: with ``aclEnable``, load the ACL files and watch
+        them (``PlainPermissionManager#watch``) every ``WATCH_INTERVAL`` ms.
+
+        Raises:
+            ValueError: a file 4.9.3 would not start with (empty, not YAML, a bad account or
+                pattern), naming the reason.
+        """
+        if not self.broker_config.acl_enable:
+            return
+        try:
+            self.access_validator = PlainAccessValidator(
+                self.rocketmq_home_dir, now_ms=lambda: self.ctx.now_ms, tracer=self.tracer
+            )
+        except JavaException as e:
+            raise ValueError(f"aclEnable=true but the ACL files do not load: {e}") from None
+        self.ctx.set_timer(
+            "AclFileWatchService.run", WATCH_INTERVAL, self.access_validator.watch,
+            period_ms=WATCH_INTERVAL, daemon=True,
+        )  # fmt: skip
+        if self.tracer.enabled:
+            m = self.access_validator.acl_plug_engine
+            self.tracer.emit(C + ".initialAcl", "acl", Kind.STATE, files=[m.relative(f) for f in m.file_list],
+                             text=f"ACL on: {len(m.file_list)} file(s), "
+                             f"{len(m.access_key_table)} access key(s)")  # fmt: skip
+
     def on_stop(self) -> None:
         """``BrokerController#shutdown``: persist everything, unregister, flush the store."""
         self.consumer_offset_manager.persist()
@@ -358,9 +404,18 @@ class BrokerController(Node):
         ``catch (Throwable e)`` only logs (l.281-282). mqlab refuses up front, so no table
         ever holds a ``None`` topic or group.
 
+        With ACL on, the validator runs first, before any processor or field check (the RPC
+        hook's place in ``NettyRemotingAbstract#processRequestCommand``); a refusal is
+        SYSTEM_ERROR with ``exceptionSimpleDesc`` of the exception, and no answer at all to
+        a one-way request.
+
         A ``StoreRuntimeException`` out of a processor (the store threw, as Java's does)
         becomes SYSTEM_ERROR with its ``exceptionSimpleDesc`` text, as in Java.
         """
+        if self.access_validator is not None:
+            refusal = self.access_validator.do_before_request(channel.remote_address, request)
+            if refusal is not None:
+                return None if request.is_oneway else refusal
         required = REQUIRED_EXT_FIELDS.get(request.code)
         if required:
             ext = request.ext_fields or {}

@@ -91,6 +91,9 @@ class Lab(ClientsMixin):
         broker: ``BrokerConfig`` field overrides for every broker, e.g.
             ``{"long_polling_enable": False, "auto_create_topic_enable": False}``.
         store: ``MessageStoreConfig`` field overrides for every broker.
+        rocketmq_home: where brokers with ``broker={"acl_enable": True}`` read their ACL
+            files (``<dir>/conf/plain_acl.yml``, ``<dir>/conf/acl/``): a 4.9.3 broker's
+            ``rocketmq.home.dir``. None: no ACL file (only white lists admit anyone).
 
     Raises:
         ValueError: a bad argument (named in the message).
@@ -110,6 +113,7 @@ class Lab(ClientsMixin):
         delay_levels: str | None = None,
         broker: dict[str, Any] | None = None,
         store: dict[str, Any] | None = None,
+        rocketmq_home: str | Path | None = None,
     ) -> None:
         if not isinstance(seed, int):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -125,7 +129,7 @@ class Lab(ClientsMixin):
         self._init_kwargs = dict(
             seed=seed, brokers=brokers, slaves=slaves, broker_role=broker_role, run_id=run_id,
             trace_level=level, latency_ms=latency_ms, store_dir=None, delay_levels=delay_levels,
-            broker=broker, store=store,
+            broker=broker, store=store, rocketmq_home=rocketmq_home,
         )  # fmt: skip
         self.slaves = slaves
         self.broker_role = broker_role
@@ -141,6 +145,7 @@ class Lab(ClientsMixin):
             self._tmp = None
             self.store_dir = Path(store_dir)
             self._finalizer = None
+        self.rocketmq_home = None if rocketmq_home is None else str(rocketmq_home)
         self._broker_overrides = dict(broker or {})
         self._store_overrides = dict(store or {})
         if delay_levels is not None:
@@ -190,7 +195,10 @@ class Lab(ClientsMixin):
 
     def _add_broker(self, letter: str, broker_id: int = 0) -> BrokerController:
         bcfg, scfg = self._broker_configs(letter, broker_id)
-        b = BrokerController(bcfg, scfg, name=self._node_name(letter, broker_id))
+        b = BrokerController(
+            bcfg, scfg, name=self._node_name(letter, broker_id),
+            rocketmq_home_dir=self.rocketmq_home,
+        )  # fmt: skip
         self.driver.add_node(b)
         self.brokers.append(b)
         return b
@@ -621,7 +629,10 @@ class Lab(ClientsMixin):
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
-        new = BrokerController(old.broker_config, old.message_store_config, name=old.name)
+        new = BrokerController(
+            old.broker_config, old.message_store_config, name=old.name,
+            rocketmq_home_dir=old.rocketmq_home_dir,
+        )  # fmt: skip
         fields: dict[str, Any] = {"broker": old.name, "graceful": graceful}
         if power_cut:
             fields["power_cut"] = True
