@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from mqlab.acl.signature import SessionCredentials, sign_request
+from mqlab.common.mix_all import UNIQUE_MSG_QUERY_FLAG
 from mqlab.remoting.command import RemotingCommand
 
 __all__ = ["AclClientRPCHook", "RPCHook"]
@@ -66,8 +67,18 @@ class AclClientRPCHook:
 
     def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
         """Add ``Signature``, ``AccessKey`` (and ``SecurityToken``) to ``request``'s ext
-        fields. Mirrors ``AclClientRPCHook#doBeforeRequest``."""
+        fields. Mirrors ``AclClientRPCHook#doBeforeRequest``.
+
+        ``_UNIQUE_KEY_QUERY`` is left out of the signed content: Java's client adds it to a
+        QUERY_MESSAGE with ``addExtField`` (``MQClientAPIImpl#queryMessage``), not as a header
+        field, so its hook never sees it, and the broker leaves it out too
+        (``PlainAccessValidator#parse``).
+        """
+        ext = request.ext_fields
+        unique = ext.pop(UNIQUE_MSG_QUERY_FLAG, None) if ext else None
         sign_request(request, self.session_credentials)
+        if unique is not None:
+            request.ext_fields[UNIQUE_MSG_QUERY_FLAG] = unique
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand | None
