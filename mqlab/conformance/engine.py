@@ -43,7 +43,7 @@ from mqlab.conformance.stored import LAYOUT, read_commit_log, read_consume_queue
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.fastjson import loads
 
-__all__ = ["Row", "Run", "run_scenarios"]
+__all__ = ["Row", "Run", "run_scenarios", "run_side"]
 
 
 @dataclass(slots=True)
@@ -499,6 +499,34 @@ def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
             c.close()
     run.seconds = time.monotonic() - t0
     return run
+
+
+def run_side(scenarios: Sequence[Scenario], side: Side) -> dict[str, dict[str, Answer]]:
+    """Run ``scenarios`` on ONE side (the real broker alone, e.g. while mqlab cannot answer
+    a group yet): ``{scenario name: {step name: Answer}}``. Slaves and the ACL broker are
+    started and stopped as :func:`run_scenarios` does; stored checks are skipped."""
+    client = RawTcpClient()
+    state = {"start_slave": False, "start_acl_broker": False}
+    out: dict[str, dict[str, Answer]] = {}
+    try:
+        for sc in scenarios:
+            for start, stop, to in (("start_slave", "stop_slave", "slave"),
+                                    ("start_acl_broker", "stop_acl_broker", "acl")):  # fmt: skip
+                wants = any(isinstance(s, Step) and s.to == to for s in sc.steps)
+                if wants != state[start]:
+                    getattr(side, start if wants else stop)()
+                    state[start] = wants
+            runner = _SideRunner(side, client)
+            runner.run([s for s in sc.steps if not isinstance(s, StoredCheck)])
+            runner.finish()
+            out[sc.name] = runner.answers
+        if state["start_slave"]:
+            side.stop_slave()
+        if state["start_acl_broker"]:
+            side.stop_acl_broker()
+    finally:
+        client.close()
+    return out
 
 
 def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,

@@ -169,9 +169,12 @@ class MqlabSide:
         self.acl_addr = self._acl_thread.call(lambda s: s.broker().broker_addr)
 
     def stop_acl_broker(self) -> None:
+        """Stop it and remove its store and home: the next start begins afresh."""
         if self._acl_thread is not None:
             self._acl_thread.stop()
             self._acl_thread = None
+            shutil.rmtree(self.workdir / "acl", ignore_errors=True)
+            shutil.rmtree(self.acl_home, ignore_errors=True)
         self.acl_addr = ""
 
     def write_acl_file(self, text: str) -> None:
@@ -237,8 +240,12 @@ class RealSide:
         self.acl_addr = self.cluster.start_broker(ACL_BROKER, props).broker_addr
 
     def stop_acl_broker(self) -> None:
+        """Stop it and remove its store and home: the next start begins afresh."""
         if self.cluster is not None and self.acl_addr:
+            store = self.cluster.brokers[ACL_BROKER].store_dir
             self.cluster.stop_broker(ACL_BROKER)
+            shutil.rmtree(store, ignore_errors=True)
+            shutil.rmtree(self.acl_home, ignore_errors=True)
         self.acl_addr = ""
 
     def write_acl_file(self, text: str) -> None:
