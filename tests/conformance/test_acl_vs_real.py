@@ -23,10 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
 from mqlab.conformance.engine import run_scenarios, run_side
-from mqlab.conformance.raw_tcp import Answer
+from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.scenarios import ACL_ON_BOTH_SIDES, acl
+from mqlab.conformance.scenarios.acl_accounts import ADMIN
 from mqlab.conformance.sides import MqlabSide, RealSide
+from mqlab.interop.java_client import run_java_scenario
 from mqlab.remoting.command import RemotingCommand, split_frames
 
 pytestmark = pytest.mark.conformance
@@ -191,6 +194,24 @@ ACL_CONFIG = {
 }  # fmt: skip
 
 
+#: what the Java client showed (AclScenarios#clients): a refused send is retried like any
+#: SYSTEM_ERROR (retryTimesWhenSendFailed 2: 3 sends), then MQClientException("Send [3] times,
+#: still failed ...") with the broker's MQBrokerException inside
+JAVA_CLIENTS = {
+    "sent": ["SEND_OK"] * 4,
+    "sendNoPub": {
+        "exception": "org.apache.rocketmq.client.exception.MQClientException", "sendTimes": "3",
+        "brokerCode": 1, "brokerMessage": no_perm("topic:acl_t_sub", 583),
+    },
+    "sendWrongSecret": {
+        "exception": "org.apache.rocketmq.client.exception.MQClientException", "sendTimes": "3",
+        "brokerCode": 1, "brokerMessage": bad_signature("mqlabUser"),
+    },
+    "pushed": ["acl-0", "acl-1", "acl-2", "acl-3"],
+    "polled": ["acl-0", "acl-1", "acl-2", "acl-3"],
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def real_side(java_runner) -> Iterator[RealSide]:
     side = RealSide()
@@ -273,6 +294,33 @@ def test_the_cluster_acl_info_by_a_non_admin(answers):
     assert json.loads(ext["allAclFileVersion"]) == {path: version}
     assert (ext["brokerName"], ext["clusterName"]) == ("broker-acl", "DefaultCluster")
     assert answers["acl_info"].command.ext_fields == ext
+
+
+def _create_topics(addr: str, topics: tuple[str, ...]) -> list[int]:
+    """UPDATE_AND_CREATE_TOPIC on the ACL broker alone, signed by the admin: routes to these
+    topics then lead to it only (not to broker-a, which TBW102's route also lists)."""
+    client = RawTcpClient()
+    try:
+        return [
+            client.start(addr, 17, dict(acl._create_topic("t", t).header),
+                         rpc_hook=AclClientRPCHook(ADMIN)).result().command.code
+            for t in topics
+        ]  # fmt: skip
+    finally:
+        client.close()
+
+
+def test_the_java_client_with_acl_client_rpc_hook(real_side, tmp_path):
+    """The 4.9.3 Java client (``DefaultMQProducer``, ``DefaultMQPushConsumer``,
+    ``DefaultLitePullConsumer`` constructed with an ``AclClientRPCHook``) against the real
+    broker with ACL on: interop scenario ``acl-clients`` (conformance/java AclScenarios)."""
+    real_side.start_acl_broker()
+    try:
+        assert _create_topics(real_side.acl_addr, ("acl_t_pubsub", "acl_t_sub")) == [0, 0]
+        result = run_java_scenario("acl-clients", real_side.namesrv_addr, "acl-", tmp_path)
+    finally:
+        real_side.stop_acl_broker()
+    assert result == JAVA_CLIENTS
 
 
 @pytest.mark.skipif(
