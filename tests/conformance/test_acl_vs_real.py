@@ -24,10 +24,12 @@ from pathlib import Path
 import pytest
 
 from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
+from mqlab.acl.signature import SessionCredentials
+from mqlab.client.exception import MQBrokerException
 from mqlab.conformance.engine import run_scenarios, run_side
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.scenarios import ACL_ON_BOTH_SIDES, acl
-from mqlab.conformance.scenarios.acl_accounts import ADMIN
+from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
 from mqlab.conformance.sides import MqlabSide, RealSide
 from mqlab.interop.java_client import run_java_scenario
 from mqlab.remoting.command import RemotingCommand, split_frames
@@ -194,6 +196,8 @@ ACL_CONFIG = {
 }  # fmt: skip
 
 
+_WRONG = SessionCredentials(USER.access_key, "not-the-secret")
+
 #: what the Java client showed (AclScenarios#clients): a refused send is retried like any
 #: SYSTEM_ERROR (retryTimesWhenSendFailed 2: 3 sends), then MQClientException("Send [3] times,
 #: still failed ...") with the broker's MQBrokerException inside
@@ -321,6 +325,95 @@ def test_the_java_client_with_acl_client_rpc_hook(real_side, tmp_path):
     finally:
         real_side.stop_acl_broker()
     assert result == JAVA_CLIENTS
+
+
+def _broker_exception(error: BaseException | None) -> tuple[int, str] | None:
+    while error is not None and not isinstance(error, MQBrokerException):
+        error = error.__cause__
+    return None if error is None else (error.response_code, error.error_message)
+
+
+def test_mqlabs_python_clients_sign_for_the_real_broker(real_side, tmp_path):
+    """mqlab's producer and push consumer, on the network driver, constructed with an
+    ``AclClientRPCHook``, against the real broker with ACL on: the real
+    ``PlainAccessValidator`` accepts every request they sign (routes, heartbeats, sends,
+    pulls, offsets), and refuses as it refuses the Java client."""
+    from mqlab.client.client_config import ClientConfig
+    from mqlab.client.consumer.default_mq_push_consumer import DefaultMQPushConsumer
+    from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
+    from mqlab.client.mq_client_instance import MQClientInstance
+    from mqlab.client.producer.default_mq_producer import DefaultMQProducer
+    from mqlab.common.message import Message
+    from mqlab.runtime.net import LoopThread, NetDriver
+
+    real_side.start_acl_broker()
+    loop = LoopThread("acl-clients")
+    driver = None
+    try:
+        assert _create_topics(real_side.acl_addr, ("acl_t_pubsub", "acl_t_sub")) == [0, 0]
+
+        async def new_driver() -> NetDriver:
+            return NetDriver(run_id="acl-clients")
+
+        driver = loop.submit(new_driver())
+
+        def instance(name: str) -> MQClientInstance:
+            cfg = ClientConfig(namesrv_addr=real_side.namesrv_addr, instance_name=name,
+                               local_offset_store_dir=str(tmp_path))  # fmt: skip
+            inst = MQClientInstance(cfg, name=name)
+            loop.submit(driver.add_node(inst, listen=False))
+            return inst
+
+        signed, wrong = instance("py-producer"), instance("py-wrong")
+
+        def send_all() -> list:
+            p = DefaultMQProducer("acl_py_pg", signed, rpc_hook=AclClientRPCHook(USER))
+            w = DefaultMQProducer("acl_py_pg_wrong", wrong, rpc_hook=AclClientRPCHook(_WRONG))
+            p.start()
+            w.start()
+            return [p.send(Message("acl_t_pubsub", f"py-{i}".encode(), tags="TagA"))
+                    for i in range(4)] + [p.send(Message("acl_t_sub", b"no-pub")),
+                                          w.send(Message("acl_t_pubsub", b"wrong"))]  # fmt: skip
+
+        futures = loop.call(send_all)
+        deadline = time.monotonic() + 60
+        while not all(loop.call(lambda: [f.done for f in futures])):
+            assert time.monotonic() < deadline, "sends did not finish within 60 s"
+            time.sleep(0.1)
+        statuses = loop.call(lambda: [f.result.send_status.name for f in futures[:4]])
+        refused = loop.call(lambda: [_broker_exception(f.error) for f in futures[4:]])
+        assert statuses == ["SEND_OK"] * 4
+        assert refused == [(1, no_perm("topic:acl_t_sub", 583)), (1, bad_signature("mqlabUser"))]
+        assert "Send [3] times, still failed" in str(loop.call(lambda: futures[4].error))
+
+        got: list[str] = []
+
+        def listener(msgs, context):
+            got.extend(m.body.decode() for m in msgs)
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+        consumer = instance("py-consumer")  # off the loop: add_node runs on it
+
+        def consume() -> None:
+            c = DefaultMQPushConsumer("acl_g_sub", consumer,
+                                      rpc_hook=AclClientRPCHook(USER),
+                                      consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
+            c.subscribe("acl_t_pubsub", "*")
+            c.register_message_listener(listener)
+            c.start()
+
+        loop.call(consume)
+        deadline = time.monotonic() + 60
+        while len(got) < 4:
+            assert time.monotonic() < deadline, f"consumed only {got} within 60 s"
+            time.sleep(0.1)
+        assert sorted(got) == ["py-0", "py-1", "py-2", "py-3"]
+        assert driver.errors == []
+    finally:
+        if driver is not None:
+            loop.submit(driver.close())
+        loop.close()
+        real_side.stop_acl_broker()
 
 
 @pytest.mark.skipif(
