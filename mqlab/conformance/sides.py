@@ -80,6 +80,8 @@ class Side(Protocol):
     slave_addr: str
     #: a broker with ACL on between start_acl_broker() and stop_acl_broker(), else ""
     acl_addr: str
+    #: the name server that routes to it
+    acl_namesrv_addr: str
 
     def start(self) -> None: ...
     def flush(self) -> None: ...
@@ -108,6 +110,8 @@ class MqlabSide:
         self.store_dir = self.workdir / "broker-a"
         self.slave_addr = ""
         self.acl_addr = ""
+        #: the name server the ACL broker registers with (its own serve's)
+        self.acl_namesrv_addr = ""
         self.acl_home = self.workdir / "acl-home"
         self._acl_thread = None
 
@@ -167,6 +171,7 @@ class MqlabSide:
         )  # fmt: skip
         self._acl_thread = ServerThread(cfg)
         self.acl_addr = self._acl_thread.call(lambda s: s.broker().broker_addr)
+        self.acl_namesrv_addr = self._acl_thread.namesrv_addr
 
     def stop_acl_broker(self) -> None:
         """Stop it and remove its store and home: the next start begins afresh."""
@@ -175,7 +180,7 @@ class MqlabSide:
             self._acl_thread = None
             shutil.rmtree(self.workdir / "acl", ignore_errors=True)
             shutil.rmtree(self.acl_home, ignore_errors=True)
-        self.acl_addr = ""
+        self.acl_addr = self.acl_namesrv_addr = ""
 
     def write_acl_file(self, text: str) -> None:
         from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
@@ -205,6 +210,11 @@ class RealSide:
         self.slave_addr = ""
         self.acl_addr = ""
         self.acl_home = self.workdir / "acl-home"
+
+    @property
+    def acl_namesrv_addr(self) -> str:
+        """The name server the ACL broker registers with: this cluster's."""
+        return self.namesrv_addr if self.acl_addr else ""
 
     def start(self) -> None:
         from mqlab.conformance.real_cluster import RealCluster
