@@ -649,7 +649,7 @@ def _tail(text: str, lines: int = 60) -> str:
 
 
 def run_mqadmin(
-    args: list[str], namesrv_addr: str, *, timeout_s: float = 60
+    args: list[str], namesrv_addr: str, *, timeout_s: float = 60, credentials=None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``mqadmin <args>`` (``MQAdminStartup`` from rocketmq-tools 4.9.3) against a name server.
 
@@ -659,6 +659,11 @@ def run_mqadmin(
     client's logs land there, and it is removed afterwards. ``namesrv_addr`` is passed as the
     ``rocketmq.namesrv.addr`` property, so ``-n`` in ``args`` is optional.
 
+    ``credentials`` (a ``SessionCredentials``) are written to ``conf/tools.yml`` as
+    ``accessKey`` / ``secretKey``: 4.9.3's ``MQAdminStartup`` then signs every request with
+    ``AclUtils#getAclRPCHook(ROCKETMQ_HOME + "/conf/tools.yml")``; without the file (or with a
+    blank key) it signs nothing.
+
     Returns:
         The finished process, text mode: the command's own output is on stdout.
     """
@@ -667,6 +672,11 @@ def run_mqadmin(
         conf = Path(home) / "conf"
         conf.mkdir()
         shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
+        if credentials is not None:
+            (conf / "tools.yml").write_text(
+                f"accessKey: {credentials.access_key}\nsecretKey: {credentials.secret_key}\n",
+                encoding="utf-8",
+            )
         env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
         env["ROCKETMQ_HOME"] = home
         cds_flags, cds_tmp = _class_data_sharing("mqadmin")

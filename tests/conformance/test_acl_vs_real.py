@@ -17,18 +17,21 @@ module takes ~45 s after the JVM start.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
 from mqlab.acl.signature import SessionCredentials
 from mqlab.client.exception import MQBrokerException
 from mqlab.conformance.engine import run_scenarios, run_side
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
+from mqlab.conformance.real_cluster import run_mqadmin
 from mqlab.conformance.scenarios import ACL_ON_BOTH_SIDES, acl
 from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
 from mqlab.conformance.sides import MqlabSide, RealSide
@@ -225,6 +228,64 @@ def real_side(java_runner) -> Iterator[RealSide]:
         yield side
     finally:
         side.stop()
+
+
+def _check_version(out, addr, before, after, side) -> None:
+    path = str(Path(side.acl_home) / "conf" / "plain_acl.yml")
+    row = out[0].split()
+    assert row[:5] == ["DefaultCluster", "broker-acl", addr, path, "0"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", " ".join(row[5:]))
+    assert out[1:] == ["get broker's plain access config version success."]
+    assert after == before
+
+
+def _check_get(out, addr, before, after, side) -> None:
+    assert out[0] == "globalWhiteRemoteAddresses: [10.10.103.*, 192.168.0.{1,2}]"
+    assert out[2] == "accounts:"
+    assert [x.strip() for x in out[3:12]] == [
+        "accessKey         : mqlabAdmin", "secretKey         : admin-secret-1",
+        "whiteRemoteAddress:", "admin             : true", "defaultTopicPerm  :",
+        "defaultGroupPerm  :", "topicPerms        :", "groupPerms        :", "",
+    ]  # fmt: skip
+    assert "  topicPerms        : [acl_t_deny=DENY, acl_t_pub=PUB, acl_t_sub=SUB, " \
+        "acl_t_pubsub=PUB|SUB]" in out  # fmt: skip
+    assert after == before
+
+
+def _check_update(out, addr, before, after, side) -> None:
+    assert out[0] == f"create or update plain access config to {addr} success."
+    assert re.fullmatch(r"org\.apache\.rocketmq\.common\.PlainAccessConfig@[0-9a-f]+", out[1])
+    added = after["accounts"][-1]
+    assert after["accounts"][:-1] == before["accounts"]
+    assert added == {
+        "accessKey": "mqlabTool1",
+        "secretKey": "tool-secret-1",
+        "admin": False,
+        "defaultTopicPerm": "DENY",
+        "topicPerms": ["acl_t_pub=PUB", "acl_t_sub=SUB"],
+    }
+    assert after["dataVersion"][0]["counter"] == 1
+
+
+def _check_delete(out, addr, before, after, side) -> None:
+    assert out == [f"delete plain access config account from {addr} success.",
+                   "account's accesskey is:mqlabWhite"]  # fmt: skip
+    assert [a["accessKey"] for a in after["accounts"]] == ["mqlabAdmin", "mqlabUser"]
+
+
+def _check_white(out, addr, before, after, side) -> None:
+    assert out == [f"update global white remote addresses to {addr} success."]
+    assert after["globalWhiteRemoteAddresses"] == ["10.10.103.*", "172.16.0.1"]
+    assert after["accounts"] == before["accounts"]
+
+
+MQADMIN_CHECKS = {
+    "clusterAclConfigVersion": _check_version,
+    "getAccessConfigSubCommand": _check_get,
+    "updateAclConfig": _check_update,
+    "deleteAccessConfig": _check_delete,
+    "updateGlobalWhiteAddr": _check_white,
+}
 
 
 def _oneway_then_twoway(addr: str) -> list[int]:
@@ -437,6 +498,47 @@ def test_mqlabs_python_clients_sign_as_the_broker_checks(acl_side, tmp_path):
         if driver is not None:
             loop.submit(driver.close())
         loop.close()
+
+
+def _plain_acl(side) -> dict:
+    return yaml.safe_load((Path(side.acl_home) / "conf" / "plain_acl.yml").read_text())
+
+
+#: (credentials for conf/tools.yml, arguments after -b ADDR) per mqadmin ACL command
+MQADMIN = {
+    "clusterAclConfigVersion": (ADMIN, []),
+    "getAccessConfigSubCommand": (ADMIN, []),
+    "updateAclConfig": (ADMIN, ["-a", "mqlabTool1", "-s", "tool-secret-1", "-t",
+                                "acl_t_pub=PUB,acl_t_sub=SUB", "-i", "DENY", "-m", "false"]),
+    "deleteAccessConfig": (ADMIN, ["-a", "mqlabWhite"]),
+    "updateGlobalWhiteAddr": (ADMIN, ["-g", "10.10.103.*,172.16.0.1"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("acl_side", SIDES, indirect=True)
+@pytest.mark.parametrize("command", sorted(MQADMIN))
+def test_the_mqadmin_acl_commands(acl_side, command):
+    """Each of the five mqadmin ACL commands (4.9.3's tools, signing with ``conf/tools.yml``)
+    on a fresh ACL broker: 4.9.3's reload after a write loses the admin's account, so one
+    broker per command. What it prints, and what a write leaves in the file."""
+    credentials, args = MQADMIN[command]
+    addr = acl_side.acl_addr
+    before = _plain_acl(acl_side)
+    r = run_mqadmin([command, "-b", addr, *args], acl_side.acl_namesrv_addr,
+                    credentials=credentials)  # fmt: skip
+    assert r.returncode == 0
+    out = r.stdout.strip().splitlines()
+    after = _plain_acl(acl_side)
+    MQADMIN_CHECKS[command](out, addr, before, after, acl_side)
+
+
+@pytest.mark.parametrize("acl_side", SIDES, indirect=True)
+def test_mqadmin_without_tools_yml_is_unsigned_and_still_exits_0(acl_side):
+    r = run_mqadmin(["clusterAclConfigVersion", "-b", acl_side.acl_addr],
+                    acl_side.acl_namesrv_addr)  # fmt: skip
+    assert (r.returncode, r.stdout.strip()) == (0, "")
+    assert "ClusterAclConfigVersionListSubCommand command failed" in r.stderr
+    assert f"CODE: 1  DESC: {NO_ACCESS_KEY}" in r.stderr
 
 
 @pytest.mark.skipif(
