@@ -161,10 +161,20 @@ class MQClientInstance(Node):
     Args:
         client_config: the client settings (copied; ``instance_name`` "DEFAULT" → ``name``).
         name: the node name (unique in the driver).
+        rpc_hook: an ``RPCHook`` (``mqlab.acl.AclClientRPCHook``) run on every request this
+            instance sends, to name servers and brokers alike (Java: the ``rpcHook`` that
+            ``MQClientManager#getOrCreateMQClientInstance`` gives ``MQClientAPIImpl``, which
+            registers it on its remoting client). Producers and consumers may bring it too
+            (:meth:`register_rpc_hook`).
     """
 
-    def __init__(self, client_config: ClientConfig | None = None, name: str = "client") -> None:
+    def __init__(
+        self, client_config: ClientConfig | None = None, name: str = "client", rpc_hook: Any = None
+    ) -> None:
         super().__init__(name, "")
+        self._rpc_hooks: list[Any] = []
+        if rpc_hook is not None:
+            self.register_rpc_hook(rpc_hook)
         cfg = dataclasses.replace(client_config) if client_config else ClientConfig()
         if cfg.instance_name == DEFAULT_INSTANCE_NAME:
             cfg.instance_name = name  # Java: changeInstanceNameToPID → "<pid>#<nanoTime>"
@@ -190,6 +200,66 @@ class MQClientInstance(Node):
 
     def __repr__(self) -> str:
         return f"MQClientInstance({self.name!r}, client_id={self.client_id!r})"
+
+    # -- the remoting client's RPC hooks ------------------------------------------------------
+    @property
+    def ctx(self) -> Any:
+        """The driver's context, behind this client's RPC hooks when it has any
+        (``mqlab.client.rpc_hook_context``)."""
+        try:
+            return self._hooked_ctx
+        except AttributeError:
+            raise AttributeError("ctx: the instance is not on a driver yet") from None
+
+    @ctx.setter
+    def ctx(self, value: Any) -> None:
+        self._driver_ctx = value
+        self._wrap_ctx()
+
+    def _wrap_ctx(self) -> None:
+        if not hasattr(self, "_driver_ctx"):
+            return
+        ctx = self._driver_ctx
+        if ctx is not None and self._rpc_hooks:
+            from mqlab.client.rpc_hook_context import RpcHookContext
+
+            self._hooked_ctx = RpcHookContext(ctx, self._rpc_hooks)
+        else:
+            self._hooked_ctx = ctx
+
+    @property
+    def rpc_hook(self) -> Any:
+        """The hook this instance's requests pass (None: none)."""
+        return self._rpc_hooks[0] if self._rpc_hooks else None
+
+    def register_rpc_hook(self, rpc_hook: Any) -> None:
+        """Run ``rpc_hook`` on every request this instance sends from now on.
+
+        Mirrors ``MQClientAPIImpl``'s constructor (``remotingClient.registerRPCHook``). In
+        Java the hook comes with the first producer or consumer that creates the instance
+        (``MQClientManager#getOrCreateMQClientInstance``); a later one on the same client id
+        is silently ignored, so its requests go out signed with the FIRST one's keys. mqlab
+        refuses that case instead of hiding it.
+
+        Raises:
+            TypeError: not a hook (``do_before_request`` / ``do_after_response``).
+            ValueError: the instance already has a different hook.
+        """
+        if not (hasattr(rpc_hook, "do_before_request") and hasattr(rpc_hook, "do_after_response")):
+            raise TypeError(
+                f"rpc_hook must be an RPCHook (do_before_request, do_after_response), got "
+                f"{type(rpc_hook).__name__}"
+            )
+        if rpc_hook in self._rpc_hooks:
+            return
+        if self._rpc_hooks:
+            raise ValueError(
+                f"client {self.name!r} already sends with {self._rpc_hooks[0]!r}; Java's "
+                "MQClientManager would silently keep that one for every producer and consumer "
+                "of this client id. Give each account its own MQClientInstance."
+            )
+        self._rpc_hooks.append(rpc_hook)
+        self._wrap_ctx()
 
     @property
     def attached(self) -> bool:

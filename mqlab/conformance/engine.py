@@ -32,6 +32,7 @@ from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.scenario import (
     TIMING_TOLERANCE_MS,
     Scenario,
+    SideAction,
     Step,
     StoredCheck,
     code_of,
@@ -42,7 +43,7 @@ from mqlab.conformance.stored import LAYOUT, read_commit_log, read_consume_queue
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.fastjson import loads
 
-__all__ = ["Row", "Run", "run_scenarios"]
+__all__ = ["Row", "Run", "run_scenarios", "run_side"]
 
 
 @dataclass(slots=True)
@@ -224,14 +225,21 @@ class _SideRunner:
         self.pending: dict[str, Future] = {}
 
     def _addr(self, step: Step) -> str:
+        if step.to == "acl":
+            if not getattr(self.side, "acl_addr", ""):
+                raise OSError(f"{self.side.name}: no ACL broker running for step {step.name}")
+            return self.side.acl_addr
         if step.to == "slave":
             if not getattr(self.side, "slave_addr", ""):
                 raise OSError(f"{self.side.name}: no slave running for step {step.name}")
             return self.side.slave_addr
         return self.side.namesrv_addr if step.to == "namesrv" else self.side.broker_addr
 
-    def run(self, steps: Iterable[Step]) -> None:
+    def run(self, steps: Iterable[Step | SideAction]) -> None:
         for st in steps:
+            if isinstance(st, SideAction):
+                getattr(self.side, st.method)(*st.args)
+                continue
             for dep in st.after:
                 if dep in self.pending:
                     self.answers[dep] = self.pending.pop(dep).result()
@@ -255,8 +263,14 @@ class _SideRunner:
                 self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
                 continue
             try:
+                hook = None
+                if st.credentials is not None:
+                    from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
+
+                    hook = AclClientRPCHook(st.credentials)
                 fut = self.client.start(addr, code_of(st.code), header or None, body,
-                                        timeout_s=st.timeout_s, version=st.version)  # fmt: skip
+                                        timeout_s=st.timeout_s, version=st.version,
+                                        rpc_hook=hook)  # fmt: skip
             except OSError as e:  # cannot connect / send: this side's answer is the error
                 self.answers[st.name] = Answer(None, 0.0, f"not sent: {e!r}")
                 continue
@@ -432,8 +446,16 @@ def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
     clients = (RawTcpClient(), RawTcpClient())
     pool = ThreadPoolExecutor(2, thread_name_prefix="conformance-side")
     slaves = False
+    acl = False
     try:
         for sc in scenarios:
+            # the acl group: a broker with ACL on, on each side, while it runs
+            wants_acl = any(isinstance(s, Step) and s.to == "acl" for s in sc.steps)
+            if wants_acl != acl:
+                action = "start_acl_broker" if wants_acl else "stop_acl_broker"
+                for f in [pool.submit(getattr(side, action)) for side in (real, mq)]:
+                    f.result()
+                acl = wants_acl
             # the slave group: a slave of broker-a on each side while it runs (both at once)
             wants = any(isinstance(s, Step) and s.to == "slave" for s in sc.steps)
             if wants != slaves:
@@ -468,12 +490,43 @@ def run_scenarios(scenarios: Sequence[Scenario], real: Side, mq: Side,
         if slaves:
             for f in [pool.submit(side.stop_slave) for side in (real, mq)]:
                 f.result()
+        if acl:
+            for f in [pool.submit(side.stop_acl_broker) for side in (real, mq)]:
+                f.result()
     finally:
         pool.shutdown()
         for c in clients:
             c.close()
     run.seconds = time.monotonic() - t0
     return run
+
+
+def run_side(scenarios: Sequence[Scenario], side: Side) -> dict[str, dict[str, Answer]]:
+    """Run ``scenarios`` on ONE side (the real broker alone, e.g. while mqlab cannot answer
+    a group yet): ``{scenario name: {step name: Answer}}``. Slaves and the ACL broker are
+    started and stopped as :func:`run_scenarios` does; stored checks are skipped."""
+    client = RawTcpClient()
+    state = {"start_slave": False, "start_acl_broker": False}
+    out: dict[str, dict[str, Answer]] = {}
+    try:
+        for sc in scenarios:
+            for start, stop, to in (("start_slave", "stop_slave", "slave"),
+                                    ("start_acl_broker", "stop_acl_broker", "acl")):  # fmt: skip
+                wants = any(isinstance(s, Step) and s.to == to for s in sc.steps)
+                if wants != state[start]:
+                    getattr(side, start if wants else stop)()
+                    state[start] = wants
+            runner = _SideRunner(side, client)
+            runner.run([s for s in sc.steps if not isinstance(s, StoredCheck)])
+            runner.finish()
+            out[sc.name] = runner.answers
+        if state["start_slave"]:
+            side.stop_slave()
+        if state["start_acl_broker"]:
+            side.stop_acl_broker()
+    finally:
+        client.close()
+    return out
 
 
 def _request_row(sc: Scenario, st: Step, a: Answer | None, b: Answer | None,

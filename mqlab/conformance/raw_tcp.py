@@ -217,12 +217,17 @@ class RawTcpClient:
         timeout_s: float = 30.0,
         oneway: bool = False,
         version: int | None = None,
+        rpc_hook=None,
     ) -> Future:
-        """Send one request; the future resolves to an :class:`Answer`."""
+        """Send one request; the future resolves to an :class:`Answer`. ``rpc_hook`` (an
+        ``RPCHook``, e.g. ``AclClientRPCHook``) sees the request just before it is written,
+        as ``NettyRemotingClient`` runs its hooks."""
         cmd = RemotingCommand.create_request(code, ext_fields, body)
         if version is not None:
             cmd.version = version
         cmd.opaque = next(self._opaques)
+        if rpc_hook is not None:
+            rpc_hook.do_before_request(addr, cmd)
         out: Future = Future()
         t0 = time.monotonic()
         conn = self.connection(addr)

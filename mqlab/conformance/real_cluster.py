@@ -43,6 +43,7 @@ __all__ = [
     "REQUIRE_ENV",
     "RealCluster",
     "RealClusterError",
+    "RealBroker",
     "RealSlave",
     "build_runner",
     "conformance_required",
@@ -341,6 +342,8 @@ class RealCluster:
         self._commands = 0
         #: slaves started by :meth:`start_slave`, by broker name
         self.slaves: dict[str, RealSlave] = {}
+        #: further masters started by :meth:`start_broker`, by broker name
+        self.brokers: dict[str, RealBroker] = {}
         self.master_stopped = False
 
     # context manager
@@ -607,6 +610,66 @@ class RealCluster:
         self._command(["stop-slave", name], timeout_s)
         del self.slaves[name]
 
+    def start_broker(
+        self,
+        broker_name: str,
+        properties: dict[str, str] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> RealBroker:
+        """Start another real 4.9.3 MASTER (brokerId 0) named ``broker_name`` in this JVM
+        (``start-broker``), registered with this cluster's name server.
+
+        It gets its own store (``<workdir>/broker-<name>``), three free loopback ports (VIP,
+        HA, broker) and only the runner's defaults plus ``properties``, not the first master's.
+        With ``aclEnable=true`` and ``rocketmqHome=DIR``, its ``PlainAccessValidator`` reads
+        ``DIR/conf/plain_acl.yml`` (4.9.3 reads the ``rocketmq.home.dir`` system property; the
+        runner sets it to ``DIR`` while this broker initializes). Returns once the name server
+        routes to it. A group that needs it starts it and stops it after (:meth:`stop_broker`).
+        """
+        if broker_name in self.brokers or broker_name == self.broker_name:
+            raise RealClusterError(f"a master named {broker_name} is already running")
+        props = dict(properties or {})
+        store = self.workdir / f"broker-{broker_name}"
+        timeout = self.startup_timeout_s if timeout_s is None else timeout_s
+        for attempt in range(3):
+            base = free_port(3)
+            try:
+                self._command(
+                    ["start-broker", broker_name, str(base + 2), str(base + 1), str(store),
+                     *(f"{k}={v}" for k, v in props.items())],
+                    timeout,
+                )  # fmt: skip
+            except RealClusterError as e:
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+                continue
+            broker = RealBroker(
+                broker_name=broker_name, broker_addr=f"127.0.0.1:{base + 2}",
+                broker_vip_addr=f"127.0.0.1:{base}", ha_port=base + 1, store_dir=store,
+            )  # fmt: skip
+            self.brokers[broker_name] = broker
+            return broker
+        raise AssertionError("unreachable")
+
+    def stop_broker(self, broker_name: str, timeout_s: float = 60) -> None:
+        """Shut a master started by :meth:`start_broker` down (``stop-broker``)."""
+        if broker_name not in self.brokers:
+            raise RealClusterError(f"no broker {broker_name} was started by start_broker")
+        self._command(["stop-broker", broker_name], timeout_s)
+        del self.brokers[broker_name]
+
+
+@dataclass(frozen=True, slots=True)
+class RealBroker:
+    """Another real 4.9.3 master run by :meth:`RealCluster.start_broker`."""
+
+    broker_name: str
+    broker_addr: str
+    broker_vip_addr: str
+    ha_port: int
+    store_dir: Path
+
 
 @dataclass(frozen=True, slots=True)
 class RealSlave:
@@ -637,7 +700,7 @@ def _tail(text: str, lines: int = 60) -> str:
 
 
 def run_mqadmin(
-    args: list[str], namesrv_addr: str, *, timeout_s: float = 60
+    args: list[str], namesrv_addr: str, *, timeout_s: float = 60, credentials=None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``mqadmin <args>`` (``MQAdminStartup`` from rocketmq-tools 4.9.3) against a name server.
 
@@ -647,6 +710,11 @@ def run_mqadmin(
     client's logs land there, and it is removed afterwards. ``namesrv_addr`` is passed as the
     ``rocketmq.namesrv.addr`` property, so ``-n`` in ``args`` is optional.
 
+    ``credentials`` (a ``SessionCredentials``) are written to ``conf/tools.yml`` as
+    ``accessKey`` / ``secretKey``: 4.9.3's ``MQAdminStartup`` then signs every request with
+    ``AclUtils#getAclRPCHook(ROCKETMQ_HOME + "/conf/tools.yml")``; without the file (or with a
+    blank key) it signs nothing.
+
     Returns:
         The finished process, text mode: the command's own output is on stdout.
     """
@@ -655,6 +723,11 @@ def run_mqadmin(
         conf = Path(home) / "conf"
         conf.mkdir()
         shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
+        if credentials is not None:
+            (conf / "tools.yml").write_text(
+                f"accessKey: {credentials.access_key}\nsecretKey: {credentials.secret_key}\n",
+                encoding="utf-8",
+            )
         env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
         env["ROCKETMQ_HOME"] = home
         cds_flags, cds_tmp = _class_data_sharing("mqadmin")

@@ -32,6 +32,7 @@ from mqlab.remoting.codes import RequestCode
 
 __all__ = [
     "Step",
+    "SideAction",
     "StoredCheck",
     "Scenario",
     "props",
@@ -73,6 +74,8 @@ class Step:
             scenario cannot silently test something else than it says.
         version: the request's ``version`` (the client's MQVersion ordinal; default the
             current one), e.g. an old client's HEART_BEAT.
+        credentials: sign the request with this account, as ``AclClientRPCHook`` does
+            (``AccessKey`` and ``Signature`` added to the resolved header); None: unsigned.
     """
 
     name: str
@@ -90,6 +93,25 @@ class Step:
     note: str = ""
     expect: int | None = None
     version: int | None = None
+    credentials: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class SideAction:
+    """Not a request: each side does ``side.<method>(*args)`` at this point of the scenario
+    (e.g. ``write_acl_file``: edit a file the broker watches). It makes no report row.
+
+    Attributes:
+        name: unique within the scenario.
+        method: a method every :class:`~mqlab.conformance.sides.Side` of the group has.
+        args: its arguments (the same on both sides).
+        note: what it changes, for readers of the scenario.
+    """
+
+    name: str
+    method: str
+    args: tuple[Any, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +144,7 @@ class Scenario:
 
     group: str
     name: str
-    steps: Sequence[Step | StoredCheck]
+    steps: Sequence[Step | StoredCheck | SideAction]
     doc: str = ""
 
 

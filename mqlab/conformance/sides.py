@@ -52,6 +52,17 @@ SLAVE_KEYS = ("mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashS
               "brokerFastFailureEnable", "waitTimeMillsInSendQueue")  # fmt: skip
 
 
+#: What both sides' ACL brokers (the ``acl`` group) get of :data:`BROKER_PROPERTIES`, besides
+#: ``aclEnable=true``: the store's sizes and the relaxed guards.
+ACL_KEYS = SLAVE_KEYS
+#: the ACL broker's name on both sides
+ACL_BROKER = "broker-acl"
+
+
+def acl_properties() -> dict[str, str]:
+    return {**{k: BROKER_PROPERTIES[k] for k in ACL_KEYS}, "aclEnable": "true"}
+
+
 def slave_properties() -> dict[str, str]:
     from mqlab.conformance.scenarios.slave import SLAVE_PROPERTIES
 
@@ -67,12 +78,19 @@ class Side(Protocol):
     store_dir: Path
     #: a slave of broker-a between start_slave() and stop_slave(), else ""
     slave_addr: str
+    #: a broker with ACL on between start_acl_broker() and stop_acl_broker(), else ""
+    acl_addr: str
+    #: the name server that routes to it
+    acl_namesrv_addr: str
 
     def start(self) -> None: ...
     def flush(self) -> None: ...
     def stop(self) -> None: ...
     def start_slave(self) -> None: ...
     def stop_slave(self) -> None: ...
+    def start_acl_broker(self) -> None: ...
+    def stop_acl_broker(self) -> None: ...
+    def write_acl_file(self, text: str) -> None: ...
 
 
 class MqlabSide:
@@ -91,6 +109,11 @@ class MqlabSide:
         self.broker_addr = ""
         self.store_dir = self.workdir / "broker-a"
         self.slave_addr = ""
+        self.acl_addr = ""
+        #: the name server the ACL broker registers with (its own serve's)
+        self.acl_namesrv_addr = ""
+        self.acl_home = self.workdir / "acl-home"
+        self._acl_thread = None
 
     def start(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
@@ -132,7 +155,40 @@ class MqlabSide:
             self._thread._loop.submit(server.driver.stop_node("slave-broker-a"))
         self.slave_addr = ""
 
+    def start_acl_broker(self) -> None:
+        """An mqlab broker with ACL on (``aclEnable=true``), reading
+        ``<workdir>/acl-home/conf/plain_acl.yml`` (the group's accounts), served with a
+        name server of its own; steps ``to="acl"`` go to it."""
+        from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
+        from mqlab.serve import ServeConfig, ServerThread
+
+        write_plain_acl(self.acl_home)
+        cfg = ServeConfig(
+            host="127.0.0.1", namesrv_port=0, broker_port=0, store=str(self.workdir / "acl"),
+            trace_level="off", run_id=f"conformance-{self.name}-acl",
+            properties={**acl_properties(), "brokerName": ACL_BROKER},
+            rocketmq_home=str(self.acl_home),
+        )  # fmt: skip
+        self._acl_thread = ServerThread(cfg)
+        self.acl_addr = self._acl_thread.call(lambda s: s.broker().broker_addr)
+        self.acl_namesrv_addr = self._acl_thread.namesrv_addr
+
+    def stop_acl_broker(self) -> None:
+        """Stop it and remove its store and home: the next start begins afresh."""
+        if self._acl_thread is not None:
+            self._acl_thread.stop()
+            self._acl_thread = None
+            shutil.rmtree(self.workdir / "acl", ignore_errors=True)
+            shutil.rmtree(self.acl_home, ignore_errors=True)
+        self.acl_addr = self.acl_namesrv_addr = ""
+
+    def write_acl_file(self, text: str) -> None:
+        from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
+
+        write_plain_acl(self.acl_home, text)
+
     def stop(self) -> None:
+        self.stop_acl_broker()
         if self._thread is not None:
             self._thread.stop()
             self._thread = None
@@ -152,6 +208,13 @@ class RealSide:
         self.broker_addr = ""
         self.store_dir = self.workdir
         self.slave_addr = ""
+        self.acl_addr = ""
+        self.acl_home = self.workdir / "acl-home"
+
+    @property
+    def acl_namesrv_addr(self) -> str:
+        """The name server the ACL broker registers with: this cluster's."""
+        return self.namesrv_addr if self.acl_addr else ""
 
     def start(self) -> None:
         from mqlab.conformance.real_cluster import RealCluster
@@ -174,6 +237,31 @@ class RealSide:
         if self.cluster is not None and self.slave_addr:
             self.cluster.stop_slave("broker-a")
         self.slave_addr = ""
+
+    def start_acl_broker(self) -> None:
+        """A real 4.9.3 broker with ACL on, in the real cluster's JVM, reading
+        ``<workdir>/acl-home/conf/plain_acl.yml`` (``rocketmqHome``, see
+        ``RealCluster.start_broker``)."""
+        from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
+
+        assert self.cluster is not None, "start() first"
+        write_plain_acl(self.acl_home)
+        props = {**acl_properties(), "rocketmqHome": str(self.acl_home)}
+        self.acl_addr = self.cluster.start_broker(ACL_BROKER, props).broker_addr
+
+    def stop_acl_broker(self) -> None:
+        """Stop it and remove its store and home: the next start begins afresh."""
+        if self.cluster is not None and self.acl_addr:
+            store = self.cluster.brokers[ACL_BROKER].store_dir
+            self.cluster.stop_broker(ACL_BROKER)
+            shutil.rmtree(store, ignore_errors=True)
+            shutil.rmtree(self.acl_home, ignore_errors=True)
+        self.acl_addr = ""
+
+    def write_acl_file(self, text: str) -> None:
+        from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
+
+        write_plain_acl(self.acl_home, text)
 
     def stop(self) -> None:
         if self.cluster is not None:

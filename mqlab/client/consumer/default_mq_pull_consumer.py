@@ -55,14 +55,22 @@ class DefaultMQPullConsumer:
     Args:
         consumer_group: the group.
         instance: the ``MQClientInstance`` (added to a driver).
+        rpc_hook: an ``RPCHook`` (``AclClientRPCHook``), as Java's constructor takes it.
         **settings: any field below by its snake_case name.
 
     Raises:
         TypeError: an unknown setting.
     """
 
-    def __init__(self, consumer_group: str, instance: Any, **settings: Any) -> None:
+    def __init__(
+        self, consumer_group: str, instance: Any, *, rpc_hook: Any = None, **settings: Any
+    ) -> None:
         self.consumer_group = consumer_group
+        #: Java's ``DefaultMQPullConsumer(consumerGroup, rpcHook, ...)``: registered on the instance, so every
+        #: request it sends passes the hook (``MQClientInstance.register_rpc_hook``)
+        self.rpc_hook = rpc_hook
+        if rpc_hook is not None:
+            instance.register_rpc_hook(rpc_hook)
         self.broker_suspend_max_time_millis = 1000 * 20
         self.consumer_timeout_millis_when_suspend = 1000 * 30
         self.consumer_pull_timeout_millis = 1000 * 10

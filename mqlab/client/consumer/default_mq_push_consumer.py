@@ -79,6 +79,7 @@ class DefaultMQPushConsumer:
     Args:
         consumer_group: the group (checked at ``start``).
         instance: the ``MQClientInstance`` the consumer runs on (added to a driver).
+        rpc_hook: an ``RPCHook`` (``AclClientRPCHook``), as Java's constructor takes it.
         **settings: any field below by its snake_case name.
 
     Raises:
@@ -86,8 +87,15 @@ class DefaultMQPushConsumer:
         ValueError: ``message_model`` / ``consume_from_where`` not one of Java's names.
     """
 
-    def __init__(self, consumer_group: str, instance: Any, **settings: Any) -> None:
+    def __init__(
+        self, consumer_group: str, instance: Any, *, rpc_hook: Any = None, **settings: Any
+    ) -> None:
         self.consumer_group = consumer_group
+        #: Java's ``DefaultMQPushConsumer(consumerGroup, rpcHook, ...)``: registered on the instance, so every
+        #: request it sends passes the hook (``MQClientInstance.register_rpc_hook``)
+        self.rpc_hook = rpc_hook
+        if rpc_hook is not None:
+            instance.register_rpc_hook(rpc_hook)
         self.message_model: str = MessageModel.CLUSTERING.value
         self.consume_from_where: str = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET.value
         now = instance.ctx.now_ms if getattr(instance, "ctx", None) is not None else 0

@@ -55,6 +55,10 @@ class DefaultMQProducer:
     Args:
         producer_group: the group name (validated on ``start``).
         instance: the ``MQClientInstance`` node it sends through.
+        rpc_hook: an ``RPCHook`` such as ``AclClientRPCHook(SessionCredentials(ak, sk))``, as
+            Java's ``DefaultMQProducer(producerGroup, rpcHook)`` takes it: registered on the
+            instance, so every request the instance sends is signed
+            (``MQClientInstance.register_rpc_hook``).
     """
 
     producer_group: str
@@ -71,6 +75,7 @@ class DefaultMQProducer:
     retry_response_codes: set[int] = field(
         default_factory=lambda: set(DEFAULT_RETRY_RESPONSE_CODES)
     )
+    rpc_hook: Any = field(default=None, repr=False)
     default_mq_producer_impl: DefaultMQProducerImpl = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -78,6 +83,8 @@ class DefaultMQProducer:
             raise TypeError(
                 f"producer_group must be a str, got {type(self.producer_group).__name__}"
             )
+        if self.rpc_hook is not None:
+            self.instance.register_rpc_hook(self.rpc_hook)
         self.default_mq_producer_impl = DefaultMQProducerImpl(self, self.instance)
 
     # -- lifecycle --------------------------------------------------------------------------------

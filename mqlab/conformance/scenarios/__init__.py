@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, StoredCheck
 from mqlab.conformance.scenarios import (
+    acl,
     admin,
     admin_broker,
     admin_handled,
@@ -54,6 +55,19 @@ GROUPS: dict[str, str] = {
     "GET_BROKER_CONSUME_STATS (317).",
 }
 
+#: The ``acl`` group (scenarios/acl.py) needs mqlab's ACL: ``aclEnable`` and
+#: ``<rocketmq_home>/conf/plain_acl.yml`` (``ServeConfig(rocketmq_home=...)``). Until mqlab
+#: has it, the group runs against the real broker alone (tests/conformance/test_acl_vs_real.py);
+#: set this True and the group joins GROUPS and ALL (the full run, both sides).
+ACL_ON_BOTH_SIDES = False
+ACL_DOC = (
+    "A broker with aclEnable=true on each side: unsigned, wrong secret, unknown key, "
+    "white-listed, DENY/PUB/SUB per topic and group, admin-only codes, codes 50-54, the file "
+    "reloaded."
+)
+if ACL_ON_BOTH_SIDES:
+    GROUPS["acl"] = ACL_DOC
+
 #: Scenarios that must run after all others: they leave the broker changed for good.
 #: auto-create-off: TBW102 loses PERM_INHERIT, so auto-creation stops working;
 #: cpp-boolean-1: the real broker stores one entry where mqlab stores two (every later
@@ -80,6 +94,9 @@ _ORDER: list[Scenario] = [
     *reply.SCENARIOS,
     *admin_broker.SCENARIOS,
     *stats.SCENARIOS,
+    # its own broker with ACL on, started for this group and stopped after: no other row
+    # sees it
+    *(acl.SCENARIOS if ACL_ON_BOTH_SIDES else ()),
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(

@@ -62,6 +62,8 @@ public final class RealCluster {
     private BrokerController broker;
     /** Slaves started by {@code start-slave}, by broker name. */
     private final Map<String, BrokerController> slaves = new java.util.LinkedHashMap<>();
+    /** Further masters started by {@code start-broker} (e.g. one with ACL on), by broker name. */
+    private final Map<String, BrokerController> others = new java.util.LinkedHashMap<>();
     private boolean masterStopped;
     private boolean stopped;
     private boolean stopOk = true;
@@ -194,7 +196,13 @@ public final class RealCluster {
      *       (brokerId 1) of broker name NAME; it registers with this JVM's name server (or the
      *       {@code namesrvAddr=} given) and learns its master's HA address from the registration
      *       result (or from {@code haMasterAddress=}); answers once the name server holds it;
-     *   <li>{@code stop-slave NAME}.
+     *   <li>{@code stop-slave NAME};
+     *   <li>{@code start-broker NAME PORT HA_PORT STORE [key=value ...]}: start another MASTER
+     *       (brokerId 0) of broker name NAME in this JVM, registered with this name server, with
+     *       only the runner's defaults and the given properties (not the first master's). With
+     *       {@code aclEnable=true} and {@code rocketmqHome=DIR} its PlainAccessValidator reads
+     *       {@code DIR/conf/plain_acl.yml} (see {@link #startBroker});
+     *   <li>{@code stop-broker NAME}.
      * </ul>
      *
      * <p>End of stdin means the process that started us is gone: stop rather than linger.
@@ -292,9 +300,39 @@ public final class RealCluster {
                 shutdownBroker(slave);
                 return "stop-slave " + words[1];
             }
+            case "start-broker": {
+                if (words.length < 5) {
+                    throw new IllegalArgumentException("usage: start-broker NAME PORT HA_PORT STORE [key=value ...]");
+                }
+                String name = words[1];
+                if (others.containsKey(name) || name.equals(options.brokerName)) {
+                    throw new IllegalStateException("a master named " + name + " is already running");
+                }
+                Properties props = new Properties();
+                for (int i = 5; i < words.length; i++) {
+                    int eq = words[i].indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("not key=value: " + words[i]);
+                    }
+                    props.setProperty(words[i].substring(0, eq), words[i].substring(eq + 1));
+                }
+                int port = Integer.parseInt(words[2]);
+                BrokerController b = startBroker(name, MixAll.MASTER_ID, port, Integer.parseInt(words[3]),
+                    new File(words[4]).getAbsoluteFile(), props, false);
+                others.put(name, b);
+                return "start-broker " + name + " broker=127.0.0.1:" + port;
+            }
+            case "stop-broker": {
+                BrokerController b = others.remove(words[1]);
+                if (b == null) {
+                    throw new IllegalArgumentException("no broker " + words[1] + " was started by start-broker");
+                }
+                shutdownBroker(b);
+                return "stop-broker " + words[1];
+            }
             default:
                 throw new IllegalArgumentException("unknown command " + words[0]
-                    + " (stop-master, start-master, start-slave, stop-slave)");
+                    + " (stop-master, start-master, start-slave, stop-slave, start-broker, stop-broker)");
         }
     }
 
@@ -386,18 +424,39 @@ public final class RealCluster {
         storeConfig.setStorePathRootDir(store.getPath());
         storeConfig.setStorePathCommitLog(new File(store, "commitlog").getPath());
         // where UPDATE_BROKER_CONFIG persists (BrokerStartup points it at its -c file); a static:
-        // the master's own, as before any slave
-        if (!slave) {
+        // the first master's own, as before any slave or other master
+        if (!slave && name.equals(o.brokerName)) {
             BrokerPathConfigHelper.setBrokerConfigPath(new File(store, "config/broker.properties").getPath());
         }
         if (storeConfig.getMappedFileSizeCommitLog() <= storeConfig.getMaxMessageSize()) {
             throw new IllegalArgumentException("mappedFileSizeCommitLog must exceed maxMessageSize");
         }
 
-        // 3. the broker, as BrokerStartup builds it (its properties remembered for GET_BROKER_CONFIG)
+        // 3. the broker, as BrokerStartup builds it (its properties remembered for GET_BROKER_CONFIG).
+        //    With aclEnable, initialize() builds a PlainAccessValidator whose PlainPermissionManager
+        //    reads ${rocketmq.home.dir}/conf/plain_acl.yml (and conf/acl/*.yml), the SYSTEM
+        //    property (or ROCKETMQ_HOME) at that moment, not BrokerConfig#rocketmqHome: so the
+        //    property is set to this broker's rocketmqHome for the call, and restored after.
         BrokerController b = new BrokerController(brokerConfig, nettyServerConfig, nettyClientConfig, storeConfig);
         b.getConfiguration().registerConfig(properties);
-        if (!b.initialize()) {
+        String homeBefore = System.getProperty(MixAll.ROCKETMQ_HOME_PROPERTY);
+        boolean aclHome = brokerConfig.isAclEnable() && properties.getProperty("rocketmqHome") != null;
+        if (aclHome) {
+            System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, brokerConfig.getRocketmqHome());
+        }
+        boolean initialized;
+        try {
+            initialized = b.initialize();
+        } finally {
+            if (aclHome) {
+                if (homeBefore == null) {
+                    System.clearProperty(MixAll.ROCKETMQ_HOME_PROPERTY);
+                } else {
+                    System.setProperty(MixAll.ROCKETMQ_HOME_PROPERTY, homeBefore);
+                }
+            }
+        }
+        if (!initialized) {
             throw new IllegalStateException("BrokerController.initialize() returned false");
         }
         b.start();
@@ -528,6 +587,10 @@ public final class RealCluster {
             stopOk &= shutdownBroker(slave);
         }
         slaves.clear();
+        for (BrokerController other : others.values()) {
+            stopOk &= shutdownBroker(other);
+        }
+        others.clear();
         if (!masterStopped) {
             masterStopped = true;
             stopOk &= shutdownBroker(broker);

@@ -133,6 +133,7 @@ public final class JavaScenarios {
             case "transaction-check":
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             case "ha-failover": return haFailover();
+            case "acl-clients": return AclScenarios.clients();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
@@ -152,6 +153,14 @@ public final class JavaScenarios {
             m.put((String) kv[i], kv[i + 1]);
         }
         return m;
+    }
+
+    static String ns() {
+        return ns;
+    }
+
+    static String prefix() {
+        return prefix;
     }
 
     static String topic(String name) {
