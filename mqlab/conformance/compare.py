@@ -44,6 +44,10 @@ class SideEnv:
     client_addrs: tuple[str, ...] = ()
     #: the slave of broker-a while the ``slave`` group runs ("" otherwise)
     slave_addr: str = ""
+    #: the broker with ACL on while the ``acl`` group runs ("" otherwise), and its
+    #: ``rocketmq.home.dir`` (each side's own temp dir)
+    acl_addr: str = ""
+    acl_home: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,8 @@ def _sub_addresses(v: Any, env: SideEnv, which: str) -> Any:
         return v
     if which == "broker":
         v = v.replace(env.broker_addr, "<broker>")
+        if env.acl_addr:
+            v = v.replace(env.acl_addr, "<acl-broker>")
         return v.replace(env.slave_addr, "<slave>") if env.slave_addr else v
     if which == "namesrv":
         return v.replace(env.namesrv_addr, "<namesrv>")
@@ -117,7 +123,40 @@ def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool
             host_b, off_b = decode_message_id(y)
         except ValueError:
             return False
-        if not (host_a == real.broker_addr and host_b == mq.broker_addr and off_a == off_b):
+        own = (host_a, host_b) == (real.broker_addr, mq.broker_addr) or (
+            bool(real.acl_addr) and (host_a, host_b) == (real.acl_addr, mq.acl_addr)
+        )
+        if not (own and off_a == off_b):
+            return False
+    return True
+
+
+def _acl_file_version(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
+    """GET_BROKER_CLUSTER_ACL_INFO's allAclFileVersion: ``{path: {counter, timestamp}}``,
+    the same files under each side's home, the same counters, timestamps within the store
+    clock window."""
+    if d.path != "ext.allAclFileVersion" or not (real.acl_home and mq.acl_home):
+        return False
+    try:
+        a, b = loads(d.real), loads(d.mqlab)
+    except (TypeError, ValueError):
+        return False
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    a = {k.replace(real.acl_home, "<acl-home>"): v for k, v in a.items()}
+    b = {k.replace(mq.acl_home, "<acl-home>"): v for k, v in b.items()}
+    if sorted(a) != sorted(b) or any("<acl-home>" not in k for k in a):
+        return False
+    for k, va in a.items():
+        vb = b[k]
+        if not (isinstance(va, dict) and isinstance(vb, dict)):
+            return False
+        if va.get("counter") != vb.get("counter") or set(va) != set(vb):
+            return False
+        ta, tb = va.get("timestamp"), vb.get("timestamp")
+        if not (isinstance(ta, int) and isinstance(tb, int)):
+            return False
+        if abs(ta - tb) > STORE_CLOCK_WINDOW_MS:
             return False
     return True
 
@@ -201,6 +240,15 @@ RULES: list[Rule] = [
         "(MessageDecoder#createMessageId); masked only when both decode to their own "
         "broker's address and the SAME commit-log offset",
         _offset_msg_id,
+    ),
+    Rule(
+        "acl-file-version",
+        "GET_BROKER_CLUSTER_ACL_INFO's allAclFileVersion",
+        "keyed by each side's plain_acl.yml path, under its own temp rocketmq.home.dir, "
+        "with the timestamp each side's write gave the file's dataVersion; masked only "
+        "when the same files have the same counters and timestamps within "
+        f"{STORE_CLOCK_WINDOW_MS // 1000} s",
+        _acl_file_version,
     ),
     Rule(
         "store-timestamp",

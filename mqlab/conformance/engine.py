@@ -302,7 +302,11 @@ def _segments(steps: Sequence[Step | StoredCheck]) -> list[list[Step] | StoredCh
 def _envs(real: Side, mq: Side, clients: tuple[RawTcpClient, RawTcpClient]):
     def env(side: Side, c: RawTcpClient) -> SideEnv:
         addrs = tuple(conn.local_addr for conn in c._conns.values() if not conn.closed)
-        return SideEnv(side.broker_addr, side.namesrv_addr, addrs, getattr(side, "slave_addr", ""))
+        acl_addr = getattr(side, "acl_addr", "")
+        return SideEnv(
+            side.broker_addr, side.namesrv_addr, addrs, getattr(side, "slave_addr", ""),
+            acl_addr, str(getattr(side, "acl_home", "")) if acl_addr else "",
+        )  # fmt: skip
 
     return env(real, clients[0]), env(mq, clients[1])
 

@@ -170,7 +170,7 @@ class MqlabSide:
             rocketmq_home=str(self.acl_home),
         )  # fmt: skip
         self._acl_thread = ServerThread(cfg)
-        self.acl_addr = self._acl_thread.call(lambda s: s.broker().broker_addr)
+        self.acl_addr = self._acl_thread.call(lambda s: s.broker(ACL_BROKER).broker_addr)
         self.acl_namesrv_addr = self._acl_thread.namesrv_addr
 
     def stop_acl_broker(self) -> None:

@@ -1,13 +1,11 @@
 """The ``acl`` group against the real RocketMQ 4.9.3 broker with ``aclEnable=true``.
 
-Until mqlab answers with ACL on (``ACL_ON_BOTH_SIDES`` in mqlab/conformance/scenarios/__init__.py),
-the group runs on the real side alone and every row is checked against the answer the real
+The group runs on the real side alone and every row is checked against the answer the real
 broker gave when this was written: code, remark (with ``PlainPermissionManager``'s line numbers,
-as ``RemotingHelper#exceptionSimpleDesc`` prints them), ext fields and bodies. The same values
-are written up for mqlab's side in the acl group's scenarios (mqlab/conformance/scenarios/acl.py).
-With ``ACL_ON_BOTH_SIDES = True``, ``test_the_group_on_both_sides`` runs it against mqlab too
-and fails on any unexplained row, and the one-way, Java client and Python client tests run on
-mqlab's ACL broker as well (their ``mqlab`` parameter).
+as ``RemotingHelper#exceptionSimpleDesc`` prints them), ext fields and bodies.
+``test_the_group_on_both_sides`` runs it against mqlab too and fails on any unexplained row, and
+the one-way, Java client and Python client tests run on mqlab's ACL broker as well (their
+``mqlab`` parameter). The full conformance run has the group too.
 
 One real cluster for the module (one JVM start); the ACL broker (``broker-acl``) runs in it for
 the group and stops after. The group waits twice for ``AclFileWatchService`` (5 s period): the
@@ -32,7 +30,7 @@ from mqlab.client.exception import MQBrokerException
 from mqlab.conformance.engine import run_scenarios, run_side
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.real_cluster import run_mqadmin
-from mqlab.conformance.scenarios import ACL_ON_BOTH_SIDES, acl
+from mqlab.conformance.scenarios import acl
 from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
 from mqlab.conformance.sides import MqlabSide, RealSide
 from mqlab.interop.java_client import run_java_scenario
@@ -321,13 +319,7 @@ def answers(real_side: RealSide) -> dict[str, Answer]:
     return out
 
 
-#: "mqlab" runs once mqlab answers with ACL on (ACL_ON_BOTH_SIDES)
-SIDES = [
-    "real",
-    pytest.param("mqlab", marks=pytest.mark.skipif(
-        not ACL_ON_BOTH_SIDES, reason="mqlab's ACL is not on this branch yet: set "
-        "ACL_ON_BOTH_SIDES in mqlab/conformance/scenarios/__init__.py")),
-]  # fmt: skip
+SIDES = ["real", "mqlab"]
 
 
 @pytest.fixture(scope="module")
@@ -541,11 +533,6 @@ def test_mqadmin_without_tools_yml_is_unsigned_and_still_exits_0(acl_side):
     assert f"CODE: 1  DESC: {NO_ACCESS_KEY}" in r.stderr
 
 
-@pytest.mark.skipif(
-    not ACL_ON_BOTH_SIDES,
-    reason="mqlab's ACL is not on this branch yet: set ACL_ON_BOTH_SIDES in "
-    "mqlab/conformance/scenarios/__init__.py",
-)
 def test_the_group_on_both_sides(real_side, mqlab_side):
     result = run_scenarios(acl.SCENARIOS, real_side, mqlab_side)
     n, i, e, u = result.tally()

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.conformance
 REQUIRED_GROUPS = {
     "send", "pull", "offsets", "stored-bytes", "long-polling", "client-housekeeping",
     "retry", "admin-namesrv", "message-query", "consumer-admin", "namesrv-registration",
-    "reply-forwarding", "admin-broker", "transactions", "stats",
+    "reply-forwarding", "admin-broker", "transactions", "stats", "acl",
 }  # fmt: skip
 #: Requests (not stored-bytes rows) of the full run: 439 with the code-coverage groups.
 MIN_REQUESTS = 439

@@ -31,6 +31,48 @@ def test_offset_msg_id_masked_only_for_the_same_commit_log_offset():
     assert [x.rule for x in d] == ["offset-msg-id", None]
 
 
+def test_the_acl_brokers_addresses_and_ids_are_masked_side_by_side():
+    """While the acl group runs, each side's ACL broker is a broker address of its own:
+    its storeHost, brokerAddr and offset message ids pair with the other side's."""
+    real = SideEnv(REAL.broker_addr, REAL.namesrv_addr, acl_addr="127.0.0.1:10811",
+                   acl_home="/tmp/r/acl-home")  # fmt: skip
+    mq = SideEnv(MQ.broker_addr, MQ.namesrv_addr, acl_addr="127.0.0.1:20811",
+                 acl_home="/tmp/m/acl-home")  # fmt: skip
+    a = create_message_id(real.acl_addr, 182)
+    d = classify([
+        Diff("ext.msgId", a, create_message_id(mq.acl_addr, 182)),
+        Diff("ext.msgId", a, create_message_id(mq.broker_addr, 182)),  # the other broker
+        Diff("ext.msgId", a, create_message_id(mq.acl_addr, 183)),
+        Diff("ext.brokerAddr", real.acl_addr, mq.acl_addr),
+        Diff("msg[0].storeHost", real.acl_addr, mq.broker_addr),
+    ], real, mq)  # fmt: skip
+    assert [x.rule for x in d] == ["offset-msg-id", None, None, "broker-address", None]
+    assert (
+        classify([Diff("ext.msgId", a, create_message_id(MQ.broker_addr, 182))], REAL, MQ)[0].rule
+        is None
+    )  # no acl broker running: its ids are nobody's
+
+
+def test_the_acl_file_versions_are_masked_by_home_counter_and_clock_window():
+    real = SideEnv(REAL.broker_addr, REAL.namesrv_addr, acl_addr="127.0.0.1:10811",
+                   acl_home="/tmp/r/acl-home")  # fmt: skip
+    mq = SideEnv(MQ.broker_addr, MQ.namesrv_addr, acl_addr="127.0.0.1:20811",
+                 acl_home="/tmp/m/acl-home")  # fmt: skip
+
+    def v(home: str, counter: int, ts: int) -> str:
+        return f'{{"{home}/conf/plain_acl.yml":{{"counter":{counter},"timestamp":{ts}}}}}'
+
+    a = v(real.acl_home, 0, 1795933678217)
+    d = classify([
+        Diff("ext.allAclFileVersion", a, v(mq.acl_home, 0, 1795933678103)),
+        Diff("ext.allAclFileVersion", a, v(mq.acl_home, 1, 1795933678103)),  # a write more
+        Diff("ext.allAclFileVersion", a, v("/elsewhere", 0, 1795933678103)),
+        Diff("ext.allAclFileVersion", a, v(mq.acl_home, 0, 1795933678217 + 120_001)),
+        Diff("ext.version", a, v(mq.acl_home, 0, 1795933678103)),  # only that field
+    ], real, mq)  # fmt: skip
+    assert [x.rule for x in d] == ["acl-file-version", None, None, None, None]
+
+
 def test_offset_msg_ids_inside_stored_properties():
     a = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:10911", 1045)], ["K", "v"]]
     b = [["ORIGIN_MESSAGE_ID", create_message_id("127.0.0.1:20911", 1045)], ["K", "v"]]

@@ -55,18 +55,13 @@ GROUPS: dict[str, str] = {
     "GET_BROKER_CONSUME_STATS (317).",
 }
 
-#: The ``acl`` group (scenarios/acl.py) needs mqlab's ACL: ``aclEnable`` and
-#: ``<rocketmq_home>/conf/plain_acl.yml`` (``ServeConfig(rocketmq_home=...)``). Until mqlab
-#: has it, the group runs against the real broker alone (tests/conformance/test_acl_vs_real.py);
-#: set this True and the group joins GROUPS and ALL (the full run, both sides).
-ACL_ON_BOTH_SIDES = False
-ACL_DOC = (
+#: The ``acl`` group (scenarios/acl.py): a broker with ``aclEnable`` and
+#: ``<rocketmq_home>/conf/plain_acl.yml`` on each side (``ServeConfig(rocketmq_home=...)``).
+GROUPS["acl"] = (
     "A broker with aclEnable=true on each side: unsigned, wrong secret, unknown key, "
     "white-listed, DENY/PUB/SUB per topic and group, admin-only codes, codes 50-54, the file "
     "reloaded."
 )
-if ACL_ON_BOTH_SIDES:
-    GROUPS["acl"] = ACL_DOC
 
 #: Scenarios that must run after all others: they leave the broker changed for good.
 #: auto-create-off: TBW102 loses PERM_INHERIT, so auto-creation stops working;
@@ -96,7 +91,7 @@ _ORDER: list[Scenario] = [
     *stats.SCENARIOS,
     # its own broker with ACL on, started for this group and stopped after: no other row
     # sees it
-    *(acl.SCENARIOS if ACL_ON_BOTH_SIDES else ()),
+    *acl.SCENARIOS,
 ]
 #: After every scenario but the LAST ones: the whole store, entry by entry.
 WHOLE_STORE = Scenario(
