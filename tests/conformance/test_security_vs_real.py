@@ -154,3 +154,36 @@ def test_cve_2023_37582_the_name_server_writes_where_its_config_says(sides, tmp_
             f"kvConfigPath={before['kvConfigPath']}\n").encode())  # fmt: skip
     assert answers["real"] == [(0, None), (0, None)]
     assert answers["mqlab"] == answers["real"]
+
+
+def test_the_broker_writes_its_config_files_under_a_store_path_a_request_sets(sides, tmp_path):
+    """The broker's own CVE-2023-37582: UPDATE_BROKER_CONFIG ``storePathRootDir=D``, then
+    UPDATE_AND_CREATE_TOPIC. 4.9.3's ``ConfigManager#persist`` asks ``configFilePath()`` each
+    time (``<storePathRootDir>/config/topics.json``): the topic table, names chosen by the
+    request, is written under D. mqlab: the same answers, its files stay in its store."""
+    create = {"topic": "mqlab_cve_topic", "defaultTopic": "TBW102", "readQueueNums": "1",
+              "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG",
+              "topicSysFlag": "0", "order": "false"}  # fmt: skip
+    answers = {}
+    for name, side in sides.items():
+        out = tmp_path / name
+        out.mkdir()
+        before = _config(_ask(side.broker_addr, R.GET_BROKER_CONFIG).body)["storePathRootDir"]
+        got = [
+            _ask(
+                side.broker_addr, R.UPDATE_BROKER_CONFIG, body=f"storePathRootDir={out}\n".encode()
+            ),
+            _ask(side.broker_addr, R.UPDATE_AND_CREATE_TOPIC, create),
+        ]
+        answers[name] = [(c.code, c.remark) for c in got]
+        written = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+        _ask(side.broker_addr, R.UPDATE_BROKER_CONFIG, body=f"storePathRootDir={before}\n".encode())
+        if name == "real":
+            # and, at their 5 s / 10 s ticks, consumerOffset.json, consumerFilter.json, ...
+            assert "config/topics.json" in written
+            assert all(w == "config" or w.startswith("config/") for w in written)
+            assert "mqlab_cve_topic" in (out / "config" / "topics.json").read_text()
+        else:
+            assert written == []
+    assert answers["real"] == [(0, None), (0, "not set any response code")]
+    assert answers["mqlab"] == answers["real"]

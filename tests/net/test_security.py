@@ -332,3 +332,31 @@ def test_cve_2023_37582_namesrv_config_paths_write_no_file(server, guard, tmp_pa
     assert ("open", str(kept.resolve())) in _STATE["writes"] or any(
         p.startswith(str(kept.parent.resolve())) for _, p in _STATE["writes"]
     )  # the guard saw the write it allows
+
+
+def test_a_store_path_set_by_request_moves_no_config_file(guard, tmp_path):
+    """UPDATE_BROKER_CONFIG ``storePathRootDir=<outside>``, then a topic, a group and an
+    offset, and 20 s of virtual time (the 5 s / 10 s persist ticks): 4.9.3 writes topics.json
+    and the rest under ``<outside>/config`` (test_security_vs_real); mqlab keeps its files
+    where the broker started."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sim = _Sim(tmp_path, acl=False)
+    guard.start()
+    c = sim.call(R.UPDATE_BROKER_CONFIG, f"storePathRootDir={outside}\n".encode())
+    assert (c.code, c.remark) == (0, None)
+    assert _config(sim.call(R.GET_BROKER_CONFIG).response.body.decode())[
+        "storePathRootDir"] == str(outside)  # fmt: skip
+    topic = {"topic": "mqlab_cve_topic", "defaultTopic": "TBW102", "readQueueNums": "1",
+             "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG"}  # fmt: skip
+    assert sim.call(R.UPDATE_AND_CREATE_TOPIC, ext=topic).code == 0
+    assert sim.call(R.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+                    b'{"groupName":"mqlab_cve_group"}').code == 0  # fmt: skip
+    offset = {"consumerGroup": "mqlab_cve_group", "topic": "mqlab_cve_topic", "queueId": "0",
+              "commitOffset": "0"}  # fmt: skip
+    assert sim.call(R.UPDATE_CONSUMER_OFFSET, ext=offset).code == 0
+    sim.d.advance(20_000)
+    assert list(outside.iterdir()) == []
+    topics = tmp_path / "store" / "broker" / "config" / "topics.json"
+    assert "mqlab_cve_topic" in topics.read_text()
+    guard.check()
