@@ -187,3 +187,35 @@ def test_the_broker_writes_its_config_files_under_a_store_path_a_request_sets(si
             assert written == []
     assert answers["real"] == [(0, None), (0, "not set any response code")]
     assert answers["mqlab"] == answers["real"]
+
+
+def test_with_acl_on_the_store_path_is_the_admins_to_move(sides, tmp_path):
+    """broker-acl: UPDATE_BROKER_CONFIG (25) and UPDATE_AND_CREATE_TOPIC (17) are admin-only:
+    unsigned refused; the admin's pair writes topics.json under the new path on 4.9.3, and
+    nothing outside the store on mqlab."""
+    create = {"topic": "mqlab_cve_acl", "defaultTopic": "TBW102", "readQueueNums": "1",
+              "writeQueueNums": "1", "perm": "6", "topicFilterType": "SINGLE_TAG",
+              "topicSysFlag": "0", "order": "false"}  # fmt: skip
+    answers = {}
+    for name, side in sides.items():
+        out = tmp_path / name
+        out.mkdir()
+        addr = side.acl_addr
+        before = _config(_ask(addr, R.GET_BROKER_CONFIG, admin=True).body)["storePathRootDir"]
+        move = f"storePathRootDir={out}\n".encode()
+        got = [
+            _ask(addr, R.UPDATE_BROKER_CONFIG, body=move),
+            _ask(addr, R.UPDATE_BROKER_CONFIG, body=move, admin=True),
+            _ask(addr, R.UPDATE_AND_CREATE_TOPIC, create, admin=True),
+        ]
+        answers[name] = [(c.code, c.remark) for c in got]
+        written = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+        _ask(addr, R.UPDATE_BROKER_CONFIG, body=f"storePathRootDir={before}\n".encode(),
+             admin=True)  # fmt: skip
+        if name == "real":
+            assert "config/topics.json" in written
+            assert "mqlab_cve_acl" in (out / "config" / "topics.json").read_text()
+        else:
+            assert written == []
+    assert answers["real"] == [(1, NO_ACCESS_KEY), (0, None), (0, "not set any response code")]
+    assert answers["mqlab"] == answers["real"]

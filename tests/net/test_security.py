@@ -86,7 +86,12 @@ def _audit(event: str, args: tuple) -> None:
                 _STATE["writes"].append((event, p))
 
 
-sys.addaudithook(_audit)  # cannot be removed: inactive outside a guarded test
+def _install() -> None:
+    """Add the hook once, at the first guarded test (it cannot be removed: it stays
+    inactive outside a guarded test)."""
+    if not _STATE.get("installed"):
+        sys.addaudithook(_audit)
+        _STATE["installed"] = True
 
 
 class Guard:
@@ -122,6 +127,7 @@ def guard(monkeypatch, tmp_path):
         _STATE["processes"].append(("monkeypatch", repr(a)[:200]))
         raise AssertionError(f"a process was started: {a!r:.200}")
 
+    _install()
     monkeypatch.setattr(os, "system", refuse)
     monkeypatch.setattr(os, "popen", refuse)
     monkeypatch.setattr(subprocess, "Popen", refuse)
