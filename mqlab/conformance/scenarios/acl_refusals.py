@@ -36,6 +36,7 @@ from mqlab.acl.signature import SessionCredentials
 from mqlab.conformance.coverage import DISPATCHED
 from mqlab.conformance.scenario import Scenario, SideAction, Step, json_body
 from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
+from mqlab.remoting.codes import RequestCode
 
 __all__ = ["SCENARIOS", "BROKER_CODES", "PERM_CODES", "HEADER", "acl_state", "step_names"]
 
@@ -63,7 +64,7 @@ _WRONG = SessionCredentials(USER.access_key, "not-the-secret")
 
 
 def _rows(code: int) -> list[Step]:
-    body = HEARTBEAT if code == 34 else None
+    body = HEARTBEAT if code == RequestCode.HEART_BEAT else None
     out = [
         Step(f"unsigned_{code}", code, dict(HEADER), body, to="acl", expect=1,
              note="no AccessKey"),
@@ -125,7 +126,6 @@ def acl_state(addr: str, home: Path | str) -> dict[str, Any]:
     """
     from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
     from mqlab.conformance.raw_tcp import RawTcpClient
-    from mqlab.remoting.codes import RequestCode
 
     client = RawTcpClient()
     out: dict[str, Any] = {}
