@@ -30,7 +30,8 @@ Layout and ports:
   on stored messages) ``brokerIP1`` from ``--config`` if given, else the ``--host``
   address, or for a wildcard (``0.0.0.0``) this host's outgoing address. Another address
   with ``aclEnable=false`` (4.9.3's default) logs a warning: anyone who reaches the ports
-  may then send, consume and change the brokers' topics, groups, offsets and config;
+  may then send, consume and change the brokers' topics, groups, offsets and config; a
+  name server there gets one in any case (it has no ACL, in 4.9.3 neither);
 * ACL: ``aclEnable=true`` (``--config`` or ``properties``) turns on 4.9.3's plain ACL
   (``mqlab.acl``); the brokers read ``<home>/conf/plain_acl.yml`` and ``<home>/conf/acl/``,
   ``<home>`` being ``--rocketmq-home``, else the env ``ROCKETMQ_HOME``, as a 4.9.3 broker
@@ -434,7 +435,8 @@ class MqlabServer:
         """
         cfg = self.config
         broker_cfgs = self._broker_configs()
-        warning = exposure_warning(cfg.host, [bc for _, bc, _ in broker_cfgs])
+        warning = exposure_warning(cfg.host, [bc for _, bc, _ in broker_cfgs],
+                                   namesrv=cfg.namesrv_addr is None)  # fmt: skip
         if warning is not None:
             log.warning(warning)
         bind_host = cfg.host
@@ -673,19 +675,35 @@ def raise_open_files_limit() -> tuple[int, int] | None:
     return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
-def exposure_warning(host: str, broker_configs: list[BrokerConfig]) -> str | None:
-    """The warning for brokers listening beyond loopback without ACL, or None."""
+def exposure_warning(
+    host: str, broker_configs: list[BrokerConfig], *, namesrv: bool = False
+) -> str | None:
+    """The warning for a server listening beyond loopback, or None.
+
+    It names the risk: brokers with ``aclEnable=false`` take any request from anyone who
+    reaches them; a name server (``namesrv``: this serve runs one) has no ACL at all, in
+    4.9.3 as here, so anyone may change its routes, KV config and config (mqlab starts no
+    process and writes no file outside its store from a request, unlike 4.9.3:
+    CVE-2023-33246, CVE-2023-37582).
+    """
     if host == "localhost" or host == "::1" or host.startswith("127."):
         return None
     open_ = [bc.broker_name for bc in broker_configs if not bc.acl_enable]
-    if not open_:
-        return None
-    return (
-        f"listening on {host or '*'} with aclEnable=false ({', '.join(sorted(set(open_)))}): "
-        "anyone who can reach these ports can send and consume on every topic, and change "
-        "topics, groups, offsets and the broker config, without credentials. Bind 127.0.0.1, "
-        "or set aclEnable=true with <rocketmq home>/conf/plain_acl.yml."
-    )
+    parts = []
+    if open_:
+        parts.append(
+            f"listening on {host or '*'} with aclEnable=false ({', '.join(sorted(set(open_)))}): "
+            "anyone who can reach these ports can send and consume on every topic, and change "
+            "topics, groups, offsets and the broker config, without credentials. Bind "
+            "127.0.0.1, or set aclEnable=true with <rocketmq home>/conf/plain_acl.yml."
+        )
+    if namesrv:
+        parts.append(
+            f"the name server listens on {host or '*'} and has no ACL (4.9.3's has none "
+            "either): anyone who can reach its port can register or wipe brokers, delete "
+            "topic routes, and change its KV and config (UPDATE_NAMESRV_CONFIG)."
+        )
+    return " ".join(parts) or None
 
 
 def build_parser() -> argparse.ArgumentParser:

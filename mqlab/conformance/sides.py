@@ -91,6 +91,7 @@ class Side(Protocol):
     def start_acl_broker(self) -> None: ...
     def stop_acl_broker(self) -> None: ...
     def write_acl_file(self, text: str) -> None: ...
+    def record_acl_state(self, label: str) -> None: ...
 
 
 class MqlabSide:
@@ -114,6 +115,8 @@ class MqlabSide:
         self.acl_namesrv_addr = ""
         self.acl_home = self.workdir / "acl-home"
         self._acl_thread = None
+        #: label -> the ACL broker's state (``record_acl_state``)
+        self.acl_states: dict[str, dict] = {}
 
     def start(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
@@ -187,6 +190,13 @@ class MqlabSide:
 
         write_plain_acl(self.acl_home, text)
 
+    def record_acl_state(self, label: str) -> None:
+        """Keep the ACL broker's state as ``acl_states[label]``
+        (:func:`~mqlab.conformance.scenarios.acl_refusals.acl_state`)."""
+        from mqlab.conformance.scenarios.acl_refusals import acl_state
+
+        self.acl_states[label] = acl_state(self.acl_addr, self.acl_home)
+
     def stop(self) -> None:
         self.stop_acl_broker()
         if self._thread is not None:
@@ -210,6 +220,8 @@ class RealSide:
         self.slave_addr = ""
         self.acl_addr = ""
         self.acl_home = self.workdir / "acl-home"
+        #: label -> the ACL broker's state (``record_acl_state``)
+        self.acl_states: dict[str, dict] = {}
 
     @property
     def acl_namesrv_addr(self) -> str:
@@ -262,6 +274,13 @@ class RealSide:
         from mqlab.conformance.scenarios.acl_accounts import write_plain_acl
 
         write_plain_acl(self.acl_home, text)
+
+    def record_acl_state(self, label: str) -> None:
+        """Keep the ACL broker's state as ``acl_states[label]``
+        (:func:`~mqlab.conformance.scenarios.acl_refusals.acl_state`)."""
+        from mqlab.conformance.scenarios.acl_refusals import acl_state
+
+        self.acl_states[label] = acl_state(self.acl_addr, self.acl_home)
 
     def stop(self) -> None:
         if self.cluster is not None:

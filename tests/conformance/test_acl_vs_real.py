@@ -30,7 +30,7 @@ from mqlab.client.exception import MQBrokerException
 from mqlab.conformance.engine import run_scenarios, run_side
 from mqlab.conformance.raw_tcp import Answer, RawTcpClient
 from mqlab.conformance.real_cluster import run_mqadmin
-from mqlab.conformance.scenarios import acl
+from mqlab.conformance.scenarios import acl, acl_refusals
 from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
 from mqlab.conformance.sides import MqlabSide, RealSide
 from mqlab.interop.java_client import run_java_scenario
@@ -163,6 +163,26 @@ EXPECTED: dict[str, tuple[int, str | None]] = {
     "white_split": (0, None),
     "acl_config_split": (0, None),
 }
+
+
+def _refusal(name: str) -> tuple[int, str]:
+    """acl-refused-codes: the real broker's answer to ``unsigned_<code>``,
+    ``wrong_secret_<code>``, ``no_perm_<code>`` (the header names acl_t_deny and acl_g_deny;
+    where a code names both, the group is refused first: PlainAccessResource's HashMap order)"""
+    case, code = name.rsplit("_", 1)
+    code_ = int(code)
+    if case == "unsigned":
+        return 1, NO_ACCESS_KEY
+    if case == "wrong_secret":
+        return 1, bad_signature("mqlabUser")
+    if code_ in (17, 25, 200, 207, 215):
+        return 1, need_admin(code_, "mqlabUser")
+    if code_ in (10, 310, 12):  # SEND_MESSAGE, SEND_MESSAGE_V2, QUERY_MESSAGE: a topic only
+        return 1, no_perm("topic:acl_t_deny", 583)
+    return 1, no_perm("group:acl_g_deny", 583)
+
+
+EXPECTED.update({name: _refusal(name) for name in acl_refusals.step_names()})
 
 #: GET_BROKER_CLUSTER_ACL_CONFIG (54): the file's accounts (secret keys included) and addresses
 _ADMIN = {"accessKey": "mqlabAdmin", "admin": True, "secretKey": "admin-secret-1",
@@ -354,13 +374,33 @@ def test_every_row_answers_as_the_real_broker_did(answers):
 
 def test_a_refusal_is_system_error_with_no_ext_fields_and_no_body(answers):
     refused = [a.command for n, a in answers.items() if n in EXPECTED and EXPECTED[n][0] == 1]
-    assert len(refused) == 31
+    assert len(refused) == 31 + 130
     assert all(c.ext_fields in (None, {}) and not c.body for c in refused)
 
 
 @pytest.mark.parametrize("acl_side", SIDES, indirect=True)
 def test_a_refused_one_way_request_gets_no_answer(acl_side):
     assert _oneway_then_twoway(acl_side.acl_addr) == [42]
+
+
+def _assert_unchanged(side) -> None:
+    """acl-refused-codes changed nothing on this side: topics, groups, offsets, broker
+    config, commit log, ACL config and version, the file's bytes."""
+    before, after = side.acl_states["before"], side.acl_states["after"]
+    assert sorted(before) == ["acl_config", "acl_file", "acl_info", "commit_log", "config",
+                              "delay_offsets", "groups", "offsets", "topics"]  # fmt: skip
+    for key in before:
+        assert after[key] == before[key], f"{side.name}: {key} changed"
+    # the rows ran after sends and a committed offset: the store and offsets are not empty
+    assert int(before["commit_log"][1]) > 0
+    assert "acl_t_sub@acl_g_pubsub" in before["offsets"]
+
+
+def test_the_refused_codes_change_nothing_on_the_real_broker(answers, real_side):
+    """58 broker codes x unsigned / wrong secret, 14 x no perm: 130 refusals."""
+    names = acl_refusals.step_names()
+    assert len(names) == 130 and all(answers[n].command.code == 1 for n in names)
+    _assert_unchanged(real_side)
 
 
 def test_the_acl_config_bodies(answers):
@@ -538,3 +578,5 @@ def test_the_group_on_both_sides(real_side, mqlab_side):
     n, i, e, u = result.tally()
     assert n == len(EXPECTED)
     assert u == 0, "\n".join(str(r) for r in result.rows if r.verdict == "UNEXPLAINED")
+    _assert_unchanged(real_side)
+    _assert_unchanged(mqlab_side)

@@ -53,6 +53,41 @@ def test_exposure_warning():
     )
 
 
+def test_exposure_warning_names_the_name_server():
+    """A name server beyond loopback has no ACL (nor has 4.9.3's): its own warning, with or
+    without ACL on the brokers; on loopback none."""
+    on = BrokerConfig(acl_enable=True)
+    namesrv = (
+        "the name server listens on 0.0.0.0 and has no ACL (4.9.3's has none either): anyone "
+        "who can reach its port can register or wipe brokers, delete topic routes, and change "
+        "its KV and config (UPDATE_NAMESRV_CONFIG)."
+    )
+    assert exposure_warning("0.0.0.0", [on], namesrv=True) == namesrv
+    both = exposure_warning("0.0.0.0", [BrokerConfig()], namesrv=True)
+    assert both.startswith("listening on 0.0.0.0 with aclEnable=false (broker-a): anyone")
+    assert both.endswith(" " + namesrv)
+    assert exposure_warning("127.0.0.1", [BrokerConfig()], namesrv=True) is None
+
+
+def test_serve_logs_the_warning_before_it_binds(monkeypatch, caplog, tmp_path):
+    """``serve --host 0.0.0.0`` without ACL logs the warning first (here the bind is made
+    to fail, so nothing listens beyond loopback in the test)."""
+    import asyncio
+
+    import mqlab.serve as serve
+
+    def no_bind(host, port):
+        raise OSError(f"test: not binding {host}:{port}")
+
+    monkeypatch.setattr(serve, "bind_socket", no_bind)
+    cfg = ServeConfig(host="0.0.0.0", namesrv_port=0, broker_port=0, store=str(tmp_path))
+    with caplog.at_level("WARNING", logger="mqlab.serve"), pytest.raises(OSError, match="test"):
+        asyncio.run(MqlabServer(cfg).start())
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [exposure_warning("0.0.0.0", [BrokerConfig()], namesrv=True)]
+    assert "anyone who can reach these ports can send and consume" in warnings[0]
+
+
 @pytest.fixture
 def acl_server(tmp_path):
     home = tmp_path / "home"

@@ -59,8 +59,9 @@ GROUPS: dict[str, str] = {
 #: ``<rocketmq_home>/conf/plain_acl.yml`` on each side (``ServeConfig(rocketmq_home=...)``).
 GROUPS["acl"] = (
     "A broker with aclEnable=true on each side: unsigned, wrong secret, unknown key, "
-    "white-listed, DENY/PUB/SUB per topic and group, admin-only codes, codes 50-54, the file "
-    "reloaded."
+    "white-listed, DENY/PUB/SUB per topic and group, admin-only codes, each of the 58 broker "
+    "codes refused unsigned, with a wrong secret and without the perm (nothing changed), "
+    "codes 50-54, the file reloaded."
 )
 
 #: Scenarios that must run after all others: they leave the broker changed for good.

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from mqlab.acl.signature import SessionCredentials
 from mqlab.conformance.scenario import Scenario, SideAction, Step, json_body
+from mqlab.conformance.scenarios import acl_refusals
 from mqlab.conformance.scenarios.acl_accounts import (
     ACCOUNTS,
     ADMIN,
@@ -417,6 +418,9 @@ SCENARIOS = [
         _GROUP_PERMS,
         doc="Per group (as %RETRY% topics): pulls, heartbeats, offsets, consumer lists.",
     ),
+    # every broker code refused three ways, nothing changed (before the scenarios below
+    # delete a topic and write the file)
+    *acl_refusals.SCENARIOS,
     Scenario(
         "acl",
         "acl-admin-only",
