@@ -38,7 +38,7 @@ from mqlab.interop.java_client import run_java_scenario
 from mqlab.interop.scenarios import expect, scenario
 from mqlab.interop.targets import Target
 
-__all__ = ["MQADMIN", "MQADMIN_CHECKS", "run_acl_command"]
+__all__ = ["MQADMIN", "MQADMIN_CHECKS", "TOPICS", "run_acl_command"]
 
 #: the topics the clients use, created on broker-acl alone (1 queue each)
 TOPICS = ("acl_t_pubsub", "acl_t_sub")
