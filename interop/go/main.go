@@ -6,6 +6,7 @@
 //	mqlab-go-client produce -n 127.0.0.1:9876 -topic T -group G -count 8 -tags TagA,TagB,TagC
 //	mqlab-go-client consume -n 127.0.0.1:9876 -topic T -group G -expr "TagA || TagB" -expect 6
 //	mqlab-go-client transact -n 127.0.0.1:9876 -topic T -group G -state unknown -check commit
+//	mqlab-go-client produce -n 127.0.0.1:9876 -topic T -ak mqlabUser -sk user-secret-1
 //
 // The producer sends single messages, which this client writes as SEND_MESSAGE (10) with the
 // long V1 header names (producer/producer.go), a path the Java client (SEND_MESSAGE_V2) does
@@ -61,6 +62,17 @@ func main() {
 	}
 }
 
+// credentialFlags adds -ak and -sk to fs: with both, the client signs every request it sends
+// (primitive.Credentials, the Go client's ACL interceptor: AccessKey and an HmacSHA1
+// Signature, as the Java client's AclClientRPCHook). It returns them once fs is parsed.
+func credentialFlags(fs *flag.FlagSet) func() primitive.Credentials {
+	ak := fs.String("ak", "", "ACL access key (with -sk: sign every request)")
+	sk := fs.String("sk", "", "ACL secret key")
+	return func() primitive.Credentials {
+		return primitive.Credentials{AccessKey: *ak, SecretKey: *sk}
+	}
+}
+
 func produce(args []string) {
 	fs := flag.NewFlagSet("produce", flag.ExitOnError)
 	ns := fs.String("n", "", "name server address host:port (required)")
@@ -70,16 +82,21 @@ func produce(args []string) {
 	tags := fs.String("tags", "", "comma-separated tags, used round-robin (empty: no tag)")
 	retries := fs.Int("retry", 2, "retries when sending fails")
 	linger := fs.Duration("linger", 0, "stay connected this long after the last send")
+	creds := credentialFlags(fs)
 	_ = fs.Parse(args)
 	if *ns == "" || *topic == "" {
 		fail("produce needs -n and -topic")
 	}
-	p, err := rocketmq.NewProducer(
+	opts := []producer.Option{
 		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{*ns})),
 		producer.WithGroupName(*group),
 		producer.WithRetry(*retries),
-		producer.WithSendMsgTimeout(5*time.Second),
-	)
+		producer.WithSendMsgTimeout(5 * time.Second),
+	}
+	if c := creds(); !c.IsEmpty() {
+		opts = append(opts, producer.WithCredentials(c))
+	}
+	p, err := rocketmq.NewProducer(opts...)
 	if err != nil {
 		fail("new producer: %v", err)
 	}
@@ -123,16 +140,21 @@ func consume(args []string) {
 	expect := fs.Int("expect", 1, "stop after this many messages (0: run until -timeout)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	linger := fs.Duration("linger", 0, "stay connected this long after the last expected message")
+	creds := credentialFlags(fs)
 	_ = fs.Parse(args)
 	if *ns == "" || *topic == "" {
 		fail("consume needs -n and -topic")
 	}
-	c, err := rocketmq.NewPushConsumer(
+	opts := []consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{*ns})),
 		consumer.WithGroupName(*group),
 		consumer.WithConsumerModel(consumer.Clustering),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
+	}
+	if cr := creds(); !cr.IsEmpty() {
+		opts = append(opts, consumer.WithCredentials(cr))
+	}
+	c, err := rocketmq.NewPushConsumer(opts...)
 	if err != nil {
 		fail("new consumer: %v", err)
 	}

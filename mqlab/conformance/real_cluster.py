@@ -723,11 +723,7 @@ def run_mqadmin(
         conf = Path(home) / "conf"
         conf.mkdir()
         shutil.copyfile(JAVA_DIR / "conf" / "logback_tools.xml", conf / "logback_tools.xml")
-        if credentials is not None:
-            (conf / "tools.yml").write_text(
-                f"accessKey: {credentials.access_key}\nsecretKey: {credentials.secret_key}\n",
-                encoding="utf-8",
-            )
+        _write_tools_yml(conf, credentials)
         env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
         env["ROCKETMQ_HOME"] = home
         cds_flags, cds_tmp = _class_data_sharing("mqadmin")
@@ -748,6 +744,19 @@ def run_mqadmin(
             raise
         _keep_archive(cds_tmp, proc.returncode)
         return proc
+
+
+def _write_tools_yml(conf: Path, credentials) -> None:
+    """``conf/tools.yml`` with the ``accessKey`` / ``secretKey`` of ``credentials`` (a
+    ``SessionCredentials``), or no such file (None): what ``AclUtils#getAclRPCHook`` reads."""
+    tools = conf / "tools.yml"
+    if credentials is None:
+        tools.unlink(missing_ok=True)
+        return
+    tools.write_text(
+        f"accessKey: {credentials.access_key}\nsecretKey: {credentials.secret_key}\n",
+        encoding="utf-8",
+    )
 
 
 class MqAdminSession:
@@ -825,13 +834,21 @@ class MqAdminSession:
                 return "".join(out), int(line[at:].split()[1])
             out.append(line)
 
-    def run(self, args: list[str], *, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, args: list[str], *, timeout_s: float = 60, credentials=None
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``mqadmin <args>``; the finished command as a CompletedProcess (status: 0, or what
-        the command asked ``System.exit`` for)."""
+        the command asked ``System.exit`` for).
+
+        ``credentials`` sign this command as :func:`run_mqadmin`'s do: ``MQAdminStartup#main0``
+        reads ``$ROCKETMQ_HOME/conf/tools.yml`` for every command it runs
+        (``AclUtils#getAclRPCHook``), so the file is written before this one, and removed
+        before a command without them."""
         if any("\t" in a or "\n" in a for a in args):
             raise ValueError(f"mqadmin arguments cannot hold a TAB or newline: {args!r}")
         if not self.alive:
             raise RealClusterError(f"the mqadmin JVM has ended ({self._proc.returncode})")
+        _write_tools_yml(Path(self._home.name) / "conf", credentials)
         assert self._proc.stdin is not None
         self._proc.stdin.write("\t".join(args) + "\n")
         self._proc.stdin.flush()

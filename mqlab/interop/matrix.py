@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqlab.interop import (  # noqa: F401  (they register)
+    acl_scenarios,
     ha_scenarios,
     java_scenarios,
     mqadmin_scenarios,

@@ -371,8 +371,9 @@ def mqadmin_delete_topic(t: Target, work: Path) -> dict:
 
 # --------------------------------------------------------------------------- every other command
 # One scenario per MQAdminStartup#initCommand command not covered above (4.9.3, tools
-# module), but the five ACL ones (no ACL here), clusterRT and startMonitoring (they never
-# return: a send loop every -i seconds, a MonitorService); see EXCLUDED.
+# module), but clusterRT and startMonitoring (they never return: a send loop every -i
+# seconds, a MonitorService); see EXCLUDED. The five ACL commands run against a broker with
+# ACL on, in mqlab.interop.acl_scenarios.
 
 #: MQAdminStartup#initCommand (tools, rocketmq-all-4.9.3): every command's name, in its order.
 MQADMIN_COMMANDS = (
@@ -392,11 +393,6 @@ MQADMIN_COMMANDS = (
 
 #: Commands of MQAdminStartup#initCommand (4.9.3) with no scenario, and why.
 EXCLUDED: dict[str, str] = {
-    "updateAclConfig": "ACL: the broker runs without aclEnable",
-    "deleteAccessConfig": "ACL: the broker runs without aclEnable",
-    "clusterAclConfigVersion": "ACL: the broker runs without aclEnable",
-    "updateGlobalWhiteAddr": "ACL: the broker runs without aclEnable",
-    "getAccessConfigSubCommand": "ACL: the broker runs without aclEnable",
     "clusterRT": "CLusterSendMsgRTCommand sends in a while (true) loop every -i seconds: "
     "it never returns",
     "startMonitoring": "StartMonitoringSubCommand starts a MonitorService that runs (and only "

@@ -49,6 +49,10 @@ class Scenario:
     #: mqlab differs from 4.9.3 here on purpose; the reason (also in the README's "What the
     #: model leaves out"). A mismatch is then reported as explained, not counted.
     known_difference: str | None = None
+    #: uses the target's broker with ACL on (``Target.acl()``): runs after every other
+    #: scenario, the ``last`` ones too, since that broker, registered with the target's name
+    #: server, would show in what they list and draw their auto-created topics (``TBW102``)
+    acl: bool = False
 
 
 SCENARIOS: list[Scenario] = []
@@ -58,12 +62,17 @@ CLIENT_MISSING: dict[str, Callable[[], str | None]] = {"go": go_missing}
 
 
 def scenario(
-    client: str, description: str, *, last: bool = False, known_difference: str | None = None
+    client: str,
+    description: str,
+    *,
+    last: bool = False,
+    known_difference: str | None = None,
+    acl: bool = False,
 ):
     def register(fn: Callable[[Target, Path], dict]) -> Callable[[Target, Path], dict]:
         name = fn.__name__.removeprefix(f"{client}_").replace("_", "-")
         SCENARIOS.append(
-            Scenario(f"{client}/{name}", client, description, fn, last, known_difference)
+            Scenario(f"{client}/{name}", client, description, fn, last, known_difference, acl)
         )
         return fn
 
@@ -71,8 +80,9 @@ def scenario(
 
 
 def ordered(scenarios: list[Scenario]) -> list[Scenario]:
-    """The run order: as registered, those marked ``last`` at the end."""
-    return sorted(scenarios, key=lambda s: s.last)
+    """The run order: as registered, those marked ``last`` at the end, and after them
+    those marked ``acl``."""
+    return sorted(scenarios, key=lambda s: (s.last or s.acl, s.acl))
 
 
 # --------------------------------------------------------------------------- Go client

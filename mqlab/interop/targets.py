@@ -11,6 +11,9 @@ with that ``brokerRole`` and one slave (brokerId 1, SLAVE) of it, which learns t
 address from its registration result: ``mqlab serve --slaves 1`` on one event loop, or the
 real name server and slave in one JVM (``RealCluster(broker=False)``, ``start_slave``) and the
 real master in a JVM of its own, so that ``stop_master()`` kills it as a crash would.
+
+Beside its broker each target can run ``broker-acl``, a broker with ACL on for the ACL
+scenarios (``acl()``, ``mqlab.interop.acl_broker``): started on first use, stopped by ``close()``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ class Target(Protocol):
         the first call, shared by every HA scenario, stopped by ``close()``."""
         ...
 
+    def acl(self) -> Any:
+        """The broker with ACL on of this target (``mqlab.interop.acl_broker.AclBroker``),
+        registered with its name server: started by the first call, started afresh by the
+        call after a write to its ACL file, stopped by ``close()``."""
+        ...
+
     def cpu_seconds(self) -> float:
         """CPU time (user + system) the target's server has used so far."""
         ...
@@ -88,11 +97,17 @@ class MqlabTarget:
         self.slave_addr = self._server.server.broker_addrs.get("broker-a-s1", "")
 
     def close(self) -> None:
-        _close_group(self)
-        self._server.stop()
+        try:
+            _close_acl(self)
+            _close_group(self)
+        finally:
+            self._server.stop()
 
     def group(self) -> Any:
         return _group(self)
+
+    def acl(self) -> Any:
+        return _acl(self, None)
 
     @property
     def master_ha_port(self) -> int:
@@ -181,12 +196,16 @@ class RealTarget:
 
     def close(self) -> None:
         try:
+            _close_acl(self)
             _close_group(self)
         finally:
             self._stop_jvms()
 
     def group(self) -> Any:
         return _group(self)
+
+    def acl(self) -> Any:
+        return _acl(self, self._cluster)
 
     @property
     def master_ha_port(self) -> int:
@@ -250,6 +269,24 @@ def _close_group(target: Any) -> None:
         close_mqadmin_sessions(group.namesrv_addr)
     finally:
         group.close()
+
+
+def _acl(target: Any, cluster: Any) -> Any:
+    broker = getattr(target, "_acl_broker", None)
+    if broker is None:
+        from mqlab.interop.acl_broker import AclBroker
+
+        broker = target._acl_broker = AclBroker(
+            target.kind, target.namesrv_addr, target.workdir / "acl-broker", cluster
+        )
+    return broker.ensure()
+
+
+def _close_acl(target: Any) -> None:
+    broker = getattr(target, "_acl_broker", None)
+    if broker is not None:
+        target._acl_broker = None
+        broker.close()
 
 
 def open_target(

@@ -15,67 +15,37 @@ module takes ~45 s after the JVM start.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mqlab.acl.acl_client_rpc_hook import AclClientRPCHook
 from mqlab.acl.signature import SessionCredentials
 from mqlab.client.exception import MQBrokerException
+from mqlab.conformance.acl_answers import (
+    JAVA_CLIENTS,
+    LOST_ACCOUNT,
+    NO_ACCESS_KEY,
+    bad_signature,
+    need_admin,
+    no_acl_config,
+    no_perm,
+)
 from mqlab.conformance.engine import run_scenarios, run_side
-from mqlab.conformance.raw_tcp import Answer, RawTcpClient
+from mqlab.conformance.raw_tcp import Answer
 from mqlab.conformance.real_cluster import run_mqadmin
 from mqlab.conformance.scenarios import acl, acl_refusals
-from mqlab.conformance.scenarios.acl_accounts import ADMIN, USER
+from mqlab.conformance.scenarios.acl_accounts import USER
 from mqlab.conformance.sides import MqlabSide, RealSide
+from mqlab.interop.acl_broker import create_topics
+from mqlab.interop.acl_scenarios import MQADMIN, TOPICS, run_acl_command
 from mqlab.interop.java_client import run_java_scenario
 from mqlab.remoting.command import RemotingCommand, split_frames
 
 pytestmark = pytest.mark.conformance
-
-_EXC = "org.apache.rocketmq.acl.common.AclException: "
-_AT = ", org.apache.rocketmq.acl.plain.PlainPermissionManager."
-#: unsigned: no AccessKey ext field (or no ext fields at all)
-NO_ACCESS_KEY = f"{_EXC}No accessKey is configured{_AT}validate(PlainPermissionManager.java:636)"
-#: an account the broker knew before its file changed: PlainPermissionManager#load(String)
-#: re-reads only keys it did not know, and drops the file's old map (JDK 17's NPE text)
-LOST_ACCOUNT = (
-    'java.lang.NullPointerException: Cannot invoke "org.apache.rocketmq.acl.plain.'
-    'PlainAccessResource.getRemoteAddressStrategy()" because "ownedAccess" is null'
-    f"{_AT}validate(PlainPermissionManager.java:646)"
-)
-
-
-def no_acl_config(access_key: str) -> str:
-    return f"{_EXC}No acl config for {access_key}{_AT}validate(PlainPermissionManager.java:640)"
-
-
-def bad_signature(access_key: str) -> str:
-    return (
-        f"{_EXC}Check signature failed for accessKey={access_key}"
-        f"{_AT}validate(PlainPermissionManager.java:653)"
-    )
-
-
-def no_perm(resource: str, line: int) -> str:
-    """Line 583: the resource is in the account's perms; 578: its default perm was used."""
-    return (
-        f"{_EXC}No default permission for {resource}"
-        f"{_AT}checkPerm(PlainPermissionManager.java:{line})"
-    )
-
-
-def need_admin(code: int, access_key: str) -> str:
-    return (
-        f"{_EXC}Need admin permission for request code={code}, but accessKey={access_key} is "
-        f"not{_AT}checkPerm(PlainPermissionManager.java:553)"
-    )
-
 
 #: step -> (code, remark), as the real broker answered
 EXPECTED: dict[str, tuple[int, str | None]] = {
@@ -220,23 +190,6 @@ ACL_CONFIG = {
 
 _WRONG = SessionCredentials(USER.access_key, "not-the-secret")
 
-#: what the Java client showed (AclScenarios#clients): a refused send is retried like any
-#: SYSTEM_ERROR (retryTimesWhenSendFailed 2: 3 sends), then MQClientException("Send [3] times,
-#: still failed ...") with the broker's MQBrokerException inside
-JAVA_CLIENTS = {
-    "sent": ["SEND_OK"] * 4,
-    "sendNoPub": {
-        "exception": "org.apache.rocketmq.client.exception.MQClientException", "sendTimes": "3",
-        "brokerCode": 1, "brokerMessage": no_perm("topic:acl_t_sub", 583),
-    },
-    "sendWrongSecret": {
-        "exception": "org.apache.rocketmq.client.exception.MQClientException", "sendTimes": "3",
-        "brokerCode": 1, "brokerMessage": bad_signature("mqlabUser"),
-    },
-    "pushed": ["acl-0", "acl-1", "acl-2", "acl-3"],
-    "polled": ["acl-0", "acl-1", "acl-2", "acl-3"],
-}  # fmt: skip
-
 
 @pytest.fixture(scope="module")
 def real_side(java_runner) -> Iterator[RealSide]:
@@ -246,64 +199,6 @@ def real_side(java_runner) -> Iterator[RealSide]:
         yield side
     finally:
         side.stop()
-
-
-def _check_version(out, addr, before, after, side) -> None:
-    path = str(Path(side.acl_home) / "conf" / "plain_acl.yml")
-    row = out[0].split()
-    assert row[:5] == ["DefaultCluster", "broker-acl", addr, path, "0"]
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", " ".join(row[5:]))
-    assert out[1:] == ["get broker's plain access config version success."]
-    assert after == before
-
-
-def _check_get(out, addr, before, after, side) -> None:
-    assert out[0] == "globalWhiteRemoteAddresses: [10.10.103.*, 192.168.0.{1,2}]"
-    assert out[2] == "accounts:"
-    assert [x.strip() for x in out[3:12]] == [
-        "accessKey         : mqlabAdmin", "secretKey         : admin-secret-1",
-        "whiteRemoteAddress:", "admin             : true", "defaultTopicPerm  :",
-        "defaultGroupPerm  :", "topicPerms        :", "groupPerms        :", "",
-    ]  # fmt: skip
-    assert "  topicPerms        : [acl_t_deny=DENY, acl_t_pub=PUB, acl_t_sub=SUB, " \
-        "acl_t_pubsub=PUB|SUB]" in out  # fmt: skip
-    assert after == before
-
-
-def _check_update(out, addr, before, after, side) -> None:
-    assert out[0] == f"create or update plain access config to {addr} success."
-    assert re.fullmatch(r"org\.apache\.rocketmq\.common\.PlainAccessConfig@[0-9a-f]+", out[1])
-    added = after["accounts"][-1]
-    assert after["accounts"][:-1] == before["accounts"]
-    assert added == {
-        "accessKey": "mqlabTool1",
-        "secretKey": "tool-secret-1",
-        "admin": False,
-        "defaultTopicPerm": "DENY",
-        "topicPerms": ["acl_t_pub=PUB", "acl_t_sub=SUB"],
-    }
-    assert after["dataVersion"][0]["counter"] == 1
-
-
-def _check_delete(out, addr, before, after, side) -> None:
-    assert out == [f"delete plain access config account from {addr} success.",
-                   "account's accesskey is:mqlabWhite"]  # fmt: skip
-    assert [a["accessKey"] for a in after["accounts"]] == ["mqlabAdmin", "mqlabUser"]
-
-
-def _check_white(out, addr, before, after, side) -> None:
-    assert out == [f"update global white remote addresses to {addr} success."]
-    assert after["globalWhiteRemoteAddresses"] == ["10.10.103.*", "172.16.0.1"]
-    assert after["accounts"] == before["accounts"]
-
-
-MQADMIN_CHECKS = {
-    "clusterAclConfigVersion": _check_version,
-    "getAccessConfigSubCommand": _check_get,
-    "updateAclConfig": _check_update,
-    "deleteAccessConfig": _check_delete,
-    "updateGlobalWhiteAddr": _check_white,
-}
 
 
 def _oneway_then_twoway(addr: str) -> list[int]:
@@ -420,26 +315,12 @@ def test_the_cluster_acl_info_by_a_non_admin(answers):
     assert answers["acl_info"].command.ext_fields == ext
 
 
-def _create_topics(addr: str, topics: tuple[str, ...]) -> list[int]:
-    """UPDATE_AND_CREATE_TOPIC on the ACL broker alone, signed by the admin: routes to these
-    topics then lead to it only (not to broker-a, which TBW102's route also lists)."""
-    client = RawTcpClient()
-    try:
-        return [
-            client.start(addr, 17, dict(acl._create_topic("t", t).header),
-                         rpc_hook=AclClientRPCHook(ADMIN)).result().command.code
-            for t in topics
-        ]  # fmt: skip
-    finally:
-        client.close()
-
-
 @pytest.mark.parametrize("acl_side", SIDES, indirect=True)
 def test_the_java_client_with_acl_client_rpc_hook(acl_side, tmp_path):
     """The 4.9.3 Java client (``DefaultMQProducer``, ``DefaultMQPushConsumer``,
     ``DefaultLitePullConsumer`` constructed with an ``AclClientRPCHook``) against a broker
     with ACL on: interop scenario ``acl-clients`` (conformance/java AclScenarios)."""
-    assert _create_topics(acl_side.acl_addr, ("acl_t_pubsub", "acl_t_sub")) == [0, 0]
+    assert create_topics(acl_side.acl_addr, TOPICS, acl_side.acl_namesrv_addr) == [0, 0]
     result = run_java_scenario("acl-clients", acl_side.acl_namesrv_addr, "acl-", tmp_path)
     assert result == JAVA_CLIENTS
 
@@ -467,7 +348,7 @@ def test_mqlabs_python_clients_sign_as_the_broker_checks(acl_side, tmp_path):
     loop = LoopThread("acl-clients")
     driver = None
     try:
-        assert _create_topics(acl_side.acl_addr, ("acl_t_pubsub", "acl_t_sub")) == [0, 0]
+        assert create_topics(acl_side.acl_addr, TOPICS, acl_side.acl_namesrv_addr) == [0, 0]
 
         async def new_driver() -> NetDriver:
             return NetDriver(run_id="acl-clients")
@@ -532,36 +413,16 @@ def test_mqlabs_python_clients_sign_as_the_broker_checks(acl_side, tmp_path):
         loop.close()
 
 
-def _plain_acl(side) -> dict:
-    return yaml.safe_load((Path(side.acl_home) / "conf" / "plain_acl.yml").read_text())
-
-
-#: (credentials for conf/tools.yml, arguments after -b ADDR) per mqadmin ACL command
-MQADMIN = {
-    "clusterAclConfigVersion": (ADMIN, []),
-    "getAccessConfigSubCommand": (ADMIN, []),
-    "updateAclConfig": (ADMIN, ["-a", "mqlabTool1", "-s", "tool-secret-1", "-t",
-                                "acl_t_pub=PUB,acl_t_sub=SUB", "-i", "DENY", "-m", "false"]),
-    "deleteAccessConfig": (ADMIN, ["-a", "mqlabWhite"]),
-    "updateGlobalWhiteAddr": (ADMIN, ["-g", "10.10.103.*,172.16.0.1"]),
-}  # fmt: skip
-
-
 @pytest.mark.parametrize("acl_side", SIDES, indirect=True)
 @pytest.mark.parametrize("command", sorted(MQADMIN))
 def test_the_mqadmin_acl_commands(acl_side, command):
     """Each of the five mqadmin ACL commands (4.9.3's tools, signing with ``conf/tools.yml``)
     on a fresh ACL broker: 4.9.3's reload after a write loses the admin's account, so one
     broker per command. What it prints, and what a write leaves in the file."""
-    credentials, args = MQADMIN[command]
-    addr = acl_side.acl_addr
-    before = _plain_acl(acl_side)
-    r = run_mqadmin([command, "-b", addr, *args], acl_side.acl_namesrv_addr,
-                    credentials=credentials)  # fmt: skip
-    assert r.returncode == 0
-    out = r.stdout.strip().splitlines()
-    after = _plain_acl(acl_side)
-    MQADMIN_CHECKS[command](out, addr, before, after, acl_side)
+    run_acl_command(
+        command, acl_side.acl_addr, acl_side.acl_home,
+        lambda args, cred: run_mqadmin(args, acl_side.acl_namesrv_addr, credentials=cred),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("acl_side", SIDES, indirect=True)
