@@ -70,7 +70,8 @@ def test_section2_who_may_send(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_section3_the_refused_send(seed):
     """First try: parse needs PUB on Orders; validate 1, 4, 5 go on, 6 refuses; the hook
-    answers (3). Three tries 2 ms apart on the timeline; nothing stored for Orders."""
+    answers (3). Three tries 2 ms apart, each a request and a response arrow on the timeline;
+    nothing stored for Orders."""
     lab, rows, start = L.refused_send(seed)
     assert list(zip(rows.component, rows.step, strict=True)) == [
         ("PlainAccessValidator.parse", "1"), ("PlainPermissionManager.validate", "1"),
@@ -85,7 +86,9 @@ def test_section3_the_refused_send(seed):
     assert tries[-1] <= start + 12
     fig = figures.sequence_timeline(lab, nodes=["alice-app", "broker-a"], start_ms=start,
                                     end_ms=start + 12)  # fmt: skip
-    assert {y for tr in fig.data for y in tr.y} == {"alice-app", "broker-a"}
+    assert {y for tr in fig.data for y in tr.y if y is not None} == {"alice-app", "broker-a"}
+    arrows = {tr.name: len(tr.x) // 3 for tr in fig.data if tr.name in ("request", "response")}
+    assert arrows == {"request": 3, "response": 3}  # three sends, three SYSTEM_ERROR answers
     assert "Orders" not in set(lab.commit_log()["topic"])
     lab.close()
 

@@ -234,9 +234,9 @@ def who_may_send(seed: int) -> pd.DataFrame:
 # -- 3. a refused send ------------------------------------------------------------------------------
 def refused_send(seed: int, topic: str = "Orders") -> tuple[Lab, pd.DataFrame, int]:
     """alice sends to ``topic`` on a fresh ``acl_lab`` after one send to TopicTest (so the
-    route is known). Returns the lab, the broker's ACL trace rows of the refused send's first
+    route is known), frames traced. Returns the lab, the broker's ACL trace rows of the refused send's first
     try (t_ms, component, step, text) and the send's start."""
-    lab, _home = acl_lab(seed)
+    lab, _home = acl_lab(seed, trace_level="frames")  # the timeline draws each frame
     send_as(lab, ALICE, TOPIC)
     start = lab.now
     send_as(lab, ALICE, topic)
@@ -324,13 +324,13 @@ class AclPanel(ControlPanel):
             layout=widgets.Layout(width="98%"),
             style={"description_width": "90px"},
         )  # fmt: skip
-        text = {"access_key": ("access key", ALICE.access_key, "220px"),
-                "secret_key": ("secret key", ALICE.secret_key, "220px"),
-                "send_topic": ("to topic", "Payments", "200px")}  # fmt: skip
+        text = {"access_key": ("access key", ALICE.access_key, "250px"),
+                "secret_key": ("secret key", ALICE.secret_key, "250px"),
+                "send_topic": ("to topic", "Payments", "250px")}  # fmt: skip
         for key, (label, value, width) in text.items():
             self.inputs[key] = widgets.Text(value=value, description=label,
                                             layout=widgets.Layout(width=width),
-                                            style={"description_width": "70px"})  # fmt: skip
+                                            style={"description_width": "80px"})  # fmt: skip
         for key, label, fn in (("save_file", "save file", self.save_file),
                                ("add_file", "add conf/acl file", self.add_file),
                                ("send_as", "send as", self.send_as)):  # fmt: skip
@@ -368,7 +368,7 @@ class AclPanel(ControlPanel):
         head = f"<b>t={self.lab.now} ms</b> · the watcher looks next at {nxt} ms · in memory: "
         body = "; ".join(html.escape(p).replace("&lt;b&gt;", "<b>").replace("&lt;/b&gt;", "</b>")
                          for p in parts) or "no account"  # fmt: skip
-        return f'<div style="font-size:11px">{head}{body}</div>'
+        return f'<div style="font-size:11px;line-height:1.4">{head}{body}</div>'
 
     @_guarded
     def save_file(self) -> None:
