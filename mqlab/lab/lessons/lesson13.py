@@ -18,7 +18,9 @@ import base64
 import hashlib
 import hmac
 import html
+import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -155,11 +157,14 @@ def sign_with_hook(request: RemotingCommand, credentials: SessionCredentials) ->
 # -- 2. a broker with ACL on ----------------------------------------------------------------------
 def acl_lab(seed: int, accounts: str = ACCOUNTS, **kwargs: Any) -> tuple[Lab, Path]:
     """A lab whose broker runs with ``aclEnable=true`` and reads ``accounts`` from
-    ``<home>/conf/plain_acl.yml``, ``home`` a fresh temporary directory. Returns both."""
+    ``<home>/conf/plain_acl.yml``, ``home`` a fresh temporary directory (removed when the lab
+    is garbage-collected). Returns both."""
     home = Path(tempfile.mkdtemp(prefix="mqlab-acl-"))
     (home / "conf").mkdir()
     (home / "conf" / "plain_acl.yml").write_text(accounts)
-    return Lab(seed=seed, broker={"acl_enable": True}, rocketmq_home=home, **kwargs), home
+    lab = Lab(seed=seed, broker={"acl_enable": True}, rocketmq_home=home, **kwargs)
+    weakref.finalize(lab, shutil.rmtree, home, ignore_errors=True)
+    return lab, home
 
 
 def _producer(lab: Lab, credentials: SessionCredentials | None) -> Any:
