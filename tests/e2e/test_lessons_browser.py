@@ -476,6 +476,45 @@ def _lesson12_lose_the_master_after_a_send(page: Page) -> None:
         panel.screenshot(path=str(out / "12-panel-after-lose.png"))
 
 
+def _lesson13_edit_the_table_and_reload(page: Page) -> None:
+    """Lesson 13, "Edit it yourself", as written: alice refused on Payments (step 6); the
+    grant typed into the box and saved; after 5000 ms the watcher's reload leaves her no
+    account (step 4, apache/rocketmq#3887); a conf/acl file and 5000 ms more: SEND_OK."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "send as", "save file", "add conf/acl file")
+    panel.scroll_into_view_if_needed()
+    _button(panel, "send as").click()
+    expect(panel).to_contain_text(
+        "alice-app → Payments: refused at validate step 6 after 3 tries: No default "
+        "permission for topic:Payments",
+        timeout=CLICK_TIMEOUT_MS,
+    )
+    box = panel.locator(".widget-textarea textarea").first
+    text = box.input_value()
+    assert "  - Orders=SUB\n" in text, text
+    box.fill(text.replace("  - Orders=SUB\n", "  - Orders=SUB\n  - Payments=PUB\n"))
+    box.press("Tab")
+    ms = _text_input(panel, "ms")
+    steps = (
+        ("save file", None, "conf/plain_acl.yml saved; the watcher looks at 5000 ms"),
+        ("advance", "5000", "alice-app: no account in memory (apache/rocketmq#3887)"),
+        ("send as", None, "alice-app → Payments: refused at validate step 4"),
+        ("add conf/acl file", None, "conf/acl/extra-1.yml added"),
+        ("advance", "5000", "alice-app: topics TopicTest=PUB, Orders=SUB, Payments=PUB"),
+        ("send as", None, "alice-app → Payments: SEND_OK (validate step 6 admitted it)"),
+    )
+    for name, value, expected in steps:
+        if value is not None:
+            ms.fill(value)
+            ms.press("Tab")
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "13-panel-after-reload.png"))
+
+
 def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
     """The outcome explorer, by its buttons: one choice back is the plain run's outcome, one
     forward the class's own; the diff parts at seq 275; a bad schedule is refused in words."""
@@ -580,6 +619,7 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
     "10": _lesson10_crash_then_step_check_service,
     "11": _lesson11_step_and_diff_the_shortest_schedule,
     "12": _lesson12_lose_the_master_after_a_send,
+    "13": _lesson13_edit_the_table_and_reload,
 }
 
 
@@ -634,6 +674,8 @@ def test_lesson_runs_clean_in_the_browser(
     if lesson == "11":  # the status line and the tabs that answer a click start on screen
         ex = _panel(page, "◀ previous choice", "next choice ▶")
         _assert_panel_fits_a_screen(ex, "11", upto=ex.locator(".widget-tab").first)
+    if lesson == "13":  # the text box, the send row and the log that answers a click
+        _assert_panel_fits_a_screen(_panel(page, "send as", "save file"), "13")
     if lesson in AFTER_RUN:
         AFTER_RUN[lesson](page)
     if lesson == "00":

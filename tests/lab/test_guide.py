@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from mqlab.acl.acl_file_watch_service import WATCH_INTERVAL
 from mqlab.broker.config import BrokerConfig
 from mqlab.client.allocate import AllocateMessageQueueAveragely
 from mqlab.client.client_config import ClientConfig
@@ -60,7 +61,7 @@ def _table_rows(text: str, first_header: str) -> dict[str, list[str]]:
 
 @cache
 def lesson_rows() -> dict[str, str]:
-    """Each lesson's "what it teaches" cell, by lesson number ("00" … "12")."""
+    """Each lesson's "what it teaches" cell, by lesson number ("00" … "13")."""
     return {k: cells[2] for k, cells in _table_rows(GUIDE.read_text(), "#").items()}
 
 
@@ -158,6 +159,10 @@ FACTS: dict[str, Callable[[], list[str]]] = {
     ],
     "08": lambda: [f"persist every {ClientConfig().persist_consumer_offset_interval // 1000} s"],
     "11": _l11_facts,
+    "13": lambda: [
+        f"steps {min(s := mechanism_steps('[PlainPermissionManager#validate]'))}–{max(s)}",
+        f"looks every {WATCH_INTERVAL // 1000} s",
+    ],
 }
 
 
@@ -211,14 +216,14 @@ def _rest(n: str) -> str:
     return row
 
 
-@pytest.mark.parametrize("n", [f"{i:02d}" for i in range(13)])
+@pytest.mark.parametrize("n", [f"{i:02d}" for i in range(14)])
 def test_no_number_in_a_row_goes_unchecked(n):
     rest = _rest(n)
     numbers = re.findall(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)", rest)  # not SEND_MESSAGE_V2's 2
     assert not numbers, f"lesson {n}: numbers no fact checks ({numbers}): {rest}"
 
 
-@pytest.mark.parametrize("n", [f"{i:02d}" for i in range(13)])
+@pytest.mark.parametrize("n", [f"{i:02d}" for i in range(14)])
 def test_every_name_in_a_row_is_the_lessons(n):
     src = lesson_source(n)
     missing = [name for name in re.findall(r"`([^`]+)`", _rest(n))

@@ -134,6 +134,49 @@ CASES = [
         "believing offsets committed to the slave are kept",
         "the slave's SlaveSynchronize copies",
     ),
+    # 13.1, seed 1: body order-1 → FfXXNk4hc0zxn3WnaP6rz7CGTTI=; the header and AccessKey
+    # alone, the fields unsorted (AccessKey last), the right bytes' digest in hex
+    ("13.1", 1, "YkV7KYtcL7fze2ENdUB5DMzbLjg=", "signing the header only", "the body is part"),
+    (
+        "13.1",
+        1,
+        "gvF14EMEcybT6hDHMjXzQF0UZZE=",
+        "signing the fields in the order they were added",
+        "the hook puts the fields in a TreeMap",
+    ),
+    (
+        "13.1",
+        1,
+        "15f5d7364e21734cf19f75a768feabcfb0864d32",
+        "giving the digest in hex",
+        "AclSigner#calSignature encodes",
+    ),
+    # 13.2, seed 1: default PUB → Orders, Metrics, Payments; seed 0: default DENY → Orders,
+    # Metrics
+    (
+        "13.2",
+        1,
+        ["Orders", "Invoices", "Metrics", "Payments"],
+        "believing SUB lets an account send",
+        "a send needs PUB on the topic",
+    ),
+    (
+        "13.2",
+        1,
+        ["Orders", "Invoices", "Audit", "Metrics", "Payments"],
+        "believing a listed perm falls back to the default",
+        "a topic listed in topicPerms",
+    ),
+    (
+        "13.2",
+        0,
+        [],
+        "believing the default perm applies to every topic",
+        "defaultTopicPerm applies only",
+    ),
+    # 13.3, seed 1: saved at 2600 ms → reloaded at 5000 ms, 2400 ms later
+    ("13.3", 1, 0, "believing the broker reads the file on every request", "the broker reads"),
+    ("13.3", 1, 5000, "believing the 5 s start at the save", "the watcher's turns are every"),
 ]
 
 

@@ -48,6 +48,8 @@ LESSONS = (
      "RebalanceImpl, RemoteBrokerOffsetStore (explore)"),
     ("12", "replication and failover: the HA stream, a lost master, reads from the slave",
      "HAService, HAConnection, SlaveSynchronize"),
+    ("13", "who may send: a signature, an accounts table, a refused send, hot reload",
+     "AclClientRPCHook, PlainAccessValidator, PlainPermissionManager"),
 )  # fmt: skip
 
 
