@@ -54,6 +54,8 @@ __all__ = ["OutcomeRow", "SearchResult", "Growth", "exhaustive", "random_walks",
 
 #: Levels in a row that added no class before a search says its table looks saturated.
 QUIET_LEVELS = 2
+#: Replays a walk's class may spend on shrinking (``shrink``).
+SHRINK_REPLAYS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ class OutcomeRow:
     runs: int
     schedule: Schedule
     counts: dict[str, int] = field(default_factory=dict)
+    found_at: int = 0  # the run (or walk) that first reached the class, from 1
 
     @property
     def depth(self) -> int:
@@ -201,6 +204,11 @@ class SearchResult:
     def format_growth(self) -> str:
         """The growth table (runs against the bound, classes against runs) and the
         saturation line."""
+        found = {r.outcome: r.found_at for r in self.rows}
+
+        def at(o: str) -> str:
+            return f"{o} (run {found[o]})" if found.get(o) else o
+
         if self.walks:
             lines = ["   walk  classes    at s  new"]
             for g in self.growth:
@@ -211,7 +219,7 @@ class SearchResult:
             for g in self.growth:
                 mark = "" if g.complete else " (part)"
                 lines.append(f"{g.level:>7}  {g.runs:>4}  {g.total_runs:>5}  {g.classes:>7}  "
-                             f"{g.seconds:>6.1f}  {' | '.join(g.new) or '-'}{mark}")  # fmt: skip
+                             f"{g.seconds:>6.1f}  {' | '.join(map(at, g.new)) or '-'}{mark}")  # fmt: skip
         lines.append(self.saturation())
         return "\n".join(lines)
 
@@ -316,6 +324,7 @@ def _exhaustive(
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
     finals: dict[str, set[str]] = {}
     runs_by: dict[str, int] = {}
+    first: dict[str, int] = {}
     res = SearchResult(xs.name, bounds, [])
     bar = _bar(progress, xs.name)
     opened = None
@@ -369,6 +378,7 @@ def _exhaustive(
                 o = rec.outcome or "?"
                 finals.setdefault(o, set()).add(rec.final_digest)
                 runs_by[o] = runs_by.get(o, 0) + 1
+                first.setdefault(o, res.runs)
                 s = rec.schedule
                 k = s.sort_key()
                 if o not in best or k < best[o][0]:
@@ -386,7 +396,7 @@ def _exhaustive(
         s = best[o][1]
         if shrink_outcomes:
             s = shrink(xs, s, o, bounds, snapshots=snaps)
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res
@@ -426,12 +436,19 @@ def _outcome_of(xs, s: Schedule, bounds: Bounds, snapshots=None) -> str | None:
 
 def shrink(
     xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds,
-    snapshots: Snapshots | None = None,
+    snapshots: Snapshots | None = None, *, slide: bool = False, max_replays: int | None = None,
 ) -> Schedule:  # fmt: skip
     """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
     drop each fault, set each choice back to its default, one at a time, until nothing
-    helps (Zeller & Hildebrandt 2002, one-minimal)."""
+    helps (Zeller & Hildebrandt 2002, one-minimal).
+
+    ``slide``: also move each fault or move to an earlier choice point that takes the
+    default, other choices kept (Hypothesis-style: fewer moves first, then a shorter
+    schedule): a walk's move made late, where an earlier one does the same, comes to the
+    earliest place it still gives ``outcome`` (``d9 l1`` → ``d5 l1``). ``max_replays``:
+    stop trying after this many replays (the schedule so far is returned: it replays)."""
     cur = schedule.trimmed()
+    replays = 0
     improved = True
     while improved:
         improved = False
@@ -445,24 +462,51 @@ def shrink(
                 cands.append(Schedule(tuple(ch[:i] + [DEFAULT] + ch[i + 1 :])).trimmed())
             if c.kind == "o" and int(c.value) > 1:
                 cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
-        for s in sorted(cands, key=Schedule.sort_key):
-            if s.sort_key() < cur.sort_key() and _outcome_of(xs, s, bounds, snapshots) == outcome:
+        if slide:
+            cands += _slides(ch)
+        key = cur.sort_key()
+        for s in sorted(set(cands), key=Schedule.sort_key):
+            if s.sort_key() >= key:
+                continue
+            if max_replays is not None and replays >= max_replays:
+                return cur
+            replays += 1
+            if _outcome_of(xs, s, bounds, snapshots) == outcome:
                 cur = s
                 improved = True
                 break
     return cur
 
 
+def _slides(ch: list[Choice]) -> list[Schedule]:
+    """``ch`` with one of its non-default choices moved to an earlier default point (a
+    fault is inserted there instead: it takes no point of its own)."""
+    out = []
+    for i, c in enumerate(ch):
+        if c.is_default:
+            continue
+        rest = ch[:i] + ch[i + 1 :] if c.kind == "F" else ch[:i] + [DEFAULT] + ch[i + 1 :]
+        for j in range(i):
+            if c.kind == "F":
+                out.append(Schedule(tuple(rest[:j] + [c] + rest[j:])).trimmed())
+            elif ch[j].is_default:
+                out.append(Schedule(tuple(rest[:j] + [c] + rest[j + 1 :])).trimmed())
+    return out
+
+
 def random_walks(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, shrink_outcomes: bool = True,
-    progress: bool = False,
+    progress: bool = False, shrink_replays: int | None = SHRINK_REPLAYS,
 ) -> SearchResult:  # fmt: skip
-    """One run per seed, each choice point within ``bounds.depth`` picked at random."""
+    """One run per seed, each choice point within ``bounds.depth`` picked at random; each
+    class's least schedule is then shrunk (``shrink``, sliding moves earlier too, at most
+    ``shrink_replays`` replays a class): a schedule that replays to the class."""
     t0 = time.perf_counter()
     res = SearchResult(xs.name, bounds, [], walks=True)
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
     finals: dict[str, set[str]] = {}
     runs_by: dict[str, int] = {}
+    first: dict[str, int] = {}
     cache: dict = {}
     distinct: set[str] = set()
     bar = _bar(progress, xs.name)
@@ -487,6 +531,7 @@ def random_walks(
         o = rec.outcome or "?"
         finals.setdefault(o, set()).add(rec.final_digest)
         runs_by[o] = runs_by.get(o, 0) + 1
+        first.setdefault(o, res.runs)
         s = rec.schedule
         if o not in best:
             res.growth.append(Growth(0, 0, 1, res.runs, len(best) + 1, (o,),
@@ -496,8 +541,10 @@ def random_walks(
     if bar is not None:
         bar.close()
     for o in sorted(best):
-        s = shrink(xs, best[o][1], o, bounds) if shrink_outcomes else best[o][1]
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+        s = best[o][1]
+        if shrink_outcomes:
+            s = shrink(xs, s, o, bounds, slide=True, max_replays=shrink_replays)
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res

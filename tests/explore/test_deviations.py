@@ -9,7 +9,7 @@ from mqlab.explore.engine import ANY_DEPTH, Bounds, run_schedule
 from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import get_scenario
 from mqlab.explore.schedule import Schedule
-from mqlab.explore.search import random_walks, replay
+from mqlab.explore.search import random_walks, replay, shrink
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +66,13 @@ def test_one_deviation_anywhere_is_what_brute_force_finds():
         ("1", 68, 69, 2, ("dup:rebalance=1",)),
     ]
     assert res.saturation() == "the last level added a class: a higher bound may add more"
+    # classes against runs: the 7th run (default, l1, d1 l1 … d5 l1) found the second
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        ("dup:rebalance=1", 7),
+        ("dup:rebalance=1 overlap=1", 1),
+    ]
+    assert "      1    68     69        2" in res.format_growth()
+    assert "dup:rebalance=1 (run 7)" in res.format_growth()
     # the pool reads the same records in the same order: the same table and figures
     pool = explore(xs, b, runner="pool", workers=2, shrink_outcomes=False)
     assert pool.table() == res.table()
@@ -129,3 +136,18 @@ def test_walks_report_the_walk_that_found_each_class():
     ]
     assert res.saturation() == "the last walk (20) added a class: more walks may add more"
     assert res.format(growth=True).splitlines()[-3].split()[:2] == ["1", "1"]
+
+
+def test_a_late_move_slides_to_the_earliest_point_that_keeps_its_class():
+    # a walk of depth 40 reached dup:rebalance=1 with "d9 l1" (its one-minimal shrink);
+    # the least schedule of the class is "d5 l1" (the deviation search's, above)
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=40)
+    s = Schedule.parse("d9 l1")
+    assert replay(xs, s, b).outcome == "dup:rebalance=1"
+    assert str(shrink(xs, s, "dup:rebalance=1", b)) == "d9 l1"
+    slid = shrink(xs, s, "dup:rebalance=1", b, slide=True)
+    assert str(slid) == "d5 l1"
+    assert replay(xs, slid, b).outcome == "dup:rebalance=1"
+    # out of replays: the schedule so far, which replays
+    assert str(shrink(xs, s, "dup:rebalance=1", b, slide=True, max_replays=0)) == "d9 l1"
