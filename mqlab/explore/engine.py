@@ -266,8 +266,9 @@ class Chooser:
         self.por = por
         self.deviations = deviations
         self.pos = 0
-        #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
-        #: only: a run stops at a state expanded before (the search prunes it there too).
+        #: The search's visited table (digest -> [``Point.entry``]: depth, faults left, sleep
+        #: key, moves left), read only: a run stops at a state expanded before (the search
+        #: prunes it there too).
         self.visited: dict | None = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
