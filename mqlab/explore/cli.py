@@ -1,7 +1,9 @@
 """``python -m mqlab explore SCENARIO [--bounds …] [--runner sequential|pool|spark]``.
 
 Prints the outcome table (outcome, count of distinct final states, depth, shortest
-schedule), then runs, states visited, distinct states, and, with ``--compare-por``, the
+schedule), then runs, states visited, distinct states, how the table grew level by level
+(runs and classes against the moves of the level; for walks, the walk that found each
+class) and whether the last levels added nothing, and, with ``--compare-por``, the
 same search without the partial-order reduction and the reduction it gave. ``--replay``
 runs one schedule and prints its outcome; ``--walks N`` does N random walks instead of
 the exhaustive search. Ctrl-C stops a search: the table so far is printed, marked
@@ -25,7 +27,10 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m mqlab explore", description=__doc__.split("\n")[0])
     p.add_argument("scenario", nargs="?", help=f"one of {sorted(SCENARIOS)}")
     p.add_argument(
-        "--bounds", default="", help="depth=N,faults=N,window=MS,latencies=1/5,por=0/1,runs=N"
+        "--bounds",
+        default="",
+        help="depth=N|any,deviations=K,faults=N,window=MS,latencies=1/5,por=0/1,runs=N "
+        "(deviations=K alone: at most K moves anywhere in the run, fewest first)",
     )
     p.add_argument("--runner", default="sequential", choices=RUNNERS)
     p.add_argument("--workers", type=int, default=None, help="pool processes (default: cores)")
@@ -67,7 +72,7 @@ def main(argv: list[str]) -> int:
             from mqlab.explore.search import random_walks
 
             res = random_walks(xs, bounds, range(a.walks), progress=not a.no_progress)
-            print(res.format())
+            print(res.format(growth=True))
             return 0
         stop = {"now": False}
         t0 = time.perf_counter()
@@ -75,7 +80,7 @@ def main(argv: list[str]) -> int:
                       progress=not a.no_progress, cancel=lambda: stop["now"])  # fmt: skip
         print(f"scenario {xs.name}: {xs.text}")
         print(f"bounds {bounds}, runner {a.runner}, {time.perf_counter() - t0:.1f} s")
-        print(res.format())
+        print(res.format(growth=True))
         if a.compare_por and bounds.por:
             off = explore(xs, Bounds(**{**_fields(bounds), "por": False}), runner=a.runner,
                           workers=a.workers, progress=False, shrink_outcomes=False)  # fmt: skip

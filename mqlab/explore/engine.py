@@ -42,9 +42,24 @@ if TYPE_CHECKING:
     from mqlab.explore.snapshot import Snapshots
     from mqlab.lab.lab import Lab
 
-__all__ = ["Bounds", "Point", "RunRecord", "Chooser", "run_schedule", "apply_fault", "Redundant"]
+__all__ = ["Bounds", "Point", "RunRecord", "Chooser", "run_schedule", "apply_fault", "Redundant",
+           "ANY_DEPTH", "UNBOUNDED", "covered"]  # fmt: skip
 
 _GLOBAL_NODES = ("", "lab", "sim")
+#: ``Bounds.depth`` with no depth bound (``depth=any``): choice points anywhere in the run.
+ANY_DEPTH = 1 << 30
+#: The moves left at a point when no deviation bound is set.
+UNBOUNDED = 1 << 30
+
+
+def covered(seen: Any, left: int, moves_left: int, faults_left: int, sleep_key: frozenset) -> bool:
+    """Whether a visited table's entries for one digest (``(depth left, faults left, sleep
+    key, moves left)``) cover a state reached with this budget: seen before with at least
+    as much depth, as many faults and moves left, and no more events asleep."""
+    return bool(seen) and any(
+        d >= left and f >= faults_left and m >= moves_left and sk <= sleep_key
+        for d, f, sk, m in seen
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +69,11 @@ class Bounds:
     ``depth``: choice points (from ``arm_ms``) where alternatives are tried; ``faults``:
     faults per run; ``window_ms``: events due within this many ms of the earliest are
     enabled together; ``latencies``: the latency set of a frame (empty: the scenario's);
-    ``por``: sleep-set reduction on; ``max_runs``: stop after this many runs.
+    ``por``: sleep-set reduction on; ``max_runs``: stop after this many runs;
+    ``deviations``: non-default order and latency choices per run ("moves", the
+    delay-bounding of Emmi, Qadeer and Rakamarić, POPL 2011), None: no such bound. A
+    deviation bound alone searches choice points at any depth of the run
+    (``depth=ANY_DEPTH``, printed ``depth=any``); faults stay bounded by ``faults``.
     """
 
     depth: int = 6
@@ -63,11 +82,14 @@ class Bounds:
     latencies: tuple[int, ...] = ()
     por: bool = True
     max_runs: int = 5000
+    deviations: int | None = None
 
     @classmethod
     def parse(cls, text: str | None, **base: Any) -> Bounds:
-        """``"depth=8,faults=1,window=1,latencies=1/5,por=0"`` → Bounds (unknown keys raise)."""
+        """``"depth=8,faults=1,window=1,latencies=1/5,por=0"`` → Bounds (unknown keys raise).
+        ``deviations=K`` without ``depth=`` lifts the depth bound (``depth=any``)."""
         kw: dict[str, Any] = dict(base)
+        given: set[str] = set()
         for part in (text or "").replace(" ", "").split(","):
             if not part:
                 continue
@@ -75,24 +97,36 @@ class Bounds:
             if not sep:
                 raise ValueError(f"bounds: {part!r} is not key=value")
             k = {"window": "window_ms", "runs": "max_runs"}.get(k, k)
-            if k in ("depth", "faults", "window_ms", "max_runs"):
-                kw[k] = int(v)
+            given.add(k)
+            if k == "depth" and v.lower() == "any":
+                kw[k] = ANY_DEPTH
+            elif k in ("depth", "faults", "window_ms", "max_runs", "deviations"):
+                try:
+                    kw[k] = int(v)
+                except ValueError:
+                    raise ValueError(f"bounds: {k}={v!r} is not a whole number") from None
             elif k == "latencies":
                 kw[k] = tuple(int(x) for x in v.split("/") if x)
             elif k == "por":
                 kw[k] = v.lower() not in ("0", "false", "no", "off")
             else:
                 raise ValueError(
-                    f"bounds: unknown key {k!r}; known: depth, faults, window, latencies, por, runs"
+                    f"bounds: unknown key {k!r}; known: depth, deviations, faults, window, "
+                    "latencies, por, runs"
                 )
+        if "deviations" in given and "depth" not in given:
+            kw["depth"] = ANY_DEPTH
         b = cls(**kw)
-        if b.depth < 0 or b.faults < 0 or b.window_ms < 0 or b.max_runs < 1:
+        if (b.depth < 0 or b.faults < 0 or b.window_ms < 0 or b.max_runs < 1
+                or (b.deviations is not None and b.deviations < 0)):  # fmt: skip
             raise ValueError(f"bounds must be >= 0 (max_runs >= 1), got {b}")
         return b
 
     def __str__(self) -> str:
         lat = "/".join(map(str, self.latencies)) or "scenario"
-        return (f"depth={self.depth},faults={self.faults},window={self.window_ms},"
+        depth = "any" if self.depth >= ANY_DEPTH else str(self.depth)
+        dev = "" if self.deviations is None else f"deviations={self.deviations},"
+        return (f"{dev}depth={depth},faults={self.faults},window={self.window_ms},"
                 f"latencies={lat},por={int(self.por)}")  # fmt: skip
 
 
@@ -111,6 +145,11 @@ class Point:
     sleep_key: frozenset  # canonical form, for the visited table
     seqs: list[int] = field(default_factory=list)  # candidates' seqs (order points)
     nodes: list[str] = field(default_factory=list)  # candidates' nodes
+    moves_left: int = UNBOUNDED  # deviations left here (``Bounds.deviations``)
+
+    def entry(self, depth: int) -> tuple:
+        """This point's visited-table entry under a depth bound ``depth`` (``covered``)."""
+        return (depth - self.index, self.faults_left, self.sleep_key, self.moves_left)
 
 
 @dataclass(slots=True)
@@ -213,7 +252,7 @@ class Chooser:
     def __init__(
         self, lab: Lab, schedule: Schedule, *, menu: tuple[str, ...], latencies: tuple[int, ...],
         depth: int, faults: int, scenario: Any, sends: list, record: bool, por: bool,
-        sleep: frozenset[int] = frozenset(), sleep_at: int = -1,
+        sleep: frozenset[int] = frozenset(), sleep_at: int = -1, deviations: int | None = None,
     ) -> None:  # fmt: skip
         self.lab = lab
         self.tokens = list(schedule.choices)
@@ -225,9 +264,11 @@ class Chooser:
         self.sends = sends
         self.record = record
         self.por = por
+        self.deviations = deviations
         self.pos = 0
-        #: The search's visited table (digest -> [(depth left, faults left, sleep key)]), read
-        #: only: a run stops at a state expanded before (the search prunes it there too).
+        #: The search's visited table (digest -> [``Point.entry``]: depth, faults left, sleep
+        #: key, moves left), read only: a run stops at a state expanded before (the search
+        #: prunes it there too).
         self.visited: dict | None = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
@@ -277,12 +318,15 @@ class Chooser:
                 out.append((t.node, t.name, t.key, t.due - now))
         return frozenset(out)
 
+    def _moves_left(self) -> int:
+        if self.deviations is None:
+            return UNBOUNDED
+        return self.deviations - sum(c.kind in ("o", "l") for c in self.made)
+
     def _subsumed(self, p: Point, i: int) -> bool:
         """This state was expanded before with as much budget left (the search's table)."""
-        left = self.depth - i
         seen = self.visited.get(p.digest) if self.visited is not None else None
-        return bool(seen) and any(d >= left and f >= p.faults_left and sk <= p.sleep_key
-                                  for d, f, sk in seen)  # fmt: skip
+        return covered(seen, self.depth - i, p.moves_left, p.faults_left, p.sleep_key)
 
     # -- the driver's hooks ------------------------------------------------------------------
     def choose_event(self, sched: Any, cands: list) -> Any:
@@ -329,7 +373,7 @@ class Chooser:
         self.points.append(Point(
             i, "o", options, labels, 0, digest(self.lab, self.sends), faults_left,
             frozenset((s, nodes.get(s, "")) for s in self.sleep), self._sleep_key(sched),
-            [t.seq for t in cands], [t.node for t in cands],
+            [t.seq for t in cands], [t.node for t in cands], self._moves_left(),
         ))  # fmt: skip
         if self._subsumed(self.points[-1], i):
             raise Pruned()
@@ -376,6 +420,7 @@ class Chooser:
             i, "l", options, [f"{sender}->{receiver} {lat} ms" for lat in (default, *lats[1:])],
             k, digest(self.lab, self.sends), self.fault_budget - self.faults_used,
             frozenset((s, "") for s in self.sleep), self._sleep_key(sched),
+            moves_left=self._moves_left(),
         ))  # fmt: skip
         if self._subsumed(self.points[-1], i):
             raise Pruned()
@@ -478,6 +523,7 @@ def _run_from_arm(
         lab, sched, menu=xs.faults, latencies=bounds.latencies or xs.latencies,
         depth=bounds.depth, faults=bounds.faults, scenario=scn, sends=ctx.sends,
         record=record, por=bounds.por, sleep=sleep, sleep_at=sleep_at,
+        deviations=bounds.deviations,
     )  # fmt: skip
     chooser.pick = pick
     chooser.visited = visited

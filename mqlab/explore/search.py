@@ -3,20 +3,30 @@
 Mirrors no RocketMQ class. The exhaustive search is stateful and bounded:
 
 1. Work items are schedule prefixes; each runs to the end of the scenario
-   (``run_schedule``), noting its choice points up to ``bounds.depth``.
+   (``run_schedule``), noting its choice points up to ``bounds.depth`` (with a deviation
+   bound, ``deviations=K``, and no depth bound: every choice point of the run).
 2. Items are taken *level by level*, a level being (faults, non-default choices): each
    child adds one non-default choice or one fault, so it lands on a higher level. Within
    a level, items are run in ``Schedule.sort_key`` order, and their records are read in
    that order, whichever worker ran them: the pool and Spark runners give exactly the
    sequential table.
-3. Reading a record, each noted point is a *state visited*. A state whose digest was seen
-   with at least as much depth and fault budget left, and no more events asleep, is
-   pruned: the rest of the run adds nothing. Otherwise its alternatives become items
-   (sleep sets: ``mqlab.explore.engine``).
+   With ``deviations=K`` a level of more than K moves gets no items: the search is
+   delay-bounded (Emmi, Qadeer and Rakamarić, POPL 2011), a move anywhere in the run
+   costing one, the schedules with fewest moves first.
+3. Reading a record, each noted point is a *state visited*. A state whose digest an
+   earlier record reached with at least as much depth, moves and fault budget left, and
+   no more events asleep, is pruned: the rest of the run adds nothing (the run's own
+   earlier points do not count: a digest can repeat within one run). Otherwise its
+   alternatives become items (sleep sets: ``mqlab.explore.engine``).
 4. A run that is not pruned ends in an outcome (``mqlab.explore.outcome``). Per outcome:
    the distinct final states reached, the runs, and the least schedule by ``sort_key``,
    shrunk at the end (``shrink``: faults dropped, then choices set back to their default,
    one at a time, while the outcome stays).
+
+5. Each level closes with a ``Growth`` row: its runs, the runs and classes so far, the
+   classes it added. ``SearchResult.saturation`` says when the last ``QUIET_LEVELS`` or
+   more complete levels in a row added nothing: the table is then likely complete for
+   that kind of choice, and proven complete only within the bounds.
 
 Random walks pick uniformly at each free choice point, swarm style: each walk leaves out
 faults or order choices at random (Groce et al., ISSTA 2012).
@@ -31,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqlab.explore.engine import Bounds, RunRecord, run_schedule
+from mqlab.explore.engine import Bounds, RunRecord, covered, run_schedule
 from mqlab.explore.journal import Journal
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.explore.snapshot import Snapshots
@@ -39,8 +49,13 @@ from mqlab.explore.snapshot import Snapshots
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
 
-__all__ = ["OutcomeRow", "SearchResult", "exhaustive", "random_walks", "replay", "shrink",
-           "Item", "run_item"]  # fmt: skip
+__all__ = ["OutcomeRow", "SearchResult", "Growth", "exhaustive", "random_walks", "replay",
+           "shrink", "Item", "run_item", "QUIET_LEVELS"]  # fmt: skip
+
+#: Levels in a row that added no class before a search says its table looks saturated.
+QUIET_LEVELS = 2
+#: Replays a walk's class may spend on shrinking (``shrink``).
+SHRINK_REPLAYS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +81,30 @@ class OutcomeRow:
     runs: int
     schedule: Schedule
     counts: dict[str, int] = field(default_factory=dict)
+    found_at: int = 0  # the run (or walk) that first reached the class, from 1
 
     @property
     def depth(self) -> int:
         return self.schedule.depth
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """How the table grew over one level of a search (``faults``, ``moves``) or one stretch
+    of random walks: the runs in it, the runs and classes so far, the classes it added."""
+
+    faults: int
+    moves: int
+    runs: int
+    total_runs: int
+    classes: int
+    new: tuple[str, ...]
+    seconds: float
+    complete: bool = True  # False: max_runs or a cancel stopped this level part-way
+
+    @property
+    def level(self) -> str:
+        return f"{self.moves}" if not self.faults else f"{self.moves}+{self.faults}F"
 
 
 @dataclass(slots=True)
@@ -87,6 +122,43 @@ class SearchResult:
     reruns: int = 0  # runs a mapper stopped at a state this reading order does not prune
     seconds: float = 0.0
     complete: bool = True  # False: max_runs or a cancel stopped it
+    #: how the table grew, level by level (a search) or walk by walk (random walks)
+    growth: list[Growth] = field(default_factory=list)
+    walks: bool = False
+
+    @property
+    def quiet(self) -> int:
+        """Complete levels in a row at the end that added no class (``QUIET_LEVELS``)."""
+        n = 0
+        for g in reversed(self.growth):
+            if not g.complete:
+                continue
+            if g.new:
+                break
+            n += 1
+        return n
+
+    def growth_table(self) -> list[tuple[str, int, int, int, str]]:
+        """(level, runs in it, runs so far, classes so far, classes it added) rows."""
+        return [(g.level, g.runs, g.total_runs, g.classes, " | ".join(g.new)) for g in self.growth]
+
+    def saturation(self) -> str:
+        """One line: whether the last levels added nothing (a sign the table is complete
+        for the search's kind of choices, not a proof beyond its bounds)."""
+        if self.walks:
+            last = max((g.total_runs for g in self.growth if g.new), default=0)
+            if last == self.runs:
+                return f"the last walk ({last}) added a class: more walks may add more"
+            return (f"last new class at walk {last} of {self.runs}: {self.runs - last} walks in a "
+                    "row added nothing")  # fmt: skip
+        q = self.quiet
+        if self.complete and q == 0:
+            return "the last level added a class: a higher bound may add more"
+        if q >= QUIET_LEVELS:
+            return (f"saturated: the last {q} levels in a row added no class (complete only "
+                    "within these bounds)")  # fmt: skip
+        return f"the last {q} level(s) added no class" + ("" if self.complete else
+                                                           " (search stopped part-way)")  # fmt: skip
 
     def table(self) -> list[tuple[str, int, str, int]]:
         """(outcome, count, shortest schedule, depth) rows, sorted by outcome."""
@@ -113,7 +185,9 @@ class SearchResult:
         schema = "outcome string, count long, shortest_schedule string, depth long"
         return spark.createDataFrame(self.table(), schema)
 
-    def format(self) -> str:
+    def format(self, growth: bool = False) -> str:
+        """The table and the figures; ``growth``: then the growth table and the saturation
+        line (``format_growth``)."""
         w = max([len(r.outcome) for r in self.rows] + [7])
         lines = [f"{'outcome':<{w}}  count  depth  shortest schedule"]
         for o, n, s, d in self.table():
@@ -123,6 +197,30 @@ class SearchResult:
             f"pruned {self.pruned}, asleep {self.redundant}"
             + ("" if self.complete else " (incomplete)")
         )
+        if growth and self.growth:
+            lines.append(self.format_growth())
+        return "\n".join(lines)
+
+    def format_growth(self) -> str:
+        """The growth table (runs against the bound, classes against runs) and the
+        saturation line."""
+        found = {r.outcome: r.found_at for r in self.rows}
+
+        def at(o: str) -> str:
+            return f"{o} (run {found[o]})" if found.get(o) else o
+
+        if self.walks:
+            lines = ["   walk  classes    at s  new"]
+            for g in self.growth:
+                lines.append(f"{g.total_runs:>7}  {g.classes:>7}  {g.seconds:>6.1f}  "
+                             f"{' | '.join(g.new)}")  # fmt: skip
+        else:
+            lines = [f"{'moves':>7}  runs  so far  classes  {'s':>6}  new"]
+            for g in self.growth:
+                mark = "" if g.complete else " (part)"
+                lines.append(f"{g.level:>7}  {g.runs:>4}  {g.total_runs:>5}  {g.classes:>7}  "
+                             f"{g.seconds:>6.1f}  {' | '.join(map(at, g.new)) or '-'}{mark}")  # fmt: skip
+        lines.append(self.saturation())
         return "\n".join(lines)
 
 
@@ -154,6 +252,8 @@ def _children(rec: RunRecord, p: Any) -> list[Item]:
             if p.kind == "o" and opt.kind != "F":
                 before.append((seq, node))
             continue
+        if opt.kind != "F" and p.moves_left <= 0:  # the deviation bound: no move left here
+            continue
         if opt.kind == "F":
             sleep: frozenset[int] = frozenset()
         elif p.kind == "o":
@@ -166,14 +266,18 @@ def _children(rec: RunRecord, p: Any) -> list[Item]:
     return out
 
 
+def _first_covered(rec: RunRecord, visited: dict, bounds: Bounds) -> int:
+    """The first of ``rec``'s points that ``visited`` covers (``len(rec.points)``: none)."""
+    for k, p in enumerate(rec.points):
+        if covered(visited.get(p.digest), bounds.depth - p.index, p.moves_left, p.faults_left,
+                   p.sleep_key):  # fmt: skip
+            return k
+    return len(rec.points)
+
+
 def _prunes(rec: RunRecord, visited: dict, bounds: Bounds) -> bool:
     """Whether reading ``rec`` now prunes it at one of its points."""
-    for p in rec.points:
-        left = bounds.depth - p.index
-        seen = visited.get(p.digest) or ()
-        if any(d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen):
-            return True
-    return False
+    return _first_covered(rec, visited, bounds) < len(rec.points)
 
 
 def _map_sequential(xs, bounds, items, cache, visited, snapshots=None):
@@ -220,8 +324,10 @@ def _exhaustive(
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
     finals: dict[str, set[str]] = {}
     runs_by: dict[str, int] = {}
+    first: dict[str, int] = {}
     res = SearchResult(xs.name, bounds, [])
     bar = _bar(progress, xs.name)
+    opened = None
     try:
         while frontier:
             if res.runs >= bounds.max_runs or (cancel is not None and cancel()):
@@ -232,6 +338,7 @@ def _exhaustive(
             if len(items) > bounds.max_runs - res.runs:
                 items = items[: bounds.max_runs - res.runs]
                 res.complete = False
+            opened = (level, res.runs, set(best), time.perf_counter())
             for item, rec in zip(items, mapper(xs, bounds, items, visited), strict=True):
                 res.runs += 1
                 if bar is not None:
@@ -241,21 +348,20 @@ def _exhaustive(
                     # not prune (it cannot with the runners here): run it against the table
                     res.reruns += 1
                     rec = run_item(xs, bounds, item, cache, visited, snapshots=snaps)
-                pruned = False
-                for p in rec.points:
+                # pruned at the first point an earlier record covers; not by the run's own
+                # points: its digest may repeat (an event that changes nothing it covers)
+                cut = _first_covered(rec, visited, bounds)
+                pruned = cut < len(rec.points)
+                if pruned:
+                    res.pruned += 1
+                for p in rec.points[: cut + 1]:
                     res.states += 1
                     distinct.add(p.digest)
-                    left = bounds.depth - p.index
-                    seen = visited.setdefault(p.digest, [])
-                    if any(
-                        d >= left and f >= p.faults_left and sk <= p.sleep_key for d, f, sk in seen
-                    ):
-                        pruned = True
-                        res.pruned += 1
-                        break
-                    seen.append((left, p.faults_left, p.sleep_key))
+                for p in rec.points[:cut]:
+                    entry = p.entry(bounds.depth)
+                    visited.setdefault(p.digest, []).append(entry)
                     if journal is not None:
-                        journal.visited(p.digest, (left, p.faults_left, p.sleep_key))
+                        journal.visited(p.digest, entry)
                     for child in _children(rec, p):
                         frontier.setdefault(child.level(), []).append(child)
                 if journal is not None:
@@ -272,23 +378,35 @@ def _exhaustive(
                 o = rec.outcome or "?"
                 finals.setdefault(o, set()).add(rec.final_digest)
                 runs_by[o] = runs_by.get(o, 0) + 1
+                first.setdefault(o, res.runs)
                 s = rec.schedule
                 k = s.sort_key()
                 if o not in best or k < best[o][0]:
                     best[o] = (k, s, rec.counts or {})
+            _close_level(res, opened, best, res.complete)
+            opened = None
     except KeyboardInterrupt:  # cancelled (Ctrl-C): the table so far, marked incomplete
         res.complete = False
         shrink_outcomes = False
+        if opened is not None:
+            _close_level(res, opened, best, False)
     if bar is not None:
         bar.close()
     for o in sorted(best):
         s = best[o][1]
         if shrink_outcomes:
             s = shrink(xs, s, o, bounds, snapshots=snaps)
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _close_level(res: SearchResult, opened: tuple, best: dict, complete: bool) -> None:
+    (faults, moves), runs0, before, t0 = opened
+    new = tuple(sorted(set(best) - before))
+    res.growth.append(Growth(faults, moves, res.runs - runs0, res.runs, len(best), new,
+                             time.perf_counter() - t0, complete))  # fmt: skip
 
 
 def _bar(progress: bool, name: str):
@@ -318,12 +436,19 @@ def _outcome_of(xs, s: Schedule, bounds: Bounds, snapshots=None) -> str | None:
 
 def shrink(
     xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds,
-    snapshots: Snapshots | None = None,
+    snapshots: Snapshots | None = None, *, slide: bool = False, max_replays: int | None = None,
 ) -> Schedule:  # fmt: skip
     """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
     drop each fault, set each choice back to its default, one at a time, until nothing
-    helps (Zeller & Hildebrandt 2002, one-minimal)."""
+    helps (Zeller & Hildebrandt 2002, one-minimal).
+
+    ``slide``: also move each fault or move to an earlier choice point that takes the
+    default, other choices kept (Hypothesis-style: fewer moves first, then a shorter
+    schedule): a walk's move made late, where an earlier one does the same, comes to the
+    earliest place it still gives ``outcome`` (``d9 l1`` → ``d5 l1``). ``max_replays``:
+    stop trying after this many replays (the schedule so far is returned: it replays)."""
     cur = schedule.trimmed()
+    replays = 0
     improved = True
     while improved:
         improved = False
@@ -337,24 +462,51 @@ def shrink(
                 cands.append(Schedule(tuple(ch[:i] + [DEFAULT] + ch[i + 1 :])).trimmed())
             if c.kind == "o" and int(c.value) > 1:
                 cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
-        for s in sorted(cands, key=Schedule.sort_key):
-            if s.sort_key() < cur.sort_key() and _outcome_of(xs, s, bounds, snapshots) == outcome:
+        if slide:
+            cands += _slides(ch)
+        key = cur.sort_key()
+        for s in sorted(set(cands), key=Schedule.sort_key):
+            if s.sort_key() >= key:
+                continue
+            if max_replays is not None and replays >= max_replays:
+                return cur
+            replays += 1
+            if _outcome_of(xs, s, bounds, snapshots) == outcome:
                 cur = s
                 improved = True
                 break
     return cur
 
 
+def _slides(ch: list[Choice]) -> list[Schedule]:
+    """``ch`` with one of its non-default choices moved to an earlier default point (a
+    fault is inserted there instead: it takes no point of its own)."""
+    out = []
+    for i, c in enumerate(ch):
+        if c.is_default:
+            continue
+        rest = ch[:i] + ch[i + 1 :] if c.kind == "F" else ch[:i] + [DEFAULT] + ch[i + 1 :]
+        for j in range(i):
+            if c.kind == "F":
+                out.append(Schedule(tuple(rest[:j] + [c] + rest[j:])).trimmed())
+            elif ch[j].is_default:
+                out.append(Schedule(tuple(rest[:j] + [c] + rest[j + 1 :])).trimmed())
+    return out
+
+
 def random_walks(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, shrink_outcomes: bool = True,
-    progress: bool = False,
+    progress: bool = False, shrink_replays: int | None = SHRINK_REPLAYS,
 ) -> SearchResult:  # fmt: skip
-    """One run per seed, each choice point within ``bounds.depth`` picked at random."""
+    """One run per seed, each choice point within ``bounds.depth`` picked at random; each
+    class's least schedule is then shrunk (``shrink``, sliding moves earlier too, at most
+    ``shrink_replays`` replays a class): a schedule that replays to the class."""
     t0 = time.perf_counter()
-    res = SearchResult(xs.name, bounds, [])
+    res = SearchResult(xs.name, bounds, [], walks=True)
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
     finals: dict[str, set[str]] = {}
     runs_by: dict[str, int] = {}
+    first: dict[str, int] = {}
     cache: dict = {}
     distinct: set[str] = set()
     bar = _bar(progress, xs.name)
@@ -379,14 +531,20 @@ def random_walks(
         o = rec.outcome or "?"
         finals.setdefault(o, set()).add(rec.final_digest)
         runs_by[o] = runs_by.get(o, 0) + 1
+        first.setdefault(o, res.runs)
         s = rec.schedule
+        if o not in best:
+            res.growth.append(Growth(0, 0, 1, res.runs, len(best) + 1, (o,),
+                                     time.perf_counter() - t0))  # fmt: skip
         if o not in best or s.sort_key() < best[o][0]:
             best[o] = (s.sort_key(), s, rec.counts or {})
     if bar is not None:
         bar.close()
     for o in sorted(best):
-        s = shrink(xs, best[o][1], o, bounds) if shrink_outcomes else best[o][1]
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2]))
+        s = best[o][1]
+        if shrink_outcomes:
+            s = shrink(xs, s, o, bounds, slide=True, max_replays=shrink_replays)
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res
