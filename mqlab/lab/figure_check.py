@@ -28,7 +28,9 @@ The rules (``RULES``), each read from the JSON alone:
     px of the right ``MODEBAR_WIDTH_PX`` px). ``figures.house_style`` places titles so.
 ``hidden-trace``
     No line trace lies wholly under a later one (every segment of its path on the later
-    trace's path, which is solid and at least as wide) unless markers of its own show it.
+    trace's path, which is solid and at least as wide) unless markers of its own show it;
+    no markers-only trace lies wholly under the filled markers, at least as big, of a later
+    trace, nor (unfilled) on filled ones of its own colour (``MARKER_NEAR``).
 
 Owns: the rules and the geometry they estimate. Must not know: what a lesson shows.
 """
@@ -683,6 +685,76 @@ def _check_hidden(d: dict, name: str) -> list[Problem]:
                 and not ("markers" in _mode(a) and not _markers_covered(a, b))
             ):
                 why = "is covered by"
+            if why is not None:
+                out.append(Problem("hidden-trace", name, f"trace {ia} ({a.get('name')}) lies "
+                                   f"wholly on trace {ib} ({b.get('name')}) and {why} it"))  # fmt: skip
+                break
+    return out + _check_hidden_markers(data, layout, name)
+
+
+#: Markers closer than this share of their axis's span are drawn on the same spot (1 % of a
+#: 600 px plot is 6 px, less than a marker).
+MARKER_NEAR = 0.01
+
+
+def _marker_look(tr: dict, index: int, layout: dict) -> tuple[str, float, float, bool]:
+    """(colour, smallest size, largest size, filled) of a trace's markers; open symbols and
+    translucent markers are not filled."""
+    color = _get(tr, "marker.color")
+    if not isinstance(color, str):
+        color = _colorway(layout)[index % len(_colorway(layout))]
+    sizes = [_num(v) or 6.0 for v in _list(_get(tr, "marker.size", 6))] or [6.0]
+    symbols = [str(v) for v in _list(_get(tr, "marker.symbol", "circle"))]
+    opacity = (_num(tr.get("opacity")) or 1.0) * min(
+        (_num(v) or 1.0 for v in _list(_get(tr, "marker.opacity", 1.0))), default=1.0
+    )
+    filled = opacity >= 1.0 and not any("open" in sym for sym in symbols)
+    return _norm(color), min(sizes), max(sizes), filled
+
+
+def _check_hidden_markers(data: list[dict], layout: dict, name: str) -> list[Problem]:
+    """A markers-only trace each of whose points is drawn (within ``MARKER_NEAR`` of the
+    axes' spans) under a filled marker of a later trace at least as big, or is an unfilled
+    marker on a filled one of its own colour at least as big, cannot be seen."""
+    marks = [(i, t) for i, t in enumerate(data)
+             if (t.get("type") or "scatter") == "scatter" and t.get("visible") is not False
+             and "markers" in _mode(t) and "lines" not in _mode(t)]  # fmt: skip
+    cats: dict[str, dict[str, int]] = {}
+    pts: dict[int, list[tuple[float, float]]] = {}
+    for i, t in marks:
+        xa, ya = _trace_axes(t)
+        xs = [_coord(v, cats.setdefault(xa, {})) for v in _list(t.get("x"))]
+        ys = [_coord(v, cats.setdefault(ya, {})) for v in _list(t.get("y"))]
+        pts[i] = [(x, y) for x, y in zip(xs, ys, strict=False) if x is not None and y is not None]
+    span: dict[tuple[str, str], tuple[float, float]] = {}
+    for i, t in marks:
+        if pts[i]:
+            key = _trace_axes(t)
+            xs, ys = [p[0] for p in pts[i]], [p[1] for p in pts[i]]
+            old = span.get(key)
+            lo_x, hi_x, lo_y, hi_y = min(xs), max(xs), min(ys), max(ys)
+            if old is not None:
+                lo_x, hi_x = min(lo_x, old[0][0]), max(hi_x, old[0][1])
+                lo_y, hi_y = min(lo_y, old[1][0]), max(hi_y, old[1][1])
+            span[key] = ((lo_x, hi_x), (lo_y, hi_y))  # type: ignore[assignment]
+    out = []
+    for ia, a in marks:
+        if not pts[ia]:
+            continue
+        (lx, hx), (ly, hy) = span[_trace_axes(a)]  # type: ignore[misc]
+        near_x, near_y = MARKER_NEAR * (hx - lx), MARKER_NEAR * (hy - ly)
+        ca, _, big_a, filled_a = _marker_look(a, ia, layout)
+        for ib, b in marks:
+            if ib == ia or _trace_axes(a) != _trace_axes(b) or not pts[ib]:
+                continue
+            cb, small_b, _, filled_b = _marker_look(b, ib, layout)
+            if not filled_b or small_b < big_a:
+                continue
+            if not all(any(abs(x - u) <= near_x and abs(y - v) <= near_y for u, v in pts[ib])
+                       for x, y in pts[ia]):  # fmt: skip
+                continue
+            why = ("is covered by" if ib > ia
+                   else "has the colour of" if ca == cb and not filled_a else None)  # fmt: skip
             if why is not None:
                 out.append(Problem("hidden-trace", name, f"trace {ia} ({a.get('name')}) lies "
                                    f"wholly on trace {ib} ({b.get('name')}) and {why} it"))  # fmt: skip

@@ -8,6 +8,7 @@ import pandas.testing as pdt
 import pytest
 
 from mqlab.experiments import master_loss as M
+from mqlab.lab.figure_check import check_figure
 
 
 @pytest.fixture(scope="module")
@@ -113,15 +114,26 @@ def test_bad_points_are_named(kwargs, message):
 
 
 def test_the_figure_has_p50_and_p99_per_role_and_flush(shipped):
-    """Eight traces (2 roles × 2 flushes × p50/p99), x = acknowledged lost, y = latency."""
+    """Eight traces (2 flush panels × 2 roles × p50/p99), x = acknowledged lost per run,
+    y = latency; each flush type in a panel of its own, so that no marker hides under another
+    (issue 28); the legend names role and percentile once."""
     fig = M.figure(M.summary(shipped))
     assert len(fig.data) == 8
-    sync_p50 = next(t for t in fig.data if t.name == "SYNC_MASTER ASYNC_FLUSH p50")
-    assert list(sync_p50.x) == [0, 0, 0, 0] and list(sync_p50.y) == [8.0] * 4
-    async_p50 = next(t for t in fig.data if t.name == "ASYNC_MASTER SYNC_FLUSH p50")
-    assert list(async_p50.x) == [15, 30, 15, 30] and list(async_p50.y) == [2.0] * 4
-    assert fig.layout.xaxis.title.text.startswith("acknowledged (SEND_OK) messages")
-    assert fig.layout.xaxis.dtick == 5  # whole messages
+    assert [a.text for a in fig.layout.annotations] == ["ASYNC_FLUSH", "SYNC_FLUSH"]
+    sync_p50 = [t for t in fig.data if t.name == "SYNC_MASTER p50"]
+    assert [t.xaxis for t in sync_p50] == ["x", "x2"]
+    assert list(sync_p50[0].x) == [0, 0, 0, 0] and list(sync_p50[0].y) == [8.0] * 4
+    async_p50 = next(t for t in fig.data if t.name == "ASYNC_MASTER p50" and t.xaxis == "x2")
+    assert list(async_p50.x) == [5, 10, 5, 10] and list(async_p50.y) == [2.0] * 4
+    assert [t.name for t in fig.data if t.showlegend] == [
+        "ASYNC_MASTER p50",
+        "ASYNC_MASTER p99",
+        "SYNC_MASTER p50",
+        "SYNC_MASTER p99",
+    ]
+    assert fig.layout.xaxis.title.text == "acknowledged messages lost per run"
+    assert fig.layout.xaxis.dtick == 5 and fig.layout.xaxis.range[0] < 0  # whole messages
+    assert check_figure(fig) == []
 
 
 def test_markdown_table_prints_every_point(shipped):

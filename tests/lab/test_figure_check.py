@@ -142,6 +142,34 @@ def test_hidden_rule_rejects_a_line_wholly_on_another():
     assert check_figure(band, rules=("hidden-trace",)) == []
 
 
+def test_hidden_rule_rejects_markers_wholly_under_others():
+    """Markers drawn under a later filled marker at least as big, at the same points, are
+    hidden (lesson 12's trade-off figure drew its ASYNC_FLUSH circles under the SYNC_FLUSH
+    diamonds, and a p99 ring of 2.02 ms on the same-coloured p50 dot of 2.0 ms); a bigger
+    ring around a dot passes, and so do markers with a point of their own."""
+    red = {"color": "#d62728", "size": 11}
+    under = go.Figure([
+        go.Scatter(x=[15, 30], y=[2.0, 2.0], mode="markers", name="async", marker=red),
+        go.Scatter(x=[15, 30], y=[2.0, 2.0], mode="markers", name="sync",
+                   marker={**red, "symbol": "diamond"}),
+    ])  # fmt: skip
+    assert [p.detail for p in check_figure(under, rules=("hidden-trace",))] == [
+        "trace 0 (async) lies wholly on trace 1 (sync) and is covered by it"
+    ]
+    ring = go.Figure([
+        go.Scatter(x=[30, 0], y=[2.0, 0.0], mode="markers", name="p50", marker=red),
+        go.Scatter(x=[30, 0], y=[2.02, 12.0], mode="markers", name="p99",
+                   marker={**red, "symbol": "circle-open"}),
+    ])  # fmt: skip
+    assert check_figure(ring, rules=("hidden-trace",)) == []  # 12.0 is a point of its own
+    ring.data[1].y = (2.02, 0.0)
+    assert [p.detail for p in check_figure(ring, rules=("hidden-trace",))] == [
+        "trace 1 (p99) lies wholly on trace 0 (p50) and has the colour of it"
+    ]
+    ring.data[1].marker.size = 17  # a ring around the dot
+    assert check_figure(ring, rules=("hidden-trace",)) == []
+
+
 def test_check_figure_bad_input():
     """A non-figure is a TypeError, an unknown rule a ValueError naming the rules."""
     with pytest.raises(TypeError, match="plotly figure"):
