@@ -37,7 +37,7 @@ import plotly.graph_objects as go
 from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.lab import figures
-from mqlab.lab.panel_views import TimelineView, inspector_html, live_figure
+from mqlab.lab.panel_views import TimelineView, inspector_html
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -324,9 +324,9 @@ class OutcomeExplorer:
         # the answer to the click in tabs: the replay (choices and timeline, shown first, so
         # its plot is drawn while visible), the end state, the diff. In one column it was
         # about 2 470 px tall, the diff far below the button (issue 28).
-        # the timeline joins the replay tab when the explorer is shown (``_ipython_display_``)
-        self._replay_box = W.VBox([self.choices])
-        self.tabs = W.Tab(children=[self._replay_box, self.inspector, self.diff_view])
+        self.tabs = W.Tab(children=[
+            W.VBox([self.choices, self.timeline.widget]), self.inspector, self.diff_view,
+        ])  # fmt: skip
         self.tabs.titles = TAB_TITLES
         self.widget = W.VBox([
             self.table, self.figure,
@@ -336,16 +336,11 @@ class OutcomeExplorer:
                    layout=W.Layout(**row)),
             self.status, self.tabs,
         ])  # fmt: skip
-        self.fig = outcome_figure(self.result, self.selected)
-        self._shown = False
+        self._draw_figure()
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        if not self._shown:
-            self._shown = True
-            self._draw_figure()
-            self._replay_box.children = (self.choices, self.timeline.widget)
         display(self.widget)
 
     # -- drawing ------------------------------------------------------------------------------
@@ -379,26 +374,26 @@ class OutcomeExplorer:
                 f"<tr>{head}</tr>{body}</table><div>{html.escape(foot)}</div></div>")  # fmt: skip
 
     def _draw_figure(self) -> None:
-        """Drawn once, when the explorer is first shown (a second display into the same
-        Output from a later cell made nbclient (nbmake) miss the cell's reply until its
-        timeout); the live figure and the timeline are made then, so that their widgets open
-        with what they show (``live_figure``)."""
+        """Drawn once, when the explorer is built: a second display into the same Output
+        from a later cell made nbclient (nbmake) miss the cell's reply until its timeout."""
         from IPython.display import display
 
         self.figure.clear_output(wait=True)
+        self.fig = outcome_figure(self.result, self.selected)
         if self.timeline.mode == "live":  # recoloured in place on each selection
             try:
-                self.fig = live_figure(self.fig)
+                self.fig = go.FigureWidget(self.fig)
             except Exception:  # noqa: BLE001 — any frontend problem: a static figure
                 pass
         with self.figure:
             display(self.fig)
 
     def _highlight(self) -> None:
-        """Show the selected class: its table row, and its bar (on screen where the figure
-        is live; a static one stays as drawn: ``_draw_figure``)."""
+        """Show the selected class: its table row, and its bar where the figure is live
+        (a static one stays as drawn: ``_draw_figure``)."""
         self.table.value = self._table_html()
-        self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
+        if isinstance(self.fig, go.FigureWidget):
+            self.fig.data[0].marker.color = bar_colors(self.result, self.selected)
 
     def _choices_html(self, rep: Replay) -> str:
         lines = []

@@ -579,43 +579,6 @@ _REASON_WHAT = {
 }  # fmt: skip
 
 
-_LIVE_FIGURE: type | None = None
-
-
-def live_figure(fig: Any) -> Any:
-    """A ``FigureWidget`` of ``fig`` whose comm opens with the figure's traces and layout.
-
-    ``go.FigureWidget(fig)`` opens its comm empty and then sends the traces and the layout as
-    updates; a view drawn from the model before those updates were applied showed an empty
-    plot for good, as its later restyles had no traces to change (the walk of issue 28, on a
-    loaded machine: lesson 11's four explorer plots, lesson 00's panel timeline after a second
-    Run All; the browser's widget model still held the empty state). Opened once everything
-    is set, the first message carries the whole figure.
-
-    Not fixed here: in the same walk, the edits that later cells of a Run All made to lesson
-    11's first explorer (a selection, a replay) never reached the browser's model, which
-    stayed at the state it opened with (cause not found).
-    """
-    global _LIVE_FIGURE
-    if _LIVE_FIGURE is None:
-        import plotly.graph_objects as go
-
-        class LiveFigure(go.FigureWidget):
-            _opening = False  # the comm opens at the end of __init__, not inside it
-
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                self._opening = True
-                self.open()
-
-            def open(self) -> None:
-                if self._opening:
-                    super().open()
-
-        _LIVE_FIGURE = LiveFigure
-    return _LIVE_FIGURE(fig)
-
-
 def _sync_widget_state(fw: Any) -> None:
     """Store the figure's current traces and layout in the widget's synced state.
 
@@ -654,30 +617,16 @@ class TimelineView:
         #: every node in order of its first trace event: the lanes keep this order on every
         #: redraw (ordered by the window's first events, they changed places on each click)
         self._lane_order: dict[str, None] = {}
-        self._widget: Any = None
-        #: live: the figure drawn into, a plain go.Figure until ``widget`` is first asked
-        #: for, then that FigureWidget (it opens with what was drawn: ``live_figure``)
-        self._fig: Any = None
+        self.widget: Any = None
         self._last_traces: dict[int, dict[str, Any]] = {}  # what each trace was set to
         self._last_layout: dict[str, Any] = {}
         if self.mode == "live":
             try:
-                self._fig = self._build_figure()
+                self.widget = self._build_figure_widget()
             except Exception:  # noqa: BLE001 — any frontend problem: fall back to static
                 self.mode = "static"
         if self.mode == "static":
-            self._widget = widgets.Output()
-
-    @property
-    def widget(self) -> Any:
-        """The widget that shows the timeline: a ``FigureWidget`` (live), made on first use
-        from what has been drawn so far, or an ``Output`` (static)."""
-        if self._widget is None:
-            try:
-                self._widget = self._fig = live_figure(self._fig)
-            except Exception:  # noqa: BLE001 — any frontend problem: fall back to static
-                self.mode, self._widget = "static", widgets.Output()
-        return self._widget
+            self.widget = widgets.Output()
 
     # -- events --------------------------------------------------------------------------------
     def new_trace(self) -> None:
@@ -716,10 +665,10 @@ class TimelineView:
         return [n for n in self._lane_order if n in present]
 
     # -- drawing -------------------------------------------------------------------------------
-    def _build_figure(self) -> Any:
+    def _build_figure_widget(self) -> Any:
         import plotly.graph_objects as go
 
-        fw = go.Figure()
+        fw = go.FigureWidget()
         for reason, color in figures.REASON_COLORS.items():
             fw.add_trace(go.Bar(
                 orientation="h", y=[], x=[], base=[], width=0.35, name=f"parked pull ({reason})",
@@ -739,6 +688,7 @@ class TimelineView:
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
         figures.house_style(fw)  # the title below the modebar
+        _sync_widget_state(fw)
         return fw
 
     @staticmethod
@@ -831,7 +781,7 @@ class TimelineView:
                   # reload) falls outside the range and is not drawn
                   "yaxis.range": (-0.5, max(len(lanes), 1) - 0.5),
                   "height": min(MAX_TIMELINE_PX, max(260, 40 * len(lanes) + 120))}  # fmt: skip
-        fw = self._fig
+        fw = self.widget
         changed = False
         with fw.batch_update():
             for n, (tr, props) in enumerate(zip(fw.data, new, strict=True)):
@@ -844,5 +794,5 @@ class TimelineView:
                     fw.layout[key] = value
                     self._last_layout[key] = value
                     changed = True
-        if changed and fw is self._widget:
+        if changed:
             _sync_widget_state(fw)

@@ -232,13 +232,11 @@ class ControlPanel:
         self.timeline = (
             TimelineView(window_ms=window_ms, mode=plot_mode) if "figure" in chosen else None
         )
-        # drawn first, so that the timeline's widget opens with the lab's events in it
-        # (panel_views.live_figure)
-        self.refresh()
         figure = self.timeline.widget if self.timeline is not None else None
         rows = section_rows(self.inputs, self.buttons, self.inspector, figure, self.log)
         rows["toggles"] = [self.inputs[t] for t in TOGGLES if t in toggles]
         self.widget = widgets.VBox(panel_layout(rows, chosen))
+        self.refresh()
 
     # -- display -------------------------------------------------------------------------------
     def _ipython_display_(self) -> None:
