@@ -582,11 +582,24 @@ class RealCluster:
         props = dict(properties or {})
         store = self.workdir / f"slave-{name}"
         timeout = self.startup_timeout_s if timeout_s is None else timeout_s
+        base = self._start_on_free_ports("start-slave", name, store, props, timeout)
+        slave = RealSlave(
+            broker_name=name, broker_addr=f"127.0.0.1:{base + 2}", ha_port=base + 1,
+            store_dir=store,
+        )  # fmt: skip
+        self.slaves[name] = slave
+        return slave
+
+    def _start_on_free_ports(
+        self, command: str, name: str, store: Path, props: dict[str, str], timeout: float
+    ) -> int:
+        """Run ``command NAME PORT HA_PORT STORE [key=value ...]`` on a block of three free
+        loopback ports (VIP, HA, broker); its first port. A lost port race is retried."""
         for attempt in range(3):
             base = free_port(3)
             try:
                 self._command(
-                    ["start-slave", name, str(base + 2), str(base + 1), str(store),
+                    [command, name, str(base + 2), str(base + 1), str(store),
                      *(f"{k}={v}" for k, v in props.items())],
                     timeout,
                 )  # fmt: skip
@@ -594,12 +607,7 @@ class RealCluster:
                 if "Address already in use" not in str(e) or attempt == 2:
                     raise
                 continue
-            slave = RealSlave(
-                broker_name=name, broker_addr=f"127.0.0.1:{base + 2}", ha_port=base + 1,
-                store_dir=store,
-            )  # fmt: skip
-            self.slaves[name] = slave
-            return slave
+            return base
         raise AssertionError("unreachable")
 
     def stop_slave(self, broker_name: str | None = None, timeout_s: float = 60) -> None:
@@ -632,25 +640,13 @@ class RealCluster:
         props = dict(properties or {})
         store = self.workdir / f"broker-{broker_name}"
         timeout = self.startup_timeout_s if timeout_s is None else timeout_s
-        for attempt in range(3):
-            base = free_port(3)
-            try:
-                self._command(
-                    ["start-broker", broker_name, str(base + 2), str(base + 1), str(store),
-                     *(f"{k}={v}" for k, v in props.items())],
-                    timeout,
-                )  # fmt: skip
-            except RealClusterError as e:
-                if "Address already in use" not in str(e) or attempt == 2:
-                    raise
-                continue
-            broker = RealBroker(
-                broker_name=broker_name, broker_addr=f"127.0.0.1:{base + 2}",
-                broker_vip_addr=f"127.0.0.1:{base}", ha_port=base + 1, store_dir=store,
-            )  # fmt: skip
-            self.brokers[broker_name] = broker
-            return broker
-        raise AssertionError("unreachable")
+        base = self._start_on_free_ports("start-broker", broker_name, store, props, timeout)
+        broker = RealBroker(
+            broker_name=broker_name, broker_addr=f"127.0.0.1:{base + 2}",
+            broker_vip_addr=f"127.0.0.1:{base}", ha_port=base + 1, store_dir=store,
+        )  # fmt: skip
+        self.brokers[broker_name] = broker
+        return broker
 
     def stop_broker(self, broker_name: str, timeout_s: float = 60) -> None:
         """Shut a master started by :meth:`start_broker` down (``stop-broker``)."""
