@@ -20,8 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mqlab.acl.acl_utils import AclException
 from mqlab.remoting.fastjson import java_double_to_string
 
@@ -38,6 +36,8 @@ def get_yaml_data_object(path: str) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    import yaml  # here, not at import: a broker with ACL off (every Spark executor's) needs none
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -50,6 +50,8 @@ def write_data_object(path: str, data: dict[str, Any]) -> bool:
     Raises:
         AclException: the file cannot be written (Java's ``FileNotFoundException`` text).
     """
+    import yaml
+
     text = yaml.dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True)
     try:
         Path(path).write_text(text, encoding="utf-8")
