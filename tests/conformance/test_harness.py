@@ -444,3 +444,14 @@ def test_a_reply_push_shows_whether_its_push_time_follows_the_store_within_10_s(
     assert rec["extFields"]["storeTimestamp"] == "<set>"
     assert rec["extFields"]["properties"] == "PUSH_REPLY_TIME\x01<set>\x02MSG_TYPE\x01reply\x02"
     assert rec["body"] == "hi"
+
+
+def test_the_reput_backlog_is_a_measurement_of_the_moment():
+    """dispatchBehindBytes (GET_BROKER_RUNTIME_INFO) is what the reput thread has not
+    dispatched yet: the real broker once answered 362 where mqlab's reput had caught up."""
+    d = classify([
+        Diff("body.table.dispatchBehindBytes", "362", "0"),
+        Diff("body.table.dispatchBehindBytes", "362", "<absent>"),
+        Diff("body.table.commitLogMaxOffset", "362", "0"),  # offsets stay exact
+    ], REAL, MQ)  # fmt: skip
+    assert [x.rule for x in d] == ["runtime-measurement", None, None]
