@@ -278,14 +278,7 @@ public final class RealCluster {
                 if (slaves.containsKey(name)) {
                     throw new IllegalStateException("a slave of " + name + " is already running");
                 }
-                Properties props = new Properties();
-                for (int i = 5; i < words.length; i++) {
-                    int eq = words[i].indexOf('=');
-                    if (eq <= 0) {
-                        throw new IllegalArgumentException("not key=value: " + words[i]);
-                    }
-                    props.setProperty(words[i].substring(0, eq), words[i].substring(eq + 1));
-                }
+                Properties props = keyValues(words, 5);
                 int port = Integer.parseInt(words[2]);
                 BrokerController slave = startBroker(name, 1L, port, Integer.parseInt(words[3]),
                     new File(words[4]).getAbsoluteFile(), props, true);
@@ -308,14 +301,7 @@ public final class RealCluster {
                 if (others.containsKey(name) || name.equals(options.brokerName)) {
                     throw new IllegalStateException("a master named " + name + " is already running");
                 }
-                Properties props = new Properties();
-                for (int i = 5; i < words.length; i++) {
-                    int eq = words[i].indexOf('=');
-                    if (eq <= 0) {
-                        throw new IllegalArgumentException("not key=value: " + words[i]);
-                    }
-                    props.setProperty(words[i].substring(0, eq), words[i].substring(eq + 1));
-                }
+                Properties props = keyValues(words, 5);
                 int port = Integer.parseInt(words[2]);
                 BrokerController b = startBroker(name, MixAll.MASTER_ID, port, Integer.parseInt(words[3]),
                     new File(words[4]).getAbsoluteFile(), props, false);
@@ -334,6 +320,19 @@ public final class RealCluster {
                 throw new IllegalArgumentException("unknown command " + words[0]
                     + " (stop-master, start-master, start-slave, stop-slave, start-broker, stop-broker)");
         }
+    }
+
+    /** {@code words[from..]} as {@code key=value} properties (start-slave, start-broker). */
+    private static Properties keyValues(String[] words, int from) {
+        Properties props = new Properties();
+        for (int i = from; i < words.length; i++) {
+            int eq = words[i].indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("not key=value: " + words[i]);
+            }
+            props.setProperty(words[i].substring(0, eq), words[i].substring(eq + 1));
+        }
+        return props;
     }
 
     private void start() throws Exception {
