@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -112,6 +113,12 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
+#: The log line by which a Spark daemon names the port a service bound.
+_BOUND = re.compile(r"Successfully started service '([\w.]+)' on port (\d+)")
+#: The service name a Spark Connect server's gRPC port is logged under.
+_CONNECT_SERVICE = "org.apache.spark.sql.connect.service.SparkConnectService"
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (bind port 0, read it, close)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -133,8 +140,10 @@ class _Daemon:
     proc: subprocess.Popen | None = None
     #: give the daemon a pipe as stdin (a daemon that stops when it ends stops with us)
     pipe_stdin: bool = False
+    log_start: int = 0
 
     def start(self, env: dict[str, str]) -> None:
+        self.log_start = self.log.stat().st_size if self.log.exists() else 0
         out = open(self.log, "ab")  # noqa: SIM115 (the child owns it; closed on stop)
         stdin = subprocess.PIPE if self.pipe_stdin else subprocess.DEVNULL
         self.proc = subprocess.Popen(self.argv, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -143,6 +152,16 @@ class _Daemon:
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def bound(self) -> dict[str, int]:
+        """The services this run of the daemon has bound, by name, from its log."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self.log_start)
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return {}
+        return {name: int(port) for name, port in _BOUND.findall(text)}
 
     def tail(self, lines: int = 15) -> str:
         try:
@@ -266,7 +285,8 @@ class LocalCluster:
         self._daemons.append(master)
         try:
             master.start(env)
-            self._wait(lambda: _port_open(self.port) and _port_open(self.webui_port), master)
+            self._wait(lambda: self._bound(master), master)
+            self._wait(self._answers, master)
             for i in range(self.workers):
                 work = self.root / f"worker-{i}"
                 work.mkdir(exist_ok=True)
@@ -291,8 +311,24 @@ class LocalCluster:
     def alive_workers(self) -> list[dict[str, Any]]:
         try:
             return [w for w in self.status()["workers"] if w["state"] == "ALIVE"]
-        except OSError:
+        except (OSError, ValueError):  # not up yet, or a body that is not (yet) JSON
             return []
+
+    def _bound(self, master: _Daemon) -> bool:
+        """Read the ports the master bound from its log: Spark moves a service to the next
+        port when the one asked for was taken in the meantime (``spark.port.maxRetries``),
+        and a probe of the port asked for would then reach another process."""
+        ports = master.bound()
+        if "sparkMaster" not in ports or "MasterUI" not in ports:
+            return False
+        self.port, self.webui_port = ports["sparkMaster"], ports["MasterUI"]
+        return True
+
+    def _answers(self) -> bool:
+        try:
+            return self.status().get("url") == self.url
+        except (OSError, ValueError):
+            return False
 
     def _wait(self, ready, *daemons: _Daemon) -> None:
         deadline = time.monotonic() + self.start_timeout_s
@@ -356,9 +392,16 @@ class ConnectServer:
         try:
             self._daemon.start(env)
             deadline = time.monotonic() + self.start_timeout_s
-            while not _port_open(self.port):
+            while (bound := self._daemon.bound().get(_CONNECT_SERVICE)) is None:
                 if not self._daemon.alive() or time.monotonic() > deadline:
                     raise ClusterError(f"Spark Connect server did not start: {shlex.join(argv)}"
+                                       f"\n{self._daemon.tail()}")  # fmt: skip
+                time.sleep(0.25)
+            self.port = bound  # Spark moves to the next port if the one asked for was taken
+            deadline = time.monotonic() + self.start_timeout_s
+            while not _port_open(self.port):
+                if not self._daemon.alive() or time.monotonic() > deadline:
+                    raise ClusterError(f"Spark Connect server did not listen: {shlex.join(argv)}"
                                        f"\n{self._daemon.tail()}")  # fmt: skip
                 time.sleep(0.25)
         except BaseException:

@@ -171,6 +171,42 @@ def _no_app_running(cluster) -> bool:
     return not status["activeapps"] and all(w["coresused"] == 0 for w in status["workers"])
 
 
+def test_a_master_whose_ui_port_was_taken_meanwhile_is_found_where_it_bound(
+    tmp_path, monkeypatch
+):
+    """The CI failure this guards: between ``free_port()`` and the master's start another process
+    took the web UI port; Spark bound the next port, and ``status()`` read the other process's
+    empty 200 answer (JSONDecodeError). The cluster reads the ports from the master's log."""
+    _skip_without_spark()
+    import http.server
+
+    from mqlab.experiments import cluster as mod
+
+    class Empty(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    squatter = http.server.HTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    taken = squatter.server_address[1]
+    ports = iter([mod.free_port(), taken])
+    monkeypatch.setattr(mod, "free_port", lambda: next(ports))
+    try:
+        with mod.LocalCluster(workers=0, root=tmp_path) as c:
+            assert c.webui_port != taken
+            assert c.status()["url"] == c.url
+            assert c.status()["workers"] == []
+    finally:
+        squatter.shutdown()
+        squatter.server_close()
+    assert _ours(tmp_path) == []
+
+
 def test_standalone_cluster_sweep_on_executors_without_mqlab(
     cluster, sequential, bare_python, tmp_path
 ):
