@@ -171,9 +171,7 @@ def _no_app_running(cluster) -> bool:
     return not status["activeapps"] and all(w["coresused"] == 0 for w in status["workers"])
 
 
-def test_a_master_whose_ui_port_was_taken_meanwhile_is_found_where_it_bound(
-    tmp_path, monkeypatch
-):
+def test_a_master_whose_ui_port_was_taken_meanwhile_is_found_where_it_bound(tmp_path, monkeypatch):
     """The CI failure this guards: between ``free_port()`` and the master's start another process
     took the web UI port; Spark bound the next port, and ``status()`` read the other process's
     empty 200 answer (JSONDecodeError). The cluster reads the ports from the master's log."""
