@@ -285,13 +285,13 @@ def test_a_group_with_after_starts_when_that_group_has_ended(tmp_path, capsys):
 
 
 def test_the_suites_lanes_chain_the_waiting_groups_beside_the_niced_cpu_groups():
-    """Four lanes: real-broker then notebooks then browser, at normal priority; core, lab and
-    spark, the CPU-bound parts, each at nice 10 from the start."""
+    """Four lanes: real-broker then browser, at normal priority; core, lab and spark, the
+    CPU-bound parts, each at nice 10 from the start, and the notebooks niced after spark."""
     groups = runner().GROUPS
     assert {g.name: g.after for g in groups} == {
-        "real-broker": "", "core": "", "lab": "", "spark": "", "notebooks": "real-broker",
-        "browser": "notebooks",
+        "real-broker": "", "core": "", "lab": "", "spark": "", "notebooks": "spark",
+        "browser": "real-broker",
     }  # fmt: skip
     assert {g.name: g.nice for g in groups} == {
-        "real-broker": 0, "core": 10, "lab": 10, "spark": 10, "notebooks": 0, "browser": 0,
+        "real-broker": 0, "core": 10, "lab": 10, "spark": 10, "notebooks": 10, "browser": 0,
     }  # fmt: skip
