@@ -14,6 +14,8 @@ and every response ``b`` returns is recorded once, with who sent it to whom.
 3. Each direction's bytes are cut into frames and each frame is recorded as a
    :class:`CapturedFrame`: the sender, the receiver, the frame's exact bytes and its decoded
    fields (code, flag, opaque, version, language, extFields, remark, the body's JSON).
+4. :meth:`FrameCapture.block` cuts one link (a one-way partition: ``a``'s requests to ``b``
+   fail, ``b``'s to ``a`` still pass); :meth:`FrameCapture.unblock` heals it.
 
 The relay runs an asyncio loop on a thread of its own; nothing binds beyond 127.0.0.1.
 """
