@@ -176,6 +176,11 @@ def test_group_elects_one_leader_listed_as_broker_id_0(group: RealDLedgerGroup) 
     want |= {int(i[1:]) + 1: n.broker_addr for i, n in group.nodes.items() if i != leader}
     assert table == want
 
+    # a node registers as a SLAVE already as a candidate (DLedgerRoleChangeHandler), before
+    # the leader's first heartbeat reaches it: wait for one to each follower
+    followers = set(group.ids) - {leader}
+    wait_until(lambda: {r["dst"] for r in _records(group) if r["code"] == 51002} >= followers,
+               30, "a HEART_BEAT to each follower")  # fmt: skip
     records = _records(group)
     answers = _answers(records)
     votes = [r for r in records if r["kind"] == "request" and r["code"] == 51001]
@@ -192,7 +197,7 @@ def test_group_elects_one_leader_listed_as_broker_id_0(group: RealDLedgerGroup) 
     assert {(b["src"], b["body"]["leaderId"], b["body"]["localId"]) for b in beats} == {
         (leader, leader, leader)
     }
-    assert {b["dst"] for b in beats} == set(group.ids) - {leader}
+    assert {b["dst"] for b in beats} == followers
 
 
 # -- 2. one message through the leader ---------------------------------------------------
@@ -281,11 +286,18 @@ def test_leader_cut_off_loses_its_uncommitted_entry_to_a_truncate(group: RealDLe
     records = _records(group)
     trunc = next(t for t in _pushes(records, "TRUNCATE") if (t["src"], t["dst"]) == (new, old))
     assert trunc["body"]["entry"]["index"] == 0
-    compares = [
-        c for c in _pushes(records, "COMPARE") if c["dst"] == old and c["seq"] < trunc["seq"]
-    ]
-    assert compares
-    answer = _answers(records)[(old, new, trunc["opaque"])]
+    answers = _answers(records)
+    compared = [
+        answers[(old, new, c["opaque"])]["body"]
+        for c in _pushes(records, "COMPARE")
+        if (c["src"], c["dst"]) == (new, old) and c["seq"] < trunc["seq"]
+        and (old, new, c["opaque"]) in answers
+    ]  # fmt: skip
+    # the old leader has entry 0 as the new one has, and one more: SUCCESS, its log 0..1
+    assert {(a["code"], a["beginIndex"], a["endIndex"]) for a in compared} == {
+        (DLEDGER_SUCCESS, 0, 1)
+    }
+    answer = answers[(old, new, trunc["opaque"])]
     assert (answer["body"]["code"], answer["body"]["endIndex"]) == (DLEDGER_SUCCESS, 0)
     group.wait_registered()
     _wait_consumed(group.leader_addr(), [b"first through the leader"])
