@@ -3,7 +3,7 @@
 Not a RocketMQ class: ``python -m mqlab.conformance.dledger_record OUT_DIR`` runs one scenario
 on a :class:`~mqlab.conformance.dledger_group.RealDLedgerGroup` with its relay on, and writes
 what the real nodes sent each other (``frame_record``: decoded by mqlab's codec, with the
-frame's bytes) to four files, our own observations of a run:
+frame's bytes) to five files, our own observations of a run:
 
 1. ``election.jsonl``: every VOTE request and response up to the first HEART_BEAT (the
    first leader's term won);
@@ -12,7 +12,10 @@ frame's bytes) to four files, our own observations of a run:
    its first COMMIT of index 0 (COMPARE, TRUNCATE, COMMIT), with their answers;
 4. ``cut-off-leader.jsonl``: the leader's links to its peers cut and one message sent to it
    (not acknowledged); what the cut-off leader and the new leader then say to each other
-   (its VOTEs, the new leader's COMPARE and TRUNCATE), up to the TRUNCATE's answer.
+   (its VOTEs, the new leader's COMPARE and TRUNCATE), up to the TRUNCATE's answer;
+5. ``rejoin.jsonl``: that new leader killed (SIGKILL), one message sent to the next leader,
+   the killed node restarted on its store: the PUSHes to it up to the first APPEND (COMPAREs,
+   then APPEND of the entry it missed), with their answers.
 
 It prints the send's answers and the files' sizes. The group is stopped at the end.
 """
@@ -43,7 +46,7 @@ def _with_answers(records: list[dict], requests: list[dict]) -> list[dict]:
 
 
 def record(out: Path, workdir: Path) -> dict[str, object]:
-    """Run the scenario in ``workdir``; write the four files to ``out``; what was answered."""
+    """Run the scenario in ``workdir``; write the five files to ``out``; what was answered."""
     out.mkdir(parents=True, exist_ok=True)
     facts: dict[str, object] = {}
     with RealDLedgerGroup(workdir, capture=True) as g:
@@ -109,6 +112,31 @@ def record(out: Path, workdir: Path) -> dict[str, object]:
 
         wait_until(lambda: bool(truncated()), 60, "the new leader's TRUNCATE and its answer")
         write_frames(out / "cut-off-leader.jsonl", truncated())
+
+        # 5. the leader killed, one message sent to the next one, the killed node restarted
+        g.wait_registered()
+        g.kill(new)
+        third = g.wait_leader(other_than=new)
+        facts["after kill -9 of the leader"] = third
+        wait_until(lambda: send_v2(g.leader_addr(), TOPIC, b"after the kill",
+                                   group="record_producer").code == 0,
+                   60, "a SEND_OK from the new leader", pause_s=0.2)  # fmt: skip
+        start = len(g.capture.frames())
+        g.restart(new)
+
+        def rejoined() -> list[dict]:
+            rs = records()[start:]
+            pushes = [r for r in rs if r["code"] == PUSH and (r["src"], r["dst"]) == (third, new)]
+            for i, p in enumerate(pushes):
+                if p["body"]["type"] == "APPEND":
+                    done = _with_answers(rs, pushes[: i + 1])
+                    return done if len(done) == 2 * (i + 1) else []
+            return []
+
+        wait_until(
+            lambda: bool(rejoined()), 60, "the leader's COMPARE and APPEND to the restarted node"
+        )
+        write_frames(out / "rejoin.jsonl", rejoined())
     for f in sorted(out.glob("*.jsonl")):
         facts[f.name] = f"{len(f.read_text().splitlines())} frames, {f.stat().st_size} bytes"
     return facts

@@ -20,7 +20,7 @@ from mqlab.common.message_decoder import decodes
 from mqlab.remoting.command import RemotingCommand
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dledger"
-FILES = ("election", "heartbeat", "first-entry", "cut-off-leader")
+FILES = ("election", "heartbeat", "first-entry", "cut-off-leader", "rejoin")
 
 #: ``DLedgerRequestCode`` (DLedger 0.2.3)
 DLEDGER_REQUEST_CODES = {
@@ -179,3 +179,21 @@ def test_cut_off_leader_rejects_votes_then_has_its_uncommitted_entry_truncated()
     own = [r for r in records if r["code"] == VOTE and r["src"] == old]
     assert {v["body"]["ledgerEndIndex"] for v in own} == {1}
     assert {_answer_to(v)["body"]["voteResult"] for v in own} == {"REJECT_ALREADY_HAS_LEADER"}
+
+
+def test_restarted_node_is_compared_then_appended_what_it_missed() -> None:
+    """A node killed (SIGKILL) and restarted on its store: the leader's PUSHes to it are
+    COMPAREs until one is answered SUCCESS with the node's endIndex equal to the compared
+    index, then an APPEND of the next entry, answered with endIndex that entry's index."""
+    pushes = [r for r in _load("rejoin") if r["kind"] == "request"]
+    assert [p["body"]["type"] for p in pushes][-1] == "APPEND"
+    assert {p["body"]["type"] for p in pushes[:-1]} == {"COMPARE"}
+    compare, append = pushes[-2], pushes[-1]
+    said = _answer_to(compare)["body"]
+    assert (said["code"], said["endIndex"]) == (200, compare["body"]["entry"]["index"])
+    index = append["body"]["entry"]["index"]
+    assert index == said["endIndex"] + 1
+    a = _answer_to(append)["body"]
+    assert (a["code"], a["endIndex"], a["index"]) == (200, index, index)
+    (msg,) = decodes(base64.b64decode(append["body"]["entry"]["body"]))
+    assert msg.body == b"after the kill"
