@@ -27,7 +27,9 @@ Modules: ``real_cluster`` builds and runs the real cluster (from Maven Central) 
 ``mqadmin``; ``wire`` sends one hand-made request (asyncio); ``raw_tcp`` is the harness's
 threaded client (several requests in flight per connection, arrival times measured);
 ``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``,
-``coverage`` and ``cli`` are the harness.
+``coverage`` and ``cli`` are the harness. ``dledger_group`` runs a real 4.9.3 DLedger group
+(a name server and three nodes, one JVM each), ``dledger_capture`` relays and records the frames
+its nodes send each other, and ``dledger_record`` writes them as fixtures (docs/dledger.md).
 
 Normalization rules (``compare.RULES``; only a named rule may mask a field, and only
 when the two values are equal once that rule's one reason is taken away):

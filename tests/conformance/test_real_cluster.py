@@ -218,6 +218,22 @@ def test_unknown_broker_property_fails_the_start(java_runner: Path, tmp_path: Pa
     assert not cluster.running
 
 
+def test_dledger_keys_with_a_lower_case_d_are_broker_config_keys(
+    java_runner: Path, tmp_path: Path
+) -> None:
+    """``dLegerGroup``, ``dLegerPeers`` and ``dLegerSelfId`` (setters ``setdLegerGroup``...,
+    keys as ``MixAll#properties2Object`` derives them) pass the runner's key check: only the
+    typo beside them is named."""
+    props = {
+        "dLegerGroup": "g", "dLegerPeers": "n0-127.0.0.1:1", "dLegerSelfId": "n0",
+        "dLegerSelfID": "n0",
+    }  # fmt: skip
+    cluster = RealCluster(tmp_path, props)
+    with pytest.raises(RealClusterError, match=r"no broker config field named \[dLegerSelfID\]"):
+        cluster.start()
+    assert cluster.returncode == 1
+
+
 _ORPHAN = """
 import sys, time
 from pathlib import Path

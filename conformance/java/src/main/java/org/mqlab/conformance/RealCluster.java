@@ -418,6 +418,15 @@ public final class RealCluster {
             brokerConfig.setBrokerId(brokerId);
             storeConfig.setBrokerRole(org.apache.rocketmq.store.config.BrokerRole.SLAVE);
         }
+        // A DLedger node (enableDLegerCommitLog=true, with dLegerGroup, dLegerPeers, dLegerSelfId):
+        // brokerId -1 until its election decides, as BrokerStartup#createBrokerController sets
+        // it; DLedgerRoleChangeHandler then makes the leader brokerId 0 (SYNC_MASTER) and each
+        // follower a SLAVE of brokerId (the number in its dLegerSelfId) + 1, and registers it.
+        // Its DLedger RPC server listens on its own address in dLegerPeers.
+        boolean dledger = storeConfig.isEnableDLegerCommitLog();
+        if (dledger && !slave) {
+            brokerConfig.setBrokerId(-1);
+        }
         nettyServerConfig.setListenPort(port);
         storeConfig.setHaListenPort(haPort);
         storeConfig.setStorePathRootDir(store.getPath());
@@ -462,10 +471,11 @@ public final class RealCluster {
 
         // 4. ready once our name server routes to the broker at 127.0.0.1:port (a master: with
         //    its topics, the topic named after the broker always among them); a slave registered
-        //    with another name server is not waited for
+        //    with another name server is not waited for, nor a DLedger node (it registers only
+        //    once its election has decided its role)
         String want = "127.0.0.1:" + port;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.readyTimeoutMs);
-        boolean ours = namesrv != null && addr.equals(brokerConfig.getNamesrvAddr());
+        boolean ours = namesrv != null && addr.equals(brokerConfig.getNamesrvAddr()) && !dledger;
         while (ours && (!want.equals(registeredAddr(name, brokerId))
             || (!slave && namesrv.getRouteInfoManager().pickupTopicRouteData(name) == null))) {
             if (System.nanoTime() > deadline) {
@@ -548,19 +558,24 @@ public final class RealCluster {
         }
     }
 
-    /** Every key must name a setter on one of the beans, as properties2Object reads it. */
+    /**
+     * Every key must name a setter on one of the beans, as properties2Object reads it: the key
+     * of a one-argument method {@code setXyz} is its name after "set" with the first letter
+     * lower-cased, so {@code setdLegerGroup} (MessageStoreConfig) takes {@code dLegerGroup}.
+     */
     private static void checkKeys(Properties p, Object[] beans) {
-        List<String> unknown = new ArrayList<>();
-        for (String key : p.stringPropertyNames()) {
-            String setter = "set" + Character.toUpperCase(key.charAt(0)) + key.substring(1);
-            boolean found = false;
-            for (Object bean : beans) {
-                for (Method m : bean.getClass().getMethods()) {
-                    if (m.getName().equals(setter) && m.getParameterCount() == 1) {
-                        found = true;
-                    }
+        java.util.Set<String> known = new java.util.HashSet<>();
+        for (Object bean : beans) {
+            for (Method m : bean.getClass().getMethods()) {
+                String mn = m.getName();
+                if (mn.startsWith("set") && mn.length() > 3 && m.getParameterCount() == 1) {
+                    known.add(mn.substring(3, 4).toLowerCase() + mn.substring(4));
                 }
             }
+        }
+        List<String> unknown = new ArrayList<>();
+        for (String key : p.stringPropertyNames()) {
+            boolean found = known.contains(key);
             if (!found) {
                 unknown.add(key);
             }

@@ -1,0 +1,248 @@
+"""A loopback relay that records the remoting frames real DLedger nodes send each other.
+
+Not a RocketMQ class: a tap for the harness. Each DLedger node of a real 4.9.3 group runs
+its RPC server (``DLedgerRpcNettyService``, DLedger 0.2.3) on its own address in
+``dLegerPeers`` and sends to the address it has for a peer (``MemberState#getPeerAddr``). The
+group (``mqlab.conformance.dledger_group``) gives node ``a`` the address of a *link*
+``a -> b`` for peer ``b``: a port of this relay, which forwards bytes to ``b``'s real port and
+back unchanged, and cuts a copy of each direction into frames with mqlab's own codec
+(``split_frames``, ``RemotingCommand.decode_payload``). So every request ``a`` sends to ``b``
+and every response ``b`` returns is recorded once, with who sent it to whom.
+
+1. :meth:`FrameCapture.add_link` listens on a free port of 127.0.0.1 for one ordered pair.
+2. A connection there opens one to the peer's real port; bytes are forwarded as they come.
+3. Each direction's bytes are cut into frames and each frame is recorded as a
+   :class:`CapturedFrame`: the sender, the receiver, the frame's exact bytes and its decoded
+   fields (code, flag, opaque, version, language, extFields, remark, the body's JSON).
+4. :meth:`FrameCapture.block` cuts one link (a one-way partition: ``a``'s requests to ``b``
+   fail, ``b``'s to ``a`` still pass); :meth:`FrameCapture.unblock` heals it.
+
+The relay runs an asyncio loop on a thread of its own; nothing binds beyond 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mqlab.remoting.command import (
+    RPC_TYPE,
+    RemotingCommand,
+    RemotingCommandException,
+    split_frames,
+)
+
+__all__ = ["CapturedFrame", "FrameCapture", "frame_record", "read_frames", "write_frames"]
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedFrame:
+    """One frame seen on a link: ``src`` sent it to ``dst`` (DLedger self ids, ``n0``...)."""
+
+    seq: int
+    #: milliseconds since the capture started (for reading a run, never asserted on)
+    t_ms: int
+    src: str
+    dst: str
+    #: the whole frame, its 4-byte length prefix included
+    frame: bytes
+
+    def command(self) -> RemotingCommand:
+        return RemotingCommand.decode(self.frame)
+
+
+def frame_record(f: CapturedFrame) -> dict[str, Any]:
+    """One JSON-lines record: the frame decoded by mqlab's codec, and its bytes in base64.
+
+    ``header`` is the JSON header's text exactly as sent (its key order is the sender's);
+    ``body`` is the body parsed as JSON when it is JSON, and ``bodyText`` the body's text.
+    """
+    cmd = f.command()
+    raw = memoryview(f.frame)
+    hlen = int.from_bytes(raw[4:8], "big") & 0xFFFFFF
+    header = bytes(raw[8 : 8 + hlen]).decode("utf-8")
+    body_text = cmd.body.decode("utf-8") if cmd.body else None
+    try:
+        body = json.loads(body_text) if body_text else None
+    except ValueError:
+        body = None
+    return {
+        "seq": f.seq,
+        "t_ms": f.t_ms,
+        "src": f.src,
+        "dst": f.dst,
+        "kind": "response" if cmd.flag & RPC_TYPE else "request",
+        "code": cmd.code,
+        "flag": cmd.flag,
+        "opaque": cmd.opaque,
+        "version": cmd.version,
+        "language": cmd.language,
+        "serializeType": raw[4],
+        "extFields": cmd.ext_fields,
+        "remark": cmd.remark,
+        "header": header,
+        "bodyText": body_text,
+        "body": body,
+        "frame": base64.b64encode(f.frame).decode("ascii"),
+    }
+
+
+def write_frames(path: Path, records: list[dict[str, Any]]) -> None:
+    """Write records as JSON lines (one frame a line, keys in the order above)."""
+    with open(path, "w", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def read_frames(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+@dataclass
+class _Link:
+    src: str
+    dst: str
+    dst_port: int
+    listen_port: int = 0
+    server: asyncio.base_events.Server | None = None
+    blocked: bool = False
+    writers: list[asyncio.StreamWriter] = field(default_factory=list)
+
+
+class FrameCapture:
+    """Relays between DLedger peers on 127.0.0.1, recording each frame both ways."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mqlab-dledger-capture", daemon=True
+        )
+        self._thread.start()
+        self._lock = threading.Lock()
+        self._frames: list[CapturedFrame] = []
+        self._links: list[_Link] = []
+        self._t0 = time.monotonic()
+        #: frames that did not decode (text of the error), kept rather than dropped
+        self.errors: list[str] = []
+        self._closed = False
+
+    # -- 1. links -------------------------------------------------------------------------
+    def add_link(self, src: str, dst: str, dst_port: int) -> int:
+        """Listen for ``src``'s connections to ``dst`` (real port ``dst_port``); the port."""
+        link = _Link(src, dst, dst_port)
+        fut = asyncio.run_coroutine_threadsafe(self._listen(link), self._loop)
+        return fut.result(10)
+
+    async def _listen(self, link: _Link) -> int:
+        link.server = await asyncio.start_server(
+            lambda r, w: self._relay(link, r, w), "127.0.0.1", 0
+        )
+        link.listen_port = link.server.sockets[0].getsockname()[1]
+        self._links.append(link)
+        return link.listen_port
+
+    # -- 2. forwarding --------------------------------------------------------------------
+    def block(self, src: str, dst: str) -> None:
+        """Cut the link ``src -> dst``: its open connections are closed and new ones are
+        closed as soon as accepted, so ``src``'s requests to ``dst`` fail (a one-way
+        partition: ``dst``'s own requests to ``src`` go over the link ``dst -> src``)."""
+
+        async def cut() -> None:
+            for link in self._links:
+                if (link.src, link.dst) == (src, dst):
+                    link.blocked = True
+                    for w in link.writers:
+                        w.close()
+                    link.writers.clear()
+
+        asyncio.run_coroutine_threadsafe(cut(), self._loop).result(10)
+
+    def unblock(self, src: str, dst: str) -> None:
+        """Let ``src`` connect to ``dst`` again (its client reconnects on its next request)."""
+        for link in self._links:
+            if (link.src, link.dst) == (src, dst):
+                link.blocked = False
+
+    async def _relay(
+        self, link: _Link, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
+    ) -> None:
+        if link.blocked:
+            c_writer.close()
+            return
+        try:
+            p_reader, p_writer = await asyncio.open_connection("127.0.0.1", link.dst_port)
+        except OSError:  # the peer is down: refuse as it would
+            c_writer.close()
+            return
+        link.writers += [c_writer, p_writer]
+        await asyncio.gather(
+            self._pump(c_reader, p_writer, link.src, link.dst),
+            self._pump(p_reader, c_writer, link.dst, link.src),
+        )
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, src: str, dst: str
+    ) -> None:
+        buf = bytearray()
+        try:
+            while chunk := await reader.read(65536):
+                writer.write(chunk)
+                buf += chunk
+                self._record(buf, src, dst)
+                await writer.drain()
+        except (OSError, RemotingCommandException) as e:
+            if isinstance(e, RemotingCommandException):
+                self.errors.append(f"{src}->{dst}: {e}")
+        finally:
+            writer.close()
+
+    # -- 3. recording ---------------------------------------------------------------------
+    def _record(self, buf: bytearray, src: str, dst: str) -> None:
+        for payload in split_frames(buf):
+            frame = len(payload).to_bytes(4, "big") + payload
+            try:
+                RemotingCommand.decode(frame)
+            except RemotingCommandException as e:
+                self.errors.append(f"{src}->{dst}: {e}")
+            with self._lock:
+                self._frames.append(
+                    CapturedFrame(
+                        seq=len(self._frames),
+                        t_ms=int((time.monotonic() - self._t0) * 1000),
+                        src=src,
+                        dst=dst,
+                        frame=frame,
+                    )
+                )
+
+    def frames(self) -> list[CapturedFrame]:
+        """Every frame recorded so far, in the order the relay read them."""
+        with self._lock:
+            return list(self._frames)
+
+    def close(self) -> None:
+        """Stop listening, close every relayed connection, end the loop's thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+
+        async def shut() -> None:
+            for link in self._links:
+                if link.server is not None:
+                    link.server.close()
+                for w in link.writers:
+                    w.close()
+            me = asyncio.current_task()
+            for task in asyncio.all_tasks():
+                if task is not me:
+                    task.cancel()
+
+        asyncio.run_coroutine_threadsafe(shut(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
