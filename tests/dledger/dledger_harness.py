@@ -47,13 +47,22 @@ def one_server(self_id: str = "n0", *, seed: int = 0, peers: str = PEERS3, **con
     return driver, server, rpc
 
 
-def build_log(server: DLedgerServer, terms: list[int], tag: bytes) -> None:
-    """Give ``server`` a log with one entry per term in ``terms`` (bodies ``tag + index``),
-    appended as leader of each term, then make it a candidate again in the last term."""
+def build_log(server: DLedgerServer, entries: list[tuple[int, bytes]]) -> None:
+    """Give ``server`` a log of ``(term, body)`` entries, each appended as the leader of its
+    term, then make it a candidate again (no leader)."""
     ms = server.member_state
-    for i, term in enumerate(terms):
+    for term, body in entries:
         ms.curr_term = term
         ms.role = Role.LEADER
-        server.store.append_as_leader(DLedgerEntry(body=tag + b"%d" % i))
+        server.store.append_as_leader(DLedgerEntry(body=body))
     ms.role = Role.CANDIDATE
     ms.leader_id = None
+
+
+def steps(trace, component: str, node: str | None = None, **match) -> list[tuple]:
+    """``(step, fields)`` of the events of ``component`` whose fields include ``match``."""
+    return [
+        (e.step, e.fields)
+        for e in trace.select(component=component, node=node)
+        if all(e.fields.get(k) == v for k, v in match.items())
+    ]
