@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("common", "runtime", "remoting", "store", "broker", "namesrv", "client", "trace")
+CORE = ("common", "runtime", "remoting", "store", "dledger", "broker", "namesrv", "client", "trace")
 ABOVE = ("explore", "lab", "experiments", "conformance", "interop", "bench")
 
 

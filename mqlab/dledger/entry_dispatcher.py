@@ -101,7 +101,7 @@ class EntryDispatcher(ServiceThread):
             self._on_error(e)
 
     def _on_error(self, e: DLedgerException) -> None:
-        self._emit("3", event="error", code=e.code.name, write_index=self.write_index,
+        self._emit("5", event="error", code=e.code.name, write_index=self.write_index,
                    compare_index=self.compare_index)  # fmt: skip
         self.change_state(-1, T.COMPARE)
         self.wait_for_running(ERROR_SLEEP_MS)
