@@ -24,8 +24,8 @@ What it owns: the timestamps ``last_leader_heart_beat_time``, ``last_send_heart_
 Role, term and vote are ``MemberState``'s.
 
 Leadership transfer (``handleLeadershipTransfer``, ``handleTakeLeadership``,
-``TakeLeadershipTask``, ``preferredLeaderIds``) is in 0.2.3 and not yet here: the vote checks
-that depend on it (``REJECT_TAKING_LEADERSHIP``, ``isTakingLeadership``) see no transfer.
+``TakeLeadershipTask``, ``isTakingLeadership``) is ``leadership_transfer``, owned here as
+``self.transfer``; it shortens the vote wait and adds REJECT_TAKING_LEADERSHIP to the vote.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mqlab.dledger.leadership_transfer import LeadershipTransfer
 from mqlab.dledger.member_state import Role
 from mqlab.dledger.protocol import (
     DLedgerResponseCode,
@@ -106,6 +107,7 @@ class DLedgerLeaderElector:
         self.role_change_handlers: list[RoleChangeHandler] = []
         self._vote_round: _VoteRound | None = None
         self._beat_round: _BeatRound | None = None
+        self.transfer = LeadershipTransfer(self)
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
@@ -147,8 +149,17 @@ class DLedgerLeaderElector:
             self.maintain_as_candidate()
 
     def get_next_time_to_request_vote(self) -> int:
-        """``getNextTimeToRequestVote``: now + minVoteIntervalMs + random(max - min)."""
+        """``getNextTimeToRequestVote``: now + minVoteIntervalMs + random(max - min); a node
+        taking leadership uses minTakeLeadershipVoteIntervalMs (30) and max (100)."""
         c = self.config
+        if self.transfer.is_taking_leadership():
+            return (
+                self.now
+                + c.min_take_leadership_vote_interval_ms
+                + self._next_int(
+                    c.max_take_leadership_vote_interval_ms - c.min_take_leadership_vote_interval_ms
+                )
+            )
         return (
             self.now
             + c.min_vote_interval_ms
@@ -335,6 +346,13 @@ class DLedgerLeaderElector:
             return V.REJECT_TERM_NOT_READY, ms.curr_term
         if request.term < ms.ledger_end_term:
             return V.REJECT_TERM_SMALL_THAN_LEDGER, ms.ledger_end_term
+        if (
+            not self_vote
+            and self.transfer.is_taking_leadership()
+            and request.ledger_end_term == ms.ledger_end_term
+            and ms.ledger_end_index >= request.ledger_end_index
+        ):
+            return V.REJECT_TAKING_LEADERSHIP, ms.curr_term
         return V.ACCEPT, ms.curr_term
 
     # -- leader -------------------------------------------------------------------------------
@@ -515,6 +533,8 @@ class DLedgerLeaderElector:
         self._handle_role_change(term, Role.FOLLOWER)
 
     def _handle_role_change(self, term: int, role: Role) -> None:
+        """``handleRoleChange``: the take-leadership task first, then the handlers."""
+        self.transfer.check(term, role)
         for handler in list(self.role_change_handlers):
             handler(term, role)
 

@@ -1,7 +1,7 @@
 """DLedger's RPCs between nodes, as remoting frames of the driver.
 
 Mirrors the client half of ``DLedgerRpcNettyService`` (DLedger 0.2.3): ``vote``,
-``heartBeat``, ``push`` and ``append`` wrap the message in a request frame with its
+``heartBeat``, ``push``, ``append`` and ``leadershipTransfer`` wrap the message in a request frame with its
 ``DLedgerRequestCode`` and a JSON body (``rpc_body``), send it to the peer's address from
 ``MemberState``'s peer map with a 3000 ms timeout, and hand the answer to a callback. A
 frame with no answer (timeout, no connection, a cut link) becomes 0.2.3's stand-in:
@@ -23,6 +23,8 @@ from mqlab.dledger.protocol import (
     DLedgerResponseCode,
     HeartBeatRequest,
     HeartBeatResponse,
+    LeadershipTransferRequest,
+    LeadershipTransferResponse,
     PushEntryRequest,
     PushEntryResponse,
     VoteRequest,
@@ -100,4 +102,14 @@ class DLedgerRpcService:
         self._invoke(
             DLedgerRequestCode.APPEND, request, AppendEntryResponse,
             lambda: AppendEntryResponse.of(request, code=R.NETWORK_ERROR), callback,
+        )  # fmt: skip
+
+    def leadership_transfer(
+        self,
+        request: LeadershipTransferRequest,
+        callback: Callable[[LeadershipTransferResponse], None],
+    ) -> None:
+        self._invoke(
+            DLedgerRequestCode.LEADERSHIP_TRANSFER, request, LeadershipTransferResponse,
+            lambda: LeadershipTransferResponse.of(request, code=R.NETWORK_ERROR), callback,
         )  # fmt: skip

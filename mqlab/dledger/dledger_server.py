@@ -31,6 +31,7 @@ from mqlab.dledger.dledger_leader_elector import DLedgerLeaderElector
 from mqlab.dledger.dledger_mmap_file_store import DLedgerMmapFileStore
 from mqlab.dledger.dledger_rpc_service import DLedgerRpcService
 from mqlab.dledger.exception import DLedgerException, check
+from mqlab.dledger.leadership_transfer import CHECK_PREFERRED_LEADER
 from mqlab.dledger.member_state import MemberState
 from mqlab.dledger.protocol import (
     AppendEntryRequest,
@@ -39,6 +40,8 @@ from mqlab.dledger.protocol import (
     DLedgerResponseCode,
     HeartBeatRequest,
     HeartBeatResponse,
+    LeadershipTransferRequest,
+    LeadershipTransferResponse,
     PushEntryRequest,
     PushEntryResponse,
     VoteRequest,
@@ -59,6 +62,7 @@ _REQUESTS: dict[int, type] = {
     DLedgerRequestCode.HEART_BEAT: HeartBeatRequest,
     DLedgerRequestCode.PUSH: PushEntryRequest,
     DLedgerRequestCode.APPEND: AppendEntryRequest,
+    DLedgerRequestCode.LEADERSHIP_TRANSFER: LeadershipTransferRequest,
 }
 
 
@@ -105,6 +109,10 @@ class DLedgerServer(Node):
                              ledger_end_index=self.store.ledger_end_index)  # fmt: skip
         self.pusher.startup()
         self.elector.startup()
+        self.ctx.set_timer(
+            CHECK_PREFERRED_LEADER, 1000, self.elector.transfer.check_preferred_leader,
+            period_ms=1000, daemon=True,
+        )  # fmt: skip
 
     def on_stop(self) -> None:
         if self.elector is not None:
@@ -126,9 +134,11 @@ class DLedgerServer(Node):
         elif request.code == DLedgerRequestCode.HEART_BEAT:
             self._write(channel, request, self.handle_heart_beat(msg))
         else:
-            handler = (
-                self.handle_push if request.code == DLedgerRequestCode.PUSH else self.handle_append
-            )
+            handler = {
+                DLedgerRequestCode.PUSH: self.handle_push,
+                DLedgerRequestCode.APPEND: self.handle_append,
+                DLedgerRequestCode.LEADERSHIP_TRANSFER: self.handle_leadership_transfer,
+            }[DLedgerRequestCode(request.code)]
             future = handler(msg)
             epoch = self.epoch
             future.when_complete(
@@ -210,6 +220,37 @@ class DLedgerServer(Node):
             self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", code=e.code.name)
             resp = AppendEntryResponse.of(request, code=e.code, leader_id=ms.leader_id)
             return TimeoutFuture.completed(now, resp)
+
+    def handle_leadership_transfer(self, request: LeadershipTransferRequest) -> TimeoutFuture:
+        """``DLedgerServer#handleLeadershipTransfer``: on the leader (``transferId`` is this
+        node) check and start a transfer; on the transferee take leadership; else
+        UNEXPECTED_ARGUMENT. mechanisms.md "DLedger election" step 12."""
+        ms = self.member_state
+        now = self.ctx.now_ms
+        assert self.elector is not None
+        try:
+            self._check_target(request)
+            if ms.self_id == request.transfer_id:
+                self.elector.transfer.check_server_side(request)
+                return self.elector.transfer.handle_leadership_transfer(request)
+            if ms.self_id == request.transferee_id:
+                check(request.transfer_id == ms.leader_id, R.INCONSISTENT_LEADER,
+                      f"transfer={request.transfer_id} is not leader")  # fmt: skip
+                return self.elector.transfer.handle_take_leadership(request)
+            resp = LeadershipTransferResponse(term=ms.curr_term, code=R.UNEXPECTED_ARGUMENT)
+            return TimeoutFuture.completed(now, resp)
+        except DLedgerException as e:
+            resp = LeadershipTransferResponse.of(request, code=e.code, leader_id=ms.leader_id)
+            return TimeoutFuture.completed(now, resp)
+
+    def transfer_leadership(self, transferee_id: str) -> TimeoutFuture:
+        """What ``DLedgerClient#leadershipTransfer`` sends this (leader) node: hand over to
+        ``transferee_id`` in the current term."""
+        ms = self.member_state
+        return self.handle_leadership_transfer(LeadershipTransferRequest(
+            group=ms.group, remote_id=ms.self_id, term=ms.curr_term, transfer_id=ms.self_id,
+            transferee_id=transferee_id,
+        ))  # fmt: skip
 
     def append(self, body: bytes) -> TimeoutFuture:
         """A local client's append (``AppendEntryRequest`` to this node)."""
