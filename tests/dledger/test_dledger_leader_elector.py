@@ -367,3 +367,61 @@ def test_a_follower_without_heartbeats_becomes_a_candidate(gap, role):
     s.elector.change_role_to_follower(2, "n0")
     driver.advance(gap)
     assert (s.member_state.role, s.member_state.curr_term) == (role, 2)
+
+
+# -- handleVote against 0.2.3's own answers ---------------------------------------------------------
+#: (state, request) -> what DLedger 0.2.3's DLedgerLeaderElector#handleVote answered in jshell on
+#: dledger-0.2.3.jar (n1 of three; state: currTerm, ledgerEndTerm, ledgerEndIndex, vote, leader;
+#: request: candidate, term, ledgerEndTerm, ledgerEndIndex): "result/term/role/currTerm/vote".
+REAL_0_2_3 = [
+    ((2, 1, 5, None, None), ("n0", 2, 1, 5), "ACCEPT/2/CANDIDATE/2/n0"),
+    ((2, 1, 5, None, None), ("n9", 2, 1, 5), "REJECT_UNKNOWN_LEADER/2/CANDIDATE/2/None"),
+    ((2, 1, 5, None, None), ("n1", 2, 1, 5), "REJECT_UNEXPECTED_LEADER/2/CANDIDATE/2/None"),
+    ((2, 1, 5, None, None), ("n0", 9, 0, 50), "REJECT_EXPIRED_LEDGER_TERM/2/CANDIDATE/2/None"),
+    ((2, 1, 5, None, None), ("n0", 2, 1, 4), "REJECT_SMALL_LEDGER_END_INDEX/2/CANDIDATE/2/None"),
+    ((4, 1, 5, None, None), ("n0", 3, 1, 5), "REJECT_EXPIRED_VOTE_TERM/4/CANDIDATE/4/None"),
+    ((2, 1, 5, "n2", None), ("n0", 2, 1, 5), "REJECT_ALREADY_VOTED/2/CANDIDATE/2/n2"),
+    ((2, 1, 5, "n2", "n2"), ("n0", 2, 1, 5), "REJECT_ALREADY_HAS_LEADER/2/FOLLOWER/2/n2"),
+    ((2, 1, 5, "n2", "n2"), ("n0", 5, 1, 5), "REJECT_TERM_NOT_READY/2/CANDIDATE/2/n2"),
+    ((1, 2, 0, None, None), ("n0", 1, 2, 0), "REJECT_TERM_SMALL_THAN_LEDGER/2/CANDIDATE/1/None"),
+    ((2, 1, 5, None, None), ("n0", 2, 2, 0), "ACCEPT/2/CANDIDATE/2/n0"),
+]
+
+
+@pytest.mark.parametrize("state, request_, real", REAL_0_2_3)
+def test_handle_vote_answers_as_0_2_3_does(state, request_, real):
+    """The same state and request give 0.2.3's result, term, role and vote."""
+    term, end_term, end_index, vote_for, leader = state
+    s = voter(term=term, end_term=end_term, end_index=end_index, vote_for=vote_for)
+    if leader is not None:
+        s.elector.change_role_to_follower(term, leader)
+    candidate, r_term, r_end_term, r_end_index = request_
+    resp = vote(s, candidate=candidate, term=r_term, end_term=r_end_term, end_index=r_end_index)
+    ms = s.member_state
+    got = f"{resp.vote_result.name}/{resp.term}/{ms.role.name}/{ms.curr_term}/{ms.curr_vote_for}"
+    assert got == real
+
+
+#: handleHeartBeat as DLedger 0.2.3 answered it in jshell (n1; state: currTerm, leader;
+#: request: leader, term): "code/term/role/currTerm/leaderId".
+REAL_BEATS_0_2_3 = [
+    ((3, None), ("n0", 2), "403/3/CANDIDATE/3/None"),
+    ((2, None), ("n0", 2), "200/-1/FOLLOWER/2/n0"),
+    ((2, "n0"), ("n0", 2), "200/-1/FOLLOWER/2/n0"),
+    ((2, "n2"), ("n0", 2), "409/-1/FOLLOWER/2/n2"),
+    ((2, "n2"), ("n0", 4), "416/-1/CANDIDATE/2/None"),
+    ((2, None), ("n7", 2), "401/2/CANDIDATE/2/None"),
+    ((2, None), ("n1", 2), "402/2/CANDIDATE/2/None"),
+]
+
+
+@pytest.mark.parametrize("state, request_, real", REAL_BEATS_0_2_3)
+def test_handle_heart_beat_answers_as_0_2_3_does(state, request_, real):
+    """The same state and heartbeat give 0.2.3's code, term, role and leader."""
+    term, leader = state
+    s = voter(term=term)
+    if leader is not None:
+        s.elector.change_role_to_follower(term, leader)
+    resp = beat(s, leader=request_[0], term=request_[1])
+    ms = s.member_state
+    assert f"{int(resp.code)}/{resp.term}/{ms.role.name}/{ms.curr_term}/{ms.leader_id}" == real
