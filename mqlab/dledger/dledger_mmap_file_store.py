@@ -244,7 +244,8 @@ class DLedgerMmapFileStore:
 
     def files(self) -> dict[str, bytes]:
         """The store's files as 0.2.3 names them, relative to ``dledger-<selfId>``: the data
-        file, the index file (one each while they fit) and the checkpoint."""
+        file, the index file (one each while they fit) and the checkpoint. The data and index
+        are their written part: 0.2.3's files are ``mappedFileSize`` long, zeros after it."""
         out: dict[str, bytes] = {}
         if self.data:
             out[f"data/{offset2file_name(0)}"] = bytes(self.data)

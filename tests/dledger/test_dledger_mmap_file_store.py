@@ -133,3 +133,29 @@ def test_files_are_named_as_0_2_3_names_them():
     assert files["checkpoint"] == b"committedIndex=0\nendIndex=0\n"
     assert len(files["data/00000000000000000000"]) == 49
     assert ms.role == Role.LEADER
+
+
+#: The first bytes of the data and index files DLedger 0.2.3's DLedgerMmapFileStore wrote for
+#: appendAsLeader("hello"), appendAsLeader("hi") in term 2 (jshell on dledger-0.2.3.jar, 4 KiB
+#: files; the rest of each file is zeros); updateCommittedIndex(2, 1) gave committedPos 103.
+REAL_DATA = bytes.fromhex(
+    "00000001000000350000000000000000000000000000000200000000000000000000000000000000"
+    "000000000000000568656c6c6f00000001000000320000000000000001000000000000000200000000"
+    "00000035000000000000000000000000000000026869"
+)
+REAL_INDEX = bytes.fromhex(
+    "0000000100000000000000000000003500000000000000000000000000000002"
+    "0000000100000000000000350000003200000000000000010000000000000002"
+)
+
+
+def test_the_files_hold_what_0_2_3_writes():
+    """Data and index bytes equal 0.2.3's own files for the same appends; committedPos 103."""
+    _, store = leader(term=2)
+    store.append_as_leader(DLedgerEntry(body=b"hello"))
+    store.append_as_leader(DLedgerEntry(body=b"hi"))
+    store.update_committed_index(2, 1)
+    files = store.files()
+    assert files["data/00000000000000000000"] == REAL_DATA
+    assert files["index/00000000000000000000"] == REAL_INDEX
+    assert (store.committed_index, store.committed_pos) == (1, 103)
