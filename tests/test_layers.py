@@ -1,7 +1,7 @@
 """The core's imports point down only (docs/design.md §4).
 
 An import-graph check over the source with ``ast``: no module of the core (``common``,
-``runtime``, ``remoting``, ``store``, ``broker``, ``namesrv``, ``client``, ``trace``) imports
+``runtime``, ``remoting``, ``store``, ``dledger``, ``broker``, ``namesrv``, ``client``, ``trace``) imports
 the layers above it (``explore``, ``lab``, ``experiments``, ``conformance``, ``interop``,
 ``bench``), at module level or inside a function.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("common", "runtime", "remoting", "store", "broker", "namesrv", "client", "trace")
+CORE = ("common", "runtime", "remoting", "store", "dledger", "broker", "namesrv", "client", "trace")
 ABOVE = ("explore", "lab", "experiments", "conformance", "interop", "bench")
 
 

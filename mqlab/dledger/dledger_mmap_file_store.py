@@ -1,0 +1,255 @@
+"""DLedger's log: entries in data bytes, 32-byte records in index bytes.
+
+Mirrors ``DLedgerMmapFileStore#appendAsLeader``, ``#appendAsFollower``, ``#truncate``,
+``#get``, ``#getEntryPosAndSize``, ``#updateCommittedIndex`` and ``#persistCheckPoint``
+(store/file, DLedger 0.2.3); mechanisms.md "DLedger replication" steps 1, 6 and 8.
+
+What it owns: the data bytes (entries back to back from position 0, as the first data file
+``00000000000000000000`` holds them), the index bytes (entry ``i``'s record at ``i * 32``),
+``ledger_begin_index``, ``ledger_end_index``, ``ledger_end_term``, ``committed_index`` and
+``committed_pos``. Every change of the ledger end is reported to ``MemberState``
+(``updateLedgerEndIndexAndTerm``), which votes with it.
+
+Here the bytes are held in memory (the node keeps them across a kill, as a disk would); the
+file names and contents are :meth:`files`. A data file is 1 GiB by default
+(``mappedFileSizeForEntryData``): the blank padding 0.2.3 writes when an entry does not fit in
+the rest of a file (``MmapFileList#preAppend``) is not modelled, so an entry that would cross
+a file boundary raises. Recovery from files, the flush and clean services are later work.
+
+The checks are 0.2.3's, with its codes: a leader appends (NOT_LEADER, LEADER_TRANSFERRING), a
+follower appends the next index only (INCONSISTENT_INDEX) for its term and leader
+(INCONSISTENT_TERM, INCONSISTENT_LEADER), and the entry lands at the position the leader gave
+it (DISK_ERROR otherwise). ``get`` outside ``[ledgerBeginIndex, ledgerEndIndex]`` raises
+INDEX_OUT_OF_RANGE or INDEX_LESS_THAN_LOCAL_BEGIN.
+"""
+
+from __future__ import annotations
+
+from mqlab.dledger import dledger_entry_coder as coder
+from mqlab.dledger.dledger_config import DLedgerConfig
+from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
+from mqlab.dledger.exception import DLedgerException, check
+from mqlab.dledger.member_state import MemberState
+from mqlab.dledger.protocol import DLedgerResponseCode
+
+__all__ = [
+    "DLedgerMmapFileStore",
+    "MAGIC_1",
+    "CURRENT_MAGIC",
+    "INDEX_UNIT_SIZE",
+    "offset2file_name",
+]
+
+MAGIC_1 = 1
+CURRENT_MAGIC = MAGIC_1
+INDEX_UNIT_SIZE = 32
+CHECK_POINT_FILE = "checkpoint"
+
+R = DLedgerResponseCode
+
+
+def offset2file_name(offset: int) -> str:
+    """``DLedgerUtils#offset2FileName``: 20 digits, zero-padded."""
+    return f"{offset:020d}"
+
+
+class DLedgerMmapFileStore:
+    """Mirrors ``DLedgerMmapFileStore`` (DLedger 0.2.3). See the module essay."""
+
+    def __init__(self, config: DLedgerConfig, member_state: MemberState) -> None:
+        self.dledger_config = config
+        self.member_state = member_state
+        self.data = bytearray()
+        self.index = bytearray()
+        self.ledger_begin_index = -1
+        self.ledger_end_index = -1
+        self.ledger_end_term = -1
+        self.committed_index = -1
+        self.committed_pos = -1
+
+    # -- appends ------------------------------------------------------------------------------
+    def _append_data(self, data: bytes) -> int:
+        pos = len(self.data)
+        file_size = self.dledger_config.mapped_file_size_for_entry_data
+        if pos // file_size != (pos + len(data) - 1) // file_size:
+            raise DLedgerException(
+                R.DISK_ERROR, f"entry at {pos} ({len(data)} bytes) crosses a data file"
+            )
+        self.data += data
+        return pos
+
+    def _append_index(self, record: bytes) -> int:
+        pos = len(self.index)
+        self.index += record
+        return pos
+
+    def append_as_leader(self, entry: DLedgerEntry) -> DLedgerEntry:
+        """Append a new entry at the next index, in the leader's term (step 1).
+
+        ``DLedgerMmapFileStore#appendAsLeader``: index := ledgerEnd + 1, term := currTerm,
+        magic := 1, pos := the data's write position; then the index record.
+        """
+        ms = self.member_state
+        check(ms.is_leader(), R.NOT_LEADER)
+        check(ms.transferee is None, R.LEADER_TRANSFERRING)
+        next_index = self.ledger_end_index + 1
+        entry = entry.with_(
+            index=next_index, term=ms.curr_term, magic=CURRENT_MAGIC, pos=len(self.data),
+            size=entry.compute_size_in_bytes(),
+        )  # fmt: skip
+        data = coder.encode(entry)
+        data_pos = self._append_data(data)
+        check(data_pos == entry.pos, R.DISK_ERROR)
+        index_pos = self._append_index(
+            coder.encode_index(data_pos, len(data), CURRENT_MAGIC, next_index, ms.curr_term)
+        )
+        check(index_pos == next_index * INDEX_UNIT_SIZE, R.DISK_ERROR)
+        self.ledger_end_index += 1
+        self.ledger_end_term = ms.curr_term
+        if self.ledger_begin_index == -1:
+            self.ledger_begin_index = self.ledger_end_index
+        self._update_ledger_end_index_and_term()
+        return entry
+
+    def append_as_follower(
+        self, entry: DLedgerEntry, leader_term: int, leader_id: str
+    ) -> DLedgerEntry:
+        """Append the leader's entry at the same index and position (step 6).
+
+        ``DLedgerMmapFileStore#appendAsFollower``.
+        """
+        ms = self.member_state
+        check(ms.is_follower(), R.NOT_FOLLOWER, f"role={ms.role.name}")
+        check(self.ledger_end_index + 1 == entry.index, R.INCONSISTENT_INDEX)
+        check(leader_term == ms.curr_term, R.INCONSISTENT_TERM)
+        check(leader_id == ms.leader_id, R.INCONSISTENT_LEADER)
+        data = coder.encode(entry)
+        data_pos = self._append_data(data)
+        if data_pos != entry.pos:
+            del self.data[data_pos:]  # the Java check fails after the write; keep the log whole
+            raise DLedgerException(R.DISK_ERROR, f"{data_pos} != {entry.pos}")
+        index_pos = self._append_index(
+            coder.encode_index(data_pos, len(data), entry.magic, entry.index, entry.term)
+        )
+        check(index_pos == entry.index * INDEX_UNIT_SIZE, R.DISK_ERROR)
+        self.ledger_end_term = entry.term
+        self.ledger_end_index = entry.index
+        if self.ledger_begin_index == -1:
+            self.ledger_begin_index = self.ledger_end_index
+        self._update_ledger_end_index_and_term()
+        return entry.with_(size=len(data))
+
+    def truncate(self, entry: DLedgerEntry, leader_term: int, leader_id: str) -> int:
+        """Cut the log after ``entry`` and make ``entry`` its last one (step 8).
+
+        ``DLedgerMmapFileStore#truncate``: if the same entry is already there the data is cut
+        after it, else at its position and the leader's entry is written there; the index is
+        cut at ``entry.index * 32`` and its record rewritten. Returns the new end index.
+        """
+        ms = self.member_state
+        check(ms.is_follower(), R.NOT_FOLLOWER, f"role={ms.role.name}")
+        check(
+            leader_term == ms.curr_term,
+            R.INCONSISTENT_TERM,
+            f"term {leader_term} != {ms.curr_term}",
+        )
+        check(
+            leader_id == ms.leader_id,
+            R.INCONSISTENT_LEADER,
+            f"leaderId {leader_id} != {ms.leader_id}",
+        )
+        data = coder.encode(entry)
+        try:
+            existed = entry == self.get(entry.index)
+        except DLedgerException:
+            existed = False
+        truncate_pos = entry.pos + entry.size if existed else entry.pos
+        del self.data[truncate_pos:]
+        if not existed:
+            data_pos = self._append_data(data)
+            check(data_pos == entry.pos, R.DISK_ERROR, f"{data_pos} != {entry.pos}")
+        del self.index[entry.index * INDEX_UNIT_SIZE :]
+        if len(self.index) < entry.index * INDEX_UNIT_SIZE:  # MmapFileList#rebuildWithPos
+            self.index += bytes(entry.index * INDEX_UNIT_SIZE - len(self.index))
+        self._append_index(
+            coder.encode_index(entry.pos, len(data), entry.magic, entry.index, entry.term)
+        )
+        self.ledger_end_term = entry.term
+        self.ledger_end_index = entry.index
+        self._revise_ledger_begin_index()
+        self._update_ledger_end_index_and_term()
+        return entry.index
+
+    def _revise_ledger_begin_index(self) -> None:
+        """``reviseLedgerBeginIndex``: the first entry of the first data file."""
+        if len(self.data) >= BODY_OFFSET:
+            self.ledger_begin_index = coder.decode(self.data, read_body=False).index
+
+    def _update_ledger_end_index_and_term(self) -> None:
+        self.member_state.update_ledger_index_and_term(self.ledger_end_index, self.ledger_end_term)
+
+    # -- reads --------------------------------------------------------------------------------
+    def index_check(self, index: int) -> None:
+        """``DLedgerMmapFileStore#indexCheck``."""
+        check(index >= 0, R.INDEX_OUT_OF_RANGE, f"{index} should gt 0")
+        check(index >= self.ledger_begin_index, R.INDEX_LESS_THAN_LOCAL_BEGIN,
+              f"{index} should be gt {self.ledger_begin_index}")  # fmt: skip
+        check(index <= self.ledger_end_index, R.INDEX_OUT_OF_RANGE,
+              f"{index} should between {self.ledger_begin_index}-{self.ledger_end_index}")  # fmt: skip
+
+    def get_entry_pos_and_size(self, index: int) -> tuple[int, int]:
+        """``DLedgerMmapFileStore#getEntryPosAndSize`` from the index record."""
+        self.index_check(index)
+        _magic, pos, size, _i, _t = coder.decode_index(self.index[index * INDEX_UNIT_SIZE :])
+        return pos, size
+
+    def get(self, index: int) -> DLedgerEntry:
+        """``DLedgerMmapFileStore#get``: the index record, then the entry's bytes."""
+        pos, size = self.get_entry_pos_and_size(index)
+        entry = coder.decode(memoryview(self.data)[pos : pos + size])
+        check(pos == entry.pos, R.DISK_ERROR, f"{pos} != {entry.pos}")
+        return entry
+
+    def entries(self) -> list[DLedgerEntry]:
+        """Every entry from the begin index to the end index."""
+        if self.ledger_end_index < 0:
+            return []
+        return [self.get(i) for i in range(self.ledger_begin_index, self.ledger_end_index + 1)]
+
+    # -- the committed index ------------------------------------------------------------------
+    def update_committed_index(self, term: int, new_committed_index: int) -> None:
+        """``DLedgerMmapFileStore#updateCommittedIndex``: move forward only, never past the
+        ledger end, and only for the current term."""
+        if (
+            new_committed_index == -1
+            or self.ledger_end_index == -1
+            or term < self.member_state.curr_term
+            or new_committed_index == self.committed_index
+        ):
+            return
+        if (
+            new_committed_index < self.committed_index
+            or new_committed_index < self.ledger_begin_index
+        ):
+            return
+        new_committed_index = min(new_committed_index, self.ledger_end_index)
+        pos, size = self.get_entry_pos_and_size(new_committed_index)
+        self.committed_index = new_committed_index
+        self.committed_pos = pos + size
+
+    # -- files --------------------------------------------------------------------------------
+    def checkpoint_text(self) -> str:
+        """The ``checkpoint`` file (``persistCheckPoint``), in Java 17's Properties order."""
+        return f"committedIndex={self.committed_index}\nendIndex={self.ledger_end_index}\n"
+
+    def files(self) -> dict[str, bytes]:
+        """The store's files as 0.2.3 names them, relative to ``dledger-<selfId>``: the data
+        file, the index file (one each while they fit) and the checkpoint. The data and index
+        are their written part: 0.2.3's files are ``mappedFileSize`` long, zeros after it."""
+        out: dict[str, bytes] = {}
+        if self.data:
+            out[f"data/{offset2file_name(0)}"] = bytes(self.data)
+        if self.index:
+            out[f"index/{offset2file_name(0)}"] = bytes(self.index)
+        out[CHECK_POINT_FILE] = self.checkpoint_text().encode()
+        return out

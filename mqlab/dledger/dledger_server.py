@@ -1,0 +1,260 @@
+"""One DLedger node on a driver: its state, its threads, and its request handlers.
+
+Mirrors ``DLedgerServer`` (``startup``, ``handleVote``, ``handleHeartBeat``, ``handlePush``,
+``handleAppend``) and the serving half of ``DLedgerRpcNettyService#processRequest``
+(DLedger 0.2.3). A request frame carries a JSON body (``rpc_body``); the server checks that
+it is meant for this node and group (UNKNOWN_MEMBER, UNKNOWN_GROUP, answered with the
+request's base info and this node's leader), hands it to the elector or the pusher, and
+writes the answer, as 0.2.3 does, in a frame with code 200 and the response as its body,
+whenever the answer's future completes (a push waits for the follower's handler).
+
+The node's ``disk`` (a dict from path to text: the ``currterm`` file) and its store's bytes
+outlive a kill; on each start the role, the elector, the pusher and their threads begin
+afresh, as a restarted JVM would: a CANDIDATE with the persisted term and vote, and the
+log's end read from the store. The committed index starts at -1 after a restart (0.2.3
+reads it back from the ``checkpoint`` file its flush thread writes every 3 s; that thread is
+not modelled).
+
+An append (``handle_append``, or an APPEND frame) goes to the leader's store and waits for
+the quorum ack (mechanisms.md "DLedger replication" step 1); it also wakes the dispatchers,
+whose Java threads spin and would find the entry at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mqlab.dledger.dledger_config import DLedgerConfig
+from mqlab.dledger.dledger_entry import DLedgerEntry
+from mqlab.dledger.dledger_entry_pusher import DLedgerEntryPusher
+from mqlab.dledger.dledger_leader_elector import DLedgerLeaderElector
+from mqlab.dledger.dledger_mmap_file_store import DLedgerMmapFileStore
+from mqlab.dledger.dledger_rpc_service import DLedgerRpcService
+from mqlab.dledger.exception import DLedgerException, check
+from mqlab.dledger.leadership_transfer import CHECK_PREFERRED_LEADER
+from mqlab.dledger.member_state import MemberState
+from mqlab.dledger.protocol import (
+    AppendEntryRequest,
+    AppendEntryResponse,
+    DLedgerRequestCode,
+    DLedgerResponseCode,
+    HeartBeatRequest,
+    HeartBeatResponse,
+    LeadershipTransferRequest,
+    LeadershipTransferResponse,
+    PushEntryRequest,
+    PushEntryResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from mqlab.dledger.rpc_body import from_body, to_body
+from mqlab.dledger.service_thread import TimeoutFuture
+from mqlab.remoting.command import RemotingCommand
+from mqlab.runtime.context import Channel, Node
+
+__all__ = ["DLedgerServer"]
+
+C = "DLedgerServer"
+R = DLedgerResponseCode
+
+_REQUESTS: dict[int, type] = {
+    DLedgerRequestCode.VOTE: VoteRequest,
+    DLedgerRequestCode.HEART_BEAT: HeartBeatRequest,
+    DLedgerRequestCode.PUSH: PushEntryRequest,
+    DLedgerRequestCode.APPEND: AppendEntryRequest,
+    DLedgerRequestCode.LEADERSHIP_TRANSFER: LeadershipTransferRequest,
+}
+
+
+class DLedgerServer(Node):
+    """Mirrors ``DLedgerServer`` (DLedger 0.2.3). See the module essay.
+
+    Args:
+        config: this node's ``DLedgerConfig`` (its ``selfId`` names the node; it listens on
+            its address in ``peers``).
+        disk: where the ``currterm`` file lives; pass the same dict to a new server to model
+            a restart on the same disk.
+        name: the node's name on the driver (default: ``selfId``).
+    """
+
+    def __init__(
+        self, config: DLedgerConfig, disk: dict[str, str] | None = None, name: str | None = None
+    ):
+        super().__init__(name or config.self_id, config.peer_map()[config.self_id])
+        self.config = config
+        self.disk: dict[str, str] = {} if disk is None else disk
+        self.epoch = 0
+        self.member_state = MemberState(config, self.disk)
+        self.store = DLedgerMmapFileStore(config, self.member_state)
+        self.rpc: Any = DLedgerRpcService(self)
+        self.elector: DLedgerLeaderElector | None = None
+        self.pusher: DLedgerEntryPusher | None = None
+
+    # -- life cycle -----------------------------------------------------------------------------
+    def on_start(self) -> None:
+        """``DLedgerServer#startup``: store, pusher, elector, each thread from its start."""
+        self.epoch += 1
+        if self.epoch > 1:  # a restart: what was in memory is gone, the disk is not
+            self.member_state = MemberState(self.config, self.disk)
+            self.store.member_state = self.member_state
+            self.store.committed_index = -1
+            self.store.committed_pos = -1
+        self.member_state.update_ledger_index_and_term(
+            self.store.ledger_end_index, self.store.ledger_end_term
+        )
+        self.elector = DLedgerLeaderElector(self)
+        self.pusher = DLedgerEntryPusher(self)
+        self.ctx.tracer.emit(C, "startup", curr_term=self.member_state.curr_term,
+                             vote_for=self.member_state.curr_vote_for,
+                             ledger_end_index=self.store.ledger_end_index)  # fmt: skip
+        self.pusher.startup()
+        self.elector.startup()
+        self.ctx.set_timer(
+            CHECK_PREFERRED_LEADER, 1000, self.elector.transfer.check_preferred_leader,
+            period_ms=1000, daemon=True,
+        )  # fmt: skip
+
+    def on_stop(self) -> None:
+        if self.elector is not None:
+            self.elector.stop()
+
+    # -- requests -------------------------------------------------------------------------------
+    def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
+        """``DLedgerRpcNettyService#processRequest``: parse the body, handle, answer later."""
+        cls = _REQUESTS.get(request.code)
+        if cls is None:
+            return super().process_request(channel, request)
+        try:
+            msg = from_body(cls, request.body)
+        except ValueError as e:
+            self.ctx.tracer.emit(C, "processRequest", kind="error", error=str(e))
+            return RemotingCommand.create_response(int(R.UNEXPECTED_ARGUMENT), str(e)[:200])
+        if request.code == DLedgerRequestCode.VOTE:
+            self._write(channel, request, self.handle_vote(msg))
+        elif request.code == DLedgerRequestCode.HEART_BEAT:
+            self._write(channel, request, self.handle_heart_beat(msg))
+        else:
+            handler = {
+                DLedgerRequestCode.PUSH: self.handle_push,
+                DLedgerRequestCode.APPEND: self.handle_append,
+                DLedgerRequestCode.LEADERSHIP_TRANSFER: self.handle_leadership_transfer,
+            }[DLedgerRequestCode(request.code)]
+            future = handler(msg)
+            epoch = self.epoch
+            future.when_complete(
+                lambda resp: self._write(channel, request, resp) if self.epoch == epoch else None
+            )
+        return None
+
+    def _write(self, channel: Channel, request: RemotingCommand, response: Any) -> None:
+        """``DLedgerRpcNettyService#handleResponse``: code 200, the response as the body."""
+        if not self.running:
+            return
+        cmd = RemotingCommand.create_response(int(R.SUCCESS), body=to_body(response))
+        cmd.opaque = request.opaque
+        self.ctx.send_response(channel, cmd)
+
+    def _check_target(self, request: Any) -> None:
+        ms = self.member_state
+        check(
+            ms.self_id == request.remote_id,
+            R.UNKNOWN_MEMBER,
+            f"{request.remote_id} != {ms.self_id}",
+        )
+        check(ms.group == request.group, R.UNKNOWN_GROUP, f"{request.group} != {ms.group}")
+
+    def handle_vote(self, request: VoteRequest) -> VoteResponse:
+        """``DLedgerServer#handleVote``."""
+        try:
+            self._check_target(request)
+        except DLedgerException as e:
+            return VoteResponse.of(request, code=e.code, leader_id=self.member_state.leader_id)
+        assert self.elector is not None
+        return self.elector.handle_vote(request, False)
+
+    def handle_heart_beat(self, request: HeartBeatRequest) -> HeartBeatResponse:
+        """``DLedgerServer#handleHeartBeat``."""
+        try:
+            self._check_target(request)
+        except DLedgerException as e:
+            return HeartBeatResponse.of(request, code=e.code, leader_id=self.member_state.leader_id)
+        assert self.elector is not None
+        return self.elector.handle_heart_beat(request)
+
+    def handle_push(self, request: PushEntryRequest) -> TimeoutFuture:
+        """``DLedgerServer#handlePush``."""
+        try:
+            self._check_target(request)
+            assert self.pusher is not None
+            return self.pusher.handle_push(request)
+        except DLedgerException as e:
+            resp = PushEntryResponse.of(request, code=e.code, leader_id=self.member_state.leader_id)
+            return TimeoutFuture.completed(self.ctx.now_ms, resp)
+
+    def handle_append(self, request: AppendEntryRequest) -> TimeoutFuture:
+        """Append a body on the leader and wait for a quorum (step 1).
+
+        Mirrors ``DLedgerServer#handleAppend``: the target, NOT_LEADER, LEADER_TRANSFERRING,
+        LEADER_PENDING_FULL; then ``appendAsLeader`` and ``waitAck``.
+        """
+        ms = self.member_state
+        now = self.ctx.now_ms
+        try:
+            self._check_target(request)
+            check(ms.is_leader(), R.NOT_LEADER)
+            check(ms.transferee is None, R.LEADER_TRANSFERRING)
+            assert self.pusher is not None
+            curr_term = ms.curr_term
+            if self.pusher.is_pending_full(curr_term):
+                resp = AppendEntryResponse(group=ms.group, code=R.LEADER_PENDING_FULL, term=curr_term,
+                                           leader_id=ms.self_id)  # fmt: skip
+                return TimeoutFuture.completed(now, resp)
+            check(request.body is not None, R.UNEXPECTED_ARGUMENT, "no body")
+            entry = self.store.append_as_leader(DLedgerEntry(body=request.body))
+            self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", index=entry.index, term=entry.term,
+                                 pos=entry.pos, size=entry.size)  # fmt: skip
+            future = self.pusher.wait_ack(entry)
+            self.pusher.wake_up_dispatchers()
+            return future
+        except DLedgerException as e:
+            self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", code=e.code.name)
+            resp = AppendEntryResponse.of(request, code=e.code, leader_id=ms.leader_id)
+            return TimeoutFuture.completed(now, resp)
+
+    def handle_leadership_transfer(self, request: LeadershipTransferRequest) -> TimeoutFuture:
+        """``DLedgerServer#handleLeadershipTransfer``: on the leader (``transferId`` is this
+        node) check and start a transfer; on the transferee take leadership; else
+        UNEXPECTED_ARGUMENT. mechanisms.md "DLedger election" step 12."""
+        ms = self.member_state
+        now = self.ctx.now_ms
+        assert self.elector is not None
+        try:
+            self._check_target(request)
+            if ms.self_id == request.transfer_id:
+                self.elector.transfer.check_server_side(request)
+                return self.elector.transfer.handle_leadership_transfer(request)
+            if ms.self_id == request.transferee_id:
+                check(request.transfer_id == ms.leader_id, R.INCONSISTENT_LEADER,
+                      f"transfer={request.transfer_id} is not leader")  # fmt: skip
+                return self.elector.transfer.handle_take_leadership(request)
+            resp = LeadershipTransferResponse(term=ms.curr_term, code=R.UNEXPECTED_ARGUMENT)
+            return TimeoutFuture.completed(now, resp)
+        except DLedgerException as e:
+            resp = LeadershipTransferResponse.of(request, code=e.code, leader_id=ms.leader_id)
+            return TimeoutFuture.completed(now, resp)
+
+    def transfer_leadership(self, transferee_id: str) -> TimeoutFuture:
+        """What ``DLedgerClient#leadershipTransfer`` sends this (leader) node: hand over to
+        ``transferee_id`` in the current term."""
+        ms = self.member_state
+        return self.handle_leadership_transfer(LeadershipTransferRequest(
+            group=ms.group, remote_id=ms.self_id, term=ms.curr_term, transfer_id=ms.self_id,
+            transferee_id=transferee_id,
+        ))  # fmt: skip
+
+    def append(self, body: bytes) -> TimeoutFuture:
+        """A local client's append (``AppendEntryRequest`` to this node)."""
+        ms = self.member_state
+        return self.handle_append(
+            AppendEntryRequest(group=ms.group, remote_id=ms.self_id, body=body)
+        )
