@@ -11,7 +11,8 @@ absolute times where only differences matter):
   offsets; the queue locks (owner, age);
 - a push consumer: each ProcessQueue (offsets cached and being consumed, dropped, locked,
   the highest offset), its local offset table, its allocation, and its delivery log (what
-  the listener got, in order, and how long ago: the outcome depends on it);
+  the listener got, in order, and how long ago: the outcome depends on it); an orderly
+  consumer's listener calls (begin and end ages: ``concurrent`` depends on them);
 - the producers' sends (done, failed);
 - every pending timer and frame, its due time relative to now, and a frame's bytes (or
   a stream chunk's);
@@ -126,7 +127,13 @@ def _consumer(c: Any, now: int) -> tuple:
         (now - r.t_ms, _mq(r.mq), r.queue_offset, r.msg_id, r.reconsume_times, str(r.status))
         for r in impl.consumed
     )
-    return (pqs, offsets, alloc, log)
+    part: tuple = (pqs, offsets, alloc, log)
+    calls = getattr(impl.consume_message_service, "listener_calls", None)
+    if calls:  # orderly: when each listener call ended (``concurrent`` reads it)
+        part += (
+            tuple((now - b, None if e is None else now - e, _mq(mq), w) for b, e, mq, w in calls),
+        )
+    return part
 
 
 def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
