@@ -34,21 +34,27 @@ The expectations, with their sources:
   with a fault between its two deliveries ``dup:crash``: the freeze is that fault.)
   Two consumers inside the listener for one queue at once (``concurrent``) are not
   allowed in any orderly scenario.
-- ``orderly_join``: the same without the freeze: the lock moves on a join. One message
-  per queue and a slow listener (1.5 s), so that the join's rebalance meets consumer-1
-  inside its listener; the menu (latencies 1/5 ms, a 1 ms reorder window) lets either
-  queue's message reach the listener first. Expected before the search: when consumer-1
-  is inside the listener of the queue it gives away, ``RebalancePushImpl#
-  removeUnnecessaryMessageQueue`` cannot take the consume lock and keeps the queue (and
-  its broker lock); the call's offset is not committed (``processConsumeResult`` skips a
-  dropped ProcessQueue), so consumer-2, which locks the queue later, consumes the
-  message again: ``dup:rebalance`` (with ``overlap``). When consumer-1 is inside the
-  other queue's listener, the given-away queue still holds its message
-  (``hasTempMessage``): the unlock waits 20 s (``#unlockDelay``) and consumer-2 takes the
-  message once: ``overlap`` alone. Never ``concurrent``, ``order``, ``lost``, ``pending``
-  (the broker lock lasts 60 s at most, the run 65 s). The planted bug
-  ``consume_lock_skipped`` gives the queue away while its listener runs: consumer-2
-  consumes it while consumer-1 is still inside (``concurrent``).
+- ``orderly_join``: the same without the freeze: the lock moves on a join (lesson 5
+  replays its default run). The menu (latencies 1/5 ms, a 1 ms reorder window) moves the
+  join's rebalance against consumer-1's listener calls (20 ms each). Expected before the
+  search: when consumer-1 is inside the listener of the queue it gives away,
+  ``RebalancePushImpl#removeUnnecessaryMessageQueue`` cannot take the consume lock and
+  keeps the queue (and its broker lock); the call's offset is not committed
+  (``processConsumeResult`` skips a dropped ProcessQueue), so consumer-2, which locks the
+  queue later, consumes the message again: ``dup:rebalance`` (with ``overlap``). When
+  the rebalance comes between two calls, the offset is committed and persisted before
+  the unlock: ``overlap`` alone. Never ``concurrent``, ``order``, ``lost``, ``pending``
+  (the broker lock lasts 60 s at most, the run 65 s).
+- ``orderly_slow_listener``: ``orderly_join`` with one message per queue and a slow
+  listener (1.5 s), armed at the send, so that the menu (the same) lets either queue's
+  message reach consumer-1's listener first, and the join's rebalance meets it inside.
+  Expected before the search: ``dup:rebalance`` (inside the listener of the queue it
+  gives away, as above) and ``overlap`` alone (inside the other queue's: the given-away
+  queue still holds its message, ``hasTempMessage``, so the unlock waits 20 s,
+  ``#unlockDelay``, and consumer-2 takes the message once). Never ``concurrent``. The
+  planted bug ``consume_lock_skipped`` gives the queue away while its listener runs:
+  consumer-2 locks it and consumes the message while consumer-1 is still inside
+  (``concurrent``).
 - ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
   (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
   The menu (latencies 1/5 ms, a 1 ms reorder window) moves the retry's pull and the
@@ -187,10 +193,22 @@ _add(ExploreScenario(
 _add(ExploreScenario(
     "orderly_join",
     _scn("orderly_join", faults=[{"at_ms": 10, "action": "join"}], drain_ms=65_000,
+         consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
+    arm_ms=10, depth=12, latencies=(1, 5), window_ms=1,
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset({"dup:rebalance", "overlap"}),
+    text="orderly consumer-1 holds both queues' locks; consumer-2 joins while it consumes",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_slow_listener",
+    _scn("orderly_slow_listener", faults=[{"at_ms": 10, "action": "join"}], drain_ms=65_000,
          consumers=[{"count": 1, "consume_time_ms": 1500, "consume_thread": 1,
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 2}]}]),
-    arm_ms=10, depth=12, latencies=(1, 5), window_ms=1,
+    arm_ms=0, depth=8, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "overlap"}),
     expected=frozenset({"dup:rebalance", "overlap"}),
     text="orderly consumer-1 holds both queues' locks; consumer-2 joins while consumer-1 is "
