@@ -54,7 +54,15 @@ The expectations, with their sources:
   ``#unlockDelay``, and consumer-2 takes the message once). Never ``concurrent``. The
   planted bug ``consume_lock_skipped`` gives the queue away while its listener runs:
   consumer-2 locks it and consumes the message while consumer-1 is still inside
-  (``concurrent``).
+  (``concurrent``). The search (depth 8, 115 runs; depth 4 kept) found ``overlap``
+  alone, never ``dup:rebalance``: consumer-1 does consume the given-away queue first and
+  keeps it ("is consuming, so can not unlock it"), and its commit is skipped, but the
+  queue's pull, still held at the broker, comes back NO_NEW_MSG 15 s later, and with
+  nothing cached ``DefaultMQPushConsumerImpl#correctTagsOffset`` moves the offset past
+  the message even though the ProcessQueue is dropped (the pull callback does not check
+  it); the 20 s rebalance persists that offset before it unlocks, and consumer-2 starts
+  after the message. ``orderly_join``'s queue still caches a second message, so there
+  the correction does not happen and the duplicate does.
 - ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
   (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
   The menu (latencies 1/5 ms, a 1 ms reorder window) moves the retry's pull and the
@@ -184,7 +192,7 @@ _add(ExploreScenario(
     _scn("retry_rebalance", delay_levels="1s 1s 1s 1s", duration_ms=1100,
          consumers=[{"count": 1, "failure_rate": 1.0, "max_reconsume_times": 1}],
          faults=[{"at_ms": 1000, "action": "join"}]),
-    arm_ms=1000, depth=10, latencies=(1, 5), window_ms=1,
+    arm_ms=1000, depth=8, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"retry", "dlq", "dup:rebalance", "dup:sent-back-twice", "overlap"}),
     expected=frozenset({"retry", "dlq", "dup:rebalance"}),
     text="2 messages that always fail (1 retry, then %DLQ%); consumer-2 joins as the retry is due",
@@ -196,7 +204,7 @@ _add(ExploreScenario(
          consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
-    arm_ms=10, depth=12, latencies=(1, 5), window_ms=1,
+    arm_ms=10, depth=8, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "overlap"}),
     expected=frozenset({"dup:rebalance", "overlap"}),
     text="orderly consumer-1 holds both queues' locks; consumer-2 joins while it consumes",
@@ -208,9 +216,9 @@ _add(ExploreScenario(
          consumers=[{"count": 1, "consume_time_ms": 1500, "consume_thread": 1,
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 2}]}]),
-    arm_ms=0, depth=8, latencies=(1, 5), window_ms=1,
+    arm_ms=0, depth=4, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "overlap"}),
-    expected=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset({"overlap"}),
     text="orderly consumer-1 holds both queues' locks; consumer-2 joins while consumer-1 is "
          "inside its listener (1.5 s a message, one message a queue)",
 ))  # fmt: skip
