@@ -33,7 +33,13 @@ The expectations, with their sources:
   order within a queue and lost messages are not. (``find_duplicates`` names a duplicate
   with a fault between its two deliveries ``dup:crash``: the freeze is that fault.)
   Two consumers inside the listener for one queue at once (``concurrent``) are not
-  allowed in any orderly scenario.
+  allowed in any orderly scenario. With a menu (latencies 1/5 ms, a 1 ms window) that
+  orders the woken consumer-1's frames, expected before the search: ``overlap`` alone
+  still. consumer-1 froze inside queue 0's listener and wakes inside it, but consumer-2
+  holds queue 1 only (the allocation is fixed before the arm point); every later call of
+  consumer-1 checks its client lock, expired after 30 s (``ProcessQueue#isLockExpired``),
+  and relocks first, which queue 1's broker lock (consumer-2's) refuses: no duplicate,
+  no ``concurrent``.
 - ``orderly_join``: the same without the freeze: the lock moves on a join (lesson 5
   replays its default run). The menu (latencies 1/5 ms, a 1 ms reorder window) moves the
   join's rebalance against consumer-1's listener calls (20 ms each). Expected before the
