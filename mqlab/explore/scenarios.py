@@ -236,6 +236,7 @@ _add(ExploreScenario(
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 6}]}]),
     scripted=((1040, "freeze(consumer-1,90000)"),), arm_ms=91_039, depth=4,
+    latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "dup:crash", "overlap", "pending"}),
     expected=frozenset(),
     text="orderly consumer-1 freezes 90 s (past its 30 s client lock and the broker's 60 s) "
