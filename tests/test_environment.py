@@ -82,6 +82,39 @@ def test_environment_yml_pip_section_equals_pyproject_dependencies_and_extras() 
     )
 
 
+def _third_party_imports(package: Path) -> set[str]:
+    """The top-level modules a package's files import that are neither stdlib nor mqlab."""
+    import ast
+    import sys
+
+    roots: set[str] = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                roots.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                roots.add(node.module.split(".")[0])
+    return {r for r in roots if r not in sys.stdlib_module_names and r != "mqlab"}
+
+
+def test_bench_and_explore_import_only_declared_distributions() -> None:
+    """What ``mqlab.bench`` and ``mqlab.explore`` import is declared in pyproject.toml itself
+    (psutil once arrived only through jupyterlab's dependencies)."""
+    from importlib.metadata import packages_distributions
+
+    project = _pyproject()["project"]
+    declared = {_normalised(r)[0] for r in project["dependencies"]}
+    for extra in project.get("optional-dependencies", {}).values():
+        declared |= {_normalised(r)[0] for r in extra}
+    dists = packages_distributions()
+    for package in ("bench", "explore"):
+        for module in sorted(_third_party_imports(ROOT / "mqlab" / package)):
+            names = {canonicalize_name(d) for d in dists.get(module, [module])}
+            assert names & declared, (
+                f"mqlab/{package} imports {module}: declare it in pyproject.toml"
+            )
+
+
 def test_environment_yml_pins_python_311_openjdk_17_from_conda_forge() -> None:
     """environment.yml: name mqlab, channels [conda-forge, nodefaults], python=3.11, openjdk=17, pip."""
     env = _environment()

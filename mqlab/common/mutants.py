@@ -15,6 +15,10 @@ that it cannot find without it.
   (4.9.3 commits from ``processConsumeResult``, after);
 - ``orderly_lock_unchecked``: ``ConsumeMessageOrderlyService.ConsumeRequest#run``
   consumes without holding (or renewing) the broker's queue lock;
+- ``consume_lock_skipped``: ``RebalancePushImpl#removeUnnecessaryMessageQueue`` gives
+  an orderly queue away (unlocks it on the broker) without taking the ProcessQueue's
+  consume lock, so while the listener still runs on it (4.9.3 waits for
+  ``pq.getConsumeLock().tryLock`` and keeps the queue when it is held);
 - ``flush_before_write``: SYNC_FLUSH forces the commit log *before* appending the
   message (the flushed position passes the old end, not the new one), so the SEND_OK
   goes out while the message is only in the page cache;
@@ -33,7 +37,7 @@ from contextlib import contextmanager
 __all__ = ["MUTANTS", "ACTIVE", "mutant", "active"]
 
 MUTANTS = ("dropped_pq_consumed", "offset_before_consume", "orderly_lock_unchecked",
-           "flush_before_write", "slave_ack_at_message_start")  # fmt: skip
+           "consume_lock_skipped", "flush_before_write", "slave_ack_at_message_start")  # fmt: skip
 
 #: The mutants switched on (read by the core's one-line checks).
 ACTIVE: set[str] = {m for m in os.environ.get("MQLAB_MUTANTS", "").split(",") if m}

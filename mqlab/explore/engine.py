@@ -27,7 +27,6 @@ or a fault.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.explore.state import digest
+from mqlab.explore.tmpdirs import owner_tag, scratch_dir
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -478,7 +478,7 @@ def _build_to_arm(xs: ExploreScenario) -> _Prefix:
     from mqlab.experiments.run import _do, build_lab
 
     scn = xs.scenario
-    tmp = tempfile.mkdtemp(prefix="mqlab-explore-", dir=_fast_tmp())
+    tmp = tempfile.mkdtemp(prefix=f"mqlab-explore-store-{owner_tag()}-", dir=_fast_tmp())
     try:
         lab, producers = build_lab(scn, f"explore-{xs.name}", store_dir=tmp,
                                    slaves=xs.slaves, broker_role=xs.broker_role)  # fmt: skip
@@ -602,7 +602,6 @@ def run_schedule(
 
 
 def _fast_tmp() -> str | None:
-    """``/dev/shm`` (tmpfs) when writable: a run's store is created and removed in ~4 ms
-    there instead of ~50-100 ms on disk (``python -m mqlab bench explore``)."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    """Where runs' stores go (``mqlab.explore.tmpdirs.scratch_dir``: ``/dev/shm`` when
+    writable)."""
+    return scratch_dir()

@@ -35,6 +35,8 @@ import os
 import pickle
 import tempfile
 
+from mqlab.explore.tmpdirs import owner_tag
+
 __all__ = ["Journal", "LiveVisited"]
 
 _LEN = 4
@@ -44,7 +46,9 @@ class Journal:
     """The search's append-only file of visited states and outcomes (module docstring)."""
 
     def __init__(self, directory: str | None = None) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="mqlab-explore-journal-", dir=directory)
+        fd, self.path = tempfile.mkstemp(
+            prefix=f"mqlab-explore-journal-{owner_tag()}-", dir=directory
+        )
         os.close(fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         self.size = 0

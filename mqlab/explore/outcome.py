@@ -14,6 +14,14 @@ counts left out ("ok" when all are zero):
 - ``dup:<cause>``: unintended duplicates by cause (``mqlab.lab.checkers.find_duplicates``:
   rebalance, crash, sent-back-twice, unexplained);
 - ``order``: out-of-order first deliveries within a queue (``check_queue_order``);
+- ``concurrent``: queues of an orderly group whose listener two consumers of the group
+  (or two threads of one) were inside at the same time: orderly consumption broken
+  (``ConsumeMessageOrderlyService.ConsumeRequest#run`` consumes a queue only while it
+  holds the broker's lock, the ``MessageQueueLock`` and the ProcessQueue's consume lock,
+  and ``RebalancePushImpl#removeUnnecessaryMessageQueue`` gives a queue away only when
+  its consume lock is free). A call lasts from the listener's call until it returns,
+  frozen time included (``engine.freeze``: a paused JVM is still inside); the call of a
+  consumer killed inside its listener ends with it (its process is gone);
 - ``overlap``: queues that two consumers of one group held at once
   (``mqlab.lab.figures.allocation_heatmap_frame``, as lesson 5 reads it);
 - ``retry``: redeliveries (reconsume times > 0); ``dlq``: messages in ``%DLQ%`` topics.
@@ -30,7 +38,7 @@ from mqlab.common.message_decoder import decode_stored_message
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
 
-__all__ = ["outcome_counts", "outcome_label", "OUTCOME_KEYS"]
+__all__ = ["outcome_counts", "outcome_label", "concurrent_queues", "OUTCOME_KEYS"]
 
 _CAUSES = {
     "rebalance overlap": "dup:rebalance",
@@ -39,7 +47,7 @@ _CAUSES = {
     "unexplained": "dup:unexplained",
 }
 OUTCOME_KEYS = ("lost", "pending", "dup:rebalance", "dup:sent-back-twice", "dup:crash", "dup:unexplained",
-                "order", "overlap", "retry", "dlq")  # fmt: skip
+                "order", "concurrent", "overlap", "retry", "dlq")  # fmt: skip
 
 
 def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
@@ -101,7 +109,37 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
             heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().shape[0]
         )
     counts["retry"] = retries
+    counts["concurrent"] = concurrent_queues(lab)
     return counts
+
+
+def concurrent_queues(lab: Lab) -> int:
+    """The ``concurrent`` count: (group, queue) pairs with two overlapping listener calls
+    of different consumers or threads (calls ``[begin, end)``, from each orderly
+    consumer's ``listener_calls``)."""
+    now = lab.driver.scheduler.now
+    calls: dict[tuple, list[tuple[int, int, tuple[str, str]]]] = {}
+    for c in lab.consumers.values():
+        impl = c.default_mq_push_consumer_impl
+        log = getattr(impl.consume_message_service, "listener_calls", None)
+        if not impl.consume_orderly or not log:
+            continue
+        name = impl.mq_client_factory.name
+        running = impl.mq_client_factory.running
+        for begin, end, mq, worker in log:
+            if end is None:
+                end = now + 1 if running else begin  # still inside / gone with its process
+            key = (c.consumer_group, mq.topic, mq.broker_name, mq.queue_id)
+            calls.setdefault(key, []).append((begin, end, (name, worker)))
+    found = 0
+    for spans in calls.values():
+        spans.sort()
+        found += any(
+            b2 < e1 and o1 != o2
+            for i, (b1, e1, o1) in enumerate(spans)
+            for b2, _, o2 in spans[i + 1 :]
+        )
+    return found
 
 
 def outcome_label(counts: dict[str, int]) -> str:

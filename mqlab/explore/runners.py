@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from mqlab.explore.engine import Bounds, RunRecord, _fast_tmp
 from mqlab.explore.journal import Journal, LiveVisited
 from mqlab.explore.search import Item, SearchResult, exhaustive, run_item
+from mqlab.explore.tmpdirs import owner_tag, sweep
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -170,7 +171,9 @@ class _SparkLocal:
         self.spark = spark
         self.cores = cores
         self.journal = journal
-        self.levels = tempfile.mkdtemp(prefix="mqlab-explore-levels-", dir=_fast_tmp())
+        self.levels = tempfile.mkdtemp(
+            prefix=f"mqlab-explore-levels-{owner_tag()}-", dir=_fast_tmp()
+        )
         self.sent = 0
         self.thread = None
         self.ended: dict = {}
@@ -326,6 +329,7 @@ def explore(
     if runner not in RUNNERS:
         raise ValueError(f"runner must be one of {list(RUNNERS)}, got {runner!r}")
     kw = dict(progress=progress, cancel=cancel, shrink_outcomes=shrink_outcomes)
+    sweep(_fast_tmp())  # scratch files of searches killed before they could remove them
     if runner == "sequential":
         return exhaustive(xs, bounds, **kw)
     with Journal(_fast_tmp()) as journal:

@@ -32,9 +32,51 @@ The expectations, with their sources:
   is paused past the lock's lifetime another may take the queue: duplicates are allowed,
   order within a queue and lost messages are not. (``find_duplicates`` names a duplicate
   with a fault between its two deliveries ``dup:crash``: the freeze is that fault.)
-  ``orderly_join`` is the same without the freeze: the lock moves on a join.
+  Two consumers inside the listener for one queue at once (``concurrent``) are not
+  allowed in any orderly scenario. With a menu (latencies 1/5 ms, a 1 ms window) that
+  orders the woken consumer-1's frames, expected before the search: ``overlap`` alone
+  still. consumer-1 froze inside queue 0's listener and wakes inside it, but consumer-2
+  holds queue 1 only (the allocation is fixed before the arm point); every later call of
+  consumer-1 checks its client lock, expired after 30 s (``ProcessQueue#isLockExpired``),
+  and relocks first, which queue 1's broker lock (consumer-2's) refuses: no duplicate,
+  no ``concurrent``.
+- ``orderly_join``: the same without the freeze: the lock moves on a join (lesson 5
+  replays its default run). The menu (latencies 1/5 ms, a 1 ms reorder window) moves the
+  join's rebalance against consumer-1's listener calls (20 ms each). Expected before the
+  search: when consumer-1 is inside the listener of the queue it gives away,
+  ``RebalancePushImpl#removeUnnecessaryMessageQueue`` cannot take the consume lock and
+  keeps the queue (and its broker lock); the call's offset is not committed
+  (``processConsumeResult`` skips a dropped ProcessQueue), so consumer-2, which locks the
+  queue later, consumes the message again: ``dup:rebalance`` (with ``overlap``). When
+  the rebalance comes between two calls, the offset is committed and persisted before
+  the unlock: ``overlap`` alone. Never ``concurrent``, ``order``, ``lost``, ``pending``
+  (the broker lock lasts 60 s at most, the run 65 s).
+- ``orderly_slow_listener``: ``orderly_join`` with one message per queue and a slow
+  listener (1.5 s), armed at the send, so that the menu (the same) lets either queue's
+  message reach consumer-1's listener first, and the join's rebalance meets it inside.
+  Expected before the search: ``dup:rebalance`` (inside the listener of the queue it
+  gives away, as above) and ``overlap`` alone (inside the other queue's: the given-away
+  queue still holds its message, ``hasTempMessage``, so the unlock waits 20 s,
+  ``#unlockDelay``, and consumer-2 takes the message once). Never ``concurrent``. The
+  planted bug ``consume_lock_skipped`` gives the queue away while its listener runs:
+  consumer-2 locks it and consumes the message while consumer-1 is still inside
+  (``concurrent``). The search (depth 8, 115 runs; depth 4 kept) found ``overlap``
+  alone, never ``dup:rebalance``: consumer-1 does consume the given-away queue first and
+  keeps it ("is consuming, so can not unlock it"), and its commit is skipped, but the
+  queue's pull, still held at the broker, comes back NO_NEW_MSG 15 s later, and with
+  nothing cached ``DefaultMQPushConsumerImpl#correctTagsOffset`` moves the offset past
+  the message even though the ProcessQueue is dropped (the pull callback does not check
+  it); the 20 s rebalance persists that offset before it unlocks, and consumer-2 starts
+  after the message. ``orderly_join``'s queue still caches a second message, so there
+  the correction does not happen and the duplicate does.
 - ``retry_rebalance``: a failed message goes to ``%RETRY%`` and comes back
   (``retry`` expected); a rebalance at the same time may also duplicate it; nothing lost.
+  The menu (latencies 1/5 ms, a 1 ms reorder window) moves the retry's pull and the
+  join's rebalance against each other. Expected before the search: ``retry`` and ``dlq``
+  in every class (each message fails twice and its second failure goes to ``%DLQ%``);
+  ``dup:rebalance`` when both consumers pull the retry queue's message around the
+  rebalance; and a class with no duplicate (``retry=2 dlq=2``: the rebalance meets no
+  retry in flight). Never ``lost``, ``order`` or ``concurrent`` (not orderly).
 
 Replication (broker-a with one slave, broker-a-s1; mechanisms.md "HA replication"). The
 warm-up (12 s) lets the slave connect (its ``HAClient`` turns 5 s after it learns the
@@ -156,9 +198,9 @@ _add(ExploreScenario(
     _scn("retry_rebalance", delay_levels="1s 1s 1s 1s", duration_ms=1100,
          consumers=[{"count": 1, "failure_rate": 1.0, "max_reconsume_times": 1}],
          faults=[{"at_ms": 1000, "action": "join"}]),
-    arm_ms=1000, depth=10,
+    arm_ms=1000, depth=8, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"retry", "dlq", "dup:rebalance", "dup:sent-back-twice", "overlap"}),
-    expected=frozenset({"retry"}),
+    expected=frozenset({"retry", "dlq", "dup:rebalance"}),
     text="2 messages that always fail (1 retry, then %DLQ%); consumer-2 joins as the retry is due",
 ))  # fmt: skip
 
@@ -168,10 +210,23 @@ _add(ExploreScenario(
          consumers=[{"count": 1, "consume_time_ms": 20, "consume_thread": 1,
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 4}]}]),
-    arm_ms=10, depth=12,
+    arm_ms=10, depth=8, latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "overlap"}),
-    expected=frozenset(),
+    expected=frozenset({"dup:rebalance", "overlap"}),
     text="orderly consumer-1 holds both queues' locks; consumer-2 joins while it consumes",
+))  # fmt: skip
+
+_add(ExploreScenario(
+    "orderly_slow_listener",
+    _scn("orderly_slow_listener", faults=[{"at_ms": 10, "action": "join"}], drain_ms=65_000,
+         consumers=[{"count": 1, "consume_time_ms": 1500, "consume_thread": 1,
+                     "settings": {"orderly": True}}],
+         producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 2}]}]),
+    arm_ms=0, depth=4, latencies=(1, 5), window_ms=1,
+    allowed=frozenset({"dup:rebalance", "overlap"}),
+    expected=frozenset({"overlap"}),
+    text="orderly consumer-1 holds both queues' locks; consumer-2 joins while consumer-1 is "
+         "inside its listener (1.5 s a message, one message a queue)",
 ))  # fmt: skip
 
 _add(ExploreScenario(
@@ -181,6 +236,7 @@ _add(ExploreScenario(
                      "settings": {"orderly": True}}],
          producers=[{"rate_per_s": 0, "bursts": [{"at_ms": 0, "count": 6}]}]),
     scripted=((1040, "freeze(consumer-1,90000)"),), arm_ms=91_039, depth=4,
+    latencies=(1, 5), window_ms=1,
     allowed=frozenset({"dup:rebalance", "dup:crash", "overlap", "pending"}),
     expected=frozenset(),
     text="orderly consumer-1 freezes 90 s (past its 30 s client lock and the broker's 60 s) "

@@ -26,6 +26,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
+from mqlab.explore.tmpdirs import owner_tag
+
 __all__ = ["Spool", "claim", "serve_levels"]
 
 _FIFO = "ready"
@@ -36,7 +38,7 @@ class Spool:
     """The driver's side of one level (module docstring)."""
 
     def __init__(self, directory: str | None = None) -> None:
-        self.path = tempfile.mkdtemp(prefix="mqlab-explore-spool-", dir=directory)
+        self.path = tempfile.mkdtemp(prefix=f"mqlab-explore-spool-{owner_tag()}-", dir=directory)
         self._rfd = self._wfd = -1
         fifo = os.path.join(self.path, _FIFO)
         try:

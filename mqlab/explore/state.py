@@ -11,8 +11,13 @@ absolute times where only differences matter):
   offsets; the queue locks (owner, age);
 - a push consumer: each ProcessQueue (offsets cached and being consumed, dropped, locked,
   the highest offset), its local offset table, its allocation, and its delivery log (what
-  the listener got, in order, and how long ago: the outcome depends on it);
-- the producers' sends (done, failed);
+  the listener got, in order, and how long ago: the outcome depends on it); an orderly
+  consumer's listener calls (begin and end ages: ``concurrent`` depends on them);
+- the producers' sends (done, failed) and their retry state: for a send in flight, the
+  attempt (``DefaultMQProducerImpl#sendDefaultImpl``'s ``times``), the brokers tried and
+  how long ago the first attempt began (the retries share one time budget); for every
+  producer, each topic's queue cursor (``TopicPublishInfo#sendWhichQueue``: the queue
+  of the next send, or of a retry);
 - every pending timer and frame, its due time relative to now, and a frame's bytes (or
   a stream chunk's);
 - the past the outcome reads (``history``): faults, node starts and stops, rebalances'
@@ -126,7 +131,13 @@ def _consumer(c: Any, now: int) -> tuple:
         (now - r.t_ms, _mq(r.mq), r.queue_offset, r.msg_id, r.reconsume_times, str(r.status))
         for r in impl.consumed
     )
-    return (pqs, offsets, alloc, log)
+    part: tuple = (pqs, offsets, alloc, log)
+    calls = getattr(impl.consume_message_service, "listener_calls", None)
+    if calls:  # orderly: when each listener call ended (``concurrent`` reads it)
+        part += (
+            tuple((now - b, None if e is None else now - e, _mq(mq), w) for b, e, mq, w in calls),
+        )
+    return part
 
 
 def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
@@ -155,8 +166,35 @@ def state_tuple(lab: Lab, sends: list | None = None) -> tuple:
         timers.append((t.due - now, t.priority, t.node, t.name, t.key or "", t.daemon,
                        hashlib.blake2b(fb, digest_size=8).hexdigest() if fb else ""))  # fmt: skip
     timers.sort()
-    sent = tuple((f.done, f.error is None) for _, f in (sends or []))
-    return (tuple(nodes), tuple(timers), sent, history(lab, now))
+    sent = tuple((f.done, f.error is None, _retry_state(f, now)) for _, f in (sends or []))
+    cursors = tuple(
+        (name, topic, _cursor(info.send_which_queue))
+        for name, p in sorted(lab.producers.items())
+        for topic, info in sorted(p.default_mq_producer_impl.topic_publish_info_table.items())
+    )
+    return (tuple(nodes), tuple(timers), sent, history(lab, now)) + ((cursors,) if cursors else ())
+
+
+def _cursor(index: Any) -> Any:
+    """A queue cursor's value; before its first use, the state of the random stream its
+    start will be drawn from (``ThreadLocalIndex``: ``Math.abs(new Random().nextInt())``)."""
+    if index.value is not None or index._rng is None:
+        return index.value
+    return hashlib.blake2b(repr(index._rng.getstate()).encode(), digest_size=8).hexdigest()
+
+
+def _retry_state(f: Any, now: int) -> tuple:
+    """A send in flight's retry loop (``send_default_impl``'s locals, read from its
+    generator: the loop keeps them nowhere else); ``()`` when done or not begun."""
+    g = None if f.done or f.task is None else f.task.gen
+    while g is not None:
+        if g.gi_code.co_name == "send_default_impl" and g.gi_frame is not None:
+            loc = g.gi_frame.f_locals
+            if "times" not in loc:
+                return ()  # still finding the route: no attempt yet
+            return (loc["times"], tuple(loc["brokers_sent"]), now - loc["begin_first"])
+        g = g.gi_yieldfrom
+    return ()
 
 
 def _relevant(e: Any) -> bool:

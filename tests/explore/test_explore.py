@@ -37,6 +37,9 @@ def _keys(outcome: str) -> set[str]:
     return set() if outcome == "ok" else {part.split("=")[0] for part in outcome.split()}
 
 
+#: orderly_slow_listener at depth 4: one class, with or without consume_lock_skipped
+OSL_N, OSL_STATS = 7, (13, 13, 12, 1, 0)
+
 TABLES = {
     "consumer_join": (
         [
@@ -55,12 +58,26 @@ TABLES = {
         (60, 83, 55, 28, 0),
     ),
     "sync_flush_power_cut": ([("ok", 6, "(default)", 0)], (58, 83, 54, 29, 0)),
+    # retry_rebalance, orderly_join: with their menus (latencies 1/5, window 1), depth 8
     "retry_rebalance": (
-        [("dup:rebalance=1 dup:sent-back-twice=1 overlap=1 retry=3 dlq=3", 1, "(default)", 0)],
-        (40, 68, 30, 26, 0),
-    ),
-    "orderly_join": ([("dup:rebalance=1 overlap=1", 1, "(default)", 0)], (51, 87, 30, 37, 2)),
-    "orderly_lock_expiry": ([("overlap=1", 5, "(default)", 0)], (21, 19, 16, 3, 6)),
+        [
+            ("dup:rebalance=1 dup:sent-back-twice=1 overlap=1 retry=3 dlq=3", 21, "(default)", 0),
+            ("retry=2 dlq=2", 6, "d6 l1", 7),
+        ],
+        (100, 121, 98, 22, 0),
+    ),  # fmt: skip
+    "orderly_join": (
+        [
+            ("dup:rebalance=1", 5, "d6 l1", 7),
+            ("dup:rebalance=1 overlap=1", 8, "(default)", 0),
+            ("ok", 1, "d2 l1 l1 l1 d2 l1", 8),
+            ("overlap=1", 11, "l1 l1", 2),
+        ],
+        (102, 121, 100, 20, 0),
+    ),  # fmt: skip
+    "orderly_slow_listener": ([("overlap=1", OSL_N, "(default)", 0)], OSL_STATS),
+    # with its menu (latencies 1/5, window 1): the same one class (was 21 runs without)
+    "orderly_lock_expiry": ([("overlap=1", 11, "(default)", 0)], (25, 25, 23, 2, 3)),
     "consumer_crash": ([("dup:crash=3", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
     # replication (tests/explore/test_explore_ha.py checks what each class is)
     "async_master_lost": (
@@ -97,6 +114,12 @@ MUTANTS = [
     ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
     ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
     ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
+    (
+        "orderly_slow_listener",
+        "consume_lock_skipped",
+        "dup:rebalance=1 concurrent=1 overlap=1",
+        "(default)",
+    ),
     ("sync_master_lost", "slave_ack_at_message_start", "lost=1", "d4 F:lose(broker-a)"),
 ]
 
@@ -134,10 +157,13 @@ def test_pool_gives_the_sequential_table():
 
 
 def test_without_por_the_same_outcomes_from_more_runs():
+    # orderly_join without its menu (one latency, no window), at depth 12: the sleep sets
+    # save 16 runs (with the menu, at depth 8, they save none: 102 runs either way)
     xs = get_scenario("orderly_join")
-    on = _plain("orderly_join")
-    off = explore(xs, _bounds(xs, por=False), shrink_outcomes=False)
-    assert off.outcomes() == on.outcomes()
+    b = Bounds(depth=12, latencies=(1,))
+    on = explore(xs, b, shrink_outcomes=False)
+    off = explore(xs, Bounds(depth=12, latencies=(1,), por=False), shrink_outcomes=False)
+    assert off.outcomes() == on.outcomes() == {"dup:rebalance=1 overlap=1": 1}
     assert (on.runs, off.runs) == (51, 67)
 
 
@@ -174,3 +200,31 @@ def test_a_search_stopped_early_is_marked_incomplete():
     calls = iter(range(100))
     res = explore(xs, _bounds(xs), cancel=lambda: next(calls) >= 2, shrink_outcomes=False)
     assert res.complete is False and res.runs < 61
+
+
+def test_concurrent_catches_an_orderly_queue_given_away_inside_its_listener():
+    # consume_lock_skipped: consumer-1's rebalance unlocks queue 1 while its listener is
+    # inside offset 0 (2 009-3 509 ms); consumer-2 locks it, and is inside it from 3 035 ms
+    xs = get_scenario("orderly_slow_listener")
+    assert _plain("orderly_slow_listener").table() == [("overlap=1", OSL_N, "(default)", 0)]
+    calls: dict[str, list[tuple[int, int, int]]] = {}
+
+    def look(lab) -> None:
+        for c in lab.consumers.values():
+            impl = c.default_mq_push_consumer_impl
+            calls[impl.mq_client_factory.name] = [
+                (b, e, mq.queue_id) for b, e, mq, _ in impl.consume_message_service.listener_calls
+            ]
+
+    replay(xs, "", _bounds(xs), on_lab=look)
+    assert calls == {"consumer-1": [(2009, 3509, 1), (3509, 5009, 0)], "consumer-2": []}
+    with mutant("consume_lock_skipped"):
+        res = explore(xs, _bounds(xs))
+        assert replay(xs, "", _bounds(xs), on_lab=look).outcome == (
+            "dup:rebalance=1 concurrent=1 overlap=1"
+        )
+    assert res.table() == [("dup:rebalance=1 concurrent=1 overlap=1", OSL_N, "(default)", 0)]
+    assert calls == {
+        "consumer-1": [(2009, 3509, 1), (3509, 5009, 0)],
+        "consumer-2": [(3035, 4535, 1)],
+    }

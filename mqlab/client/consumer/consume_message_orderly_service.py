@@ -111,6 +111,10 @@ class ConsumeMessageOrderlyService:
         self.mq_lock_waiters: dict[MessageQueue, deque[tuple[OrderlyConsumeRequest, str]]] = {}
         #: pq.getConsumeLock(): held during a listener call.
         self.consume_locked: dict[MessageQueue, ProcessQueue] = {}
+        #: The workbench's log of listener calls: ``[begin ms, end ms (None while it runs),
+        #: queue, worker]``, so that a checker sees two calls of one queue at once
+        #: (``mqlab.explore.outcome``: ``concurrent``).
+        self.listener_calls: list[list[Any]] = []
 
     @property
     def ctx(self):
@@ -312,6 +316,8 @@ class ConsumeMessageOrderlyService:
             if pq.dropped:
                 self.consume_locked.pop(mq, None)
                 break
+            call = [self.ctx.now_ms, None, mq, worker]
+            self.listener_calls.append(call)
             outcome = call_listener(self.message_listener, msgs, context, orderly=True)
             consume_ms = consume_time_of(self.message_listener, msgs, dpc.consume_time_ms)
             status: ConsumeOrderlyStatus = outcome.status
@@ -330,6 +336,7 @@ class ConsumeMessageOrderlyService:
                 )  # fmt: skip
             if consume_ms > 0:
                 yield Sleep(consume_ms)
+            call[1] = self.ctx.now_ms
             self.consume_locked.pop(mq, None)  # pq.getConsumeLock().unlock()
             continue_consume = yield from self.process_consume_result(
                 msgs, status, context, request

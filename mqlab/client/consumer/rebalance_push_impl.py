@@ -29,6 +29,7 @@ from mqlab.client.consumer.consumer_enums import (
 from mqlab.client.consumer.pull_request import PullRequest
 from mqlab.client.consumer.rebalance_impl import RebalanceImpl, parse_consume_timestamp
 from mqlab.client.process_queue import ProcessQueue
+from mqlab.common import mutants as _mutants
 from mqlab.common.message import MessageQueue
 from mqlab.common.mix_all import is_retry_topic
 from mqlab.runtime.task import spawn
@@ -111,7 +112,9 @@ class RebalancePushImpl(RebalanceImpl):
         impl.offset_store.remove_offset(mq)
         # mechanisms.md "Rebalancing" span 5-27: orderly + clustering holds a broker lock to give back
         if impl.consume_orderly and self.message_model is MessageModel.CLUSTERING:
-            if impl.consume_message_service.is_consume_locked(mq, pq):
+            if impl.consume_message_service.is_consume_locked(mq, pq) and (
+                "consume_lock_skipped" not in _mutants.ACTIVE  # mqlab.common.mutants
+            ):
                 pq.inc_try_unlock_times()
                 self._emit("removeUnnecessaryMessageQueue", "5-27", Kind.ERROR, mq=str(mq),
                            try_unlock_times=pq.try_unlock_times,
