@@ -125,6 +125,7 @@ def test_the_codec_reads_the_recorded_entry_as_0_2_3_stores_it() -> None:
         0,
     )
     assert (e.index, e.term, e.pos, e.magic, e.size, len(e.body)) == (0, 1, 0, 1, 181, 133)
+    assert (e.body_crc, e.chain_crc, e.channel) == (0, 0, 0)
     assert e.compute_size_in_bytes() == 181
     commit = from_body(p.PushEntryResponse, BY_SEQ[97]["bodyText"].encode())
     assert (commit.index, commit.begin_index, commit.end_index) == (None, 0, 0)
