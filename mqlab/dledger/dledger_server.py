@@ -2,11 +2,14 @@
 
 Mirrors ``DLedgerServer`` (``startup``, ``handleVote``, ``handleHeartBeat``, ``handlePush``,
 ``handleAppend``) and the serving half of ``DLedgerRpcNettyService#processRequest``
-(DLedger 0.2.3). A request frame carries a JSON body (``rpc_body``); the server checks that
-it is meant for this node and group (UNKNOWN_MEMBER, UNKNOWN_GROUP, answered with the
+(DLedger 0.2.3). A request frame carries a JSON body (``rpc_body``); one that does not parse
+is answered SYSTEM_ERROR, as 4.9.3's remoting answers the exception 0.2.3 throws. The server
+checks that it is meant for this node and group (UNKNOWN_MEMBER, UNKNOWN_GROUP, answered with the
 request's base info and this node's leader), hands it to the elector or the pusher, and
 writes the answer, as 0.2.3 does, in a frame with code 200 and the response as its body,
-whenever the answer's future completes (a push waits for the follower's handler).
+whenever the answer's future completes (a push waits for the follower's handler). That
+frame's header has no ``extFields`` (``empty_ext_fields=False``): byte for byte the frames
+real 4.9.3 nodes send each other (docs/dledger.md §2).
 
 The node's ``disk`` (a dict from path to text: the ``currterm`` file) and its store's bytes
 outlive a kill; on each start the role, the elector, the pusher and their threads begin
@@ -49,6 +52,7 @@ from mqlab.dledger.protocol import (
 )
 from mqlab.dledger.rpc_body import from_body, to_body
 from mqlab.dledger.service_thread import TimeoutFuture
+from mqlab.remoting.codes import ResponseCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.runtime.context import Channel, Node
 
@@ -127,8 +131,12 @@ class DLedgerServer(Node):
         try:
             msg = from_body(cls, request.body)
         except ValueError as e:
+            # 0.2.3's JSON.parseObject throws here; 4.9.3's NettyRemotingAbstract answers
+            # SYSTEM_ERROR with the exception's text (no body, no extFields).
             self.ctx.tracer.emit(C, "processRequest", kind="error", error=str(e))
-            return RemotingCommand.create_response(int(R.UNEXPECTED_ARGUMENT), str(e)[:200])
+            return RemotingCommand.create_response(
+                ResponseCode.SYSTEM_ERROR, str(e)[:200], empty_ext_fields=False
+            )
         if request.code == DLedgerRequestCode.VOTE:
             self._write(channel, request, self.handle_vote(msg))
         elif request.code == DLedgerRequestCode.HEART_BEAT:
@@ -150,7 +158,9 @@ class DLedgerServer(Node):
         """``DLedgerRpcNettyService#handleResponse``: code 200, the response as the body."""
         if not self.running:
             return
-        cmd = RemotingCommand.create_response(int(R.SUCCESS), body=to_body(response))
+        cmd = RemotingCommand.create_response(
+            int(R.SUCCESS), body=to_body(response), empty_ext_fields=False
+        )
         cmd.opaque = request.opaque
         self.ctx.send_response(channel, cmd)
 

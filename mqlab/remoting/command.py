@@ -97,11 +97,15 @@ class RemotingCommand:
     ``ext_fields`` is RocketMQ's ``extFields``: a ``dict[str, str]`` holding the custom
     header's fields (camelCase names, string values). Typed views live in
     ``mqlab.remoting.headers``.
+
+    ``empty_ext_fields`` (default True): a response without ext fields still writes
+    ``"extFields":{}``, which the C++ client needs. False leaves the key out, as 4.9.3's
+    fastjson does for a null map: DLedger's responses (docs/dledger.md §2) are sent so.
     """
 
     __slots__ = (
         "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body",
-        "serialize_type",
+        "serialize_type", "empty_ext_fields",
     )  # fmt: skip
 
     def __init__(
@@ -116,6 +120,7 @@ class RemotingCommand:
         language: str = "JAVA",
         version: int = CURRENT_VERSION,
         serialize_type: int = SerializeType.JSON,
+        empty_ext_fields: bool = True,
     ) -> None:
         self.code = int(code)
         self.language = language
@@ -126,6 +131,7 @@ class RemotingCommand:
         self.ext_fields = ext_fields
         self.body = body
         self.serialize_type = serialize_type
+        self.empty_ext_fields = empty_ext_fields
 
     # -- constructors (RemotingCommand#createRequestCommand / #createResponseCommand) ---------
     @classmethod
@@ -141,8 +147,13 @@ class RemotingCommand:
         remark: str | None = None,
         ext_fields: dict[str, str] | None = None,
         body: bytes | None = None,
+        *,
+        empty_ext_fields: bool = True,
     ) -> RemotingCommand:
-        return cls(code, ext_fields=ext_fields, body=body, remark=remark, flag=RPC_TYPE)
+        return cls(
+            code, ext_fields=ext_fields, body=body, remark=remark, flag=RPC_TYPE,
+            empty_ext_fields=empty_ext_fields,
+        )  # fmt: skip
 
     # -- flags ---------------------------------------------------------------------------
     @property
@@ -177,7 +188,7 @@ class RemotingCommand:
             d["extFields"] = {
                 k: v if type(v) is str else _ext_str(v) for k, v in ext.items() if v is not None
             }
-        elif self.flag & RPC_TYPE:
+        elif self.flag & RPC_TYPE and self.empty_ext_fields:
             # Every reply carries an extFields object: the C++ client segfaults on a SUCCESS
             # to SEND_MESSAGE / QUERY_CONSUMER_OFFSET / GET_MAX_OFFSET without one
             # (docs/cpp-client.md §1 "Response header rules"); a Java client reads {} as empty.

@@ -27,22 +27,22 @@ from mqlab.conformance.dledger_capture import frame_record, write_frames
 from mqlab.conformance.dledger_group import RealDLedgerGroup
 from mqlab.conformance.real_cluster import RealClusterError
 from mqlab.conformance.wire import call_sync, send_v2, wait_until
+from mqlab.dledger.dledger_entry import BODY_OFFSET
+from mqlab.dledger.protocol import DLedgerRequestCode, DLedgerResponseCode, PushEntryType
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.remoting.headers import CreateTopicRequestHeader, PullMessageRequestHeader
 
 pytestmark = pytest.mark.conformance
 
-#: ``DLedgerRequestCode`` (DLedger 0.2.3): the codes its RPC service registers
-DLEDGER_REQUEST_CODES = {
-    "METADATA": 50000, "APPEND": 50001, "GET": 50002, "VOTE": 51001, "HEART_BEAT": 51002,
-    "PULL": 51003, "PUSH": 51004, "LEADERSHIP_TRANSFER": 51005,
-}  # fmt: skip
+#: ``DLedgerRequestCode`` and ``DLedgerResponseCode`` (DLedger 0.2.3), as mqlab.dledger has them
+Q = DLedgerRequestCode
+R = DLedgerResponseCode
 #: ``DLedgerResponseCode.SUCCESS``: every DLedger response frame's own code
 #: (``DLedgerRpcNettyService#handleResponse``); the answer's code is in its body
-DLEDGER_SUCCESS = 200
-#: ``DLedgerEntry.BODY_OFFSET``: an entry's header before the message it carries
-ENTRY_HEADER = 48
+DLEDGER_SUCCESS = R.SUCCESS
+#: ``DLedgerEntry.BODY_OFFSET`` (48): an entry's header before the message it carries
+ENTRY_HEADER = BODY_OFFSET
 TOPIC = "DLedgerTopic"
 QUEUES = 4
 
@@ -76,7 +76,7 @@ def _answers(records: list[dict]) -> dict[tuple[str, str, int], dict]:
 
 
 def _pushes(records: list[dict], type_: str) -> list[dict]:
-    return [r for r in records if r["code"] == 51004 and r["body"]["type"] == type_]
+    return [r for r in records if r["code"] == Q.PUSH and r["body"]["type"] == type_]
 
 
 def _create_topic(addr: str) -> None:
@@ -179,11 +179,11 @@ def test_group_elects_one_leader_listed_as_broker_id_0(group: RealDLedgerGroup) 
     # a node registers as a SLAVE already as a candidate (DLedgerRoleChangeHandler), before
     # the leader's first heartbeat reaches it: wait for one to each follower
     followers = set(group.ids) - {leader}
-    wait_until(lambda: {r["dst"] for r in _records(group) if r["code"] == 51002} >= followers,
+    wait_until(lambda: {r["dst"] for r in _records(group) if r["code"] == Q.HEART_BEAT} >= followers,
                30, "a HEART_BEAT to each follower")  # fmt: skip
     records = _records(group)
     answers = _answers(records)
-    votes = [r for r in records if r["kind"] == "request" and r["code"] == 51001]
+    votes = [r for r in records if r["kind"] == "request" and r["code"] == Q.VOTE]
     won = [
         v for v in votes
         if v["src"] == leader
@@ -192,7 +192,7 @@ def test_group_elects_one_leader_listed_as_broker_id_0(group: RealDLedgerGroup) 
     ]  # fmt: skip
     assert won, "no VOTE request of the leader was accepted"
     term = max(v["body"]["term"] for v in won)
-    beats = [r for r in records if r["code"] == 51002 and r["body"]["term"] == term]
+    beats = [r for r in records if r["code"] == Q.HEART_BEAT and r["body"]["term"] == term]
     assert beats
     assert {(b["src"], b["body"]["leaderId"], b["body"]["localId"]) for b in beats} == {
         (leader, leader, leader)
@@ -230,14 +230,14 @@ def test_send_to_leader_is_send_ok_compared_truncated_committed_and_consumable(
     records = _records(group)
     answers = _answers(records)
     for f in sorted(followers):
-        pushes = [r for r in records if r["code"] == 51004 and r["dst"] == f]
+        pushes = [r for r in records if r["code"] == Q.PUSH and r["dst"] == f]
         assert [p["body"]["type"] for p in pushes[:3]] == ["COMPARE", "TRUNCATE", "COMMIT"]
         compare, truncate, commit = pushes[:3]
         assert compare["body"]["entry"]["index"] == truncate["body"]["entry"]["index"] == 0
         assert compare["body"]["commitIndex"] == -1 and commit["body"]["commitIndex"] == 0
         said = [answers[(f, leader, p["opaque"])]["body"] for p in pushes[:3]]
         assert [(a["code"], a["beginIndex"], a["endIndex"]) for a in said] == [
-            (406, -1, -1), (DLEDGER_SUCCESS, 0, 0), (DLEDGER_SUCCESS, 0, 0),
+            (R.INCONSISTENT_STATE, -1, -1), (DLEDGER_SUCCESS, 0, 0), (DLEDGER_SUCCESS, 0, 0),
         ]  # fmt: skip
     entry = truncate["body"]["entry"]
     message = base64.b64decode(entry["body"])
@@ -372,14 +372,12 @@ def test_every_recorded_frame_decodes_and_its_codes_are_dledgers(group: RealDLed
         assert cmd.ext_fields is None and cmd.remark is None
         assert r["body"] is not None
     requests = [r for r in records if r["kind"] == "request"]
-    assert {r["code"] for r in requests} == {
-        DLEDGER_REQUEST_CODES[n] for n in ("VOTE", "HEART_BEAT", "PUSH")
-    }
+    assert {r["code"] for r in requests} == {Q.VOTE, Q.HEART_BEAT, Q.PUSH}
     assert {r["flag"] for r in requests} == {0}
     responses = [r for r in records if r["kind"] == "response"]
     assert {(r["code"], r["flag"]) for r in responses} == {(DLEDGER_SUCCESS, 1)}
     opaques = {(r["src"], r["dst"], r["opaque"]) for r in requests}
     assert all((r["dst"], r["src"], r["opaque"]) in opaques for r in responses)
-    assert {r["body"]["type"] for r in requests if r["code"] == 51004} == {
-        "APPEND", "COMMIT", "COMPARE", "TRUNCATE",
-    }  # fmt: skip
+    assert {r["body"]["type"] for r in requests if r["code"] == Q.PUSH} == {
+        t.value for t in PushEntryType
+    }

@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 
 from mqlab.common.message_decoder import decodes
+from mqlab.dledger.dledger_entry import BODY_OFFSET
+from mqlab.dledger.protocol import DLedgerRequestCode, DLedgerResponseCode, PushEntryType
 from mqlab.remoting.command import RemotingCommand
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dledger"
 FILES = ("election", "heartbeat", "first-entry", "cut-off-leader", "rejoin")
 
-#: ``DLedgerRequestCode`` (DLedger 0.2.3)
-DLEDGER_REQUEST_CODES = {
-    "METADATA": 50000, "APPEND": 50001, "GET": 50002, "VOTE": 51001, "HEART_BEAT": 51002,
-    "PULL": 51003, "PUSH": 51004, "LEADERSHIP_TRANSFER": 51005,
-}  # fmt: skip
-VOTE, HEART_BEAT, PUSH = 51001, 51002, 51004
+#: ``DLedgerRequestCode`` and ``DLedgerResponseCode`` (DLedger 0.2.3), as mqlab.dledger has them
+Q = DLedgerRequestCode
+R = DLedgerResponseCode
+VOTE, HEART_BEAT, PUSH = Q.VOTE, Q.HEART_BEAT, Q.PUSH
 
 #: the body's field names, by what it is (fastjson writes them sorted, nulls left out)
 VOTE_REQUEST = ["code", "group", "leaderId", "ledgerEndIndex", "ledgerEndTerm", "remoteId", "term"]
@@ -84,24 +84,27 @@ def test_request_codes_are_dledgers_and_responses_carry_200_and_the_opaque() -> 
     response frame has code 200 (DLedgerResponseCode.SUCCESS, whatever its body says) and
     flag 1, and answers a request of the same opaque the other way on the same link."""
     requests = [r for r in ALL if r["kind"] == "request"]
-    assert {r["code"] for r in requests} == {
-        DLEDGER_REQUEST_CODES[n] for n in ("VOTE", "HEART_BEAT", "PUSH")
-    }
+    assert {r["code"] for r in requests} == {VOTE, HEART_BEAT, PUSH}
     assert {r["flag"] for r in requests} == {0}
     responses = [r for r in ALL if r["kind"] == "response"]
-    assert {(r["code"], r["flag"]) for r in responses} == {(200, 1)}
-    for r in requests:
-        assert _answer_to(r)["body"]["code"] in (200, 406, 416)
+    assert {(r["code"], r["flag"]) for r in responses} == {(R.SUCCESS, 1)}
+    assert {_answer_to(r)["body"]["code"] for r in requests} == {
+        R.SUCCESS,
+        R.INCONSISTENT_STATE,
+        R.TERM_NOT_READY,
+    }
 
 
 def test_requests_reencode_byte_for_byte_and_responses_but_for_empty_ext_fields() -> None:
     """A request re-encoded by mqlab is the recorded frame exactly (header keys sorted:
     code, flag, language, opaque, serializeTypeCurrentRPC, version). A response differs by
     one thing: mqlab writes ``"extFields":{}`` in every response header (for the C++
-    client), where DLedger's has no extFields at all."""
+    client), where DLedger's has no extFields at all; with ``empty_ext_fields=False`` (as
+    mqlab's DLedger answers) it is the recorded frame exactly."""
     for r in ALL:
         frame = base64.b64decode(r["frame"])
-        again = RemotingCommand.decode(frame).encode()
+        cmd = RemotingCommand.decode(frame)
+        again = cmd.encode()
         if r["kind"] == "request":
             assert again == frame
         else:
@@ -110,7 +113,25 @@ def test_requests_reencode_byte_for_byte_and_responses_but_for_empty_ext_fields(
             want = (4 + len(header) + len(body)).to_bytes(4, "big")
             want += len(header).to_bytes(4, "big") + header.encode() + body
             assert again == want
+            cmd.empty_ext_fields = False
+            assert cmd.encode() == frame
         assert _keys(r["header"]) == sorted(_keys(r["header"]))
+
+
+def test_a_dledger_style_response_built_by_mqlab_is_the_recorded_frame() -> None:
+    """``create_response(SUCCESS, body=..., empty_ext_fields=False)`` with the request's
+    opaque, as ``DLedgerServer`` answers, gives the real node's response frame byte for byte;
+    the same call without the flag still writes ``"extFields":{}`` (other frames unchanged)."""
+    (answer,) = [r for r in _load("heartbeat") if r["seq"] == 70]
+    frame = base64.b64decode(answer["frame"])
+    cmd = RemotingCommand.create_response(
+        R.SUCCESS, body=answer["bodyText"].encode(), empty_ext_fields=False
+    )
+    cmd.opaque = answer["opaque"]
+    assert cmd.encode() == frame
+    plain = RemotingCommand.create_response(R.SUCCESS, body=answer["bodyText"].encode())
+    plain.opaque = answer["opaque"]
+    assert b'"extFields":{}' in plain.encode() and len(plain.encode()) == len(frame) + 15
 
 
 def test_body_field_names_by_kind_sorted_as_fastjson_writes_them() -> None:
@@ -129,7 +150,11 @@ def test_body_field_names_by_kind_sorted_as_fastjson_writes_them() -> None:
         assert _keys(_answer_to(req)["bodyText"]) == HEART_BEAT_RESPONSE
         assert _answer_to(req)["body"]["term"] == -1
     for req in _requests_of(PUSH):
-        want = [k for k in PUSH_REQUEST if k != "entry" or req["body"]["type"] != "COMMIT"]
+        want = [
+            k
+            for k in PUSH_REQUEST
+            if k != "entry" or req["body"]["type"] != PushEntryType.COMMIT.value
+        ]
         assert _keys(req["bodyText"]) == want
         if req["body"]["type"] != "COMMIT":
             assert _keys(json.dumps(req["body"]["entry"])) == ENTRY
@@ -144,15 +169,19 @@ def test_first_entry_reaches_a_follower_as_compare_then_truncate_then_commit() -
     assert [p["body"]["type"] for p in pushes] == ["COMPARE", "TRUNCATE", "COMMIT"]
     said = [_answer_to(p)["body"] for p in pushes]
     assert [(a["code"], a["beginIndex"], a["endIndex"]) for a in said] == [
-        (406, -1, -1), (200, 0, 0), (200, 0, 0),
+        (R.INCONSISTENT_STATE, -1, -1), (R.SUCCESS, 0, 0), (R.SUCCESS, 0, 0),
     ]  # fmt: skip
     assert pushes[2]["body"]["commitIndex"] == 0
     entry = pushes[1]["body"]["entry"]
     message = base64.b64decode(entry["body"])
     assert (entry["index"], entry["term"], entry["magic"], entry["pos"]) == (0, 1, 1, 0)
-    assert entry["size"] == 48 + len(message)
+    assert entry["size"] == BODY_OFFSET + len(message)
     (msg,) = decodes(message)
-    assert (msg.body, msg.commit_log_offset, msg.topic) == (b"one message", 48, "DLedgerTopic")
+    assert (msg.body, msg.commit_log_offset, msg.topic) == (
+        b"one message",
+        BODY_OFFSET,
+        "DLedgerTopic",
+    )
 
 
 def test_cut_off_leader_rejects_votes_then_has_its_uncommitted_entry_truncated() -> None:
@@ -173,9 +202,9 @@ def test_cut_off_leader_rejects_votes_then_has_its_uncommitted_entry_truncated()
     (compare,) = [r for r in records if r["code"] == PUSH and r["body"]["type"] == "COMPARE"]
     assert (compare["src"], compare["dst"], compare["body"]["entry"]["index"]) == (new, old, 0)
     a = _answer_to(compare)["body"]
-    assert (a["code"], a["beginIndex"], a["endIndex"]) == (200, 0, 1)
+    assert (a["code"], a["beginIndex"], a["endIndex"]) == (R.SUCCESS, 0, 1)
     a = _answer_to(t)["body"]
-    assert (t["body"]["entry"]["index"], a["code"], a["endIndex"]) == (0, 200, 0)
+    assert (t["body"]["entry"]["index"], a["code"], a["endIndex"]) == (0, R.SUCCESS, 0)
     own = [r for r in records if r["code"] == VOTE and r["src"] == old]
     assert {v["body"]["ledgerEndIndex"] for v in own} == {1}
     assert {_answer_to(v)["body"]["voteResult"] for v in own} == {"REJECT_ALREADY_HAS_LEADER"}
@@ -190,10 +219,10 @@ def test_restarted_node_is_compared_then_appended_what_it_missed() -> None:
     assert {p["body"]["type"] for p in pushes[:-1]} == {"COMPARE"}
     compare, append = pushes[-2], pushes[-1]
     said = _answer_to(compare)["body"]
-    assert (said["code"], said["endIndex"]) == (200, compare["body"]["entry"]["index"])
+    assert (said["code"], said["endIndex"]) == (R.SUCCESS, compare["body"]["entry"]["index"])
     index = append["body"]["entry"]["index"]
     assert index == said["endIndex"] + 1
     a = _answer_to(append)["body"]
-    assert (a["code"], a["endIndex"], a["index"]) == (200, index, index)
+    assert (a["code"], a["endIndex"], a["index"]) == (R.SUCCESS, index, index)
     (msg,) = decodes(base64.b64decode(append["body"]["entry"]["body"]))
     assert msg.body == b"after the kill"
