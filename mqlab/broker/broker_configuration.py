@@ -20,7 +20,7 @@ replays both, so the text comes out in the order a 4.9.3 broker on JDK 17 writes
 (checked against a running 4.9.3 broker: the same 177 keys in the same order, given its
 ``rocketmqHome``).
 
-Fields mqlab does not model (the HA tuning, DLedger, the consume-queue ext sizes, the
+Fields mqlab does not model (the HA tuning, the consume-queue ext sizes, the
 Netty client settings, ...) are shown with their Java defaults (``bitMapLengthConsumeQueueExt``
 with the value ``ConsumerFilterManager`` gives it: 112 for the default bloom settings), so
 the key set is Java's;
@@ -145,12 +145,6 @@ _UNMODELLED_STORE_DEFAULTS: dict[str, str | None] = {
     "warmMapedFileEnable": "false",
     "debugLockEnable": "false",
     "fastFailIfNoBufferInStorePool": "false",
-    "enableDLegerCommitLog": "false",
-    "dLegerGroup": None,
-    "dLegerPeers": None,
-    "dLegerSelfId": None,
-    "preferredLeaderId": None,
-    "isEnableBatchPush": "false",
     "enableScheduleMessageStats": "true",
     "enableLmq": "false",
     "enableMultiDispatch": "false",

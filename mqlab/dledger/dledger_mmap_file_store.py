@@ -66,6 +66,10 @@ class DLedgerMmapFileStore:
         self.ledger_end_term = -1
         self.committed_index = -1
         self.committed_pos = -1
+        #: ``DLedgerMmapFileStore#addAppendHook``: each is called as ``hook(entry, data,
+        #: BODY_OFFSET)`` with the leader's encoded entry (a bytearray it may patch) before
+        #: it is written; 4.9.3's ``DLedgerCommitLog`` patches the message's physical offset.
+        self.append_hooks: list = []
 
     # -- appends ------------------------------------------------------------------------------
     def _append_data(self, data: bytes) -> int:
@@ -98,6 +102,12 @@ class DLedgerMmapFileStore:
             size=entry.compute_size_in_bytes(),
         )  # fmt: skip
         data = coder.encode(entry)
+        if self.append_hooks:  # appendAsLeader: each AppendHook on the encoded buffer
+            buf = bytearray(data)
+            for hook in self.append_hooks:
+                hook(entry, buf, BODY_OFFSET)
+            data = bytes(buf)
+            entry = entry.with_(body=data[BODY_OFFSET:])
         data_pos = self._append_data(data)
         check(data_pos == entry.pos, R.DISK_ERROR)
         index_pos = self._append_index(

@@ -129,6 +129,19 @@ class MessageStoreConfig:
     offset_check_in_slave: bool = False
     duplication_enable: bool = False
 
+    # -- DLedger (mqlab.store.dledger_commit_log) ---------------------------------------
+    #: ``enableDLegerCommitLog``: the store's commit log is a ``DLedgerCommitLog``.
+    enable_d_leger_commit_log: bool = False
+    #: ``dLegerGroup`` / ``dLegerPeers`` / ``dLegerSelfId``: null in 4.9.3; the DLedger
+    #: config's ``group``, ``peers`` (``"n0-127.0.0.1:40911;n1-..."``) and ``selfId``.
+    d_leger_group: str | None = None
+    d_leger_peers: str | None = None
+    d_leger_self_id: str | None = None
+    #: ``preferredLeaderId``: DLedger's ``preferredLeaderIds``.
+    preferred_leader_id: str | None = None
+    #: ``isEnableBatchPush``: DLedger's ``isEnableBatchPush``.
+    is_enable_batch_push: bool = False
+
     # -- recovery ---------------------------------------------------------------------
     check_crc_on_recover: bool = True
 

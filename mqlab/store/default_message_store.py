@@ -141,6 +141,8 @@ class DefaultMessageStore(GetMessageMixin):
         tracer: anything with ``enabled`` and ``emit(component, step, kind, **fields)``.
         arriving_listener: ``MessageArrivingListener#arriving`` (the broker's long
             polling); called by ``do_reput`` for every dispatched entry unless SLAVE.
+        dledger_server: with ``enable_d_leger_commit_log``, the node's ``DLedgerServer``
+            (default: ``DLedgerCommitLog`` builds one from ``d_leger_*``).
 
     Raises:
         ValueError: ``config.store_path_root_dir`` is not set.
@@ -153,6 +155,7 @@ class DefaultMessageStore(GetMessageMixin):
         store_host: str = "127.0.0.1:10911",
         tracer: Any = None,
         arriving_listener: MessageArrivingListener | None = None,
+        dledger_server: Any = None,
     ) -> None:
         if not isinstance(config, MessageStoreConfig):
             raise TypeError(f"config must be a MessageStoreConfig, got {type(config).__name__}")
@@ -163,7 +166,15 @@ class DefaultMessageStore(GetMessageMixin):
         self.message_arriving_listener = arriving_listener
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
         self.schedule_message_service = ScheduleMessageService(self)
-        self.commit_log = CommitLog(self)
+        # DefaultMessageStore's constructor: enableDLegerCommitLog picks DLedgerCommitLog
+        if config.enable_d_leger_commit_log:
+            from mqlab.store.dledger_commit_log import DLedgerCommitLog
+
+            self.commit_log: CommitLog = DLedgerCommitLog(self, dledger_server)
+        else:
+            if dledger_server is not None:
+                raise ValueError("dledger_server given but enableDLegerCommitLog is false")
+            self.commit_log = CommitLog(self)
         self.reput_message_service = ReputMessageService(self)
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)

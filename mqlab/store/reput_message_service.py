@@ -102,6 +102,8 @@ class ReputMessageService:
                 else:
                     req = read(buf, pos, file_from + pos)
                 size = req.msg_size
+                # a DLedger entry: the message plus its 48-byte entry header (bufferSize)
+                step = size if req.buffer_size == -1 else req.buffer_size
                 if req.success:
                     if size > 0:
                         do_dispatch(req)
@@ -128,16 +130,16 @@ class ReputMessageService:
                                 size=size,
                                 tags_code=req.tags_code,
                             )
-                        self.reput_from_offset += size
-                        pos += size
+                        self.reput_from_offset += step
+                        pos += step
                         count += 1
                         last_store_timestamp = req.store_timestamp
                     else:  # blank marker: the rest of this file is empty
                         self.reput_from_offset = commit_log.roll_next_file(self.reput_from_offset)
                         break
                 elif size > 0:  # "[BUG]read total count not equals msg total size."
-                    self.reput_from_offset += size
-                    pos += size
+                    self.reput_from_offset += step
+                    pos += step
                 else:
                     do_next = False
                     if slave_stats is not None:

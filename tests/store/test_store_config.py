@@ -64,6 +64,13 @@ JAVA_DEFAULTS = {
     "max_msgs_num_batch": 64,
     "default_query_max_num": 32,
     "enable_consume_queue_ext": False,
+    # MessageStoreConfig.java:152-159, DLedger
+    "enable_d_leger_commit_log": False,
+    "d_leger_group": None,
+    "d_leger_peers": None,
+    "d_leger_self_id": None,
+    "preferred_leader_id": None,
+    "is_enable_batch_push": False,
 }
 
 #: mqlab's documented teaching defaults (module essay).

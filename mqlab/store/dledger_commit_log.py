@@ -1,0 +1,388 @@
+"""The commit log as DLedger entries: a message is the body of one entry of a Raft log.
+
+Mirrors ``DLedgerCommitLog`` (store/dledger, RocketMQ 4.9.3): ``asyncPutMessage``,
+``getMaxOffset`` / ``getConfirmOffset``, ``getData``, ``getMessage`` and
+``checkMessageAndReturnSize``; ``DefaultMessageStore``'s constructor picks it when
+``enableDLegerCommitLog`` is true (``MessageStoreConfig.enable_d_leger_commit_log``).
+mechanisms.md "DLedger replication" steps 1 and 9 are the append and the quorum ack.
+
+What this module owns: the wiring between the store and the node's ``DLedgerServer``
+(``mqlab.dledger``). The server is built from the store config (``dLegerGroup``,
+``dLegerPeers``, ``dLegerSelfId``, the data file size from ``mappedFileSizeCommitLog``), or
+given (``DefaultMessageStore(..., dledger_server=...)``: a node of a ``DLedgerGroup`` on the
+simulation driver). What it must not know: elections and pushes (the server's), consume
+queues (the reput builds them from what this log says is readable).
+
+The put path, in the order of ``DLedgerCommitLog#asyncPutMessage``:
+
+1. ``setMessageInfo``: store timestamp, body CRC, the delay rewrite (as ``CommitLog``'s);
+2. ``MessageSerializer#serialize``: the commit-log entry's bytes; properties over 32767
+   bytes or an entry over ``maxMessageSize`` → MESSAGE_ILLEGAL (no
+   PROPERTIES_SIZE_EXCEEDED here, unlike ``CommitLog``);
+3. the queue offset from ``topicQueueTable`` (``getQueueOffsetByKey``) patched into the
+   bytes, and an ``AppendEntryRequest`` with them as body to ``DLedgerServer#handleAppend``.
+   The leader's store writes the entry, and its append hook (the lambda 4.9.3 gives
+   ``DLedgerMmapFileStore#addAppendHook``) patches the message's PHYSICALOFFSET to the
+   entry's ``pos + BODY_OFFSET`` (48): the first message of a fresh group is at 0x30;
+4. an append that did not happen (not the leader, a leadership transfer, too many pending:
+   ``AppendFuture.pos == -1``) → OS_PAGECACHE_BUSY at once, as 4.9.3 answers it: the send
+   processor turns it into SYSTEM_ERROR "[PC_SYNCHRONIZED]broker busy, ...";
+5. else PUT_OK with ``wroteOffset = pos + 48``, the msgId made from it, and
+   ``topicQueueTable`` moved on (NOT_TYPE / COMMIT), before the quorum answers;
+6. the quorum's answer (``DLedgerEntryPusher``'s ``AppendFuture``) decides the status:
+   SUCCESS → PUT_OK; INCONSISTENT_LEADER, NOT_LEADER, LEADER_NOT_READY, DISK_FULL →
+   SERVICE_NOT_AVAILABLE; WAIT_QUORUM_ACK_TIMEOUT, LEADER_PENDING_FULL →
+   OS_PAGECACHE_BUSY; any other code → UNKNOWN_ERROR. Here the put result carries the wait
+   as ``replica_request`` (``DLedgerAppendWait``), as a SYNC_MASTER put carries its
+   ``GroupCommitRequest``: the send processor answers when it completes (its status
+   replaces the provisional PUT_OK).
+
+Reads: the readable end (``getMaxOffset``, and ``getConfirmOffset`` which returns it) is
+DLedger's ``committedPos``, the end of the last committed entry (0 before any commit), on
+the leader and on every follower. So the reput dispatches an entry into the consume queues
+and the index only once it is committed. The reput reads from an entry's position
+(``getData``: up to ``committedPos``), skips its 48-byte header, parses the message
+(``checkMessageAndReturnSize``) and moves on by the message size + 48 (``bufferSize``);
+the consume queue unit holds ``pos + 48`` and the message size. ``getMessage(offset,
+size)`` reads the data files directly (not bounded by the committed end, as in 4.9.3).
+
+Not modelled: the mixed log (an old commit log followed by DLedger's, ``dividedCommitlogOffset``),
+the data files' blank padding (``mqlab.dledger.dledger_mmap_file_store``), the disk
+cleaning, batches (``asyncPutMessages``), and ``DLedgerRoleChangeHandler`` (the broker role
+switch and ``recoverTopicQueueTable`` on a new leader).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from mqlab.common import message_const as mc
+from mqlab.common.message import MessageExtBrokerInner
+from mqlab.common.message_decoder import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    create_message_id,
+    encode_stored_message,
+)
+from mqlab.dledger.dledger_config import DLedgerConfig
+from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
+from mqlab.dledger.dledger_server import DLedgerServer
+from mqlab.dledger.protocol import AppendEntryRequest, AppendEntryResponse, DLedgerResponseCode
+from mqlab.dledger.service_thread import TimeoutFuture
+from mqlab.store.commit_log import CommitLog, _delay_time_level
+from mqlab.store.status import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    DispatchRequest,
+    PutMessageResult,
+    PutMessageStatus,
+)
+
+if TYPE_CHECKING:
+    from mqlab.store.default_message_store import DefaultMessageStore
+
+__all__ = ["DLedgerCommitLog", "DLedgerAppendWait", "status_of", "MMAP_BLANK_MAGIC_CODE"]
+
+C = "DLedgerCommitLog.asyncPutMessage"
+R = DLedgerResponseCode
+#: ``MmapFileList.BLANK_MAGIC_CODE`` (DLedger 0.2.3): the padding at a data file's end.
+MMAP_BLANK_MAGIC_CODE = -1
+#: ``MessageDecoder.PHY_POS_POSITION``: where a stored message keeps its physical offset.
+PHY_POS_POSITION = 4 + 4 + 4 + 4 + 4 + 8
+_QUEUE_OFFSET_POSITION = 20
+_I64 = struct.Struct(">q")
+_I32x2 = struct.Struct(">ii")
+_TRAN_MASK = 0x0C
+_NOT_TYPE = 0
+_COMMIT = 0x08
+_MAX_PROPERTIES = 32767
+
+_STATUS = {
+    R.SUCCESS: PutMessageStatus.PUT_OK,
+    R.INCONSISTENT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    R.NOT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    R.LEADER_NOT_READY: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    R.DISK_FULL: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    # "Do not return flush_slave_timeout to the client, for the ons client will ignore it."
+    R.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.OS_PAGECACHE_BUSY,
+    R.LEADER_PENDING_FULL: PutMessageStatus.OS_PAGECACHE_BUSY,
+}
+
+
+def status_of(code: int) -> PutMessageStatus:
+    """Step 6: the ``PutMessageStatus`` 4.9.3 gives a DLedger response code."""
+    try:
+        return _STATUS.get(R(code), PutMessageStatus.UNKNOWN_ERROR)
+    except ValueError:
+        return PutMessageStatus.UNKNOWN_ERROR
+
+
+class DLedgerAppendWait:
+    """A put waiting for DLedger's quorum: the ``AppendFuture`` seen as the put's
+    ``replica_request`` (``on_done(callback(status))``, as ``GroupCommitRequest``)."""
+
+    __slots__ = ("future", "pos")
+
+    def __init__(self, future: TimeoutFuture) -> None:
+        self.future = future
+        self.pos = future.pos
+
+    @property
+    def done(self) -> bool:
+        return self.future.done
+
+    @property
+    def status(self) -> PutMessageStatus | None:
+        if not self.future.done:
+            return None
+        return status_of(self.future.value.code)
+
+    def on_done(self, callback) -> None:
+        self.future.when_complete(lambda resp: callback(status_of(resp.code)))
+
+
+class _View:
+    """The committed bytes from one offset: what the reput reads (``getData``)."""
+
+    __slots__ = ("mm", "file_from_offset")
+
+    def __init__(self, mm: bytes, file_from_offset: int) -> None:
+        self.mm = mm
+        self.file_from_offset = file_from_offset
+
+
+class _DataFile:
+    """One DLedger data file's written bytes, with the ``MappedFile`` attributes the pull
+    path reads."""
+
+    __slots__ = ("view", "file_from_offset", "wrote_position", "available")
+
+    def __init__(self, data: bytes, file_from_offset: int) -> None:
+        self.view = memoryview(data)
+        self.file_from_offset = file_from_offset
+        self.wrote_position = len(data)
+        self.available = True
+
+
+def dledger_config_of(store: DefaultMessageStore) -> DLedgerConfig:
+    """``DLedgerCommitLog``'s constructor: the DLedger config from the store config.
+
+    Raises:
+        ValueError: ``dLegerGroup``, ``dLegerPeers`` or ``dLegerSelfId`` is not set.
+    """
+    cfg = store.message_store_config
+    missing = [
+        k for k, v in (("dLegerGroup", cfg.d_leger_group), ("dLegerPeers", cfg.d_leger_peers),
+                       ("dLegerSelfId", cfg.d_leger_self_id)) if not v
+    ]  # fmt: skip
+    if missing:
+        raise ValueError(f"enableDLegerCommitLog=true needs {', '.join(missing)}")
+    return DLedgerConfig(
+        group=cfg.d_leger_group, self_id=cfg.d_leger_self_id, peers=cfg.d_leger_peers,
+        store_base_dir=store.root_dir,
+        mapped_file_size_for_entry_data=cfg.mapped_file_size_commit_log,
+        enable_disk_force_clean=cfg.clean_file_forcibly_enable,
+        delete_when=cfg.delete_when, file_reserved_hours=cfg.file_reserved_time + 1,
+        preferred_leader_ids=cfg.preferred_leader_id,
+        is_enable_batch_push=cfg.is_enable_batch_push,
+    )  # fmt: skip
+
+
+class DLedgerCommitLog(CommitLog):
+    """Mirrors ``DLedgerCommitLog`` (store/dledger, RocketMQ 4.9.3). See the module essay.
+
+    Args:
+        store: the owning store.
+        server: the node's ``DLedgerServer`` (default: built from the store config; the
+            owner adds it to its driver).
+    """
+
+    def __init__(self, store: DefaultMessageStore, server: DLedgerServer | None = None) -> None:
+        super().__init__(store)
+        if server is None:
+            server = DLedgerServer(dledger_config_of(store))
+        self.dledger_server = server
+        self.dledger_config = server.config
+        #: ``id``: ``selfId``'s number + 1 (n0 → 1).
+        self.id = int(server.config.self_id[1:]) + 1
+        server.store.append_hooks.append(self._append_hook)
+
+    @property
+    def dledger_file_store(self):
+        """``dLedgerFileStore`` (the server's store, which a restart keeps)."""
+        return self.dledger_server.store
+
+    @staticmethod
+    def _append_hook(entry: DLedgerEntry, buf: bytearray, body_offset: int) -> None:
+        """The AppendHook: PHYSICALOFFSET := the entry's pos + BODY_OFFSET (step 3)."""
+        assert body_offset == BODY_OFFSET
+        _I64.pack_into(buf, body_offset + PHY_POS_POSITION, entry.pos + body_offset)
+
+    # -- the readable end -----------------------------------------------------------------------
+    def get_max_offset(self) -> int:
+        """``getMaxOffset``: DLedger's committed position (0 before any commit)."""
+        committed_pos = self.dledger_file_store.committed_pos
+        return committed_pos if committed_pos > 0 else 0
+
+    def get_confirm_offset(self) -> int:
+        """``getConfirmOffset``: ``getMaxOffset``."""
+        return self.get_max_offset()
+
+    def get_min_offset(self) -> int:
+        """``getMinOffset``: the first data file's start (0: files are not deleted here)."""
+        return 0
+
+    def load(self) -> bool:
+        return super().load()
+
+    def recover_normally(self, max_phy_offset_of_consume_queue: int) -> int:
+        """``DLedgerCommitLog#recover``: DLedger's log is the server's; consume queues
+        beyond its written end are truncated."""
+        max_phy_offset = len(self.dledger_file_store.data)
+        if max_phy_offset_of_consume_queue >= max_phy_offset:
+            self.store.truncate_dirty_logic_files(max_phy_offset)
+        return max_phy_offset
+
+    # -- put ------------------------------------------------------------------------------------
+    def put_message(self, msg: MessageExtBrokerInner, now_ms: int) -> PutMessageResult:
+        """Append one message as a DLedger entry; see the module essay for the steps.
+
+        Mirrors ``DLedgerCommitLog#asyncPutMessage`` (RocketMQ 4.9.3).
+        """
+        server = self.dledger_server
+        tracer = self.store.tracer
+        traced = tracer is not None and tracer.enabled
+        # step 1: setMessageInfo
+        msg.store_timestamp = now_ms
+        tran_type = msg.sys_flag & _TRAN_MASK
+        if tran_type == _NOT_TYPE or tran_type == _COMMIT:
+            delay = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
+            if delay:
+                level = _delay_time_level(delay)
+                if level > 0:
+                    self._rewrite_delay(msg, level)
+        # step 2: MessageSerializer#serialize
+        props = msg.properties_string or ""
+        if len(props.encode("utf-8")) > _MAX_PROPERTIES:
+            return PutMessageResult(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                AppendMessageResult(AppendMessageStatus.PROPERTIES_SIZE_EXCEEDED),
+            )
+        # step 3: the queue offset (getQueueOffsetByKey), then the entry
+        key = f"{msg.topic}-{msg.queue_id}"
+        queue_offset = self.topic_queue_table.setdefault(key, 0)
+        if tran_type != _NOT_TYPE and tran_type != _COMMIT:
+            queue_offset = 0
+        msg.queue_offset = queue_offset
+        msg.commit_log_offset = 0  # the append hook writes pos + 48
+        data = encode_stored_message(msg)
+        if len(data) > self.message_store_config.max_message_size:
+            return PutMessageResult(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED),
+            )
+        ms = server.member_state
+        future = server.handle_append(
+            AppendEntryRequest(group=ms.group, remote_id=ms.self_id, body=data)
+        )
+        # step 4: no append
+        if future.pos == -1:
+            if traced:
+                code = future.value.code if future.done else None
+                tracer.emit(C, "4", status="OS_PAGECACHE_BUSY",
+                            code=None if code is None else R(code).name)  # fmt: skip
+            return PutMessageResult(
+                PutMessageStatus.OS_PAGECACHE_BUSY,
+                AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR),
+            )
+        # step 5: PUT_OK at pos + 48, before the quorum
+        wrote_offset = future.pos + BODY_OFFSET
+        msg.commit_log_offset = wrote_offset
+        amr = AppendMessageResult(
+            AppendMessageStatus.PUT_OK, wrote_offset, len(data),
+            create_message_id(msg.store_host, wrote_offset), now_ms, queue_offset,
+        )  # fmt: skip
+        if tran_type == _NOT_TYPE or tran_type == _COMMIT:
+            self.topic_queue_table[key] = queue_offset + 1
+        result = PutMessageResult(PutMessageStatus.PUT_OK, amr)
+        if traced:
+            tracer.emit(C, "5", pos=future.pos, wrote_offset=wrote_offset, size=len(data),
+                        queue_offset=queue_offset, topic=msg.topic, queue_id=msg.queue_id)  # fmt: skip
+        # step 6: the quorum's answer
+        wait = DLedgerAppendWait(future)
+        if future.done:
+            result.put_message_status = wait.status  # type: ignore[assignment]
+        else:
+            result.replica_request = wait
+
+            def answered(resp: AppendEntryResponse) -> None:
+                if traced:
+                    tracer.emit(C, "6", code=R(resp.code).name,
+                                status=status_of(resp.code).name, wrote_offset=wrote_offset)  # fmt: skip
+
+            future.when_complete(answered)
+        return result
+
+    def put_messages(self, msgs, now_ms, batch_properties=None) -> PutMessageResult:
+        """``asyncPutMessages`` is not modelled on DLedger yet."""
+        raise NotImplementedError("batches on a DLedger commit log are not modelled")
+
+    def append_data(self, start_offset: int, data: bytes) -> bool:
+        """``appendData``: a DLedger commit log is never fed by HA."""
+        raise RuntimeError("a DLedger commit log grows by DLedger's push, not by HA")
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get_data(self, offset: int) -> tuple[_View, int, int] | None:  # type: ignore[override]
+        """``getData``: the committed bytes from ``offset`` (None at or past ``committedPos``)."""
+        store = self.dledger_file_store
+        if offset >= store.committed_pos:
+            return None
+        view = _View(bytes(store.data[offset : store.committed_pos]), offset)
+        return view, 0, len(view.mm)
+
+    def get_message(self, offset: int, size: int) -> memoryview | None:
+        """``getMessage``: ``size`` bytes of the data files at ``offset``, or None."""
+        data = self.dledger_file_store.data
+        if offset < 0 or offset + size > len(data):
+            return None
+        return memoryview(bytes(data[offset : offset + size]))
+
+    def file_holding(self, offset: int) -> _DataFile | None:  # type: ignore[override]
+        """The data file holding ``offset`` as the pull path reads it (a snapshot of its
+        written bytes: ``MmapFileList#findMappedFileByOffset``)."""
+        size = self.mapped_file_size
+        data = self.dledger_file_store.data
+        start = offset - offset % size
+        if offset < 0 or start >= len(data):
+            return None
+        return _DataFile(bytes(data[start : start + size]), start)
+
+    def roll_next_file(self, offset: int) -> int:
+        size = self.dledger_config.mapped_file_size_for_entry_data
+        return offset + size - offset % size
+
+    def check_message_and_return_size(
+        self, buf: object, pos: int, check_crc: bool, read_body: bool = True
+    ) -> DispatchRequest:
+        """``DLedgerCommitLog#checkMessageAndReturnSize``: an old commit-log entry is
+        parsed as such; DLedger's blank → size 0; else skip the 48-byte header, parse the
+        message, and ``bufferSize`` := its size + 48."""
+        try:
+            magic, magic_old = _I32x2.unpack_from(buf, pos)  # type: ignore[arg-type]
+            if magic_old in (BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE):
+                return super().check_message_and_return_size(buf, pos, check_crc, read_body)
+            if magic == MMAP_BLANK_MAGIC_CODE:
+                return DispatchRequest(0, True)
+            req = super().check_message_and_return_size(
+                buf, pos + BODY_OFFSET, check_crc, read_body
+            )
+            if req.success or req.msg_size > 0:
+                req.buffer_size = req.msg_size + BODY_OFFSET
+            return req
+        except (struct.error, IndexError, ValueError):
+            return DispatchRequest(-1, False)
+
+    def dispatch_request_at(self, buf: object, pos: int, phy_offset: int) -> DispatchRequest:
+        """The reput's read: always parsed (no append record on a DLedger log)."""
+        return self.check_message_and_return_size(buf, pos, False, False)

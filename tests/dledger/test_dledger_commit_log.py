@@ -1,0 +1,219 @@
+"""``DLedgerCommitLog`` (RocketMQ 4.9.3) on a 3-node ``DLedgerGroup``: each node's store puts
+messages as DLedger entries, answers PUT_OK once a majority has them, and builds consume
+queues from committed entries only. The first message is compared byte for byte with the
+entry real 4.9.3 DLedger nodes pushed (tests/fixtures/dledger/first-entry.jsonl, docs/dledger.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from mqlab.common.message import MessageExtBrokerInner
+from mqlab.common.message_decoder import (
+    create_message_id,
+    decode_stored_message,
+    message_properties_to_string,
+)
+from mqlab.dledger.group import DLedgerGroup
+from mqlab.dledger.protocol import DLedgerResponseCode
+from mqlab.store.config import MessageStoreConfig
+from mqlab.store.default_message_store import DefaultMessageStore
+from mqlab.store.dledger_commit_log import DLedgerCommitLog, status_of
+from mqlab.store.status import PutMessageStatus
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dledger" / "first-entry.jsonl"
+STORE_HOST = "127.0.0.1:47423"
+
+
+def _recorded_first_entry() -> dict:
+    for line in FIXTURE.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["seq"] == 87:  # the leader's TRUNCATE carrying entry 0
+            return json.loads(rec["bodyText"])["entry"]
+    raise AssertionError("no seq 87")
+
+
+def _stores(group: DLedgerGroup, tmp_path: Path) -> dict[str, DefaultMessageStore]:
+    out = {}
+    for node_id in group.ids:
+        cfg = MessageStoreConfig(
+            store_path_root_dir=str(tmp_path / node_id), enable_d_leger_commit_log=True,
+            d_leger_group="default", d_leger_peers=group.peers, d_leger_self_id=node_id,
+        )  # fmt: skip
+        store = DefaultMessageStore(
+            cfg, store_host=STORE_HOST, dledger_server=group.server(node_id)
+        )
+        assert store.load()
+        assert isinstance(store.commit_log, DLedgerCommitLog)
+        out[node_id] = store
+    return out
+
+
+def _msg(body: bytes, topic: str = "DLedgerTopic", queue_id: int = 0) -> MessageExtBrokerInner:
+    props = {"CLUSTER": "RaftCluster"}
+    return MessageExtBrokerInner(
+        topic=topic, body=body, queue_id=queue_id, properties=props,
+        properties_string=message_properties_to_string(props),
+        born_timestamp=1, born_host="127.0.0.1:54714", store_host=STORE_HOST,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    group = DLedgerGroup(3, seed=5)
+    stores = _stores(group, tmp_path)
+    group.run_until(lambda: group.leader() is not None, 10_000)
+    return group, stores
+
+
+def test_the_first_message_is_the_recorded_entry_body_at_pos_0_offset_48(cluster) -> None:
+    """The recorded entry 0 (pos 0, 181 bytes) carries a 133-byte message whose
+    PHYSICALOFFSET is 0x30. The same message put through the leader's store becomes the same
+    entry, body byte for byte, and the put answers wroteOffset 48 and the msgId of 48."""
+    group, stores = cluster
+    rec = _recorded_first_entry()
+    recorded = base64.b64decode(rec["body"])
+    m = decode_stored_message(recorded)
+    assert (rec["pos"], rec["size"], m.commit_log_offset, m.queue_offset) == (0, 181, 0x30, 0)
+    leader = group.leader()
+    msg = MessageExtBrokerInner(
+        topic=m.topic, body=m.body, queue_id=m.queue_id, flag=m.flag, properties=dict(m.properties),
+        properties_string=recorded[-19:].decode(), born_timestamp=m.born_timestamp,
+        born_host=m.born_host, store_host=m.store_host, sys_flag=m.sys_flag,
+    )  # fmt: skip
+    result = stores[leader].put_message(msg, m.store_timestamp)
+    amr = result.append_message_result
+    assert (amr.wrote_offset, amr.wrote_bytes, amr.logics_offset) == (48, 133, 0)
+    assert amr.msg_id == create_message_id(m.store_host, 48)
+    entry = group.server(leader).store.get(0)
+    assert (entry.index, entry.pos, entry.size, entry.body) == (0, 0, 181, recorded)
+
+
+def test_put_ok_only_once_a_majority_has_the_entry(cluster) -> None:
+    """The leader's put waits for the quorum (``replica_request``): with both followers cut
+    off it times out after maxWaitAckTimeMs 2500 ms as OS_PAGECACHE_BUSY; with them there it
+    is PUT_OK once the entry is committed, and then the consume queue of every node holds
+    the message at 48."""
+    group, stores = cluster
+    leader = group.leader()
+    followers = [i for i in group.ids if i != leader]
+    result = stores[leader].put_message(_msg(b"m0"), group.now)
+    wait = result.replica_request
+    assert wait is not None and not wait.done
+    statuses: list[PutMessageStatus] = []
+    wait.on_done(statuses.append)
+    # nothing committed yet: the consume queues are empty on every node
+    for s in stores.values():
+        assert s.do_reput() == 0
+        assert s.get_max_offset_in_queue("DLedgerTopic", 0) == 0
+    group.run_until(lambda: wait.done, 5_000, slice_ms=1)
+    assert statuses == [PutMessageStatus.PUT_OK]
+    assert group.server(leader).store.committed_index == 0
+    # a follower's consume queue gets it once the follower learns the commit
+    group.run_until(
+        lambda: all(group.server(f).store.committed_index == 0 for f in followers), 5_000
+    )
+    for node_id, s in stores.items():
+        assert s.do_reput() == 1, node_id
+        assert s.get_commit_log_offset_in_queue("DLedgerTopic", 0, 0) == 48
+        got = s.look_message_by_offset(48)
+        assert got is not None and got.body == b"m0" and got.commit_log_offset == 48
+    # the leader cut off from both followers: WAIT_QUORUM_ACK_TIMEOUT → OS_PAGECACHE_BUSY
+    group.partition([leader])
+    cut = stores[leader].put_message(_msg(b"m1"), group.now)
+    # entry 1 right after entry 0 (48 + 124 bytes): its message at 172 + 48
+    assert (result.append_message_result.wrote_bytes, cut.append_message_result.wrote_offset) == (
+        124,
+        220,
+    )
+    t0 = group.now
+    group.run_until(lambda: cut.replica_request.done, 5_000, slice_ms=1)
+    assert cut.replica_request.status is PutMessageStatus.OS_PAGECACHE_BUSY
+    assert group.now - t0 >= 2500
+    assert stores[leader].do_reput() == 0  # never committed, never dispatched
+
+
+def test_a_put_to_a_follower_answers_os_pagecache_busy(cluster) -> None:
+    """On a follower ``handleAppend`` answers NOT_LEADER with pos -1: 4.9.3's
+    DLedgerCommitLog returns OS_PAGECACHE_BUSY at once (the broker's "[PC_SYNCHRONIZED]broker
+    busy" SYSTEM_ERROR); nothing is appended, the queue offset does not move."""
+    group, stores = cluster
+    follower = next(i for i in group.ids if i != group.leader())
+    result = stores[follower].put_message(_msg(b"x"), group.now)
+    assert result.put_message_status is PutMessageStatus.OS_PAGECACHE_BUSY
+    assert result.replica_request is None
+    assert group.server(follower).store.ledger_end_index == -1
+    assert stores[follower].commit_log.topic_queue_table.get("DLedgerTopic-0") == 0
+
+
+def test_response_codes_map_as_4_9_3() -> None:
+    R = DLedgerResponseCode
+    assert status_of(R.SUCCESS) is PutMessageStatus.PUT_OK
+    for code in (R.INCONSISTENT_LEADER, R.NOT_LEADER, R.LEADER_NOT_READY, R.DISK_FULL):
+        assert status_of(code) is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    for code in (R.WAIT_QUORUM_ACK_TIMEOUT, R.LEADER_PENDING_FULL):
+        assert status_of(code) is PutMessageStatus.OS_PAGECACHE_BUSY
+    assert status_of(R.UNKNOWN) is PutMessageStatus.UNKNOWN_ERROR
+
+
+def test_leader_killed_a_new_leader_appends_after_the_committed_entries(cluster) -> None:
+    """Three acknowledged messages, the leader killed: one of the others leads, a put there
+    lands after them (pos of entry 3), and every acknowledged message is readable on it by
+    its offset and from its consume queue."""
+    group, stores = cluster
+    old = group.leader()
+    acked: list[tuple[bytes, int]] = []
+    for i in range(3):
+        r = stores[old].put_message(_msg(b"msg-%d" % i), group.now)
+        group.run_until(lambda r=r: r.replica_request.done, 5_000, slice_ms=1)
+        assert r.replica_request.status is PutMessageStatus.PUT_OK
+        acked.append((b"msg-%d" % i, r.append_message_result.wrote_offset))
+    # each message is 127 bytes, each entry 48 + 127
+    assert r.append_message_result.wrote_bytes == 127
+    assert [o for _, o in acked] == [48, 175 + 48, 2 * 175 + 48]
+    group.kill(old)
+    group.run_until(lambda: group.leader() not in (None, old), 20_000)
+    new = group.leader()
+    store = stores[new]
+    # DLedgerRoleChangeHandler#changeToMaster's steps before serving: dispatch all, then
+    # recoverTopicQueueTable (the handler itself is not modelled yet)
+    group.run_until(lambda: group.server(new).store.committed_index == 2, 5_000)
+    store.do_reput()
+    store.recover_topic_queue_table()
+    r = store.put_message(_msg(b"after"), group.now)
+    group.run_until(lambda: r.replica_request.done, 5_000, slice_ms=1)
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+    amr = r.append_message_result
+    entry3 = group.server(new).store.get(3)
+    assert (entry3.pos, amr.wrote_offset, amr.logics_offset) == (3 * 175, 3 * 175 + 48, 3)
+    store.do_reput()
+    for q, (body, offset) in enumerate([*acked, (b"after", amr.wrote_offset)]):
+        assert store.get_commit_log_offset_in_queue("DLedgerTopic", 0, q) == offset
+        got = store.look_message_by_offset(offset)
+        assert got is not None and got.body == body and got.queue_offset == q
+
+
+def test_enable_d_leger_commit_log_needs_group_peers_and_self_id(tmp_path) -> None:
+    cfg = MessageStoreConfig(store_path_root_dir=str(tmp_path), enable_d_leger_commit_log=True)
+    with pytest.raises(ValueError, match="dLegerGroup, dLegerPeers, dLegerSelfId"):
+        DefaultMessageStore(cfg)
+    cfg = MessageStoreConfig(
+        store_path_root_dir=str(tmp_path), enable_d_leger_commit_log=True, d_leger_group="g",
+        d_leger_peers="n0-127.0.0.1:40911;n1-127.0.0.1:40912", d_leger_self_id="n1",
+        mapped_file_size_commit_log=1 << 20,
+    )  # fmt: skip
+    cl = DefaultMessageStore(cfg).commit_log
+    assert isinstance(cl, DLedgerCommitLog)
+    assert (cl.id, cl.dledger_config.group, cl.dledger_config.self_id) == (2, "g", "n1")
+    assert cl.dledger_config.mapped_file_size_for_entry_data == 1 << 20
+
+
+def test_the_broker_config_keys_and_4_9_3_defaults() -> None:
+    cfg = MessageStoreConfig()
+    assert (cfg.enable_d_leger_commit_log, cfg.d_leger_group, cfg.d_leger_peers,
+            cfg.d_leger_self_id, cfg.preferred_leader_id, cfg.is_enable_batch_push) == (
+        False, None, None, None, None, False)  # fmt: skip
