@@ -70,6 +70,9 @@ class DLedgerMmapFileStore:
         #: BODY_OFFSET)`` with the leader's encoded entry (a bytearray it may patch) before
         #: it is written; 4.9.3's ``DLedgerCommitLog`` patches the message's physical offset.
         self.append_hooks: list = []
+        #: mqlab: called with no argument after ``committed_pos`` moved. 4.9.3's reput
+        #: thread polls ``getMaxOffset`` every 1 ms; a simulated store is woken instead.
+        self.commit_listeners: list = []
 
     # -- appends ------------------------------------------------------------------------------
     def _append_data(self, data: bytes) -> int:
@@ -246,6 +249,8 @@ class DLedgerMmapFileStore:
         pos, size = self.get_entry_pos_and_size(new_committed_index)
         self.committed_index = new_committed_index
         self.committed_pos = pos + size
+        for listener in self.commit_listeners:
+            listener()
 
     # -- files --------------------------------------------------------------------------------
     def checkpoint_text(self) -> str:

@@ -43,7 +43,9 @@ the leader and on every follower. So the reput dispatches an entry into the cons
 and the index only once it is committed. The reput reads from an entry's position
 (``getData``: up to ``committedPos``), skips its 48-byte header, parses the message
 (``checkMessageAndReturnSize``) and moves on by the message size + 48 (``bufferSize``);
-the consume queue unit holds ``pos + 48`` and the message size. ``getMessage(offset,
+the consume queue unit holds ``pos + 48`` and the message size. Each move of the committed
+end wakes the store's reput (``reput_wakeup``: the broker's reput timer), on every node.
+``getMessage(offset,
 size)`` reads the data files directly (not bounded by the committed end, as in 4.9.3).
 
 Not modelled: the mixed log (an old commit log followed by DLedger's, ``dividedCommitlogOffset``),
@@ -207,6 +209,13 @@ class DLedgerCommitLog(CommitLog):
         #: ``id``: ``selfId``'s number + 1 (n0 → 1).
         self.id = int(server.config.self_id[1:]) + 1
         server.store.append_hooks.append(self._append_hook)
+        server.store.commit_listeners.append(self._committed)
+
+    def _committed(self) -> None:
+        """DLedger committed more: wake the reput (``ReputMessageService`` polls every 1 ms)."""
+        wakeup = self.store.reput_wakeup
+        if wakeup is not None:
+            wakeup()
 
     @property
     def dledger_file_store(self):

@@ -217,3 +217,19 @@ def test_the_broker_config_keys_and_4_9_3_defaults() -> None:
     assert (cfg.enable_d_leger_commit_log, cfg.d_leger_group, cfg.d_leger_peers,
             cfg.d_leger_self_id, cfg.preferred_leader_id, cfg.is_enable_batch_push) == (
         False, None, None, None, None, False)  # fmt: skip
+
+
+def test_a_commit_wakes_every_nodes_reput(cluster) -> None:
+    """With ``reput_wakeup`` set (the broker sets its reput timer), each node's consume
+    queue gets the message when that node learns the commit, without a put on it."""
+    group, stores = cluster
+    dispatched: dict[str, list[int]] = {i: [] for i in group.ids}
+    for node_id, s in stores.items():
+        s.reput_wakeup = lambda node_id=node_id, s=s: dispatched[node_id].append(s.do_reput())
+    leader = group.leader()
+    r = stores[leader].put_message(_msg(b"m0"), group.now)
+    assert all(v == [] for v in dispatched.values())  # appended, not committed
+    group.run_until(lambda: all(1 in v for v in dispatched.values()), 5_000, slice_ms=1)
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+    for s in stores.values():
+        assert s.get_commit_log_offset_in_queue("DLedgerTopic", 0, 0) == 48
