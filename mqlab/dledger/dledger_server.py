@@ -93,6 +93,9 @@ class DLedgerServer(Node):
         self.rpc: Any = DLedgerRpcService(self)
         self.elector: DLedgerLeaderElector | None = None
         self.pusher: DLedgerEntryPusher | None = None
+        #: handlers the owner registers once (``DLedgerLeaderElector#addRoleChangeHandler``);
+        #: each start's elector gets them, after the pusher's own.
+        self.role_change_handlers: list = []
 
     # -- life cycle -----------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -108,6 +111,8 @@ class DLedgerServer(Node):
         )
         self.elector = DLedgerLeaderElector(self)
         self.pusher = DLedgerEntryPusher(self)
+        for handler in self.role_change_handlers:
+            self.elector.add_role_change_handler(handler)
         self.ctx.tracer.emit(C, "startup", curr_term=self.member_state.curr_term,
                              vote_for=self.member_state.curr_vote_for,
                              ledger_end_index=self.store.ledger_end_index)  # fmt: skip

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mqlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 from mqlab.common.message import MessageExtBrokerInner
 from mqlab.common.message_decoder import (
     create_message_id,
@@ -20,7 +21,7 @@ from mqlab.common.message_decoder import (
 )
 from mqlab.dledger.group import DLedgerGroup
 from mqlab.dledger.protocol import DLedgerResponseCode
-from mqlab.store.config import MessageStoreConfig
+from mqlab.store.config import BrokerRole, MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.dledger_commit_log import DLedgerCommitLog, status_of
 from mqlab.store.status import PutMessageStatus
@@ -233,3 +234,73 @@ def test_a_commit_wakes_every_nodes_reput(cluster) -> None:
     assert r.replica_request.status is PutMessageStatus.PUT_OK
     for s in stores.values():
         assert s.get_commit_log_offset_in_queue("DLedgerTopic", 0, 0) == 48
+
+
+@pytest.fixture
+def brokers(tmp_path):
+    """The 3 stores with their reput woken by commits and a role change handler each,
+    registered before the nodes start (as ``BrokerController#initialize`` does)."""
+    group = DLedgerGroup(3, seed=5)
+    stores = _stores(group, tmp_path)
+    changes: list[tuple[str, str, int]] = []
+    handlers = {}
+    for node_id, s in stores.items():
+        s.reput_wakeup = s.do_reput
+        handlers[node_id] = DLedgerRoleChangeHandler(
+            s, lambda role, bid, node_id=node_id: changes.append((node_id, role.value, bid))
+        )
+    group.run_until(lambda: group.leader() is not None, 10_000)
+    return group, stores, handlers, changes
+
+
+def test_the_leader_becomes_master_0_and_followers_slaves(brokers) -> None:
+    """Every node is a SLAVE as a candidate (id = selfId's number + 1); the leader of an
+    empty log becomes SYNC_MASTER with broker id 0; a put to a follower's store now answers
+    SERVICE_NOT_AVAILABLE (DefaultMessageStore#checkStoreStatus, SLAVE)."""
+    group, stores, handlers, changes = brokers
+    group.advance(300)
+    leader = group.leader()
+    assert leader == "n1"  # seed 5, as in tests/dledger/test_dledger_wire.py
+    roles = {
+        i: (stores[i].message_store_config.broker_role, handlers[i].broker_id) for i in group.ids
+    }
+    assert roles == {
+        "n0": (BrokerRole.SLAVE, 1), "n1": (BrokerRole.SYNC_MASTER, 0), "n2": (BrokerRole.SLAVE, 3),
+    }  # fmt: skip
+    assert changes[-1] == ("n1", "SYNC_MASTER", 0) or ("n1", "SYNC_MASTER", 0) in changes
+    r = stores["n0"].put_message(_msg(b"x"), group.now)
+    assert r.put_message_status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    r = stores["n1"].put_message(_msg(b"y"), group.now)
+    group.run_until(lambda: r.replica_request.done, 5_000, slice_ms=1)
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+
+
+def test_a_new_leader_is_master_only_once_it_has_applied_its_log(brokers) -> None:
+    """After the leader's kill the new leader stays SLAVE until its log is committed and
+    dispatched, then turns SYNC_MASTER (id 0) with the queue offsets recovered from its
+    consume queues: the next put gets queue offset 3 after the 3 acknowledged ones."""
+    group, stores, handlers, changes = brokers
+    group.advance(300)
+    old = group.leader()
+    for i in range(3):
+        r = stores[old].put_message(_msg(b"msg-%d" % i), group.now)
+        group.run_until(lambda r=r: r.replica_request.done, 5_000, slice_ms=1)
+        assert r.replica_request.status is PutMessageStatus.PUT_OK
+    group.kill(old)
+    group.run_until(lambda: group.leader() not in (None, old), 20_000, slice_ms=1)
+    new = group.leader()
+    became_leader = group.now
+    dstore = group.server(new).store
+    # leader with entry 2 not yet committed here: still SLAVE (id 3), the handler waits
+    assert (new, dstore.committed_index, dstore.ledger_end_index, handlers[new].broker_id) == (
+        "n2", 1, 2, 3)  # fmt: skip
+    group.run_until(lambda: handlers[new].broker_id == 0, 5_000, slice_ms=1)
+    assert group.now - became_leader == 100  # one Thread.sleep(100) later
+    assert (dstore.ledger_end_index, dstore.committed_index) == (2, 2)
+    assert stores[new].dispatch_behind_bytes() == 0
+    assert stores[new].message_store_config.broker_role is BrokerRole.SYNC_MASTER
+    r = stores[new].put_message(_msg(b"after"), group.now)
+    group.run_until(lambda: r.replica_request.done, 5_000, slice_ms=1)
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+    assert (r.append_message_result.logics_offset, r.append_message_result.wrote_offset) == (
+        3, 3 * 175 + 48)  # fmt: skip
