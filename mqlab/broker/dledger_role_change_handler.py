@@ -1,7 +1,8 @@
 """A DLedger role change becomes a broker role change: the leader's broker turns master.
 
 Mirrors ``DLedgerRoleChangeHandler#handle`` (broker/dledger, RocketMQ 4.9.3) and the
-role and id parts of ``BrokerController#changeToSlave`` / ``#changeToMaster``.
+role and id parts of ``BrokerController#changeToSlave`` / ``#changeToMaster``;
+mechanisms.md "DLedger commit log" (second table).
 
 Each ``handle(term, role)`` is a task of a single-thread executor, run in order on the
 DLedger node as its timer ``"DLedgerRoleChangeHandler"``:

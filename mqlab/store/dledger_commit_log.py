@@ -4,7 +4,8 @@ Mirrors ``DLedgerCommitLog`` (store/dledger, RocketMQ 4.9.3): ``asyncPutMessage`
 ``getMaxOffset`` / ``getConfirmOffset``, ``getData``, ``getMessage`` and
 ``checkMessageAndReturnSize``; ``DefaultMessageStore``'s constructor picks it when
 ``enableDLegerCommitLog`` is true (``MessageStoreConfig.enable_d_leger_commit_log``).
-mechanisms.md "DLedger replication" steps 1 and 9 are the append and the quorum ack.
+mechanisms.md "DLedger commit log" (the steps below); the append and the quorum ack are
+mechanisms.md "DLedger replication" steps 1 and 10.
 
 What this module owns: the wiring between the store and the node's ``DLedgerServer``
 (``mqlab.dledger``). The server is built from the store config (``dLegerGroup``,
