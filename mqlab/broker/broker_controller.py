@@ -60,6 +60,7 @@ from mqlab.broker.config import BrokerConfig
 from mqlab.broker.consumer_manage_processor import ConsumerManageProcessor
 from mqlab.broker.consumer_manager import ConsumerManager
 from mqlab.broker.consumer_offset_manager import ConsumerOffsetManager
+from mqlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 from mqlab.broker.end_transaction_processor import EndTransactionProcessor
 from mqlab.broker.filter import ConsumerFilterManager
 from mqlab.broker.filter_server_manager import FilterServerManager
@@ -99,7 +100,7 @@ from mqlab.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 from mqlab.runtime.context import Channel, Node
 from mqlab.store.broker_stats_manager import BrokerStatsManager
 from mqlab.store.commit_log import StoreRuntimeException
-from mqlab.store.config import MessageStoreConfig
+from mqlab.store.config import BrokerRole, MessageStoreConfig
 from mqlab.store.default_message_store import DefaultMessageStore
 from mqlab.store.status import PutMessageResult
 from mqlab.store.store_stats_service import FREQUENCY_OF_SAMPLING
@@ -175,8 +176,13 @@ class BrokerController(Node):
         *,
         name: str | None = None,
         rocketmq_home_dir: str | None = None,
+        dledger_server: Any = None,
     ) -> None:
         self.rocketmq_home_dir = rocketmq_home_dir
+        #: with ``enableDLegerCommitLog``: the node's ``DLedgerServer`` (a node of the same
+        #: driver); None: the store builds one from ``dLeger*`` (not started by the broker yet)
+        self.dledger_server = dledger_server
+        self.dledger_role_change_handler: DLedgerRoleChangeHandler | None = None
         #: BrokerController#accessValidatorMap's PlainAccessValidator (aclEnable=true)
         self.access_validator: PlainAccessValidator | None = None
         self.broker_config = broker_config or BrokerConfig()
@@ -186,6 +192,9 @@ class BrokerController(Node):
         self.store_dir = Path(self.message_store_config.store_path_root_dir)
         # BrokerStartup#createBrokerController (4.9.3): haListenPort := listenPort + 1
         self.message_store_config.ha_listen_port = self.broker_config.listen_port + 1
+        if self.message_store_config.enable_d_leger_commit_log:
+            # BrokerStartup#createBrokerController: a DLedger broker starts with brokerId -1
+            self.broker_config.broker_id = -1
         super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)
         self.message_store: DefaultMessageStore | None = None
         self.register_count = 0
@@ -236,8 +245,13 @@ class BrokerController(Node):
         self._schedule_phase = (now + 1000) % 100  # ScheduleMessageService.DELAY_FOR_A_WHILE
         self.message_store = DefaultMessageStore(
             self.message_store_config, store_host=self.broker_addr, tracer=tracer,
-            arriving_listener=self._message_arriving,
+            arriving_listener=self._message_arriving, dledger_server=self.dledger_server,
         )  # fmt: skip
+        if self.message_store_config.enable_d_leger_commit_log:
+            # BrokerController#initialize: the DLedger role change handler
+            self.dledger_role_change_handler = DLedgerRoleChangeHandler(
+                self.message_store, on_change=self._dledger_role_changed
+            )
         self.message_store.store_stats_service.message_store_boot_timestamp = now
         # BrokerController#initialize: BrokerStatsManager(clusterName, enableDetailStat)
         self.broker_stats_manager = BrokerStatsManager(
@@ -350,7 +364,9 @@ class BrokerController(Node):
         # StatsItemSet#init: the samplings every 10 s, 10 min and 1 h, first at once
         self.broker_stats_manager.start(ctx.set_timer, lambda: self.ctx.now_ms)
         self.request_reput()  # dispatch anything recovered but not yet in a consume queue
-        self.register_broker_all()
+        # BrokerController#start: a DLedger broker registers when its role is known
+        if self.dledger_role_change_handler is None:
+            self.register_broker_all()
         if tracer.enabled:
             # The store path is left out on purpose: it differs between runs, behaviour not.
             tracer.emit(C, "start", Kind.STATE, address=self.broker_addr,
@@ -542,6 +558,16 @@ class BrokerController(Node):
         self._arm_schedule_level(level, due - now)
 
     # -- name server ----------------------------------------------------------------------------------
+    def _dledger_role_changed(self, role: BrokerRole, broker_id: int) -> None:
+        """``changeToSlave`` / ``changeToMaster``: the id and role (set by the handler),
+        then ``registerBrokerAll(true, true, true)``. The schedule, transaction and
+        SlaveSynchronize switches of 4.9.3's methods are not modelled yet."""
+        self.broker_config.broker_id = broker_id
+        if self.tracer.enabled:
+            self.tracer.emit(C + ".changeRole", "dledger", Kind.STATE, role=role.value,
+                             broker_id=broker_id)  # fmt: skip
+        self.register_broker_all(True)
+
     def register_broker_all(self, check_order_config: bool = True) -> None:
         """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server.
 

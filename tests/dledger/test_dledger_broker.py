@@ -1,0 +1,83 @@
+"""Three brokers with ``enableDLegerCommitLog=true`` on one simulation driver, each on a node of a
+3-node ``DLedgerGroup``: what a client's SEND_MESSAGE_V2 gets from the leader's broker, from a
+follower's, and from a leader cut off from its followers (docs/dledger.md §5, measured on a
+real 4.9.3 group), and what the name server lists as brokerId 0.
+"""
+
+from __future__ import annotations
+
+from mqlab.broker.broker_controller import BrokerController
+from mqlab.broker.config import BrokerConfig
+from mqlab.common.message_decoder import decode_message_id
+from mqlab.dledger.group import DLedgerGroup
+from mqlab.namesrv.namesrv_controller import NamesrvController
+from mqlab.remoting.codes import RequestCode, ResponseCode
+from mqlab.runtime.raw_client import RawClient
+from mqlab.store.config import MessageStoreConfig
+
+NAMESRV = "127.0.0.1:9876"
+BUSY = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+
+
+class Raft:
+    def __init__(self, tmp_path) -> None:
+        self.group = DLedgerGroup(3, seed=5)
+        d = self.group.driver
+        self.namesrv = NamesrvController()
+        d.add_node(self.namesrv)
+        self.brokers: dict[str, BrokerController] = {}
+        for k, node_id in enumerate(self.group.ids):
+            cfg = BrokerConfig(broker_name="RaftNode00", listen_port=30911 + 10 * k,
+                               name_server_addr=NAMESRV)  # fmt: skip
+            store = MessageStoreConfig(
+                store_path_root_dir=str(tmp_path / node_id), enable_d_leger_commit_log=True,
+                d_leger_group="default", d_leger_peers=self.group.peers, d_leger_self_id=node_id,
+            )  # fmt: skip
+            b = BrokerController(cfg, store, name=f"broker-{node_id}",
+                                 dledger_server=self.group.server(node_id))  # fmt: skip
+            d.add_node(b)
+            self.brokers[node_id] = b
+        self.client = RawClient("client")
+        d.add_node(self.client)
+
+    def send(self, node_id: str, body: bytes, run_ms: int = 200):
+        ext = {
+            "a": "PG", "b": "TopicTest", "c": "TBW102", "d": "4", "e": "0", "f": "0",
+            "g": str(self.group.now), "h": "0", "i": "WAIT\x01true", "j": "0", "k": "false",
+            "m": "false",
+        }  # fmt: skip
+        call = self.client.send(
+            self.brokers[node_id].broker_addr, RequestCode.SEND_MESSAGE_V2, ext, body
+        )
+        self.group.run_until(lambda: call.done, run_ms + 5_000, slice_ms=1)
+        return call
+
+    def master_addrs(self) -> dict[int, str]:
+        bd = self.namesrv.route_info_manager.broker_addr_table.get("RaftNode00")
+        return {} if bd is None else dict(bd.broker_addrs)
+
+
+def test_the_leaders_broker_is_listed_as_0_and_answers_send_ok_at_offset_0x30(tmp_path) -> None:
+    r = Raft(tmp_path)
+    g = r.group
+    g.run_until(lambda: 0 in r.master_addrs(), 10_000)
+    leader = g.leader()
+    assert leader == "n1"
+    assert r.master_addrs() == {
+        0: r.brokers["n1"].broker_addr, 1: r.brokers["n0"].broker_addr,
+        3: r.brokers["n2"].broker_addr,
+    }  # fmt: skip
+    call = r.send("n1", b"one message")
+    assert call.code == ResponseCode.SUCCESS
+    assert (call.ext("queueId"), call.ext("queueOffset")) == ("0", "0")
+    assert decode_message_id(call.ext("msgId"))[1] == 0x30
+    # a follower's broker is a SLAVE: SERVICE_NOT_AVAILABLE, as for any slave
+    call = r.send("n0", b"to a follower")
+    assert call.code == ResponseCode.SERVICE_NOT_AVAILABLE
+    # the leader cut off from both followers: the send waits for the quorum 2500 ms, then
+    # SYSTEM_ERROR "[PC_SYNCHRONIZED]broker busy" (docs/dledger.md §5)
+    g.partition(["n1"])
+    t0 = g.now
+    call = r.send("n1", b"cut off", run_ms=3_000)
+    assert (call.code, call.remark) == (ResponseCode.SYSTEM_ERROR, BUSY)
+    assert call.done_at - t0 >= 2500
