@@ -74,6 +74,14 @@ def test_the_leaders_broker_is_listed_as_0_and_answers_send_ok_at_offset_0x30(tm
     # a follower's broker is a SLAVE: SERVICE_NOT_AVAILABLE, as for any slave
     call = r.send("n0", b"to a follower")
     assert call.code == ResponseCode.SERVICE_NOT_AVAILABLE
+    assert call.remark.startswith("service not available now. It may be caused by one of")
+    # every broker's consume queue holds the acknowledged message once its node learns the
+    # commit (the followers by the next push, a COMMIT at most ~1 s later)
+    g.advance(1_500)
+    for node_id, b in r.brokers.items():
+        store = b.message_store
+        assert store.get_max_offset_in_queue("TopicTest", 0) == 1, node_id
+        assert store.get_commit_log_offset_in_queue("TopicTest", 0, 0) == 0x30
     # the leader cut off from both followers: the send waits for the quorum 2500 ms, then
     # SYSTEM_ERROR "[PC_SYNCHRONIZED]broker busy" (docs/dledger.md §5)
     g.partition(["n1"])
