@@ -212,6 +212,9 @@ def _utf8_len(s: str) -> int:
 class CommitLog:
     """Mirrors ``CommitLog`` (store, RocketMQ 4.9.3)."""
 
+    #: the store counts an appended put in ``StoreStatsService`` (DLedgerCommitLog: itself)
+    counts_own_puts = False
+
     def __init__(self, store: DefaultMessageStore) -> None:
         self.store = store
         config = store.message_store_config

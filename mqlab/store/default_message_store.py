@@ -780,6 +780,8 @@ class DefaultMessageStore(GetMessageMixin):
         """
         amr = result.append_message_result
         if result.is_ok() and amr is not None:
+            if self.commit_log.counts_own_puts:
+                return  # DLedgerCommitLog counts a put once the quorum made it PUT_OK
             self.store_stats_service.on_put(topic, msg_num, amr.wrote_bytes)
         else:
             self.store_stats_service.put_message_failed_times += 1

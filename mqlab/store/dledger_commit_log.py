@@ -201,6 +201,9 @@ class DLedgerCommitLog(CommitLog):
             owner adds it to its driver).
     """
 
+    #: step 6 counts a put by topic (``getSinglePutMessageTopicTimesTotal``) on PUT_OK only
+    counts_own_puts = True
+
     def __init__(self, store: DefaultMessageStore, server: DLedgerServer | None = None) -> None:
         super().__init__(store)
         if server is None:
@@ -320,18 +323,23 @@ class DLedgerCommitLog(CommitLog):
             tracer.emit(C, "5", pos=future.pos, wrote_offset=wrote_offset, size=len(data),
                         queue_offset=queue_offset, topic=msg.topic, queue_id=msg.queue_id)  # fmt: skip
         # step 6: the quorum's answer
+        stats = self.store.store_stats_service
+        topic = msg.topic
+
+        def answered(resp: AppendEntryResponse) -> None:
+            status = status_of(resp.code)
+            if status is PutMessageStatus.PUT_OK:  # the statistics of thenApply
+                stats.on_put(topic, 1, len(data))
+            if traced:
+                tracer.emit(C, "6", code=R(resp.code).name, status=status.name,
+                            wrote_offset=wrote_offset)  # fmt: skip
+
         wait = DLedgerAppendWait(future)
+        future.when_complete(answered)
         if future.done:
             result.put_message_status = wait.status  # type: ignore[assignment]
         else:
             result.replica_request = wait
-
-            def answered(resp: AppendEntryResponse) -> None:
-                if traced:
-                    tracer.emit(C, "6", code=R(resp.code).name,
-                                status=status_of(resp.code).name, wrote_offset=wrote_offset)  # fmt: skip
-
-            future.when_complete(answered)
         return result
 
     def put_messages(self, msgs, now_ms, batch_properties=None) -> PutMessageResult:

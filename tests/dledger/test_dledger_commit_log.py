@@ -135,6 +135,11 @@ def test_put_ok_only_once_a_majority_has_the_entry(cluster) -> None:
     group.run_until(lambda: cut.replica_request.done, 5_000, slice_ms=1)
     assert cut.replica_request.status is PutMessageStatus.OS_PAGECACHE_BUSY
     assert group.now - t0 >= 2500
+    # the statistics: the acknowledged put counted by topic, the timed-out one not at all
+    # (its AppendMessageResult is PUT_OK, so not a failed put either, as in 4.9.3)
+    stats = stores[leader].store_stats_service
+    assert (stats.put_message_topic_times_total, stats.put_message_failed_times) == (
+        {"DLedgerTopic": 1}, 0)  # fmt: skip
     assert stores[leader].do_reput() == 0  # never committed, never dispatched
 
 
@@ -149,6 +154,8 @@ def test_a_put_to_a_follower_answers_os_pagecache_busy(cluster) -> None:
     assert result.replica_request is None
     assert group.server(follower).store.ledger_end_index == -1
     assert stores[follower].commit_log.topic_queue_table.get("DLedgerTopic-0") == 0
+    stats = stores[follower].store_stats_service
+    assert (stats.put_message_topic_times_total, stats.put_message_failed_times) == ({}, 1)
 
 
 def test_response_codes_map_as_4_9_3() -> None:
