@@ -71,9 +71,21 @@ class DLedgerRoleChangeHandler:
         self._tasks: deque[tuple[int, Role, int]] = deque()
         self._running = False
         self._epoch = self.server.epoch
-        self.server.role_change_handlers.append(self.handle)
-        if self.server.elector is not None:  # already started: this elector too
-            self.server.elector.add_role_change_handler(self.handle)
+        # a handler made again for the same node (a broker restart) replaces the old one
+        handlers = self.server.role_change_handlers
+        handlers[:] = [
+            h
+            for h in handlers
+            if not isinstance(getattr(h, "__self__", None), DLedgerRoleChangeHandler)
+        ]
+        handlers.append(self.handle)
+        elector = self.server.elector
+        if elector is not None:  # already started: this elector too
+            elector.role_change_handlers[:] = [
+                h for h in elector.role_change_handlers
+                if not isinstance(getattr(h, "__self__", None), DLedgerRoleChangeHandler)
+            ]  # fmt: skip
+            elector.add_role_change_handler(self.handle)
 
     @property
     def _ctx(self):

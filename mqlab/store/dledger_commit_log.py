@@ -168,6 +168,13 @@ class _DataFile:
         self.available = True
 
 
+def _ours(hook: object) -> bool:
+    """Whether ``hook`` is a method of a ``DLedgerCommitLog`` (or the append hook)."""
+    return isinstance(getattr(hook, "__self__", None), DLedgerCommitLog) or (
+        getattr(hook, "__func__", hook) is DLedgerCommitLog._append_hook
+    )
+
+
 def dledger_config_of(store: DefaultMessageStore) -> DLedgerConfig:
     """``DLedgerCommitLog``'s constructor: the DLedger config from the store config.
 
@@ -212,8 +219,12 @@ class DLedgerCommitLog(CommitLog):
         self.dledger_config = server.config
         #: ``id``: ``selfId``'s number + 1 (n0 → 1).
         self.id = int(server.config.self_id[1:]) + 1
-        server.store.append_hooks.append(self._append_hook)
-        server.store.commit_listeners.append(self._committed)
+        # a store re-made on the same node (a broker restart) replaces the old one's hooks
+        dstore = server.store
+        dstore.append_hooks[:] = [h for h in dstore.append_hooks if not _ours(h)]
+        dstore.commit_listeners[:] = [h for h in dstore.commit_listeners if not _ours(h)]
+        dstore.append_hooks.append(self._append_hook)
+        dstore.commit_listeners.append(self._committed)
 
     def _committed(self) -> None:
         """DLedger committed more: wake the reput (``ReputMessageService`` polls every 1 ms)."""

@@ -89,3 +89,32 @@ def test_the_leaders_broker_is_listed_as_0_and_answers_send_ok_at_offset_0x30(tm
     call = r.send("n1", b"cut off", run_ms=3_000)
     assert (call.code, call.remark) == (ResponseCode.SYSTEM_ERROR, BUSY)
     assert call.done_at - t0 >= 2500
+
+
+def test_a_follower_killed_and_restarted_catches_up_with_one_handler(tmp_path) -> None:
+    """n0 (broker and DLedger node, one JVM in 4.9.3) killed; a message acknowledged by n1
+    and n2 meanwhile; n0 restarted on its stores: it follows again (SLAVE, brokerId 1), its
+    node keeps one role change handler, one append hook and one commit listener (the new
+    store's), and its consume queue gets both messages once it learns the commit."""
+    r = Raft(tmp_path)
+    g = r.group
+    g.run_until(lambda: 0 in r.master_addrs(), 10_000)
+    assert r.send("n1", b"first").code == ResponseCode.SUCCESS
+    g.advance(1_500)
+    g.driver.stop_node("broker-n0", graceful=False)
+    g.kill("n0")
+    assert r.send("n1", b"second").code == ResponseCode.SUCCESS
+    g.restart("n0")
+    g.driver.start_node("broker-n0")
+    server = g.server("n0")
+    g.run_until(lambda: server.store.committed_index == 1, 10_000)
+    g.advance(200)
+    b = r.brokers["n0"]
+    assert (b.broker_config.broker_id, b.message_store_config.broker_role.value) == (1, "SLAVE")
+    assert len(server.role_change_handlers) == 1 and len(server.elector.role_change_handlers) == 2
+    assert (len(server.store.append_hooks), len(server.store.commit_listeners)) == (1, 1)
+    assert server.store.commit_listeners[0].__self__ is b.message_store.commit_log
+    store = b.message_store
+    assert store.get_max_offset_in_queue("TopicTest", 0) == 2
+    assert [store.look_message_by_offset(store.get_commit_log_offset_in_queue("TopicTest", 0, q)).body
+            for q in (0, 1)] == [b"first", b"second"]  # fmt: skip
