@@ -179,8 +179,8 @@ class BrokerController(Node):
         dledger_server: Any = None,
     ) -> None:
         self.rocketmq_home_dir = rocketmq_home_dir
-        #: with ``enableDLegerCommitLog``: the node's ``DLedgerServer`` (a node of the same
-        #: driver); None: the store builds one from ``dLeger*`` (not started by the broker yet)
+        #: with ``enableDLegerCommitLog`` (required then): the node's ``DLedgerServer``, a
+        #: node of the same driver
         self.dledger_server = dledger_server
         self.dledger_role_change_handler: DLedgerRoleChangeHandler | None = None
         #: BrokerController#accessValidatorMap's PlainAccessValidator (aclEnable=true)
@@ -193,6 +193,11 @@ class BrokerController(Node):
         # BrokerStartup#createBrokerController (4.9.3): haListenPort := listenPort + 1
         self.message_store_config.ha_listen_port = self.broker_config.listen_port + 1
         if self.message_store_config.enable_d_leger_commit_log:
+            if dledger_server is None:
+                raise ValueError(
+                    "enableDLegerCommitLog=true: pass the node's DLedgerServer (dledger_server=), "
+                    "a node of the same driver; a broker starting its own is not modelled yet"
+                )
             # BrokerStartup#createBrokerController: a DLedger broker starts with brokerId -1
             self.broker_config.broker_id = -1
         super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)

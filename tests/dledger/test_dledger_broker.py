@@ -6,6 +6,8 @@ real 4.9.3 group), and what the name server lists as brokerId 0.
 
 from __future__ import annotations
 
+import pytest
+
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
 from mqlab.common.message_decoder import decode_message_id
@@ -118,3 +120,12 @@ def test_a_follower_killed_and_restarted_catches_up_with_one_handler(tmp_path) -
     assert store.get_max_offset_in_queue("TopicTest", 0) == 2
     assert [store.look_message_by_offset(store.get_commit_log_offset_in_queue("TopicTest", 0, q)).body
             for q in (0, 1)] == [b"first", b"second"]  # fmt: skip
+
+
+def test_a_dledger_broker_without_its_node_is_refused(tmp_path) -> None:
+    store = MessageStoreConfig(
+        store_path_root_dir=str(tmp_path), enable_d_leger_commit_log=True, d_leger_group="g",
+        d_leger_peers="n0-127.0.0.1:40911", d_leger_self_id="n0",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="pass the node's DLedgerServer"):
+        BrokerController(BrokerConfig(), store)
