@@ -273,8 +273,17 @@ class DLedgerCommitLog(CommitLog):
         """Append one message as a DLedger entry; see the module essay for the steps.
 
         Mirrors ``DLedgerCommitLog#asyncPutMessage`` (RocketMQ 4.9.3).
+
+        Raises:
+            RuntimeError: the node's ``DLedgerServer`` is not running (never added to a
+                driver, or stopped).
         """
         server = self.dledger_server
+        if not server.running:
+            raise RuntimeError(
+                f"DLedger node {server.config.self_id} is not running on a driver: "
+                "add its DLedgerServer to the driver (4.9.3 starts it with the store)"
+            )
         tracer = self.store.tracer
         traced = tracer is not None and tracer.enabled
         # step 1: setMessageInfo

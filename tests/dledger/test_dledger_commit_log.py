@@ -214,7 +214,11 @@ def test_enable_d_leger_commit_log_needs_group_peers_and_self_id(tmp_path) -> No
         d_leger_peers="n0-127.0.0.1:40911;n1-127.0.0.1:40912", d_leger_self_id="n1",
         mapped_file_size_commit_log=1 << 20,
     )  # fmt: skip
-    cl = DefaultMessageStore(cfg).commit_log
+    store = DefaultMessageStore(cfg)
+    assert store.load()
+    with pytest.raises(RuntimeError, match="DLedger node n1 is not running on a driver"):
+        store.put_message(_msg(b"x"), 0)
+    cl = store.commit_log
     assert isinstance(cl, DLedgerCommitLog)
     assert (cl.id, cl.dledger_config.group, cl.dledger_config.self_id) == (2, "g", "n1")
     assert cl.dledger_config.mapped_file_size_for_entry_data == 1 << 20
