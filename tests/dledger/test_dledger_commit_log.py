@@ -199,6 +199,12 @@ def test_leader_killed_a_new_leader_appends_after_the_committed_entries(cluster)
     entry3 = group.server(new).store.get(3)
     assert (entry3.pos, amr.wrote_offset, amr.logics_offset) == (3 * 175, 3 * 175 + 48, 3)
     store.do_reput()
+    # a pull (DefaultMessageStore#getMessage) of the queue: the 4 messages, each read at
+    # its entry's pos + 48 from the data file
+    got = store.get_message("G", "DLedgerTopic", 0, 0, 32, None)
+    assert (got.status.name, got.message_count, got.next_begin_offset) == ("FOUND", 4, 4)
+    bodies = [decode_stored_message(bytes(b)).body for b in got.message_buffers]
+    assert bodies == [b"msg-0", b"msg-1", b"msg-2", b"after"]
     for q, (body, offset) in enumerate([*acked, (b"after", amr.wrote_offset)]):
         assert store.get_commit_log_offset_in_queue("DLedgerTopic", 0, q) == offset
         got = store.look_message_by_offset(offset)
