@@ -1,0 +1,87 @@
+"""mqlab.explore: reaching deep classes: a connection kept slow (``L<i>``, ``sticky``), PCT
+runs beside the random walks, and their classes shrunk to schedules that replay."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mqlab.explore.engine import Bounds
+from mqlab.explore.scenarios import get_scenario
+from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.explore.search import PCT, pct_runs, replay
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_slow_connection_is_one_move():
+    s = Schedule.parse("d2 L1 l1")
+    assert s.choices == (DEFAULT, DEFAULT, Choice("L", 1), Choice("l", 1))
+    assert (str(s), s.moves, s.depth) == ("d2 L1 l1", 2, 4)
+    # equal moves and length: the plain latency move first
+    assert Schedule.parse("d5 l1").sort_key() < Schedule.parse("d5 L1").sort_key()
+    # fewer moves first, however long
+    assert Schedule.parse("d30 L1").sort_key() < Schedule.parse("l1 l1").sort_key()
+    with pytest.raises(ScheduleError, match="bad schedule token 'L0'"):
+        Schedule.parse("L0")
+    b = Bounds.parse("deviations=2,sticky=1")
+    assert b.sticky and str(b) == (
+        "deviations=2,depth=any,faults=0,window=0,latencies=scenario,sticky=1,por=1"
+    )
+    assert not Bounds.parse("deviations=2").sticky
+
+
+def test_a_slow_connection_delays_every_later_frame_both_ways():
+    # consumer_join: consumer-2's first frame (to the name server) slow alone changes
+    # nothing; its connections to the name server and to broker-a kept slow (two moves)
+    # make it join so late that nothing overlaps; ten single slow frames, a walk's, did
+    # what two L1 do
+    xs = get_scenario("consumer_join")
+    assert replay(xs, "l1").outcome == "dup:rebalance=1 overlap=1"
+    rec = replay(xs, "L1 d1 L1")
+    assert rec.outcome == "ok"
+    # the connection's later frames are no choice points: fewer points than the default
+    assert len(replay(xs, "L1").choices) < len(replay(xs, "").choices)
+    # a slow connection cannot be given where the run has an order point
+    with pytest.raises(ScheduleError, match="is an order point"):
+        replay(xs, "L1 L1")
+
+
+def test_pct_priorities_and_change_points():
+    g = PCT(random.Random(1), depth=3, k=10)
+    assert len(g.change) == 2 and set(g.change.values()) == {1, 2}
+    assert all(0 <= p < 10 for p in g.change)
+    opts = [DEFAULT, Choice("o", 1)]
+    first = next(i for i in range(10) if i not in g.change)
+    k = g.order(first, ["a", "b"], opts)
+    assert k == (0 if g.priority["a"] > g.priority["b"] else 1)
+    # the node about to act at a change point drops below every first priority, and is slow
+    top = ["a", "b"][k]
+    p1 = min(g.change, key=g.change.get)
+    assert g.order(p1, ["a", "b"], opts) == 1 - k
+    assert g.priority[top] == 1 and g.slow == {top}
+    lat = [DEFAULT, Choice("l", 1)]
+    assert g.latency(first, top, "c", lat) == 1
+    assert g.latency(first, "c", "d", lat) == 0
+    # depth 1: no change point
+    assert PCT(random.Random(1), depth=1, k=10).change == {}
+
+
+def test_pct_is_deterministic_per_seed_and_its_classes_replay():
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=40)
+    one = pct_runs(xs, b, range(12), depth=3, shrink_replays=30)
+    two = pct_runs(xs, b, range(12), depth=3, shrink_replays=30)
+    assert one.table() == two.table()
+    assert [(g.total_runs, g.new) for g in one.growth] == [
+        (g.total_runs, g.new) for g in two.growth
+    ]
+    assert one.walks and one.runs == 12
+    for row in one.rows:  # every class's shrunk schedule replays to its class
+        assert replay(xs, row.schedule, b).outcome == row.outcome
+    other = pct_runs(xs, b, range(12, 24), depth=3, shrink_outcomes=False)
+    assert [r.found_at for r in other.rows] != [r.found_at for r in one.rows] or \
+        other.table() != one.table()  # fmt: skip
+    with pytest.raises(ValueError, match="PCT depth must be >= 1"):
+        pct_runs(xs, b, range(1), depth=0)
