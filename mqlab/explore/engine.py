@@ -76,8 +76,9 @@ class Bounds:
     faults per run; ``window_ms``: events due within this many ms of the earliest are
     enabled together; ``latencies``: the latency set of a frame (empty: the scenario's);
     ``por``: sleep-set reduction on; ``max_runs``: stop after this many runs;
-    ``sticky``: latency points also offer to keep the link slow from there on (``L<i>``,
-    one move; ``mqlab.explore.schedule``);
+    ``sticky``: 1: latency points also offer to keep the connection slow from there on
+    (``L<i>``, one move; ``mqlab.explore.schedule``); 2: they offer only that (every
+    latency move keeps its connection slow); 0: neither;
     ``deviations``: non-default order and latency choices per run ("moves", the
     delay-bounding of Emmi, Qadeer and Rakamarić, POPL 2011), None: no such bound. A
     deviation bound alone searches choice points at any depth of the run
@@ -91,7 +92,7 @@ class Bounds:
     por: bool = True
     max_runs: int = 5000
     deviations: int | None = None
-    sticky: bool = False
+    sticky: int = 0
 
     @classmethod
     def parse(cls, text: str | None, **base: Any) -> Bounds:
@@ -109,14 +110,14 @@ class Bounds:
             given.add(k)
             if k == "depth" and v.lower() == "any":
                 kw[k] = ANY_DEPTH
-            elif k in ("depth", "faults", "window_ms", "max_runs", "deviations"):
+            elif k in ("depth", "faults", "window_ms", "max_runs", "deviations", "sticky"):
                 try:
                     kw[k] = int(v)
                 except ValueError:
                     raise ValueError(f"bounds: {k}={v!r} is not a whole number") from None
             elif k == "latencies":
                 kw[k] = tuple(int(x) for x in v.split("/") if x)
-            elif k in ("por", "sticky"):
+            elif k == "por":
                 kw[k] = v.lower() not in ("0", "false", "no", "off")
             else:
                 raise ValueError(
@@ -129,13 +130,15 @@ class Bounds:
         if (b.depth < 0 or b.faults < 0 or b.window_ms < 0 or b.max_runs < 1
                 or (b.deviations is not None and b.deviations < 0)):  # fmt: skip
             raise ValueError(f"bounds must be >= 0 (max_runs >= 1), got {b}")
+        if b.sticky not in (0, 1, 2):
+            raise ValueError(f"bounds: sticky is 0, 1 or 2, got {b.sticky}")
         return b
 
     def __str__(self) -> str:
         lat = "/".join(map(str, self.latencies)) or "scenario"
         depth = "any" if self.depth >= ANY_DEPTH else str(self.depth)
         dev = "" if self.deviations is None else f"deviations={self.deviations},"
-        sticky = ",sticky=1" if self.sticky else ""
+        sticky = f",sticky={self.sticky}" if self.sticky else ""
         return (f"{dev}depth={depth},faults={self.faults},window={self.window_ms},"
                 f"latencies={lat}{sticky},por={int(self.por)}")  # fmt: skip
 
@@ -263,7 +266,7 @@ class Chooser:
         self, lab: Lab, schedule: Schedule, *, menu: tuple[str, ...], latencies: tuple[int, ...],
         depth: int, faults: int, scenario: Any, sends: list, record: bool, por: bool,
         sleep: frozenset[int] = frozenset(), sleep_at: int = -1, deviations: int | None = None,
-        sticky: bool = False,
+        sticky: int = 0,
     ) -> None:  # fmt: skip
         self.lab = lab
         self.tokens = list(schedule.choices)
@@ -450,6 +453,8 @@ class Chooser:
         sched = self.lab.driver.scheduler
         options = [DEFAULT] + [Choice("l", k) for k in range(1, len(lats))]
         labels = [f"{sender}->{receiver} {lat} ms" for lat in (default, *lats[1:])]
+        if self.sticky == 2:  # only the connection kept slow
+            options, labels = options[:1], labels[:1]
         if self.sticky:
             options += [Choice("L", k) for k in range(1, len(lats))]
             labels += [f"{sender}->{receiver} {lat} ms from here on" for lat in lats[1:]]

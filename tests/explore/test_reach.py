@@ -26,10 +26,13 @@ def test_a_slow_connection_is_one_move():
     with pytest.raises(ScheduleError, match="bad schedule token 'L0'"):
         Schedule.parse("L0")
     b = Bounds.parse("deviations=2,sticky=1")
-    assert b.sticky and str(b) == (
+    assert b.sticky == 1 and str(b) == (
         "deviations=2,depth=any,faults=0,window=0,latencies=scenario,sticky=1,por=1"
     )
     assert not Bounds.parse("deviations=2").sticky
+    assert str(Bounds.parse("deviations=2,sticky=2")).endswith("sticky=2,por=1")
+    with pytest.raises(ValueError, match="sticky is 0, 1 or 2, got 3"):
+        Bounds.parse("sticky=3")
 
 
 def test_a_slow_connection_delays_every_later_frame_both_ways():
