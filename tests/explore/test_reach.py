@@ -8,6 +8,7 @@ import random
 import pytest
 
 from mqlab.explore.engine import Bounds
+from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import get_scenario
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.explore.search import PCT, pct_runs, replay
@@ -88,3 +89,70 @@ def test_pct_is_deterministic_per_seed_and_its_classes_replay():
         other.table() != one.table()  # fmt: skip
     with pytest.raises(ValueError, match="PCT depth must be >= 1"):
         pct_runs(xs, b, range(1), depth=0)
+
+
+def test_consumer_join_shows_five_classes_with_two_moves():
+    # deviations=2 with slow connections: every class that 300 random walks of depth 40
+    # find (issue 29), each with its least schedule. The whole search runs 2 814 runs
+    # (level 0: 1, level 1: 106, level 2: 2 707) and gives this table, its counts 64, 351,
+    # 1, 16 and 7; the first 143 runs reach all five (level 2 runs in sort_key order, so
+    # a class's first record is its least schedule there), which this test pins
+    xs = get_scenario("consumer_join")
+    b = Bounds.parse("deviations=2,sticky=1,runs=150", depth=xs.depth)
+    res = explore(xs, b, shrink_outcomes=False)
+    assert not res.complete and res.runs == 150
+    assert [(o, s) for o, _, s, _ in res.table()] == [
+        ("dup:rebalance=1", "d4 L1"),
+        ("dup:rebalance=1 overlap=1", "(default)"),
+        ("dup:rebalance=2 overlap=1", "L1 d3 L1"),
+        ("ok", "L1 d1 L1"),
+        ("overlap=1", "d4 L1 l1"),
+    ]
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        ("dup:rebalance=1", 11),
+        ("dup:rebalance=1 overlap=1", 1),
+        ("dup:rebalance=2 overlap=1", 133),
+        ("ok", 115),
+        ("overlap=1", 143),
+    ]
+    assert [(g.level, g.runs, g.new) for g in res.growth] == [
+        ("0", 1, ("dup:rebalance=1 overlap=1",)),
+        ("1", 106, ("dup:rebalance=1",)),
+        ("2", 43, ("dup:rebalance=2 overlap=1", "ok", "overlap=1")),
+    ]
+    for o, _, s, _ in res.table():  # each replays to its class, without the search
+        assert replay(xs, s).outcome == o
+
+
+def test_consumer_join_at_two_slow_connections_the_whole_table():
+    # sticky=2: every latency move keeps its connection slow. The whole search: five
+    # classes, 1 040 runs (sticky=1: 2 814), each class with its least schedule
+    xs = get_scenario("consumer_join")
+    b = Bounds.parse("deviations=2,sticky=2", depth=xs.depth)
+    res = explore(xs, b, shrink_outcomes=False)
+    assert res.table() == [
+        ("dup:rebalance=1", 15, "d4 L1", 5),
+        ("dup:rebalance=1 overlap=1", 157, "(default)", 0),
+        ("dup:rebalance=2 overlap=1", 1, "L1 d3 L1", 5),
+        ("ok", 10, "L1 d1 L1", 3),
+        ("overlap=1", 3, "L1 d11 L1", 13),
+    ]
+    assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == (
+        1040,
+        7320,
+        5564,
+        712,
+        34,
+    )
+    assert [(g.level, g.runs, g.total_runs, g.classes, g.new) for g in res.growth] == [
+        ("0", 1, 1, 1, ("dup:rebalance=1 overlap=1",)),
+        ("1", 68, 69, 2, ("dup:rebalance=1",)),
+        ("2", 971, 1040, 5, ("dup:rebalance=2 overlap=1", "ok", "overlap=1")),
+    ]
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        ("dup:rebalance=1", 6),
+        ("dup:rebalance=1 overlap=1", 1),
+        ("dup:rebalance=2 overlap=1", 76),
+        ("ok", 71),
+        ("overlap=1", 151),
+    ]
