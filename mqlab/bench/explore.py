@@ -25,7 +25,8 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
 systematic search at its reach bounds (``REACH_BOUNDS``, else the scenario's own), ``--walks``
 random walks and ``--pct`` PCT runs (depth ``--pct-depth``), both within 40 choice
 points; for each, the runs, wall and CPU seconds, schedules per second per core (runs
-over CPU seconds), and every class with the wall second it was first found at; then the
+over CPU seconds: a search's or the walks' shrinking is in its CPU, not in its runs), and
+every class with the wall second it was first found at; then the
 classes the walks or PCT found that the search did not (``missed``).
 """
 
