@@ -156,3 +156,14 @@ def test_consumer_join_at_two_slow_connections_the_whole_table():
         ("ok", 71),
         ("overlap=1", 151),
     ]
+
+
+def test_cli_pct(capsys):
+    from mqlab.explore.cli import main
+
+    assert main(["consumer_crash", "--pct", "3", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PCT, depth 3, bounds depth=4,")
+    assert "dup:crash=3" in out and "last new class at walk 1 of 3" in out
+    assert main(["consumer_crash", "--pct", "3", "--pct-depth", "0"]) == 2
+    assert "--pct-depth >= 1" in capsys.readouterr().err
