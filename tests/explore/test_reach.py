@@ -167,3 +167,19 @@ def test_cli_pct(capsys):
     assert "dup:crash=3" in out and "last new class at walk 1 of 3" in out
     assert main(["consumer_crash", "--pct", "3", "--pct-depth", "0"]) == 2
     assert "--pct-depth >= 1" in capsys.readouterr().err
+
+
+def test_bench_reach_prints_search_walks_and_pct_side_by_side(capsys):
+    from mqlab.bench.explore import main
+
+    args = ["--reach", "--scenarios", "consumer_crash", "--walks", "2", "--pct", "2"]
+    assert main(args) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| consumer_crash")]
+    assert [r.split(" | ")[1:3] for r in rows] == [
+        ["search `depth=4,faults=0,window=0,latencies=scenario,por=1`", "6"],
+        ["2 walks", "2"],
+        ["2 PCT d=3", "2"],
+    ]
+    assert all(r.split(" | ")[6].startswith("`dup:crash=3` ") for r in rows)
+    assert all(r.endswith(" | - |") for r in rows)  # nothing the search missed
+    assert main(["--reach", "--scenarios", "nope"]) == 2
