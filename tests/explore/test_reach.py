@@ -183,3 +183,13 @@ def test_bench_reach_prints_search_walks_and_pct_side_by_side(capsys):
     assert all(r.split(" | ")[6].startswith("`dup:crash=3` ") for r in rows)
     assert all(r.endswith(" | - |") for r in rows)  # nothing the search missed
     assert main(["--reach", "--scenarios", "nope"]) == 2
+
+
+def test_the_outcome_explorer_steps_through_a_slow_connection():
+    from mqlab.lab.outcome_explorer import replay_prefix
+
+    xs = get_scenario("consumer_join")
+    rep = replay_prefix(xs, "L1 d3 L1")
+    assert rep.record.outcome == "dup:rebalance=2 overlap=1"
+    assert str(rep.schedule) == "L1 d3 L1"
+    assert str(replay_prefix(xs, "L1 d3 L1", 1).schedule) == "L1"
