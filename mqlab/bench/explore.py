@@ -20,6 +20,14 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    at depth 13 (~18 s sequential), sequential, pool of 2 and Spark ``local[2]``, twice,
    the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
+
+``--reach``: per ready-made scenario (``--scenarios``), in one run, side by side: the
+systematic search at its reach bounds (``REACH_BOUNDS``, else the scenario's own), ``--walks``
+random walks and ``--pct`` PCT runs (depth ``--pct-depth``), both within 40 choice
+points; for each, the runs, wall and CPU seconds, schedules per second per core (runs
+over CPU seconds: a search's or the walks' shrinking is in its CPU, not in its runs), and
+every class with the wall second it was first found at; then the
+classes the walks or PCT found that the search did not (``missed``).
 """
 
 from __future__ import annotations
@@ -185,6 +193,68 @@ def _all(a) -> int:
     return 0
 
 
+#: The systematic search's bounds for ``--reach``, where the scenario's own are not enough
+#: to find what the walks find: consumer_join's "two messages delivered twice" needs
+#: consumer-2's connections slow for tens of ms (two ``L1`` moves; ``sticky=2``: a latency
+#: move always keeps its connection slow, 1 040 runs where ``sticky=1`` takes 2 814).
+REACH_BOUNDS = {"consumer_join": "deviations=2,sticky=2"}
+#: The walks' and PCT's depth in ``--reach`` (the issue's "random walks of depth 40").
+REACH_WALK_DEPTH = 40
+
+
+def _reach(a) -> int:
+    """``--reach``: classes found against wall time, search, walks and PCT (module doc)."""
+    import os
+    from functools import partial
+
+    from mqlab.explore.engine import Bounds
+    from mqlab.explore.runners import explore
+    from mqlab.explore.scenarios import SCENARIOS
+    from mqlab.explore.search import pct_runs, random_walks, replay
+
+    def cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    names = [n for n in a.scenarios.split(",") if n] or sorted(SCENARIOS)
+    for n in names:
+        if n not in SCENARIOS:
+            print(f"mqlab bench explore: no scenario {n!r}; known: {sorted(SCENARIOS)}")
+            return 2
+    replay(SCENARIOS[names[0]], "")  # warm imports
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| scenario | method | runs | wall s | CPU s | schedules/s/core | classes (first found, "
+          "wall s) | missed |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    missed_any = False
+    for name in names:
+        xs = SCENARIOS[name]
+        base = dict(depth=xs.depth, faults=xs.fault_budget, window_ms=xs.window_ms)
+        bounds = Bounds.parse(REACH_BOUNDS.get(name, ""), **base)
+        walk_b = Bounds(**{**base, "depth": REACH_WALK_DEPTH})
+        rows = []
+        for method, run in (
+            (f"search `{bounds}`", partial(explore, xs, bounds, runner=a.runner,
+                                           workers=a.workers)),
+            (f"{a.walks} walks", partial(random_walks, xs, walk_b, range(a.walks))),
+            (f"{a.pct} PCT d={a.pct_depth}",
+             partial(pct_runs, xs, walk_b, range(a.pct), depth=a.pct_depth)),
+        ):  # fmt: skip
+            t, c = time.perf_counter(), cpu()
+            res = run()
+            rows.append((method, res, time.perf_counter() - t, cpu() - c))
+        found = set(rows[0][1].outcomes())
+        for method, res, wall, spent in rows:
+            classes = ", ".join(f"`{r.outcome}` {r.found_s:.1f}" for r in res.rows)
+            missed = sorted(set(res.outcomes()) - found) if res is not rows[0][1] else []
+            missed_any = missed_any or bool(missed)
+            print(f"| {name} | {method} | {res.runs} | {wall:.1f} | {spent:.1f} | "
+                  f"{res.runs / max(spent, 1e-9):.1f} | {classes} | "
+                  f"{', '.join(f'`{m}`' for m in missed) or '-'} |")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if missed_any else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from mqlab.explore.engine import Bounds
     from mqlab.explore.runners import explore
@@ -210,7 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all", action="store_true",
                    help="every ready-made scenario at its own bounds: figures, classes and "
                         "seconds on each of --runners (a Markdown table)")  # fmt: skip
+    p.add_argument("--reach", action="store_true",
+                   help="per scenario: classes against wall time for the search, walks and PCT")  # fmt: skip
+    p.add_argument("--scenarios", default="", help="--reach: comma-separated (default: all)")
+    p.add_argument("--walks", type=int, default=300, help="--reach: random walks (default 300)")
+    p.add_argument("--pct", type=int, default=300, help="--reach: PCT runs (default 300)")
+    p.add_argument("--pct-depth", type=int, default=3, help="--reach: PCT's depth (default 3)")
+    p.add_argument("--runner", default="sequential", help="--reach: the search's runner")
     a = p.parse_args(argv)
+    if a.reach:
+        return _reach(a)
     if a.all:
         return _all(a)
     if a.speedup:

@@ -6,7 +6,9 @@ schedule), then runs, states visited, distinct states, how the table grew level 
 class) and whether the last levels added nothing, and, with ``--compare-por``, the
 same search without the partial-order reduction and the reduction it gave. ``--replay``
 runs one schedule and prints its outcome; ``--walks N`` does N random walks instead of
-the exhaustive search. Ctrl-C stops a search: the table so far is printed, marked
+the exhaustive search, ``--pct N`` N PCT runs (``--pct-depth d``: d - 1 change points,
+``mqlab.explore.search.PCT``), each seeded 0 … N-1: the same seeds, the same table; both
+print each class's schedule shrunk, and the walk that first found it. Ctrl-C stops a search: the table so far is printed, marked
 incomplete.
 """
 
@@ -29,8 +31,9 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "--bounds",
         default="",
-        help="depth=N|any,deviations=K,faults=N,window=MS,latencies=1/5,por=0/1,runs=N "
-        "(deviations=K alone: at most K moves anywhere in the run, fewest first)",
+        help="depth=N|any,deviations=K,faults=N,window=MS,latencies=1/5,sticky=0/1,por=0/1,"
+        "runs=N (deviations=K alone: at most K moves anywhere in the run, fewest first; "
+        "sticky=1: a latency move may keep a connection slow from there on, L<i>)",
     )
     p.add_argument("--runner", default="sequential", choices=RUNNERS)
     p.add_argument("--workers", type=int, default=None, help="pool processes (default: cores)")
@@ -40,6 +43,20 @@ def main(argv: list[str]) -> int:
     p.add_argument("--compare-por", action="store_true", help="also search without the reduction")
     p.add_argument("--replay", metavar="SCHEDULE", help="run one schedule and print its outcome")
     p.add_argument("--walks", type=int, default=0, help="N random walks instead of the search")
+    p.add_argument(
+        "--pct",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N PCT runs instead of the search (Burckhardt et al., ASPLOS 2010)",
+    )
+    p.add_argument(
+        "--pct-depth",
+        type=int,
+        default=3,
+        metavar="D",
+        help="PCT's bug depth: D - 1 priority change points a run (default 3)",
+    )
     p.add_argument("--list", action="store_true", help="list the scenarios")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
@@ -53,6 +70,9 @@ def main(argv: list[str]) -> int:
                               window_ms=xs.window_ms)  # fmt: skip
     except ValueError as e:
         print(f"mqlab explore: {e}", file=sys.stderr)
+        return 2
+    if a.walks < 0 or a.pct < 0 or a.pct_depth < 1:
+        print("mqlab explore: --walks and --pct must be >= 0, --pct-depth >= 1", file=sys.stderr)
         return 2
     from mqlab.explore.mutants import mutant
 
@@ -72,6 +92,14 @@ def main(argv: list[str]) -> int:
             from mqlab.explore.search import random_walks
 
             res = random_walks(xs, bounds, range(a.walks), progress=not a.no_progress)
+            print(res.format(growth=True))
+            return 0
+        if a.pct:
+            from mqlab.explore.search import pct_runs
+
+            res = pct_runs(xs, bounds, range(a.pct), depth=a.pct_depth,
+                           progress=not a.no_progress)  # fmt: skip
+            print(f"PCT, depth {a.pct_depth}, bounds {bounds}, {res.seconds:.1f} s")
             print(res.format(growth=True))
             return 0
         stop = {"now": False}

@@ -16,7 +16,12 @@ Choice points, in run order (the same run always meets the same ones):
 - a **latency** point: a frame is sent, or a chunk is written to a byte stream (an HA
   connection's push or a slave's report), and the scenario's latency set has more than
   one value (``l<i>``; 0 = the link's latency). A stream's chunks stay in order (TCP):
-  a longer latency delays a chunk and every chunk behind it.
+  a longer latency delays a chunk and every chunk behind it. With ``Bounds.sticky`` a
+  latency point also offers ``L<i>``: that latency for this frame and every later one
+  between the same two nodes, both ways (a slow connection), whose frames then make no
+  choice points. One move then delays a whole exchange, where ``l<i>`` needs a move
+  per frame: consumer_join's "two messages delivered twice" needs consumer-2's start
+  delayed by tens of ms: ten ``l1`` moves in a walk, two ``L1``.
 
 Sleep sets (Godefroid 1996): after the subtree of candidate ``a`` has been searched, its
 siblings ``b`` need not run ``a`` first again while ``a`` stays independent of what ran
@@ -27,6 +32,7 @@ or a fault.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -70,6 +76,9 @@ class Bounds:
     faults per run; ``window_ms``: events due within this many ms of the earliest are
     enabled together; ``latencies``: the latency set of a frame (empty: the scenario's);
     ``por``: sleep-set reduction on; ``max_runs``: stop after this many runs;
+    ``sticky``: 1: latency points also offer to keep the connection slow from there on
+    (``L<i>``, one move; ``mqlab.explore.schedule``); 2: they offer only that (every
+    latency move keeps its connection slow); 0: neither;
     ``deviations``: non-default order and latency choices per run ("moves", the
     delay-bounding of Emmi, Qadeer and Rakamarić, POPL 2011), None: no such bound. A
     deviation bound alone searches choice points at any depth of the run
@@ -83,6 +92,7 @@ class Bounds:
     por: bool = True
     max_runs: int = 5000
     deviations: int | None = None
+    sticky: int = 0
 
     @classmethod
     def parse(cls, text: str | None, **base: Any) -> Bounds:
@@ -100,7 +110,7 @@ class Bounds:
             given.add(k)
             if k == "depth" and v.lower() == "any":
                 kw[k] = ANY_DEPTH
-            elif k in ("depth", "faults", "window_ms", "max_runs", "deviations"):
+            elif k in ("depth", "faults", "window_ms", "max_runs", "deviations", "sticky"):
                 try:
                     kw[k] = int(v)
                 except ValueError:
@@ -112,7 +122,7 @@ class Bounds:
             else:
                 raise ValueError(
                     f"bounds: unknown key {k!r}; known: depth, deviations, faults, window, "
-                    "latencies, por, runs"
+                    "latencies, por, sticky, runs"
                 )
         if "deviations" in given and "depth" not in given:
             kw["depth"] = ANY_DEPTH
@@ -120,14 +130,17 @@ class Bounds:
         if (b.depth < 0 or b.faults < 0 or b.window_ms < 0 or b.max_runs < 1
                 or (b.deviations is not None and b.deviations < 0)):  # fmt: skip
             raise ValueError(f"bounds must be >= 0 (max_runs >= 1), got {b}")
+        if b.sticky not in (0, 1, 2):
+            raise ValueError(f"bounds: sticky is 0, 1 or 2, got {b.sticky}")
         return b
 
     def __str__(self) -> str:
         lat = "/".join(map(str, self.latencies)) or "scenario"
         depth = "any" if self.depth >= ANY_DEPTH else str(self.depth)
         dev = "" if self.deviations is None else f"deviations={self.deviations},"
+        sticky = f",sticky={self.sticky}" if self.sticky else ""
         return (f"{dev}depth={depth},faults={self.faults},window={self.window_ms},"
-                f"latencies={lat},por={int(self.por)}")  # fmt: skip
+                f"latencies={lat}{sticky},por={int(self.por)}")  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -253,6 +266,7 @@ class Chooser:
         self, lab: Lab, schedule: Schedule, *, menu: tuple[str, ...], latencies: tuple[int, ...],
         depth: int, faults: int, scenario: Any, sends: list, record: bool, por: bool,
         sleep: frozenset[int] = frozenset(), sleep_at: int = -1, deviations: int | None = None,
+        sticky: int = 0,
     ) -> None:  # fmt: skip
         self.lab = lab
         self.tokens = list(schedule.choices)
@@ -265,6 +279,9 @@ class Chooser:
         self.record = record
         self.por = por
         self.deviations = deviations
+        self.sticky = sticky
+        #: connections kept slow (``L<i>``), both ways: (node, node) sorted -> latency index
+        self.slow: dict[tuple[str, str], int] = {}
         self.pos = 0
         #: The search's visited table (digest -> [``Point.entry``]: depth, faults left, sleep
         #: key, moves left), read only: a run stops at a state expanded before (the search
@@ -272,6 +289,10 @@ class Chooser:
         self.visited: dict | None = None
         #: A search's pick among a free point's options (random walks); None: the first.
         self.pick: Callable[[list[Choice]], int] | None = None
+        #: A strategy that picks from the nodes involved (PCT, ``mqlab.explore.search.PCT``):
+        #: ``order(i, nodes, options) -> k`` and ``latency(i, sender, receiver, options) ->
+        #: k``; before ``pick``.
+        self.guide: Any = None
         self.faults_used = 0
         self.made: list[Choice] = []
         self.points: list[Point] = []
@@ -321,7 +342,15 @@ class Chooser:
     def _moves_left(self) -> int:
         if self.deviations is None:
             return UNBOUNDED
-        return self.deviations - sum(c.kind in ("o", "l") for c in self.made)
+        return self.deviations - sum(c.kind in ("o", "l", "L") for c in self.made)
+
+    def _digest(self) -> str:
+        """The state's digest, and the links kept slow (they decide the rest of the run)."""
+        d = digest(self.lab, self.sends)
+        if not self.slow:
+            return d
+        return hashlib.blake2b(f"{d} {sorted(self.slow.items())!r}".encode(),
+                               digest_size=16).hexdigest()  # fmt: skip
 
     def _subsumed(self, p: Point, i: int) -> bool:
         """This state was expanded before with as much budget left (the search's table)."""
@@ -371,7 +400,7 @@ class Chooser:
             labels += [f"fault {f}" for f in self.menu]
         nodes = {t.seq: t.node for t in cands}
         self.points.append(Point(
-            i, "o", options, labels, 0, digest(self.lab, self.sends), faults_left,
+            i, "o", options, labels, 0, self._digest(), faults_left,
             frozenset((s, nodes.get(s, "")) for s in self.sleep), self._sleep_key(sched),
             [t.seq for t in cands], [t.node for t in cands], self._moves_left(),
         ))  # fmt: skip
@@ -379,7 +408,10 @@ class Chooser:
             raise Pruned()
         if not awake and faults_left <= 0:
             raise Redundant()
-        k = 0 if self.pick is None else self.pick(options)
+        if self.guide is not None:
+            k = self.guide.order(i, [cands[j].node for j in awake], options)
+        else:
+            k = 0 if self.pick is None else self.pick(options)
         if not awake and options[k].kind != "F":
             raise Redundant()
         c = options[k]
@@ -398,16 +430,21 @@ class Chooser:
         lats = self.latencies
         if len(lats) < 2:
             return default
+        link = (sender, receiver) if sender < receiver else (receiver, sender)
+        if link in self.slow:  # kept slow by an ``L<i>``: no choice here
+            return lats[self.slow[link]]
         i = self.pos
         self.pos += 1
         if i < len(self.tokens):
             c = self.tokens[i]
-            if c.kind not in ("l", "d"):
+            if c.kind not in ("l", "L", "d"):
                 raise ScheduleError(f"choice {i} is a latency point, the schedule says {c}")
             k = 0 if c.kind == "d" else int(c.value)
             if k >= len(lats):
-                raise ScheduleError(f"choice {i}: l{k} but the latency set has {len(lats)} values")
+                raise ScheduleError(f"choice {i}: {c} but the latency set has {len(lats)} values")
             self.made.append(c)
+            if c.kind == "L":
+                self.slow[link] = k
             self._arrived()
             return default if k == 0 else lats[k]
         if not self.record or i >= self.depth:
@@ -415,17 +452,29 @@ class Chooser:
             return default
         sched = self.lab.driver.scheduler
         options = [DEFAULT] + [Choice("l", k) for k in range(1, len(lats))]
-        k = 0 if self.pick is None else self.pick(options)
+        labels = [f"{sender}->{receiver} {lat} ms" for lat in (default, *lats[1:])]
+        if self.sticky == 2:  # only the connection kept slow
+            options, labels = options[:1], labels[:1]
+        if self.sticky:
+            options += [Choice("L", k) for k in range(1, len(lats))]
+            labels += [f"{sender}->{receiver} {lat} ms from here on" for lat in lats[1:]]
+        if self.guide is not None:
+            k = self.guide.latency(i, sender, receiver, options)
+        else:
+            k = 0 if self.pick is None else self.pick(options)
         self.points.append(Point(
-            i, "l", options, [f"{sender}->{receiver} {lat} ms" for lat in (default, *lats[1:])],
-            k, digest(self.lab, self.sends), self.fault_budget - self.faults_used,
+            i, "l", options, labels,
+            k, self._digest(), self.fault_budget - self.faults_used,
             frozenset((s, "") for s in self.sleep), self._sleep_key(sched),
             moves_left=self._moves_left(),
         ))  # fmt: skip
         if self._subsumed(self.points[-1], i):
             raise Pruned()
-        self.made.append(options[k])
-        return default if k == 0 else lats[k]
+        c = options[k]
+        self.made.append(c)
+        if c.kind == "L":
+            self.slow[link] = int(c.value)
+        return default if k == 0 else lats[int(c.value)]
 
 
 def _script(xs: ExploreScenario, t0: int) -> list[tuple]:
@@ -512,7 +561,7 @@ def _to(lab: Lab, t: int) -> None:
 def _run_from_arm(
     xs: ExploreScenario, pre: _Prefix, sched: Schedule, bounds: Bounds, *, record: bool,
     sleep: frozenset[int], sleep_at: int, outcome_cache: dict | None, pick: Any,
-    visited: dict | None, on_lab: Callable[[Lab], None] | None,
+    visited: dict | None, on_lab: Callable[[Lab], None] | None, guide: Any = None,
 ) -> RunRecord:  # fmt: skip
     """Arm the chooser on ``pre`` (at its arm point) and play the rest of the run."""
     from mqlab.experiments.run import _do
@@ -523,9 +572,10 @@ def _run_from_arm(
         lab, sched, menu=xs.faults, latencies=bounds.latencies or xs.latencies,
         depth=bounds.depth, faults=bounds.faults, scenario=scn, sends=ctx.sends,
         record=record, por=bounds.por, sleep=sleep, sleep_at=sleep_at,
-        deviations=bounds.deviations,
+        deviations=bounds.deviations, sticky=bounds.sticky,
     )  # fmt: skip
     chooser.pick = pick
+    chooser.guide = guide
     chooser.visited = visited
     rec = RunRecord(chooser.made, chooser.points)
     try:
@@ -573,12 +623,14 @@ def run_schedule(
     visited: dict | None = None,
     on_lab: Callable[[Lab], None] | None = None,
     snapshots: Snapshots | None = None,
+    guide: Any = None,
 ) -> RunRecord:  # fmt: skip
     """Run ``xs`` under ``schedule`` (defaults after its end) and classify its outcome.
 
     ``record``: note the choice points up to ``bounds.depth`` (a search). ``sleep`` /
     ``sleep_at``: the sleep set to install after choice point ``sleep_at``.
     ``on_lab``: called with the finished lab before it closes (the widget's replay).
+    ``pick`` / ``guide``: what a random walk or a PCT run picks at its free points.
     ``snapshots``: a search's cluster snapshots at the arm point (``Snapshots``): the run
     forks from one instead of building the cluster (the same record, byte for byte).
 
@@ -589,6 +641,8 @@ def run_schedule(
     sched = Schedule.parse(schedule)
     kw = dict(record=record, sleep=sleep, sleep_at=sleep_at, outcome_cache=outcome_cache,
               pick=pick, visited=visited, on_lab=on_lab)  # fmt: skip
+    if guide is not None:
+        kw["guide"] = guide
     if snapshots is not None and on_lab is None:
         rec = snapshots.run(xs, sched, bounds, kw)
         if rec is not None:

@@ -6,6 +6,9 @@ one, in order:
 
 - ``o<i>``: run the i-th of the events enabled together (0 = the seed's own order);
 - ``l<i>``: give the frame being sent the i-th latency of the latency set (0 = default);
+- ``L<i>``: the same, and every later frame or chunk between the same two nodes, both
+  ways: the connection stays slow (congested). Its later frames are no choice points:
+  one move delays a whole exchange (``Bounds.sticky``);
 - ``F:<fault>``: inject a fault (``kill(broker-a)``, ``power_cut(broker-a)``, ``join``,
   ``leave(consumer-2)`` …) here, then decide this point again;
 - ``d<n>``: the next n choice points take their default (``o0`` / ``l0``), so long runs
@@ -13,8 +16,8 @@ one, in order:
 
 Choice points after the last token take their defaults. ``Schedule.parse(str(s)) == s``.
 ``sort_key`` orders schedules: fewest faults, then fewest non-default choices ("events
-moved"), then fewest choice points, then the text: the total order that picks one shortest
-schedule per outcome, whichever runner or task found it first.
+moved"), then fewest choice points, then fewest links kept slow (``L<i>``), then the text:
+the total order that picks one shortest schedule per outcome, whichever runner or task found it first.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 
 __all__ = ["DEFAULT", "Choice", "Schedule", "ScheduleError"]
 
-_TOKEN = re.compile(r"^(?:o(\d+)|l(\d+)|d(\d+)|F:([a-z_]+(?:\([A-Za-z0-9_.%,-]+\))?))$")
+_TOKEN = re.compile(r"^(?:o(\d+)|l(\d+)|L([1-9]\d*)|d(\d+)|F:([a-z_]+(?:\([A-Za-z0-9_.%,-]+\))?))$")
 
 
 class ScheduleError(ValueError):
@@ -33,8 +36,8 @@ class ScheduleError(ValueError):
 
 @dataclass(frozen=True, slots=True, order=True)
 class Choice:
-    """One choice: ``kind`` "o" (order), "l" (latency) or "F" (fault); ``value`` an index
-    or a fault name."""
+    """One choice: ``kind`` "o" (order), "l" (latency), "L" (the link's latency from here
+    on) or "F" (fault); ``value`` an index or a fault name."""
 
     kind: str
     value: int | str
@@ -71,13 +74,15 @@ class Schedule:
             m = _TOKEN.match(tok)
             if m is None:
                 raise ScheduleError(
-                    f"bad schedule token {tok!r}: expected o<i>, l<i>, d<n> or F:<fault>"
+                    f"bad schedule token {tok!r}: expected o<i>, l<i>, L<i>, d<n> or F:<fault>"
                 )
-            o, lat, d, f = m.groups()
+            o, lat, slow, d, f = m.groups()
             if o is not None:
                 out.append(Choice("o", int(o)) if int(o) else DEFAULT)
             elif lat is not None:
                 out.append(Choice("l", int(lat)) if int(lat) else DEFAULT)
+            elif slow is not None:
+                out.append(Choice("L", int(slow)))
             elif d is not None:
                 out.extend(DEFAULT for _ in range(int(d)))
             else:
@@ -113,7 +118,7 @@ class Schedule:
 
     @property
     def moves(self) -> int:
-        """Non-default order and latency choices."""
+        """Non-default order and latency choices (a link kept slow, ``L<i>``, is one)."""
         return sum(c.kind != "F" and not c.is_default for c in self.choices)
 
     @property
@@ -123,4 +128,5 @@ class Schedule:
 
     def sort_key(self) -> tuple:
         t = self.trimmed()
-        return (t.faults, t.moves, len(t.choices), str(t))
+        slow = sum(c.kind == "L" for c in t.choices)
+        return (t.faults, t.moves, len(t.choices), slow, str(t))

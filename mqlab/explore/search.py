@@ -30,6 +30,19 @@ Mirrors no RocketMQ class. The exhaustive search is stateful and bounded:
 
 Random walks pick uniformly at each free choice point, swarm style: each walk leaves out
 faults or order choices at random (Groce et al., ISSTA 2012).
+
+PCT runs (``pct_runs``; Burckhardt, Kothari, Musuvathi and Nagarakatte, ASPLOS 2010)
+follow random priorities instead, with few random changes, read for a cluster of nodes
+(``PCT``): each node gets a random priority when first seen; an order point runs the
+event of the enabled node of highest priority; ``depth - 1`` change points are drawn
+among the run's first ``k`` choice points (``k``: the default run's points within
+``bounds.depth``). At the j-th one, the node about to act (the event's node; a frame's
+sender) drops to priority j, below every node's first one, and from then on it is
+*slow*: every frame it sends or receives takes the latency set's longest latency (a
+change point on a scenario with faults injects one of its faults instead, half the
+time). A class that needs ``depth - 1`` such changes at the right points is found by a
+run with probability at least 1/(n k^(depth-1)) for n nodes, the paper's bound read
+for these steps.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
 
 __all__ = ["OutcomeRow", "SearchResult", "Growth", "exhaustive", "random_walks", "replay",
-           "shrink", "Item", "run_item", "QUIET_LEVELS"]  # fmt: skip
+           "shrink", "Item", "run_item", "QUIET_LEVELS", "PCT", "pct_runs"]  # fmt: skip
 
 #: Levels in a row that added no class before a search says its table looks saturated.
 QUIET_LEVELS = 2
@@ -82,6 +95,7 @@ class OutcomeRow:
     schedule: Schedule
     counts: dict[str, int] = field(default_factory=dict)
     found_at: int = 0  # the run (or walk) that first reached the class, from 1
+    found_s: float = 0.0  # seconds from the search's start to that run's record
 
     @property
     def depth(self) -> int:
@@ -325,6 +339,7 @@ def _exhaustive(
     finals: dict[str, set[str]] = {}
     runs_by: dict[str, int] = {}
     first: dict[str, int] = {}
+    first_s: dict[str, float] = {}
     res = SearchResult(xs.name, bounds, [])
     bar = _bar(progress, xs.name)
     opened = None
@@ -378,7 +393,9 @@ def _exhaustive(
                 o = rec.outcome or "?"
                 finals.setdefault(o, set()).add(rec.final_digest)
                 runs_by[o] = runs_by.get(o, 0) + 1
-                first.setdefault(o, res.runs)
+                if o not in first:
+                    first[o] = res.runs
+                    first_s[o] = time.perf_counter() - t0
                 s = rec.schedule
                 k = s.sort_key()
                 if o not in best or k < best[o][0]:
@@ -396,7 +413,8 @@ def _exhaustive(
         s = best[o][1]
         if shrink_outcomes:
             s = shrink(xs, s, o, bounds, snapshots=snaps)
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o],
+                                   first_s[o]))  # fmt: skip
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res
@@ -501,18 +519,8 @@ def random_walks(
     """One run per seed, each choice point within ``bounds.depth`` picked at random; each
     class's least schedule is then shrunk (``shrink``, sliding moves earlier too, at most
     ``shrink_replays`` replays a class): a schedule that replays to the class."""
-    t0 = time.perf_counter()
-    res = SearchResult(xs.name, bounds, [], walks=True)
-    best: dict[str, tuple[tuple, Schedule, dict]] = {}
-    finals: dict[str, set[str]] = {}
-    runs_by: dict[str, int] = {}
-    first: dict[str, int] = {}
-    cache: dict = {}
-    distinct: set[str] = set()
-    bar = _bar(progress, xs.name)
-    nobudget = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
-                      latencies=bounds.latencies, por=False)  # fmt: skip
-    for seed in seeds:
+
+    def walk(seed: int) -> dict:
         rng = random.Random(f"explore/{xs.name}/{seed}")
         no_faults = rng.random() < 0.5
         no_order = rng.random() < 0.25
@@ -522,7 +530,104 @@ def random_walks(
                   if not (nf and c.kind == "F") and not (no and c.kind == "o")]  # fmt: skip
             return rng.choice(ok) if ok else 0
 
-        rec = run_schedule(xs, Schedule(), nobudget, record=True, outcome_cache=cache, pick=pick)
+        return {"pick": pick}
+
+    return _sampled(xs, bounds, seeds, walk, shrink_outcomes, progress, shrink_replays)
+
+
+class PCT:
+    """One PCT run's priorities and change points (see the module docstring): the
+    ``guide`` of ``mqlab.explore.engine.Chooser``."""
+
+    def __init__(self, rng: random.Random, depth: int, k: int, faults: bool = False) -> None:
+        self.rng = rng
+        self.depth = depth
+        self.faults = faults
+        points = rng.sample(range(max(k, 0)), min(max(depth - 1, 0), max(k, 0)))
+        #: choice point -> j (the j-th change point, from 1)
+        self.change = {p: j for j, p in enumerate(sorted(points), 1)}
+        self.priority: dict[str, float] = {}
+        self.slow: set[str] = set()
+
+    def _prio(self, node: str) -> float:
+        if node not in self.priority:  # the first priorities: above every change's
+            self.priority[node] = self.depth + self.rng.random()
+        return self.priority[node]
+
+    def _top(self, nodes: list[str]) -> int:
+        best = 0
+        for j, n in enumerate(nodes):
+            if self._prio(n) > self._prio(nodes[best]):
+                best = j
+        return best
+
+    def order(self, i: int, nodes: list[str], options: list[Choice]) -> int:
+        if not nodes:
+            return 0
+        k = self._top(nodes)
+        j = self.change.get(i)
+        if j is not None:
+            if self.faults and len(options) > len(nodes) and self.rng.random() < 0.5:
+                return len(nodes) + self.rng.randrange(len(options) - len(nodes))
+            self.priority[nodes[k]] = j
+            self.slow.add(nodes[k])
+            k = self._top(nodes)
+        return k
+
+    def latency(self, i: int, sender: str, receiver: str, options: list[Choice]) -> int:
+        self._prio(sender)
+        self._prio(receiver)
+        j = self.change.get(i)
+        if j is not None:
+            self.priority[sender] = j
+            self.slow.add(sender)
+        if sender in self.slow or receiver in self.slow:
+            return max(k for k, c in enumerate(options) if c.kind in ("l", "d"))
+        return 0
+
+
+def pct_runs(
+    xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, depth: int = 3,
+    shrink_outcomes: bool = True, progress: bool = False,
+    shrink_replays: int | None = SHRINK_REPLAYS,
+) -> SearchResult:  # fmt: skip
+    """One PCT run per seed (``PCT``: bug depth ``depth``, change points among the default
+    run's first ``bounds.depth`` choice points); each class's least schedule shrunk as
+    ``random_walks`` does."""
+    if depth < 1:
+        raise ValueError(f"PCT depth must be >= 1, got {depth}")
+    b = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
+               latencies=bounds.latencies, por=False)  # fmt: skip
+    k = min(bounds.depth, len(run_schedule(xs, Schedule(), b, record=True).points))
+    faults = bool(xs.faults) and bounds.faults > 0
+
+    def one(seed: int) -> dict:
+        return {"guide": PCT(random.Random(f"pct/{xs.name}/{depth}/{seed}"), depth, k, faults)}
+
+    return _sampled(xs, bounds, seeds, one, shrink_outcomes, progress, shrink_replays)
+
+
+def _sampled(
+    xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], make: Callable[[int], dict],
+    shrink_outcomes: bool, progress: bool, shrink_replays: int | None,
+) -> SearchResult:  # fmt: skip
+    """Runs one schedule per seed, ``make(seed)`` giving its ``pick`` or ``guide``; the
+    table, classes against runs, each class's least schedule shrunk."""
+    t0 = time.perf_counter()
+    res = SearchResult(xs.name, bounds, [], walks=True)
+    best: dict[str, tuple[tuple, Schedule, dict]] = {}
+    finals: dict[str, set[str]] = {}
+    runs_by: dict[str, int] = {}
+    first: dict[str, int] = {}
+    first_s: dict[str, float] = {}
+    cache: dict = {}
+    distinct: set[str] = set()
+    bar = _bar(progress, xs.name)
+    nobudget = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
+                      latencies=bounds.latencies, por=False)  # fmt: skip
+    for seed in seeds:
+        rec = run_schedule(xs, Schedule(), nobudget, record=True, outcome_cache=cache,
+                           **make(seed))  # fmt: skip
         res.runs += 1
         if bar is not None:
             bar.update(1)
@@ -531,7 +636,9 @@ def random_walks(
         o = rec.outcome or "?"
         finals.setdefault(o, set()).add(rec.final_digest)
         runs_by[o] = runs_by.get(o, 0) + 1
-        first.setdefault(o, res.runs)
+        if o not in first:
+            first[o] = res.runs
+            first_s[o] = time.perf_counter() - t0
         s = rec.schedule
         if o not in best:
             res.growth.append(Growth(0, 0, 1, res.runs, len(best) + 1, (o,),
@@ -544,7 +651,8 @@ def random_walks(
         s = best[o][1]
         if shrink_outcomes:
             s = shrink(xs, s, o, bounds, slide=True, max_replays=shrink_replays)
-        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o]))
+        res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o],
+                                   first_s[o]))  # fmt: skip
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res

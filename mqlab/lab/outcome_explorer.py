@@ -125,7 +125,7 @@ def replay_prefix(xs: ExploreScenario, schedule: Schedule | str, k: int | None =
     try:
         rec = run_schedule(
             xs, "", Bounds(depth=n, faults=s.faults, window_ms=b.window_ms, latencies=lats,
-                           por=False),
+                           por=False, sticky=int(any(c.kind == "L" for c in s.choices))),
             record=True, pick=follow, on_lab=keep,
         )  # fmt: skip
     except ValueError:

@@ -146,7 +146,7 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
         "['dup:rebalance=1', 'dup:rebalance=1 overlap=1', 'ok']"
     )
     assert not ex.replay_schedule("x9")
-    assert ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, d<n> or F:<fault>"
+    assert ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, L<i>, d<n> or F:<fault>"
     assert not ex.replay_schedule("d5 l2")
     assert ex.messages[-1] == (
         "⚠ l2: latency choice out of range; the latency set has 2 values "

@@ -1,0 +1,195 @@
+"""mqlab.explore: reaching deep classes: a connection kept slow (``L<i>``, ``sticky``), PCT
+runs beside the random walks, and their classes shrunk to schedules that replay."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mqlab.explore.engine import Bounds
+from mqlab.explore.runners import explore
+from mqlab.explore.scenarios import get_scenario
+from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
+from mqlab.explore.search import PCT, pct_runs, replay
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_slow_connection_is_one_move():
+    s = Schedule.parse("d2 L1 l1")
+    assert s.choices == (DEFAULT, DEFAULT, Choice("L", 1), Choice("l", 1))
+    assert (str(s), s.moves, s.depth) == ("d2 L1 l1", 2, 4)
+    # equal moves and length: the plain latency move first
+    assert Schedule.parse("d5 l1").sort_key() < Schedule.parse("d5 L1").sort_key()
+    # fewer moves first, however long
+    assert Schedule.parse("d30 L1").sort_key() < Schedule.parse("l1 l1").sort_key()
+    with pytest.raises(ScheduleError, match="bad schedule token 'L0'"):
+        Schedule.parse("L0")
+    b = Bounds.parse("deviations=2,sticky=1")
+    assert b.sticky == 1 and str(b) == (
+        "deviations=2,depth=any,faults=0,window=0,latencies=scenario,sticky=1,por=1"
+    )
+    assert not Bounds.parse("deviations=2").sticky
+    assert str(Bounds.parse("deviations=2,sticky=2")).endswith("sticky=2,por=1")
+    with pytest.raises(ValueError, match="sticky is 0, 1 or 2, got 3"):
+        Bounds.parse("sticky=3")
+
+
+def test_a_slow_connection_delays_every_later_frame_both_ways():
+    # consumer_join: consumer-2's first frame (to the name server) slow alone changes
+    # nothing; its connections to the name server and to broker-a kept slow (two moves)
+    # make it join so late that nothing overlaps; ten single slow frames, a walk's, did
+    # what two L1 do
+    xs = get_scenario("consumer_join")
+    assert replay(xs, "l1").outcome == "dup:rebalance=1 overlap=1"
+    rec = replay(xs, "L1 d1 L1")
+    assert rec.outcome == "ok"
+    # the connection's later frames are no choice points: fewer points than the default
+    assert len(replay(xs, "L1").choices) < len(replay(xs, "").choices)
+    # a slow connection cannot be given where the run has an order point
+    with pytest.raises(ScheduleError, match="is an order point"):
+        replay(xs, "L1 L1")
+
+
+def test_pct_priorities_and_change_points():
+    g = PCT(random.Random(1), depth=3, k=10)
+    assert len(g.change) == 2 and set(g.change.values()) == {1, 2}
+    assert all(0 <= p < 10 for p in g.change)
+    opts = [DEFAULT, Choice("o", 1)]
+    first = next(i for i in range(10) if i not in g.change)
+    k = g.order(first, ["a", "b"], opts)
+    assert k == (0 if g.priority["a"] > g.priority["b"] else 1)
+    # the node about to act at a change point drops below every first priority, and is slow
+    top = ["a", "b"][k]
+    p1 = min(g.change, key=g.change.get)
+    assert g.order(p1, ["a", "b"], opts) == 1 - k
+    assert g.priority[top] == 1 and g.slow == {top}
+    lat = [DEFAULT, Choice("l", 1)]
+    assert g.latency(first, top, "c", lat) == 1
+    assert g.latency(first, "c", "d", lat) == 0
+    # depth 1: no change point
+    assert PCT(random.Random(1), depth=1, k=10).change == {}
+
+
+def test_pct_is_deterministic_per_seed_and_its_classes_replay():
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=40)
+    one = pct_runs(xs, b, range(12), depth=3, shrink_replays=30)
+    two = pct_runs(xs, b, range(12), depth=3, shrink_replays=30)
+    assert one.table() == two.table()
+    assert [(g.total_runs, g.new) for g in one.growth] == [
+        (g.total_runs, g.new) for g in two.growth
+    ]
+    assert one.walks and one.runs == 12
+    for row in one.rows:  # every class's shrunk schedule replays to its class
+        assert replay(xs, row.schedule, b).outcome == row.outcome
+    other = pct_runs(xs, b, range(12, 24), depth=3, shrink_outcomes=False)
+    assert [r.found_at for r in other.rows] != [r.found_at for r in one.rows] or \
+        other.table() != one.table()  # fmt: skip
+    with pytest.raises(ValueError, match="PCT depth must be >= 1"):
+        pct_runs(xs, b, range(1), depth=0)
+
+
+def test_consumer_join_shows_five_classes_with_two_moves():
+    # deviations=2 with slow connections: every class that 300 random walks of depth 40
+    # find (issue 29), each with its least schedule. The whole search runs 2 814 runs
+    # (level 0: 1, level 1: 106, level 2: 2 707) and gives this table, its counts 64, 351,
+    # 1, 16 and 7; the first 143 runs reach all five (level 2 runs in sort_key order, so
+    # a class's first record is its least schedule there), which this test pins
+    xs = get_scenario("consumer_join")
+    b = Bounds.parse("deviations=2,sticky=1,runs=150", depth=xs.depth)
+    res = explore(xs, b, shrink_outcomes=False)
+    assert not res.complete and res.runs == 150
+    assert [(o, s) for o, _, s, _ in res.table()] == [
+        ("dup:rebalance=1", "d4 L1"),
+        ("dup:rebalance=1 overlap=1", "(default)"),
+        ("dup:rebalance=2 overlap=1", "L1 d3 L1"),
+        ("ok", "L1 d1 L1"),
+        ("overlap=1", "d4 L1 l1"),
+    ]
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        ("dup:rebalance=1", 11),
+        ("dup:rebalance=1 overlap=1", 1),
+        ("dup:rebalance=2 overlap=1", 133),
+        ("ok", 115),
+        ("overlap=1", 143),
+    ]
+    assert [(g.level, g.runs, g.new) for g in res.growth] == [
+        ("0", 1, ("dup:rebalance=1 overlap=1",)),
+        ("1", 106, ("dup:rebalance=1",)),
+        ("2", 43, ("dup:rebalance=2 overlap=1", "ok", "overlap=1")),
+    ]
+    for o, _, s, _ in res.table():  # each replays to its class, without the search
+        assert replay(xs, s).outcome == o
+
+
+def test_consumer_join_at_two_slow_connections_the_whole_table():
+    # sticky=2: every latency move keeps its connection slow. The whole search: five
+    # classes, 1 040 runs (sticky=1: 2 814), each class with its least schedule
+    xs = get_scenario("consumer_join")
+    b = Bounds.parse("deviations=2,sticky=2", depth=xs.depth)
+    res = explore(xs, b, shrink_outcomes=False)
+    assert res.table() == [
+        ("dup:rebalance=1", 15, "d4 L1", 5),
+        ("dup:rebalance=1 overlap=1", 157, "(default)", 0),
+        ("dup:rebalance=2 overlap=1", 1, "L1 d3 L1", 5),
+        ("ok", 10, "L1 d1 L1", 3),
+        ("overlap=1", 3, "L1 d11 L1", 13),
+    ]
+    assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == (
+        1040,
+        7320,
+        5564,
+        712,
+        34,
+    )
+    assert [(g.level, g.runs, g.total_runs, g.classes, g.new) for g in res.growth] == [
+        ("0", 1, 1, 1, ("dup:rebalance=1 overlap=1",)),
+        ("1", 68, 69, 2, ("dup:rebalance=1",)),
+        ("2", 971, 1040, 5, ("dup:rebalance=2 overlap=1", "ok", "overlap=1")),
+    ]
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        ("dup:rebalance=1", 6),
+        ("dup:rebalance=1 overlap=1", 1),
+        ("dup:rebalance=2 overlap=1", 76),
+        ("ok", 71),
+        ("overlap=1", 151),
+    ]
+
+
+def test_cli_pct(capsys):
+    from mqlab.explore.cli import main
+
+    assert main(["consumer_crash", "--pct", "3", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PCT, depth 3, bounds depth=4,")
+    assert "dup:crash=3" in out and "last new class at walk 1 of 3" in out
+    assert main(["consumer_crash", "--pct", "3", "--pct-depth", "0"]) == 2
+    assert "--pct-depth >= 1" in capsys.readouterr().err
+
+
+def test_bench_reach_prints_search_walks_and_pct_side_by_side(capsys):
+    from mqlab.bench.explore import main
+
+    args = ["--reach", "--scenarios", "consumer_crash", "--walks", "2", "--pct", "2"]
+    assert main(args) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| consumer_crash")]
+    assert [r.split(" | ")[1:3] for r in rows] == [
+        ["search `depth=4,faults=0,window=0,latencies=scenario,por=1`", "6"],
+        ["2 walks", "2"],
+        ["2 PCT d=3", "2"],
+    ]
+    assert all(r.split(" | ")[6].startswith("`dup:crash=3` ") for r in rows)
+    assert all(r.endswith(" | - |") for r in rows)  # nothing the search missed
+    assert main(["--reach", "--scenarios", "nope"]) == 2
+
+
+def test_the_outcome_explorer_steps_through_a_slow_connection():
+    from mqlab.lab.outcome_explorer import replay_prefix
+
+    xs = get_scenario("consumer_join")
+    rep = replay_prefix(xs, "L1 d3 L1")
+    assert rep.record.outcome == "dup:rebalance=2 overlap=1"
+    assert str(rep.schedule) == "L1 d3 L1"
+    assert str(replay_prefix(xs, "L1 d3 L1", 1).schedule) == "L1"
