@@ -397,13 +397,12 @@ VISIBLE_ROWS = 8
 #: A cell's padding (px) left and right.
 _PAD_PX = 4
 #: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…", in a
-#: monospace font (the tables; their titles keep the page's font, the box is as wide in its
-#: own, wider ``ch``), where every character is 1 ``ch`` wide: in the page's proportional font
+#: monospace font, where every character is 1 ``ch`` wide: in the page's proportional font
 #: capitals are wider than ``ch`` (the width of a "0"), and a column of 17 ch drew
 #: CID_RMQ_SYS_TRANS cut to "CID_RMQ_SYS_TRA…" (issue 28's walk of lesson 10).
 _INSPECTOR_CSS = (
-    "<style>.mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed;"
-    "font-family:var(--jp-code-font-family,monospace)}"
+    "<style>.mqlab-table{font-family:var(--jp-code-font-family,monospace)}"
+    ".mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
     f".mqlab-insp th{{padding:0 {_PAD_PX}px;text-align:left;vertical-align:bottom;line-height:1.1}}"
     f".mqlab-insp td{{padding:0 {_PAD_PX}px;white-space:nowrap;overflow:hidden;"
     "text-overflow:ellipsis}</style>"
