@@ -394,17 +394,11 @@ _ROW_PX = 19
 VISIBLE_ROWS = 8
 
 
-#: A cell's padding (px) left and right.
-_PAD_PX = 4
-#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…", in a
-#: monospace font, where every character is 1 ``ch`` wide: in the page's proportional font
-#: capitals are wider than ``ch`` (the width of a "0"), and a column of 17 ch drew
-#: CID_RMQ_SYS_TRANS cut to "CID_RMQ_SYS_TRA…" (issue 28's walk of lesson 10).
+#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…".
 _INSPECTOR_CSS = (
-    "<style>.mqlab-table{font-family:var(--jp-code-font-family,monospace)}"
-    ".mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
-    f".mqlab-insp th{{padding:0 {_PAD_PX}px;text-align:left;vertical-align:bottom;line-height:1.1}}"
-    f".mqlab-insp td{{padding:0 {_PAD_PX}px;white-space:nowrap;overflow:hidden;"
+    "<style>.mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
+    ".mqlab-insp th{padding:0 4px;text-align:left;vertical-align:bottom;line-height:1.1}"
+    ".mqlab-insp td{padding:0 4px;white-space:nowrap;overflow:hidden;"
     "text-overflow:ellipsis}</style>"
 )
 
@@ -417,8 +411,7 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
         if c in _NAME_COLUMNS else _COL_CH.get(c, 10)
         for c in cols
     ]  # fmt: skip
-    # a column is its characters plus its padding (the font of .mqlab-table is monospace)
-    colgroup = "".join(f'<col style="width:calc({w}ch + {2 * _PAD_PX}px)">' for w in widths)
+    colgroup = "".join(f'<col style="width:{w + 1}ch">' for w in widths)
     head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     body = []
     for rec in shown.values.tolist():
@@ -433,12 +426,12 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
         body.append(f'<tr><td colspan="{len(cols)}">… {more} more rows</td></tr>')
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
-    width = f"calc({sum(widths)}ch + {2 * _PAD_PX * len(widths)}px)"
+    width = sum(w + 1 for w in widths) + 1
     height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width};max-height:{height}px;'
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;max-height:{height}px;'
         f'overflow:auto"><b>{html.escape(title)}</b>'
-        f'<table style="width:{width}">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
+        f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
 
 
