@@ -1,4 +1,4 @@
-"""The figure check: five rules a figure must pass before a teacher projects it (issue 28).
+"""The figure check: six rules a figure must pass before a teacher projects it (issue 28).
 
 Mirrors no RocketMQ class: this is the workbench's own quality gate over its plotly figures.
 ``check_figure(fig)`` reads a figure's JSON (``to_plotly_json``: a ``go.Figure``, a
@@ -31,6 +31,12 @@ The rules (``RULES``), each read from the JSON alone:
     trace's path, which is solid and at least as wide) unless markers of its own show it;
     no markers-only trace lies wholly under the filled markers, at least as big, of a later
     trace, nor (unfilled) on filled ones of its own colour (``MARKER_NEAR``).
+``clipped-marker``
+    No marker sits on the edge of an axis range the figure fixes (within ``EDGE_NEAR`` of
+    its span) when the range holds all the trace's points: plotly clips it in half there
+    (lessons 01, 03, 07 and 10's timelines drew their first and last events as half dots).
+    A trace with points outside the range is shown through a zoomed window (the panel's
+    timeline), whose edges may cut what lies on them.
 
 Owns: the rules and the geometry they estimate. Must not know: what a lesson shows.
 """
@@ -47,9 +53,11 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Problem", "RULES", "check_figure", "figures_of", "figure_json", "hue_names",
-           "title_box", "whole_number_axes", "DEFAULT_WIDTH", "MODEBAR_PX", "MODEBAR_WIDTH_PX"]  # fmt: skip
+           "title_box", "whole_number_axes", "DEFAULT_WIDTH", "EDGE_NEAR", "MODEBAR_PX",
+           "MODEBAR_WIDTH_PX"]  # fmt: skip
 
-RULES = ("legend", "translucent-overlap", "integer-ticks", "title", "hidden-trace")
+RULES = ("legend", "translucent-overlap", "integer-ticks", "title", "hidden-trace",
+         "clipped-marker")  # fmt: skip
 #: The width (px) a figure that sets none is drawn at: a notebook column on a laptop.
 DEFAULT_WIDTH = 800
 DEFAULT_HEIGHT = 450
@@ -772,6 +780,38 @@ def _markers_covered(a: dict, b: dict) -> bool:
     return pts_a <= pts_b and size_b >= size_a
 
 
+#: A marker this close to the edge of a fixed axis range (as a share of the range's span) is
+#: cut by it: 0.5 % of a 600 px plot is 3 px, the radius of a 6 px marker.
+EDGE_NEAR = 0.005
+
+
+def _check_clipped_markers(d: dict, name: str) -> list[Problem]:
+    data, layout = d["data"], d["layout"]
+    out = []
+    for i, t in enumerate(data):
+        if ((t.get("type") or "scatter") != "scatter" or t.get("visible") is False
+                or "markers" not in _mode(t) or t.get("cliponaxis") is False):  # fmt: skip
+            continue
+        for letter, axis in zip("xy", _trace_axes(t), strict=True):
+            ax = layout.get(axis) or {}
+            rng = [_num(v) for v in _list(ax.get("range"))]
+            if len(rng) != 2 or None in rng or ax.get("autorange") is True:
+                continue
+            if ax.get("type") in ("category", "log", "date"):
+                continue
+            lo, hi = min(rng), max(rng)  # type: ignore[type-var]
+            near = EDGE_NEAR * (hi - lo)
+            vals = [v for v in (_num(v) for v in _list(t.get(letter))) if v is not None]
+            if any(v < lo or v > hi for v in vals):
+                continue  # a zoomed window (the panel's timeline): its edges cut what they may
+            edge = sorted({v for v in vals if min(v - lo, hi - v) <= near})
+            if edge:
+                out.append(Problem("clipped-marker", name, f"trace {i} ({t.get('name')}) has "
+                                   f"markers at {letter} = {edge[:3]} on the edge of its "
+                                   f"{axis} range [{lo:g}, {hi:g}]"))  # fmt: skip
+    return out
+
+
 # -- the check -------------------------------------------------------------------------------
 _CHECKS = {
     "legend": _check_legend,
@@ -779,13 +819,14 @@ _CHECKS = {
     "integer-ticks": _check_integer_ticks,
     "title": _check_title,
     "hidden-trace": _check_hidden,
+    "clipped-marker": _check_clipped_markers,
 }
 
 
 def check_figure(
     fig: Any, name: str = "figure", *, rules: tuple[str, ...] = RULES
 ) -> list[Problem]:
-    """The problems of ``fig`` under ``rules`` (default: all five), in rule order.
+    """The problems of ``fig`` under ``rules`` (default: all six), in rule order.
 
     Raises:
         TypeError: ``fig`` is not a plotly figure or its dict.

@@ -339,7 +339,10 @@ def sequence_timeline(
     # parked pull that began before it or ends after it is clipped, never stretching the axis
     x0 = int(ev["t_ms"].min()) if start_ms is None else int(start_ms)
     x1 = end_of_trace if end_ms is None else int(end_ms)
-    fig.update_xaxes(range=[x0, max(x1, x0 + 1)])
+    # with a margin of 2 % (at least 1 ms) each side: an event on the axis's edge was drawn
+    # as half a dot (issue 28's walk: lessons 01, 03, 07 and 10)
+    pad = max(1, math.ceil(0.02 * (x1 - x0)))
+    fig.update_xaxes(range=[x0 - pad, max(x1, x0 + 1) + pad])
     # parked pulls: bars under the markers
     pulls = long_poll_wait_histogram_frame(evs)
     pulls = pulls[pulls["broker"].isin(lanes) & (pulls["suspend_t_ms"] <= hi)]

@@ -1,5 +1,5 @@
 """The figure check (issue 28): each rule rejects a bad figure, and every figure the lessons and
-their panels draw passes all five rules.
+their panels draw passes all six rules.
 
 Before the fixes of issue 28 the lesson run failed on: translucent-overlap (lesson 00's three
 timelines and its panel's, 04's two histograms, 07's retry timeline, 10's transaction
@@ -170,13 +170,34 @@ def test_hidden_rule_rejects_markers_wholly_under_others():
     assert check_figure(ring, rules=("hidden-trace",)) == []
 
 
+def test_clipped_rule_rejects_markers_on_the_edge_of_a_fixed_range():
+    """Walk of issue 28: lesson 03's timeline fixed its x range to its events' span, 8..11 ms,
+    and drew the events at 8 and 11 ms as half dots; a point outside the range (a zoomed
+    window, whose edges may cut a point: the panel's timeline), markers drawn unclipped,
+    and a range plotly chooses itself pass."""
+    fig = go.Figure([go.Scatter(x=[8, 9, 11], y=["a", "b", "a"], mode="markers", name="step")])
+    fig.update_xaxes(range=[8, 11])
+    assert [p.detail for p in check_figure(fig, rules=("clipped-marker",))] == [
+        "trace 0 (step) has markers at x = [8.0, 11.0] on the edge of its xaxis range [8, 11]"
+    ]
+    fig.update_xaxes(range=[7, 12])
+    assert check_figure(fig, rules=("clipped-marker",)) == []
+    fig.update_xaxes(range=[8, 10])  # 11 lies outside: a zoomed window
+    assert check_figure(fig, rules=("clipped-marker",)) == []
+    fig.update_xaxes(range=[8, 11])
+    fig.data[0].cliponaxis = False
+    assert check_figure(fig, rules=("clipped-marker",)) == []
+    assert check_figure(go.Figure(fig.data), rules=("clipped-marker",)) == []  # no range set
+
+
 def test_check_figure_bad_input():
     """A non-figure is a TypeError, an unknown rule a ValueError naming the rules."""
     with pytest.raises(TypeError, match="plotly figure"):
         check_figure("fig")
     with pytest.raises(ValueError, match="unknown rules \\['colour'\\]"):
         check_figure(go.Figure(), rules=("colour",))
-    assert RULES == ("legend", "translucent-overlap", "integer-ticks", "title", "hidden-trace")
+    assert RULES == ("legend", "translucent-overlap", "integer-ticks", "title", "hidden-trace",
+                     "clipped-marker")  # fmt: skip
 
 
 def test_hue_names():

@@ -1,6 +1,7 @@
 """Figures: the tidy frames behind each plotly figure, the figures' traces, and export."""
 
 import importlib.util
+import math
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -187,7 +188,8 @@ def test_sequence_timeline_traces(long_poll_lab):
     ]  # fmt: skip
     bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
     assert bars == {"parked pull (message)": ([7], [3001]), "parked pull (timeout)": ([6], [19994])}
-    assert list(fig.layout.xaxis.range) == [0, 20001]  # no window: the events' span
+    # no window: the events' span, and 2 % each side (an event on the edge was half a dot)
+    assert list(fig.layout.xaxis.range) == [-401, 20001 + 401]
     assert list(fig.layout.yaxis.categoryarray) == ["raw-client", "broker-a", "namesrv"]
     assert len(fig.layout.shapes) == 0  # no faults
 
@@ -201,20 +203,23 @@ def test_sequence_timeline_window_and_lanes(long_poll_lab):
 
 
 def test_sequence_timeline_axis_is_the_requested_window(long_poll_lab):
-    """A zoom is a zoom: the x axis is [start_ms, end_ms] and parked-pull bars are clipped to it.
+    """A zoom is a zoom: the x axis is [start_ms, end_ms] (with 2 %, at least 1 ms, each side,
+    so that an event on its edge is drawn whole: issue 28's walk) and parked-pull bars are
+    clipped to [start_ms, end_ms].
 
     Before, the bars of pulls parked at t=6 and t=7 (answered at 20000 and 3008) stretched a
     3000–3008 window to 6–20000 (issue 20, "Zoom figures are not zoomed")."""
     fig = F.sequence_timeline(long_poll_lab, start_ms=3000, end_ms=3008)
-    assert list(fig.layout.xaxis.range) == [3000, 3008]
+    assert list(fig.layout.xaxis.range) == [2999, 3009]
     bars = {t.name: (list(t.base), list(t.x)) for t in fig.data if t.type == "bar"}
     assert bars == {"parked pull (message)": ([3000], [8]), "parked pull (timeout)": ([3000], [8])}
     # only a start: up to the last event in the trace; only an end: from the first event
     last = int(long_poll_lab.events()["t_ms"].max())
+    pad = math.ceil(0.02 * (last - 3005))
     assert list(F.sequence_timeline(long_poll_lab, start_ms=3005).layout.xaxis.range) == [
-        3005, last,
+        3005 - pad, last + pad,
     ]  # fmt: skip
-    assert list(F.sequence_timeline(long_poll_lab, end_ms=10).layout.xaxis.range) == [0, 10]
+    assert list(F.sequence_timeline(long_poll_lab, end_ms=10).layout.xaxis.range) == [-1, 11]
     hover = next(t for t in fig.data if t.name == "parked pull (timeout)").hovertext[0]
     assert "suspended t=6" in hover and "t=20000 after 19994 ms" in hover  # the true times
 

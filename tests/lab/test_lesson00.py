@@ -135,7 +135,7 @@ def test_zoom_on_the_late_message_is_zoomed():
             lab, nodes=["lab-producer", "broker-a", "consumer-1"], start_ms=sent - 5,
             end_ms=sent + 5,
         )  # fmt: skip
-        assert list(fig.layout.xaxis.range) == [sent - 5, sent + 5]
+        assert list(fig.layout.xaxis.range) == [sent - 6, sent + 6]  # 1 ms margin each side
         for bar in (t for t in fig.data if t.type == "bar"):
             assert min(bar.base) >= sent - 5
             assert max(b + x for b, x in zip(bar.base, bar.x, strict=True)) <= sent + 5

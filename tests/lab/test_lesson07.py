@@ -76,7 +76,7 @@ def test_first_round_trip_timeline_is_zoomed():
         fig = figures.sequence_timeline(
             lab, nodes=["consumer-1", "broker-a"], start_ms=first, end_ms=first + 10_200
         )
-        assert list(fig.layout.xaxis.range) == [first, first + 10_200]
+        assert list(fig.layout.xaxis.range) == [first - 204, first + 10_200 + 204]  # 2 % each side
         bars = [t for t in fig.data if t.type == "bar"]
         assert bars and all(min(b.base) >= first for b in bars)
         assert all(max(s + x for s, x in zip(b.base, b.x, strict=True)) <= first + 10_200

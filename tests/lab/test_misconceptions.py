@@ -45,9 +45,17 @@ CASES = [
     ("03.1", 10, [0, 3], "an off-by-one in offsets", "the queue's max offset is one past"),
     ("03.1", 20, [21, 4], "keeping the requested offset after OFFSET_OVERFLOW_BADLY", "an offset"),
     ("03.1", 1, [0, 4], None, None),  # the right answer: no misconception
-    # 03.4: seed 1 asks offset 2 → 21; seed 2 asks offset 0 → 19
+    # 03.4: seed 1 asks offset 2 → 21; seed 2 asks offset 0 → 19 (issue 28's walk: 21 for
+    # offset 0 was called "taking every empty queue for PULL_NOT_FOUND", and so was 22, a code
+    # no empty queue gets)
     ("03.4", 1, [19, "NO_MESSAGE_IN_QUEUE"], "taking every empty queue for PULL_NOT_FOUND", "NO_"),
-    ("03.4", 2, [21, "NO_MESSAGE_IN_QUEUE"], "taking every empty queue for PULL_NOT_FOUND", "NO_"),
+    (
+        "03.4",
+        2,
+        [21, "NO_MESSAGE_IN_QUEUE"],
+        "taking every empty queue for PULL_OFFSET_MOVED",
+        "NO_",
+    ),
     # 04.1, seed 1: parked at 1002 → 20001
     ("04.1", 1, 16_003, "a timer per parked pull", "nothing fires at parked + 15 000"),
     # 04.3, seed 1: parked at 1002, message at 4002 → 4003
@@ -190,6 +198,14 @@ def test_a_typical_wrong_answer_gets_its_misconceptions_hint(ex_id, seed, answer
     assert r.misconception == name
     assert f"it looks like {name}. Hint: {hint}" in r.message
     assert EXERCISES[ex_id].hint not in r.message  # the specific hint, not the general one
+
+
+def test_a_code_no_empty_queue_gets_is_no_known_misconception():
+    """Issue 28's walk: 03.4's [22, 'NO_MESSAGE_IN_QUEUE'] (right: 21) was said to look like
+    taking every empty queue for PULL_NOT_FOUND (19)."""
+    r = check("03.4", [22, "NO_MESSAGE_IN_QUEUE"], seed=1)
+    assert r.misconception is None
+    assert r.message == f"[22, 'NO_MESSAGE_IN_QUEUE'] is not it. Hint: {EXERCISES['03.4'].hint}"
 
 
 def test_other_wrong_answers_get_the_exercises_hint():

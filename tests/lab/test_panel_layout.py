@@ -72,3 +72,18 @@ def test_outcome_explorer_answer_in_tabs_under_the_status_line():
     assert ex.tabs.selected_index == 2
     ex.previous_choice()
     assert ex.tabs.selected_index == 0
+
+
+def test_lesson10_panel_puts_the_log_under_its_buttons():
+    """Walk of issue 28: lesson 10's panel drew its four message tables between its buttons
+    and its log (1 005 px in Chromium after the lesson's walk, the log from 600 px down and
+    pushed further by every half-queue row); now the transaction row, the time row, the log,
+    then the four tables and the inspector."""
+    from mqlab.lab.lessons import lesson10 as L10
+
+    p = L10.transaction_panel(L10.tx_lab(1))
+    kids = p.widget.children
+    assert len(kids) == 5
+    assert holds(kids[0], p.buttons["step_check"]) and holds(kids[1], p.buttons["advance"])
+    assert holds(kids[2], p.log)
+    assert kids[3] is p.queues_view and holds(kids[4], p.inspector)

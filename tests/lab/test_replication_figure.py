@@ -1,6 +1,6 @@
 """The inspector's replication figure: master and slave commit logs side by side with the
 replicated offset and push2SlaveMaxOffset marked (issue 24, item 4; mechanisms.md "HA
-replication"), checked by the figure check's five rules.
+replication"), checked by the figure check's six rules.
 
 Numbers (seed 1): ``send_many`` stores 169 bytes per message; a slave has the first two
 (338 bytes) at t=11 002.
@@ -56,7 +56,7 @@ def test_frame_segments_per_node(behind):
 
 def test_figure_bars_marks_and_the_check(behind):
     """One bar trace per state, a bar per entry on its node's lane; one black dashed line at
-    338 (replicated offset = push2SlaveMaxOffset); all five figure rules pass."""
+    338 (replicated offset = push2SlaveMaxOffset); all six figure rules pass."""
     fig = F.commit_logs_side_by_side(behind, "broker-a")
     assert check_figure(fig) == []
     m, s1, s2 = (

@@ -369,11 +369,15 @@ def _ex_03_3(seed: int) -> list[int]:
 
 
 # fmt: off
+_HINT_03_4 = ("NO_MESSAGE_IN_QUEUE is PULL_NOT_FOUND (19) only for offset 0; any other offset "
+              "is PULL_OFFSET_MOVED (21)")
 _MISC_03_4 = (
-    Misconception("taking every empty queue for PULL_NOT_FOUND",
-                  "NO_MESSAGE_IN_QUEUE is PULL_NOT_FOUND (19) only for offset 0; any other "
-                  "offset is PULL_OFFSET_MOVED (21)",
-                  lambda answer, want, seed: answer[1] == want[1] and answer[0] != want[0]),
+    Misconception("taking every empty queue for PULL_NOT_FOUND", _HINT_03_4,
+                  lambda answer, want, seed: answer[1] == want[1] and [answer[0], want[0]]
+                  == [19, 21]),
+    Misconception("taking every empty queue for PULL_OFFSET_MOVED", _HINT_03_4,
+                  lambda answer, want, seed: answer[1] == want[1] and [answer[0], want[0]]
+                  == [21, 19]),
 )
 # fmt: on
 

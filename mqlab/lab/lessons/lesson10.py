@@ -290,7 +290,11 @@ class TransactionPanel(ControlPanel):
              self.buttons["send_tx"], self.buttons["crash"], self.buttons["step_check"]],
             layout=row,
         )  # fmt: skip
-        self.widget.children = (tx_row, self.queues_view, *self.widget.children)
+        # the transaction row, the time row, the log (the answer to a click, in view with the
+        # buttons), then the four message tables and the inspector: with the tables between
+        # buttons and log the panel was 1 005 px tall after the lesson's walk (issue 28)
+        time_row, log_box, *views = self.widget.children
+        self.widget.children = (tx_row, time_row, log_box, self.queues_view, *views)
         self.refresh()
 
     def _redraw(self) -> None:
