@@ -323,7 +323,7 @@ def _lesson06_drive_the_pull_loop(page: Page) -> None:
     assert -1 not in at and at == sorted(at), (dict(zip(loop, at, strict=True)), said[-3000:])
     _fill(panel, "ms", "20000")
     said = _click_until(panel, "advance", "NO_NEW_MSG on Orders/broker-a/0: next offset 40")
-    assert "Orders@0 offset 40: suspended 19966 ms ≥ 15000 ms → answer now" in said, said
+    assert "Orders@0 offset 40: suspended 19965 ms ≥ 15000 ms → answer now" in said, said
     said = _click_until(panel, "kill", "the parked pull is dropped")
     assert said.count("the consumer's connection closed; the parked pull is dropped") == 2
     assert _parked(panel.inner_text()) == 0
