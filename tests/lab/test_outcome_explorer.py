@@ -72,7 +72,7 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     # from the events before the lab closed (closing adds a stop per node)
     assert ex.current.events == 359
     assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == (
-        "Node by node, t=2008…2068"  # all of what is drawn: no "zoom out" (issue 28)
+        "Node by node, t=2009…2069"  # all of what is drawn: no "zoom out" (issue 28)
     )
 
 
