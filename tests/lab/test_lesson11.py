@@ -171,7 +171,7 @@ def test_the_walk_at_persist_as_written():
         "dup:rebalance=2 overlap=1: its shortest schedule o1 replayed (1 choice point(s)) "
         "→ dup:rebalance=2 overlap=1"
     ]
-    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == ("Node by node, t=9999…10059")
+    assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == ("Node by node, t=9998…10058")
     p = ex.current.points[0]
     assert p.labels == [
         "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10007",
@@ -207,7 +207,7 @@ def test_the_prose_says_what_the_timeline_draws():
     said "the last 60 ms are drawn"; both now name the 60 ms drawn, and nothing more is."""
     ex = L.explorer(select="dup:rebalance=1", plot_mode="static")
     title = ex.timeline.widget.outputs[0]["data"]["text/plain"]
-    assert title == "Node by node, t=2009…2069"
+    assert title == "Node by node, t=2008…2068"
     prose = " ".join((ROOT / "lessons" / "11_what_can_happen.md").read_text().split())
     assert (
         f"The timeline draws {ex.span_ms} ms of the replay, from the point where the search "
