@@ -248,7 +248,7 @@ def _lesson08_run(persist_first: bool):
     said = click(p, "add_consumer", consume_ms="2000")
     assert "→ consumer-1 (AVG) now holds TopicTest queues [0, 1, 2, 3]" in said
     said = click(p, "send", count="20")
-    assert "→ sent 20/20" in said and walk.now == 2033
+    assert "→ sent 20/20" in said and walk.now == 2034
     assert len(walk.deliveries()) == 20
     assert walk.consumer_offsets().query("group == 'CG'").empty  # the broker has none yet
     assert "<td>TopicTest</td>" not in p.inspector.value.split("consumer offsets")[1]
