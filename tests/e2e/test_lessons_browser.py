@@ -344,7 +344,7 @@ def _lesson08_one_run(page: Page, persist_first: bool) -> str:
     )
     _fill(panel, "count", "20")
     _click_until(panel, "send", "→ sent 20/20")
-    assert "t = 2033 ms" in panel.inner_text()
+    assert "t = 2034 ms" in panel.inner_text()
     if persist_first:
         box = panel.locator(".widget-checkbox").filter(has_text="persist first").locator("input")
         box.check()
