@@ -266,13 +266,23 @@ class AdminBrokerProcessor:
 
     # -- topics and groups --------------------------------------------------------------------------
     def update_and_create_topic(self, channel, request):
-        """``updateAndCreateTopic``: validate, refuse system topics, store, re-register.
+        """``updateAndCreateTopic``: validate, refuse system topics, store, re-register, answer.
 
         Mirrors AdminBrokerProcessor#updateAndCreateTopic (broker/processor, RocketMQ
         4.9.3). The request's ``order`` is not read: Java builds ``new TopicConfig(topic)``
         (order false) and sets only queues, filter type, perm and sys flag; a topic is
         ordered when the name server's ORDER_TOPIC_CONFIG says so, applied from the
         registration reply (``updateOrderTopicConfig``).
+
+        The answer waits for the registration: BrokerController#registerIncrementBrokerData
+        → ``doRegisterBrokerAll(true, false, ...)`` (not oneway) →
+        BrokerOuterAPI#registerBrokerAll, which sends REGISTER_BROKER to every name server in
+        parallel (``invokeSync`` each) and waits on a CountDownLatch for all of them, at most
+        ``registerBrokerTimeoutMills`` (6 000 ms). A name server that fails or times out is
+        caught and logged there: the answer is SUCCESS all the same. One-way: nothing is
+        answered; a caller whose connection closed meanwhile gets nothing. Not modelled: Java's
+        method and registerIncrementBrokerData are ``synchronized``, so a second create waits
+        for the first one's registration; here the two registrations overlap.
         """
         h = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
         # CreateTopicRequestHeader#checkFields: TopicFilterType.valueOf throws (→ SYSTEM_ERROR)
@@ -298,11 +308,24 @@ class AdminBrokerProcessor:
             topic_sys_flag=h.topic_sys_flag or 0,
         )
         self.broker.topic_config_manager.update_topic_config(tc, self.broker.ctx.now_ms)
-        # Java: registerIncrementBrokerData (this topic only); mqlab registers them all.
-        self.broker.register_broker_all()
         # The response began as createResponseCommand(null) (SYSTEM_ERROR, "not set any
         # response code") and Java sets only the code on success: the remark stays.
-        return RemotingCommand.create_response(ResponseCode.SUCCESS, NOT_SET_REMARK, ext_fields={})
+        response = RemotingCommand.create_response(
+            ResponseCode.SUCCESS, NOT_SET_REMARK, ext_fields={}
+        )
+        # Java: registerIncrementBrokerData (this topic only; mqlab registers them all),
+        # which waits for the name servers' answers before the response is written: a
+        # client that asks the name server for the route after the answer finds the topic.
+        state = {"in_call": True, "done": False}
+
+        def registered() -> None:
+            state["done"] = True
+            if not state["in_call"] and not request.is_oneway and not channel.closed:
+                self._answer_later(channel, request, response)
+
+        self.broker.register_broker_all(on_done=registered)
+        state["in_call"] = False
+        return response if state["done"] else None
 
     def delete_topic(self, channel, request):
         """``deleteTopic``: validate, refuse system topics, drop the config and the queues.

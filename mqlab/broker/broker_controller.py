@@ -40,6 +40,7 @@ processor, as the server RPC hook runs in ``NettyRemotingAbstract#processRequest
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -573,16 +574,22 @@ class BrokerController(Node):
                              broker_id=broker_id)  # fmt: skip
         self.register_broker_all(True)
 
-    def register_broker_all(self, check_order_config: bool = True) -> None:
+    def register_broker_all(
+        self, check_order_config: bool = True, on_done: Callable[[], None] | None = None
+    ) -> None:
         """``registerBrokerAll``: REGISTER_BROKER with every topic config to the name server.
 
         With ``check_order_config`` (start, the 30 s task, UPDATE_AND_CREATE_TOPIC), the
         first successful reply's ORDER_TOPIC_CONFIG KV table sets which topics are ordered
         (``doRegisterBrokerAll`` → ``TopicConfigManager#updateOrderTopicConfig``); a reply
-        without a table changes nothing.
+        without a table changes nothing. ``on_done``: called once every name server has
+        answered or failed (``BrokerOuterAPI#registerBrokerAll``'s CountDownLatch, which
+        UPDATE_AND_CREATE_TOPIC waits on before it answers); at once without a name server.
         """
         cfg = self.broker_config
         if not cfg.name_server_addr:
+            if on_done is not None:
+                on_done()
             return
         data_version, table = self.topic_config_manager.build_topic_config_serialize_wrapper()
         perm = cfg.broker_permission
@@ -606,8 +613,18 @@ class BrokerController(Node):
             self.tracer.emit(C + ".registerBrokerAll", "register", topics=len(table),
                              text=f"register {len(table)} topic(s) with {cfg.name_server_addr}")  # fmt: skip
         results: list[RegisterBrokerResult] = []  # registerBrokerResultList of this round
+        addrs = cfg.name_server_addr.split(";")
+        waiting = [len(addrs)]  # the CountDownLatch
 
         def registered(response: RemotingCommand | None, error: Exception | None) -> None:
+            try:
+                _registered_one(response, error)
+            finally:
+                waiting[0] -= 1
+                if waiting[0] == 0 and on_done is not None:
+                    on_done()
+
+        def _registered_one(response: RemotingCommand | None, error: Exception | None) -> None:
             if error is None and response is not None:
                 try:
                     result = parse_register_broker_response(response, self.broker_addr)
@@ -620,7 +637,7 @@ class BrokerController(Node):
             if error is not None and self.tracer.enabled:
                 self.tracer.emit(C + ".registerBrokerAll", "failed", Kind.ERROR, error=str(error))
 
-        for addr in cfg.name_server_addr.split(";"):
+        for addr in addrs:
             self.ctx.invoke_async(addr, request, cfg.register_broker_timeout_mills, registered)
 
     def _registered(self, result: RegisterBrokerResult, check_order_config: bool) -> None:

@@ -128,10 +128,11 @@ def create_topics(
     broker at ``addr`` alone, signed by the admin: the response codes (0 each when created).
 
     With ``namesrv_addr``, returns once that name server routes each topic to ``broker-acl``
-    alone. 4.9.3 answers only after its registration reached the name servers
+    alone. Both brokers answer only after their registration reached the name servers
     (``AdminBrokerProcessor#updateAndCreateTopic`` calls ``registerIncrementBrokerData``, and
-    ``BrokerOuterAPI#registerBrokerAll`` waits on a ``CountDownLatch``); mqlab answers first
-    and registers after. A client asking for the route in between finds none, falls back to
+    ``BrokerOuterAPI#registerBrokerAll`` waits on a ``CountDownLatch``), so the first look
+    normally finds the route; the wait checks it. A registration that failed or timed out
+    is still answered SUCCESS: a client asking for the route then finds none, falls back to
     ``TBW102`` and may auto-create the topic on ``broker-a``, which has no ACL."""
     from mqlab.conformance.scenarios.acl import _create_topic
     from mqlab.conformance.wire import call_sync, wait_until

@@ -361,3 +361,66 @@ def test_check_client_config_remarks(cluster):
         "offset 2)")  # fmt: skip
     assert check("FOO", "a > 1") == (23, None)
     assert check("SQL92", None) == (23, None)
+
+
+def test_update_and_create_topic_answers_once_the_name_server_routes_it(cluster):
+    """AdminBrokerProcessor#updateAndCreateTopic calls registerIncrementBrokerData, whose
+    BrokerOuterAPI#registerBrokerAll waits (CountDownLatch) for the name servers before the
+    response is written: when the answer arrives, a client asking for the route finds the
+    topic. Found by the interop tier: answered first, a Java producer asked too early, fell
+    back to TBW102 and auto-created the topic on another broker."""
+    c = cluster()
+    rim = c.namesrv.route_info_manager
+    c.d.set_link(c.broker.name, c.namesrv.name, latency_ms=50)  # a far name server
+    call = c.client.send(
+        c.broker.broker_addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext("Routed")
+    )
+    seen: list[bool] = []
+    while not call.done:
+        c.d.step()
+        if call.done:
+            seen.append("Routed" in rim.topic_queue_table)
+    assert (call.code, seen) == (ResponseCode.SUCCESS, [True])
+
+
+def _create_and_wait(c, topic, tables=()):
+    """Send UPDATE_AND_CREATE_TOPIC, step until answered: (code, remark, ms it took, and for
+    each route table given, whether it held the topic when the answer arrived)."""
+    call = c.client.send(
+        c.broker.broker_addr, RequestCode.UPDATE_AND_CREATE_TOPIC, _create_topic_ext(topic)
+    )
+    while not call.done:
+        c.d.step()
+    seen = [topic in t.topic_queue_table for t in tables]
+    return call.code, call.remark, call.done_at - call.sent_at, seen
+
+
+def test_update_and_create_topic_waits_for_every_name_server(cluster):
+    """BrokerOuterAPI#registerBrokerAll sends REGISTER_BROKER (invokeSync, not oneway: the
+    increment is doRegisterBrokerAll(true, false, ...)) to each name server in parallel and
+    waits on one CountDownLatch for all of them: with name servers 1 ms and 50 ms away the
+    answer leaves after the slower one's reply, 1 + 2 x 50 + 1 ms after the request."""
+    from mqlab.namesrv.namesrv_controller import NamesrvController
+
+    c = cluster(name_server_addr="127.0.0.1:9876;127.0.0.1:9877")
+    far = NamesrvController(name="namesrv-2", address="127.0.0.1:9877")
+    c.d.add_node(far)
+    c.d.set_link(c.broker.name, far.name, latency_ms=50)
+    c.d.set_link(far.name, c.broker.name, latency_ms=50)
+    tables = (c.namesrv.route_info_manager, far.route_info_manager)
+    assert _create_and_wait(c, "Both", tables) == (
+        ResponseCode.SUCCESS, "not set any response code", 102, [True, True])  # fmt: skip
+
+
+def test_update_and_create_topic_answers_success_when_registration_fails(cluster):
+    """A registration that fails or times out is caught and logged in
+    BrokerOuterAPI#registerBrokerAll (the latch counts it down; await gives up after
+    registerBrokerTimeoutMills, 6 000 ms): AdminBrokerProcessor#updateAndCreateTopic still
+    answers SUCCESS. An unreachable name server fails at once (connect refused); a silent
+    one holds the answer for the whole timeout."""
+    c = cluster(name_server_addr="127.0.0.1:9876;127.0.0.1:9999")  # nothing on 9999
+    rim = c.namesrv.route_info_manager
+    ok = (ResponseCode.SUCCESS, "not set any response code")
+    assert _create_and_wait(c, "OneDown", [rim]) == (*ok, 4, [True])  # 1 + 2 x 1 + 1 ms
+    c.d.set_link(c.broker.name, c.namesrv.name, drop_rate=1.0)  # REGISTER_BROKER lost
+    assert _create_and_wait(c, "Silent", [rim]) == (*ok, 1 + 6000 + 1, [False])

@@ -323,7 +323,7 @@ def _lesson06_drive_the_pull_loop(page: Page) -> None:
     assert -1 not in at and at == sorted(at), (dict(zip(loop, at, strict=True)), said[-3000:])
     _fill(panel, "ms", "20000")
     said = _click_until(panel, "advance", "NO_NEW_MSG on Orders/broker-a/0: next offset 40")
-    assert "Orders@0 offset 40: suspended 19966 ms ≥ 15000 ms → answer now" in said, said
+    assert "Orders@0 offset 40: suspended 19965 ms ≥ 15000 ms → answer now" in said, said
     said = _click_until(panel, "kill", "the parked pull is dropped")
     assert said.count("the consumer's connection closed; the parked pull is dropped") == 2
     assert _parked(panel.inner_text()) == 0
@@ -344,7 +344,7 @@ def _lesson08_one_run(page: Page, persist_first: bool) -> str:
     )
     _fill(panel, "count", "20")
     _click_until(panel, "send", "→ sent 20/20")
-    assert "t = 2033 ms" in panel.inner_text()
+    assert "t = 2034 ms" in panel.inner_text()
     if persist_first:
         box = panel.locator(".widget-checkbox").filter(has_text="persist first").locator("input")
         box.check()

@@ -31,14 +31,14 @@ def _lost_run(lab) -> dict:
 
 
 def test_async_master_lost_loses_the_acknowledged_message():
-    """ASYNC_MASTER: SEND_OK at the put (12 008 ms); the machine lost 3 choice points later,
+    """ASYNC_MASTER: SEND_OK at the put (12 009 ms); the machine lost 3 choice points later,
     before the write service pushed: the slave has nothing, the consumer gets nothing."""
     xs = get_scenario("async_master_lost")
     seen: dict = {}
     rec = replay(xs, "d3 F:lose(broker-a)", on_lab=lambda lab: seen.update(_lost_run(lab)))
     assert (rec.outcome, rec.counts["lost"]) == ("lost=1", 1)
     assert seen == {"master_store": False, "slave_max_offset": 0, "deliveries": 0,
-                    "lost_at": [12_008]}  # fmt: skip
+                    "lost_at": [12_009]}  # fmt: skip
 
 
 def test_sync_master_planted_bug_answers_before_the_slave_has_the_message():
@@ -52,13 +52,13 @@ def test_sync_master_planted_bug_answers_before_the_slave_has_the_message():
         rec = replay(xs, "d4 F:lose(broker-a)", on_lab=lambda lab: seen.update(_lost_run(lab)))
     assert rec.outcome == "lost=1"
     assert seen == {"master_store": False, "slave_max_offset": 0, "deliveries": 0,
-                    "lost_at": [12_008]}  # fmt: skip
+                    "lost_at": [12_009]}  # fmt: skip
     assert replay(xs, "d4 F:lose(broker-a)").outcome == "ok"
 
 
 def test_master_returns_delivers_the_outage_messages_again():
     """apache/rocketmq#1094: consumer-2 consumed queue offset 1 of both queues from the
-    slave during the outage (offsets 2 committed there); the master, back at 20 505 with
+    slave during the outage (offsets 2 committed there); the master, back at 20 506 with
     its offsets of before (1), hands them to consumer-3, who consumes offset 1 again; the
     slave's syncAll at 23 004 copies the master's offsets over its own."""
     xs = get_scenario("master_returns")
@@ -79,11 +79,11 @@ def test_master_returns_delivers_the_outage_messages_again():
     rec = replay(xs, "", on_lab=look)
     assert (rec.outcome, rec.counts["dup:crash"]) == ("dup:crash=2", 2)
     assert seen["deliveries"] == [
-        ("consumer-1", 0, 0, 12_009), ("consumer-1", 1, 0, 12_009),
-        ("consumer-2", 0, 1, 16_521), ("consumer-2", 1, 1, 16_521),
-        ("consumer-3", 0, 1, 21_017), ("consumer-3", 1, 1, 21_017),
+        ("consumer-1", 0, 0, 12_010), ("consumer-1", 1, 0, 12_010),
+        ("consumer-2", 0, 1, 16_522), ("consumer-2", 1, 1, 16_522),
+        ("consumer-3", 0, 1, 21_018), ("consumer-3", 1, 1, 21_018),
     ]  # fmt: skip
-    assert seen["faults"] == [(16_005, "broker-a", "kill"), (20_505, "sim", "restart")]
+    assert seen["faults"] == [(16_006, "broker-a", "kill"), (20_506, "sim", "restart")]
     assert seen["overwritten"] == [(23_004, "broker-a-s1", ["TopicTest@CG"])]
 
 
@@ -97,7 +97,7 @@ def test_the_ha_stream_is_scheduled_like_frames():
     rec = run_schedule(xs, "", b, record=True)
     assert [(p.index, p.labels[0]) for p in rec.points if "broker-a-s1" in p.labels[0]] == [
         (8, "broker-a->broker-a-s1 1 ms"),
-        (10, "stream broker-a-s1 bytes broker-a->broker-a-s1 @12009"),
+        (10, "stream broker-a-s1 bytes broker-a->broker-a-s1 @12010"),
         (11, "broker-a-s1->broker-a 1 ms"),
     ]
 
@@ -116,9 +116,9 @@ def test_the_ha_stream_is_scheduled_like_frames():
     assert run_schedule(xs, "", b, on_lab=times(plain)).outcome == "ok"
     assert run_schedule(xs, "d8 l1", b, on_lab=times(late)).outcome == "ok"
     assert plain == [
-        (12_009, "broker-a-s1", "HAClient", "9"), (12_009, "broker-a-s1", "HAClient", "10"),
-        (12_010, "broker-a", "GroupTransferService", "13"),
-        (12_011, "producer-1", "send", "result"),
+        (12_010, "broker-a-s1", "HAClient", "9"), (12_010, "broker-a-s1", "HAClient", "10"),
+        (12_011, "broker-a", "GroupTransferService", "13"),
+        (12_012, "producer-1", "send", "result"),
     ]  # fmt: skip
     assert late == [(t + 4, *rest) for t, *rest in plain]
 

@@ -142,7 +142,7 @@ def test_power_cut_after_send_ok_loses_it_only_with_async_flush(
     name, outcome, bytes_kept, delivered
 ):
     """ "An acknowledged message lost": schedule `d3 F:power_cut(broker-a)` cuts the power at
-    2 008 ms, the producer reads SEND_OK (queue 1, offset 0) at 2 009 ms; ASYNC_FLUSH keeps
+    2 009 ms, the producer reads SEND_OK (queue 1, offset 0) at 2 010 ms; ASYNC_FLUSH keeps
     0 bytes (lost=1), SYNC_FLUSH all 206 (ok, delivered once)."""
     from mqlab.lab.lessons.lesson05 import replay_schedule
 
@@ -151,11 +151,11 @@ def test_power_cut_after_send_ok_loses_it_only_with_async_flush(
     assert len(run.deliveries) == delivered
     ev = run.events
     cut = ev[ev["component"] == "DefaultMessageStore.powerCut"]
-    assert list(cut["t_ms"]) == [2008]
+    assert list(cut["t_ms"]) == [2009]
     assert bytes_kept in cut["text"].iloc[0]
     sent = ev[ev["component"] == "DefaultMQProducerImpl.send"]
     assert [(int(t), x) for t, x in zip(sent["t_ms"], sent["text"], strict=True)] == [
-        (2009, "send: SEND_OK to broker-a queue 1 at offset 0")
+        (2010, "send: SEND_OK to broker-a queue 1 at offset 0")
     ]
 
 
@@ -164,7 +164,7 @@ def test_print_power_cut_prints_what_the_lesson_shows(capsys):
     L.print_power_cut("async_flush_power_cut", "d3 F:power_cut(broker-a)")
     assert capsys.readouterr().out.splitlines() == [
         "async_flush_power_cut → lost=1 (0 delivered)",
-        "  t=2008  broker-a: power cut: the page cache is lost; the commit log keeps 0 of 206 "
+        "  t=2009  broker-a: power cut: the page cache is lost; the commit log keeps 0 of 206 "
         "bytes written (0 flushed), the consume queues lose 0 bytes",
-        "  t=2009  producer-1: send: SEND_OK to broker-a queue 1 at offset 0",
+        "  t=2010  producer-1: send: SEND_OK to broker-a queue 1 at offset 0",
     ]

@@ -119,13 +119,13 @@ DELIVERED = ["t_ms", "consumer", "queue_id", "queue_offset"]
 
 def test_consumer_join_duplicate_depends_on_timing():
     """Section 8: the default schedule gives dup:rebalance=1 overlap=1 (queue 1's offset 0
-    again at 2 025 ms, the broker's offset read as 0 at 2 023 ms); `l1 d1 l1 l1 d2 l1`
-    (four frames at 5 ms) gives ok: offset 1 persisted at 2 031, read as 1 at 2 035 ms."""
+    again at 2 026 ms, the broker's offset read as 0 at 2 024 ms); `l1 d1 l1 l1 d2 l1`
+    (four frames at 5 ms) gives ok: offset 1 persisted at 2 032, read as 1 at 2 036 ms."""
     run = L.replay_schedule("consumer_join", "(default)")
     assert run.outcome == "dup:rebalance=1 overlap=1"
     assert _rows(run.deliveries, DELIVERED) == [
-        (2009, "consumer-1", 1, 0), (2025, "consumer-2", 1, 0), (2029, "consumer-1", 0, 0),
-        (2045, "consumer-2", 1, 1), (2049, "consumer-1", 0, 1),
+        (2010, "consumer-1", 1, 0), (2026, "consumer-2", 1, 0), (2030, "consumer-1", 0, 0),
+        (2046, "consumer-2", 1, 1), (2050, "consumer-1", 0, 1),
     ]  # fmt: skip
     assert list(run.duplicates["cause"]) == ["rebalance overlap"]
     ev = run.events
@@ -133,80 +133,80 @@ def test_consumer_join_duplicate_depends_on_timing():
         (ev["component"] == "RemoteBrokerOffsetStore.readOffset") & (ev["node"] == "consumer-2")
     ]
     assert [(int(t), txt.endswith(": 0")) for t, txt in zip(reads["t_ms"], reads["text"], strict=True)
-            if "queueId=1" in txt] == [(2023, True)]  # fmt: skip
+            if "queueId=1" in txt] == [(2024, True)]  # fmt: skip
 
     slow = L.replay_schedule("consumer_join", "l1 d1 l1 l1 d2 l1")
     assert slow.outcome == "ok"
     assert _rows(slow.deliveries, DELIVERED) == [
-        (2009, "consumer-1", 1, 0), (2029, "consumer-1", 0, 0), (2037, "consumer-2", 1, 1),
-        (2049, "consumer-1", 0, 1),
+        (2010, "consumer-1", 1, 0), (2030, "consumer-1", 0, 0), (2038, "consumer-2", 1, 1),
+        (2050, "consumer-1", 0, 1),
     ]  # fmt: skip
     assert slow.duplicates.empty
     ev = slow.events
     persist = ev[(ev["component"] == "RemoteBrokerOffsetStore.persist") & (ev["t_ms"] < 2100)]
     assert [(int(t), txt) for t, txt in zip(persist["t_ms"], persist["text"], strict=True)] == [
-        (2031, "commit offset 1 of MessageQueue [topic=TopicTest, brokerName=broker-a, "
+        (2032, "commit offset 1 of MessageQueue [topic=TopicTest, brokerName=broker-a, "
                "queueId=1] (oneway)")
     ]  # fmt: skip
     reads = ev[
         (ev["component"] == "RemoteBrokerOffsetStore.readOffset") & (ev["node"] == "consumer-2")
     ]
     assert [(int(t), txt[-3:]) for t, txt in zip(reads["t_ms"], reads["text"], strict=True)
-            if "queueId=1" in txt] == [(2035, ": 1")]  # fmt: skip
+            if "queueId=1" in txt] == [(2036, ": 1")]  # fmt: skip
 
 
 def test_orderly_join_waits_for_the_lock_and_still_duplicates():
-    """Section 9: orderly_join is dup:rebalance=1 overlap=1; consumer-2's lock fails at 2 023,
-    2 029, 22 025 ms, consumer-1 unlocks at 42 023, consumer-2 consumes offset 0 again at
-    43 031 and offset 1 at 43 051 ms; ended at 20 s drain the class is pending=1 overlap=1."""
+    """Section 9: orderly_join is dup:rebalance=1 overlap=1; consumer-2's lock fails at 2 024,
+    2 030, 22 026 ms, consumer-1 unlocks at 42 024, consumer-2 consumes offset 0 again at
+    43 032 and offset 1 at 43 052 ms; ended at 20 s drain the class is pending=1 overlap=1."""
     run = L.replay_schedule("orderly_join")
     assert run.outcome == "dup:rebalance=1 overlap=1"
     assert _rows(run.deliveries, DELIVERED) == [
-        (2009, "consumer-1", 1, 0), (2029, "consumer-1", 0, 0), (2049, "consumer-1", 0, 1),
-        (43031, "consumer-2", 1, 0), (43051, "consumer-2", 1, 1),
+        (2010, "consumer-1", 1, 0), (2030, "consumer-1", 0, 0), (2050, "consumer-1", 0, 1),
+        (43032, "consumer-2", 1, 0), (43052, "consumer-2", 1, 1),
     ]  # fmt: skip
     ev = run.events
     c2 = ev[ev["node"] == "consumer-2"]
     failed = c2[c2["text"].str.contains("lock Failed")]
-    assert list(failed["t_ms"]) == [2023, 2029, 22025]
+    assert list(failed["t_ms"]) == [2024, 2030, 22026]
     c1 = ev[ev["node"] == "consumer-1"]
-    assert list(c1[c1["text"].str.contains("can not unlock")]["t_ms"]) == [2023]
+    assert list(c1[c1["text"].str.contains("can not unlock")]["t_ms"]) == [2024]
     persisted = c1[c1["text"].str.contains("commit offset") & (c1["t_ms"] >= 2000)]
     assert [(int(t), x) for t, x in zip(persisted["t_ms"], persisted["text"], strict=True)] == [
-        (2023, "commit offset 0 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1] (oneway)")
+        (2024, "commit offset 0 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1] (oneway)")
     ]  # fmt: skip
     assert list(
         c1[c1["text"].str.contains("remove unnecessary mq TopicTest/broker-a/1")]["t_ms"]
-    ) == [22023]
+    ) == [22024]
     assert list(
         c1[c1["text"].str.contains("unlock messageQueue TopicTest/broker-a/1")]["t_ms"]
-    ) == [42023]
-    assert list(c2[c2["text"].str.contains("lock OK: TopicTest/broker-a/1")]["t_ms"]) == [42025]
+    ) == [42024]
+    assert list(c2[c2["text"].str.contains("lock OK: TopicTest/broker-a/1")]["t_ms"]) == [42026]
     assert L.replay_schedule("orderly_join", drain_ms=20_000).outcome == "pending=1 overlap=1"
 
 
 def test_orderly_lock_expiry_waits_past_the_60s_lock():
-    """Section 9: consumer-1 consumes queue 0's offset 0 at 3 028 ms and freezes; consumer-2
-    consumes queue 1 at 64 061/081/101 ms, consumer-1 the rest at 93 067/087: overlap=1."""
+    """Section 9: consumer-1 consumes queue 0's offset 0 at 3 029 ms and freezes; consumer-2
+    consumes queue 1 at 64 062/082/102 ms, consumer-1 the rest at 93 068/088: overlap=1."""
     run = L.replay_schedule("orderly_lock_expiry")
     assert run.outcome == "overlap=1"
     assert _rows(run.deliveries, DELIVERED) == [
-        (3028, "consumer-1", 0, 0), (64061, "consumer-2", 1, 0), (64081, "consumer-2", 1, 1),
-        (64101, "consumer-2", 1, 2), (93067, "consumer-1", 0, 1), (93087, "consumer-1", 0, 2),
+        (3029, "consumer-1", 0, 0), (64062, "consumer-2", 1, 0), (64082, "consumer-2", 1, 1),
+        (64102, "consumer-2", 1, 2), (93068, "consumer-1", 0, 1), (93088, "consumer-1", 0, 2),
     ]  # fmt: skip
     assert run.duplicates.empty
     ev = run.events
     c1, c2 = ev[ev["node"] == "consumer-1"], ev[ev["node"] == "consumer-2"]
-    assert list(c1[c1["component"] == "RebalancePushImpl.lockAll"]["t_ms"])[:2] == [3012, 93047]
-    assert int(c2["t_ms"].min()) == 3045  # consumer-2 joins (its first event)
-    assert list(c2[c2["text"].str.contains("lock Failed")]["t_ms"]) == [3053, 3059, 23055, 43055]
-    assert list(c2[c2["text"].str.contains("lock OK")]["t_ms"]) == [63055]
+    assert list(c1[c1["component"] == "RebalancePushImpl.lockAll"]["t_ms"])[:2] == [3013, 93048]
+    assert int(c2["t_ms"].min()) == 3046  # consumer-2 joins (its first event)
+    assert list(c2[c2["text"].str.contains("lock Failed")]["t_ms"]) == [3054, 3060, 23056, 43056]
+    assert list(c2[c2["text"].str.contains("lock OK")]["t_ms"]) == [63056]
     broker = ev[(ev["node"] == "broker-a") & ev["text"].str.contains("consumer-1 locks")]
-    assert int(broker[broker["t_ms"] < 90_000]["t_ms"].max()) == 3011  # last renewal
+    assert int(broker[broker["t_ms"] < 90_000]["t_ms"].max()) == 3012  # last renewal
     granted = ev[(ev["node"] == "broker-a") & ev["text"].str.contains("consumer-2 locks 1/1")]
     assert (
-        int(granted["t_ms"].min()) == 63054 > 3011 + 60_000
-    )  # the client logs "lock OK" at 63 055
+        int(granted["t_ms"].min()) == 63055 > 3012 + 60_000
+    )  # the client logs "lock OK" at 63 056
 
 
 def test_replay_schedule_refuses_bad_input():

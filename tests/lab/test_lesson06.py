@@ -48,7 +48,7 @@ def test_offset_illegal_drops_and_fixes_after_10s():
         assert L.first_status(lab) == "OFFSET_ILLEGAL"
         log = L.pull_log(lab)
         fix = log[log["text"].str.startswith("fix the pull request offset")]
-        assert list(fix["t_ms"]) == [10_021]
+        assert list(fix["t_ms"]) == [10_022]
         assert len(lab.deliveries()) == 20
 
 

@@ -117,8 +117,8 @@ def test_panel_log_shows_each_send_back_cause_first_and_keeps_them():
 
 def test_a_rebalance_during_a_retry_sends_a_message_back_twice():
     """Section 6: retry_rebalance is dup:rebalance=1 dup:sent-back-twice=1 overlap=1 retry=3
-    dlq=3; consumer-2 consumes queue 1's offset 0 again at 3 015 ms (offset read as 0 at
-    3 013), and %RETRY%CG offsets 0 and 2 are the same message (3 101 and 4 101 ms)."""
+    dlq=3; consumer-2 consumes queue 1's offset 0 again at 3 016 ms (offset read as 0 at
+    3 014), and %RETRY%CG offsets 0 and 2 are the same message (3 101 and 4 101 ms)."""
     from mqlab.lab.lessons.lesson05 import replay_schedule
 
     run = replay_schedule("retry_rebalance")
@@ -127,9 +127,9 @@ def test_a_rebalance_during_a_retry_sends_a_message_back_twice():
     rows = [(int(t), c, q, int(o), int(r)) for t, c, q, o, r in
             d[["t_ms", "consumer", "queue", "queue_offset", "reconsume_times"]].itertuples(index=False)]  # fmt: skip
     assert rows == [
-        (2009, "consumer-1", "TopicTest", 0, 0),
-        (2009, "consumer-1", "TopicTest", 0, 0),
-        (3015, "consumer-2", "TopicTest", 0, 0),
+        (2010, "consumer-1", "TopicTest", 0, 0),
+        (2010, "consumer-1", "TopicTest", 0, 0),
+        (3016, "consumer-2", "TopicTest", 0, 0),
         (3101, "consumer-1", "%RETRY%CG", 0, 1),
         (3103, "consumer-1", "%RETRY%CG", 1, 1),
         (4101, "consumer-1", "%RETRY%CG", 2, 1),
@@ -138,15 +138,15 @@ def test_a_rebalance_during_a_retry_sends_a_message_back_twice():
     assert ids[2] == ids[3] == ids[5] != ids[4]  # one message: TopicTest, then two retry copies
     dup = run.duplicates
     assert [(int(a), int(b), c) for a, b, c in dup[["first_t_ms", "again_t_ms", "cause"]].itertuples(index=False)] == [
-        (2009, 3015, "rebalance overlap"),
-        (3015, 3101, "retry"),
+        (2010, 3016, "rebalance overlap"),
+        (3016, 3101, "retry"),
         (3101, 4101, "rebalance overlap (sent back twice)"),
-        (2009, 3103, "retry"),
+        (2010, 3103, "retry"),
     ]  # fmt: skip
     ev = run.events
     reads = ev[
         (ev["component"] == "RemoteBrokerOffsetStore.readOffset") & (ev["node"] == "consumer-2")
     ]
     assert [(int(t), x[-3:]) for t, x in zip(reads["t_ms"], reads["text"], strict=True) if "queueId=1" in x] == [
-        (3013, ": 0")
+        (3014, ": 0")
     ]  # fmt: skip

@@ -64,13 +64,13 @@ def test_commit_and_rollback_write_op_messages(seed):
     L.send_in_transaction(ends, rollbacker, "order-rollback")
     h = L.half_messages(ends)
     assert h[["queue_offset", "t_ms", "body", "done"]].values.tolist() == [
-        [0, 8, "order-commit", True], [1, 13, "order-rollback", True],
+        [0, 9, "order-commit", True], [1, 14, "order-rollback", True],
     ]  # fmt: skip
     real = L.real_messages(ends)
     assert real[["queue_offset", "t_ms", "sys_flag", "body"]].values.tolist() == [
-        [0, 10, 8, "order-commit"]
+        [0, 11, 8, "order-commit"]
     ]
-    assert L.op_messages(ends).values.tolist() == [[0, 10, "d", 0], [1, 15, "d", 1]]
+    assert L.op_messages(ends).values.tolist() == [[0, 11, "d", 0], [1, 16, "d", 1]]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -134,7 +134,7 @@ def test_crash_before_commit_then_a_new_producer_commits(seed):
     assert set(ev.text) == {"check transaction failed, channel is null. groupId=TXG"}
     h = L.half_messages(crash)
     assert h[["queue_offset", "t_ms", "check_times", "done"]].values.tolist() == [
-        [0, 8, 0, False], [1, 7000, 1, False], [2, 8000, 2, False], [3, 9000, 3, False],
+        [0, 9, 0, False], [1, 7000, 1, False], [2, 8000, 2, False], [3, 9000, 3, False],
     ]  # fmt: skip
     restarted = L.TxListener(local="COMMIT_MESSAGE", check="COMMIT_MESSAGE")
     L.producer(crash, restarted)
@@ -202,8 +202,8 @@ def test_panel_crash_and_step_check_service():
     panel.buttons["step_check"].click()
     assert panel.messages[-1] == ("  → check round: 1 half message(s) due, 1 check-back(s) sent, "
                                   "0 with no producer of the group, 0 discarded")  # fmt: skip
-    assert L.op_messages(lab).values.tolist() == [[0, 8012, "d", 2]]
-    assert L.real_messages(lab)[["t_ms", "body"]].values.tolist() == [[8012, "order-1"]]
+    assert L.op_messages(lab).values.tolist() == [[0, 8013, "d", 2]]
+    assert L.real_messages(lab)[["t_ms", "body"]].values.tolist() == [[8013, "order-1"]]
     assert "op queue (RMQ_SYS_TRANS_OP_HALF_TOPIC)</b>: 1 message(s)" in panel.queues_view.value
     assert "Orders (what consumers read)</b>: 1 message(s)" in panel.queues_view.value
     assert "CID_RMQ_SYS_TRANS at half offset 2, op offset none yet" in panel.queues_view.value
@@ -248,9 +248,9 @@ def test_panel_numbers_transactions_as_the_learner_sees_them():
     panel.crash_before_commit()
     sent = [m for m in panel.messages if m.startswith("▶") and "order-" in m]
     assert sent == [
-        "▶ t=5 send order-1 to Orders in a transaction",
-        "▶ t=7012 send order-2 to Orders in a transaction",
-        "▶ t=7015 send order-3 in a transaction, crash before commit",
+        "▶ t=6 send order-1 to Orders in a transaction",
+        "▶ t=7013 send order-2 to Orders in a transaction",
+        "▶ t=7016 send order-3 in a transaction, crash before commit",
     ]
     assert L.half_messages(lab)["body"].tolist() == ["order-1", "order-1", "order-2", "order-3"]
 

@@ -68,42 +68,42 @@ def test_the_walk_as_written():
     ex.diff()
     assert ex.messages[-1] == "d5 l1: the trace parts from the plain run at seq 275"
     d = ex.diff_frame.set_index("seq")
-    # the plain run: consumer-2's GET_CONSUMER_LIST_BY_GROUP is answered at 2020; the replay: 2024
+    # the plain run: consumer-2's GET_CONSUMER_LIST_BY_GROUP is answered at 2021; the replay: 2025
     assert d.loc[274, "same"] and not d.loc[275, "same"]
     assert d.loc[275, "a_event"].startswith("ConsumerManageProcessor.getConsumerListByGroup ok")
-    assert (d.loc[275, "a_t_ms"], d.loc[278, "b_t_ms"]) == (2020, 2021)
+    assert (d.loc[275, "a_t_ms"], d.loc[278, "b_t_ms"]) == (2021, 2022)
     # section 3's two handover tables: a reads the new-group 0 before consumer-1 persists,
     # b reads the 0 consumer-1 persisted
     texts = [
         L.queue1_handover(lab)[["t_ms", "text"]].values.tolist()
         for lab in (ex.plain.lab, ex.current.lab)
     ]
-    assert [t for t, _ in texts[0]] == [2009, 2021, 2022, 2023, 2023, 2024, 2025]
+    assert [t for t, _ in texts[0]] == [2010, 2022, 2023, 2024, 2024, 2025, 2026]
     assert texts[0][2][1] == "offset of TopicTest@CG queue 1 = 0 (new group, min offset 0 → 0)"
-    assert [t for t, _ in texts[1]] == [2009, 2023, 2024, 2025, 2026, 2027, 2029]
+    assert [t for t, _ in texts[1]] == [2010, 2024, 2025, 2026, 2027, 2028, 2030]
     assert texts[1][4][1] == "offset of TopicTest@CG queue 1 = 0 (stored)"
-    for lab, again in ((ex.plain.lab, 2025), (ex.current.lab, 2029)):
+    for lab, again in ((ex.plain.lab, 2026), (ex.current.lab, 2030)):
         dups = L.duplicates(lab)
         assert dups.values.tolist() == [
-            [1, 0, 2009, "consumer-1", again, "consumer-2", "rebalance overlap"]
+            [1, 0, 2010, "consumer-1", again, "consumer-2", "rebalance overlap"]
         ]
 
-    # consumer-2 takes queue 1 at 2021 in the plain run (and reads the new-group offset 0 at
-    # 2022); in the replay at 2025, after consumer-1 dropped it and persisted offset 0 at 2023
+    # consumer-2 takes queue 1 at 2022 in the plain run (and reads the new-group offset 0 at
+    # 2023); in the replay at 2026, after consumer-1 dropped it and persisted offset 0 at 2024
     def at(lab, node, text):
         return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]
 
-    assert at(ex.plain.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2021
-    assert at(ex.plain.lab, "broker-a", "queue 1 = 0 (new group")[-1] == 2022
-    assert at(ex.current.lab, "broker-a", "queue 1 = 0 (stored)") == [2026]
-    assert at(ex.current.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2025
+    assert at(ex.plain.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2022
+    assert at(ex.plain.lab, "broker-a", "queue 1 = 0 (new group")[-1] == 2023
+    assert at(ex.current.lab, "broker-a", "queue 1 = 0 (stored)") == [2027]
+    assert at(ex.current.lab, "consumer-2", "takes 1 of 2 queue(s)")[0] == 2026
     assert (
         at(
             ex.current.lab,
             "consumer-1",
             "commit offset 0 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1]",
         )[0]
-        == 2023
+        == 2024
     )
 
 
@@ -123,30 +123,30 @@ def test_the_class_without_a_duplicate_as_written():
     assert L.duplicates(lab).empty
     hand = L.queue1_handover(lab)
     assert hand[["t_ms", "node", "step"]].values.tolist() == [
-        [2009, "consumer-1", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
-        [2031, "consumer-1", "RemoteBrokerOffsetStore.persist"],
-        [2032, "broker-a", "ConsumerManageProcessor.updateConsumerOffset"],
-        [2033, "consumer-2", "RebalancePushImpl.rebalanceByTopic"],
-        [2034, "broker-a", "ConsumerManageProcessor.queryConsumerOffset"],
-        [2035, "consumer-2", "RemoteBrokerOffsetStore.readOffset"],
-        [2037, "consumer-2", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
+        [2010, "consumer-1", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
+        [2032, "consumer-1", "RemoteBrokerOffsetStore.persist"],
+        [2033, "broker-a", "ConsumerManageProcessor.updateConsumerOffset"],
+        [2034, "consumer-2", "RebalancePushImpl.rebalanceByTopic"],
+        [2035, "broker-a", "ConsumerManageProcessor.queryConsumerOffset"],
+        [2036, "consumer-2", "RemoteBrokerOffsetStore.readOffset"],
+        [2038, "consumer-2", "ConsumeMessageConcurrentlyService.ConsumeRequest.run"],
     ]
     assert hand["text"][4] == "offset of TopicTest@CG queue 1 = 1 (stored)"
 
     def at(node, text):
         return [e.t_ms for e in lab.trace.events if e.node == node and text in e.describe()]
 
-    assert at("consumer-1", "consumes TopicTest/broker-a/1 offsets [0]") == [2009]
+    assert at("consumer-1", "consumes TopicTest/broker-a/1 offsets [0]") == [2010]
     assert (
         at(
             "consumer-1",
             "commit offset 1 of MessageQueue [topic=TopicTest, brokerName=broker-a, queueId=1]",
         )[0]
-        == 2031
+        == 2032
     )
-    assert at("broker-a", "offset of TopicTest@CG queue 1 = 1 (stored)") == [2034]
-    assert at("consumer-2", "takes 1 of 2 queue(s)")[0] == 2033
-    assert at("consumer-2", "consumes TopicTest/broker-a/1 offsets [1]") == [2037]
+    assert at("broker-a", "offset of TopicTest@CG queue 1 = 1 (stored)") == [2035]
+    assert at("consumer-2", "takes 1 of 2 queue(s)")[0] == 2034
+    assert at("consumer-2", "consumes TopicTest/broker-a/1 offsets [1]") == [2038]
 
 
 def test_the_walk_at_persist_as_written():
@@ -174,11 +174,11 @@ def test_the_walk_at_persist_as_written():
     assert ex.timeline.widget.outputs[0]["data"]["text/plain"] == ("Node by node, t=9998…10058")
     p = ex.current.points[0]
     assert p.labels == [
-        "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10006",
-        "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006",
+        "frame broker-a UPDATE_CONSUMER_OFFSET consumer-1->broker-a @10007",
+        "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10007",
     ]
     assert L.one_choice("o1", L.AT_PERSIST) == [
-        [0, "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10006"]
+        [0, "frame broker-a QUERY_CONSUMER_OFFSET consumer-2->broker-a @10007"]
     ]
     ex.diff()
     assert ex.messages[-1] == "o1: the trace parts from the plain run at seq 301"
@@ -193,8 +193,8 @@ def test_the_walk_at_persist_as_written():
     )
     assert L.duplicates(ex.plain.lab).empty
     assert L.duplicates(ex.current.lab).values.tolist() == [
-        [1, 0, 2009, "consumer-1", 10009, "consumer-2", "rebalance overlap"],
-        [1, 1, 2049, "consumer-1", 10029, "consumer-2", "rebalance overlap"],
+        [1, 0, 2010, "consumer-1", 10010, "consumer-2", "rebalance overlap"],
+        [1, 1, 2050, "consumer-1", 10030, "consumer-2", "rebalance overlap"],
     ]
     # the plain run's overlap is queue 1, held by both consumers for a moment
     heat = allocation_heatmap_frame(ex.plain.lab.trace.events)

@@ -65,8 +65,8 @@ def test_selecting_a_class_replays_its_shortest_schedule(ex):
     assert [(p.index, p.kind, p.chosen) for p in pts] == [(i, "l", int(i == 5)) for i in range(6)]
     assert pts[5].labels == ["consumer-2->broker-a 1 ms", "consumer-2->broker-a 5 ms"]
     assert "step 6 of 6" in ex.choices.value and "consumer-2-&gt;broker-a 5 ms" in ex.choices.value
-    # the timeline and the inspector show the replayed run (it ends at t=5105)
-    assert ex.current.lab.now == 5105 and len(ex.current.lab.trace.events) == 374
+    # the timeline and the inspector show the replayed run (it ends at t=5106)
+    assert ex.current.lab.now == 5106 and len(ex.current.lab.trace.events) == 374
     assert "allocation" in ex.inspector.value
     # the timeline draws the 60 ms from when the search starts deciding (2000 + arm 10 - 2),
     # from the events before the lab closed (closing adds a stop per node)
@@ -121,9 +121,9 @@ def test_diff_against_the_plain_run(ex):
     assert d["same"].tolist() == [True, True, True, False, False, False, False]
     row = d.set_index("seq").loc[275]
     assert (row["a_t_ms"], row["a_node"], row["b_t_ms"], row["b_node"]) == (
-        2020,
-        "broker-a",
         2021,
+        "broker-a",
+        2022,
         "consumer-1",
     )
     assert row["a_event"].startswith("ConsumerManageProcessor.getConsumerListByGroup ok")

@@ -206,8 +206,8 @@ def test_lesson06_pull_loop_step_by_step():
     assert said.count("step 2.6: FOUND") == 3 and said.count("step 2.5: pull Orders") == 3
     assert "ConsumeMessageConcurrentlyService.ConsumeRequest.run step 61" not in said
     said = click(p, "advance", advance_ms="20000")
-    assert "suspend deadline of Orders@0 offset 40 reached" in said and "t=15034" in said
-    assert "Orders@0 offset 40: suspended 19966 ms ≥ 15000 ms → answer now" in said
+    assert "suspend deadline of Orders@0 offset 40 reached" in said and "t=15035" in said
+    assert "Orders@0 offset 40: suspended 19965 ms ≥ 15000 ms → answer now" in said
     assert "NO_NEW_MSG on Orders/broker-a/0: next offset 40" in said
     after = said[said.find("NO_NEW_MSG on Orders") :]
     assert "pull Orders/broker-a/0 from offset 40" in after
@@ -248,7 +248,7 @@ def _lesson08_run(persist_first: bool):
     said = click(p, "add_consumer", consume_ms="2000")
     assert "→ consumer-1 (AVG) now holds TopicTest queues [0, 1, 2, 3]" in said
     said = click(p, "send", count="20")
-    assert "→ sent 20/20" in said and walk.now == 2033
+    assert "→ sent 20/20" in said and walk.now == 2034
     assert len(walk.deliveries()) == 20
     assert walk.consumer_offsets().query("group == 'CG'").empty  # the broker has none yet
     assert "<td>TopicTest</td>" not in p.inspector.value.split("consumer offsets")[1]
