@@ -223,10 +223,20 @@ def test_send_to_leader_is_send_ok_compared_truncated_committed_and_consumable(
     followers = set(group.ids) - {leader}
 
     def committed() -> bool:
-        commits = [c for c in _pushes(_records(group), "COMMIT") if c["body"]["commitIndex"] == 0]
-        return {c["dst"] for c in commits} == followers
+        """A COMMIT of index 0 to each follower, and the answers to the pushes up to it (the
+        relay records an answer when it passes, after the next request may have)."""
+        records = _records(group)
+        commits = [c for c in _pushes(records, "COMMIT") if c["body"]["commitIndex"] == 0]
+        if {c["dst"] for c in commits} != followers:
+            return False
+        answers = _answers(records)
+        return all(
+            (p["dst"], leader, p["opaque"]) in answers
+            for f in followers
+            for p in [r for r in records if r["code"] == Q.PUSH and r["dst"] == f][:3]
+        )
 
-    wait_until(committed, 30, "a COMMIT of index 0 to each follower")
+    wait_until(committed, 30, "a COMMIT of index 0 to each follower, and the answers")
     records = _records(group)
     answers = _answers(records)
     for f in sorted(followers):

@@ -204,7 +204,7 @@ def test_a_search_stopped_early_is_marked_incomplete():
 
 def test_concurrent_catches_an_orderly_queue_given_away_inside_its_listener():
     # consume_lock_skipped: consumer-1's rebalance unlocks queue 1 while its listener is
-    # inside offset 0 (2 009-3 509 ms); consumer-2 locks it, and is inside it from 3 035 ms
+    # inside offset 0 (2 010-3 510 ms); consumer-2 locks it, and is inside it from 3 036 ms
     xs = get_scenario("orderly_slow_listener")
     assert _plain("orderly_slow_listener").table() == [("overlap=1", OSL_N, "(default)", 0)]
     calls: dict[str, list[tuple[int, int, int]]] = {}
@@ -217,7 +217,7 @@ def test_concurrent_catches_an_orderly_queue_given_away_inside_its_listener():
             ]
 
     replay(xs, "", _bounds(xs), on_lab=look)
-    assert calls == {"consumer-1": [(2009, 3509, 1), (3509, 5009, 0)], "consumer-2": []}
+    assert calls == {"consumer-1": [(2010, 3510, 1), (3510, 5010, 0)], "consumer-2": []}
     with mutant("consume_lock_skipped"):
         res = explore(xs, _bounds(xs))
         assert replay(xs, "", _bounds(xs), on_lab=look).outcome == (
@@ -225,6 +225,6 @@ def test_concurrent_catches_an_orderly_queue_given_away_inside_its_listener():
         )
     assert res.table() == [("dup:rebalance=1 concurrent=1 overlap=1", OSL_N, "(default)", 0)]
     assert calls == {
-        "consumer-1": [(2009, 3509, 1), (3509, 5009, 0)],
-        "consumer-2": [(3035, 4535, 1)],
+        "consumer-1": [(2010, 3510, 1), (3510, 5010, 0)],
+        "consumer-2": [(3036, 4536, 1)],
     }
