@@ -371,8 +371,8 @@ def _lesson08_kill_with_and_without_persist_first(page: Page) -> None:
     printed = _lesson08_one_run(page, persist_first=False)
     assert printed == "✘ duplicates: 20 duplicate deliver(ies): 20 × crash before offset persist"
     cell = _run_cell(page, "walk = L.walk_lab(SEED)")
-    # a fresh walk: TopicTest created at t=5, no consumer yet, an empty log
-    expect(cell.locator(".jp-OutputArea-output")).to_contain_text("t = 5 ms", timeout=60_000)
+    # a fresh walk: TopicTest created (answered after its registration) at t=6, no consumer yet, an empty log
+    expect(cell.locator(".jp-OutputArea-output")).to_contain_text("t = 6 ms", timeout=60_000)
     printed = _lesson08_one_run(page, persist_first=True)
     assert printed == "✔ duplicates: no unintended duplicates"
 
