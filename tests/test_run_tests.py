@@ -51,11 +51,20 @@ def test_c():
 """
 
 FAILING = """
+import pytest
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("no fixture today")
+
 def test_ok():
     pass
 
 def test_wrong():
     assert 2 + 2 == 5
+
+def test_set_up_fails(broken):
+    pass
 """
 
 
@@ -77,19 +86,28 @@ def _bare_pytest(monkeypatch):
 def test_a_failing_group_fails_the_run_each_printed_whole_and_the_total_counts_both(
     tmp_path, capsys
 ):
-    """One group passes, one fails: exit 1; each group's whole pytest output (its summary last)
-    between its header and its status line; the last line adds both groups' counts."""
+    """One group passes, one fails (a failure and an error): exit 1; each group's whole pytest
+    output (its summary last) between its header and its status line; then each failing test
+    again, named with its group (CI keeps only the log's tail); the last line adds both groups'
+    counts."""
     groups = [
         _group("good", _module(tmp_path, "good", PASSING)),
         _group("bad", _module(tmp_path, "bad", FAILING)),
     ]
     status, out = _run(groups, capsys, tmp_path)
     assert status == 1
-    assert out[-1] == "total: 3 passed, 1 failed, 1 skipped"
+    assert out[-1] == "total: 3 passed, 2 failed, 1 skipped"
     assert out[-2] == "==> make test FAILED (exit 1)"
-    assert re.fullmatch(r"==> good +exit 0, +\d+ s: 2 passed, 1 skipped", out[-4]), out[-4]
-    assert re.fullmatch(r"==> bad +exit 1, +\d+ s: 1 failed, 1 passed", out[-3]), out[-3]
-    for name, summary in (("good", "2 passed, 1 skipped in"), ("bad", "1 failed, 1 passed in")):
+    assert re.fullmatch(r"==> \[bad\] FAILED \S*bad/test_bad.py::test_wrong.*", out[-4]), out[-4]
+    assert re.fullmatch(r"==> \[bad\] ERROR \S*bad/test_bad.py::test_set_up_fails.*", out[-3]), out[
+        -3
+    ]
+    assert re.fullmatch(r"==> good +exit 0, +\d+ s: 2 passed, 1 skipped", out[-6]), out[-6]
+    assert re.fullmatch(r"==> bad +exit 1, +\d+ s: 1 failed, 1 passed, 1 errors", out[-5]), out[-5]
+    for name, summary in (
+        ("good", "2 passed, 1 skipped in"),
+        ("bad", "1 failed, 1 passed, 1 error in"),
+    ):
         start = out.index(f"==> [{name}] output (the {name} group):")
         end = next(i for i in range(start, len(out)) if out[i].startswith(f"==> {name} "))
         block = out[start + 1 : end]
@@ -130,7 +148,7 @@ def test_serial_mode_runs_the_same_groups_one_after_the_other(tmp_path, capsys):
         _group("bad", _module(tmp_path, "bad", FAILING)),
     ]
     status, out = _run(groups, capsys, tmp_path, serial=True)
-    assert (status, out[-1]) == (1, "total: 3 passed, 1 failed, 1 skipped")
+    assert (status, out[-1]) == (1, "total: 3 passed, 2 failed, 1 skipped")
     assert any("groups one after the other" in x for x in out)
 
 

@@ -191,6 +191,17 @@ class Outcome:
         return f"==> {self.group.name:11} {status}, {self.seconds:6.0f} s: {what}"
 
 
+#: pytest's short test summary lines (``-r fE``, its default): one per failed or erroring test.
+_SUMMARY_LINE = re.compile(r"^(FAILED|ERROR) \S.*$", re.M)
+
+
+def failing_lines(output: str, width: int = 200) -> list[str]:
+    """The ``FAILED …`` and ``ERROR …`` lines of pytest's short test summary, each cut to
+    ``width`` characters. Printed again after the totals, where a reader of the log's tail (CI
+    keeps the tail) finds which tests failed in every group, not only in the last printed."""
+    return [m.group(0)[:width] for m in _SUMMARY_LINE.finditer(output)]
+
+
 def total_line(outcomes: list[Outcome]) -> str:
     """The combined count, in the plain closing form CI reads: ``total: N passed, N failed,
     N skipped``."""
@@ -381,6 +392,9 @@ def run(
     _say(f"==> {len(outcomes)} groups {mode}, wall {time.monotonic() - started:.0f} s:")
     for o in outcomes:
         _say(o.line())
+    for o in outcomes:
+        for line in failing_lines(o.output):
+            _say(f"==> [{o.group.name}] {line}")
     status = exit_status(outcomes) or (2 if interrupted else 0)  # 2: pytest's "interrupted"
     if status != 0:
         _say(f"==> make test FAILED (exit {status})")
