@@ -37,6 +37,7 @@ import plotly.graph_objects as go
 from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.lab import figures
+from mqlab.lab.live_figure import LiveFigure
 from mqlab.lab.panel_views import TimelineView, inspector_html
 
 if TYPE_CHECKING:
@@ -382,7 +383,7 @@ class OutcomeExplorer:
         self.fig = outcome_figure(self.result, self.selected)
         if self.timeline.mode == "live":  # recoloured in place on each selection
             try:
-                self.fig = go.FigureWidget(self.fig)
+                self.fig = LiveFigure(self.fig)  # its comm opens with the figure
             except Exception:  # noqa: BLE001 — any frontend problem: a static figure
                 pass
         with self.figure:

@@ -38,6 +38,7 @@ from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
 from mqlab.lab.lab import FAULTS
+from mqlab.lab.live_figure import LiveFigure
 from mqlab.remoting.codes import ResponseCode
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -668,7 +669,7 @@ class TimelineView:
     def _build_figure_widget(self) -> Any:
         import plotly.graph_objects as go
 
-        fw = go.FigureWidget()
+        fw = go.Figure()  # traces and layout first: LiveFigure's comm opens with them
         for reason, color in figures.REASON_COLORS.items():
             fw.add_trace(go.Bar(
                 orientation="h", y=[], x=[], base=[], width=0.35, name=f"parked pull ({reason})",
@@ -688,8 +689,7 @@ class TimelineView:
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
         figures.house_style(fw)  # the title below the modebar
-        _sync_widget_state(fw)
-        return fw
+        return LiveFigure(fw)
 
     @staticmethod
     def focus_range(win: Sequence[TraceEvent], lo: int, hi: int,

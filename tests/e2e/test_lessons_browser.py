@@ -541,19 +541,38 @@ def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
         ex.screenshot(path=str(out / "11-outcome-explorer.png"))
 
 
+#: How many times the reload scenario reloads the page when ipywidgets shows MODEL_NOT_FOUND.
+RELOADS = 3
+MODEL_NOT_FOUND = "Error displaying widget: model not found"
+#: How long the reloaded page may take to draw the clicks' events (ms): it rebuilds every
+#: widget view at once, which took over 20 s on a loaded 2-core machine.
+RELOAD_DRAW_TIMEOUT_MS = 60_000
+
+
 def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
     """Save, reload the page (the kernel keeps running), click send 3 times: the panel's live
     timeline still draws events (issue 13, defect 3)."""
     from playwright.sync_api import expect
 
     page.evaluate(SAVE_JS)
-    page.reload(wait_until="domcontentloaded")
-    page.wait_for_function(
-        "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-        timeout=60_000,
-    )
-    panel = _panel(page, "send", "pull once", "add consumer")
-    expect(panel).to_be_visible(timeout=60_000)
+    for attempt in range(1, RELOADS + 1):
+        page.reload(wait_until="domcontentloaded")
+        page.wait_for_function(
+            "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+            timeout=60_000,
+        )
+        panel = _panel(page, "send", "pull once", "add consumer")
+        try:
+            expect(panel).to_be_visible(timeout=60_000)
+            break
+        except AssertionError:
+            # ipywidgets' own race (jupyter-widgets/ipywidgets#3823): the page's widget manager
+            # may mark itself restored before the kernel's models arrive; a widget output then
+            # reads this, and a reload (what a user does) restores it. Anything else fails.
+            shown = page.get_by_text(MODEL_NOT_FOUND).count()
+            if not shown or attempt == RELOADS:
+                raise
+            print(f"e2e 00: reload {attempt} showed {shown}x {MODEL_NOT_FOUND!r}: reload again")
     panel.scroll_into_view_if_needed()
     plot = panel.locator(".js-plotly-plot").first
     expect(plot).to_be_visible(timeout=CLICK_TIMEOUT_MS)
@@ -565,12 +584,21 @@ def _lesson00_reload_keeps_timeline(page: Page, server: JupyterServer) -> None:
         page.wait_for_timeout(300)
     clicked_at = int(panel.locator("b").filter(has_text=" ms").first.inner_text().split()[2])
     # the new clicks' events are drawn: markers at the time of the clicks, on screen
-    page.wait_for_function(
-        f"""el => ({newest})(el) >= {clicked_at} - 10 && ({newest})(el) > {before}
-                  && el.querySelectorAll('.scatterlayer .point').length > 0""",
-        arg=plot.element_handle(),
-        timeout=CLICK_TIMEOUT_MS,
-    )
+    try:
+        page.wait_for_function(
+            f"""el => ({newest})(el) >= {clicked_at} - 10 && ({newest})(el) > {before}
+                      && el.querySelectorAll('.scatterlayer .point').length > 0""",
+            arg=plot.element_handle(),
+            timeout=RELOAD_DRAW_TIMEOUT_MS,
+        )
+    except Exception as e:  # say what the plot held, not only that the wait ran out
+        drawn = plot.evaluate(
+            f"el => [({newest})(el), el.querySelectorAll('.scatterlayer .point').length]"
+        )
+        raise AssertionError(
+            f"after the reload, 3 sends clicked by t={clicked_at} ms: the timeline's newest "
+            f"event is at {drawn[0]} ms (before the clicks {before}), {drawn[1]} points drawn"
+        ) from e
     out = _screens_dir()
     if out is not None:
         plot.screenshot(path=str(out / "00-timeline-after-reload.png"))
