@@ -93,6 +93,13 @@ HA stream's chunks and reports like frames (each direction FIFO):
   reads it from the slave: no ``lost``. The planted bug ``slave_ack_at_message_start``
   (``mqlab.common.mutants``) wakes the sender when the slave has reached the message's
   start: the search finds ``lost``.
+- Both: ``pending`` is allowed, not expected. PCT at depth 40 found it (``d26
+  F:lose(broker-a)`` on sync_master_lost): the machine is lost at 14 007 ms, as
+  consumer-1 starts. Its first route came from the name server just before the loss, so
+  its rebalance asks the dead master for the group's consumers
+  (``MQClientInstance#findConsumerIdList``) and fails; the route without the master
+  arrives 15 ms later, and the next rebalance is the 20 s ``RebalanceService`` round. The
+  acknowledged message waits on the slave past the group's offset, and the run ends first.
 - ``master_returns``: apache/rocketmq#1094. consumer-1 consumes 2 messages and leaves
   (offsets 1 on the master, copied to the slave by ``SlaveSynchronize``); 2 more are sent,
   then the master is killed; consumer-2 consumes them from the slave and commits offsets
@@ -270,7 +277,7 @@ _add(ExploreScenario(
     "async_master_lost", _ha_scn("async_master_lost"),
     arm_ms=0, faults=("lose(broker-a)",), depth=5, fault_budget=1,
     slaves=1, broker_role="ASYNC_MASTER",
-    allowed=frozenset({"lost"}), expected=frozenset({"lost"}),
+    allowed=frozenset({"lost", "pending"}), expected=frozenset({"lost"}),
     text="ASYNC_MASTER + 1 slave: one send, the master's machine lost somewhere",
 ))  # fmt: skip
 
@@ -278,7 +285,7 @@ _add(ExploreScenario(
     "sync_master_lost", _ha_scn("sync_master_lost"),
     arm_ms=0, faults=("lose(broker-a)",), depth=5, fault_budget=1,
     slaves=1, broker_role="SYNC_MASTER",
-    allowed=frozenset(), expected=frozenset(),
+    allowed=frozenset({"pending"}), expected=frozenset(),
     text="the same with SYNC_MASTER: an acknowledged message is on the slave",
 ))  # fmt: skip
 

@@ -56,6 +56,31 @@ def test_sync_master_planted_bug_answers_before_the_slave_has_the_message():
     assert replay(xs, "d4 F:lose(broker-a)").outcome == "ok"
 
 
+def test_a_master_lost_as_the_consumer_starts_leaves_the_message_pending_not_lost():
+    """PCT's class (depth 40): the machine lost at 14 007 ms, in consumer-1's first ms. Its
+    first rebalances ask the dead master for the group's consumers and fail; the route
+    without the master comes at 14 022 ms, and the next rebalance round is 20 s later,
+    after the run. The acknowledged message is on the slave, not consumed: ``pending``, an
+    allowed class (the group will read it), not ``lost``."""
+    xs = get_scenario("sync_master_lost")
+    seen: dict = {}
+
+    def look(lab) -> None:
+        seen.update(_lost_run(lab))
+        seen["failed_rebalances"] = sum(
+            1 for e in lab.trace.events
+            if e.node == "consumer-1" and e.step == "exception"
+            and "getConsumerIdListByGroup CG at 127.0.0.1:10911 failed" in e.describe()
+        )  # fmt: skip
+        seen["end"] = lab.now
+
+    rec = replay(xs, "d26 F:lose(broker-a)", on_lab=look)
+    assert (rec.outcome, rec.counts["lost"], rec.counts["pending"]) == ("pending=1", 0, 1)
+    assert "pending" in xs.allowed and "pending" not in xs.expected
+    assert seen == {"master_store": False, "slave_max_offset": 206, "deliveries": 0,
+                    "lost_at": [14_007], "failed_rebalances": 2, "end": 15_106}  # fmt: skip
+
+
 def test_master_returns_delivers_the_outage_messages_again():
     """apache/rocketmq#1094: consumer-2 consumed queue offset 1 of both queues from the
     slave during the outage (offsets 2 committed there); the master, back at 20 506 with
