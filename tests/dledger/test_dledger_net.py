@@ -126,3 +126,47 @@ def test_three_nodes_elect_append_and_commit_over_tcp(live: Live) -> None:
 
     _, refused = append(live.addrs["n0"], "n0", b"to a follower")
     assert (refused.code, refused.leader_id, refused.index) == (R.NOT_LEADER, "n1", -1)
+
+
+def test_leader_killed_the_others_elect_and_the_restarted_node_catches_up() -> None:
+    """With heartbeats every 200 ms (a follower gives up after 3 missed: 600 ms), the leader
+    n1 is killed after 2 committed entries: n0 or n2 leads a later term, its log holds both
+    entries, an APPEND to it answers SUCCESS at index 2; n1 restarted on its log rejoins as
+    a follower of the new term and ends with the same 3 entries, committed."""
+    live = Live(heart_beat_time_interval_ms=200)
+    try:
+        wait_until(lambda: all(s["leader_id"] == "n1" for s in live.state().values()), 15,
+                   "every node following n1")  # fmt: skip
+        for body in (b"one", b"two"):
+            assert append(live.addrs["n1"], "n1", body)[1].code == R.SUCCESS
+        wait_until(lambda: all(s["committed_index"] == 1 for s in live.state().values()), 15,
+                   "index 1 committed on every node")  # fmt: skip
+        live.loop.submit(live.nodes.kill("n1"))
+
+        def new_leader() -> str | None:
+            st = live.state()
+            leaders = [i for i in ("n0", "n2") if st[i]["role"] == "LEADER"]
+            return leaders[0] if leaders else None
+
+        wait_until(lambda: new_leader() is not None, 15, "a new leader")
+        leader = new_leader()
+        term = live.state()[leader]["term"]
+        assert term >= 2
+        _, resp = append(live.addrs[leader], leader, b"three")
+        assert (resp.code, resp.index, resp.term, resp.pos) == (R.SUCCESS, 2, term, 2 * 48 + 6)
+        live.loop.submit(live.nodes.restart("n1"))
+        wait_until(lambda: all(s["committed_index"] == 2 for s in live.state().values()), 15,
+                   "index 2 committed on every node, n1 too")  # fmt: skip
+        st = live.state()
+        assert (st["n1"]["role"], st["n1"]["term"], st["n1"]["leader_id"]) == (
+            "FOLLOWER", term, leader,
+        )  # fmt: skip
+        logs = live.call(
+            lambda g: {i: [(e.index, e.term, e.body) for e in s.store.entries()]
+                       for i, s in g.servers.items()}
+        )  # fmt: skip
+        want = [(0, 1, b"one"), (1, 1, b"two"), (2, term, b"three")]
+        assert logs == {"n0": want, "n1": want, "n2": want}
+        assert live.driver.errors == []
+    finally:
+        live.close()

@@ -1,0 +1,85 @@
+"""A mixed DLedger group: one mqlab node and two real 4.9.3 DLedger nodes (issue 26, 3).
+
+``mqlab.conformance.dledger_mixed`` runs the group once for the module (a name server and
+two broker JVMs; the mqlab node ``n2`` in this process): a real leader, a transfer to the
+mqlab node, a transfer from it to ``n0``, ``n0`` killed and restarted. The tests read what
+it saw: who led after each step, what was acknowledged, and each node's stored log (the
+real nodes' data and index files as 0.2.3 writes them, against mqlab's bytes). The group is
+run by ``mqlab.conformance.cli.dledger``, as ``python -m mqlab conformance`` runs it after
+its scenarios, so the lines checked here are the ones the conformance run prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mqlab.conformance.cli import dledger
+from mqlab.conformance.dledger_mixed import (
+    MESSAGES,
+    MQLAB_ID,
+    MixedResult,
+    summary_line,
+)
+from mqlab.conformance.engine import Run
+
+pytestmark = pytest.mark.conformance
+
+
+@pytest.fixture(scope="module")
+def run_lines(java_runner: Path) -> tuple[Run, list[str], MixedResult | None]:
+    run, lines = Run(), []
+    mixed = dledger(run, out=lines.append)
+    return run, lines, mixed
+
+
+@pytest.fixture(scope="module")
+def mixed(run_lines: tuple[Run, list[str], MixedResult | None]) -> Iterator[MixedResult]:
+    run, lines, result = run_lines
+    if result is None:
+        pytest.fail(f"{run.dledger_problems}; lines: {lines}")
+    yield result
+
+
+def test_the_mqlab_node_follows_leads_and_hands_over(mixed: MixedResult) -> None:
+    """Either side wins the first election; then a real leader hands over to n2 (mqlab), n2
+    hands over to n0, and after n0's kill n1 or n2 leads: every step a leader change, each
+    step's sends SEND_OK."""
+    leaders = mixed.leaders
+    if leaders[0] == MQLAB_ID:  # mqlab won the first election: it hands over to n0 first
+        assert leaders[:4] == [MQLAB_ID, "n0", MQLAB_ID, "n0"]
+    else:
+        assert leaders[0] in ("n0", "n1")
+        assert leaders[1:3] == [MQLAB_ID, "n0"]
+    assert len(leaders) == (5 if leaders[0] == MQLAB_ID else 4)
+    assert leaders[-1] in ("n1", MQLAB_ID)
+    assert mixed.leader_changes == len(leaders) - 1
+    assert len(mixed.acked) == len(leaders) * MESSAGES
+
+
+def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
+    """The real nodes' data and index files equal the mqlab node's bytes over the committed
+    range; the entries are indexes 0..E-1 with terms that never go down, the same on every
+    node, and at least every acknowledged message is one of them."""
+    assert mixed.problems == []
+    assert mixed.entries >= len(mixed.acked)
+    terms = mixed.terms[MQLAB_ID]
+    assert [i for i, _ in terms] == list(range(mixed.entries))
+    assert [t for _, t in terms] == sorted(t for _, t in terms)
+    assert mixed.terms == {"n0": terms, "n1": terms, MQLAB_ID: terms}
+    # a new term for each leader, each with its sends
+    assert len({t for _, t in terms}) >= len(mixed.leaders)
+
+
+def test_the_conformance_run_records_the_summary_line(run_lines, mixed: MixedResult) -> None:
+    """The ``dledger:`` line ``python -m mqlab conformance`` prints last: E is every entry
+    of the steps (one per SEND_OK, and any refused send that was appended all the same), L
+    the changes (3, or 4 when mqlab won the first election)."""
+    run, lines, _ = run_lines
+    line = (f"dledger: mixed group, {mixed.entries} entries committed, identical on every "
+            f"node, {len(mixed.leaders) - 1} leader changes")  # fmt: skip
+    assert summary_line(mixed) == run.dledger_line == line
+    assert run.dledger_problems == []
+    assert lines[-1].startswith("dledger: checked in ")
