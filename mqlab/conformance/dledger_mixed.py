@@ -69,8 +69,9 @@ PRODUCER = "mixed_producer"
 class MixedResult:
     """What :func:`check_mixed_group` saw."""
 
-    #: the leader after each step, by self id
+    #: the leader after each step, by self id, and its term
     leaders: list[str] = field(default_factory=list)
+    leader_terms: list[int] = field(default_factory=list)
     #: entries committed (the mqlab node's committed index + 1), and the bytes they take
     entries: int = 0
     data_bytes: int = 0
@@ -78,6 +79,9 @@ class MixedResult:
     acked: list[bytes] = field(default_factory=list)
     #: each node's (index, term) of every compared entry, by self id
     terms: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: the mqlab node's votes: given (term, candidate, result), and its rounds (term, results)
+    votes_given: list[tuple[int, str, str]] = field(default_factory=list)
+    vote_rounds: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     #: differences found (empty: identical)
     problems: list[str] = field(default_factory=list)
 
@@ -162,6 +166,25 @@ class MqlabMember:
                 pos, size = st.get_entry_pos_and_size(st.committed_index)
                 end = pos + size
             return bytes(st.data), bytes(st.index), st.committed_index, end
+
+        return self.call(read)
+
+    def votes(self) -> tuple[list[tuple[int, str, str]], list[tuple[int, dict[str, str]]]]:
+        """From the node's trace: the votes it gave, ``(term, candidate, result)``
+        (``handleVote``, mechanisms.md "DLedger election" step 3), and its own rounds,
+        ``(term, results by peer)`` (step 4)."""
+
+        def read() -> tuple[list, list]:
+            given, rounds = [], []
+            for e in self.driver.recorder.events:
+                if e.component != "DLedgerLeaderElector" or e.node != self.self_id:
+                    continue
+                f = e.fields
+                if e.step == "3" and f["candidate"] != self.self_id:
+                    given.append((f["term"], f["candidate"], f["result"]))
+                elif e.step == "4":
+                    rounds.append((f["term"], dict(f["results"])))
+            return given, rounds
 
         return self.call(read)
 
@@ -340,10 +363,12 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             if resp.code != DLedgerResponseCode.SUCCESS:
                 raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
             result.leaders.append(_wait_leader(group, member, lambda w: w == to, f"{to} leading"))
+            result.leader_terms.append(member.state()["term"])
             _sends(addr_of[to], len(result.leaders), result, out)
 
         # 1. whoever the first election made leader
         result.leaders.append(_wait_leader(group, member, lambda w: True, "a leader n2 follows"))
+        result.leader_terms.append(member.state()["term"])
         for a in addr_of.values():
             _create_topic(a)
         _sends(addr_of[result.leaders[-1]], 1, result, out)
@@ -357,6 +382,7 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         result.leaders.append(
             _wait_leader(group, member, lambda w: w != "n0", "a leader other than n0")
         )
+        result.leader_terms.append(member.state()["term"])
         _sends(addr_of[result.leaders[-1]], len(result.leaders), result, out)
         # 5. n0 back, caught up
         group.restart("n0")
@@ -370,6 +396,7 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             wait_until(same, 60, "every node's committed range identical")
         except TimeoutError:
             result.problems = list(problems)
+        result.votes_given, result.vote_rounds = member.votes()
         errors = member.errors()
         if errors:
             result.problems += [f"{MQLAB_ID}: handler error {e}" for e in errors]

@@ -11,6 +11,7 @@ its scenarios, so the lines checked here are the ones the conformance run prints
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,20 @@ def test_the_mqlab_node_follows_leads_and_hands_over(mixed: MixedResult) -> None
     assert leaders[-1] in ("n1", MQLAB_ID)
     assert mixed.leader_changes == len(leaders) - 1
     assert len(mixed.acked) == len(leaders) * MESSAGES
+
+
+def test_the_mqlab_node_votes_for_a_real_candidate_and_wins_real_votes(mixed: MixedResult) -> None:
+    """Each time n0 takes the leadership from n2, n2 ACCEPTs n0's VOTE of that term; each
+    time n2 takes it, its round of that term has its own ACCEPT and a real node's."""
+    steps = list(zip(mixed.leaders, mixed.leader_terms, strict=True))
+    for (before, _), (leader, term) in itertools.pairwise(steps):
+        if (before, leader) == (MQLAB_ID, "n0"):
+            assert (term, "n0", "ACCEPT") in mixed.votes_given
+        if leader == MQLAB_ID:
+            won = [r for t, r in mixed.vote_rounds if t == term]
+            assert any(r.get(MQLAB_ID) == "ACCEPT" and "ACCEPT" in (r.get("n0"), r.get("n1"))
+                       for r in won), (term, mixed.vote_rounds)  # fmt: skip
+    assert [t for t in mixed.leader_terms] == sorted(set(mixed.leader_terms))
 
 
 def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
