@@ -28,7 +28,9 @@ Then the logs are compared as stored: the first ``E`` entries (``E`` = the mqlab
 committed index + 1) are the bytes ``[0, end of entry E-1)`` of each real node's first data
 file (``<store>/dledger-<selfId>/data/00000000000000000000``, mapped shared by the JVM, so a
 read sees every write) and ``E * 32`` bytes of its first index file, against the mqlab node's
-``DLedgerMmapFileStore`` (data and index bytes, the same layout). The summary line is
+``DLedgerMmapFileStore`` (``files()``: the same names and layout); and each real node's
+``checkpoint`` file (``committedIndex=..``, ``endIndex=..``) against the mqlab store's, so
+every node has committed the same ``E`` entries. The summary line is
 :func:`summary_line`: ``dledger: mixed group, E entries committed, identical on every node,
 L leader changes`` (``L``: how often the leader changed between the steps).
 """
@@ -156,16 +158,16 @@ class MqlabMember:
 
         return self.call(lambda: node_state(self.server))
 
-    def stored(self) -> tuple[bytes, bytes, int, int]:
-        """(data bytes, index bytes, committed index, committed end position)."""
+    def stored(self) -> tuple[dict[str, bytes], int, int]:
+        """(the store's files as 0.2.3 names them, committed index, committed end position)."""
 
-        def read() -> tuple[bytes, bytes, int, int]:
+        def read() -> tuple[dict[str, bytes], int, int]:
             st = self.server.store
             end = 0
             if st.committed_index >= 0:
                 pos, size = st.get_entry_pos_and_size(st.committed_index)
                 end = pos + size
-            return bytes(st.data), bytes(st.index), st.committed_index, end
+            return st.files(), st.committed_index, end
 
         return self.call(read)
 
@@ -297,16 +299,10 @@ def _transfer(
     return from_body(LeadershipTransferResponse, resp.body)
 
 
-def _real_stored(
-    group: RealDLedgerGroup, self_id: str, data_len: int, index_len: int
-) -> tuple[bytes, bytes]:
-    base = group.dledger_dir(self_id)
-    name = offset2file_name(0)
-    with open(base / "data" / name, "rb") as f:
-        data = f.read(data_len)
-    with open(base / "index" / name, "rb") as f:
-        index = f.read(index_len)
-    return data, index
+def _real_file(group: RealDLedgerGroup, self_id: str, name: str, length: int | None) -> bytes:
+    """The first ``length`` bytes (None: all) of a real node's DLedger file ``name``."""
+    with open(group.dledger_dir(self_id) / name, "rb") as f:
+        return f.read() if length is None else f.read(length)
 
 
 def _entries(index: bytes, count: int) -> list[tuple[int, int]]:
@@ -320,23 +316,29 @@ def _entries(index: bytes, count: int) -> list[tuple[int, int]]:
 
 
 def compare(group: RealDLedgerGroup, member: MqlabMember, result: MixedResult) -> list[str]:
-    """The committed range of every node against the mqlab node's; the problems."""
-    data, index, committed, end = member.stored()
+    """The committed range of every node against the mqlab node's, and each ``checkpoint``
+    file (``committedIndex``, ``endIndex``; a real node writes it every 3 s,
+    ``checkPointInterval``) against the mqlab store's; the problems."""
+    files, committed, end = member.stored()
+    data_name, index_name = f"data/{offset2file_name(0)}", f"index/{offset2file_name(0)}"
+    data, index = files.get(data_name, b""), files.get(index_name, b"")
     count = committed + 1
     result.entries, result.data_bytes = count, end
     problems = []
     result.terms = {MQLAB_ID: _entries(index, count)}
     for i in group.real_ids:
-        rdata, rindex = _real_stored(group, i, end, count * INDEX_UNIT_SIZE)
+        rdata = _real_file(group, i, data_name, end)
+        rindex = _real_file(group, i, index_name, count * INDEX_UNIT_SIZE)
         result.terms[i] = _entries(rindex, count)
         if rdata != data[:end]:
-            at = next(
-                (k for k, (a, b) in enumerate(zip(rdata, data, strict=False)) if a != b),
-                min(len(rdata), end),
-            )
+            pairs = enumerate(zip(rdata, data, strict=False))
+            at = next((k for k, (a, b) in pairs if a != b), min(len(rdata), end))
             problems.append(f"{i}: data differs from {MQLAB_ID}'s at byte {at} of {end}")
         if rindex != index[: count * INDEX_UNIT_SIZE]:
             problems.append(f"{i}: index records differ from {MQLAB_ID}'s in the first {count}")
+        checkpoint = _real_file(group, i, "checkpoint", None)
+        if checkpoint != files["checkpoint"]:
+            problems.append(f"{i}: checkpoint {checkpoint!r}, {MQLAB_ID}'s {files['checkpoint']!r}")
     return problems
 
 

@@ -76,7 +76,7 @@ def test_the_mqlab_node_votes_for_a_real_candidate_and_wins_real_votes(mixed: Mi
 
 def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
     """The real nodes' data and index files equal the mqlab node's bytes over the committed
-    range; the entries are indexes 0..E-1 with terms that never go down, the same on every
+    range, and their checkpoint files its checkpoint (the same committed index); the entries are indexes 0..E-1 with terms that never go down, the same on every
     node, and at least every acknowledged message is one of them."""
     assert mixed.problems == []
     assert mixed.entries >= len(mixed.acked)
