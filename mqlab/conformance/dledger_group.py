@@ -25,7 +25,8 @@ against. Each node is our runner (``conformance/java``, ``RealCluster`` with
    between real nodes is recorded with its sender and receiver.
 5. ``external={"n2": "127.0.0.1:P"}`` makes a peer a node that runs elsewhere (an mqlab
    node, ``mqlab.conformance.dledger_mixed``): no JVM is started for it, and every real
-   node's ``dLegerPeers`` names its address as it is (no relay). :meth:`start` then returns
+   node's ``dLegerPeers`` names its address (with a capture, the link to it; the external
+   node gets its own peers, links included, from :meth:`peers_of`). :meth:`start` then returns
    once the real nodes' brokers are up, without waiting for a brokerId 0: the leader may be
    the external node, which registers by itself.
 """
@@ -121,13 +122,10 @@ class RealDLedgerGroup:
         peer the real address, or with a capture, the link ``self_id -> peer``."""
         parts = []
         for i in self.ids:
-            if i in self.external:
-                parts.append(f"{i}-{self.external[i]}")
-                continue
-            port = self.dledger_ports[i]
-            if self.capture is not None and i != self_id:
-                port = self._links[(self_id, i)]
-            parts.append(f"{i}-127.0.0.1:{port}")
+            addr = self.dledger_addr(i)
+            if self.capture is not None and (self_id, i) in self._links:
+                addr = f"127.0.0.1:{self._links[(self_id, i)]}"
+            parts.append(f"{i}-{addr}")
         return ";".join(parts)
 
     def dledger_addr(self, self_id: str) -> str:
@@ -154,10 +152,11 @@ class RealDLedgerGroup:
                 self.dledger_ports[i] = free_port()
             self._links: dict[tuple[str, str], int] = {}
             if self.capture is not None:
-                for a in self.real_ids:
-                    for b in self.real_ids:
-                        if a != b:
-                            self._links[(a, b)] = self.capture.add_link(a, b, self.dledger_ports[b])
+                for a in self.ids:
+                    for b in self.ids:
+                        if a != b and (a in self.real_ids or b in self.real_ids):
+                            port = int(self.dledger_addr(b).rsplit(":", 1)[1])
+                            self._links[(a, b)] = self.capture.add_link(a, b, port)
             for i in self.real_ids:
                 props = {
                     **self.broker_properties,

@@ -24,6 +24,11 @@ node as brokerId 0 (the leader's broker, once it has applied its log) and ``n2``
 So the leaders are ``[real, n2, n0, n1 or n2]`` (3 changes) or, when ``n2`` won first,
 ``[n2, n0, n2, n0, n1 or n2]`` (4 changes).
 
+Every DLedger frame between the nodes passes a ``FrameCapture`` relay (the group's
+``capture=True``; the mqlab node's peers name its links too): each frame the mqlab node sent
+must have the shape of one a real node sent in the same role (:func:`frame_problems`: the
+header text but for its opaque, the body's keys and its entry's keys).
+
 Then the logs are compared as stored: the first ``E`` entries (``E`` = the mqlab node's
 committed index + 1) are the bytes ``[0, end of entry E-1)`` of each real node's first data
 file (``<store>/dledger-<selfId>/data/00000000000000000000``, mapped shared by the JVM, so a
@@ -38,11 +43,13 @@ L leader changes`` (``L``: how often the leader changed between the steps).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mqlab.conformance.dledger_capture import frame_record
 from mqlab.conformance.dledger_group import RealDLedgerGroup
 from mqlab.conformance.real_cluster import RealClusterError
 from mqlab.conformance.wire import call_sync, send_v2, wait_until
@@ -84,12 +91,51 @@ class MixedResult:
     #: the mqlab node's votes: given (term, candidate, result), and its rounds (term, results)
     votes_given: list[tuple[int, str, str]] = field(default_factory=list)
     vote_rounds: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    #: every DLedger frame between the nodes (``frame_record``), through the relay
+    frames: list[dict[str, Any]] = field(default_factory=list)
     #: differences found (empty: identical)
     problems: list[str] = field(default_factory=list)
 
     @property
     def leader_changes(self) -> int:
         return sum(1 for a, b in itertools.pairwise(self.leaders) if a != b)
+
+
+def _shape(r: dict[str, Any], answered: dict[tuple[str, str, int], dict[str, Any]]) -> tuple:
+    """What must be alike in two frames of one kind: the header text (its opaque aside), the
+    body's keys and its entry's keys; by (request or response, the request's code, the
+    PUSH type)."""
+    req = r if r["kind"] == "request" else answered.get((r["dst"], r["src"], r["opaque"]), {})
+    body = r["body"] if isinstance(r["body"], dict) else {}
+    entry = body.get("entry")
+    return (
+        r["kind"], req.get("code"), (req.get("body") or {}).get("type"),
+        re.sub(r'"opaque":-?\d+', '"opaque":0', r["header"]),
+        tuple(sorted(body)), tuple(sorted(entry)) if isinstance(entry, dict) else None,
+    )  # fmt: skip
+
+
+def frame_problems(
+    records: list[dict[str, Any]], reference: list[dict[str, Any]] | None = None
+) -> tuple[set[tuple], list[str], set[tuple]]:
+    """Each frame the mqlab node sent against the frames the real nodes sent in this run and
+    in ``reference`` (more real frames, e.g. recorded ones): the shapes (:func:`_shape`) it
+    sent; a problem for each shape of a kind (request or response, code, PUSH type) the real
+    nodes sent in other shapes only; and the kinds no real frame shows (not compared)."""
+
+    def shapes(recs: list[dict[str, Any]], mqlab: bool) -> set[tuple]:
+        answered = {(r["src"], r["dst"], r["opaque"]): r for r in recs if r["kind"] == "request"}
+        return {_shape(r, answered) for r in recs if (r["src"] == MQLAB_ID) == mqlab}
+
+    real = shapes(records, False) | shapes(reference or [], False)
+    ours = shapes(records, True)
+    real_kinds = {s[:3] for s in real}
+    problems = [
+        f"{MQLAB_ID} sent a frame unlike any real node's: {s}"
+        for s in sorted(ours - real, key=repr)
+        if s[:3] in real_kinds
+    ]
+    return ours, problems, {s[:3] for s in ours} - real_kinds
 
 
 def summary_line(result: MixedResult) -> str:
@@ -350,7 +396,8 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
     member = MqlabMember(workdir / MQLAB_ID, group="RaftNode00", cluster="RaftCluster")
     try:
         group = RealDLedgerGroup(workdir / "real", external={MQLAB_ID: member.dledger_addr},
-                                 broker_name=member.group, cluster=member.cluster)  # fmt: skip
+                                 broker_name=member.group, cluster=member.cluster,
+                                 capture=True)  # fmt: skip
         group.start()
         member.start(group.peers_of(MQLAB_ID), group.namesrv_addr)
         addr_of = {i: group.nodes[i].broker_addr for i in group.real_ids}
@@ -399,6 +446,10 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         except TimeoutError:
             result.problems = list(problems)
         result.votes_given, result.vote_rounds = member.votes()
+        assert group.capture is not None
+        result.frames = [frame_record(f) for f in group.capture.frames()]
+        result.problems += frame_problems(result.frames)[1]
+        result.problems += [f"relay: {e}" for e in group.capture.errors]
         errors = member.errors()
         if errors:
             result.problems += [f"{MQLAB_ID}: handler error {e}" for e in errors]

@@ -18,15 +18,20 @@ from pathlib import Path
 import pytest
 
 from mqlab.conformance.cli import dledger
+from mqlab.conformance.dledger_capture import read_frames
 from mqlab.conformance.dledger_mixed import (
     MESSAGES,
     MQLAB_ID,
     MixedResult,
+    frame_problems,
     summary_line,
 )
 from mqlab.conformance.engine import Run
+from mqlab.dledger.protocol import DLedgerRequestCode as Q
 
 pytestmark = pytest.mark.conformance
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dledger"
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +77,26 @@ def test_the_mqlab_node_votes_for_a_real_candidate_and_wins_real_votes(mixed: Mi
             assert any(r.get(MQLAB_ID) == "ACCEPT" and "ACCEPT" in (r.get("n0"), r.get("n1"))
                        for r in won), (term, mixed.vote_rounds)  # fmt: skip
     assert [t for t in mixed.leader_terms] == sorted(set(mixed.leader_terms))
+
+
+def test_every_frame_the_mqlab_node_sent_is_shaped_as_a_real_nodes(mixed: MixedResult) -> None:
+    """Through the relay: each frame n2 sent (requests and answers of VOTE, HEART_BEAT, PUSH
+    of each type and LEADERSHIP_TRANSFER) has the header text (opaque aside), body keys and
+    entry keys of a frame a real node sent in the same role, in this run or in the frames
+    recorded between three real nodes (tests/fixtures/dledger: a TRUNCATE, which only a
+    leader facing an empty follower sends)."""
+    recorded = [r for f in sorted(FIXTURES.glob("*.jsonl")) for r in read_frames(f)]
+    ours, problems, unmatched = frame_problems(mixed.frames, recorded)
+    assert (problems, unmatched) == ([], set())
+    kinds = {(kind, code, type_) for kind, code, type_, *_ in ours}
+    assert {
+        ("request", Q.VOTE, None), ("response", Q.VOTE, None),
+        ("request", Q.HEART_BEAT, None), ("response", Q.HEART_BEAT, None),
+        ("request", Q.PUSH, "COMPARE"), ("request", Q.PUSH, "APPEND"),
+        ("request", Q.PUSH, "COMMIT"), ("response", Q.PUSH, "APPEND"),
+        ("response", Q.PUSH, "COMMIT"), ("response", Q.PUSH, "COMPARE"),
+        ("request", Q.LEADERSHIP_TRANSFER, None), ("response", Q.LEADERSHIP_TRANSFER, None),
+    } <= kinds, sorted(kinds, key=repr)  # fmt: skip
 
 
 def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
