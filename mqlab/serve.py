@@ -631,6 +631,12 @@ class MqlabServer:
         """DLedger mode: bind each node's address, then start the nodes
         (``DLedgerServer#startup``) on one driver."""
         cfg = self.config
+        if not (cfg.host == "localhost" or cfg.host == "::1" or cfg.host.startswith("127.")):
+            log.warning(
+                "DLedger nodes listening on %s: DLedger's RPC has no ACL (0.2.3's neither), so "
+                "anyone who can reach these ports can append entries, vote and transfer the "
+                "leadership. Bind 127.0.0.1.", cfg.host or "*",
+            )  # fmt: skip
         peers, socks = self._dledger_sockets()
         level = TraceLevel[cfg.trace_level.upper()]
         self.driver = driver = NetDriver(
