@@ -37,6 +37,15 @@ Layout and ports:
   ``<home>`` being ``--rocketmq-home``, else the env ``ROCKETMQ_HOME``, as a 4.9.3 broker
   reads ``rocketmq.home.dir``, else ``ROCKETMQ_HOME`` (never the config's ``rocketmqHome``).
 
+* DLedger mode (``--dledger-peers`` or ``--dledger-nodes``): no name server and no broker,
+  only DLedger 0.2.3 nodes (``mqlab.dledger``, as DLedger's own ``DLedger`` main runs one),
+  each listening on its address in the peers. ``--dledger-peers`` takes 4.9.3's
+  ``dLegerPeers`` string, ``--dledger-self-id`` (``dLegerSelfId``) the one node run here, or
+  without it every node of the peers runs in this process; ``--dledger-group``
+  (``dLegerGroup``, default ``default``) names the group. ``--dledger-nodes N`` builds the
+  peers ``n0``... on ``--host`` ports ``--dledger-port + i`` (40911...). A node's log is held
+  in memory (``DLedgerMmapFileStore``), so ``--store`` and the broker flags do not go with it.
+
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
 ``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
 log and consume queues to disk with ``msync``, see
@@ -72,6 +81,8 @@ from typing import IO, Any
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
+from mqlab.dledger.dledger_config import DLedgerConfig, parse_peers
+from mqlab.dledger.net_group import NetDLedgerNodes, loopback_peers
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
     WRITE_BUFFER_HIGH_WATER_MARK,
@@ -87,13 +98,17 @@ from mqlab.store.config import MessageStoreConfig
 from mqlab.trace.events import TraceEvent, TraceLevel
 
 __all__ = [
-    "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "exposure_warning",
+    "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "check_dledger_flags",
+    "exposure_warning",
     "load_properties", "main",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
 FLUSH_TIMER = "FlushRealTimeService.run"
+#: ``--dledger-port``: the first node's DLedger port in ``--dledger-nodes`` mode (as
+#: ``mqlab.dledger.group``'s simulated groups number theirs).
+DLEDGER_PORT = 40911
 TRACE_FLUSH_TIMER = "TraceSink.flush"
 TRACE_FLUSH_MS = 200
 
@@ -135,12 +150,26 @@ class ServeConfig:
     #: (Java's ``rocketmq.home.dir``); None: the env ``ROCKETMQ_HOME``. Read only with
     #: ``aclEnable=true`` (``properties={"aclEnable": "true"}`` or in ``broker.properties``).
     rocketmq_home: str | None = None
+    #: DLedger mode (no name server, no broker): the Raft group's name (4.9.3's
+    #: ``dLegerGroup``; DLedgerConfig's default ``default``).
+    dledger_group: str | None = None
+    #: DLedger mode: every node of the group, ``n0-127.0.0.1:40911;n1-127.0.0.1:40912``
+    #: (``dLegerPeers``); the nodes run here listen on their own address in it.
+    dledger_peers: str | None = None
+    #: DLedger mode: the one node of ``dledger_peers`` run here (``dLegerSelfId``); None:
+    #: every node of the group, in this process.
+    dledger_self_id: str | None = None
+    #: DLedger mode without ``dledger_peers``: a group of this many nodes ``n0``, ``n1``...,
+    #: all here, on ``host`` ports ``dledger_port + i`` (0: ports the OS picks).
+    dledger_nodes: int = 0
+    dledger_port: int = DLEDGER_PORT
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
             raise ValueError(f"brokers must be between 1 and 26, got {self.brokers}")
         check_group_flags(self)
-        for name in ("namesrv_port", "broker_port"):
+        check_dledger_flags(self)
+        for name in ("namesrv_port", "broker_port", "dledger_port"):
             v = getattr(self, name)
             if v is not None and not 0 <= v <= 65535:
                 raise ValueError(f"{name} must be a TCP port (0-65535), got {v}")
@@ -223,6 +252,64 @@ def check_group_flags(cfg: ServeConfig) -> None:
             )
     if cfg.namesrv_addr is not None:
         _check_addr("namesrv_addr", cfg.namesrv_addr)
+
+
+def dledger_mode(cfg: ServeConfig) -> bool:
+    """Whether ``cfg`` asks for DLedger nodes (and no name server or broker)."""
+    return cfg.dledger_peers is not None or cfg.dledger_nodes > 0
+
+
+def check_dledger_flags(cfg: ServeConfig) -> None:
+    """The DLedger flags, checked together before anything binds.
+
+    ``--dledger-peers`` names the group (``dLegerPeers``, parsed as ``MemberState`` does);
+    ``--dledger-self-id`` one of its nodes, or none for all of them; ``--dledger-nodes N``
+    builds the peers instead. The broker flags do not go with them: this mode runs DLedger
+    nodes only, as DLedger 0.2.3's own ``DLedger`` main does.
+
+    Raises:
+        ValueError: which flags do not go together, and why.
+    """
+    if isinstance(cfg.dledger_nodes, bool) or not 0 <= cfg.dledger_nodes <= 9:
+        raise ValueError(f"dledger_nodes must be between 0 and 9, got {cfg.dledger_nodes!r}")
+    if not dledger_mode(cfg):
+        for flag, value in (("--dledger-group", cfg.dledger_group),
+                            ("--dledger-self-id", cfg.dledger_self_id)):  # fmt: skip
+            if value is not None:
+                raise ValueError(f"{flag} needs --dledger-peers or --dledger-nodes")
+        return
+    if cfg.dledger_peers is not None and cfg.dledger_nodes:
+        raise ValueError("--dledger-peers names the nodes; --dledger-nodes builds them: give one")
+    if cfg.dledger_nodes and cfg.dledger_self_id is not None:
+        raise ValueError("--dledger-nodes runs every node here; --dledger-self-id picks one "
+                         "of --dledger-peers")  # fmt: skip
+    if cfg.dledger_peers is not None:
+        peers = parse_peers(cfg.dledger_peers)
+        if cfg.dledger_self_id is not None and cfg.dledger_self_id not in peers:
+            raise ValueError(
+                f"--dledger-self-id {cfg.dledger_self_id!r} is not among the peers {list(peers)}"
+            )
+        here = [cfg.dledger_self_id] if cfg.dledger_self_id is not None else list(peers)
+        for node_id in here:
+            _check_addr(f"the address of {node_id}", peers[node_id])
+            host = peers[node_id].rpartition(":")[0]
+            if host != cfg.host:
+                raise ValueError(
+                    f"{node_id} would listen on {peers[node_id]}, not on --host {cfg.host}: "
+                    f"give it a {cfg.host} address in --dledger-peers (or another --host)"
+                )
+    given = [flag for flag, on in (
+        ("--brokers", cfg.brokers != 1), ("--slaves", cfg.slaves != 0),
+        ("--broker-role", cfg.broker_role is not None), ("--broker-id", cfg.broker_id is not None),
+        ("--ha-master-address", cfg.ha_master_address is not None),
+        ("--namesrv-addr", cfg.namesrv_addr is not None), ("--config", cfg.config is not None),
+        ("--store", cfg.store is not None),
+    ) if on]  # fmt: skip
+    if given:
+        raise ValueError(
+            f"DLedger mode runs DLedger nodes only (no name server, no broker; the log is "
+            f"held in memory): {', '.join(given)} cannot go with it"
+        )
 
 
 def _check_role(node: str, bc: BrokerConfig, sc: MessageStoreConfig) -> None:
@@ -334,6 +421,8 @@ class MqlabServer:
         self.store_root: Path | None = None
         self._sink: _TraceSink | None = None
         self._unsubscribe: Any = None
+        #: DLedger mode: the nodes run here
+        self.dledger: NetDLedgerNodes | None = None
 
     @property
     def namesrv_addr(self) -> str:
@@ -434,6 +523,9 @@ class MqlabServer:
             ValueError: a bad ``--config`` key or value, or ACL files that do not load.
         """
         cfg = self.config
+        if dledger_mode(cfg):
+            await self._start_dledger()
+            return
         broker_cfgs = self._broker_configs()
         warning = exposure_warning(cfg.host, [bc for _, bc, _ in broker_cfgs],
                                    namesrv=cfg.namesrv_addr is None)  # fmt: skip
@@ -511,6 +603,60 @@ class MqlabServer:
         if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
             log.warning("not every broker registered with the name server within 5 s")
 
+    def _dledger_sockets(self) -> tuple[str, dict[str, socket.socket]]:
+        """The group's peers and a bound socket for each node run here."""
+        cfg = self.config
+        if cfg.dledger_peers is None:
+            if cfg.dledger_port == 0:
+                return loopback_peers(cfg.dledger_nodes, cfg.host)
+            peers = ";".join(
+                f"n{i}-{cfg.host}:{cfg.dledger_port + i}" for i in range(cfg.dledger_nodes)
+            )
+        else:
+            peers = cfg.dledger_peers
+        addrs = parse_peers(peers)
+        here = [cfg.dledger_self_id] if cfg.dledger_self_id is not None else list(addrs)
+        socks: dict[str, socket.socket] = {}
+        try:
+            for node_id in here:
+                host, port = addrs[node_id].rsplit(":", 1)
+                socks[node_id] = bind_socket(host, int(port))
+        except OSError:
+            for s in socks.values():
+                s.close()
+            raise
+        return peers, socks
+
+    async def _start_dledger(self) -> None:
+        """DLedger mode: bind each node's address, then start the nodes
+        (``DLedgerServer#startup``) on one driver."""
+        cfg = self.config
+        if not (cfg.host == "localhost" or cfg.host == "::1" or cfg.host.startswith("127.")):
+            log.warning(
+                "DLedger nodes listening on %s: DLedger's RPC has no ACL (0.2.3's neither), so "
+                "anyone who can reach these ports can append entries, vote and transfer the "
+                "leadership. Bind 127.0.0.1.", cfg.host or "*",
+            )  # fmt: skip
+        peers, socks = self._dledger_sockets()
+        level = TraceLevel[cfg.trace_level.upper()]
+        self.driver = driver = NetDriver(
+            run_id=cfg.run_id, trace_level=level,
+            write_buffer_high_water_mark=cfg.write_buffer_high_water_mark,
+        )  # fmt: skip
+        if cfg.trace:
+            self._sink = _TraceSink(cfg.trace)
+            self._unsubscribe = driver.recorder.subscribe(self._sink)
+        dcfg = DLedgerConfig(group=cfg.dledger_group or DLedgerConfig.group, peers=peers,
+                             self_id=next(iter(socks)))  # fmt: skip
+        self.dledger = NetDLedgerNodes(driver, dcfg, list(socks), socks)
+        await self.dledger.start()
+        if self._sink is not None:
+            first = self.dledger.ids[0]
+            driver.contexts[first].set_timer(
+                TRACE_FLUSH_TIMER, TRACE_FLUSH_MS, self._sink.flush, period_ms=TRACE_FLUSH_MS,
+                daemon=True,
+            )  # fmt: skip
+
     async def stop_broker(self, node: str, *, graceful: bool = True) -> None:
         """Stop one broker node (``graceful``: persist and flush first, as
         ``BrokerController#shutdown``; else a kill); the rest keep running. Its connections
@@ -576,6 +722,8 @@ class MqlabServer:
         driver = self.driver
         if driver is None:
             return
+        if self.dledger is not None:
+            await self.dledger.stop()
         for b in reversed(self.brokers):
             await driver.stop_node(b.name)
         if self.namesrv is not None:
@@ -588,7 +736,14 @@ class MqlabServer:
 
     def describe(self) -> list[str]:
         """The lines ``serve`` prints once it listens."""
-        if self.namesrv is not None:
+        if self.dledger is not None:
+            group = self.dledger.servers[self.dledger.ids[0]].config.group
+            lines = [f"mqlab serve: dledger group {group} peers {self.dledger.peers}"]
+            lines += [
+                f"mqlab serve: dledger node {i} {s.address} (selfId {i})"
+                for i, s in self.dledger.servers.items()
+            ]
+        elif self.namesrv is not None:
             lines = [f"mqlab serve: name server {self.namesrv_addr}"]
         else:
             lines = [f"mqlab serve: name server {self.namesrv_addr} (not run here)"]
@@ -709,7 +864,8 @@ def exposure_warning(
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab serve",
-        description="Run a RocketMQ-compatible name server and broker(s) on real sockets.",
+        description="Run a RocketMQ-compatible name server and broker(s) on real sockets, "
+        "or the nodes of a DLedger group (--dledger-peers, --dledger-nodes).",
     )
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     ap.add_argument("--namesrv-port", type=int, default=9876, help="name server port (9876)")
@@ -759,6 +915,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="close a connection once this many response bytes wait unread (16 MiB; 0 = no limit)",
     )  # fmt: skip
+    ap.add_argument(
+        "--dledger-peers", default=None, metavar="PEERS",
+        help='run DLedger nodes instead (no name server, no broker): the group, as '
+        'dLegerPeers, e.g. "n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913"',
+    )  # fmt: skip
+    ap.add_argument(
+        "--dledger-self-id", default=None, metavar="ID",
+        help="dLegerSelfId: run this node of --dledger-peers (default: every node, here)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--dledger-group", default=None, metavar="NAME",
+        help="dLegerGroup: the DLedger group's name (default: default)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--dledger-nodes", type=int, default=0, metavar="N",
+        help="run a DLedger group of N nodes n0..n(N-1) here, on --host ports "
+        "--dledger-port + i (0: none)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--dledger-port", type=int, default=DLEDGER_PORT,
+        help=f"first node's port with --dledger-nodes ({DLEDGER_PORT}; 0 = any)",
+    )  # fmt: skip
     ap.add_argument("--log-level", default="INFO", help="Python logging level (INFO)")
     return ap
 
@@ -779,7 +957,9 @@ def main(argv: list[str] | None = None) -> int:
             write_buffer_high_water_mark=args.write_buffer_high_water_mark,
             slaves=args.slaves, broker_role=args.broker_role, broker_id=args.broker_id,
             ha_master_address=args.ha_master_address, namesrv_addr=args.namesrv_addr,
-            rocketmq_home=args.rocketmq_home,
+            rocketmq_home=args.rocketmq_home, dledger_group=args.dledger_group,
+            dledger_peers=args.dledger_peers, dledger_self_id=args.dledger_self_id,
+            dledger_nodes=args.dledger_nodes, dledger_port=args.dledger_port,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)

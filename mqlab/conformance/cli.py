@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         "that follows the scenarios against the real broker",
     )  # fmt: skip
     ap.add_argument(
+        "--no-dledger", action="store_true",
+        help="skip the mixed DLedger group (an mqlab node and two real 4.9.3 DLedger nodes) "
+        "that follows the scenarios against the real broker",
+    )  # fmt: skip
+    ap.add_argument(
         "--codes", action="store_true",
         help="print every request code 4.9.3 dispatches, whether mqlab handles it and the "
         "rows that send it; starts no cluster",
@@ -78,6 +83,8 @@ def run(args: argparse.Namespace, out=print):
     finally:
         mq.stop()
         real.stop()
+    if args.against == "real" and not getattr(args, "no_dledger", False):
+        dledger(result, out)
     codes = coverage_table(scenarios)
     if not args.no_report:
         # the default report is tracked: its run file goes to the git-ignored artifacts/;
@@ -91,7 +98,37 @@ def run(args: argparse.Namespace, out=print):
     out(summary_line(codes))
     if result.replication_line is not None:
         out(result.replication_line)
+    if result.dledger_line is not None:
+        out(result.dledger_line)
     return result
+
+
+def dledger(result, out=print):
+    """The mixed DLedger group after the scenarios (mqlab/conformance/dledger_mixed.py: an
+    mqlab node and two real 4.9.3 nodes, its leader changed three times); records the
+    ``dledger:`` line and every difference in ``result``; the ``MixedResult`` or None."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from mqlab.conformance.dledger_mixed import check_mixed_group, summary_line
+    from mqlab.conformance.real_cluster import RealClusterError
+
+    started = time.monotonic()
+    mixed = None
+    with tempfile.TemporaryDirectory(prefix="mqlab-dledger-mixed-") as work:
+        try:
+            mixed = check_mixed_group(Path(work), out)
+        except RealClusterError as e:
+            result.dledger_line = "dledger: mixed group FAILED"
+            result.dledger_problems = [str(e)]
+        else:
+            result.dledger_line = summary_line(mixed)
+            result.dledger_problems = list(mixed.problems)
+    for problem in result.dledger_problems:
+        out(f"dledger: {problem}")
+    out(f"dledger: checked in {time.monotonic() - started:.0f} s")
+    return mixed
 
 
 def replicate(real, result, out=print) -> None:
@@ -138,4 +175,4 @@ def main(argv: list[str] | None = None) -> int:
             print(f"conformance: cannot start the real broker: {why}", file=sys.stderr)
             return 2
     result = run(args, out=lambda s: print(s, flush=True))
-    return 1 if result.tally()[3] or result.replication_problems else 0
+    return 1 if result.tally()[3] or result.replication_problems or result.dledger_problems else 0

@@ -23,6 +23,12 @@ against. Each node is our runner (``conformance/java``, ``RealCluster`` with
 4. With ``capture=True`` the peers reach each other through a :class:`FrameCapture` relay:
    node ``a`` has, for peer ``b``, the address of the link ``a -> b``, so every DLedger frame
    between real nodes is recorded with its sender and receiver.
+5. ``external={"n2": "127.0.0.1:P"}`` makes a peer a node that runs elsewhere (an mqlab
+   node, ``mqlab.conformance.dledger_mixed``): no JVM is started for it, and every real
+   node's ``dLegerPeers`` names its address (with a capture, the link to it; the external
+   node gets its own peers, links included, from :meth:`peers_of`). :meth:`start` then returns
+   once the real nodes' brokers are up, without waiting for a brokerId 0: the leader may be
+   the external node, which registers by itself.
 """
 
 from __future__ import annotations
@@ -69,11 +75,19 @@ class RealDLedgerGroup:
         broker_properties: dict[str, str] | None = None,
         jvm_options: list[str] | None = None,
         startup_timeout_s: float = 90,
+        external: dict[str, str] | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError("a DLedger group needs at least one node")
         self.workdir = Path(workdir)
         self.ids = [f"n{i}" for i in range(nodes)]
+        #: peers run elsewhere: self id -> DLedger address (step 5)
+        self.external = dict(external or {})
+        unknown = sorted(set(self.external) - set(self.ids))
+        if unknown:
+            raise ValueError(f"external nodes {unknown} are not among {self.ids}")
+        #: the nodes this group runs, one JVM each
+        self.real_ids = [i for i in self.ids if i not in self.external]
         self.broker_name = broker_name
         self.cluster = cluster
         self.broker_properties = dict(broker_properties or {})
@@ -108,11 +122,23 @@ class RealDLedgerGroup:
         peer the real address, or with a capture, the link ``self_id -> peer``."""
         parts = []
         for i in self.ids:
-            port = self.dledger_ports[i]
-            if self.capture is not None and i != self_id:
-                port = self._links[(self_id, i)]
-            parts.append(f"{i}-127.0.0.1:{port}")
+            addr = self.dledger_addr(i)
+            if self.capture is not None and (self_id, i) in self._links:
+                addr = f"127.0.0.1:{self._links[(self_id, i)]}"
+            parts.append(f"{i}-{addr}")
         return ";".join(parts)
+
+    def dledger_addr(self, self_id: str) -> str:
+        """Where node ``self_id`` listens for DLedger RPC (its own address, no relay)."""
+        if self_id in self.external:
+            return self.external[self_id]
+        return f"127.0.0.1:{self.dledger_ports[self_id]}"
+
+    def dledger_dir(self, self_id: str) -> Path:
+        """A real node's DLedger store, ``DLedgerConfig#getDefaultPath`` (0.2.3): the broker's
+        ``storePathRootDir`` (``DLedgerCommitLog`` sets it as ``storeBaseDir``) and
+        ``dledger-<selfId>``; ``data/`` and ``index/`` hold its files."""
+        return self.nodes[self_id].store_dir / f"dledger-{self_id}"
 
     # -- 1./2. start ----------------------------------------------------------------------
     def start(self) -> RealDLedgerGroup:
@@ -122,15 +148,16 @@ class RealDLedgerGroup:
                 self.workdir / "namesrv", broker=False, cluster=self.cluster,
                 jvm_options=self.jvm_options, startup_timeout_s=self.startup_timeout_s,
             ).start()  # fmt: skip
-            for i in self.ids:
+            for i in self.real_ids:
                 self.dledger_ports[i] = free_port()
             self._links: dict[tuple[str, str], int] = {}
             if self.capture is not None:
                 for a in self.ids:
                     for b in self.ids:
-                        if a != b:
-                            self._links[(a, b)] = self.capture.add_link(a, b, self.dledger_ports[b])
-            for i in self.ids:
+                        if a != b and (a in self.real_ids or b in self.real_ids):
+                            port = int(self.dledger_addr(b).rsplit(":", 1)[1])
+                            self._links[(a, b)] = self.capture.add_link(a, b, port)
+            for i in self.real_ids:
                 props = {
                     **self.broker_properties,
                     "enableDLegerCommitLog": "true",
@@ -143,7 +170,8 @@ class RealDLedgerGroup:
                     namesrv_addr=self.namesrv.namesrv_addr, jvm_options=self.jvm_options,
                     startup_timeout_s=self.startup_timeout_s,
                 ).start()  # fmt: skip
-            self.wait_leader()
+            if not self.external:
+                self.wait_leader()
         except BaseException:
             self.stop()
             raise

@@ -84,6 +84,9 @@ class Run:
     #: the ``replication:`` summary line (None when the check did not run) and what differed
     replication_line: str | None = None
     replication_problems: list[str] = field(default_factory=list)
+    #: the ``dledger:`` line of the mixed group (None when it did not run) and what differed
+    dledger_line: str | None = None
+    dledger_problems: list[str] = field(default_factory=list)
 
     def tally(self) -> tuple[int, int, int, int]:
         n = len(self.rows)

@@ -151,5 +151,7 @@ def render_report(
         lines.append(summary_line(codes))
     if run.replication_line is not None:
         lines.append(run.replication_line)
+    if run.dledger_line is not None:
+        lines.append(run.dledger_line)
     lines.append("")
     return "\n".join(lines)

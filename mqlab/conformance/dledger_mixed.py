@@ -1,0 +1,460 @@
+"""A mixed DLedger group: one mqlab node and two real 4.9.3 DLedger nodes, one Raft log.
+
+Not a RocketMQ class: the harness that checks mqlab's DLedger (``mqlab.dledger``) and its
+DLedger broker (``DLedgerCommitLog``, ``DLedgerRoleChangeHandler``) against 4.9.3's by making
+them one group. ``RealDLedgerGroup(external={"n2": ...})`` runs a name server and the real
+nodes ``n0`` and ``n1``; the mqlab node ``n2`` is a ``DLedgerServer`` and a
+``BrokerController`` with ``enableDLegerCommitLog=true`` on the network driver in this
+process, registered with the real name server. Every node's ``dLegerPeers`` names the other
+two at their own addresses, so VOTE, HEART_BEAT, PUSH and LEADERSHIP_TRANSFER go between
+mqlab and Java unrelayed.
+
+:func:`check_mixed_group` runs, each step waiting until the name server lists the expected
+node as brokerId 0 (the leader's broker, once it has applied its log) and ``n2`` follows it:
+
+1. the group elects a leader (the mqlab node starts once the real JVMs are up; either side
+   may win the first election); :data:`MESSAGES` sends to its broker (SEND_MESSAGE_V2),
+   each SEND_OK; if ``n2`` won, it first hands over to ``n0`` (as in step 3);
+2. a LEADERSHIP_TRANSFER to the real leader, as ``DLedgerClient#leadershipTransfer`` sends
+   it, hands the leadership to ``n2``: mqlab leads, the sends go to its broker;
+3. a LEADERSHIP_TRANSFER to ``n2`` hands it to ``n0``: mqlab as the transferring leader;
+4. ``n0``'s JVM is killed (SIGKILL): ``n1`` and ``n2`` elect one of them; the sends go there;
+5. ``n0`` restarts on its store and catches up from the leader.
+
+So the leaders are ``[real, n2, n0, n1 or n2]`` (3 changes) or, when ``n2`` won first,
+``[n2, n0, n2, n0, n1 or n2]`` (4 changes).
+
+Every DLedger frame between the nodes passes a ``FrameCapture`` relay (the group's
+``capture=True``; the mqlab node's peers name its links too): each frame the mqlab node sent
+must have the shape of one a real node sent in the same role (:func:`frame_problems`: the
+header text but for its opaque, the body's keys and its entry's keys).
+
+Then the logs are compared as stored: the first ``E`` entries (``E`` = the mqlab node's
+committed index + 1) are the bytes ``[0, end of entry E-1)`` of each real node's first data
+file (``<store>/dledger-<selfId>/data/00000000000000000000``, mapped shared by the JVM, so a
+read sees every write) and ``E * 32`` bytes of its first index file, against the mqlab node's
+``DLedgerMmapFileStore`` (``files()``: the same names and layout); and each real node's
+``checkpoint`` file (``committedIndex=..``, ``endIndex=..``) against the mqlab store's, so
+every node has committed the same ``E`` entries. The summary line is
+:func:`summary_line`: ``dledger: mixed group, E entries committed, identical on every node,
+L leader changes`` (``L``: how often the leader changed between the steps).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mqlab.conformance.dledger_capture import frame_record
+from mqlab.conformance.dledger_group import RealDLedgerGroup
+from mqlab.conformance.real_cluster import RealClusterError
+from mqlab.conformance.wire import call_sync, send_v2, wait_until
+from mqlab.dledger.dledger_mmap_file_store import INDEX_UNIT_SIZE, offset2file_name
+from mqlab.dledger.protocol import (
+    DLedgerRequestCode,
+    DLedgerResponseCode,
+    LeadershipTransferRequest,
+    LeadershipTransferResponse,
+)
+from mqlab.dledger.rpc_body import from_body, to_body
+from mqlab.remoting.command import RemotingCommand
+
+__all__ = ["MESSAGES", "MQLAB_ID", "MixedResult", "MqlabMember", "check_mixed_group",
+           "summary_line"]  # fmt: skip
+
+MQLAB_ID = "n2"
+#: sends per step (each one entry)
+MESSAGES = 3
+TOPIC = "MixedTopic"
+QUEUES = 4
+PRODUCER = "mixed_producer"
+
+
+@dataclass
+class MixedResult:
+    """What :func:`check_mixed_group` saw."""
+
+    #: the leader after each step, by self id, and its term
+    leaders: list[str] = field(default_factory=list)
+    leader_terms: list[int] = field(default_factory=list)
+    #: entries committed (the mqlab node's committed index + 1), and the bytes they take
+    entries: int = 0
+    data_bytes: int = 0
+    #: bodies acknowledged SEND_OK, in order
+    acked: list[bytes] = field(default_factory=list)
+    #: each node's (index, term) of every compared entry, by self id
+    terms: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: the mqlab node's votes: given (term, candidate, result), and its rounds (term, results)
+    votes_given: list[tuple[int, str, str]] = field(default_factory=list)
+    vote_rounds: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    #: every DLedger frame between the nodes (``frame_record``), through the relay
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    #: differences found (empty: identical)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def leader_changes(self) -> int:
+        return sum(1 for a, b in itertools.pairwise(self.leaders) if a != b)
+
+
+def _shape(r: dict[str, Any], answered: dict[tuple[str, str, int], dict[str, Any]]) -> tuple:
+    """What must be alike in two frames of one kind: the header text (its opaque aside), the
+    body's keys and its entry's keys; by (request or response, the request's code, the
+    PUSH type)."""
+    req = r if r["kind"] == "request" else answered.get((r["dst"], r["src"], r["opaque"]), {})
+    body = r["body"] if isinstance(r["body"], dict) else {}
+    entry = body.get("entry")
+    return (
+        r["kind"], req.get("code"), (req.get("body") or {}).get("type"),
+        re.sub(r'"opaque":-?\d+', '"opaque":0', r["header"]),
+        tuple(sorted(body)), tuple(sorted(entry)) if isinstance(entry, dict) else None,
+    )  # fmt: skip
+
+
+def frame_problems(
+    records: list[dict[str, Any]], reference: list[dict[str, Any]] | None = None
+) -> tuple[set[tuple], list[str], set[tuple]]:
+    """Each frame the mqlab node sent against the frames the real nodes sent in this run and
+    in ``reference`` (more real frames, e.g. recorded ones): the shapes (:func:`_shape`) it
+    sent; a problem for each shape of a kind (request or response, code, PUSH type) the real
+    nodes sent in other shapes only; and the kinds no real frame shows (not compared)."""
+
+    def shapes(recs: list[dict[str, Any]], mqlab: bool) -> set[tuple]:
+        answered = {(r["src"], r["dst"], r["opaque"]): r for r in recs if r["kind"] == "request"}
+        return {_shape(r, answered) for r in recs if (r["src"] == MQLAB_ID) == mqlab}
+
+    real = shapes(records, False) | shapes(reference or [], False)
+    ours = shapes(records, True)
+    real_kinds = {s[:3] for s in real}
+    problems = [
+        f"{MQLAB_ID} sent a frame unlike any real node's: {s}"
+        for s in sorted(ours - real, key=repr)
+        if s[:3] in real_kinds
+    ]
+    return ours, problems, {s[:3] for s in ours} - real_kinds
+
+
+def summary_line(result: MixedResult) -> str:
+    """The conformance run's line for the mixed group."""
+    if result.problems:
+        return (f"dledger: mixed group, {result.entries} entries committed, DIFFERENT "
+                f"({len(result.problems)} problems), {result.leader_changes} leader changes")  # fmt: skip
+    return (f"dledger: mixed group, {result.entries} entries committed, identical on every "
+            f"node, {result.leader_changes} leader changes")  # fmt: skip
+
+
+class MqlabMember:
+    """The mqlab node of a mixed group: a ``DLedgerServer`` and its broker on a ``NetDriver``
+    in a ``LoopThread``. Every look at them runs on the loop (:meth:`call`)."""
+
+    def __init__(self, workdir: Path, *, group: str, cluster: str, self_id: str = MQLAB_ID):
+        from mqlab.runtime.net import LoopThread, bind_broker_socket, bind_socket
+
+        self.workdir = Path(workdir)
+        self.group = group
+        self.cluster = cluster
+        self.self_id = self_id
+        self._dsock = bind_socket("127.0.0.1", 0)
+        self._bsock = bind_broker_socket("127.0.0.1", 0)
+        self.dledger_addr = f"127.0.0.1:{self._dsock.getsockname()[1]}"
+        self.broker_addr = f"127.0.0.1:{self._bsock.getsockname()[1]}"
+        self.loop = LoopThread(f"mqlab-{self_id}")
+        self.server: Any = None
+        self.broker: Any = None
+        self.driver: Any = None
+
+    def start(self, peers: str, namesrv_addr: str) -> None:
+        """Start the DLedger node, then its broker (``DLedgerCommitLog`` on that node)."""
+        from mqlab.broker.broker_controller import BrokerController
+        from mqlab.broker.config import BrokerConfig
+        from mqlab.dledger.dledger_config import DLedgerConfig
+        from mqlab.dledger.dledger_server import DLedgerServer
+        from mqlab.runtime.net import NetDriver
+        from mqlab.store.config import MessageStoreConfig
+
+        async def start() -> None:
+            self.driver = NetDriver(run_id=f"mixed-{self.self_id}")
+            self.server = DLedgerServer(
+                DLedgerConfig(group=self.group, self_id=self.self_id, peers=peers)
+            )
+            bc = BrokerConfig(
+                broker_name=self.group, broker_cluster_name=self.cluster,
+                listen_port=self._bsock.getsockname()[1], name_server_addr=namesrv_addr,
+            )  # fmt: skip
+            sc = MessageStoreConfig(
+                store_path_root_dir=str(self.workdir / "store"), enable_d_leger_commit_log=True,
+                d_leger_group=self.group, d_leger_peers=peers, d_leger_self_id=self.self_id,
+            )  # fmt: skip
+            self.broker = BrokerController(bc, sc, name=f"broker-{self.self_id}",
+                                           dledger_server=self.server)  # fmt: skip
+            await self.driver.add_node(self.server, sock=self._dsock)
+            await self.driver.add_node(self.broker, sock=self._bsock)
+
+        self.loop.submit(start())
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        return self.loop.call(fn)
+
+    def state(self) -> dict[str, Any]:
+        from mqlab.dledger.net_group import node_state
+
+        return self.call(lambda: node_state(self.server))
+
+    def stored(self) -> tuple[dict[str, bytes], int, int]:
+        """(the store's files as 0.2.3 names them, committed index, committed end position)."""
+
+        def read() -> tuple[dict[str, bytes], int, int]:
+            st = self.server.store
+            end = 0
+            if st.committed_index >= 0:
+                pos, size = st.get_entry_pos_and_size(st.committed_index)
+                end = pos + size
+            return st.files(), st.committed_index, end
+
+        return self.call(read)
+
+    def votes(self) -> tuple[list[tuple[int, str, str]], list[tuple[int, dict[str, str]]]]:
+        """From the node's trace: the votes it gave, ``(term, candidate, result)``
+        (``handleVote``, mechanisms.md "DLedger election" step 3), and its own rounds,
+        ``(term, results by peer)`` (step 4)."""
+
+        def read() -> tuple[list, list]:
+            given, rounds = [], []
+            for e in self.driver.recorder.events:
+                if e.component != "DLedgerLeaderElector" or e.node != self.self_id:
+                    continue
+                f = e.fields
+                if e.step == "3" and f["candidate"] != self.self_id:
+                    given.append((f["term"], f["candidate"], f["result"]))
+                elif e.step == "4":
+                    rounds.append((f["term"], dict(f["results"])))
+            return given, rounds
+
+        return self.call(read)
+
+    def errors(self) -> list[str]:
+        return [] if self.driver is None else list(self.driver.errors)
+
+    def stop(self) -> None:
+        try:
+            if self.driver is not None:
+                self.loop.submit(self.driver.close())
+        finally:
+            self.loop.close()
+            self._dsock.close()
+            self._bsock.close()
+
+
+def _leader(group: RealDLedgerGroup, member: MqlabMember) -> str | None:
+    """The node listed at brokerId 0, if the mqlab node follows it too (or is it)."""
+    addr = group.broker_addrs().get(0)
+    if addr is None:
+        return None
+    who = MQLAB_ID if addr == member.broker_addr else group.node_at(addr)
+    st = member.state()
+    if who is None or st["leader_id"] != who or not st["running"]:
+        return None
+    if who == MQLAB_ID and st["role"] != "LEADER":
+        return None
+    return who
+
+
+def _wait_leader(
+    group: RealDLedgerGroup, member: MqlabMember, want: Callable[[str], bool], what: str
+) -> str:
+    seen: list[str] = []
+    last: list[Any] = []
+
+    def ok() -> bool:
+        who = _leader(group, member)
+        last[:] = [group.broker_addrs(), member.state()]
+        if who is None or not want(who):
+            return False
+        seen.append(who)
+        return True
+
+    try:
+        wait_until(ok, 90, what, error=RealClusterError, pause_s=0.2)
+    except RealClusterError as e:
+        raise RealClusterError(
+            f"{e}; last brokerAddrs {last[0] if last else None}, {MQLAB_ID} "
+            f"({member.broker_addr}) {last[1] if last else None}"
+        ) from None
+    return seen[-1]
+
+
+def _create_topic(addr: str) -> None:
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.headers import CreateTopicRequestHeader
+
+    header = CreateTopicRequestHeader(
+        topic=TOPIC, default_topic="TBW102", read_queue_nums=QUEUES, write_queue_nums=QUEUES,
+        perm=6, topic_filter_type="SINGLE_TAG", topic_sys_flag=0, order=False,
+    )  # fmt: skip
+    resp = call_sync(
+        addr,
+        RemotingCommand.create_request(
+            RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
+        ),  # fmt: skip
+    )
+    if resp.code != 0:
+        raise RealClusterError(f"UPDATE_AND_CREATE_TOPIC on {addr}: {resp.code} {resp.remark}")
+
+
+def _sends(addr: str, step: int, result: MixedResult, out: Callable[[str], None]) -> None:
+    """:data:`MESSAGES` SEND_OKs to ``addr``; a new master may refuse its first sends (a
+    refused send may still be appended, so it may be in the log: the comparison does not
+    care what the entries hold)."""
+    for i in range(MESSAGES):
+        tries = [0]
+
+        def ok(i: int = i, tries: list[int] = tries) -> bool:
+            body = b"step %d message %d try %d" % (step, i, tries[0])
+            tries[0] += 1
+            try:
+                resp = send_v2(
+                    addr, TOPIC, body, group=PRODUCER, queue_id=len(result.acked) % QUEUES
+                )
+            except (OSError, TimeoutError):
+                return False
+            if resp.code == 0:
+                result.acked.append(body)
+                return True
+            out(f"dledger: step {step}: send to {addr} answered {resp.code} {resp.remark}")
+            return False
+
+        wait_until(ok, 60, f"a SEND_OK from {addr}", error=RealClusterError, pause_s=0.2)
+
+
+def _transfer(
+    addr: str, group: str, leader: str, transferee: str, term: int
+) -> LeadershipTransferResponse:
+    """LEADERSHIP_TRANSFER as ``DLedgerClient#leadershipTransfer`` sends it to the leader."""
+    req = RemotingCommand.create_request(
+        DLedgerRequestCode.LEADERSHIP_TRANSFER,
+        body=to_body(LeadershipTransferRequest(
+            group=group, remote_id=leader, term=term, transfer_id=leader,
+            transferee_id=transferee,
+        )),
+    )  # fmt: skip
+    resp = call_sync(addr, req, timeout=20)
+    return from_body(LeadershipTransferResponse, resp.body)
+
+
+def _real_file(group: RealDLedgerGroup, self_id: str, name: str, length: int | None) -> bytes:
+    """The first ``length`` bytes (None: all) of a real node's DLedger file ``name``."""
+    with open(group.dledger_dir(self_id) / name, "rb") as f:
+        return f.read() if length is None else f.read(length)
+
+
+def _entries(index: bytes, count: int) -> list[tuple[int, int]]:
+    """(index, term) of each 32-byte index record: magic 4, pos 8, size 4, index 8, term 8."""
+    out = []
+    for k in range(count):
+        rec = index[k * INDEX_UNIT_SIZE : (k + 1) * INDEX_UNIT_SIZE]
+        out.append((int.from_bytes(rec[16:24], "big", signed=True),
+                    int.from_bytes(rec[24:32], "big", signed=True)))  # fmt: skip
+    return out
+
+
+def compare(group: RealDLedgerGroup, member: MqlabMember, result: MixedResult) -> list[str]:
+    """The committed range of every node against the mqlab node's, and each ``checkpoint``
+    file (``committedIndex``, ``endIndex``; a real node writes it every 3 s,
+    ``checkPointInterval``) against the mqlab store's; the problems."""
+    files, committed, end = member.stored()
+    data_name, index_name = f"data/{offset2file_name(0)}", f"index/{offset2file_name(0)}"
+    data, index = files.get(data_name, b""), files.get(index_name, b"")
+    count = committed + 1
+    result.entries, result.data_bytes = count, end
+    problems = []
+    result.terms = {MQLAB_ID: _entries(index, count)}
+    for i in group.real_ids:
+        rdata = _real_file(group, i, data_name, end)
+        rindex = _real_file(group, i, index_name, count * INDEX_UNIT_SIZE)
+        result.terms[i] = _entries(rindex, count)
+        if rdata != data[:end]:
+            pairs = enumerate(zip(rdata, data, strict=False))
+            at = next((k for k, (a, b) in pairs if a != b), min(len(rdata), end))
+            problems.append(f"{i}: data differs from {MQLAB_ID}'s at byte {at} of {end}")
+        if rindex != index[: count * INDEX_UNIT_SIZE]:
+            problems.append(f"{i}: index records differ from {MQLAB_ID}'s in the first {count}")
+        checkpoint = _real_file(group, i, "checkpoint", None)
+        if checkpoint != files["checkpoint"]:
+            problems.append(f"{i}: checkpoint {checkpoint!r}, {MQLAB_ID}'s {files['checkpoint']!r}")
+    return problems
+
+
+def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> MixedResult:
+    """Steps 1-5 of the module essay, then the comparison; the result."""
+    workdir = Path(workdir)
+    result = MixedResult()
+    group: RealDLedgerGroup | None = None
+    member = MqlabMember(workdir / MQLAB_ID, group="RaftNode00", cluster="RaftCluster")
+    try:
+        group = RealDLedgerGroup(workdir / "real", external={MQLAB_ID: member.dledger_addr},
+                                 broker_name=member.group, cluster=member.cluster,
+                                 capture=True)  # fmt: skip
+        group.start()
+        member.start(group.peers_of(MQLAB_ID), group.namesrv_addr)
+        addr_of = {i: group.nodes[i].broker_addr for i in group.real_ids}
+        addr_of[MQLAB_ID] = member.broker_addr
+        dledger_addr = {i: group.dledger_addr(i) for i in group.ids}
+
+        def hand_over(to: str) -> None:
+            """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs."""
+            leader = result.leaders[-1]
+            term = member.state()["term"]
+            resp = _transfer(dledger_addr[leader], member.group, leader, to, term)
+            if resp.code != DLedgerResponseCode.SUCCESS:
+                raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
+            result.leaders.append(_wait_leader(group, member, lambda w: w == to, f"{to} leading"))
+            result.leader_terms.append(member.state()["term"])
+            _sends(addr_of[to], len(result.leaders), result, out)
+
+        # 1. whoever the first election made leader
+        result.leaders.append(_wait_leader(group, member, lambda w: True, "a leader n2 follows"))
+        result.leader_terms.append(member.state()["term"])
+        for a in addr_of.values():
+            _create_topic(a)
+        _sends(addr_of[result.leaders[-1]], 1, result, out)
+        # 2./3. a real leader hands over to the mqlab node, and back to n0
+        if result.leaders[-1] == MQLAB_ID:
+            hand_over("n0")
+        hand_over(MQLAB_ID)
+        hand_over("n0")
+        # 4. n0 killed: n1 and n2 elect one of them
+        group.kill("n0")
+        result.leaders.append(
+            _wait_leader(group, member, lambda w: w != "n0", "a leader other than n0")
+        )
+        result.leader_terms.append(member.state()["term"])
+        _sends(addr_of[result.leaders[-1]], len(result.leaders), result, out)
+        # 5. n0 back, caught up
+        group.restart("n0")
+        problems: list[str] = []
+
+        def same() -> bool:
+            problems[:] = compare(group, member, result)
+            return not problems and result.entries > 0
+
+        try:
+            wait_until(same, 60, "every node's committed range identical")
+        except TimeoutError:
+            result.problems = list(problems)
+        result.votes_given, result.vote_rounds = member.votes()
+        assert group.capture is not None
+        result.frames = [frame_record(f) for f in group.capture.frames()]
+        result.problems += frame_problems(result.frames)[1]
+        result.problems += [f"relay: {e}" for e in group.capture.errors]
+        errors = member.errors()
+        if errors:
+            result.problems += [f"{MQLAB_ID}: handler error {e}" for e in errors]
+    finally:
+        member.stop()
+        if group is not None:
+            group.stop()
+    return result

@@ -1,0 +1,125 @@
+"""A mixed DLedger group: one mqlab node and two real 4.9.3 DLedger nodes (issue 26, 3).
+
+``mqlab.conformance.dledger_mixed`` runs the group once for the module (a name server and
+two broker JVMs; the mqlab node ``n2`` in this process): a real leader, a transfer to the
+mqlab node, a transfer from it to ``n0``, ``n0`` killed and restarted. The tests read what
+it saw: who led after each step, what was acknowledged, and each node's stored log (the
+real nodes' data and index files as 0.2.3 writes them, against mqlab's bytes). The group is
+run by ``mqlab.conformance.cli.dledger``, as ``python -m mqlab conformance`` runs it after
+its scenarios, so the lines checked here are the ones the conformance run prints.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mqlab.conformance.cli import dledger
+from mqlab.conformance.dledger_capture import read_frames
+from mqlab.conformance.dledger_mixed import (
+    MESSAGES,
+    MQLAB_ID,
+    MixedResult,
+    frame_problems,
+    summary_line,
+)
+from mqlab.conformance.engine import Run
+from mqlab.dledger.protocol import DLedgerRequestCode as Q
+
+pytestmark = pytest.mark.conformance
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dledger"
+
+
+@pytest.fixture(scope="module")
+def run_lines(java_runner: Path) -> tuple[Run, list[str], MixedResult | None]:
+    run, lines = Run(), []
+    mixed = dledger(run, out=lines.append)
+    return run, lines, mixed
+
+
+@pytest.fixture(scope="module")
+def mixed(run_lines: tuple[Run, list[str], MixedResult | None]) -> Iterator[MixedResult]:
+    run, lines, result = run_lines
+    if result is None:
+        pytest.fail(f"{run.dledger_problems}; lines: {lines}")
+    yield result
+
+
+def test_the_mqlab_node_follows_leads_and_hands_over(mixed: MixedResult) -> None:
+    """Either side wins the first election; then a real leader hands over to n2 (mqlab), n2
+    hands over to n0, and after n0's kill n1 or n2 leads: every step a leader change, each
+    step's sends SEND_OK."""
+    leaders = mixed.leaders
+    if leaders[0] == MQLAB_ID:  # mqlab won the first election: it hands over to n0 first
+        assert leaders[:4] == [MQLAB_ID, "n0", MQLAB_ID, "n0"]
+    else:
+        assert leaders[0] in ("n0", "n1")
+        assert leaders[1:3] == [MQLAB_ID, "n0"]
+    assert len(leaders) == (5 if leaders[0] == MQLAB_ID else 4)
+    assert leaders[-1] in ("n1", MQLAB_ID)
+    assert mixed.leader_changes == len(leaders) - 1
+    assert len(mixed.acked) == len(leaders) * MESSAGES
+
+
+def test_the_mqlab_node_votes_for_a_real_candidate_and_wins_real_votes(mixed: MixedResult) -> None:
+    """Each time n0 takes the leadership from n2, n2 ACCEPTs n0's VOTE of that term; each
+    time n2 takes it, its round of that term has its own ACCEPT and a real node's."""
+    steps = list(zip(mixed.leaders, mixed.leader_terms, strict=True))
+    for (before, _), (leader, term) in itertools.pairwise(steps):
+        if (before, leader) == (MQLAB_ID, "n0"):
+            assert (term, "n0", "ACCEPT") in mixed.votes_given
+        if leader == MQLAB_ID:
+            won = [r for t, r in mixed.vote_rounds if t == term]
+            assert any(r.get(MQLAB_ID) == "ACCEPT" and "ACCEPT" in (r.get("n0"), r.get("n1"))
+                       for r in won), (term, mixed.vote_rounds)  # fmt: skip
+    assert [t for t in mixed.leader_terms] == sorted(set(mixed.leader_terms))
+
+
+def test_every_frame_the_mqlab_node_sent_is_shaped_as_a_real_nodes(mixed: MixedResult) -> None:
+    """Through the relay: each frame n2 sent (requests and answers of VOTE, HEART_BEAT, PUSH
+    of each type and LEADERSHIP_TRANSFER) has the header text (opaque aside), body keys and
+    entry keys of a frame a real node sent in the same role, in this run or in the frames
+    recorded between three real nodes (tests/fixtures/dledger: a TRUNCATE, which only a
+    leader facing an empty follower sends)."""
+    recorded = [r for f in sorted(FIXTURES.glob("*.jsonl")) for r in read_frames(f)]
+    ours, problems, unmatched = frame_problems(mixed.frames, recorded)
+    assert (problems, unmatched) == ([], set())
+    kinds = {(kind, code, type_) for kind, code, type_, *_ in ours}
+    assert {
+        ("request", Q.VOTE, None), ("response", Q.VOTE, None),
+        ("request", Q.HEART_BEAT, None), ("response", Q.HEART_BEAT, None),
+        ("request", Q.PUSH, "COMPARE"), ("request", Q.PUSH, "APPEND"),
+        ("request", Q.PUSH, "COMMIT"), ("response", Q.PUSH, "APPEND"),
+        ("response", Q.PUSH, "COMMIT"), ("response", Q.PUSH, "COMPARE"),
+        ("request", Q.LEADERSHIP_TRANSFER, None), ("response", Q.LEADERSHIP_TRANSFER, None),
+    } <= kinds, sorted(kinds, key=repr)  # fmt: skip
+
+
+def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
+    """The real nodes' data and index files equal the mqlab node's bytes over the committed
+    range, and their checkpoint files its checkpoint (the same committed index); the entries are indexes 0..E-1 with terms that never go down, the same on every
+    node, and at least every acknowledged message is one of them."""
+    assert mixed.problems == []
+    assert mixed.entries >= len(mixed.acked)
+    terms = mixed.terms[MQLAB_ID]
+    assert [i for i, _ in terms] == list(range(mixed.entries))
+    assert [t for _, t in terms] == sorted(t for _, t in terms)
+    assert mixed.terms == {"n0": terms, "n1": terms, MQLAB_ID: terms}
+    # a new term for each leader, each with its sends
+    assert len({t for _, t in terms}) >= len(mixed.leaders)
+
+
+def test_the_conformance_run_records_the_summary_line(run_lines, mixed: MixedResult) -> None:
+    """The ``dledger:`` line ``python -m mqlab conformance`` prints last: E is every entry
+    of the steps (one per SEND_OK, and any refused send that was appended all the same), L
+    the changes (3, or 4 when mqlab won the first election)."""
+    run, lines, _ = run_lines
+    line = (f"dledger: mixed group, {mixed.entries} entries committed, identical on every "
+            f"node, {len(mixed.leaders) - 1} leader changes")  # fmt: skip
+    assert summary_line(mixed) == run.dledger_line == line
+    assert run.dledger_problems == []
+    assert lines[-1].startswith("dledger: checked in ")
