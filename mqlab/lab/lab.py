@@ -27,6 +27,12 @@ address, on one cluster. ``lab.broker("broker-a")`` is the master,
 machine faults (``kill``, ``power_cut``, ``lose``) act on one node; the link faults
 (``cut_link`` / ``heal_link`` between two nodes, ``lag_slave``) on the replication between a
 master and a slave. ``FAULTS`` lists them all for ``fault(kind, node)`` and the panel.
+
+DLedger groups: ``Lab(dledger=3)`` (or 5) makes each broker name a Raft group of brokers
+``broker-a-n0`` … whose commit logs are ``DLedgerCommitLog`` over DLedger nodes
+``dledger-a-n0`` …; the elected leader's broker becomes the master (brokerId 0). The machine
+faults take a broker and its DLedger node together; ``partition``, ``heal`` and
+``slow_link`` act on the DLedger links. See ``mqlab.lab.dledger_lab``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
 from mqlab.lab import inspect as _inspect
 from mqlab.lab.clients import ClientsMixin
+from mqlab.lab.dledger_lab import DLEDGER_SIZES, DLedgerMixin
 from mqlab.lab.journal import journaled
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.remoting.codes import RequestCode
@@ -74,7 +81,7 @@ FAULTS: dict[str, str] = {
 }
 
 
-class Lab(ClientsMixin):
+class Lab(ClientsMixin, DLedgerMixin):
     """A simulated RocketMQ cluster: one name server, N brokers, and the clients you add.
 
     Args:
@@ -94,6 +101,9 @@ class Lab(ClientsMixin):
         rocketmq_home: where brokers with ``broker={"acl_enable": True}`` read their ACL
             files (``<dir>/conf/plain_acl.yml``, ``<dir>/conf/acl/``): a 4.9.3 broker's
             ``rocketmq.home.dir``. None: no ACL file (only white lists admit anyone).
+        dledger: 0 (default) or 3 or 5: each broker name is a DLedger group of that many
+            brokers (``enableDLegerCommitLog=true``; no ``slaves`` then); the constructor
+            runs until each group's leader is registered as brokerId 0.
 
     Raises:
         ValueError: a bad argument (named in the message).
@@ -114,6 +124,7 @@ class Lab(ClientsMixin):
         broker: dict[str, Any] | None = None,
         store: dict[str, Any] | None = None,
         rocketmq_home: str | Path | None = None,
+        dledger: int = 0,
     ) -> None:
         if not isinstance(seed, int):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -125,12 +136,20 @@ class Lab(ClientsMixin):
             raise ValueError(
                 f"broker_role must be one of {list(BROKER_ROLES)}, got {broker_role!r}"
             )
+        if dledger not in (0, *DLEDGER_SIZES) or isinstance(dledger, bool):
+            raise ValueError(f"dledger must be 0 (no DLedger) or a group size of "
+                             f"{' or '.join(map(str, DLEDGER_SIZES))}, got {dledger!r}")  # fmt: skip
+        if dledger and (slaves or broker_role is not None):
+            raise ValueError("a DLedger group elects its master and makes the others slaves: "
+                             "leave out slaves and broker_role with dledger")  # fmt: skip
         level = _trace_level(trace_level)
         self._init_kwargs = dict(
             seed=seed, brokers=brokers, slaves=slaves, broker_role=broker_role, run_id=run_id,
             trace_level=level, latency_ms=latency_ms, store_dir=None, delay_levels=delay_levels,
-            broker=broker, store=store, rocketmq_home=rocketmq_home,
+            broker=broker, store=store, rocketmq_home=rocketmq_home, dledger=dledger,
         )  # fmt: skip
+        self.dledger = dledger
+        self._init_dledger()
         self.slaves = slaves
         self.broker_role = broker_role
         self.seed = seed
@@ -157,11 +176,24 @@ class Lab(ClientsMixin):
         self.driver.add_node(self.namesrv)
         self.brokers: list[BrokerController] = []
         for i in range(brokers):
+            letter = chr(ord("a") + i)
+            if dledger:
+                for k in range(dledger):
+                    # a DLedger node's broker: ports as a slave's, K for its brokerId
+                    node = f"broker-{letter}-n{k}"
+                    self._add_dledger_node(letter, k, *self._broker_configs(letter, k, node=node))
+                continue
             for broker_id in range(slaves + 1):
-                self._add_broker(chr(ord("a") + i), broker_id)
+                self._add_broker(letter, broker_id)
         self._raw: RawClient | None = None
         self._init_clients()
         self.driver.run_until_idle()
+        was, self._replaying = self._replaying, True  # part of the constructor, not journaled
+        try:
+            for i in range(brokers if dledger else 0):
+                self.run_until_master(f"broker-{chr(ord('a') + i)}")
+        finally:
+            self._replaying = was
 
     # -- construction helpers ----------------------------------------------------------------
     @staticmethod
@@ -169,8 +201,10 @@ class Lab(ClientsMixin):
         return f"broker-{letter}" if broker_id == 0 else f"broker-{letter}-s{broker_id}"
 
     def _broker_configs(
-        self, letter: str, broker_id: int = 0
+        self, letter: str, broker_id: int = 0, *, node: str | None = None
     ) -> tuple[BrokerConfig, MessageStoreConfig]:
+        """The configs of broker ``letter``'s node ``broker_id`` (``node``: a DLedger node's
+        broker, named so, whose role its election decides)."""
         i = ord(letter) - ord("a")
         port = BROKER_PORT_BASE + 10 * i + SLAVE_PORT_STEP * broker_id
         broker_fields = {
@@ -179,10 +213,12 @@ class Lab(ClientsMixin):
         }  # fmt: skip
         # BrokerStartup#createBrokerController: haListenPort = listenPort + 1
         store_fields = {
-            "store_path_root_dir": str(self.store_dir / self._node_name(letter, broker_id)),
+            "store_path_root_dir": str(self.store_dir / (node or self._node_name(letter, broker_id))),
             "ha_listen_port": port + 1, **self._store_overrides,
         }  # fmt: skip
-        if broker_id != 0:
+        if node is not None:
+            pass
+        elif broker_id != 0:
             store_fields["broker_role"] = "SLAVE"
         elif self.broker_role is not None:
             store_fields["broker_role"] = self.broker_role
@@ -298,8 +334,9 @@ class Lab(ClientsMixin):
 
     @journaled
     def run_until_idle(self, max_ms: int | None = None) -> list[TraceEvent]:
-        """Run until only background timers (services, parked pulls) are pending."""
-        return self.driver.run_until_idle(max_ms=max_ms)
+        """Run until only background timers (services, parked pulls) are pending; in a
+        DLedger lab, also until no leader holds an append for its quorum."""
+        return self._settle(max_ms=max_ms)
 
     @journaled
     def advance_to_next_timer(self) -> list[TraceEvent]:
@@ -338,7 +375,7 @@ class Lab(ClientsMixin):
         ext = None if ext_fields is None else {k: str(v) for k, v in ext_fields.items()}
         call = self.raw.send(addr, int(code), ext, body)
         if run and not self._replaying:  # a replay moves time through the journal's counts
-            self.driver.run_until_idle()
+            self._settle()
         return call
 
     @journaled
@@ -524,8 +561,12 @@ class Lab(ClientsMixin):
 
     def _kill(self, node: str) -> None:
         """SIGKILL: the node runs none of its shutdown; a broker's store keeps everything
-        its mapped files (the page cache) hold, and its ``abort`` file stays."""
+        its mapped files (the page cache) hold, and its ``abort`` file stays. A DLedger
+        broker's node dies with it (one JVM); its log stays."""
+        if node in self.dledger_servers:
+            node = self._broker_of_server(self.dledger_servers[node]).name
         self.driver.stop_node(node, graceful=False)
+        self._dledger_stop(node)
         for b in self.brokers:
             if b.name == node and b.message_store is not None:
                 b.message_store.kill()
@@ -557,9 +598,11 @@ class Lab(ClientsMixin):
                 f"lost_tail_bytes must be a whole number >= 0, got {lost_tail_bytes!r}"
             )
         self.driver.stop_node(b.name, graceful=False, fault="power_cut")
+        lost = self._dledger_stop(b.name, power_cut=True)
         if b.message_store is None:
-            return {}
-        return b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes)
+            return lost
+        return {**b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes),
+                **{f"dledger_{k}": v for k, v in lost.items()}}  # fmt: skip
 
     @journaled
     def lose(self, node: str) -> None:
@@ -629,9 +672,12 @@ class Lab(ClientsMixin):
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
+        if old.dledger_server is not None:  # one JVM: the DLedger node stops and starts too
+            self._dledger_stop(old.name)
+            self._dledger_start(old.name)
         new = BrokerController(
             old.broker_config, old.message_store_config, name=old.name,
-            rocketmq_home_dir=old.rocketmq_home_dir,
+            rocketmq_home_dir=old.rocketmq_home_dir, dledger_server=old.dledger_server,
         )  # fmt: skip
         fields: dict[str, Any] = {"broker": old.name, "graceful": graceful}
         if power_cut:

@@ -1,0 +1,430 @@
+"""The Lab's DLedger groups: brokers whose commit log is Raft, and the faults that test it.
+
+``Lab(seed=…, dledger=3)`` (or 5) makes each broker name a DLedger group, as 4.9.3 runs it
+with ``enableDLegerCommitLog=true`` (mechanisms.md "DLedger in the workbench"):
+
+1. **Build.** For broker name ``broker-a`` and node ``nK`` (``dLegerSelfId``), a
+   ``DLedgerServer`` node ``dledger-a-nK`` on ``127.0.0.1:40911 + 10 * i + K`` (its entry of
+   ``dLegerPeers``, ``dLegerGroup`` = the broker name) and a ``BrokerController`` node
+   ``broker-a-nK`` on ``127.0.0.1:10911 + 10 * i + 1000 * K`` whose store's commit log is a
+   ``DLedgerCommitLog`` over that server. In 4.9.3 both live in one JVM; here they are two
+   nodes of one driver, and the Lab's machine faults take both (``Lab.kill``,
+   ``Lab.power_cut``, ``Lab.restart_broker``). Every broker starts with brokerId -1 and does
+   not register (``BrokerStartup``, ``BrokerController#start``).
+2. **Elect.** The servers' election timers (drawn from the seed) run; the winner's
+   ``DLedgerRoleChangeHandler`` makes its broker ``SYNC_MASTER`` with brokerId 0 once its log
+   is committed and dispatched, each follower's a ``SLAVE`` with brokerId ``K + 1``; each
+   registers with the name server. The Lab's constructor runs until every broker name has a
+   brokerId 0 registered (``run_until_master``).
+3. **Send.** A producer's SEND_MESSAGE_V2 reaches the master; ``DLedgerCommitLog`` appends
+   the message as an entry and answers SEND_OK only once a majority holds it (the quorum ack
+   moves the committed index); consume queues are built from committed entries on every node.
+
+The faults (each journaled, each a ``Lab`` trace event of kind FAULT):
+
+- ``kill(node)`` / ``restart_broker(node)``: the broker and its DLedger server die and start
+  together; the DLedger log and the ``currterm`` file stay (page cache, disk).
+- ``power_cut(node)``: as a kill, and the DLedger log keeps only what its last flush pass
+  covered: 0.2.3's ``FlushDataService`` flushes every ``flushFileInterval`` (10 ms) from the
+  node's start, so entries written since the last pass are lost (``dledger_power_cut``).
+- ``partition(side)``: every DLedger link between ``side`` and the rest of its group is cut
+  silently (no packet crosses); the name server and the clients still reach every broker, so
+  a producer's send to an isolated leader waits for a quorum that never comes
+  (``maxWaitAckTimeMs`` 2500 ms, then SYSTEM_ERROR "broker busy", docs/dledger.md §5).
+- ``heal()``: every DLedger link up again. ``slow_link(a, b, latency_ms)``: the DLedger
+  link between two nodes takes ``latency_ms`` each way.
+
+Stepping: ``run_until_elected()`` steps event by event until a node becomes leader in a
+term no leader held before the call; ``run_until_master()`` until the name server lists the
+leader's broker as brokerId 0. ``dledger_nodes()`` is each node's role, term, vote, log end
+and committed index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mqlab.broker.broker_controller import BrokerController
+from mqlab.dledger.dledger_config import DLedgerConfig
+from mqlab.dledger.dledger_server import DLedgerServer
+from mqlab.dledger.member_state import Role
+from mqlab.lab.journal import journaled
+from mqlab.trace.events import Kind
+
+if TYPE_CHECKING:
+    from mqlab.runtime.sim import SimDriver
+
+__all__ = ["DLEDGER_PORT_BASE", "DLEDGER_SIZES", "DLedgerMixin", "dledger_power_cut"]
+
+#: The first DLedger node's port (``dLegerPeers``); broker-b's group starts at +10.
+DLEDGER_PORT_BASE = 40911
+#: The group sizes a Lab builds: Raft needs an odd majority to survive one (two) failures.
+DLEDGER_SIZES = (3, 5)
+#: How long ``run_until_elected`` / ``run_until_master`` wait by default (virtual ms).
+ELECTION_WAIT_MS = 60_000
+
+
+def dledger_power_cut(server: DLedgerServer, now_ms: int, started_ms: int) -> dict[str, int]:
+    """What a DLedger node's log keeps when its machine loses power at ``now_ms``.
+
+    0.2.3's ``DLedgerMmapFileStore.FlushDataService`` flushes the data and index files, then
+    waits ``flushFileInterval`` (10 ms), from the node's start at ``started_ms``: the last
+    pass before the cut ran at ``started_ms + 10 * k`` and covered what was written before
+    it. Entries written at or after that pass are lost (their pages were in the page cache
+    only), and the log is cut back to the last flushed entry; the ``currterm`` file stays
+    (``MemberState#persistTerm`` writes it at each change).
+
+    Returns:
+        ``ledger_end_index`` before and after the cut, and ``lost_entries``.
+    """
+    store = server.store
+    interval = max(1, server.config.flush_file_interval)
+    last_pass = started_ms + (now_ms - started_ms) // interval * interval
+    before = store.ledger_end_index
+    keep = before
+    while keep >= store.ledger_begin_index and keep >= 0:
+        written = store.write_ms.get(keep)
+        if written is None or written < last_pass:
+            break
+        keep -= 1
+    store.cut_to(keep)
+    return {"ledger_end_index_before": before, "ledger_end_index_after": keep,
+            "lost_entries": before - keep}  # fmt: skip
+
+
+class DLedgerMixin:
+    """The DLedger half of ``Lab``. See the module essay."""
+
+    driver: SimDriver
+    brokers: list[BrokerController]
+    _journal: list
+    _replaying: bool
+    dledger: int
+
+    # -- construction --------------------------------------------------------------------------
+    def _init_dledger(self) -> None:
+        #: DLedger servers by node name (``dledger-a-n0``), and each broker node's server
+        self.dledger_servers: dict[str, DLedgerServer] = {}
+        self._dledger_of: dict[str, str] = {}
+        self._dledger_started: dict[str, int] = {}
+
+    @staticmethod
+    def _dledger_node_name(letter: str, k: int) -> str:
+        return f"dledger-{letter}-n{k}"
+
+    def _dledger_peers(self, letter: str) -> str:
+        i = ord(letter) - ord("a")
+        return ";".join(
+            f"n{k}-127.0.0.1:{DLEDGER_PORT_BASE + 10 * i + k}" for k in range(self.dledger)
+        )
+
+    def _add_dledger_node(self, letter: str, k: int, bcfg: Any, scfg: Any) -> BrokerController:
+        name = bcfg.broker_name
+        cfg = DLedgerConfig(group=name, self_id=f"n{k}", peers=self._dledger_peers(letter))
+        server = DLedgerServer(cfg, name=self._dledger_node_name(letter, k))
+        scfg.enable_d_leger_commit_log = True
+        scfg.d_leger_group = name
+        scfg.d_leger_peers = cfg.peers
+        scfg.d_leger_self_id = cfg.self_id
+        self.driver.add_node(server)
+        self._dledger_started[server.name] = self.driver.now
+        self.dledger_servers[server.name] = server
+        broker = BrokerController(bcfg, scfg, name=f"{name}-n{k}", dledger_server=server,
+                                  rocketmq_home_dir=self.rocketmq_home)  # type: ignore[attr-defined]  # fmt: skip
+        self._dledger_of[broker.name] = server.name
+        self.driver.add_node(broker)
+        self.brokers.append(broker)
+        return broker
+
+    # -- views ---------------------------------------------------------------------------------
+    def _need_dledger(self) -> None:
+        if not self.dledger:
+            raise ValueError("this lab has no DLedger group: build it with Lab(dledger=3)")
+
+    def dledger_server(self, node: str) -> DLedgerServer:
+        """The DLedger server of ``node``: a broker node (``broker-a-n1``), a DLedger node
+        (``dledger-a-n1``), or, with one broker name, its ``selfId`` (``n1``).
+
+        Raises:
+            ValueError: no such node (the message lists them), or no DLedger in this lab.
+        """
+        self._need_dledger()
+        if isinstance(node, str):
+            if node in self.dledger_servers:
+                return self.dledger_servers[node]
+            if node in self._dledger_of:
+                return self.dledger_servers[self._dledger_of[node]]
+            ids = [s for s in self.dledger_servers.values() if s.config.self_id == node]
+            if len(ids) == 1:
+                return ids[0]
+        raise ValueError(
+            f"no DLedger node {node!r}; nodes: {sorted(self._dledger_of)} "
+            f"(or their DLedger nodes {sorted(self.dledger_servers)})"
+        )
+
+    def _broker_of_server(self, server: DLedgerServer) -> BrokerController:
+        name = next(b for b, s in self._dledger_of.items() if s == server.name)
+        return next(b for b in self.brokers if b.name == name)
+
+    def _group_of(self, server: DLedgerServer) -> list[DLedgerServer]:
+        return [s for s in self.dledger_servers.values() if s.config.group == server.config.group]
+
+    def _groups(self, name: str | None) -> list[DLedgerServer]:
+        self._need_dledger()
+        servers = list(self.dledger_servers.values())
+        if name is None:
+            return servers
+        out = [s for s in servers if s.config.group == name]
+        if not out:
+            groups = sorted({s.config.group for s in servers})
+            raise ValueError(f"no DLedger group {name!r}; groups: {groups}")
+        return out
+
+    def dledger_nodes(self, name: str | None = None) -> pd.DataFrame:
+        """Each DLedger node (of broker name ``name``, default all): its broker, whether it
+        runs, its role, term, vote (``votedFor``), leader, log end index and term, committed
+        index, and its broker's role and brokerId. One row per node, by broker node name."""
+        rows = []
+        for s in self._groups(name):
+            b = self._broker_of_server(s)
+            ms = s.member_state
+            rows.append({
+                "node": b.name, "self_id": s.config.self_id, "group": s.config.group,
+                "running": s.running, "role": ms.role.value, "term": ms.curr_term,
+                "vote_for": ms.curr_vote_for, "leader_id": ms.leader_id,
+                "ledger_end_index": s.store.ledger_end_index,
+                "ledger_end_term": s.store.ledger_end_term,
+                "committed_index": s.store.committed_index,
+                "broker_role": b.message_store_config.broker_role.value if b.running else None,
+                "broker_id": b.broker_config.broker_id if b.running else None,
+            })  # fmt: skip
+        return pd.DataFrame(rows).set_index("node")
+
+    def dledger_leader(self, name: str = "broker-a") -> str | None:
+        """The broker node whose DLedger server leads group ``name`` in the highest term
+        among the running leaders (two only across a partition), or None."""
+        leaders = [s for s in self._groups(name)
+                   if s.running and s.member_state.role == Role.LEADER]  # fmt: skip
+        if not leaders:
+            return None
+        return self._broker_of_server(max(leaders, key=lambda s: s.member_state.curr_term)).name
+
+    def dledger_log(self, node: str) -> list[tuple[int, int, int]]:
+        """A node's DLedger log as ``(index, term, body size)``, oldest first."""
+        return [(e.index, e.term, len(e.body or b""))
+                for e in self.dledger_server(node).store.entries()]  # fmt: skip
+
+    def master_in_route(self, name: str = "broker-a") -> str | None:
+        """The broker node the name server lists as brokerId 0 of ``name``, or None."""
+        data = self.namesrv.route_info_manager.broker_addr_table.get(name)  # type: ignore[attr-defined]
+        addr = None if data is None else data.broker_addrs.get(0)
+        return next((b.name for b in self.brokers if b.broker_addr == addr), None)
+
+    # -- stepping ------------------------------------------------------------------------------
+    def _quorum_waits(self) -> int:
+        """How many appends the running leaders hold for a quorum ack (``waitAck``)."""
+        n = 0
+        for s in self.dledger_servers.values():
+            if s.running and s.member_state.role == Role.LEADER and s.pusher is not None:
+                n += sum(len(m) for m in s.pusher.pending_append_responses_by_term.values())
+        return n
+
+    def _settle(self, max_ms: int | None = None) -> list:
+        """``run_until_idle``, and in a DLedger lab on until no running leader holds an append
+        for its quorum: DLedger's threads are background timers, so an append waiting for
+        its acks (or for its 2500 ms timeout) is not "idle" work to the driver, but the
+        client's answer waits on it. Gives up ``max_ms`` (default 60 s) after the call."""
+        d = self.driver
+        events = d.run_until_idle(max_ms=max_ms)
+        if not self.dledger:
+            return events
+        limit = d.now + (ELECTION_WAIT_MS if max_ms is None else max_ms)
+        while self._quorum_waits():
+            t = d.scheduler.peek()
+            if t is None or t.due > limit:
+                break
+            events += d.step()
+            events += d.run_until_idle(max_ms=limit - d.now)
+        return events
+
+    def _step_until(self, done: Any, max_ms: int, what: str) -> None:
+        if not isinstance(max_ms, int) or isinstance(max_ms, bool) or max_ms < 0:
+            raise ValueError(f"max_ms must be a whole number of ms >= 0, got {max_ms!r}")
+        d = self.driver
+        end = d.now + max_ms
+        while not done():
+            nxt = d.scheduler.peek()
+            if nxt is None or nxt.due > end:
+                d.scheduler.now = max(d.now, end)
+                raise TimeoutError(f"{what}: not within {max_ms} ms (now t={d.now})")
+            d.step()
+
+    @journaled
+    def run_until_elected(self, name: str = "broker-a", *, max_ms: int = ELECTION_WAIT_MS) -> dict:
+        """Step event by event until a DLedger node of group ``name`` becomes LEADER in a term
+        no running leader held when called (the next election ends); return who and when.
+
+        Returns:
+            ``{"leader": broker node, "self_id", "term", "t_ms"}``.
+
+        Raises:
+            TimeoutError: no election ended within ``max_ms`` (a leader that keeps its
+                followers' heartbeats coming holds on: kill or isolate it first). Time has
+                moved to ``max_ms`` later then.
+            ValueError: no DLedger group ``name``.
+        """
+        group = self._groups(name)
+        held = {(s.name, s.member_state.curr_term) for s in group
+                if s.running and s.member_state.role == Role.LEADER}  # fmt: skip
+        won: list[DLedgerServer] = []
+
+        def done() -> bool:
+            won[:] = [s for s in group if s.running and s.member_state.role == Role.LEADER
+                      and (s.name, s.member_state.curr_term) not in held]  # fmt: skip
+            return bool(won)
+
+        self._step_until(done, max_ms, f"no election of {name} ended")
+        s = won[0]
+        return {"leader": self._broker_of_server(s).name, "self_id": s.config.self_id,
+                "term": s.member_state.curr_term, "t_ms": self.driver.now}  # fmt: skip
+
+    @journaled
+    def run_until_master(self, name: str = "broker-a", *, max_ms: int = ELECTION_WAIT_MS) -> str:
+        """Step until the name server lists the current leader's broker as brokerId 0 of
+        ``name`` (its role change handler has applied the log and re-registered); return it.
+
+        Raises:
+            TimeoutError: not within ``max_ms`` (no leader, or its log never commits).
+        """
+        self._groups(name)
+
+        def done() -> bool:
+            lead = self.dledger_leader(name)
+            return lead is not None and self.master_in_route(name) == lead
+
+        self._step_until(done, max_ms, f"no master of {name} registered")
+        return self.master_in_route(name)  # type: ignore[return-value]
+
+    # -- faults --------------------------------------------------------------------------------
+    def _side(self, side: Iterable[str] | str) -> list[DLedgerServer]:
+        if isinstance(side, str):
+            side = [side]
+        try:
+            servers = [self.dledger_server(n) for n in side]
+        except TypeError:
+            raise ValueError(f"a side is a list of node names, got {side!r}") from None
+        if not servers:
+            raise ValueError("a partition needs at least one node on its side")
+        groups = {s.config.group for s in servers}
+        if len(groups) > 1:
+            raise ValueError(f"a side lies in one DLedger group, got nodes of {sorted(groups)}")
+        rest = [s for s in self._group_of(servers[0]) if s not in servers]
+        if not rest:
+            raise ValueError("a partition leaves some nodes on the other side; "
+                             f"{sorted(s.name for s in servers)} is the whole group")  # fmt: skip
+        return servers
+
+    def _dledger_link(self, a: DLedgerServer, b: DLedgerServer, **settings: Any) -> None:
+        self.driver.set_link(a.name, b.name, **settings)
+        self.driver.set_link(b.name, a.name, **settings)
+
+    @journaled
+    def partition(self, side: Iterable[str] | str) -> dict[str, list[str]]:
+        """Cut every DLedger link between the nodes of ``side`` and the rest of their group,
+        silently (no packet crosses; each side finds out by its timeouts). The name server
+        and the clients still reach every broker.
+
+        ``side``: broker nodes (``["broker-a-n1"]``), DLedger nodes or selfIds (``"n1"``).
+
+        Returns:
+            The two sides as broker node names.
+
+        Raises:
+            ValueError: an unknown node, an empty side, or the whole group.
+        """
+        servers = self._side(side)
+        rest = [s for s in self._group_of(servers[0]) if s not in servers]
+        for a in servers:
+            for b in rest:
+                self._dledger_link(a, b, down=True, silent=True)
+        sides = {"side": sorted(self._broker_of_server(s).name for s in servers),
+                 "rest": sorted(self._broker_of_server(s).name for s in rest)}  # fmt: skip
+        self.driver._tracer.emit(
+            "Lab", "partition", Kind.FAULT, side=",".join(sides["side"]),
+            rest=",".join(sides["rest"]),
+            text=f"DLedger partition: {sides['side']} | {sides['rest']}",
+        )  # fmt: skip
+        return sides
+
+    @journaled
+    def heal(self, name: str | None = None) -> None:
+        """Bring every DLedger link (of group ``name``, default all) back up; a slow link
+        stays slow (``slow_link(a, b, None)`` ends it)."""
+        for g in {s.config.group for s in self._groups(name)}:
+            group = self._groups(g)
+            for a in group:
+                for b in group:
+                    link = self.driver.links.get((a.name, b.name))
+                    if a is not b and link is not None and link.down:
+                        self.driver.set_link(a.name, b.name, down=False, silent=False)
+        self.driver._tracer.emit("Lab", "heal", Kind.FAULT, group=name or "all",
+                                 text=f"DLedger links of {name or 'every group'} up again")  # fmt: skip
+
+    @journaled
+    def slow_link(self, a: str, b: str, latency_ms: int | None) -> None:
+        """Make the DLedger link between nodes ``a`` and ``b`` take ``latency_ms`` each way
+        (votes, heartbeats, pushes and their answers); None: the lab's latency again.
+
+        Raises:
+            ValueError: unknown nodes, the same node twice, nodes of two groups, or a
+                latency that is not a whole number of ms >= 0.
+        """
+        if latency_ms is not None and (
+            not isinstance(latency_ms, int) or isinstance(latency_ms, bool) or latency_ms < 0
+        ):
+            raise ValueError(f"latency_ms must be a whole number of ms >= 0 or None, "
+                             f"got {latency_ms!r}")  # fmt: skip
+        sa, sb = self.dledger_server(a), self.dledger_server(b)
+        if sa is sb:
+            raise ValueError(f"a link joins two different nodes, got {a!r} and {b!r}")
+        if sa.config.group != sb.config.group:
+            raise ValueError(f"{a} and {b} are in different DLedger groups")
+        self._dledger_link(sa, sb, latency_ms=latency_ms)
+        na, nb = self._broker_of_server(sa).name, self._broker_of_server(sb).name
+        self.driver._tracer.emit(
+            "Lab", "slow_link", Kind.FAULT, a=na, b=nb,
+            latency_ms=-1 if latency_ms is None else latency_ms,
+            text=f"DLedger link {na} <-> {nb} takes "
+            + (f"{latency_ms} ms" if latency_ms is not None else "the lab's latency again"),
+        )  # fmt: skip
+
+    # -- the machine faults' DLedger half (Lab.kill, Lab.power_cut, Lab.restart_broker) ----------
+    def _dledger_stop(self, broker: str, *, power_cut: bool = False) -> dict[str, int]:
+        """Stop the DLedger server of broker node ``broker`` (if any) without its shutdown;
+        a power cut also loses its unflushed entries (``dledger_power_cut``)."""
+        sname = self._dledger_of.get(broker)
+        if sname is None:
+            return {}
+        server = self.dledger_servers[sname]
+        if not server.running:
+            return {}
+        self.driver.stop_node(sname, graceful=False, fault="power_cut" if power_cut else "kill")
+        if not power_cut:
+            return {}
+        lost = dledger_power_cut(server, self.driver.now, self._dledger_started[sname])
+        self.driver._tracer.emit(
+            "Lab", "power_cut", Kind.FAULT, node=sname, **lost,
+            text=f"{sname}'s DLedger log keeps entries up to {lost['ledger_end_index_after']} "
+            f"(its last flush pass); {lost['lost_entries']} lost",
+        )  # fmt: skip
+        return lost
+
+    def _dledger_start(self, broker: str) -> None:
+        sname = self._dledger_of.get(broker)
+        if sname is None or self.dledger_servers[sname].running:
+            return
+        self._dledger_started[sname] = self.driver.now
+        self.driver.start_node(sname)
