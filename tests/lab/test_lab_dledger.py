@@ -260,3 +260,20 @@ def test_five_nodes_survive_two_killed() -> None:
         assert lab.dledger_server(won["leader"]).store.committed_index == 0
     finally:
         lab.close()
+
+
+def test_a_follower_cut_off_alone_does_not_stop_the_majority_nor_inflate_terms(lab: Lab) -> None:
+    lab.send("TopicTest", "m0")
+    assert lab.partition("n0") == {"side": ["broker-a-n0"],
+                                   "rest": ["broker-a-n1", "broker-a-n2"]}  # fmt: skip
+    assert [send_ms(lab, f"p{i}") for i in range(3)] == [4, 4, 4]  # n1's ack is the quorum
+    lab.advance(10_000)
+    st = nodes(lab)
+    # n0 lost its leader and stands as a candidate, but its votes reach no quorum of valid
+    # answers, so it never moves to a new term (DLedgerLeaderElector: WAIT_TO_REVOTE)
+    assert st["broker-a-n0"] == [True, "CANDIDATE", 1, "n2", 0, 1, -1, 1]
+    assert st["broker-a-n2"] == [True, "LEADER", 1, "n2", 3, 1, 3, 0]
+    lab.heal()
+    lab.advance(5_000)
+    assert nodes(lab)["broker-a-n0"] == [True, "FOLLOWER", 1, "n2", 3, 1, 3, 1]
+    assert lab.dledger_log("n0") == lab.dledger_log("n2")
