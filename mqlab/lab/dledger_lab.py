@@ -34,7 +34,8 @@ The faults (each journaled, each a ``Lab`` trace event of kind FAULT):
 - ``heal()``: every DLedger link up again. ``slow_link(a, b, latency_ms)``: the DLedger
   link between two nodes takes ``latency_ms`` each way.
 
-Stepping: ``run_until_elected()`` steps event by event until a node becomes leader in a
+Stepping: ``run_until_vote()`` steps until the next vote is answered (``dledger_votes()``
+lists them all); ``run_until_elected()`` steps event by event until a node becomes leader in a
 term no leader held before the call; ``run_until_master()`` until the name server lists the
 leader's broker as brokerId 0. ``dledger_nodes()`` is each node's role, term, vote, log end
 and committed index.
@@ -165,6 +166,15 @@ class DLedgerMixin:
             f"(or their DLedger nodes {sorted(self.dledger_servers)})"
         )
 
+    def _machine(self, node: Any) -> Any:
+        """The broker node of a DLedger node name or selfId (``n1``); anything else as is."""
+        if not self.dledger or not isinstance(node, str) or node in self._dledger_of:
+            return node
+        try:
+            return self._broker_of_server(self.dledger_server(node)).name
+        except ValueError:
+            return node
+
     def _broker_of_server(self, server: DLedgerServer) -> BrokerController:
         name = next(b for b, s in self._dledger_of.items() if s == server.name)
         return next(b for b in self.brokers if b.name == name)
@@ -216,6 +226,28 @@ class DLedgerMixin:
         """A node's DLedger log as ``(index, term, body size)``, oldest first."""
         return [(e.index, e.term, len(e.body or b""))
                 for e in self.dledger_server(node).store.entries()]  # fmt: skip
+
+    def _vote_row(self, e: Any) -> dict[str, Any]:
+        server = self.dledger_servers[e.node]
+        return {"t_ms": e.t_ms, "voter": self._broker_of_server(server).name,
+                "voter_id": server.config.self_id, "candidate": e.fields["candidate"],
+                "term": e.fields["term"], "result": e.fields["result"],
+                "voter_term": e.fields["curr_term"], "vote_for": e.fields["vote_for"]}  # fmt: skip
+
+    def _vote_events(self, name: str | None, since: int = 0) -> list:
+        nodes = {s.name for s in self._groups(name)}
+        return [e for e in self.trace.events[since:]  # type: ignore[attr-defined]
+                if e.node in nodes and e.component == "DLedgerLeaderElector" and e.step == "3"]  # fmt: skip
+
+    def dledger_votes(self, name: str | None = None, *, since_ms: int = 0) -> pd.DataFrame:
+        """Every vote answered (``DLedgerLeaderElector#handleVote``, step 3) in group ``name``
+        (default all) from ``since_ms`` on: when, the voter, the candidate (its selfId; a
+        candidate asks itself too), the term asked for, the answer (ACCEPT,
+        REJECT_ALREADY_VOTED, REJECT_TERM_NOT_READY, …), and the voter's term and vote after."""
+        rows = [self._vote_row(e) for e in self._vote_events(name) if e.t_ms >= since_ms]
+        cols = ["t_ms", "voter", "voter_id", "candidate", "term", "result", "voter_term",
+                "vote_for"]  # fmt: skip
+        return pd.DataFrame(rows, columns=cols)
 
     def master_in_route(self, name: str = "broker-a") -> str | None:
         """The broker node the name server lists as brokerId 0 of ``name``, or None."""
@@ -290,6 +322,20 @@ class DLedgerMixin:
         s = won[0]
         return {"leader": self._broker_of_server(s).name, "self_id": s.config.self_id,
                 "term": s.member_state.curr_term, "t_ms": self.driver.now}  # fmt: skip
+
+    @journaled
+    def run_until_vote(self, name: str = "broker-a", *, max_ms: int = ELECTION_WAIT_MS) -> dict:
+        """Step until the next vote of group ``name`` is answered (an election, vote by vote);
+        return it as a row of ``dledger_votes``.
+
+        Raises:
+            TimeoutError: no vote within ``max_ms`` (a leader holds its followers).
+        """
+        self._groups(name)
+        mark = len(self.trace)  # type: ignore[attr-defined]
+        self._step_until(lambda: bool(self._vote_events(name, mark)), max_ms,
+                         f"no vote in {name}")  # fmt: skip
+        return self._vote_row(self._vote_events(name, mark)[0])
 
     @journaled
     def run_until_master(self, name: str = "broker-a", *, max_ms: int = ELECTION_WAIT_MS) -> str:

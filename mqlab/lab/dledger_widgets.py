@@ -8,7 +8,8 @@ Mirrors no RocketMQ class: it plays the operator and the network of a DLedger gr
   leader it knows, ``ledgerEndIndex``/``ledgerEndTerm``, ``committedIndex``, its broker's
   brokerId, and the peers its DLedger links are cut from or slowed to;
 - buttons: kill, power cut and restart the chosen node; partition the chosen nodes from the
-  rest, heal; step until the next election ends (``Lab.run_until_elected``); send one
+  rest, heal; step to the next vote answered (``Lab.run_until_vote``) or until the next
+  election ends (``Lab.run_until_elected``); send one
   message; advance time;
 - a log of what each click did, in words (elections, votes, role changes and faults are
   never folded).
@@ -41,7 +42,8 @@ KEY_COMPONENTS = ("DLedgerLeaderElector", "DLedgerRoleChangeHandler", "Lab",
 #: The buttons, by name, with their labels.
 DLEDGER_BUTTONS = {
     "kill": "kill", "power_cut": "power cut", "restart": "restart", "partition": "partition",
-    "heal": "heal", "step_election": "step to next election", "send": "send",
+    "heal": "heal", "next_vote": "next vote", "step_election": "step to next election",
+    "send": "send",
     "advance": "advance",
 }  # fmt: skip
 #: The table's columns, left to right.
@@ -132,7 +134,8 @@ class DLedgerPanel:
         actions: dict[str, Callable[[], None]] = {
             "kill": self.kill, "power_cut": self.power_cut, "restart": self.restart,
             "partition": self.partition, "heal": self.heal,
-            "step_election": self.step_election, "send": self.send, "advance": self.advance,
+            "next_vote": self.next_vote, "step_election": self.step_election, "send": self.send,
+            "advance": self.advance,
         }  # fmt: skip
         self.buttons: dict[str, widgets.Button] = {}
         for key, fn in actions.items():
@@ -148,7 +151,8 @@ class DLedgerPanel:
                           widgets.VBox([widgets.HBox([b["kill"], b["power_cut"], b["restart"]]),
                                         widgets.HBox([b["partition"], b["heal"]])])],
                          layout=row),
-            widgets.HBox([b["step_election"], self.inputs["advance_ms"], b["advance"]],
+            widgets.HBox([b["next_vote"], b["step_election"], self.inputs["advance_ms"],
+                          b["advance"]],
                          layout=row),
             widgets.HBox([self.inputs["topic"], self.inputs["body"], b["send"]], layout=row),
             self.table, self.log,
@@ -276,6 +280,23 @@ class DLedgerPanel:
     def heal(self) -> None:
         """Every DLedger link of the group up again."""
         self._do("heal", lambda: self.lab.heal(self.name) or ["every DLedger link is up"])
+
+    @_guarded
+    def next_vote(self) -> None:
+        """Step until the next vote is answered: an election, vote by vote."""
+        lab = self.lab
+
+        def run() -> list[str]:
+            try:
+                v = lab.run_until_vote(self.name)
+            except TimeoutError:
+                leader = lab.dledger_leader(self.name)
+                return [f"no vote within 60 s: {leader or 'nobody'} leads and its heartbeats "
+                        "keep the followers (kill or partition it first)"]  # fmt: skip
+            return [f"{v['voter_id']} answers {v['candidate']}'s vote for term {v['term']}: "
+                    f"{v['result']} (now in term {v['voter_term']}, voted for {v['vote_for']})"]  # fmt: skip
+
+        self._do("step to the next vote", run)
 
     @_guarded
     def step_election(self) -> None:

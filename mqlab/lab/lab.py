@@ -563,8 +563,7 @@ class Lab(ClientsMixin, DLedgerMixin):
         """SIGKILL: the node runs none of its shutdown; a broker's store keeps everything
         its mapped files (the page cache) hold, and its ``abort`` file stays. A DLedger
         broker's node dies with it (one JVM); its log stays."""
-        if node in self.dledger_servers:
-            node = self._broker_of_server(self.dledger_servers[node]).name
+        node = self._machine(node)
         self.driver.stop_node(node, graceful=False)
         self._dledger_stop(node)
         for b in self.brokers:
@@ -590,7 +589,7 @@ class Lab(ClientsMixin, DLedgerMixin):
         return self._power_cut(node, lost_tail_bytes)
 
     def _power_cut(self, node: str, lost_tail_bytes: int | None) -> dict[str, int]:
-        b = self.broker(node)
+        b = self.broker(self._machine(node))
         if lost_tail_bytes is not None and (
             not isinstance(lost_tail_bytes, int) or lost_tail_bytes < 0
         ):
@@ -659,7 +658,7 @@ class Lab(ClientsMixin, DLedgerMixin):
             raise ValueError("lost_tail_bytes needs power_cut=True")
         if graceful is None:
             graceful = not power_cut
-        old = self.broker(name)
+        old = self.broker(self._machine(name))
         if power_cut:
             self._power_cut(old.name, lost_tail_bytes)
             how = "power cut"

@@ -144,3 +144,31 @@ def test_a_lab_without_dledger_is_refused_with_the_way_out():
         dledger_panel(plain)
     with Lab(seed=5, dledger=3) as lab, pytest.raises(ValueError, match="no DLedger group 'b'"):
         dledger_panel(lab, "b")
+
+
+def test_next_vote_steps_an_election_one_answer_at_a_time(lab, panel):
+    choose(panel, "broker-a-n2")
+    panel.buttons["kill"].click()
+    for _ in range(6):
+        panel.buttons["next_vote"].click()
+    answers = [m for m in panel.messages if m.startswith("  → n")]
+    assert answers == [
+        "  → n1 answers n1's vote for term 1: REJECT_ALREADY_VOTED (now in term 1, voted for n2)",
+        "  → n0 answers n1's vote for term 1: REJECT_ALREADY_VOTED (now in term 1, voted for n2)",
+        "  → n0 answers n0's vote for term 1: REJECT_ALREADY_VOTED (now in term 1, voted for n2)",
+        "  → n1 answers n0's vote for term 1: REJECT_ALREADY_VOTED (now in term 1, voted for n2)",
+        "  → n1 answers n1's vote for term 2: ACCEPT (now in term 2, voted for n1)",
+        "  → n0 answers n1's vote for term 2: REJECT_TERM_NOT_READY (now in term 1, voted for n2)",
+    ]
+    assert rows(lab)["broker-a-n1"][:4] == ["up", "CANDIDATE", 2, "n1"]
+    panel.buttons["step_election"].click()
+    assert panel.messages[-1] == "  → broker-a-n1 (n1) won term 2 at t=1592"
+
+
+def test_next_vote_with_a_healthy_leader_says_so(lab, panel):
+    panel.buttons["send"].click()
+    panel.buttons["next_vote"].click()
+    assert panel.messages[-1] == (
+        "  → no vote within 60 s: broker-a-n2 leads and its heartbeats keep the followers "
+        "(kill or partition it first)"
+    )

@@ -277,3 +277,32 @@ def test_a_follower_cut_off_alone_does_not_stop_the_majority_nor_inflate_terms(l
     lab.advance(5_000)
     assert nodes(lab)["broker-a-n0"] == [True, "FOLLOWER", 1, "n2", 3, 1, 3, 1]
     assert lab.dledger_log("n0") == lab.dledger_log("n2")
+
+
+def test_the_election_vote_by_vote(lab: Lab) -> None:
+    """Seed 5's first election as the voters answered it, then a kill's election stepped
+    one vote at a time (``run_until_vote``); n0..n2 are also names for the machine faults."""
+    # at t=0 and 1 (term 0) each node voted for itself and refused the two others
+    votes = lab.dledger_votes(since_ms=2)
+    assert [tuple(r) for r in votes[["t_ms", "voter_id", "candidate", "term", "result"]].values] == [
+        (640, "n2", "n2", 1, "ACCEPT"),  # n2 moves to term 1 and votes for itself
+        (641, "n0", "n2", 1, "REJECT_TERM_NOT_READY"),  # still in term 0: moves to 1
+        (641, "n1", "n2", 1, "REJECT_TERM_NOT_READY"),
+        (650, "n2", "n2", 1, "ACCEPT"),  # n2 asks again at once
+        (651, "n0", "n2", 1, "ACCEPT"),
+        (651, "n1", "n2", 1, "ACCEPT"),
+    ]  # fmt: skip
+    lab.kill("n2")  # the selfId names the machine: broker-a-n2 and dledger-a-n2
+    assert not lab.broker("broker-a-n2").running and not lab.dledger_server("n2").running
+    steps = [lab.run_until_vote() for _ in range(6)]
+    assert [(v["t_ms"], v["voter_id"], v["candidate"], v["term"], v["result"]) for v in steps] == [
+        (1140, "n1", "n1", 1, "REJECT_ALREADY_VOTED"),  # n1 already voted n2 in term 1
+        (1141, "n0", "n1", 1, "REJECT_ALREADY_VOTED"),
+        (1220, "n0", "n0", 1, "REJECT_ALREADY_VOTED"),
+        (1221, "n1", "n0", 1, "REJECT_ALREADY_VOTED"),
+        (1580, "n1", "n1", 2, "ACCEPT"),  # n1 moved on to term 2
+        (1581, "n0", "n1", 2, "REJECT_TERM_NOT_READY"),
+    ]  # fmt: skip
+    assert lab.run_until_elected() == {
+        "leader": "broker-a-n1", "self_id": "n1", "term": 2, "t_ms": 1592,
+    }  # fmt: skip
