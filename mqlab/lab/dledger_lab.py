@@ -249,6 +249,33 @@ class DLedgerMixin:
                 "vote_for"]  # fmt: skip
         return pd.DataFrame(rows, columns=cols)
 
+    def dledger_entries(self, node: str, *, raw: bool = False) -> pd.DataFrame:
+        """A node's DLedger log as its broker's commit log: one row per entry, its ``index``,
+        ``term``, whether it is ``committed`` on this node, and the message inside, decoded
+        (``commit_log_offset`` is the entry's position + 48, as in the msgId; ``raw=True``
+        adds the message's bytes). ``Lab.commit_log`` of a DLedger broker is this frame."""
+        from mqlab.common.message_decoder import MessageDecodeError, decode_stored_message
+
+        store = self.dledger_server(node).store
+        rows = []
+        for e in store.entries():
+            body = e.body or b""
+            row: dict[str, Any] = {"index": e.index, "term": e.term,
+                                   "committed": e.index <= store.committed_index,
+                                   "commit_log_offset": e.pos + 48, "size": len(body)}  # fmt: skip
+            try:
+                m = decode_stored_message(body)
+                row.update(topic=m.topic, queue_id=m.queue_id, queue_offset=m.queue_offset,
+                           body=m.body[:64], msg_id=m.msg_id)  # fmt: skip
+            except MessageDecodeError as err:
+                row["topic"] = f"<{err}>"
+            if raw:
+                row["raw"] = body
+            rows.append(row)
+        cols = ["index", "term", "committed", "commit_log_offset", "size", "topic", "queue_id",
+                "queue_offset", "body", "msg_id"] + (["raw"] if raw else [])  # fmt: skip
+        return pd.DataFrame(rows, columns=cols)
+
     def master_in_route(self, name: str = "broker-a") -> str | None:
         """The broker node the name server lists as brokerId 0 of ``name``, or None."""
         data = self.namesrv.route_info_manager.broker_addr_table.get(name)  # type: ignore[attr-defined]

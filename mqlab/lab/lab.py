@@ -289,7 +289,8 @@ class Lab(ClientsMixin, DLedgerMixin):
             broker_id = 0
         if not isinstance(broker_id, int) or isinstance(broker_id, bool) or broker_id < 0:
             raise ValueError(f"broker_id must be an int >= 0, got {broker_id!r}")
-        for b in self.brokers:
+        # a DLedger group's dead old master keeps brokerId 0: the running one comes first
+        for b in sorted(self.brokers, key=lambda b: not b.running):
             if b.broker_config.broker_name == name and b.broker_config.broker_id == broker_id:
                 return b
         raise ValueError(
@@ -700,7 +701,13 @@ class Lab(ClientsMixin, DLedgerMixin):
         return _inspect.consume_queue(self.broker(broker), topic, queue_id)
 
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
-        return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
+        """A broker's commit log, decoded; a DLedger broker's is its node's DLedger log
+        (``dledger_entries``: with each entry's index, term and whether it is committed)."""
+        b = self.broker(self._machine(broker))
+        if b.dledger_server is not None:
+            df = self.dledger_entries(b.name, raw=raw)
+            return df if limit is None else df.head(limit)
+        return _inspect.commit_log(b, raw=raw, limit=limit)
 
     def commit_logs(self, name: str = "broker-a") -> pd.DataFrame:
         """The commit logs of broker name ``name``'s master and slaves side by side: one row

@@ -74,6 +74,17 @@ def test_send_ok_comes_once_a_majority_holds_the_entry_and_consumers_consume(lab
     assert [(r.message_queue.queue_id, r.queue_offset) for r in results] == [(3, 0), (2, 1)]
     assert [stored_at(r)[1] for r in results] == [0x106, 0x1DC]
     assert nodes(lab)["broker-a-n2"][4:7] == [2, 1, 2]
+    # the leader's log is its broker's commit log: entry i holds the message at pos + 48;
+    # n0 holds entry 2 but learns it is committed only with the next COMMIT push
+    leader, follower = lab.commit_log("n2"), lab.commit_log("broker-a-n0")
+    assert leader[["index", "term", "committed", "commit_log_offset", "queue_id",
+                   "queue_offset"]].values.tolist() == [
+        [0, 1, True, 0x30, 2, 0], [1, 1, True, 0x106, 3, 0], [2, 1, True, 0x1DC, 2, 1],
+    ]  # fmt: skip
+    assert leader["msg_id"].tolist() == [fut.result.offset_msg_id] + [
+        r.offset_msg_id for r in results
+    ]
+    assert follower["committed"].tolist() == [True, True, False]
     lab.advance(1_500)  # the followers learn the commit by the next COMMIT push
     assert [row[6] for row in nodes(lab).values()] == [2, 2, 2]
     lab.push_consumer("CG", "TopicTest")
@@ -246,7 +257,7 @@ def test_bad_arguments_say_why(lab: Lab) -> None:
 
 
 def test_five_nodes_survive_two_killed() -> None:
-    lab = Lab(seed=1, dledger=5)
+    lab = Lab(seed=2, dledger=5)
     try:
         first = lab.dledger_leader()
         assert lab.master_in_route() == first
@@ -257,6 +268,10 @@ def test_five_nodes_survive_two_killed() -> None:
         won = lab.run_until_elected()
         assert won["term"] == 2 and won["leader"] in others[1:]
         assert lab.run_until_master() == won["leader"]
+        # the dead first leader keeps brokerId 0; broker("broker-a") is the running master
+        assert (first, others[0], won["leader"]) == ("broker-a-n3", "broker-a-n0", "broker-a-n4")
+        assert lab.broker(first).broker_config.broker_id == 0
+        assert lab.broker("broker-a").name == "broker-a-n4"
         assert lab.dledger_server(won["leader"]).store.committed_index == 0
     finally:
         lab.close()
