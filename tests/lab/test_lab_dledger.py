@@ -321,3 +321,23 @@ def test_the_election_vote_by_vote(lab: Lab) -> None:
     assert lab.run_until_elected() == {
         "leader": "broker-a-n1", "self_id": "n1", "term": 2, "t_ms": 1592,
     }  # fmt: skip
+
+
+def test_two_broker_names_are_two_groups() -> None:
+    with Lab(seed=5, brokers=2, dledger=3) as lab:
+        assert lab.now == 653
+        assert [lab.master_in_route(n) for n in ("broker-a", "broker-b")] == [
+            "broker-a-n2", "broker-b-n2",
+        ]  # fmt: skip
+        peers = {s.config.group: s.config.peers for s in lab.dledger_servers.values()}
+        assert peers == {
+            "broker-a": "n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913",
+            "broker-b": "n0-127.0.0.1:40921;n1-127.0.0.1:40922;n2-127.0.0.1:40923",
+        }
+        with pytest.raises(ValueError, match=r"one DLedger group, got nodes of \['broker-a', 'b"):
+            lab.partition(["broker-a-n0", "broker-b-n0"])
+        with pytest.raises(ValueError, match="no DLedger node 'n0'"):  # a selfId is ambiguous
+            lab.dledger_server("n0")
+        lab.partition(["broker-b-n2"])
+        assert lab.run_until_elected("broker-b")["leader"] == "broker-b-n0"
+        assert lab.dledger_leader("broker-a") == "broker-a-n2"  # the other group is untouched
