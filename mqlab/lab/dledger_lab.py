@@ -474,6 +474,19 @@ class DLedgerMixin:
             + (f"{latency_ms} ms" if latency_ms is not None else "the lab's latency again"),
         )  # fmt: skip
 
+    def _dledger_link_fault(self, kind: str, node: str, **params: Any) -> Any:
+        """``Lab.fault``'s link faults in a DLedger lab (see there)."""
+        server = self.dledger_server(node)
+        if kind in ("cut_link", "partition"):
+            return self.partition([node])
+        if kind == "heal_link":
+            return self.heal(server.config.group)
+        leader = self.dledger_leader(server.config.group)
+        if leader is None or self.dledger_server(leader) is server:
+            raise ValueError(f"lag_slave slows the link from the leader to a follower; "
+                             f"{node} is {'the leader' if leader else 'in a group with no leader'}")  # fmt: skip
+        return self.slow_link(leader, node, params.get("latency_ms"))
+
     # -- the machine faults' DLedger half (Lab.kill, Lab.power_cut, Lab.restart_broker) ----------
     def _dledger_stop(self, broker: str, *, power_cut: bool = False) -> dict[str, int]:
         """Stop the DLedger server of broker node ``broker`` (if any) without its shutdown;

@@ -538,12 +538,19 @@ class Lab(ClientsMixin, DLedgerMixin):
         (``"partition"``: ``cut_link(..., silent=True)``);
         ``"lag_slave"``: :meth:`lag_slave` (``latency_ms`` in ``params``).
 
+        In a DLedger lab the link faults act on DLedger links, as its nodes replicate there:
+        ``"cut_link"`` and ``"partition"`` cut ``node`` off from the rest of its group
+        (:meth:`partition`), ``"heal_link"`` heals the group (:meth:`heal`), ``"lag_slave"``
+        slows the link between the leader and ``node`` (:meth:`slow_link`).
+
         Raises:
             ValueError: an unknown fault (the message lists the menu), or what the fault
                 itself refuses.
         """
         if kind not in FAULTS:
             raise ValueError(f"unknown fault {kind!r}; faults: {list(FAULTS)}")
+        if self.dledger and kind in ("cut_link", "partition", "heal_link", "lag_slave"):
+            return self._dledger_link_fault(kind, node, **params)
         if kind in ("cut_link", "heal_link"):
             master = self.master_of(node)
             return getattr(self, kind)(master, node, **params)
@@ -557,7 +564,8 @@ class Lab(ClientsMixin, DLedgerMixin):
     def kill(self, node: str) -> None:
         """Kill a node (SIGKILL): no shutdown, no offset persist. A broker's written bytes
         survive in the OS page cache, flushed or not (see :meth:`power_cut` for a fault
-        that loses them)."""
+        that loses them). A DLedger broker's DLedger node (one JVM) dies with it; ``node``
+        may name either, or its selfId (``"n1"``)."""
         self._kill(node)
 
     def _kill(self, node: str) -> None:
@@ -582,7 +590,10 @@ class Lab(ClientsMixin, DLedgerMixin):
         flushed position survives. See ``DefaultMessageStore.power_cut``.
 
         Returns:
-            What the store lost (``DefaultMessageStore.power_cut``).
+            What the store lost (``DefaultMessageStore.power_cut``); for a DLedger broker
+            also ``dledger_ledger_end_index_before``/``_after`` and ``dledger_lost_entries``:
+            its DLedger node loses the entries its last 10 ms flush pass did not cover
+            (``mqlab.lab.dledger_lab.dledger_power_cut``).
 
         Raises:
             ValueError: ``node`` is not a broker, or a negative ``lost_tail_bytes``.
@@ -647,7 +658,8 @@ class Lab(ClientsMixin, DLedgerMixin):
         (see :meth:`kill`): nothing written is lost, the ``abort`` file stays, so the new
         store takes the abnormal-recovery path (``last_shutdown_normal`` False).
         ``power_cut=True``: see :meth:`power_cut` (``lost_tail_bytes`` passed on);
-        unflushed bytes are lost, then the same abnormal recovery.
+        unflushed bytes are lost, then the same abnormal recovery. A DLedger broker's node
+        stops and starts with it, on its log and ``currterm`` file.
 
         Raises:
             ValueError: ``graceful=True`` with ``power_cut=True``, or ``lost_tail_bytes``

@@ -530,7 +530,11 @@ class ControlPanel:
             raise PanelInputError(f"no broker node {node!r}; nodes: {names}")
         broker = self.lab.broker(node)
         params: dict[str, Any] = {}
-        if kind in LINK_FAULTS and broker.broker_config.broker_id == 0:
+        if (
+            kind in LINK_FAULTS
+            and broker.broker_config.broker_id == 0
+            and not getattr(self.lab, "dledger", 0)
+        ):
             slaves = [b.name for b in self.lab.brokers
                       if b.broker_config.broker_name == broker.broker_config.broker_name
                       and b.broker_config.broker_id != 0]  # fmt: skip

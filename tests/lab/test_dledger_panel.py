@@ -172,3 +172,29 @@ def test_next_vote_with_a_healthy_leader_says_so(lab, panel):
         "  → no vote within 60 s: broker-a-n2 leads and its heartbeats keep the followers "
         "(kill or partition it first)"
     )
+
+
+def test_the_control_panels_link_faults_act_on_dledger_links(lab):
+    """``control_panel``'s fault row on a DLedger lab: "partition" of the master cuts it off
+    from its group, "heal_link" heals the group, "lag_slave" slows leader -> follower."""
+    from mqlab.lab import control_panel
+
+    panel = control_panel(lab)
+    i = panel.inputs
+    i["fault"].value, i["fault_node"].value = "partition", "broker-a-n2"
+    panel.apply_fault()
+    assert rows(lab)["broker-a-n2"][9] == "n0,n1"
+    i["fault"].value = "heal_link"
+    panel.apply_fault()
+    assert rows(lab)["broker-a-n2"][9] == "-"
+    i["fault"].value, i["fault_node"].value, i["latency_ms"].value = (
+        "lag_slave",
+        "broker-a-n0",
+        "300",
+    )
+    panel.apply_fault()
+    assert rows(lab)["broker-a-n2"][10] == "n0:300ms" and rows(lab)["broker-a-n0"][10] == "n2:300ms"
+    i["fault_node"].value = "broker-a-n2"
+    panel.apply_fault()
+    assert panel.messages[-1].startswith("✗ apply_fault failed: ValueError: lag_slave slows the "
+                                         "link from the leader to a follower; broker-a-n2 is the leader")  # fmt: skip
