@@ -316,8 +316,7 @@ class DLedgerMixin:
         end = d.now + max_ms
         while not done():
             nxt = d.scheduler.peek()
-            if nxt is None or nxt.due > end:
-                d.scheduler.now = max(d.now, end)
+            if nxt is None or nxt.due > end:  # the clock stays at the last event run
                 raise TimeoutError(f"{what}: not within {max_ms} ms (now t={d.now})")
             d.step()
 
@@ -331,8 +330,8 @@ class DLedgerMixin:
 
         Raises:
             TimeoutError: no election ended within ``max_ms`` (a leader that keeps its
-                followers' heartbeats coming holds on: kill or isolate it first). Time has
-                moved to ``max_ms`` later then.
+                followers' heartbeats coming holds on: kill or isolate it first). The
+                events due within ``max_ms`` have run.
             ValueError: no DLedger group ``name``.
         """
         group = self._groups(name)

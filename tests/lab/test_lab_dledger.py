@@ -218,13 +218,26 @@ def test_a_slow_link_to_one_follower_leaves_the_quorum_to_the_other(lab: Lab) ->
             if e.component == "Lab" and e.step == "slow_link"] == [400, 400, -1, -1]  # fmt: skip
 
 
-def test_a_fork_replays_the_faults(lab: Lab) -> None:
+def test_a_fork_replays_the_faults_and_the_stepping(lab: Lab) -> None:
     lab.send("TopicTest", "m0")
-    lab.kill("broker-a-n2")
+    with pytest.raises(TimeoutError):
+        lab.run_until_elected(max_ms=3_000)  # n2 holds on
+    lab.partition(["n2"])
+    lab.run_until_vote()
+    mid = lab.checkpoint()
+    mid_state, mid_now = nodes(lab), lab.now
     lab.run_until_elected()
+    lab.heal()
+    lab.run_until_master()
     other = lab.fork()
     try:
         assert nodes(other) == nodes(lab) and other.now == lab.now
+        assert other.events_run == lab.events_run
+    finally:
+        other.close()
+    other = lab.fork(step=mid)  # inside the election that ended later
+    try:
+        assert (nodes(other), other.now) == (mid_state, mid_now)
     finally:
         other.close()
 
