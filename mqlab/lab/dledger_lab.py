@@ -106,7 +106,18 @@ class DLedgerMixin:
     dledger: int
 
     # -- construction --------------------------------------------------------------------------
-    def _init_dledger(self) -> None:
+    def _init_dledger(self, overrides: dict[str, Any] | None = None) -> None:
+        self._dledger_overrides = dict(overrides or {})
+        for key in ("group", "self_id", "peers"):
+            if key in self._dledger_overrides:
+                raise ValueError(f"dledger_config cannot set {key!r}: the Lab names the group "
+                                 "(the broker name), each node's selfId and the peers")  # fmt: skip
+        try:
+            DLedgerConfig(
+                group="g", self_id="n0", peers="n0-127.0.0.1:1", **self._dledger_overrides
+            )
+        except TypeError as e:
+            raise ValueError(f"unknown DLedger setting: {e}") from None
         #: DLedger servers by node name (``dledger-a-n0``), and each broker node's server
         self.dledger_servers: dict[str, DLedgerServer] = {}
         self._dledger_of: dict[str, str] = {}
@@ -124,7 +135,8 @@ class DLedgerMixin:
 
     def _add_dledger_node(self, letter: str, k: int, bcfg: Any, scfg: Any) -> BrokerController:
         name = bcfg.broker_name
-        cfg = DLedgerConfig(group=name, self_id=f"n{k}", peers=self._dledger_peers(letter))
+        cfg = DLedgerConfig(group=name, self_id=f"n{k}", peers=self._dledger_peers(letter),
+                            **self._dledger_overrides)  # fmt: skip
         server = DLedgerServer(cfg, name=self._dledger_node_name(letter, k))
         scfg.enable_d_leger_commit_log = True
         scfg.d_leger_group = name

@@ -109,6 +109,8 @@ class Lab(ClientsMixin, DLedgerMixin):
         dledger: 0 (default) or 3 or 5: each broker name is a DLedger group of that many
             brokers (``enableDLegerCommitLog=true``; no ``slaves`` then); the constructor
             runs until each group's leader is registered as brokerId 0.
+        dledger_config: ``DLedgerConfig`` field overrides for every DLedger node, e.g.
+            ``{"heart_beat_time_interval_ms": 1000, "max_vote_interval_ms": 2000}``.
 
     Raises:
         ValueError: a bad argument (named in the message).
@@ -130,6 +132,7 @@ class Lab(ClientsMixin, DLedgerMixin):
         store: dict[str, Any] | None = None,
         rocketmq_home: str | Path | None = None,
         dledger: int = 0,
+        dledger_config: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(seed, int):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -144,6 +147,8 @@ class Lab(ClientsMixin, DLedgerMixin):
         if dledger not in (0, *DLEDGER_SIZES) or isinstance(dledger, bool):
             raise ValueError(f"dledger must be 0 (no DLedger) or a group size of "
                              f"{' or '.join(map(str, DLEDGER_SIZES))}, got {dledger!r}")  # fmt: skip
+        if dledger_config and not dledger:
+            raise ValueError("dledger_config needs a DLedger group: pass dledger=3 or 5")
         if dledger and (slaves or broker_role is not None):
             raise ValueError("a DLedger group elects its master and makes the others slaves: "
                              "leave out slaves and broker_role with dledger")  # fmt: skip
@@ -152,9 +157,10 @@ class Lab(ClientsMixin, DLedgerMixin):
             seed=seed, brokers=brokers, slaves=slaves, broker_role=broker_role, run_id=run_id,
             trace_level=level, latency_ms=latency_ms, store_dir=None, delay_levels=delay_levels,
             broker=broker, store=store, rocketmq_home=rocketmq_home, dledger=dledger,
+            dledger_config=dledger_config,
         )  # fmt: skip
         self.dledger = dledger
-        self._init_dledger()
+        self._init_dledger(dledger_config)
         self.slaves = slaves
         self.broker_role = broker_role
         self.seed = seed

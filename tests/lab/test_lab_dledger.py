@@ -354,3 +354,21 @@ def test_two_broker_names_are_two_groups() -> None:
         lab.partition(["broker-b-n2"])
         assert lab.run_until_elected("broker-b")["leader"] == "broker-b-n0"
         assert lab.dledger_leader("broker-a") == "broker-a-n2"  # the other group is untouched
+
+
+def test_dledger_config_overrides_reach_every_node() -> None:
+    with Lab(seed=5, dledger=3, dledger_config={"heart_beat_time_interval_ms": 500}) as lab:
+        assert {s.config.heart_beat_time_interval_ms for s in lab.dledger_servers.values()} == {500}
+        lab.send("TopicTest", "m0")
+        assert lab.now == 667
+        lab.kill("n2")
+        # n1 won at 2632 after 3 missed heartbeats of 500 ms (with 2000 ms: at 7132)
+        assert lab.run_until_elected() == {
+            "leader": "broker-a-n1", "self_id": "n1", "term": 2, "t_ms": 2632,
+        }  # fmt: skip
+    with pytest.raises(ValueError, match="unknown DLedger setting"):
+        Lab(dledger=3, dledger_config={"heartbeat": 1})
+    with pytest.raises(ValueError, match="cannot set 'peers'"):
+        Lab(dledger=3, dledger_config={"peers": "x"})
+    with pytest.raises(ValueError, match="needs a DLedger group"):
+        Lab(dledger_config={"max_heart_beat_leak": 2})
