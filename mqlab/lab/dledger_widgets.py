@@ -29,7 +29,15 @@ import ipywidgets as widgets
 import pandas as pd
 
 from mqlab.lab.panel_views import words
-from mqlab.lab.widgets import LOG_LINES, LOG_PX, MAX_ADVANCE_MS, PanelInputError, _guarded, _int
+from mqlab.lab.widgets import (
+    LOG_LINES,
+    LOG_PX,
+    MAX_ADVANCE_MS,
+    MAX_MESSAGES,
+    PanelInputError,
+    _guarded,
+    _int,
+)
 
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
@@ -167,6 +175,8 @@ class DLedgerPanel:
 
     def _say(self, *lines: str) -> None:
         self.messages.extend(lines)
+        if len(self.messages) > MAX_MESSAGES:
+            del self.messages[: len(self.messages) - MAX_MESSAGES]
 
     def _render_log(self) -> None:
         text = html.escape("\n".join(self.messages[-LOG_LINES:]))
