@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
+from mqlab.lab.dledger_lab import dledger_view
 from mqlab.lab.panel_views import words
 from mqlab.lab.widgets import (
     LOG_LINES,
@@ -54,39 +55,6 @@ DLEDGER_BUTTONS = {
     "send": "send",
     "advance": "advance",
 }  # fmt: skip
-#: The table's columns, left to right.
-COLUMNS = ["node", "id", "up", "role", "term", "voted_for", "leader", "end_index", "end_term",
-           "committed", "broker_id", "cut_from", "slow_to"]  # fmt: skip
-
-
-def dledger_view(lab: Lab, name: str = "broker-a") -> pd.DataFrame:
-    """The nodes of DLedger group ``name`` as the panel shows them: one row per node, the
-    columns ``COLUMNS``. ``cut_from``: the peers this node's DLedger links to are down (a
-    partition); ``slow_to``: the peers with a set latency, as ``n0:400ms``."""
-    df = lab.dledger_nodes(name)
-    servers = {lab.dledger_server(n).config.self_id: lab.dledger_server(n) for n in df.index}
-    rows = []
-    for node, r in df.iterrows():
-        me = servers[r["self_id"]]
-        cut, slow = [], []
-        for peer_id, peer in servers.items():
-            link = lab.driver.links.get((me.name, peer.name))
-            if peer is me or link is None:
-                continue
-            if link.down:
-                cut.append(peer_id)
-            if link.latency_ms is not None:
-                slow.append(f"{peer_id}:{link.latency_ms}ms")
-        up = bool(r["running"])
-        rows.append({
-            "node": node, "id": r["self_id"], "up": "up" if up else "DOWN", "role": r["role"],
-            "term": int(r["term"]), "voted_for": r["vote_for"] or "-",
-            "leader": r["leader_id"] or "-", "end_index": int(r["ledger_end_index"]),
-            "end_term": int(r["ledger_end_term"]), "committed": int(r["committed_index"]),
-            "broker_id": "-" if not up or r["broker_id"] is None else int(r["broker_id"]),
-            "cut_from": ",".join(cut) or "-", "slow_to": ",".join(slow) or "-",
-        })  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def view_html(df: pd.DataFrame, title: str) -> str:

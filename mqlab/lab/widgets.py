@@ -185,6 +185,9 @@ class ControlPanel:
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
+        if "dledger" in views and not getattr(lab, "dledger", 0):
+            raise ValueError("the 'dledger' view shows a DLedger group: build the lab with "
+                             "Lab(dledger=3)")  # fmt: skip
         #: The inspector's tables (``panel_views.VIEWS``), left to right.
         self.views = tuple(views)
         self.lab = lab

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mqlab.lab import Lab
-from mqlab.lab.dledger_widgets import COLUMNS, DLEDGER_BUTTONS, dledger_panel, dledger_view
+from mqlab.lab.dledger_lab import COLUMNS, dledger_view
+from mqlab.lab.dledger_widgets import DLEDGER_BUTTONS, dledger_panel
 
 
 @pytest.fixture
@@ -198,3 +199,14 @@ def test_the_control_panels_link_faults_act_on_dledger_links(lab):
     panel.apply_fault()
     assert panel.messages[-1].startswith("✗ apply_fault failed: ValueError: lag_slave slows the "
                                          "link from the leader to a follower; broker-a-n2 is the leader")  # fmt: skip
+
+
+def test_the_control_panels_dledger_view(lab):
+    from mqlab.lab import control_panel
+
+    panel = control_panel(lab, views=["dledger", "queues"])
+    html = panel.inspector.value
+    assert "<b>DLedger nodes (broker-a)</b>" in html
+    assert "<td>broker-a-n2</td><td>up</td><td>LEADER</td><td>1</td><td>n2</td>" in html
+    with Lab(seed=1) as plain, pytest.raises(ValueError, match=r"Lab\(dledger=3\)"):
+        control_panel(plain, views=["dledger"])
