@@ -556,6 +556,16 @@ class DLedgerMixin:
         )  # fmt: skip
         return lost
 
+    def _dledger_lose(self, broker: str) -> None:
+        """The DLedger half of ``Lab.lose``: the node dies and its disk with it."""
+        sname = self._dledger_of.get(broker)
+        if sname is None:
+            return
+        server = self.dledger_servers[sname]
+        self.driver.stop_node(sname, graceful=False, fault="lost")
+        server.store.cut_to(-1)
+        server.disk.clear()
+
     def _dledger_start(self, broker: str) -> None:
         sname = self._dledger_of.get(broker)
         if sname is None or self.dledger_servers[sname].running:

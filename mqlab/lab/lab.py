@@ -292,7 +292,9 @@ class Lab(ClientsMixin, DLedgerMixin):
     # -- nodes -------------------------------------------------------------------------------
     def broker(self, name: str = "broker-a", broker_id: int | None = None) -> BrokerController:
         """The broker node ``name`` ("broker-a", "broker-a-s1", …), or of broker name
-        ``name`` the node with ``broker_id`` (default 0: the master)."""
+        ``name`` the node with ``broker_id`` (default 0: the master). In a DLedger lab a
+        DLedger node's name or selfId (``"n1"``) names its broker."""
+        name = self._machine(name)
         if broker_id is None:
             for b in self.brokers:
                 if b.name == name:
@@ -630,13 +632,16 @@ class Lab(ClientsMixin, DLedgerMixin):
     def lose(self, node: str) -> None:
         """Lose a broker's machine for good: the process dies as in :meth:`power_cut`, and
         the disk goes with it (the node's store directory is removed). ``restart_broker``
-        then starts a replacement machine on the same address with an empty store.
+        then starts a replacement machine on the same address with an empty store. A
+        DLedger broker's node goes too: its log and its ``currterm`` file (term and vote)
+        are gone, and the replacement starts in term 0 with no vote and an empty log.
 
         Raises:
             ValueError: ``node`` is not a broker.
         """
-        b = self.broker(node)
+        b = self.broker(self._machine(node))
         self.driver.stop_node(b.name, graceful=False, fault="lost")
+        self._dledger_lose(b.name)
         if b.message_store is not None:
             b.message_store.kill()
             b.message_store.unmap()

@@ -372,3 +372,27 @@ def test_dledger_config_overrides_reach_every_node() -> None:
         Lab(dledger=3, dledger_config={"peers": "x"})
     with pytest.raises(ValueError, match="needs a DLedger group"):
         Lab(dledger_config={"max_heart_beat_leak": 2})
+
+
+def test_a_lost_machine_comes_back_empty_and_gets_the_whole_log_on_the_next_append(
+    lab: Lab,
+) -> None:
+    for i in range(3):
+        lab.send("TopicTest", f"m{i}")
+    lab.lose("n0")
+    lab.restart_broker("n0")  # a replacement machine: no log, no currterm file
+    assert nodes(lab)["broker-a-n0"] == [True, "CANDIDATE", 0, None, -1, -1, -1, -1]  # brokerId -1
+    lab.advance(5_000)
+    # it follows n2 in term 1 (it forgot its vote for n2), but the leader's dispatcher
+    # still counts it at index 2 and sends only COMMITs: nothing tells it the log is gone
+    assert nodes(lab)["broker-a-n0"] == [True, "FOLLOWER", 1, None, -1, -1, -1, 1]
+    lab.send("TopicTest", "m3")  # the APPEND of entry 3 meets an empty log: COMPARE,
+    lab.advance(2_000)  # TRUNCATE to entry 0, APPEND 1..3
+    assert nodes(lab)["broker-a-n0"] == [True, "FOLLOWER", 1, None, 3, 1, 3, 1]
+    assert lab.dledger_log("n0") == lab.dledger_log("n2")
+    steps = [(e.step, e.fields.get("type")) for e in lab.trace.events
+             if e.node == "dledger-a-n0" and e.component == "DLedgerEntryPusher.EntryHandler"
+             and e.step in ("4", "6", "8")]  # fmt: skip
+    assert steps[-5:] == [("4", "COMPARE"), ("6", "TRUNCATE"), ("8", "APPEND"), ("8", "APPEND"),
+                          ("8", "APPEND")]  # fmt: skip
+    assert lab.broker("n0").message_store.get_max_offset_in_queue("TopicTest", 2) == 2
