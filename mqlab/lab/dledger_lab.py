@@ -31,6 +31,8 @@ The faults (each journaled, each a ``Lab`` trace event of kind FAULT):
   silently (no packet crosses); the name server and the clients still reach every broker, so
   a producer's send to an isolated leader waits for a quorum that never comes
   (``maxWaitAckTimeMs`` 2500 ms, then SYSTEM_ERROR "broker busy", docs/dledger.md §5).
+- ``lose(node)``: the machine and its disk (log, ``currterm``) are gone; ``restart_broker``
+  starts a replacement in term 0 with no vote and an empty log.
 - ``heal()``: every DLedger link up again. ``slow_link(a, b, latency_ms)``: the DLedger
   link between two nodes takes ``latency_ms`` each way.
 
@@ -38,7 +40,9 @@ Stepping: ``run_until_vote()`` steps until the next vote is answered (``dledger_
 lists them all); ``run_until_elected()`` steps event by event until a node becomes leader in a
 term no leader held before the call; ``run_until_master()`` until the name server lists the
 leader's broker as brokerId 0. ``dledger_nodes()`` is each node's role, term, vote, log end
-and committed index.
+and committed index (``dledger_view`` as the panels show it), ``dledger_entries(node)`` a
+node's log as its commit log, ``dledger_leader()`` and ``master_in_route()`` who leads and who
+the name server lists as brokerId 0. ``Lab(dledger_config={...})`` sets DLedger's own settings.
 """
 
 from __future__ import annotations
