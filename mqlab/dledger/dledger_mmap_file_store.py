@@ -73,6 +73,11 @@ class DLedgerMmapFileStore:
         #: mqlab: called with no argument after ``committed_pos`` moved. 4.9.3's reput
         #: thread polls ``getMaxOffset`` every 1 ms; a simulated store is woken instead.
         self.commit_listeners: list = []
+        #: mqlab: the node's clock (its server sets it on start); each index record's write
+        #: time goes to ``write_ms`` (index -> ms), which a power cut reads (what the flush
+        #: pass every ``flushFileInterval`` had covered, ``mqlab.lab.dledger_lab``).
+        self.clock = None
+        self.write_ms: dict[int, int] = {}
 
     # -- appends ------------------------------------------------------------------------------
     def _append_data(self, data: bytes) -> int:
@@ -88,7 +93,32 @@ class DLedgerMmapFileStore:
     def _append_index(self, record: bytes) -> int:
         pos = len(self.index)
         self.index += record
+        if self.clock is not None:
+            self.write_ms[pos // INDEX_UNIT_SIZE] = self.clock()
         return pos
+
+    def cut_to(self, index: int) -> None:
+        """mqlab: lose every entry after ``index`` (-1: all), as a power cut loses the pages
+        no flush reached: the data and index bytes end after entry ``index``, the ledger end
+        moves back to it and the committed index no further (0.2.3's recovery reads the
+        files back the same way, ``DLedgerMmapFileStore#recover``)."""
+        if index >= self.ledger_end_index:
+            return
+        if index < 0 or index < self.ledger_begin_index:
+            del self.data[:]
+            del self.index[:]
+            self.ledger_begin_index = self.ledger_end_index = self.ledger_end_term = -1
+            self.committed_index = self.committed_pos = -1
+        else:
+            entry = self.get(index)
+            del self.data[entry.pos + entry.size :]
+            del self.index[(index + 1) * INDEX_UNIT_SIZE :]
+            self.ledger_end_index, self.ledger_end_term = index, entry.term
+            if self.committed_index > index:
+                self.committed_index, self.committed_pos = index, entry.pos + entry.size
+        for i in [i for i in self.write_ms if i > index]:
+            del self.write_ms[i]
+        self._update_ledger_end_index_and_term()
 
     def append_as_leader(self, entry: DLedgerEntry) -> DLedgerEntry:
         """Append a new entry at the next index, in the leader's term (step 1).

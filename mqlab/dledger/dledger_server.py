@@ -109,6 +109,7 @@ class DLedgerServer(Node):
         self.member_state.update_ledger_index_and_term(
             self.store.ledger_end_index, self.store.ledger_end_term
         )
+        self.store.clock = lambda: self.ctx.now_ms
         self.elector = DLedgerLeaderElector(self)
         self.pusher = DLedgerEntryPusher(self)
         for handler in self.role_change_handlers:

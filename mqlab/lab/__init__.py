@@ -10,8 +10,8 @@ from mqlab.lab.check import check, expected, learner_seed
 from mqlab.lab.lab import Lab
 from mqlab.lab.name_error_hint import NAME_ERROR_HINT, install_name_error_hint
 
-__all__ = ["Lab", "check", "control_panel", "expected", "learner_seed", "OutcomeExplorer",
-           "install_name_error_hint", "NAME_ERROR_HINT"]  # fmt: skip
+__all__ = ["Lab", "check", "control_panel", "dledger_panel", "expected", "learner_seed",
+           "OutcomeExplorer", "install_name_error_hint", "NAME_ERROR_HINT"]  # fmt: skip
 
 
 def _full_text_in_notebook_tables() -> None:
@@ -41,6 +41,10 @@ def __getattr__(name: str) -> Any:
         from mqlab.lab.widgets import control_panel
 
         return control_panel
+    if name == "dledger_panel":
+        from mqlab.lab.dledger_widgets import dledger_panel
+
+        return dledger_panel
     if name == "OutcomeExplorer":
         from mqlab.lab.outcome_explorer import OutcomeExplorer
 

@@ -125,7 +125,7 @@ class ClientsMixin:
             msg.delay_time_level = delay_level
         fut = self._producer().send(msg)
         if run and not self._replaying:
-            self.driver.run_until_idle()
+            self._settle()  # type: ignore[attr-defined]
         return fut
 
     @journaled
@@ -153,7 +153,7 @@ class ClientsMixin:
                 self.driver.advance(interval_ms)
             futures.append(producer.send(msg))
         if run and not self._replaying:
-            self.driver.run_until_idle()
+            self._settle()  # type: ignore[attr-defined]
         return futures
 
     # -- push consumers --------------------------------------------------------------------------

@@ -27,6 +27,12 @@ address, on one cluster. ``lab.broker("broker-a")`` is the master,
 machine faults (``kill``, ``power_cut``, ``lose``) act on one node; the link faults
 (``cut_link`` / ``heal_link`` between two nodes, ``lag_slave``) on the replication between a
 master and a slave. ``FAULTS`` lists them all for ``fault(kind, node)`` and the panel.
+
+DLedger groups: ``Lab(dledger=3)`` (or 5) makes each broker name a Raft group of brokers
+``broker-a-n0`` … whose commit logs are ``DLedgerCommitLog`` over DLedger nodes
+``dledger-a-n0`` …; the elected leader's broker becomes the master (brokerId 0). The machine
+faults take a broker and its DLedger node together; ``partition``, ``heal`` and
+``slow_link`` act on the DLedger links. See ``mqlab.lab.dledger_lab``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
 from mqlab.lab import inspect as _inspect
 from mqlab.lab.clients import ClientsMixin
+from mqlab.lab.dledger_lab import DLEDGER_SIZES, DLedgerMixin
 from mqlab.lab.journal import journaled
 from mqlab.namesrv.namesrv_controller import NamesrvController
 from mqlab.remoting.codes import RequestCode
@@ -74,7 +81,12 @@ FAULTS: dict[str, str] = {
 }
 
 
-class Lab(ClientsMixin):
+#: Journaled calls that only run events, one by one, until something holds (``DLedgerMixin``);
+#: a replay runs the same number of events instead of calling them.
+STEPPERS = ("run_until_elected", "run_until_vote", "run_until_master")
+
+
+class Lab(ClientsMixin, DLedgerMixin):
     """A simulated RocketMQ cluster: one name server, N brokers, and the clients you add.
 
     Args:
@@ -94,6 +106,11 @@ class Lab(ClientsMixin):
         rocketmq_home: where brokers with ``broker={"acl_enable": True}`` read their ACL
             files (``<dir>/conf/plain_acl.yml``, ``<dir>/conf/acl/``): a 4.9.3 broker's
             ``rocketmq.home.dir``. None: no ACL file (only white lists admit anyone).
+        dledger: 0 (default) or 3 or 5: each broker name is a DLedger group of that many
+            brokers (``enableDLegerCommitLog=true``; no ``slaves`` then); the constructor
+            runs until each group's leader is registered as brokerId 0.
+        dledger_config: ``DLedgerConfig`` field overrides for every DLedger node, e.g.
+            ``{"heart_beat_time_interval_ms": 1000, "max_vote_interval_ms": 2000}``.
 
     Raises:
         ValueError: a bad argument (named in the message).
@@ -114,6 +131,8 @@ class Lab(ClientsMixin):
         broker: dict[str, Any] | None = None,
         store: dict[str, Any] | None = None,
         rocketmq_home: str | Path | None = None,
+        dledger: int = 0,
+        dledger_config: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(seed, int):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -125,12 +144,23 @@ class Lab(ClientsMixin):
             raise ValueError(
                 f"broker_role must be one of {list(BROKER_ROLES)}, got {broker_role!r}"
             )
+        if dledger not in (0, *DLEDGER_SIZES) or isinstance(dledger, bool):
+            raise ValueError(f"dledger must be 0 (no DLedger) or a group size of "
+                             f"{' or '.join(map(str, DLEDGER_SIZES))}, got {dledger!r}")  # fmt: skip
+        if dledger_config and not dledger:
+            raise ValueError("dledger_config needs a DLedger group: pass dledger=3 or 5")
+        if dledger and (slaves or broker_role is not None):
+            raise ValueError("a DLedger group elects its master and makes the others slaves: "
+                             "leave out slaves and broker_role with dledger")  # fmt: skip
         level = _trace_level(trace_level)
         self._init_kwargs = dict(
             seed=seed, brokers=brokers, slaves=slaves, broker_role=broker_role, run_id=run_id,
             trace_level=level, latency_ms=latency_ms, store_dir=None, delay_levels=delay_levels,
-            broker=broker, store=store, rocketmq_home=rocketmq_home,
+            broker=broker, store=store, rocketmq_home=rocketmq_home, dledger=dledger,
+            dledger_config=dledger_config,
         )  # fmt: skip
+        self.dledger = dledger
+        self._init_dledger(dledger_config)
         self.slaves = slaves
         self.broker_role = broker_role
         self.seed = seed
@@ -157,11 +187,24 @@ class Lab(ClientsMixin):
         self.driver.add_node(self.namesrv)
         self.brokers: list[BrokerController] = []
         for i in range(brokers):
+            letter = chr(ord("a") + i)
+            if dledger:
+                for k in range(dledger):
+                    # a DLedger node's broker: ports as a slave's, K for its brokerId
+                    node = f"broker-{letter}-n{k}"
+                    self._add_dledger_node(letter, k, *self._broker_configs(letter, k, node=node))
+                continue
             for broker_id in range(slaves + 1):
-                self._add_broker(chr(ord("a") + i), broker_id)
+                self._add_broker(letter, broker_id)
         self._raw: RawClient | None = None
         self._init_clients()
         self.driver.run_until_idle()
+        was, self._replaying = self._replaying, True  # part of the constructor, not journaled
+        try:
+            for i in range(brokers if dledger else 0):
+                self.run_until_master(f"broker-{chr(ord('a') + i)}")
+        finally:
+            self._replaying = was
 
     # -- construction helpers ----------------------------------------------------------------
     @staticmethod
@@ -169,8 +212,10 @@ class Lab(ClientsMixin):
         return f"broker-{letter}" if broker_id == 0 else f"broker-{letter}-s{broker_id}"
 
     def _broker_configs(
-        self, letter: str, broker_id: int = 0
+        self, letter: str, broker_id: int = 0, *, node: str | None = None
     ) -> tuple[BrokerConfig, MessageStoreConfig]:
+        """The configs of broker ``letter``'s node ``broker_id`` (``node``: a DLedger node's
+        broker, named so, whose role its election decides)."""
         i = ord(letter) - ord("a")
         port = BROKER_PORT_BASE + 10 * i + SLAVE_PORT_STEP * broker_id
         broker_fields = {
@@ -179,10 +224,12 @@ class Lab(ClientsMixin):
         }  # fmt: skip
         # BrokerStartup#createBrokerController: haListenPort = listenPort + 1
         store_fields = {
-            "store_path_root_dir": str(self.store_dir / self._node_name(letter, broker_id)),
+            "store_path_root_dir": str(self.store_dir / (node or self._node_name(letter, broker_id))),
             "ha_listen_port": port + 1, **self._store_overrides,
         }  # fmt: skip
-        if broker_id != 0:
+        if node is not None:
+            pass
+        elif broker_id != 0:
             store_fields["broker_role"] = "SLAVE"
         elif self.broker_role is not None:
             store_fields["broker_role"] = self.broker_role
@@ -245,7 +292,9 @@ class Lab(ClientsMixin):
     # -- nodes -------------------------------------------------------------------------------
     def broker(self, name: str = "broker-a", broker_id: int | None = None) -> BrokerController:
         """The broker node ``name`` ("broker-a", "broker-a-s1", …), or of broker name
-        ``name`` the node with ``broker_id`` (default 0: the master)."""
+        ``name`` the node with ``broker_id`` (default 0: the master). In a DLedger lab a
+        DLedger node's name or selfId (``"n1"``) names its broker."""
+        name = self._machine(name)
         if broker_id is None:
             for b in self.brokers:
                 if b.name == name:
@@ -253,7 +302,8 @@ class Lab(ClientsMixin):
             broker_id = 0
         if not isinstance(broker_id, int) or isinstance(broker_id, bool) or broker_id < 0:
             raise ValueError(f"broker_id must be an int >= 0, got {broker_id!r}")
-        for b in self.brokers:
+        # a DLedger group's dead old master keeps brokerId 0: the running one comes first
+        for b in sorted(self.brokers, key=lambda b: not b.running):
             if b.broker_config.broker_name == name and b.broker_config.broker_id == broker_id:
                 return b
         raise ValueError(
@@ -298,8 +348,9 @@ class Lab(ClientsMixin):
 
     @journaled
     def run_until_idle(self, max_ms: int | None = None) -> list[TraceEvent]:
-        """Run until only background timers (services, parked pulls) are pending."""
-        return self.driver.run_until_idle(max_ms=max_ms)
+        """Run until only background timers (services, parked pulls) are pending; in a
+        DLedger lab, also until no leader holds an append for its quorum."""
+        return self._settle(max_ms=max_ms)
 
     @journaled
     def advance_to_next_timer(self) -> list[TraceEvent]:
@@ -338,7 +389,7 @@ class Lab(ClientsMixin):
         ext = None if ext_fields is None else {k: str(v) for k, v in ext_fields.items()}
         call = self.raw.send(addr, int(code), ext, body)
         if run and not self._replaying:  # a replay moves time through the journal's counts
-            self.driver.run_until_idle()
+            self._settle()
         return call
 
     @journaled
@@ -500,12 +551,19 @@ class Lab(ClientsMixin):
         (``"partition"``: ``cut_link(..., silent=True)``);
         ``"lag_slave"``: :meth:`lag_slave` (``latency_ms`` in ``params``).
 
+        In a DLedger lab the link faults act on DLedger links, as its nodes replicate there:
+        ``"cut_link"`` and ``"partition"`` cut ``node`` off from the rest of its group
+        (:meth:`partition`), ``"heal_link"`` heals the group (:meth:`heal`), ``"lag_slave"``
+        slows the link between the leader and ``node`` (:meth:`slow_link`).
+
         Raises:
             ValueError: an unknown fault (the message lists the menu), or what the fault
                 itself refuses.
         """
         if kind not in FAULTS:
             raise ValueError(f"unknown fault {kind!r}; faults: {list(FAULTS)}")
+        if self.dledger and kind in ("cut_link", "partition", "heal_link", "lag_slave"):
+            return self._dledger_link_fault(kind, node, **params)
         if kind in ("cut_link", "heal_link"):
             master = self.master_of(node)
             return getattr(self, kind)(master, node, **params)
@@ -519,13 +577,17 @@ class Lab(ClientsMixin):
     def kill(self, node: str) -> None:
         """Kill a node (SIGKILL): no shutdown, no offset persist. A broker's written bytes
         survive in the OS page cache, flushed or not (see :meth:`power_cut` for a fault
-        that loses them)."""
+        that loses them). A DLedger broker's DLedger node (one JVM) dies with it; ``node``
+        may name either, or its selfId (``"n1"``)."""
         self._kill(node)
 
     def _kill(self, node: str) -> None:
         """SIGKILL: the node runs none of its shutdown; a broker's store keeps everything
-        its mapped files (the page cache) hold, and its ``abort`` file stays."""
+        its mapped files (the page cache) hold, and its ``abort`` file stays. A DLedger
+        broker's node dies with it (one JVM); its log stays."""
+        node = self._machine(node)
         self.driver.stop_node(node, graceful=False)
+        self._dledger_stop(node)
         for b in self.brokers:
             if b.name == node and b.message_store is not None:
                 b.message_store.kill()
@@ -541,7 +603,10 @@ class Lab(ClientsMixin):
         flushed position survives. See ``DefaultMessageStore.power_cut``.
 
         Returns:
-            What the store lost (``DefaultMessageStore.power_cut``).
+            What the store lost (``DefaultMessageStore.power_cut``); for a DLedger broker
+            also ``dledger_ledger_end_index_before``/``_after`` and ``dledger_lost_entries``:
+            its DLedger node loses the entries its last 10 ms flush pass did not cover
+            (``mqlab.lab.dledger_lab.dledger_power_cut``).
 
         Raises:
             ValueError: ``node`` is not a broker, or a negative ``lost_tail_bytes``.
@@ -549,7 +614,7 @@ class Lab(ClientsMixin):
         return self._power_cut(node, lost_tail_bytes)
 
     def _power_cut(self, node: str, lost_tail_bytes: int | None) -> dict[str, int]:
-        b = self.broker(node)
+        b = self.broker(self._machine(node))
         if lost_tail_bytes is not None and (
             not isinstance(lost_tail_bytes, int) or lost_tail_bytes < 0
         ):
@@ -557,21 +622,26 @@ class Lab(ClientsMixin):
                 f"lost_tail_bytes must be a whole number >= 0, got {lost_tail_bytes!r}"
             )
         self.driver.stop_node(b.name, graceful=False, fault="power_cut")
+        lost = self._dledger_stop(b.name, power_cut=True)
         if b.message_store is None:
-            return {}
-        return b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes)
+            return lost
+        return {**b.message_store.power_cut(self.now, lost_tail_bytes=lost_tail_bytes),
+                **{f"dledger_{k}": v for k, v in lost.items()}}  # fmt: skip
 
     @journaled
     def lose(self, node: str) -> None:
         """Lose a broker's machine for good: the process dies as in :meth:`power_cut`, and
         the disk goes with it (the node's store directory is removed). ``restart_broker``
-        then starts a replacement machine on the same address with an empty store.
+        then starts a replacement machine on the same address with an empty store. A
+        DLedger broker's node goes too: its log and its ``currterm`` file (term and vote)
+        are gone, and the replacement starts in term 0 with no vote and an empty log.
 
         Raises:
             ValueError: ``node`` is not a broker.
         """
-        b = self.broker(node)
+        b = self.broker(self._machine(node))
         self.driver.stop_node(b.name, graceful=False, fault="lost")
+        self._dledger_lose(b.name)
         if b.message_store is not None:
             b.message_store.kill()
             b.message_store.unmap()
@@ -604,7 +674,8 @@ class Lab(ClientsMixin):
         (see :meth:`kill`): nothing written is lost, the ``abort`` file stays, so the new
         store takes the abnormal-recovery path (``last_shutdown_normal`` False).
         ``power_cut=True``: see :meth:`power_cut` (``lost_tail_bytes`` passed on);
-        unflushed bytes are lost, then the same abnormal recovery.
+        unflushed bytes are lost, then the same abnormal recovery. A DLedger broker's node
+        stops and starts with it, on its log and ``currterm`` file.
 
         Raises:
             ValueError: ``graceful=True`` with ``power_cut=True``, or ``lost_tail_bytes``
@@ -616,7 +687,7 @@ class Lab(ClientsMixin):
             raise ValueError("lost_tail_bytes needs power_cut=True")
         if graceful is None:
             graceful = not power_cut
-        old = self.broker(name)
+        old = self.broker(self._machine(name))
         if power_cut:
             self._power_cut(old.name, lost_tail_bytes)
             how = "power cut"
@@ -629,9 +700,12 @@ class Lab(ClientsMixin):
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
+        if old.dledger_server is not None:  # one JVM: the DLedger node stops and starts too
+            self._dledger_stop(old.name)
+            self._dledger_start(old.name)
         new = BrokerController(
             old.broker_config, old.message_store_config, name=old.name,
-            rocketmq_home_dir=old.rocketmq_home_dir,
+            rocketmq_home_dir=old.rocketmq_home_dir, dledger_server=old.dledger_server,
         )  # fmt: skip
         fields: dict[str, Any] = {"broker": old.name, "graceful": graceful}
         if power_cut:
@@ -655,7 +729,13 @@ class Lab(ClientsMixin):
         return _inspect.consume_queue(self.broker(broker), topic, queue_id)
 
     def commit_log(self, broker: str = "broker-a", *, raw: bool = False, limit: int | None = None):
-        return _inspect.commit_log(self.broker(broker), raw=raw, limit=limit)
+        """A broker's commit log, decoded; a DLedger broker's is its node's DLedger log
+        (``dledger_entries``: with each entry's index, term and whether it is committed)."""
+        b = self.broker(self._machine(broker))
+        if b.dledger_server is not None:
+            df = self.dledger_entries(b.name, raw=raw)
+            return df if limit is None else df.head(limit)
+        return _inspect.commit_log(b, raw=raw, limit=limit)
 
     def commit_logs(self, name: str = "broker-a") -> pd.DataFrame:
         """The commit logs of broker name ``name``'s master and slaves side by side: one row
@@ -743,6 +823,8 @@ class Lab(ClientsMixin):
                     self._budgeted(name, args, kwargs, target)
                     if self.driver.events_run >= target:
                         break
+                elif name in STEPPERS:
+                    pass  # they only run events: the next call's count (or target) replays them
                 else:
                     getattr(self, name)(*args, **kwargs)
                 self._journal.append((name, args, kwargs, at))

@@ -37,6 +37,7 @@ import traitlets
 from mqlab.client.allocate import STRATEGIES_BY_NAME
 from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
+from mqlab.lab.dledger_lab import dledger_view
 from mqlab.lab.lab import FAULTS
 from mqlab.lab.live_figure import LiveFigure
 from mqlab.remoting.codes import ResponseCode
@@ -386,6 +387,8 @@ _COL_CH = {
     "msg_count": 6, "queue_offset_max": 8, "dropped": 7, "group": 9, "offset": 7, "lag": 6,
     "commit_log_offset": 8, "size": 5, "queue_offset": 7, "tags": 8, "body": 12,
     "tags_code": 10, "node": 11, "role": 7, "bytes_behind": 7, "push2_slave_max_offset": 8,
+    "up": 4, "term": 4, "voted_for": 5, "end_index": 5, "end_term": 5, "committed": 6,
+    "broker_id": 5, "cut_from": 8,
 }  # fmt: skip
 #: Columns of names: as wide as their longest value (up to ``_NAME_MAX_CH``), so a name such
 #: as CID_RMQ_SYS_TRANS is shown whole, not cut to "CID_RMQ…".
@@ -438,7 +441,7 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
 
 #: The inspector's tables, by name; a panel shows ``DEFAULT_VIEWS`` unless told otherwise.
 VIEWS = ("queues", "held_pulls", "allocation", "process_queues", "consumer_offsets",
-         "commit_log", "consume_queue", "replication")  # fmt: skip
+         "commit_log", "consume_queue", "replication", "dledger")  # fmt: skip
 DEFAULT_VIEWS = VIEWS[:5]
 
 
@@ -498,7 +501,9 @@ def inspector_html(lab: Lab, topic: str, group: str,
     ``commit_log`` and ``consume_queue`` (lesson 02) show broker-a's newest commit-log
     entries and the units of ``topic``'s consume queues that point at them; ``replication``
     each node of a group with slaves and how far behind its master it is
-    (``replication_view``; the figure is ``figures.commit_logs_side_by_side``).
+    (``replication_view``; the figure is ``figures.commit_logs_side_by_side``); ``dledger``
+    each node of a DLedger group's role, term, vote, log end and committed index
+    (``dledger_lab.dledger_view``).
     """
     bad = [v for v in views if v not in VIEWS]
     if bad:
@@ -544,6 +549,9 @@ def inspector_html(lab: Lab, topic: str, group: str,
         "replication": lambda: _table("replication (commit-log ends)", replication_view(lab),
                                       ["node", "role", "max_offset", "bytes_behind",
                                        "push2_slave_max_offset"]),
+        "dledger": lambda: _table("DLedger nodes (broker-a)", dledger_view(lab),
+                                  ["node", "up", "role", "term", "voted_for", "end_index",
+                                   "end_term", "committed", "broker_id", "cut_from"]),
     }  # fmt: skip
     tables = [build[v]() for v in views]
     return (

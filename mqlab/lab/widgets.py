@@ -185,6 +185,9 @@ class ControlPanel:
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown inspector views {bad}; choose from {list(VIEWS)}")
+        if "dledger" in views and not getattr(lab, "dledger", 0):
+            raise ValueError("the 'dledger' view shows a DLedger group: build the lab with "
+                             "Lab(dledger=3)")  # fmt: skip
         #: The inspector's tables (``panel_views.VIEWS``), left to right.
         self.views = tuple(views)
         self.lab = lab
@@ -530,7 +533,11 @@ class ControlPanel:
             raise PanelInputError(f"no broker node {node!r}; nodes: {names}")
         broker = self.lab.broker(node)
         params: dict[str, Any] = {}
-        if kind in LINK_FAULTS and broker.broker_config.broker_id == 0:
+        if (
+            kind in LINK_FAULTS
+            and broker.broker_config.broker_id == 0
+            and not getattr(self.lab, "dledger", 0)
+        ):
             slaves = [b.name for b in self.lab.brokers
                       if b.broker_config.broker_name == broker.broker_config.broker_name
                       and b.broker_config.broker_id != 0]  # fmt: skip
