@@ -45,6 +45,22 @@ def test_main_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert "decode_stored_message" in out
 
 
+def test_main_profile_writes_pstats_and_prints_the_top_costs(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--profile: one more run under cProfile; the pstats file holds the broker's send path
+    (one SEND_MESSAGE_V2 header decoded per message) and the top costs are printed."""
+    import pstats
+
+    path = tmp_path / "e2e.pstats"
+    assert main(["--messages", "64", "--ceiling", "0", "--profile", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "cProfile of the sends and the delivery" in out and "calls/msg" in out
+    stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+    decodes = [v[1] for k, v in stats.items() if k[2] == "decode_send_message_header_v2"]
+    assert decodes == [64]
+
+
 def test_main_refuses_a_negative_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         main(["--ceiling", "-1"])

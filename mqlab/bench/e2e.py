@@ -1,8 +1,8 @@
 """End-to-end simulation benchmark: producer → broker → push consumers.
 
-``python -m mqlab.bench.e2e [--messages N] [--batch B] [--trace] [--repeat R]`` builds a
-Lab with one broker, a topic of 8 queues and 4 push consumers in one group, sends N messages
-(single sends, or batches of B), runs until every message was handed to a listener, and
+``python -m mqlab.bench.e2e [--messages N] [--batch B] [--trace] [--repeat R] [--profile FILE]``
+builds a Lab with one broker, a topic of 8 queues and 4 push consumers in one group, sends N
+messages (single sends, or batches of B), runs until every message was handed to a listener, and
 prints messages/s of wall time for the whole flow (frames encoded and decoded on every hop),
 beside the raw-Python floor of ``mqlab.bench.broker`` (the best of R runs). Issue 3's targets:
 ≥ 200k msg/s with tracing off (≤ 5× the floor) and ≥ 50k msg/s with full step tracing.
@@ -19,16 +19,25 @@ Its µs per message is a lower bound for the end-to-end figure, and each stage i
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import struct
 import sys
 import time
 
-__all__ = ["bench_e2e", "codec_ceiling", "codec_stages", "main"]
+__all__ = ["bench_e2e", "codec_ceiling", "codec_stages", "main", "print_profile"]
 
 
 def bench_e2e(
-    n: int = 20_000, *, batch: int = 1, trace: bool = False, body_size: int = 100
+    n: int = 20_000,
+    *,
+    batch: int = 1,
+    trace: bool = False,
+    body_size: int = 100,
+    profile: cProfile.Profile | None = None,
 ) -> dict:
+    """One end-to-end run (see the module docstring); ``profile``, when given, is enabled
+    for the measured part only (the sends and the delivery, not the Lab's set-up)."""
     from mqlab.common.message import Message
     from mqlab.lab.lab import Lab
 
@@ -45,6 +54,8 @@ def bench_e2e(
     producer = lab.producer("BenchProducer")
     lab.run_until_idle()
     body = bytes(body_size)
+    if profile is not None:
+        profile.enable()
     t0 = time.perf_counter()
     sent = 0
     while sent < n:
@@ -59,11 +70,32 @@ def bench_e2e(
             lab.driver.run_until_idle()  # keep the in-flight window bounded, like a real producer
     lab.driver.run_until_idle()
     elapsed = time.perf_counter() - t0
+    if profile is not None:
+        profile.disable()
     delivered = sum(len(c.consumed) for c in lab.consumers.values())
     events = lab.driver.events_run
     lab.close()
     return {"messages": n, "delivered": delivered, "seconds": elapsed, "msg_per_s": n / elapsed,
             "events": events}  # fmt: skip
+
+
+def print_profile(prof: cProfile.Profile, path: str, messages: int, top: int = 15) -> None:
+    """Write ``prof`` to ``path`` and print its top functions by own time: share, µs and
+    calls per message (the profiler's overhead included: read the shares and the call
+    counts, which do not depend on the machine's load, more than the µs)."""
+    prof.dump_stats(path)
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values())
+    print(f"\ncProfile of the sends and the delivery: {total:.2f} s for {messages} messages = "
+          f"{total * 1e6 / messages:.0f} µs/msg under the profiler; "
+          f"{sum(v[1] for v in stats.values()) / messages:.0f} calls/msg. Top by own time:")  # fmt: skip
+    print(f"  {'share':>6} {'µs/msg':>7} {'cum µs':>7} {'calls/msg':>9}  function")
+    rows = sorted(stats.items(), key=lambda kv: -kv[1][2])
+    for (file, line, func), (_cc, nc, tt, ct, _callers) in rows[:top]:
+        where = func if file == "~" else f"{file.rsplit('/', 1)[-1]}:{line}({func})"
+        print(f"  {tt / total:>6.1%} {tt * 1e6 / messages:>7.1f} {ct * 1e6 / messages:>7.1f} "
+              f"{nc / messages:>9.2f}  {where}")  # fmt: skip
+    print(f"  (pstats file: {path}; `python -m pstats {path}` to browse)")
 
 
 def _pipeline_parts(body_size: int = 100):
@@ -154,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", action="store_true", help="full step tracing on")
     ap.add_argument("--repeat", type=int, default=1, help="run this many times and report the best")
     ap.add_argument(
+        "--profile", metavar="FILE",
+        help="run the sends and the delivery under cProfile (one more run, apart from the "
+        "timed ones), write the pstats to FILE and print the top costs per message",
+    )  # fmt: skip
+    ap.add_argument(
         "--ceiling", type=int, default=100_000, metavar="N",
         help="messages for the codec-ceiling loop (0 = skip it)",
     )  # fmt: skip
@@ -176,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"delivered {r['delivered']} in {r['seconds']:.2f} s: {r['msg_per_s']:,.0f} msg/s "
           f"({r['msg_per_s'] / floor:.3f} x floor {floor:,.0f} msg/s); {r['events']} events")  # fmt: skip
     ok = all(run["delivered"] >= run["messages"] for run in runs)
+    if args.profile:
+        prof = cProfile.Profile()
+        bench_e2e(args.messages, batch=args.batch, trace=args.trace, profile=prof)
+        print_profile(prof, args.profile, args.messages)
     if not args.ceiling:
         return 0 if ok else 1
     ceiling = max((codec_ceiling(args.ceiling) for _ in range(3)), key=lambda c: c["msg_per_s"])
