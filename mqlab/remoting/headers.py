@@ -215,14 +215,77 @@ def wire_header(cls: type[_H]) -> type[_H]:
     """Class decorator (above ``@dataclass``): read the fields' Java types and wire names.
 
     Fills ``cls._SPEC`` from the annotations (``str``, ``Integer``, ``Long``, ``bool``,
-    ``float``, each optionally ``| None``) and ``field(metadata={"java": name})``.
+    ``float``, each optionally ``| None``) and ``field(metadata={"java": name})``, and
+    gives the class its own ``to_ext_fields`` / ``from_ext_fields`` written out from that
+    spec (``_unrolled``), unless the class defines them itself.
     """
     spec = []
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         kind = next(t for t in str(f.type).replace(" ", "").split("|") if t != "None")
         spec.append((f.name, f.metadata.get("java", _camel(f.name)), _PARSERS[kind]))
     cls._SPEC = tuple(spec)
+    to_ext, from_ext = _unrolled(cls)
+    if "to_ext_fields" not in cls.__dict__:
+        cls.to_ext_fields = to_ext  # type: ignore[method-assign]
+    if "from_ext_fields" not in cls.__dict__:
+        cls.from_ext_fields = classmethod(from_ext)  # type: ignore[assignment, method-assign]
     return cls
+
+
+def _unrolled(cls: type) -> tuple[Callable[..., dict[str, str]], Callable[..., Any]]:
+    """``to_ext_fields`` and ``from_ext_fields`` for ``cls``, one statement per field.
+
+    NOTE: performance: the same steps as ``CommandCustomHeader``'s loops over ``_SPEC``
+    (which stay the reference; tests/remoting/test_headers_fast_paths.py compares them on
+    every header class), written out per class as ``dataclasses`` writes ``__init__``: no
+    loop, no ``getattr``, no kwargs dict, and the usual value (a str, or an int for an int
+    field) converted inline. Measured side by side (timeit, best of 5, load ~6 on 2 cores):
+    a PULL_MESSAGE header's 11 fields decoded 7.6-11.3 -> 6.4-6.8 µs (the frozen
+    dataclass's own ``__init__`` is most of what is left), PullMessageResponseHeader
+    encoded 2.1-2.9 -> 0.55-0.84 µs, SendMessageResponseHeader 1.4-1.6 -> 0.40-0.65 µs.
+    """
+    names = {p: f"_p{i}" for i, p in enumerate(dict.fromkeys(p for _, _, p in cls._SPEC))}
+    env: dict[str, Any] = {v: k for k, v in names.items()}
+    env.update(cls=cls, java_string_value_of=java_string_value_of, _parse_str=_parse_str)
+    enc = ["def to_ext_fields(self):", "    out = {}"]
+    dec = ["def from_ext_fields(cls_, ext):", "    if ext is None:", "        return cls_()",
+           "    get = ext.get"]  # fmt: skip
+    args = []
+    for name, java, parse in cls._SPEC:
+        enc.append(f"    v = self.{name}")
+        enc.append("    if v is not None:")
+        if parse is _parse_str:
+            conv = "v if type(v) is str else java_string_value_of(v)"
+        elif parse in (_parse_integer, _parse_long):
+            conv = "str(v) if type(v) is int else java_string_value_of(v)"
+        else:
+            conv = "java_string_value_of(v)"
+        enc.append(f"        out[{java!r}] = {conv}")
+        dec.append(f"    v = get({java!r})")
+        if parse is _parse_str:
+            dec.append(f"    {name} = None if v is None else v if type(v) is str else str(v)")
+        else:
+            dec.append(f"    {name} = None if v is None else {names[parse]}(v, {java!r})")
+        args.append(f"{name}={name}")
+    enc.append("    return out")
+    # a field left None is passed as the dataclass default (bool fields default to False)
+    defaults = {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if f.default is not dataclasses.MISSING and f.default is not None
+    }
+    for name, default in defaults.items():
+        env[f"_d_{name}"] = default
+        dec.append(f"    if {name} is None:")
+        dec.append(f"        {name} = _d_{name}")
+    dec.append("    return cls_(" + ", ".join(args) + ")")
+    exec("\n".join(enc) + "\n\n" + "\n".join(dec), env)  # noqa: S102
+    to_ext, from_ext = env["to_ext_fields"], env["from_ext_fields"]
+    to_ext.__qualname__ = f"{cls.__name__}.to_ext_fields"
+    from_ext.__qualname__ = f"{cls.__name__}.from_ext_fields"
+    to_ext.__doc__ = CommandCustomHeader.to_ext_fields.__doc__
+    from_ext.__doc__ = CommandCustomHeader.from_ext_fields.__doc__
+    return to_ext, from_ext
 
 
 # -- send (codes 10, 310, 320) ----------------------------------------------------------------
