@@ -80,6 +80,17 @@ and slave over both cores. Under cProfile (``--group sync --targets mqlab --thre
 --messages 2000 --profile``) ``socket.send`` is again the top cost, 21 %, now 2.8 calls a
 message instead of 1.8 (the HA push and the slave's report, in the kernel), then
 commit-log flushes and reput (now on two stores); no Python hot spot of its own.
+
+**Batched writes and uvloop** (2026-11-29, ``--threads 1,4 --profile``, one run each, load
+3-9 on 2 cores, mqlab under cProfile in both). Before: ``socket.send`` 15 % of the loop's
+busy time at 1.81 calls a message. With the frames of a pass joined per connection (the Java
+client carries its sends and its pulls on one connection) 0.97 calls a message; ``--targets
+uvloop`` in the same run: 1 thread 318 msg/s (1.11x the real broker; mqlab on asyncio 248,
+0.87x), 4 threads 581 (0.51x; asyncio 616, 0.54x), loop CPU 8-23 % below asyncio's. That
+first batching waited a loop pass and held a send's answer behind the pull it woke (send p50
+1.64x the real broker's, against 1.28x before); the driver now writes when the read or timer
+callback ends (``NetConnection.write``), which the Java-shaped probe of that work measured
+at 0.51 sends a message with 4 senders and 20 % less loop CPU, not yet in a JVM run.
 """
 
 from __future__ import annotations
