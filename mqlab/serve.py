@@ -74,12 +74,14 @@ from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
+    LOOPS,
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
     NetDriver,
     bind_broker_socket,
     bind_socket,
     local_ip,
+    loop_name,
     run_until_signalled,
     wait_for,
 )
@@ -135,6 +137,9 @@ class ServeConfig:
     #: (Java's ``rocketmq.home.dir``); None: the env ``ROCKETMQ_HOME``. Read only with
     #: ``aclEnable=true`` (``properties={"aclEnable": "true"}`` or in ``broker.properties``).
     rocketmq_home: str | None = None
+    #: the event loop: ``asyncio`` (the tested default), ``uvloop`` (the uvloop extra) or
+    #: ``auto`` (uvloop when installed); see ``mqlab.runtime.net.new_event_loop``.
+    loop: str = "asyncio"
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
@@ -149,6 +154,8 @@ class ServeConfig:
                 "write_buffer_high_water_mark must be >= 0 (0 = no limit), "
                 f"got {self.write_buffer_high_water_mark}"
             )
+        if self.loop not in LOOPS:
+            raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {self.loop!r}")
         if self.trace_level.upper() not in TraceLevel.__members__:
             raise ValueError(
                 f"trace_level must be one of {[m.lower() for m in TraceLevel.__members__]}, "
@@ -463,6 +470,7 @@ class MqlabServer:
             run_id=cfg.run_id, trace_level=level,
             write_buffer_high_water_mark=cfg.write_buffer_high_water_mark,
         )  # fmt: skip
+        log.info("event loop: %s", loop_name(driver.loop))
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
@@ -618,7 +626,7 @@ class ServerThread:
 
     def __init__(self, config: ServeConfig | None = None) -> None:
         self.server = MqlabServer(config)
-        self._loop = LoopThread("mqlab-serve")
+        self._loop = LoopThread("mqlab-serve", loop=self.server.config.loop)
         try:
             self._loop.submit(self.server.start())
         except BaseException:
@@ -759,6 +767,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="close a connection once this many response bytes wait unread (16 MiB; 0 = no limit)",
     )  # fmt: skip
+    ap.add_argument(
+        "--loop", default="asyncio", choices=list(LOOPS),
+        help="event loop: asyncio (default), uvloop (pip install 'mqlab[uvloop]'), "
+        "auto (uvloop when installed)",
+    )  # fmt: skip
     ap.add_argument("--log-level", default="INFO", help="Python logging level (INFO)")
     return ap
 
@@ -780,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
             slaves=args.slaves, broker_role=args.broker_role, broker_id=args.broker_id,
             ha_master_address=args.ha_master_address, namesrv_addr=args.namesrv_addr,
             rocketmq_home=args.rocketmq_home,
+            loop=args.loop,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)
@@ -793,7 +807,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, flush=True)
 
     try:
-        run_until_signalled(start, server.stop)
+        run_until_signalled(start, server.stop, loop=config.loop)
     except (OSError, ValueError) as e:
         print(f"mqlab serve: {e}", file=sys.stderr)
         return 1
