@@ -85,12 +85,14 @@ from mqlab.dledger.dledger_config import DLedgerConfig, parse_peers
 from mqlab.dledger.net_group import NetDLedgerNodes, loopback_peers
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
+    LOOPS,
     WRITE_BUFFER_HIGH_WATER_MARK,
     LoopThread,
     NetDriver,
     bind_broker_socket,
     bind_socket,
     local_ip,
+    loop_name,
     run_until_signalled,
     wait_for,
 )
@@ -163,6 +165,9 @@ class ServeConfig:
     #: all here, on ``host`` ports ``dledger_port + i`` (0: ports the OS picks).
     dledger_nodes: int = 0
     dledger_port: int = DLEDGER_PORT
+    #: the event loop: ``asyncio`` (the tested default), ``uvloop`` (the uvloop extra) or
+    #: ``auto`` (uvloop when installed); see ``mqlab.runtime.net.new_event_loop``.
+    loop: str = "asyncio"
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
@@ -178,6 +183,8 @@ class ServeConfig:
                 "write_buffer_high_water_mark must be >= 0 (0 = no limit), "
                 f"got {self.write_buffer_high_water_mark}"
             )
+        if self.loop not in LOOPS:
+            raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {self.loop!r}")
         if self.trace_level.upper() not in TraceLevel.__members__:
             raise ValueError(
                 f"trace_level must be one of {[m.lower() for m in TraceLevel.__members__]}, "
@@ -555,6 +562,7 @@ class MqlabServer:
             run_id=cfg.run_id, trace_level=level,
             write_buffer_high_water_mark=cfg.write_buffer_high_water_mark,
         )  # fmt: skip
+        log.info("event loop: %s", loop_name(driver.loop))
         if cfg.trace:
             self._sink = _TraceSink(cfg.trace)
             self._unsubscribe = driver.recorder.subscribe(self._sink)
@@ -773,7 +781,7 @@ class ServerThread:
 
     def __init__(self, config: ServeConfig | None = None) -> None:
         self.server = MqlabServer(config)
-        self._loop = LoopThread("mqlab-serve")
+        self._loop = LoopThread("mqlab-serve", loop=self.server.config.loop)
         try:
             self._loop.submit(self.server.start())
         except BaseException:
@@ -937,6 +945,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--dledger-port", type=int, default=DLEDGER_PORT,
         help=f"first node's port with --dledger-nodes ({DLEDGER_PORT}; 0 = any)",
     )  # fmt: skip
+    ap.add_argument(
+        "--loop", default="asyncio", choices=list(LOOPS),
+        help="event loop: asyncio (default), uvloop (pip install 'mqlab[uvloop]'), "
+        "auto (uvloop when installed)",
+    )  # fmt: skip
     ap.add_argument("--log-level", default="INFO", help="Python logging level (INFO)")
     return ap
 
@@ -960,6 +973,7 @@ def main(argv: list[str] | None = None) -> int:
             rocketmq_home=args.rocketmq_home, dledger_group=args.dledger_group,
             dledger_peers=args.dledger_peers, dledger_self_id=args.dledger_self_id,
             dledger_nodes=args.dledger_nodes, dledger_port=args.dledger_port,
+            loop=args.loop,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)
@@ -973,7 +987,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, flush=True)
 
     try:
-        run_until_signalled(start, server.stop)
+        run_until_signalled(start, server.stop, loop=config.loop)
     except (OSError, ValueError) as e:
         print(f"mqlab serve: {e}", file=sys.stderr)
         return 1

@@ -61,6 +61,20 @@ def test_group_gives_the_masters_role_and_one_slave(group: str, role: str) -> No
 
 def test_targets_run_real_first_whatever_the_order_given() -> None:
     assert parse_args(["--targets", "mqlab,real"]).kinds == ["real", "mqlab"]
+    assert parse_args(["--targets", "uvloop,mqlab,real"]).kinds == ["real", "mqlab", "uvloop"]
+
+
+def test_report_gives_each_mqlab_loop_its_ratio_to_the_real_broker() -> None:
+    """With mqlab on asyncio and on uvloop, each row is followed by its own ratio row."""
+    results = {
+        ("real", 1): result(800.0, 1.0, 4.0, 1000),
+        ("mqlab", 1): result(400.0, 2.0, 12.0, 1000),
+        ("uvloop", 1): result(1200.0, 0.5, 2.0, 1000),
+    }
+    lines = report_lines(results, [1], ["real", "mqlab", "uvloop"], 1000)
+    assert [line.split()[1] for line in lines[1:]] == ["real", "mqlab", "ratio", "uvloop", "ratio"]
+    assert lines[3].split()[2:5] == ["0.50x", "0.50x", "2.00x"]
+    assert lines[5].split()[2:5] == ["1.50x", "1.50x", "0.50x"]
 
 
 @pytest.mark.parametrize(
@@ -70,8 +84,11 @@ def test_targets_run_real_first_whatever_the_order_given() -> None:
         (["--threads", "1,x"], "--threads: comma-separated integers, got '1,x'"),
         (["--threads", "0"], "--threads: each count must be >= 1, got [0]"),
         (["--messages", "0"], "--messages must be >= 1, got 0"),
-        (["--targets", "real,rocketmq"], "--targets: real and/or mqlab, got 'real,rocketmq'"),
-        (["--targets", ""], "--targets: real and/or mqlab, got ''"),
+        (
+            ["--targets", "real,rocketmq"],
+            "--targets: some of real, mqlab, uvloop, got 'real,rocketmq'",
+        ),
+        (["--targets", ""], "--targets: some of real, mqlab, uvloop, got ''"),
     ],
 )
 def test_bad_options_are_refused_with_the_reason(

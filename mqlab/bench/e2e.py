@@ -54,6 +54,13 @@ def bench_e2e(
     producer = lab.producer("BenchProducer")
     lab.run_until_idle()
     body = bytes(body_size)
+    # One warm-up message, delivered before the clock starts: the producer then has the
+    # topic's route, as a real producer has after its first (blocking) send. Without it,
+    # the first burst of sends goes out before any route answer and each one asks the name
+    # server (2,050 route lookups for 5,000 messages).
+    producer.send(Message("BenchTopic", body, tags="TagA"))
+    lab.run_until_idle()
+    warm = sum(len(c.consumed) for c in lab.consumers.values())
     if profile is not None:
         profile.enable()
     t0 = time.perf_counter()
@@ -72,7 +79,7 @@ def bench_e2e(
     elapsed = time.perf_counter() - t0
     if profile is not None:
         profile.disable()
-    delivered = sum(len(c.consumed) for c in lab.consumers.values())
+    delivered = sum(len(c.consumed) for c in lab.consumers.values()) - warm
     events = lab.driver.events_run
     lab.close()
     return {"messages": n, "delivered": delivered, "seconds": elapsed, "msg_per_s": n / elapsed,

@@ -77,6 +77,8 @@ class MqlabTarget:
     #: the master's ``brokerRole`` (None: ASYNC_MASTER) and its slaves (0 or 1)
     broker_role: str | None = None
     slaves: int = 0
+    #: the event loop (``serve --loop``)
+    loop: str = "asyncio"
 
     def __post_init__(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
@@ -88,7 +90,7 @@ class MqlabTarget:
             ServeConfig(
                 namesrv_port=0, broker_port=0, store=str(self.workdir / "store"),
                 delay_levels=delay, properties=props, trace_level="off",
-                broker_role=self.broker_role, slaves=self.slaves,
+                broker_role=self.broker_role, slaves=self.slaves, loop=self.loop,
             )
         )  # fmt: skip
         self.namesrv_addr = self._server.namesrv_addr
@@ -296,16 +298,18 @@ def open_target(
     benchmark: bool = False,
     broker_role: str | None = None,
     slaves: int = 0,
+    loop: str = "asyncio",
 ) -> Target:
     """Start a target of ``kind`` ("mqlab" or "real") in ``workdir`` (a new temp dir).
 
     ``benchmark``: the real broker's JVM with full JIT and a 1 GiB heap, as in production
     (the tests' quick-start flags stop at the C1 compiler). ``broker_role`` and ``slaves``:
-    a group, the master with that role and ``slaves`` (0 or 1) slaves."""
+    a group, the master with that role and ``slaves`` (0 or 1) slaves. ``loop``: mqlab's
+    event loop (``serve --loop``)."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-interop-{kind}-"))
     workdir.mkdir(parents=True, exist_ok=True)
     if kind == "mqlab":
-        return MqlabTarget(workdir, broker_role=broker_role, slaves=slaves)
+        return MqlabTarget(workdir, broker_role=broker_role, slaves=slaves, loop=loop)
     if kind == "real":
         jvm = ["-XX:TieredStopAtLevel=4", "-Xms1g", "-Xmx1g"] if benchmark else []
         return RealTarget(workdir, jvm_options=jvm, broker_role=broker_role, slaves=slaves)

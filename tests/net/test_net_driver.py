@@ -22,7 +22,7 @@ from mqlab.trace.events import TraceLevel
 
 class Echo(Node):
     """1: echo the body; 2: hold (answer later with ``release``); 3: raise; 4: notify back;
-    5: note the body (``seen``) and answer."""
+    5: note the body (``seen``) and answer; 6: answer, then close the connection."""
 
     def __init__(self, address="127.0.0.1:0"):
         super().__init__("echo", address)
@@ -44,6 +44,13 @@ class Echo(Node):
         if request.code == 5:
             self.seen.append(request.body)
             return RemotingCommand.create_response(0)
+        if request.code == 6:
+            resp = RemotingCommand.create_response(0, body=request.body)
+            resp.opaque = request.opaque
+            resp.mark_response_type()
+            self.ctx.send_response(channel, resp)
+            self.ctx.close_channel(channel)
+            return None
         return super().process_request(channel, request)
 
     def release(self, body):
@@ -182,6 +189,51 @@ def test_frames_split_and_coalesced_across_reads():
     run(main())
 
 
+def test_answers_to_the_frames_of_one_read_leave_in_one_write():
+    """Three requests that arrive in one read are answered in one transport write, the three
+    frames in request order (NetConnection.write: one write per connection per pass)."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(1, body=b"warm", opaque=100)
+        assert RemotingCommand.decode_payload(await w.recv()).opaque == 100
+        (conn,) = driver._connections.values()
+        writes = []
+        write = conn.transport.write
+        conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]
+        frames = b""
+        for i in range(3):
+            req = RemotingCommand.create_request(1, None, f"m{i}".encode())
+            req.opaque = i
+            frames += req.encode()
+        w.writer.write(frames)
+        got = [RemotingCommand.decode_payload(await w.recv()) for _ in range(3)]
+        assert [(c.opaque, c.body) for c in got] == [(0, b"m0"), (1, b"m1"), (2, b"m2")]
+        assert len(writes) == 1
+        parts = split_frames(bytearray(writes[0]))
+        assert [RemotingCommand.decode_payload(f).opaque for f in parts] == [0, 1, 2]
+        await driver.close()
+
+    run(main())
+
+
+def test_answer_sent_before_a_close_still_reaches_the_peer():
+    """A node that answers and then closes the connection in the same pass: the answer goes
+    out before the close (queued frames are written first), then the peer reads EOF."""
+
+    async def main():
+        driver, _, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(6, body=b"bye", opaque=9)
+        resp = RemotingCommand.decode_payload(await w.recv())
+        assert (resp.opaque, resp.body, resp.is_response) == (9, b"bye", True)
+        assert await w.recv() is None
+        await driver.close()
+
+    run(main())
+
+
 @pytest.mark.parametrize(
     ("bad", "error"),
     [
@@ -283,6 +335,7 @@ def test_frames_sent_before_the_peer_closed_are_handled_when_a_write_breaks():
         conn = next(iter(driver._connections.values()))
         for _ in range(3):
             echo.release(b"late")
+            driver._flush()  # the end of a loop pass: the queued answer is written now
             if conn.transport.is_closing():
                 break
             time.sleep(0.05)  # the RST comes back; the next write fails
