@@ -93,3 +93,18 @@ def test_bad_fault_name():
     xs = get_scenario("dledger_leader_killed")
     with pytest.raises(ScheduleError, match="unknown DLedger fault"):
         run_schedule(xs, "F:explode(n0)", Bounds(depth=0, faults=1))
+
+
+def test_digest_is_the_state_not_the_object():
+    """Two runs of one schedule end in the same digest (no object ids in it), a different
+    end state gives another, and the split needs n1's term-2 VoteRequest slow."""
+    xs = get_scenario("dledger_split_vote")
+    b = Bounds(depth=3, latencies=(1, 500))
+    one = run_schedule(xs, "d1 l1", b)
+    two = run_schedule(xs, "d1 l1", b)
+    assert one.final_digest == two.final_digest
+    assert (one.outcome, run_schedule(xs, "", b).outcome) == ("split=1", "ok")
+    assert run_schedule(xs, "", b).final_digest != one.final_digest
+    rec = run_schedule(xs, "", b, record=True)
+    assert [p.kind for p in rec.points] == ["o", "l", "l"]  # the two ticks at 2730, then
+    assert rec.points[1].labels == ["n1->n0 1 ms", "n1->n0 500 ms"]  # n1's VoteRequest
