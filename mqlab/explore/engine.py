@@ -23,6 +23,12 @@ Choice points, in run order (the same run always meets the same ones):
   per frame: consumer_join's "two messages delivered twice" needs consumer-2's start
   delayed by tens of ms: ten ``l1`` moves in a walk, two ``L1``.
 
+A scenario of another kind (``mqlab.explore.dledger.DLedgerScenario``: a DLedger group,
+no broker) builds its own run: the engine calls its ``build_to_arm`` and ``act`` instead
+of building a Lab and playing a ``Scenario``, and the run object's ``explore_fault``,
+``explore_digest`` and ``explore_outcome`` instead of ``apply_fault``, ``state.digest``
+and ``outcome.outcome_counts``. The chooser, the search and the runners are the same.
+
 Sleep sets (Godefroid 1996): after the subtree of candidate ``a`` has been searched, its
 siblings ``b`` need not run ``a`` first again while ``a`` stays independent of what ran
 since. Two events are independent when they run on different nodes that share no

@@ -131,9 +131,12 @@ search:
   each refuses the other (REJECT_ALREADY_VOTED): ``split``, and term 3 elects.
   Without the delay: ``ok``.
 
-Planted DLedger mutants (``mqlab.common.mutants``): ``dledger_vote_twice`` gives two
-leaders in term 1 in the split-vote scenario's default run (the two followers that voted
-for n2 vote for each other); ``dledger_minority_quorum`` acknowledges an append the
+Planted DLedger mutants (``mqlab.common.mutants``): ``dledger_vote_twice`` was expected
+to give two leaders in term 1 of the split vote (the two followers that voted for n2 vote
+for each other); the search found it sooner, in every default run: a group starts with
+every node standing in term 0 at 0 ms (a three-way split vote), and with the mutant each
+accepts the other two, so all three lead term 0 (``two_leaders=1``, schedule ``(default)``);
+``dledger_minority_quorum`` acknowledges an append the
 followers do not have, lost with the killed leader; ``dledger_truncate_skipped`` leaves
 n2's ``a`` at index 0 where the others committed ``b``: ``diverged``.
 """
