@@ -11,7 +11,7 @@ from mqlab.explore import mutants
 from mqlab.explore.dledger import DLEDGER_KEYS
 from mqlab.explore.engine import Bounds, run_schedule
 from mqlab.explore.runners import explore
-from mqlab.explore.scenarios import get_scenario
+from mqlab.explore.scenarios import SCENARIOS, get_scenario
 from mqlab.explore.schedule import ScheduleError
 
 SAFETY = {"two_leaders", "leader_missing", "lost", "diverged"}
@@ -25,18 +25,23 @@ def _table(res) -> dict[str, str]:
     return {o: str(s) or "(default)" for o, _, s, _ in res.table()}
 
 
-@pytest.mark.parametrize(
-    ("name", "table", "runs"),
-    [
-        ("dledger_leader_killed",
-         {"ok": "(default)", "unacked=1": "d10 F:kill(leader)",
-          "unacked=1 truncated=1": "F:kill(leader)"}, 401),
-        ("dledger_leader_isolated",
-         {"ok": "(default)", "unacked=1": "d10 F:isolate(leader)",
-          "unacked=1 truncated=1": "F:isolate(leader)"}, 275),
-        ("dledger_split_vote", {"ok": "(default)", "split=1": "d1 l1"}, 32),
-    ],
-)  # fmt: skip
+#: each scenario's classes and shortest schedules at its own bounds, and the runs
+TABLES = [
+    ("dledger_leader_killed",
+     {"ok": "(default)", "unacked=1": "d10 F:kill(leader)",
+      "unacked=1 truncated=1": "F:kill(leader)"}, 401),
+    ("dledger_leader_isolated",
+     {"ok": "(default)", "unacked=1": "d10 F:isolate(leader)",
+      "unacked=1 truncated=1": "F:isolate(leader)"}, 275),
+    ("dledger_split_vote", {"ok": "(default)", "split=1": "d1 l1"}, 32),
+]  # fmt: skip
+
+
+def test_every_dledger_scenario_has_a_table():
+    assert sorted(n for n in SCENARIOS if n.startswith("dledger_")) == sorted(t[0] for t in TABLES)
+
+
+@pytest.mark.parametrize(("name", "table", "runs"), TABLES)
 def test_scenario_classes(name, table, runs):
     xs = get_scenario(name)
     res = explore(xs)
