@@ -25,7 +25,18 @@ that it cannot find without it.
 - ``slave_ack_at_message_start``: SYNC_MASTER's ``GroupTransferService#doWaitTransfer``
   wakes the waiting sender once ``push2SlaveMaxOffset`` reaches the message's *start*
   (``wroteOffset``) instead of passing its end (``nextOffset``), so the SEND_OK can go
-  out before the slave has the message (4.9.3 compares with ``req.getNextOffset()``).
+  out before the slave has the message (4.9.3 compares with ``req.getNextOffset()``);
+- ``dledger_vote_twice``: ``DLedgerLeaderElector#handleVote`` accepts a second candidate
+  in a term it already voted in (DLedger 0.2.3 answers REJECT_ALREADY_VOTED);
+- ``dledger_minority_quorum``: ``DLedgerEntryPusher.QuorumAckChecker#doWork`` takes the
+  index a minority holds (the ``size / 2 - 1``-th largest water mark: the leader's own
+  in a group of 3) as the quorum index, so it commits and acknowledges an entry no
+  follower has;
+- ``dledger_truncate_skipped``: ``DLedgerEntryPusher.EntryHandler#handleDoTruncate``
+  answers SUCCESS without truncating when the follower has entries from the truncate
+  index on (0.2.3 calls ``DLedgerMmapFileStore#truncate``), so it keeps its uncommitted
+  entries where the leader's differ. (A follower with nothing there still gets the
+  leader's entry written: 0.2.3 fills an empty follower's first entry by a truncate.)
 """
 
 from __future__ import annotations
@@ -37,7 +48,8 @@ from contextlib import contextmanager
 __all__ = ["MUTANTS", "ACTIVE", "mutant", "active"]
 
 MUTANTS = ("dropped_pq_consumed", "offset_before_consume", "orderly_lock_unchecked",
-           "consume_lock_skipped", "flush_before_write", "slave_ack_at_message_start")  # fmt: skip
+           "consume_lock_skipped", "flush_before_write", "slave_ack_at_message_start",
+           "dledger_vote_twice", "dledger_minority_quorum", "dledger_truncate_skipped")  # fmt: skip
 
 #: The mutants switched on (read by the core's one-line checks).
 ACTIVE: set[str] = {m for m in os.environ.get("MQLAB_MUTANTS", "").split(",") if m}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqlab.common import mutants
 from mqlab.dledger.dledger_entry import DLedgerEntry
 from mqlab.dledger.entry_dispatcher import EntryDispatcher
 from mqlab.dledger.entry_handler import EntryHandler
@@ -172,6 +173,8 @@ class QuorumAckChecker(ServiceThread):
         # step 10: the quorum index of this term's marks becomes the committed index
         marks = p.peer_water_marks_by_term[curr_term]
         q_index = quorum_index(marks.values())
+        if "dledger_minority_quorum" in mutants.ACTIVE:  # planted bug: a minority's index
+            q_index = sorted(marks.values(), reverse=True)[max(0, len(marks) // 2 - 1)]
         before = store.committed_index
         store.update_committed_index(curr_term, q_index)
         if store.committed_index != before:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mqlab.common import mutants
 from mqlab.dledger.leadership_transfer import LeadershipTransfer
 from mqlab.dledger.member_state import Role
 from mqlab.dledger.protocol import (
@@ -337,7 +338,7 @@ class DLedgerLeaderElector:
                 pass  # let it go / a repeat
             elif ms.leader_id is not None:
                 return V.REJECT_ALREADY_HAS_LEADER, ms.curr_term
-            else:
+            elif "dledger_vote_twice" not in mutants.ACTIVE:  # planted bug: votes again
                 return V.REJECT_ALREADY_VOTED, ms.curr_term
         else:
             # stepped down by a larger term: only vote once the terms agree

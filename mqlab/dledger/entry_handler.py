@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+from mqlab.common import mutants
 from mqlab.dledger.exception import DLedgerException, check
 from mqlab.dledger.protocol import (
     DLedgerResponseCode,
@@ -179,7 +180,11 @@ class EntryHandler(ServiceThread):
         before = store.ledger_end_index
         try:
             check(truncate_index == request.entry.index, R.UNKNOWN)  # type: ignore[union-attr]
-            index = store.truncate(request.entry, request.term, request.leader_id)  # type: ignore[arg-type]
+            if "dledger_truncate_skipped" in mutants.ACTIVE and before >= truncate_index:
+                # planted bug: the entries from truncate_index on stay
+                index = truncate_index
+            else:
+                index = store.truncate(request.entry, request.term, request.leader_id)  # type: ignore[arg-type]
             check(index == truncate_index, R.INCONSISTENT_STATE)
             future.complete(self._build_response(request, R.SUCCESS))
             store.update_committed_index(request.term, request.commit_index)

@@ -23,6 +23,12 @@ Choice points, in run order (the same run always meets the same ones):
   per frame: consumer_join's "two messages delivered twice" needs consumer-2's start
   delayed by tens of ms: ten ``l1`` moves in a walk, two ``L1``.
 
+A scenario of another kind (``mqlab.explore.dledger.DLedgerScenario``: a DLedger group,
+no broker) builds its own run: the engine calls its ``build_to_arm`` and ``act`` instead
+of building a Lab and playing a ``Scenario``, and the run object's ``explore_fault``,
+``explore_digest`` and ``explore_outcome`` instead of ``apply_fault``, ``state.digest``
+and ``outcome.outcome_counts``. The chooser, the search and the runners are the same.
+
 Sleep sets (Godefroid 1996): after the subtree of candidate ``a`` has been searched, its
 siblings ``b`` need not run ``a`` first again while ``a`` stays independent of what ran
 since. Two events are independent when they run on different nodes that share no
@@ -192,6 +198,13 @@ class Pruned(Exception):
     """The run reached a state the search expanded before: the rest adds nothing."""
 
 
+def state_digest(lab: Any, sends: list) -> str:
+    """The state's digest: ``mqlab.explore.state.digest`` for a broker Lab, the run's own
+    (``explore_digest``) for another kind (``mqlab.explore.dledger``)."""
+    own = getattr(lab, "explore_digest", None)
+    return own(sends) if own is not None else digest(lab, sends)
+
+
 def freeze(lab: Lab, node: str, ms: int) -> None:
     """A stop-the-world pause of ``node`` for ``ms`` (a long GC): nothing of the node runs
     until ``now + ms``. Its timers that come due meanwhile, and the frames that reach it
@@ -230,6 +243,10 @@ def apply_fault(lab: Lab, name: str, scenario: Any) -> None:
     ``leave(consumer-2)``; ``join`` (a consumer like the scenario's first);
     ``pause(consumer-1)`` (suspend its pulls); ``freeze(consumer-1,MS)`` (a
     stop-the-world pause of MS ms, see ``freeze``); ``cut(a,b)`` / ``heal(a,b)``: a link down or up both ways)."""
+    own = getattr(lab, "explore_fault", None)
+    if own is not None:  # a run of another kind injects its own faults (``explore.dledger``)
+        own(name)
+        return
     what, _, arg = name.partition("(")
     arg = arg.rstrip(")")
     if what == "kill" and arg.startswith("broker-"):
@@ -346,7 +363,7 @@ class Chooser:
 
     def _digest(self) -> str:
         """The state's digest, and the links kept slow (they decide the rest of the run)."""
-        d = digest(self.lab, self.sends)
+        d = state_digest(self.lab, self.sends)
         if not self.slow:
             return d
         return hashlib.blake2b(f"{d} {sorted(self.slow.items())!r}".encode(),
@@ -523,6 +540,8 @@ class _Prefix:
 
 
 def _build_to_arm(xs: ExploreScenario) -> _Prefix:
+    if hasattr(xs, "build_to_arm"):  # another kind of scenario builds its own (DLedger)
+        return xs.build_to_arm()
     from mqlab.experiments.metrics import RunContext
     from mqlab.experiments.run import _do, build_lab
 
@@ -564,10 +583,12 @@ def _run_from_arm(
     visited: dict | None, on_lab: Callable[[Lab], None] | None, guide: Any = None,
 ) -> RunRecord:  # fmt: skip
     """Arm the chooser on ``pre`` (at its arm point) and play the rest of the run."""
-    from mqlab.experiments.run import _do
     from mqlab.explore.outcome import outcome_counts, outcome_label
 
-    lab, ctx, scn = pre.lab, pre.ctx, xs.scenario
+    if not hasattr(xs, "act"):
+        from mqlab.experiments.run import _do
+
+    lab, ctx, scn = pre.lab, pre.ctx, getattr(xs, "scenario", xs)
     chooser = Chooser(
         lab, sched, menu=xs.faults, latencies=bounds.latencies or xs.latencies,
         depth=bounds.depth, faults=bounds.faults, scenario=scn, sends=ctx.sends,
@@ -585,8 +606,10 @@ def _run_from_arm(
                 lab.driver.set_chooser(chooser, window_ms=bounds.window_ms)
             elif step[0] == "fault":
                 apply_fault(lab, step[2], scn)
+            elif step[0] == "do" and hasattr(xs, "act"):
+                xs.act(lab, ctx, step)
             elif step[0] == "do":
-                _do(lab, ctx, step[2], pre.producers)
+                _do(lab, ctx, step[2], pre.producers)  # pyright: ignore[reportPossiblyUnbound]
     except Redundant:
         rec.redundant = True
     except Pruned:
@@ -602,10 +625,11 @@ def _run_from_arm(
                 f"{len(chooser.tokens)} (it ends with {Schedule(tuple(extra))})"
             )
     if not stopped:
-        rec.final_digest = digest(lab, ctx.sends)
+        rec.final_digest = state_digest(lab, ctx.sends)
         hit = outcome_cache.get(rec.final_digest) if outcome_cache is not None else None
         if hit is None:
-            counts = outcome_counts(lab, ctx.sends)
+            own = getattr(lab, "explore_outcome", None)
+            counts = own(ctx.sends) if own is not None else outcome_counts(lab, ctx.sends)
             hit = (outcome_label(counts), counts)
             if outcome_cache is not None:
                 outcome_cache[rec.final_digest] = hit

@@ -143,6 +143,8 @@ def concurrent_queues(lab: Lab) -> int:
 
 
 def outcome_label(counts: dict[str, int]) -> str:
-    """``"ok"`` or the non-zero counts, in ``OUTCOME_KEYS`` order."""
-    parts = [f"{k}={counts[k]}" for k in OUTCOME_KEYS if counts.get(k)]
+    """``"ok"`` or the non-zero counts, in ``OUTCOME_KEYS`` order, then any other keys in
+    ``counts``' order (``mqlab.explore.dledger.DLEDGER_KEYS``)."""
+    keys = OUTCOME_KEYS + tuple(k for k in counts if k not in OUTCOME_KEYS)  # a DLedger run's
+    parts = [f"{k}={counts[k]}" for k in keys if counts.get(k)]
     return " ".join(parts) if parts else "ok"

@@ -108,6 +108,44 @@ HA stream's chunks and reports like frames (each direction FIFO):
   master, consumes the 2 again: a duplicate is expected. ``find_duplicates`` names a
   duplicate with a fault between its deliveries ``dup:crash`` (the master's kill).
   The slave's next ``syncAll`` copies the master's offsets over its own.
+
+DLedger (``mqlab.explore.dledger``: a ``DLedgerGroup`` of 3, no broker; outcome keys
+``DLEDGER_KEYS``). Seed 0 elects n2 in term 1 during the 1 s warm-up; heartbeats every
+500 ms. The four safety keys (``two_leaders``, ``leader_missing``, ``lost``, ``diverged``:
+Election Safety, Leader Completeness, durability of an acknowledged append, State Machine
+Safety; Ongaro and Ousterhout 2014, Figure 3) are allowed in none. Written before the
+search:
+
+- ``dledger_leader_killed``: an append through n2, a kill of the leader at any choice
+  point of the append. Killed before any follower has the entry: no answer (``unacked``);
+  the followers elect n1 or n0 (``DLedgerLeaderElector#maintainAsFollower`` after 3
+  missed heartbeats) with empty logs, the new leader writes ``b`` at index 0, and when n2
+  comes back its ``a`` is cut (``EntryDispatcher#doCompare``, ``#doTruncate``,
+  ``DLedgerMmapFileStore#truncate``): ``unacked truncated``. Killed after a follower
+  appended it but before the quorum ack: only that follower can win the vote (it answers
+  the other REJECT_SMALL_LEDGER_END_INDEX, ``DLedgerLeaderElector#handleVote``), and
+  ``a`` is committed in the new term with ``b``: ``unacked`` alone. Killed after the ack: ``ok``.
+- ``dledger_leader_isolated``: the same with the leader cut off by a partition instead
+  (healed at 3 s): its waiting append ends WAIT_QUORUM_ACK_TIMEOUT or TERM_CHANGED
+  (``QuorumAckChecker#doWork``), the majority elects a leader of term 2, and after the
+  heal n2 follows it (``handleHeartBeat``: a larger term) and its uncommitted entry is
+  cut: the same three classes. Two leaders at once in different terms are allowed (Raft
+  forbids two in one term only).
+- ``dledger_split_vote``: n2 is killed at the warm-up's end; n0 and n1 give it up in the
+  same 10 ms tick and both stand in term 1 (refused: each voted for n2), then draw new
+  timeouts (``getNextTimeToRequestVote``). n1's comes first; when the explorer delays its
+  VoteRequest past n0's timeout (500 ms), n0 stands in term 2 too and votes for itself,
+  each refuses the other (REJECT_ALREADY_VOTED): ``split``, and term 3 elects.
+  Without the delay: ``ok``.
+
+Planted DLedger mutants (``mqlab.common.mutants``): ``dledger_vote_twice`` was expected
+to give two leaders in term 1 of the split vote (the two followers that voted for n2 vote
+for each other); the search found it sooner, in every default run: a group starts with
+every node standing in term 0 at 0 ms (a three-way split vote), and with the mutant each
+accepts the other two, so all three lead term 0 (``two_leaders=1``, schedule ``(default)``);
+``dledger_minority_quorum`` acknowledges an append the
+followers do not have, lost with the killed leader; ``dledger_truncate_skipped`` leaves
+n2's ``a`` at index 0 where the others committed ``b``: ``diverged``.
 """
 
 from __future__ import annotations
@@ -115,6 +153,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mqlab.experiments.scenario import Scenario
+from mqlab.explore.dledger import DLedgerScenario
 
 __all__ = ["ExploreScenario", "SCENARIOS", "get_scenario"]
 
@@ -150,7 +189,7 @@ def _scn(name: str, **kw) -> Scenario:
     return Scenario.from_dict(base)
 
 
-SCENARIOS: dict[str, ExploreScenario] = {}
+SCENARIOS: dict[str, ExploreScenario] = {}  # and DLedgerScenarios (the same fields)
 
 
 def _add(xs: ExploreScenario) -> None:
@@ -307,6 +346,41 @@ _add(ExploreScenario(
     expected=frozenset({"dup:crash"}),
     text="offsets committed to the slave during the master's outage; the master returns "
          "with older ones and consumer-3 consumes again (apache/rocketmq#1094)",
+))  # fmt: skip
+
+
+# -- DLedger (mqlab.explore.dledger): a group of 3 on one driver, no broker ---------------------
+#: heartbeats every 500 ms (0.2.3: 2 000), so that a follower gives its leader up after
+#: 1.5 s (``maxHeartBeatLeak`` 3) and a run with a failover lasts 5 s of simulated time
+_DLEDGER_CONFIG = (("heart_beat_time_interval_ms", 500),)
+
+_add(DLedgerScenario(  # type: ignore[arg-type]
+    "dledger_leader_killed", config=_DLEDGER_CONFIG,
+    appends=((0, b"a"), (2500, b"b")), scripted=((3000, "restart(all)"),), end_ms=5000,
+    arm_ms=0, faults=("kill(leader)",), fault_budget=1, depth=12,
+    allowed=frozenset({"unacked", "truncated", "split"}),
+    expected=frozenset({"unacked", "truncated"}),
+    text="DLedger, 3 nodes: an append through leader n2, which is killed somewhere in it; "
+         "a second append through the new leader, then n2 restarts",
+))  # fmt: skip
+
+_add(DLedgerScenario(  # type: ignore[arg-type]
+    "dledger_leader_isolated", config=_DLEDGER_CONFIG,
+    appends=((0, b"a"), (2500, b"b")), scripted=((3000, "heal"),), end_ms=5000,
+    arm_ms=0, faults=("isolate(leader)",), fault_budget=1, depth=12,
+    allowed=frozenset({"unacked", "truncated", "split"}),
+    expected=frozenset({"unacked", "truncated"}),
+    text="DLedger, 3 nodes: an append through leader n2, which a partition cuts off "
+         "somewhere in it; a second append through the majority's leader, then the heal",
+))  # fmt: skip
+
+_add(DLedgerScenario(  # type: ignore[arg-type]
+    "dledger_split_vote", config=_DLEDGER_CONFIG,
+    scripted=((0, "kill(n2)"),), end_ms=2600,
+    arm_ms=1720, latencies=(1, 500), depth=8,
+    allowed=frozenset({"split"}), expected=frozenset({"split"}),
+    text="DLedger, 3 nodes: leader n2 killed; n0 and n1 time out in the same tick and stand "
+         "in the same term; the explorer delays their vote requests (1 or 500 ms)",
 ))  # fmt: skip
 
 

@@ -230,8 +230,10 @@ class Snapshots:
     def run(
         self, xs: ExploreScenario, sched: Schedule, bounds: Bounds, kw: dict
     ) -> RunRecord | None:
-        """The run of ``sched`` forked from the snapshot; None where fork is unavailable."""
-        if not fork_available():
+        """The run of ``sched`` forked from the snapshot; None where fork is unavailable, and
+        for a scenario that builds its own run (``mqlab.explore.dledger``: a group with no
+        store directory, cheap to build)."""
+        if not fork_available() or hasattr(xs, "build_to_arm"):
             return None
         from mqlab.explore.engine import _run_from_arm
 

@@ -106,7 +106,8 @@ def test_scenario_outcome_table(name):
 
 
 def test_every_scenario_has_a_table():
-    assert sorted(SCENARIOS) == sorted(TABLES)
+    # the DLedger scenarios' tables are in test_dledger_explore.py
+    assert sorted(n for n in SCENARIOS if not n.startswith("dledger_")) == sorted(TABLES)
 
 
 MUTANTS = [
