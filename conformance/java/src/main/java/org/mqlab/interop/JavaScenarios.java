@@ -1376,7 +1376,9 @@ public final class JavaScenarios {
                         }
                         break;
                     } catch (Exception e) {
-                        failures.add(body + ": " + e.getClass().getSimpleName());
+                        String why = String.valueOf(e.getMessage()).split("\n")[0];
+                        failures.add(body + ": " + e.getClass().getSimpleName() + ": "
+                            + why.substring(0, Math.min(120, why.length())));
                         if (System.currentTimeMillis() > end) {
                             throw new IllegalStateException("no answer for " + body + " in 90 s", e);
                         }
