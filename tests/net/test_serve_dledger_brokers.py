@@ -148,3 +148,29 @@ def test_a_config_with_enable_dleger_commit_log_runs_that_one_node(tmp_path):
                    "the one node's broker at brokerId 0")  # fmt: skip
         r = send_v2(addr, "DlTopic", b"m0", group="pg", queue_id=0)
         assert (r.code, r.ext_fields["queueOffset"]) == (0, "0")
+
+
+def test_the_cli_runs_a_dledger_broker_group_and_stops_on_sigterm(tmp_path):
+    """``python -m mqlab serve --dledger-brokers 3`` in a process: a name server line, one line
+    per node (broker ports 10 apart, DLedger ports 1 apart), ready; the name server lists the
+    three brokers (one at brokerId 0); SIGTERM stops it with exit 0."""
+    from cpp_harness import ServeProc
+    from test_serve_dledger import _free_ports
+
+    ns, broker = _free_ports(2)
+    proc = ServeProc(tmp_path, "--namesrv-port", str(ns), "--broker-port", str(broker),
+                     "--dledger-port", "0", "--dledger-brokers", "3", "--store", str(tmp_path / "s"))  # fmt: skip
+    try:
+        assert proc.lines[0] == f"mqlab serve: name server 127.0.0.1:{ns}"
+        assert [x.split()[2:5] for x in proc.lines[1:4]] == [
+            [f"broker-a-n{i}", f"127.0.0.1:{broker + 10 * i}", "DLedger"] for i in range(3)
+        ]
+        assert proc.lines[4] == "mqlab serve: ready (Ctrl-C to stop)"
+        addrs = {f"127.0.0.1:{broker + 10 * i}" for i in range(3)}
+        wait_until(lambda: set(_broker_addrs(f"127.0.0.1:{ns}").values()) == addrs
+                   and 0 in _broker_addrs(f"127.0.0.1:{ns}"), 20, "the three brokers listed")  # fmt: skip
+        rc, out, err = proc.terminate()
+        assert rc == 0, err
+        assert out.splitlines() == ["mqlab serve: stopped"]
+    finally:
+        proc.kill()
