@@ -7,6 +7,8 @@ One group at a time: each test starts its own and stops it.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from mqlab.interop.dledger_failover import (
@@ -26,6 +28,12 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 @pytest.fixture(autouse=True)
 def _java():
     why = java_missing()
+    if why and os.environ.get("MQLAB_REQUIRE_CONFORMANCE", "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+    ):
+        pytest.fail(f"MQLAB_REQUIRE_CONFORMANCE=1 but the Java client cannot run: {why}")
     if why:
         pytest.skip(f"the Java client cannot run: {why}")
 
