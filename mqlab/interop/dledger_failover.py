@@ -15,18 +15,21 @@ server and three brokers of ``broker-a`` on ``DLedgerCommitLog`` (nodes ``n0``..
 
 1. the group's start returns once the name server lists a brokerId 0 (the leader's broker,
    its log applied: ``DLedgerRoleChangeHandler``);
-2. the Java producer sends :data:`BEFORE` messages (auto-created topic, from TBW102);
+2. the Java producer sends :data:`BEFORE` messages (auto-created topic, from TBW102); a push
+   consumer (a new group, from the first offset) starts after the first and consumes from
+   then on, through the rest;
 3. ``kill-leader``: the harness kills the node listed at brokerId 0 and returns once the
    name server has dropped its address (its connection closed);
 4. the producer sends :data:`AFTER` more, each tried again a second after a failure until a
    broker answers (its route polled every second): the first go to the dead master and fail,
-   then the new leader's broker is brokerId 0 and answers;
-5. a push consumer (a new group, from the first offset) takes messages until it has every
-   SEND_OK'd one; :func:`check` requires every one of the 32 SEND_OK and consumed.
+   then the new leader's broker is brokerId 0 and answers; the consumer's pulls move there too;
+5. the consumer goes on until it has every SEND_OK'd one; :func:`check` requires every one of
+   the 32 SEND_OK and consumed.
 
 A failed try may still have been stored (a timeout after the append), so a message may be
-consumed twice or without its acknowledgement: recorded (``duplicates``,
-``consumedNotAcked``), not required.
+consumed twice or without its acknowledgement; and the consumer's offsets, committed to the
+dead master, are older (or none) on the new one, so it may consume some again: recorded
+(``duplicates``, ``consumedNotAcked``), not required.
 """
 
 from __future__ import annotations
@@ -158,7 +161,7 @@ def check(r: dict) -> list[str]:
 
 def summary(kind: str, r: dict) -> str:
     """One line: the counts a run produced."""
-    return (f"{kind}: {len(r['sends'])} sends, {len(r['acked'])} SEND_OK, "
+    return (f"{kind}: {len(r['sends'])} sends, {r['consumedBeforeKill']} consumed before the kill, {len(r['acked'])} SEND_OK, "
             f"{len(r['failedTries'])} failed tries, {len(set(r['consumed']) & set(r['acked']))} "
             f"acknowledged consumed, {len(r['missing'])} missing, {r['duplicates']} duplicates, "
             f"{len(r['consumedNotAcked'])} consumed unacknowledged; killed {r['killed']}")  # fmt: skip

@@ -1336,12 +1336,14 @@ public final class JavaScenarios {
 
     /**
      * A DLedger broker group (brokers of one brokerName, the DLedger leader's broker the master,
-     * brokerId 0): 16 sends; the harness kills the leader (no shutdown); 16 more, each tried again a
+     * brokerId 0): 16 sends, a push consumer (a new group, from the first offset) consuming from
+     * the first one on; the harness kills the leader (no shutdown); 16 more, each tried again a
      * second after a failure (up to 90 s) until the broker answers, the route polled every second
-     * (MQClientInstance#updateTopicRouteInfoFromNameServer) so that the sends reach the new master
-     * once the name server lists it; then a push consumer (a new group, from the first offset)
-     * takes messages until it has every SEND_OK'd one (up to 120 s). What a user sees: each send's
-     * answer, the failed tries, what was acknowledged and what was consumed.
+     * (MQClientInstance#updateTopicRouteInfoFromNameServer) so that the sends and the pulls reach
+     * the new master once the name server lists it; the consumer goes on until it has every
+     * SEND_OK'd one (up to 120 s). What a user sees: each send's answer, the failed tries, what
+     * was acknowledged and what was consumed (its offsets, kept by the dead master, may be older
+     * on the new one: duplicates are allowed).
      */
     static Map<String, Object> dledgerFailover() throws Exception {
         String t = topic("DlFailover");
@@ -1351,16 +1353,27 @@ public final class JavaScenarios {
         List<Object> sends = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         Map<String, Object> out = new LinkedHashMap<>();
+        List<String> bodies = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_dl", "dl-c1");
+        c.setPollNameServerInterval(1000);
+        c.subscribe(t, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                bodies.add(new String(m.getBody()));
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
         DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_dl");
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
         p.setInstanceName(prefix + "pg_dl");
         p.setSendMsgTimeout(3000);
         p.setPollNameServerInterval(1000);
-        p.start();
         try {
+            p.start();
             for (int i = 0; i < before + after; i++) {
                 if (i == before) {
+                    out.put("consumedBeforeKill", new TreeSet<>(bodies).size());
                     harness("kill-leader", "topic", t);
                 }
                 String body = "dl-" + i;
@@ -1385,33 +1398,24 @@ public final class JavaScenarios {
                         Thread.sleep(1000);
                     }
                 }
+                if (i == 0) {
+                    // the topic exists (auto-created by the first send): the consumer starts
+                    // and consumes while the rest are sent, through the kill
+                    c.start();
+                }
             }
-        } finally {
-            p.shutdown();
-        }
-        out.put("sends", sends);
-        out.put("failedTries", failures);
-        out.put("acked", acked);
-        List<String> bodies = new CopyOnWriteArrayList<>();
-        DefaultMQPushConsumer c = pushConsumer("cg_dl", "dl-c1");
-        c.setPollNameServerInterval(1000);
-        c.subscribe(t, "*");
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            for (MessageExt m : msgs) {
-                bodies.add(new String(m.getBody()));
-            }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        try {
-            c.start();
             long end = System.currentTimeMillis() + 120000;
             while (!new TreeSet<>(bodies).containsAll(acked) && System.currentTimeMillis() < end) {
                 Thread.sleep(100);
             }
             Thread.sleep(1000);
         } finally {
+            p.shutdown();
             c.shutdown();
         }
+        out.put("sends", sends);
+        out.put("failedTries", failures);
+        out.put("acked", acked);
         List<String> all = new ArrayList<>(bodies);
         TreeSet<String> consumed = new TreeSet<>(all);
         List<String> missing = new ArrayList<>();
