@@ -17,7 +17,8 @@ server and three brokers of ``broker-a`` on ``DLedgerCommitLog`` (nodes ``n0``..
    its log applied: ``DLedgerRoleChangeHandler``);
 2. the Java producer sends :data:`BEFORE` messages (auto-created topic, from TBW102); a push
    consumer (a new group, from the first offset) starts after the first and consumes from
-   then on, through the rest;
+   then on, through the rest; the kill waits until it has consumed at least
+   :data:`CONSUMED_BEFORE_KILL`;
 3. ``kill-leader``: the harness kills the node listed at brokerId 0 and returns once the
    name server has dropped its address (its connection closed);
 4. the producer sends :data:`AFTER` more, each tried again a second after a failure until a
@@ -39,11 +40,13 @@ from typing import Any
 
 from mqlab.conformance.wire import wait_until
 
-__all__ = ["AFTER", "BEFORE", "MqlabDLedgerBrokers", "RealDLedgerBrokers", "check",
-           "run_dledger_failover"]  # fmt: skip
+__all__ = ["AFTER", "BEFORE", "CONSUMED_BEFORE_KILL", "MqlabDLedgerBrokers", "RealDLedgerBrokers", "check",
+           "run_dledger_failover", "summary"]  # fmt: skip
 
 BEFORE = 16
 AFTER = 16
+#: the consumer has taken at least this many (from the first master) before the kill
+CONSUMED_BEFORE_KILL = 4
 BROKER_NAME = "broker-a"
 PREFIX = "IJ_"
 
@@ -154,6 +157,8 @@ def check(r: dict) -> list[str]:
         problems.append(f"acknowledged: {r['acked']}")
     if r["missing"]:
         problems.append(f"acknowledged but not consumed: {r['missing']}")
+    if r["consumedBeforeKill"] < CONSUMED_BEFORE_KILL:
+        problems.append(f"consumed before the kill: {r['consumedBeforeKill']}")
     if len(r["killed"]) != 1 or r["newMaster"] in (None, *r["killedAddrs"]):
         problems.append(f"killed {r['killed']}, brokerId 0 after: {r['newMaster']}")
     return problems

@@ -1337,7 +1337,7 @@ public final class JavaScenarios {
     /**
      * A DLedger broker group (brokers of one brokerName, the DLedger leader's broker the master,
      * brokerId 0): 16 sends, a push consumer (a new group, from the first offset) consuming from
-     * the first one on; the harness kills the leader (no shutdown); 16 more, each tried again a
+     * the first one on (at least 4 consumed before the kill); the harness kills the leader (no shutdown); 16 more, each tried again a
      * second after a failure (up to 90 s) until the broker answers, the route polled every second
      * (MQClientInstance#updateTopicRouteInfoFromNameServer) so that the sends and the pulls reach
      * the new master once the name server lists it; the consumer goes on until it has every
@@ -1373,6 +1373,8 @@ public final class JavaScenarios {
             p.start();
             for (int i = 0; i < before + after; i++) {
                 if (i == before) {
+                    // consuming: at least 4 taken from the master before it is killed
+                    waitFor(() -> new TreeSet<>(bodies).size() >= 4, 60000, "4 consumed before the kill");
                     out.put("consumedBeforeKill", new TreeSet<>(bodies).size());
                     harness("kill-leader", "topic", t);
                 }
