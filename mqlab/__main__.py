@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         print("                             [--slaves N] [--broker-role ROLE] [--broker-id N] ...")
         print("       python -m mqlab serve --dledger-peers PEERS [--dledger-self-id ID] ...")
         print("       python -m mqlab serve --dledger-nodes N [--dledger-port P] ...")
+        print("       python -m mqlab serve --dledger-brokers N [--dledger-port P] ...")
         print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v] ...")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")

@@ -46,6 +46,18 @@ Layout and ports:
   peers ``n0``... on ``--host`` ports ``--dledger-port + i`` (40911...). A node's log is held
   in memory (``DLedgerMmapFileStore``), so ``--store`` and the broker flags do not go with it.
 
+* a DLedger broker group (``--dledger-brokers N``, 1-9): a name server and N brokers of one
+  brokerName (``brokerName`` from ``--config``, else ``broker-a``) on ``DLedgerCommitLog``,
+  as 4.9.3's ``conf/dledger/broker-n<i>.conf`` set them up: node ``i`` is ``<name>-n<i>``
+  with ``enableDLegerCommitLog=true``, ``dLegerGroup=<name>``, ``dLegerSelfId=n<i>`` and
+  ``dLegerPeers=n0-<host>:P0;...`` (``P_i = --dledger-port + i``, 40911...; 0: the OS picks),
+  its broker on ``--broker-port + 10*i``, its files under ``<store>/<node>/``. Each starts
+  with brokerId -1 (``BrokerStartup``); ``DLedgerRoleChangeHandler`` makes the elected
+  leader's broker the master (brokerId 0) and each follower a SLAVE (brokerId ``i + 1``),
+  each registering then. A ``--config`` with ``enableDLegerCommitLog=true`` and its own
+  ``dLegerPeers``/``dLegerSelfId`` runs that one node of a group here (the others elsewhere).
+  The DLedger log is held in memory, so a node does not survive its process.
+
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
 ``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
 log and consume queues to disk with ``msync``, see
@@ -69,6 +81,7 @@ This module assembles and runs; it owns no protocol logic.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import logging
 import os
@@ -82,6 +95,7 @@ from typing import IO, Any
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
 from mqlab.dledger.dledger_config import DLedgerConfig, parse_peers
+from mqlab.dledger.dledger_server import DLedgerServer
 from mqlab.dledger.net_group import NetDLedgerNodes, loopback_peers
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.net import (
@@ -101,6 +115,7 @@ from mqlab.trace.events import TraceEvent, TraceLevel
 
 __all__ = [
     "ServeConfig", "MqlabServer", "ServerThread", "check_group_flags", "check_dledger_flags",
+    "check_dledger_broker_flags",
     "exposure_warning",
     "load_properties", "main",
 ]  # fmt: skip
@@ -168,12 +183,16 @@ class ServeConfig:
     #: the event loop: ``asyncio`` (the tested default), ``uvloop`` (the uvloop extra) or
     #: ``auto`` (uvloop when installed); see ``mqlab.runtime.net.new_event_loop``.
     loop: str = "asyncio"
+    #: a DLedger broker group: a name server and this many brokers of one brokerName on
+    #: ``DLedgerCommitLog`` (0: none), DLedger node ``n<i>`` on ``dledger_port + i``.
+    dledger_brokers: int = 0
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 26:
             raise ValueError(f"brokers must be between 1 and 26, got {self.brokers}")
         check_group_flags(self)
         check_dledger_flags(self)
+        check_dledger_broker_flags(self)
         for name in ("namesrv_port", "broker_port", "dledger_port"):
             v = getattr(self, name)
             if v is not None and not 0 <= v <= 65535:
@@ -259,6 +278,30 @@ def check_group_flags(cfg: ServeConfig) -> None:
             )
     if cfg.namesrv_addr is not None:
         _check_addr("namesrv_addr", cfg.namesrv_addr)
+
+
+def check_dledger_broker_flags(cfg: ServeConfig) -> None:
+    """``--dledger-brokers``: a count of 1-9, one brokerName whose roles DLedger decides.
+
+    Raises:
+        ValueError: which flags do not go with it, and why.
+    """
+    n = cfg.dledger_brokers
+    if isinstance(n, bool) or not 0 <= n <= 9:
+        raise ValueError(f"dledger_brokers must be between 0 and 9, got {n!r}")
+    if not n:
+        return
+    given = [flag for flag, on in (
+        ("--brokers", cfg.brokers != 1), ("--slaves", cfg.slaves != 0),
+        ("--broker-role", cfg.broker_role is not None), ("--broker-id", cfg.broker_id is not None),
+        ("--ha-master-address", cfg.ha_master_address is not None),
+        ("--dledger-peers", cfg.dledger_peers is not None), ("--dledger-nodes", cfg.dledger_nodes != 0),
+    ) if on]  # fmt: skip
+    if given:
+        raise ValueError(
+            f"--dledger-brokers runs one brokerName whose master DLedger elects (brokerId 0 "
+            f"for the leader, i + 1 for follower n<i>): {', '.join(given)} cannot go with it"
+        )
 
 
 def dledger_mode(cfg: ServeConfig) -> bool:
@@ -430,6 +473,10 @@ class MqlabServer:
         self._unsubscribe: Any = None
         #: DLedger mode: the nodes run here
         self.dledger: NetDLedgerNodes | None = None
+        #: DLedger brokers: each broker node's DLedgerServer, by broker node name
+        self.dledger_servers: dict[str, DLedgerServer] = {}
+        #: DLedger brokers with ``--dledger-port 0``: the nodes' bound sockets, by self id
+        self._dledger_socks: dict[str, socket.socket] = {}
 
     @property
     def namesrv_addr(self) -> str:
@@ -487,6 +534,10 @@ class MqlabServer:
         # the HA service listens on brokerIP2 (mechanisms.md "HA replication"): the same
         # host as the rest unless the config names one
         ip2 = base.broker_ip2 if "brokerIP2" in given else host
+        if cfg.dledger_brokers:
+            return self._dledger_broker_configs(base, store_values, given, port0, host, ip2)
+        if store_values.get("enable_d_leger_commit_log"):
+            self._check_dledger_node(store_values)
         nodes = 1 + cfg.slaves
         out = []
         for i in range(cfg.brokers):
@@ -506,7 +557,8 @@ class MqlabServer:
                 node = name if bc.broker_id == 0 else f"{name}-s{bc.broker_id}"
                 if cfg.brokers > 1 or nodes > 1 or "store_path_root_dir" not in sv:
                     sc.store_path_root_dir = str(self.store_root / node)
-                _check_role(node, bc, sc)
+                if not sc.enable_d_leger_commit_log:
+                    _check_role(node, bc, sc)
                 if cfg.ha_master_address is not None and sc.broker_role != "SLAVE":
                     raise ValueError(
                         f"--ha-master-address is where a SLAVE replicates from; {node}'s "
@@ -514,6 +566,68 @@ class MqlabServer:
                     )
                 out.append((node, bc, sc))
         return out
+
+    def _dledger_broker_configs(
+        self,
+        base: BrokerConfig,
+        store_values: dict[str, Any],
+        given: set[str],
+        port0: int,
+        host: str,
+        ip2: str,
+    ) -> list[tuple[str, BrokerConfig, MessageStoreConfig]]:
+        """``--dledger-brokers N``: node ``<name>-n<i>`` with 4.9.3's DLedger keys (the
+        module essay); with ``--dledger-port 0`` the DLedger sockets are bound here."""
+        cfg = self.config
+        n = cfg.dledger_brokers
+        name = base.broker_name if "brokerName" in given else "broker-a"
+        assert self.store_root is not None
+        if cfg.dledger_port == 0:
+            peers, self._dledger_socks = loopback_peers(n, host)
+        else:
+            peers = ";".join(f"n{i}-{host}:{cfg.dledger_port + i}" for i in range(n))
+        out = []
+        for i in range(n):
+            node = f"{name}-n{i}"
+            bc = dataclasses.replace(
+                base, broker_name=name, broker_ip1=host, broker_ip2=ip2,
+                listen_port=port0 + 10 * i if port0 else 0,
+            )  # fmt: skip
+            sc = MessageStoreConfig(**{
+                **store_values, "enable_d_leger_commit_log": True, "d_leger_group": name,
+                "d_leger_peers": peers, "d_leger_self_id": f"n{i}",
+                "store_path_root_dir": str(self.store_root / node),
+            })  # fmt: skip
+            out.append((node, bc, sc))
+        return out
+
+    def _check_dledger_node(self, store_values: dict[str, Any]) -> None:
+        """A ``--config`` with ``enableDLegerCommitLog=true``: one node of a group, here."""
+        cfg = self.config
+        if cfg.brokers != 1 or cfg.slaves:
+            raise ValueError("enableDLegerCommitLog=true in --config runs one DLedger node: "
+                             "use --dledger-brokers N for a group here")  # fmt: skip
+        peers = store_values.get("d_leger_peers")
+        self_id = store_values.get("d_leger_self_id")
+        if not peers or not self_id:
+            raise ValueError("enableDLegerCommitLog=true needs dLegerPeers and dLegerSelfId")
+        if self_id not in parse_peers(peers):
+            raise ValueError(f"dLegerSelfId {self_id!r} is not among dLegerPeers {peers!r}")
+
+    def _dledger_server_for(self, sc: MessageStoreConfig) -> tuple[DLedgerServer, socket.socket]:
+        """A DLedger broker's node, as ``DLedgerCommitLog``'s constructor configures it
+        (group, selfId, peers; its store under ``storePathRootDir``), and its bound socket."""
+        assert sc.d_leger_peers is not None and sc.d_leger_self_id is not None
+        self_id = sc.d_leger_self_id
+        server = DLedgerServer(DLedgerConfig(
+            group=sc.d_leger_group or DLedgerConfig.group, self_id=self_id,
+            peers=sc.d_leger_peers, store_base_dir=str(sc.store_path_root_dir),
+        ))  # fmt: skip
+        sock = self._dledger_socks.pop(self_id, None)
+        if sock is None:
+            h, port = parse_peers(sc.d_leger_peers)[self_id].rsplit(":", 1)
+            sock = bind_socket(h, int(port))
+        return server, sock
 
     @property
     def rocketmq_home_dir(self) -> str | None:
@@ -583,9 +697,23 @@ class MqlabServer:
             self.namesrv_address = self.namesrv.address
         else:
             self.namesrv_address = cfg.namesrv_addr
+        dledger_nodes = []
+        try:
+            for node, _, sc in broker_cfgs:
+                if sc.enable_d_leger_commit_log:
+                    server, dsock = self._dledger_server_for(sc)
+                    self.dledger_servers[node] = server
+                    dledger_nodes.append((server, dsock))
+        except OSError:
+            for _, s in dledger_nodes:
+                s.close()
+            for s in broker_socks:
+                s.close()
+            raise
         for (node, bc, sc), sock in zip(broker_cfgs, broker_socks, strict=True):
             bc.name_server_addr = self.namesrv_address
-            broker = BrokerController(bc, sc, name=node, rocketmq_home_dir=self.rocketmq_home_dir)
+            broker = BrokerController(bc, sc, name=node, rocketmq_home_dir=self.rocketmq_home_dir,
+                                      dledger_server=self.dledger_servers.get(node))  # fmt: skip
             ha_ports = {c.listen_port + 1 for _, c, _ in broker_cfgs}
             vip = (
                 () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
@@ -598,6 +726,11 @@ class MqlabServer:
             if self._sink is not None and len(self.brokers) == 0 and self.namesrv is None:
                 ctx = bctx
             self.brokers.append(broker)
+        # the DLedger nodes after their brokers, as 4.9.3 orders it: BrokerController#initialize
+        # adds the DLedgerRoleChangeHandler, then the store's start starts the node
+        # (DLedgerCommitLog#start), so its first role change is handled; every node is added
+        # before the loop runs a timer of any (NetDLedgerNodes#start)
+        await asyncio.gather(*(driver.add_node(s, sock=k) for s, k in dledger_nodes))
         if self._sink is not None:
             ctx.set_timer(
                 TRACE_FLUSH_TIMER, TRACE_FLUSH_MS, self._sink.flush, period_ms=TRACE_FLUSH_MS,
@@ -607,9 +740,12 @@ class MqlabServer:
             return
         # "ready" means routable: wait for every broker's first REGISTER_BROKER to land
         # (a slave's: its registration result named the master's HA address, if it is up)
+        # (a DLedger broker registers once its node's role is decided: an election first)
         live = self.namesrv.route_info_manager.broker_live_table
-        if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), 5000):
-            log.warning("not every broker registered with the name server within 5 s")
+        wait_ms = 15000 if self.dledger_servers else 5000
+        if not await wait_for(lambda: all(b.broker_addr in live for b in self.brokers), wait_ms):
+            log.warning("not every broker registered with the name server within %d s",
+                        wait_ms // 1000)  # fmt: skip
 
     def _dledger_sockets(self) -> tuple[str, dict[str, socket.socket]]:
         """The group's peers and a bound socket for each node run here."""
@@ -671,6 +807,10 @@ class MqlabServer:
         close, so the name server drops it from the route."""
         assert self.driver is not None, "server not started"
         await self.driver.stop_node(self.broker(node).name, graceful=graceful)
+        server = self.dledger_servers.get(node)
+        if server is not None:
+            # the broker's DLedger node goes with it (one process in 4.9.3)
+            await self.driver.stop_node(server.name, graceful=graceful)
 
     async def restart_broker(self, node: str) -> BrokerController:
         """Start a stopped broker node again: a new ``BrokerController`` on the same
@@ -684,6 +824,9 @@ class MqlabServer:
         driver = self.driver
         assert driver is not None, "server not started"
         old = self.broker(node)
+        if node in self.dledger_servers:
+            raise ValueError(f"{node} is a DLedger broker: its log is held in memory, so it "
+                             "cannot restart here")  # fmt: skip
         if old.running:
             raise ValueError(f"{node} is running: stop it first")
         bc, sc = old.broker_config, old.message_store_config
@@ -734,6 +877,11 @@ class MqlabServer:
             await self.dledger.stop()
         for b in reversed(self.brokers):
             await driver.stop_node(b.name)
+            server = self.dledger_servers.get(b.name)
+            if server is not None:
+                await driver.stop_node(server.name)
+        for s in self._dledger_socks.values():
+            s.close()
         if self.namesrv is not None:
             await driver.stop_node(self.namesrv.name)
         if self._unsubscribe is not None:
@@ -757,6 +905,14 @@ class MqlabServer:
             lines = [f"mqlab serve: name server {self.namesrv_addr} (not run here)"]
         for b in self.brokers:
             sc = b.message_store_config
+            if b.name in self.dledger_servers:
+                d = self.dledger_servers[b.name]
+                lines.append(
+                    f"mqlab serve: {b.name} {b.broker_addr} DLedger {sc.d_leger_self_id} "
+                    f"{d.address} (group {sc.d_leger_group}; brokerId 0 once it leads) "
+                    f"store {sc.store_path_root_dir}"
+                )
+                continue
             role = f"{sc.broker_role} (brokerId {b.broker_config.broker_id}, HA {b.ha_server_addr}"
             if b.is_slave:
                 master = b.message_store.ha_master_address if b.message_store else None
@@ -943,7 +1099,14 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ap.add_argument(
         "--dledger-port", type=int, default=DLEDGER_PORT,
-        help=f"first node's port with --dledger-nodes ({DLEDGER_PORT}; 0 = any)",
+        help=f"first node's port with --dledger-nodes or --dledger-brokers ({DLEDGER_PORT}; "
+        "0 = any)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--dledger-brokers", type=int, default=0, metavar="N",
+        help="run a name server and a DLedger broker group: N brokers of one brokerName on "
+        "DLedgerCommitLog (enableDLegerCommitLog, dLegerGroup, dLegerPeers n0..., dLegerSelfId), "
+        "the elected leader the master (0: none)",
     )  # fmt: skip
     ap.add_argument(
         "--loop", default="asyncio", choices=list(LOOPS),
@@ -974,6 +1137,7 @@ def main(argv: list[str] | None = None) -> int:
             dledger_peers=args.dledger_peers, dledger_self_id=args.dledger_self_id,
             dledger_nodes=args.dledger_nodes, dledger_port=args.dledger_port,
             loop=args.loop,
+            dledger_brokers=args.dledger_brokers,
         )  # fmt: skip
     except ValueError as e:
         print(f"mqlab serve: {e}", file=sys.stderr)

@@ -34,6 +34,7 @@ import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.client.producer.TransactionListener;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.client.producer.TransactionSendResult;
@@ -133,6 +134,7 @@ public final class JavaScenarios {
             case "transaction-check":
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             case "ha-failover": return haFailover();
+            case "dledger-failover": return dledgerFailover();
             case "acl-clients": return AclScenarios.clients();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
@@ -1327,6 +1329,113 @@ public final class JavaScenarios {
         out.put("duplicatesAfterRestart", duplicates(all) - (int) out.get("duplicatesBeforeRestart"));
         out.put("duplicatedBodies", all.stream().filter(b -> Collections.frequency(all, b) > 1).distinct().sorted()
             .collect(java.util.stream.Collectors.toList()));
+        return out;
+    }
+
+    // ------------------------------------------------------------------ a DLedger broker group
+
+    /**
+     * A DLedger broker group (brokers of one brokerName, the DLedger leader's broker the master,
+     * brokerId 0): 16 sends, a push consumer (a new group, from the first offset) consuming from
+     * the first one on (at least 4 consumed before the kill); the harness kills the leader (no shutdown); 16 more, each tried again a
+     * second after a failure (up to 90 s) until the broker answers, the route polled every second
+     * (MQClientInstance#updateTopicRouteInfoFromNameServer) so that the sends and the pulls reach
+     * the new master once the name server lists it; the consumer goes on until it has every
+     * SEND_OK'd one (up to 120 s). What a user sees: each send's answer, the failed tries, what
+     * was acknowledged and what was consumed (its offsets, kept by the dead master, may be older
+     * on the new one: duplicates are allowed).
+     */
+    static Map<String, Object> dledgerFailover() throws Exception {
+        String t = topic("DlFailover");
+        int before = 16;
+        int after = 16;
+        List<String> acked = new ArrayList<>();
+        List<Object> sends = new ArrayList<>();
+        List<String> failures = new ArrayList<>();
+        Map<String, Object> out = new LinkedHashMap<>();
+        List<String> bodies = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer c = pushConsumer("cg_dl", "dl-c1");
+        c.setPollNameServerInterval(1000);
+        c.subscribe(t, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                bodies.add(new String(m.getBody()));
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_dl");
+        p.setNamesrvAddr(ns);
+        p.setClientIP("127.0.0.1");
+        p.setInstanceName(prefix + "pg_dl");
+        p.setSendMsgTimeout(3000);
+        p.setPollNameServerInterval(1000);
+        try {
+            p.start();
+            for (int i = 0; i < before + after; i++) {
+                if (i == before) {
+                    // consuming: at least 4 taken from the master before it is killed
+                    waitFor(() -> new TreeSet<>(bodies).size() >= 4, 60000, "4 consumed before the kill");
+                    out.put("consumedBeforeKill", new TreeSet<>(bodies).size());
+                    harness("kill-leader", "topic", t);
+                }
+                String body = "dl-" + i;
+                long end = System.currentTimeMillis() + 90000;
+                while (true) {
+                    try {
+                        SendResult r = p.send(msg(t, "TagD", body));
+                        Map<String, Object> v = sendView(r);
+                        v.put("body", body);
+                        sends.add(v);
+                        if (r.getSendStatus() == SendStatus.SEND_OK) {
+                            acked.add(body);
+                        }
+                        break;
+                    } catch (Exception e) {
+                        String why = String.valueOf(e.getMessage()).split("\n")[0];
+                        failures.add(body + ": " + e.getClass().getSimpleName() + ": "
+                            + why.substring(0, Math.min(120, why.length())));
+                        if (System.currentTimeMillis() > end) {
+                            throw new IllegalStateException("no answer for " + body + " in 90 s", e);
+                        }
+                        Thread.sleep(1000);
+                    }
+                }
+                if (i == 0) {
+                    // the topic exists (auto-created by the first send): the consumer starts
+                    // and consumes while the rest are sent, through the kill
+                    c.start();
+                }
+            }
+            long end = System.currentTimeMillis() + 120000;
+            while (!new TreeSet<>(bodies).containsAll(acked) && System.currentTimeMillis() < end) {
+                Thread.sleep(100);
+            }
+            Thread.sleep(1000);
+        } finally {
+            p.shutdown();
+            c.shutdown();
+        }
+        out.put("sends", sends);
+        out.put("failedTries", failures);
+        out.put("acked", acked);
+        List<String> all = new ArrayList<>(bodies);
+        TreeSet<String> consumed = new TreeSet<>(all);
+        List<String> missing = new ArrayList<>();
+        for (String b : acked) {
+            if (!consumed.contains(b)) {
+                missing.add(b);
+            }
+        }
+        List<String> unacked = new ArrayList<>();
+        for (String b : consumed) {
+            if (!acked.contains(b)) {
+                unacked.add(b);
+            }
+        }
+        out.put("consumed", new ArrayList<>(consumed));
+        out.put("missing", missing);
+        out.put("consumedNotAcked", unacked);
+        out.put("duplicates", duplicates(all));
         return out;
     }
 }
