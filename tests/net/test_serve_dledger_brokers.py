@@ -155,9 +155,12 @@ def test_the_cli_runs_a_dledger_broker_group_and_stops_on_sigterm(tmp_path):
     per node (broker ports 10 apart, DLedger ports 1 apart), ready; the name server lists the
     three brokers (one at brokerId 0); SIGTERM stops it with exit 0."""
     from cpp_harness import ServeProc
-    from test_serve_dledger import _free_ports
 
-    ns, broker = _free_ports(2)
+    from mqlab.conformance.real_cluster import free_port
+
+    # the three brokers' ports (broker, +10, +20) and each one's HA port (+1): a free run of 22
+    broker = free_port(22)
+    ns = next(p for p in iter(free_port, None) if not broker <= p < broker + 22)
     proc = ServeProc(tmp_path, "--namesrv-port", str(ns), "--broker-port", str(broker),
                      "--dledger-port", "0", "--dledger-brokers", "3", "--store", str(tmp_path / "s"))  # fmt: skip
     try:
