@@ -358,12 +358,12 @@ def _depth8_schedule(outcome: str) -> Schedule | None:
                "at any of its first 40 points, so it can reach classes no depth-8 schedule "
                "reaches",
           misconceptions=(
-              wrong_answer("saturated means complete",
+              wrong_answer("believing a saturated table is complete",
                            "0 takes 'saturated' for 'complete': the depth-8 search's last levels "
                            "added nothing within depth 8, and it never tried a choice at point 8 "
                            "or later; a walk does",
                            lambda want, seed: 0),
-              wrong_answer("counted every class the walks find",
+              wrong_answer("counting every class the walks find",
                            "that counts every class the walks find, those the depth-8 table has "
                            "too; the question asks for the ones it lacks",
                            lambda want, seed: len(walks().rows)),
@@ -379,20 +379,20 @@ def _ex_11_5(seed: int) -> int:
                "no move; the depth counts every choice point the schedule decides, defaults "
                "included, from choice point 0 to its last move",
           misconceptions=(
-              wrong_answer("default choices counted as moves",
+              wrong_answer("counting default choices as moves",
                            "d<n> is n default choices, no move: count only the l, L and o tokens",
                            lambda want, seed: [want[1], want[1]]),
-              wrong_answer("tokens counted as moves",
+              wrong_answer("counting tokens as moves",
                            "a d<n> token is no move: it stands for n default choices; count "
                            "only the l, L and o tokens",
                            lambda want, seed: [len(str(next(r.schedule for r in deep_search().rows
                                                             if r.outcome == your_class(seed))
                                                        ).split()), want[1]]),
-              wrong_answer("the last move's index taken for the depth",
+              wrong_answer("taking the last move's point for the depth",
                            "choice points count from 0: the last move's point is depth - 1 "
                            "('L1 d3 L1' decides points 0 to 4: depth 5)",
                            lambda want, seed: [want[0], want[1] - 1]),
-              wrong_answer("the depth-8 table's schedule",
+              wrong_answer("reading the depth-8 table's schedule",
                            "that is the shortest schedule the depth-8 search found for the "
                            "class; the search bounded by moves finds one with fewer moves (a "
                            "connection kept slow, L1, is one move)",
@@ -415,16 +415,16 @@ def _level_end(outcome: str) -> int:
                "added, each with '(run N)': the run that first reached it, counted from the "
                "search's start",
           misconceptions=(
-              wrong_answer("the search's last run",
+              wrong_answer("taking the search's last run",
                            "that is the search's last run: having found a class, it still runs "
                            "the rest of the level, to know that nothing else is there; the "
                            "growth table's '(run N)' is when the class was found",
                            lambda want, seed: deep_search().runs),
-              wrong_answer("the end of its level",
+              wrong_answer("taking the end of the class's level",
                            "that is the run that closed the class's level ('so far'); the "
                            "class itself came earlier, at '(run N)'",
                            lambda want, seed: _level_end(your_class(seed))),
-              wrong_answer("the walk that found it",
+              wrong_answer("taking the walk that found the class",
                            "that is the random walk that first found the class; the question "
                            "asks for the search's run",
                            lambda want, seed: next(r.found_at for r in walks().rows
