@@ -288,6 +288,9 @@ def test_past_the_bounds_as_written():
         (1, 1, ("dup:rebalance=1 overlap=1",)), (6, 2, ("overlap=1",)), (10, 3, ("ok",)),
     ]  # fmt: skip
     assert w.saturation() == "last new class at walk 10 of 20: 10 walks in a row added nothing"
+    assert L.growth(w).values.tolist() == [
+        [1, 1, "dup:rebalance=1 overlap=1"], [6, 2, "overlap=1"], [10, 3, "ok"],
+    ]  # fmt: skip
     assert "The walks find three classes, and one of them is not in the depth-8 table" in prose
     assert L.missed() == ["overlap=1"]
     assert "dup:rebalance=1" in res.outcomes() and "dup:rebalance=1" not in w.outcomes()
@@ -361,6 +364,15 @@ def test_when_to_stop_as_written():
         '"the last level added a class: a higher bound may add more"',
     ):
         assert phrase in prose, phrase
+
+
+def test_the_walks_record_is_what_the_walks_give():
+    """The notebook loads the 20 walks from their record: walk again, the same record (every
+    figure but the seconds)."""
+    from mqlab.lab.lessons._lesson11_record import WALKS
+
+    assert L.record(L.walks(recompute=True)) == WALKS
+    assert L.record(L.walks()) == WALKS
 
 
 def test_the_record_is_what_the_search_gives():

@@ -1,5 +1,6 @@
-"""The record of lesson 11's deviation search (``lesson11.deep_search``), written by
-``lesson11.write_record()``; tests/lab/test_lesson11.py checks it against a new run.
+"""The records of lesson 11's deviation search (``lesson11.deep_search``) and random
+walks (``lesson11.walks``), written by ``lesson11.write_record()``;
+tests/lab/test_lesson11.py checks them against new runs.
 
 Mirrors no RocketMQ class: recorded data.
 """
@@ -116,6 +117,7 @@ DEVIATION_SEARCH = {
     "redundant": 34,
     "reruns": 0,
     "complete": True,
+    "walks": False,
     "growth": [
         {
             "faults": 0,
@@ -142,6 +144,112 @@ DEVIATION_SEARCH = {
             "total_runs": 1040,
             "classes": 5,
             "new": ["dup:rebalance=2 overlap=1", "ok", "overlap=1"],
+            "complete": True,
+        },
+    ],
+}
+
+WALKS = {
+    "scenario": "consumer_join",
+    "bounds": "depth=40,faults=0,window=0,latencies=scenario,por=1",
+    "rows": [
+        {
+            "outcome": "dup:rebalance=1 overlap=1",
+            "count": 18,
+            "runs": 18,
+            "schedule": "l1 l1 d1 l1 d1 l1 d1 l1 l1 l1 d5 l1 d6 l1 l1 d8 l1 l1 d2 l1 d1 l1",
+            "counts": {
+                "lost": 0,
+                "pending": 0,
+                "dup:rebalance": 1,
+                "dup:sent-back-twice": 0,
+                "dup:crash": 0,
+                "dup:unexplained": 0,
+                "order": 0,
+                "concurrent": 0,
+                "overlap": 1,
+                "retry": 0,
+                "dlq": 0,
+            },
+            "found_at": 1,
+        },
+        {
+            "outcome": "ok",
+            "count": 1,
+            "runs": 1,
+            "schedule": "l1 l1 o1 d5 o1 l1 d3 l1 d1 l1 o1 l1 l1 o1 l1 o1 d3 l1 l1 d2 l1 d1 l1 "
+            "l1 d1 l1 d1 l1 d1 o1 o1",
+            "counts": {
+                "lost": 0,
+                "pending": 0,
+                "dup:rebalance": 0,
+                "dup:sent-back-twice": 0,
+                "dup:crash": 0,
+                "dup:unexplained": 0,
+                "order": 0,
+                "concurrent": 0,
+                "overlap": 0,
+                "retry": 0,
+                "dlq": 0,
+            },
+            "found_at": 10,
+        },
+        {
+            "outcome": "overlap=1",
+            "count": 1,
+            "runs": 1,
+            "schedule": "d1 l1 d1 l1 l1 l1 d1 l1 l1 d1 l1 d2 l1 o1 d2 l1 d5 l1 d1 l1 d1 l1 d4 "
+            "l1 l1 o1 d3 l1",
+            "counts": {
+                "lost": 0,
+                "pending": 0,
+                "dup:rebalance": 0,
+                "dup:sent-back-twice": 0,
+                "dup:crash": 0,
+                "dup:unexplained": 0,
+                "order": 0,
+                "concurrent": 0,
+                "overlap": 1,
+                "retry": 0,
+                "dlq": 0,
+            },
+            "found_at": 6,
+        },
+    ],
+    "runs": 20,
+    "states": 800,
+    "distinct": 674,
+    "pruned": 0,
+    "redundant": 0,
+    "reruns": 0,
+    "complete": True,
+    "walks": True,
+    "growth": [
+        {
+            "faults": 0,
+            "moves": 0,
+            "runs": 1,
+            "total_runs": 1,
+            "classes": 1,
+            "new": ["dup:rebalance=1 overlap=1"],
+            "complete": True,
+        },
+        {
+            "faults": 0,
+            "moves": 0,
+            "runs": 1,
+            "total_runs": 6,
+            "classes": 2,
+            "new": ["overlap=1"],
+            "complete": True,
+        },
+        {
+            "faults": 0,
+            "moves": 0,
+            "runs": 1,
+            "total_runs": 10,
+            "classes": 3,
+            "new": ["ok"],
             "complete": True,
         },
     ],

@@ -11,15 +11,17 @@ own bounds (depth 8, no faults, latencies 1/5 ms; two seconds or so each), once 
   consumer-1's first 5 s offset persist (``MQClientInstance#persistAllConsumerOffset``,
   10 s after consumer-1 started). The search decides from 8 000 ms on.
 
-Section 5 goes past the bounds (issue 29): ``walks`` runs 20 random walks of
+Section 5 goes past the bounds (issue 29): ``walks`` are 20 random walks of
 ``consumer_join`` that decide its first 40 choice points (seeds 0..19, as ``python -m mqlab
-explore consumer_join --walks 20 --bounds depth=40``; a few seconds), ``missed`` names the classes they find
+explore consumer_join --walks 20 --bounds depth=40``), ``missed`` names the classes they find
 and the depth-8 table lacks, and ``deep_search`` is the search bounded by *moves* instead of
 depth (``deviations=2,sticky=2``: at most two non-default choices anywhere in the run, each
 latency move keeping its connection slow; fewest moves first, so each class comes with its
-shortest schedule). That search takes 1 040 runs, a minute or more on a loaded laptop, so the
-notebook loads its record (``_lesson11_record.DEVIATION_SEARCH``); ``deep_search(recompute=True)``
-runs it again, and tests/lab/test_lesson11.py checks that the record is what it gives.
+shortest schedule). On a loaded 2-core machine the walks took 43 s and that search (1 040
+runs) 165 to 341 s, so the notebook loads their records (``_lesson11_record``: the browser
+tier's Run All must end within 120 s); ``walks(recompute=True)`` and
+``deep_search(recompute=True)`` run them again, and tests/lab/test_lesson11.py checks that
+the records are what they give.
 ``saturation_figure`` draws the classes of the three against runs and against the bound.
 
 This module hands the notebook the searches, the outcome explorer, the duplicates of a
@@ -46,7 +48,7 @@ from mqlab.lab.check import exercise, wrong_answer
 
 __all__ = ["SCENARIO", "AT_PERSIST", "scenario", "bounds", "search", "explorer", "duplicates",
            "one_choice", "queue1_handover", "WALKS", "WALK_DEPTH", "DEEP_BOUNDS", "walks",
-           "missed", "replay", "growth", "deep_bounds", "deep_search", "record", "your_class",
+           "missed", "replay", "growth", "walk_bounds", "deep_bounds", "deep_search", "record", "your_class",
            "saturation_figure"]  # fmt: skip
 
 #: The lesson's first scenario (``python -m mqlab explore consumer_join`` runs the same search).
@@ -190,15 +192,24 @@ def _ex_11_4(seed: int) -> list[int]:
 
 
 # -- section 5: past the bounds ------------------------------------------------------------------
-def walks(n: int = WALKS) -> SearchResult:
-    """``n`` random walks of ``consumer_join`` (seeds 0..n-1, ``WALK_DEPTH`` choice points
-    each picked at random; run once, kept). Their schedules are left as the walks made them
-    (the command line shrinks them; here the deviation search gives the short ones)."""
-    key = f"walks/{n}"
-    if key not in _RESULT:
-        _RESULT[key] = random_walks(scenario(), Bounds(depth=WALK_DEPTH), range(n),
-                                    shrink_outcomes=False)  # fmt: skip
-    return _RESULT[key]
+def walks(*, recompute: bool = False) -> SearchResult:
+    """``WALKS`` random walks of ``consumer_join`` (seeds 0..WALKS-1, ``WALK_DEPTH`` choice
+    points each picked at random), loaded from their record (``_lesson11_record.WALKS``: on a
+    loaded 2-core machine they take most of a minute); ``recompute``: run them. Their schedules
+    are left as the walks made them (the command line shrinks them; here the deviation search
+    gives the short ones)."""
+    if recompute:
+        return random_walks(scenario(), walk_bounds(), range(WALKS), shrink_outcomes=False)
+    if "walks" not in _RESULT:
+        from mqlab.lab.lessons._lesson11_record import WALKS as REC
+
+        _RESULT["walks"] = _from_record(REC, walk_bounds())
+    return _RESULT["walks"]
+
+
+def walk_bounds() -> Bounds:
+    """The walks' bounds: ``WALK_DEPTH`` choice points, the scenario's latencies."""
+    return Bounds(depth=WALK_DEPTH)
 
 
 def replay(schedule: str, name: str = SCENARIO) -> str:
@@ -211,8 +222,12 @@ def replay(schedule: str, name: str = SCENARIO) -> str:
 def growth(result: SearchResult) -> pd.DataFrame:
     """How a search's table grew, level by level: the moves the level allows, its runs, the
     runs so far, the classes so far, and the classes it added, each with the run that first
-    reached it (``SearchResult.growth``, without the seconds: a record has none)."""
+    reached it (``SearchResult.growth``, without the seconds: a record has none). For walks:
+    the walk that found a class, the classes so far, the class."""
     found = {r.outcome: r.found_at for r in result.rows}
+    if result.walks:
+        rows = [(g.total_runs, g.classes, ", ".join(g.new)) for g in result.growth]
+        return pd.DataFrame(rows, columns=["walk", "classes", "new"])
     rows = [(g.moves, g.runs, g.total_runs, g.classes,
              ", ".join(f"{o} (run {found[o]})" for o in g.new) or "-")
             for g in result.growth]  # fmt: skip
@@ -242,11 +257,10 @@ def record(result: SearchResult) -> dict[str, Any]:
     return {"scenario": result.scenario, "bounds": str(result.bounds), "rows": rows,
             "runs": result.runs, "states": result.states, "distinct": result.distinct,
             "pruned": result.pruned, "redundant": result.redundant, "reruns": result.reruns,
-            "complete": result.complete, "growth": growth}  # fmt: skip
+            "complete": result.complete, "walks": result.walks, "growth": growth}  # fmt: skip
 
 
-def _from_record(rec: dict[str, Any]) -> SearchResult:
-    b = deep_bounds()
+def _from_record(rec: dict[str, Any], b: Bounds) -> SearchResult:
     if rec["bounds"] != str(b):
         raise ValueError(f"the record's bounds {rec['bounds']} are not {b}")
     rows = [OutcomeRow(r["outcome"], r["count"], r["runs"], Schedule.parse(r["schedule"]),
@@ -255,7 +269,8 @@ def _from_record(rec: dict[str, Any]) -> SearchResult:
     return SearchResult(rec["scenario"], b, rows, runs=rec["runs"], states=rec["states"],
                         distinct=rec["distinct"], pruned=rec["pruned"],
                         redundant=rec["redundant"], reruns=rec["reruns"],
-                        complete=rec["complete"], growth=growth)  # fmt: skip
+                        complete=rec["complete"], growth=growth,
+                        walks=rec["walks"])  # fmt: skip
 
 
 def deep_search(*, recompute: bool = False, progress: bool = False) -> SearchResult:
@@ -268,23 +283,26 @@ def deep_search(*, recompute: bool = False, progress: bool = False) -> SearchRes
     if "deep" not in _RESULT:
         from mqlab.lab.lessons._lesson11_record import DEVIATION_SEARCH
 
-        _RESULT["deep"] = _from_record(DEVIATION_SEARCH)
+        _RESULT["deep"] = _from_record(DEVIATION_SEARCH, deep_bounds())
     return _RESULT["deep"]
 
 
 def write_record(path: Any = None) -> None:
-    """Run the deviation search and write ``_lesson11_record.py`` (after a change to the
-    scenario or the search; then `ruff format` it, and the test checks it again)."""
+    """Run the deviation search and the walks and write ``_lesson11_record.py`` (after a
+    change to the scenario or the search; then `ruff format` it, and the test checks it
+    again)."""
     from pathlib import Path
     from pprint import pformat
 
     out = Path(path or Path(__file__).with_name("_lesson11_record.py"))
-    rec = record(deep_search(recompute=True))
+    deep, walked = record(deep_search(recompute=True)), record(walks(recompute=True))
     out.write_text(
-        '"""The record of lesson 11\'s deviation search (``lesson11.deep_search``), written by\n'
-        "``lesson11.write_record()``; tests/lab/test_lesson11.py checks it against a new run.\n\n"
+        '"""The records of lesson 11\'s deviation search (``lesson11.deep_search``) and random\n'
+        "walks (``lesson11.walks``), written by ``lesson11.write_record()``;\n"
+        "tests/lab/test_lesson11.py checks them against new runs.\n\n"
         'Mirrors no RocketMQ class: recorded data.\n"""\n\n'
-        f"DEVIATION_SEARCH = {pformat(rec, width=96, sort_dicts=False)}\n"
+        f"DEVIATION_SEARCH = {pformat(deep, width=96, sort_dicts=False)}\n\n"
+        f"WALKS = {pformat(walked, width=96, sort_dicts=False)}\n"
     )
 
 
