@@ -147,7 +147,8 @@ def _check_tokens(s: Schedule, lats: tuple[int, ...], faults: int | None) -> Non
         if c.kind == "F" and faults == 0:
             raise ScheduleError(
                 f"{c}: this scenario allows no faults (its search's bounds say faults=0); "
-                "a schedule here holds only o<i> (event order), l<i> (latency) and d<n>"
+                "a schedule here holds only o<i> (event order), l<i> (latency), L<i> (a "
+                "connection kept slow) and d<n>"
             )
         if c.kind == "l" and int(c.value) >= len(lats):
             if len(lats) < 2:

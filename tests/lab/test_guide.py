@@ -105,7 +105,15 @@ def _l11_facts() -> list[str]:
     ok = next(r for r in rows if r.outcome == "ok")
     dup2 = next(r for r in at_persist.rows if "dup:" in r.outcome)
     dups = int(next(p for p in dup2.outcome.split() if p.startswith("dup:")).split("=")[1])
+    walks, missed, deep = L.walks(), L.missed(), L.deep_search()
+    ov = next(r for r in deep.rows if r.outcome == missed[0])
     return [
+        f"the depth-{L.bounds().depth} table is saturated, yet {walks.runs} random walks of depth "
+        f"{L.WALK_DEPTH} (loaded from their record) find {len(missed)} "
+        f"class{'es' * (len(missed) != 1)} it lacks (" + ", ".join(f"`{o}`" for o in missed) + ")",
+        f"the search bounded by moves (`{L.DEEP_BOUNDS}`, {deep.runs} runs, loaded from its "
+        f"record) finds {len(deep.rows)} classes, each within {deep.bounds.deviations} moves "
+        f"(`{ov.outcome}` at `{ov.schedule}`)",
         f"depth {L.bounds().depth}",
         "latencies " + "/".join(map(str, xs.latencies)) + " ms",
         f"{len(rows)} outcome classes (" + ", ".join(f"`{r.outcome}`" for r in rows) + ")",

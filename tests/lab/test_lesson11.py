@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mqlab.lab.check import check, expected
+from mqlab.lab.check import check, expected, learner_seed
 from mqlab.lab.lessons import lesson11 as L
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,11 +16,56 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("seed", [0, 12345])
 def test_exercise_answers(seed):
-    """The same for every learner (the search covers every schedule; no seed to vary)."""
+    """11.1-11.5 the same for every learner (the search covers every schedule); 11.6 and 11.7
+    ask about the class of the deviation search the seed picks."""
     assert expected("11.1", seed) == 3
     assert expected("11.2", seed) == 1
     assert expected("11.3", seed) == [5, 5]
     assert expected("11.4", seed) == [2, 0]
+    assert expected("11.5", seed) == 1
+
+
+#: seed % 4 -> the class 11.6 and 11.7 ask about, [moves, depth] of its shortest schedule
+#: in the search bounded by moves, and the run that first reached it
+YOUR_CLASS = {
+    0: ("dup:rebalance=1", [1, 5], 6),
+    1: ("dup:rebalance=2 overlap=1", [2, 5], 76),
+    2: ("ok", [2, 3], 71),
+    3: ("overlap=1", [2, 13], 151),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 12345, learner_seed("your-name")])
+def test_your_class_exercises_differ_by_seed(seed):
+    outcome, moves_depth, run = YOUR_CLASS[seed % 4]
+    assert L.your_class(seed) == outcome
+    assert expected("11.6", seed) == moves_depth
+    assert expected("11.7", seed) == run
+
+
+def test_wrong_answers_past_the_bounds_get_the_misconception_hints():
+    r = check("11.5", 0)
+    assert not r and "0 takes 'saturated' for 'complete'" in r.message
+    r = check("11.5", 3)
+    assert not r and "that counts every class the walks find" in r.message
+    seed = 1  # dup:rebalance=2 overlap=1: L1 d3 L1
+    r = check("11.6", [5, 5], seed=seed)
+    assert not r and "d<n> is n default choices, no move" in r.message
+    r = check("11.6", [3, 5], seed=seed)
+    assert not r and "a d<n> token is no move" in r.message
+    r = check("11.6", [2, 4], seed=seed)
+    assert not r and "choice points count from 0" in r.message
+    r = check("11.6", [1, 6], seed=0)  # dup:rebalance=1: d5 l1 at depth 8, d4 L1 by moves
+    assert not r and "the shortest schedule the depth-8 search found" in r.message
+    r = check("11.7", 1040, seed=seed)
+    assert not r and "that is the search's last run" in r.message
+    r = check("11.7", 1040, seed=3)  # overlap=1, found in level 2, which ends at run 1 040
+    assert not r and "that is the search's last run" in r.message
+    r = check("11.7", 69, seed=0)  # dup:rebalance=1: run 6, its level 1 ends at run 69
+    assert not r and "closed the class's level" in r.message
+    r = check("11.7", 6, seed=3)  # overlap=1: the walk that found it
+    assert not r and "the random walk that first found the class" in r.message
+    assert check("11.5", 1) and check("11.6", [2, 5], seed=1) and check("11.7", 76, seed=1)
 
 
 def test_wrong_answers_get_the_misconception_hints():
@@ -214,3 +259,126 @@ def test_the_prose_says_what_the_timeline_draws():
         f"starts deciding (its title says which: {title.removeprefix('Node by node, ')})"
     ) in prose
     assert "zoom out" not in prose
+
+
+def _prose() -> str:
+    return " ".join((ROOT / "lessons" / "11_what_can_happen.md").read_text().split())
+
+
+def test_past_the_bounds_as_written():
+    """Sections 5 and 6 (issue 29): the depth-8 table saturated; 20 walks of depth 40 find a
+    class it lacks; the search bounded by moves confirms it with two moves, at choice point 12."""
+    prose = _prose()
+    res = L.search()
+    assert res.saturation() == (
+        "saturated: the last 3 levels in a row added no class (complete only within these bounds)"
+    )
+    g = L.growth(res)
+    assert g[["moves", "runs", "so_far", "classes"]].values.tolist() == [
+        [0, 1, 1, 1], [1, 8, 9, 2], [2, 14, 23, 2], [3, 22, 45, 2], [4, 19, 64, 3],
+        [5, 9, 73, 3], [6, 2, 75, 3], [7, 1, 76, 3],
+    ]  # fmt: skip
+    assert g["new"].tolist()[4] == "ok (run 55)"
+    assert "Level 4 added `ok` at run 55, and levels 5, 6 and 7 added nothing" in prose
+    w = L.walks()
+    assert (w.runs, L.WALK_DEPTH) == (20, 40)
+    assert "use the seeds 0 to 19, as `python -m mqlab explore consumer_join --walks 20 " \
+           "--bounds depth=40` does" in prose  # fmt: skip
+    assert [(x.total_runs, x.classes, x.new) for x in w.growth] == [
+        (1, 1, ("dup:rebalance=1 overlap=1",)), (6, 2, ("overlap=1",)), (10, 3, ("ok",)),
+    ]  # fmt: skip
+    assert w.saturation() == "last new class at walk 10 of 20: 10 walks in a row added nothing"
+    assert L.growth(w).values.tolist() == [
+        [1, 1, "dup:rebalance=1 overlap=1"], [6, 2, "overlap=1"], [10, 3, "ok"],
+    ]  # fmt: skip
+    assert "The walks find three classes, and one of them is not in the depth-8 table" in prose
+    assert L.missed() == ["overlap=1"]
+    assert "dup:rebalance=1" in res.outcomes() and "dup:rebalance=1" not in w.outcomes()
+    assert (
+        "none of them reached `dup:rebalance=1`, which the depth-8 search found with one move"
+        in prose
+    )
+    assert next(r for r in res.rows if r.outcome == "dup:rebalance=1").schedule.moves == 1
+    ov = next(r.schedule for r in w.rows if r.outcome == "overlap=1")
+    assert f"decides {ov.depth} choice points and makes {ov.moves} moves" in prose
+    assert (ov.depth, ov.moves) == (39, 17)
+
+    deep = L.deep_search()
+    assert str(deep.bounds) == (
+        "deviations=2,depth=any,faults=0,window=0,latencies=scenario,sticky=2,por=1"
+    )
+    assert deep.table() == [
+        ("dup:rebalance=1", 15, "d4 L1", 5),
+        ("dup:rebalance=1 overlap=1", 157, "(default)", 0),
+        ("dup:rebalance=2 overlap=1", 1, "L1 d3 L1", 5),
+        ("ok", 10, "L1 d1 L1", 3),
+        ("overlap=1", 3, "L1 d11 L1", 13),
+    ]
+    assert deep.format().splitlines()[-1] == (
+        "runs 1040, states visited 7320, distinct 5564, pruned 712, asleep 34"
+    )
+    assert deep.saturation() == "the last level added a class: a higher bound may add more"
+    assert L.growth(deep).values.tolist() == [
+        [0, 1, 1, 1, "dup:rebalance=1 overlap=1 (run 1)"],
+        [1, 68, 69, 2, "dup:rebalance=1 (run 6)"],
+        [2, 971, 1040, 5, "dup:rebalance=2 overlap=1 (run 76), ok (run 71), overlap=1 (run 151)"],
+    ]
+    assert "That search makes 1,040 runs" in prose
+    assert max(r.schedule.moves for r in deep.rows) == 2
+    assert L.one_choice("L1 d11 L1") == [
+        [0, "consumer-2->namesrv 5 ms from here on"],
+        [12, "consumer-2->broker-a 5 ms from here on"],
+    ]
+    assert "the second at choice point 12" in prose
+    assert L.replay("L1 d11 L1") == "overlap=1"
+    assert "`ok` with two moves, `L1 d1 L1`, where the depth-8 search needed four" in prose
+    assert next(r.schedule for r in res.rows if r.outcome == "ok").moves == 4
+    # the explorer's schedule box takes the deep search's schedules too
+    ex = L.explorer(plot_mode="static")
+    assert ex.replay_schedule("L1 d11 L1")
+    assert ex.messages[-1] == "schedule L1 d11 L1 replayed → overlap=1"
+
+
+def test_when_to_stop_as_written():
+    """Section 7: the saturation figure, its three lines, and the numbers the prose reads off it."""
+    from mqlab.lab.figure_check import check_figure
+
+    prose = _prose()
+    fig = L.saturation_figure()
+    assert check_figure(fig) == []
+    lines = {(t.name, t.xaxis): (list(t.x), list(t.y)) for t in fig.data}
+    assert lines == {
+        ("search, depth 8", "x"): ([1, 7, 55, 76], [1, 2, 3, 3]),
+        ("20 random walks, depth 40", "x"): ([1, 6, 10, 20], [1, 2, 3, 3]),
+        ("search, at most 2 moves", "x"): ([1, 6, 71, 76, 151, 1040], [1, 2, 3, 4, 5, 5]),
+        ("search, depth 8", "x2"): ([0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 2, 2, 3, 3, 3, 3]),
+        ("search, at most 2 moves", "x2"): ([0, 1, 2], [1, 2, 5]),
+    }
+    assert fig.layout.title.text == "When to stop: 5 classes at most 2 moves, 3 at depth 8"
+    for phrase in (
+        "The depth-8 search found its last class at run 55 and ran on to run 76",
+        "The walks found their last class at walk 10, and the ten walks after it added nothing",
+        "The search bounded by moves found all five by run 151, then ran on to run 1,040",
+        "the depth-8 search's levels stop adding after 4 moves",
+        "added three classes at its last level",
+        '"the last level added a class: a higher bound may add more"',
+    ):
+        assert phrase in prose, phrase
+
+
+def test_the_walks_record_is_what_the_walks_give():
+    """The notebook loads the 20 walks from their record: walk again, the same record (every
+    figure but the seconds)."""
+    from mqlab.lab.lessons._lesson11_record import WALKS
+
+    assert L.record(L.walks(recompute=True)) == WALKS
+    assert L.record(L.walks()) == WALKS
+
+
+def test_the_record_is_what_the_search_gives():
+    """The notebook loads the deviation search (1 040 runs) from its record: run it again,
+    the same record (every figure but the seconds)."""
+    from mqlab.lab.lessons._lesson11_record import DEVIATION_SEARCH
+
+    assert L.record(L.deep_search(recompute=True)) == DEVIATION_SEARCH
+    assert L.record(L.deep_search()) == DEVIATION_SEARCH

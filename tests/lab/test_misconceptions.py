@@ -185,6 +185,20 @@ CASES = [
     # 13.3, seed 1: saved at 2600 ms → reloaded at 5000 ms, 2400 ms later
     ("13.3", 1, 0, "believing the broker reads the file on every request", "the broker reads"),
     ("13.3", 1, 5000, "believing the 5 s start at the save", "the watcher's turns are every"),
+    # 11.5: the 20 walks find 3 classes, 1 of them not in the depth-8 table
+    ("11.5", 0, 0, "believing a saturated table is complete", "0 takes 'saturated' for"),
+    ("11.5", 0, 3, "counting every class the walks find", "that counts every class the walks"),
+    # 11.6, seed 1: dup:rebalance=2 overlap=1 at L1 d3 L1 → [2, 5]; seed 0: dup:rebalance=1
+    # at d4 L1 → [1, 5], at depth 8 d5 l1 → [1, 6]
+    ("11.6", 1, [5, 5], "counting default choices as moves", "d<n> is n default choices"),
+    ("11.6", 1, [3, 5], "counting tokens as moves", "a d<n> token is no move"),
+    ("11.6", 1, [2, 4], "taking the last move's point for the depth", "choice points count from"),
+    ("11.6", 0, [1, 6], "reading the depth-8 table's schedule", "that is the shortest schedule"),
+    # 11.7: seed 1 found at run 76 of 1 040; seed 0 at run 6, its level ends at 69; seed 3
+    # (overlap=1) at run 151, and walk 6 found it
+    ("11.7", 1, 1040, "taking the search's last run", "that is the search's last run"),
+    ("11.7", 0, 69, "taking the end of the class's level", "that is the run that closed"),
+    ("11.7", 3, 6, "taking the walk that found the class", "that is the random walk that"),
 ]
 
 

@@ -146,7 +146,9 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
         "['dup:rebalance=1', 'dup:rebalance=1 overlap=1', 'ok']"
     )
     assert not ex.replay_schedule("x9")
-    assert ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, L<i>, d<n> or F:<fault>"
+    assert (
+        ex.messages[-1] == "⚠ bad schedule token 'x9': expected o<i>, l<i>, L<i>, d<n> or F:<fault>"
+    )
     assert not ex.replay_schedule("d5 l2")
     assert ex.messages[-1] == (
         "⚠ l2: latency choice out of range; the latency set has 2 values "
@@ -177,7 +179,8 @@ def test_nonsense_input_says_why_and_changes_nothing(ex):
                   "order point: o1 picks among events due together, and none are here"),
         ("F:kill(broker-a)", "F:kill(broker-a): this scenario allows no faults (its search's "
                              "bounds say faults=0); a schedule here holds only o<i> (event "
-                             "order), l<i> (latency) and d<n>"),
+                             "order), l<i> (latency), L<i> (a connection kept slow) and "
+                             "d<n>"),
     ],
 )  # fmt: skip
 def test_a_bad_token_is_named_with_its_own_problem(ex, schedule, said):

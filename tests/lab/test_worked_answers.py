@@ -60,10 +60,8 @@ def test_worked_answers_pass_after_run_all(stem):
     """Run All, then each worked answer + its check in the same kernel: all ✔."""
     nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
-    if 'LEARNER = "your-name"' in first.source:
-        first.source = first.source.replace('"your-name"', f'"{LEARNER}"')  # as a learner would
-    else:  # lesson 11: every learner searches the same schedules, so every seed's answers
-        assert "SEED = 0" in first.source, first.source
+    assert 'LEARNER = "your-name"' in first.source, first.source
+    first.source = first.source.replace('"your-name"', f'"{LEARNER}"')  # as a learner would
     answers = worked_answers(stem)
     assert answers, stem
     client = NotebookClient(
