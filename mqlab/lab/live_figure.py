@@ -11,6 +11,11 @@ panel's timeline and the explorer's figure drew an empty plot titled "Click to e
 title", and every later restyle had no trace to change (issue 28, "empty live plots under
 load"). ``LiveFigure`` opens its comm only once its constructor has set both, so the first
 state the frontend sees is the whole figure.
+
+The panel's timeline (``panel_views.TimelineView``) stays a plain ``FigureWidget``: as a
+``LiveFigure`` it opened whole, but in the browser tier lesson 11's explorer timelines then
+drew none of the data that later updates sent (9 traces, 0 points, three runs out of three,
+and every run passed with the plain widget). The cause is not found yet.
 """
 
 from __future__ import annotations

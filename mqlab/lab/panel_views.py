@@ -39,7 +39,6 @@ from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
 from mqlab.lab.dledger_lab import dledger_view
 from mqlab.lab.lab import FAULTS
-from mqlab.lab.live_figure import LiveFigure
 from mqlab.remoting.codes import ResponseCode
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -677,7 +676,7 @@ class TimelineView:
     def _build_figure_widget(self) -> Any:
         import plotly.graph_objects as go
 
-        fw = go.Figure()  # traces and layout first: LiveFigure's comm opens with them
+        fw = go.Figure()
         for reason, color in figures.REASON_COLORS.items():
             fw.add_trace(go.Bar(
                 orientation="h", y=[], x=[], base=[], width=0.35, name=f"parked pull ({reason})",
@@ -697,7 +696,9 @@ class TimelineView:
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
         figures.house_style(fw)  # the title below the modebar
-        return LiveFigure(fw)
+        fw = go.FigureWidget(fw)  # not a LiveFigure: see mqlab/lab/live_figure.py
+        _sync_widget_state(fw)
+        return fw
 
     @staticmethod
     def focus_range(win: Sequence[TraceEvent], lo: int, hi: int,

@@ -13,7 +13,6 @@ from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import get_scenario
 from mqlab.lab.live_figure import LiveFigure
 from mqlab.lab.outcome_explorer import OutcomeExplorer
-from mqlab.lab.panel_views import TimelineView
 
 
 @pytest.fixture
@@ -46,15 +45,6 @@ def test_plotlys_own_figure_widget_opens_empty_and_ours_opens_whole(opened):
     live = LiveFigure(fig)
     assert _figures(opened) == [(0, None), (1, "T")]
     assert live.comm is not None and len(live.data) == 1 and live.layout.title.text == "T"
-
-
-def test_the_panels_timeline_opens_with_its_nine_traces_and_title(opened):
-    """4 parked-pull bar series (one per reason: message, timeout, dropped, unanswered) and
-    5 event-marker series (step, timer, state, fault, error), titled."""
-    tl = TimelineView(mode="live")
-    assert tl.mode == "live" and isinstance(tl.widget, LiveFigure)
-    assert _figures(opened) == [(len(tl.widget.data), "Node by node")]
-    assert len(tl.widget.data) == 9
 
 
 def test_the_outcome_explorers_live_figure_opens_with_its_bars(opened):
