@@ -13,8 +13,8 @@ default), then asks for votes after a random ``minVoteIntervalMs``..``maxVoteInt
    the first leader's broker is registered as brokerId 0;
 2. a producer whose client polls the name server every ``poll_ms`` (1000 ms here, not the
    client's 30 s default: the new route reaches the producer at its next poll, so the default
-   adds up to 30 s of waiting to every run and hides the election; ``Point(poll_ms=30_000)``
-   runs it so), then ``warmup_ms`` (2 s) so it holds the route;
+   adds up to 30 s of waiting to every run and hides the election; the grid's last three
+   points run it for 0.2.3's default timeouts), then ``warmup_ms`` (2 s) so it holds the route;
 3. the producer sends as a synchronous producer does: message ``i`` at ``i × interval_ms``
    (100 ms) or when message ``i − 1`` is answered, whichever is later;
 4. the fault's timing: once ``kill_after_ms`` (1 s) of sending passed, the run waits for the
@@ -83,6 +83,20 @@ SCHEMA_VERSION = 1
 DATASET = "leader_loss"
 #: The producer's ``pollNameServerInterval`` in the sweep (the client's default is 30 s).
 DEFAULT_POLL_MS = 1000
+#: ``ClientConfig#pollNameServerInterval``'s default: the grid runs it for 0.2.3's defaults.
+CLIENT_POLL_MS = 30_000
+
+
+def _grid() -> list[tuple[int, int, int, int, int]]:
+    """(poll, heartbeat, min vote, max vote, kill phase) of p000, p001, …: every timeout and
+    kill phase with the 1 s poll, then 0.2.3's timeouts with the client's 30 s poll."""
+    fast = [
+        (DEFAULT_POLL_MS, h, lo, hi, k)
+        for h, (lo, hi), k in itertools.product(HEARTBEATS, VOTE_INTERVALS, KILL_PHASES)
+    ]
+    return fast + [(CLIENT_POLL_MS, 2000, 300, 1000, k) for k in KILL_PHASES]  # fmt: skip
+
+
 TOPIC = "TopicTest"
 
 #: One row per send (``sends/``).
@@ -121,10 +135,10 @@ RUN_COLUMNS: list[tuple[str, str]] = [
     ("lost", "int64"),
 ]
 #: The table ``summary`` gives, one row per (heartbeat, vote interval, kill phase).
-SUMMARY_COLUMNS = ("heartbeat_ms", "min_vote_ms", "max_vote_ms", "kill_phase_pct", "runs",
+SUMMARY_COLUMNS = ("poll_ms", "heartbeat_ms", "min_vote_ms", "max_vote_ms", "kill_phase_pct", "runs",
                    "election_p50_ms", "unavailability_p50_ms", "unavailability_p90_ms",
                    "unavailability_max_ms", "acknowledged", "lost")  # fmt: skip
-_KEYS = ["heartbeat_ms", "min_vote_ms", "max_vote_ms", "kill_phase_pct"]
+_KEYS = ["poll_ms", "heartbeat_ms", "min_vote_ms", "max_vote_ms", "kill_phase_pct"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +178,12 @@ class Point:
     @property
     def point_id(self) -> str:
         """``p000``…: the index of the cell in the default grid's order (``custom`` off it)."""
-        cell = (self.heartbeat_ms, (self.min_vote_ms, self.max_vote_ms), self.kill_phase_pct)
+        cell = (self.poll_ms, self.heartbeat_ms, self.min_vote_ms, self.max_vote_ms,
+                self.kill_phase_pct)  # fmt: skip
         try:
-            i = list(itertools.product(HEARTBEATS, VOTE_INTERVALS, KILL_PHASES)).index(cell)
+            return f"p{_grid().index(cell):03d}"
         except ValueError:
             return "custom"
-        if self.poll_ms != DEFAULT_POLL_MS:
-            return "custom"
-        return f"p{i:03d}"
 
     @property
     def run_id(self) -> str:
@@ -179,11 +191,11 @@ class Point:
 
 
 def points(seeds: int = SEEDS, **overrides: Any) -> list[Point]:
-    """The sweep: HEARTBEATS × VOTE_INTERVALS × KILL_PHASES × seeds 0..``seeds``−1."""
+    """The sweep: HEARTBEATS × VOTE_INTERVALS × KILL_PHASES with the 1 s poll, then 0.2.3's
+    timeouts × KILL_PHASES with the client's 30 s poll; each × seeds 0..``seeds``−1."""
     return [Point(heartbeat_ms=h, min_vote_ms=lo, max_vote_ms=hi, kill_phase_pct=k, seed=s,
-                  **overrides)
-            for h, (lo, hi), k in itertools.product(HEARTBEATS, VOTE_INTERVALS, KILL_PHASES)
-            for s in range(seeds)]  # fmt: skip
+                  poll_ms=poll, **overrides)
+            for poll, h, lo, hi, k in _grid() for s in range(seeds)]  # fmt: skip
 
 
 def _producer(lab: Any, poll_ms: int) -> Any:
@@ -391,7 +403,7 @@ def write(sends: Any, runs: Any, out_dir: str | Path | None = None, *,
     out = _dir(out_dir)
     _write_table(sends, SEND_COLUMNS, out / "sends", "sends")
     _write_table(runs, RUN_COLUMNS, out / "runs", "runs")
-    grid = runs[["point", *_KEYS, "poll_ms"]].drop_duplicates().sort_values("point")
+    grid = runs[["point", *_KEYS]].drop_duplicates().sort_values("point")
     manifest = {
         "command": command, "mqlab_version": mqlab_version(),
         "source_revision": source_revision(), "python": sys.version.split()[0],
@@ -480,10 +492,12 @@ def figure(runs: Any) -> Any:
     """Unavailability against the kill's phase in the heartbeat interval, one panel per
     heartbeat interval, one colour per vote interval: every run a small dot, each cell's
     p50 a line through them. The followers' leak timer starts at the last heartbeat they
-    got, so a kill just before the next heartbeat is noticed sooner (the lines fall)."""
+    got, so a kill just before the next heartbeat is noticed sooner (the lines fall). Only
+    the runs with the 1 s route poll: the 30 s poll's runs (about 25 s) would flatten them."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    runs = runs[runs["poll_ms"] == DEFAULT_POLL_MS]
     table = summary(runs)
     beats = sorted(set(int(h) for h in runs["heartbeat_ms"]))
     fig = make_subplots(rows=1, cols=len(beats), shared_yaxes=True, horizontal_spacing=0.06,
@@ -514,7 +528,7 @@ def figure(runs: Any) -> Any:
     lost = int(runs["lost"].sum())
     fig.update_layout(
         title=f"DLedger leader killed: until the first SEND_OK ({lost} acked lost)",
-        yaxis_title="unavailability (virtual ms)", legend_title="election timeout",
+        yaxis_title="unavailability, ms (route poll 1 s)", legend_title="election timeout",
         template="plotly_white", margin={"t": 100},
     )  # fmt: skip
     fig.update_xaxes(title_text="kill, % of a heartbeat interval after the last heartbeat",
