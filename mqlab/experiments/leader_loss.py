@@ -32,7 +32,8 @@ default), then asks for votes after a random ``minVoteIntervalMs``..``maxVoteInt
    it did not (DLedger answers SEND_OK only once a majority holds the entry: 0 in every run).
 
 Everything derives from the point's seed, so every runner gives the same rows
-(``run_sweep`` in this process, ``run_sweep_spark`` as Spark tasks) and the same table
+(``run_sweep`` in this process, ``run_sweep_pool`` in a process pool, ``run_sweep_spark``
+as Spark tasks) and the same table
 (``summary`` on pandas or Spark SQL). ``datasets/leader_loss`` holds the recorded sweep;
 ``python -m mqlab.experiments.leader_loss`` prints its table (``--regenerate`` re-runs it).
 """
@@ -60,6 +61,7 @@ __all__ = [
     "points",
     "run_point",
     "run_sweep",
+    "run_sweep_pool",
     "run_sweep_spark",
     "write",
     "load_sends",
@@ -358,6 +360,18 @@ def run_sweep(pts: list[Point] | None = None) -> tuple[Any, Any]:
     return _frames([run_point(p) for p in (points() if pts is None else pts)])
 
 
+def run_sweep_pool(pts: list[Point] | None = None, workers: int = 2) -> tuple[Any, Any]:
+    """The same runs in a process pool (``spawn``, as ``runners.run_process_pool``): the
+    same rows as ``run_sweep``, in the points' order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pts = points() if pts is None else pts
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        return _frames(list(pool.map(run_point, pts)))
+
+
 def run_sweep_spark(spark: Any, pts: list[Point] | None = None) -> tuple[Any, Any]:
     """The same runs as Spark tasks (one point per task): the same rows as ``run_sweep``."""
     pts = points() if pts is None else pts
@@ -557,9 +571,15 @@ def main(argv: list[str] | None = None) -> int:
         help="re-run the sweep into datasets/leader_loss first (about 40 s)",
     )
     p.add_argument("--pandas", action="store_true", help="aggregate with pandas, not Spark")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="with --regenerate: run in a process pool of this many workers",
+    )
     args = p.parse_args(argv)
     if args.regenerate:
-        sends, runs = run_sweep()
+        sends, runs = run_sweep() if args.workers <= 1 else run_sweep_pool(workers=args.workers)
         write(sends, runs, command="python -m mqlab.experiments.leader_loss --regenerate")
     if args.pandas:
         table = summary(load_runs())

@@ -3,6 +3,7 @@ answers no SEND_OK after its leader is killed, against the election timeouts and
 place in the heartbeat interval, and that no acknowledged message is lost; exact virtual
 times on the simulation driver."""
 
+import pandas as pd
 import pandas.testing as pdt
 import pytest
 
@@ -98,6 +99,17 @@ def test_regenerating_two_points_gives_the_shipped_rows(shipped_runs):
     pdt.assert_frame_equal(runs, want)
     shipped = L.load_sends()
     pdt.assert_frame_equal(sends, shipped[shipped["run_id"].isin(ids)].reset_index(drop=True))
+
+
+def test_a_process_pool_gives_the_sequential_rows(shipped_runs):
+    """Two points in a pool of two spawned workers: the shipped rows, in the points' order."""
+    pts = [L.Point(2000, 1000, 3000, 50, seed=0), L.Point(1000, 300, 1000, 95, seed=2)]
+    sends, runs = L.run_sweep_pool(pts, workers=2)
+    want = shipped_runs.set_index("run_id").loc[[p.run_id for p in pts]].reset_index()
+    pdt.assert_frame_equal(runs, want[runs.columns])
+    shipped = L.load_sends()
+    want = pd.concat([shipped[shipped["run_id"] == p.run_id] for p in pts], ignore_index=True)
+    pdt.assert_frame_equal(sends, want)
 
 
 def test_write_and_read_back(tmp_path):
