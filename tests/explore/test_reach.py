@@ -126,10 +126,18 @@ def test_consumer_join_shows_five_classes_with_two_moves():
 
 def test_consumer_join_at_two_slow_connections_the_whole_table():
     # sticky=2: every latency move keeps its connection slow. The whole search: five
-    # classes, 1 040 runs (sticky=1: 2 814), each class with its least schedule
+    # classes, 1 040 runs (sticky=1: 2 814), each class with its least schedule. Read from
+    # lesson 11's record of this very search (``lesson11.deep_search``: the same scenario,
+    # bounds and sequential runner): tests/lab/test_lesson11.py's
+    # test_the_record_is_what_the_search_gives runs the search again and compares every
+    # figure, so the 1 040 runs (about 170 CPU s) are run once in the suite, not twice.
+    from mqlab.lab.lessons import lesson11
+
     xs = get_scenario("consumer_join")
-    b = Bounds.parse("deviations=2,sticky=2", depth=xs.depth)
-    res = explore(xs, b, shrink_outcomes=False)
+    b = Bounds.parse("deviations=2,sticky=2", depth=xs.depth, faults=xs.fault_budget,
+                     window_ms=xs.window_ms)  # fmt: skip
+    assert lesson11.deep_bounds() == b and lesson11.scenario() is xs
+    res = lesson11.deep_search()
     assert res.table() == [
         ("dup:rebalance=1", 15, "d4 L1", 5),
         ("dup:rebalance=1 overlap=1", 157, "(default)", 0),
