@@ -197,4 +197,14 @@ def test_section5_the_panel_as_written(seed):
     assert (
         p.messages[-1] == "⚠ to topic must be a topic name (a-z A-Z 0-9 _ - % |), got 'bad topic'"
     )
+    # walk of issue 28: letters outside a-z A-Z passed the panel's check, and the client's
+    # Validators#checkTopic refused the send before any request: "refused at validate step
+    # None after 0 tries: None"
+    sent = len(lab.trace)
+    p.inputs["send_topic"].value = "Zahlungsübersicht"
+    p.buttons["send_as"].click()
+    assert p.messages[-1] == (
+        "⚠ to topic must be a topic name (a-z A-Z 0-9 _ - % |), got 'Zahlungsübersicht'"
+    )
+    assert len(lab.trace) == sent  # nothing sent
     lab.close()

@@ -37,6 +37,7 @@ from mqlab.acl.signature import (
     combine_request_content,
 )
 from mqlab.common.message import Message
+from mqlab.common.topic_validator import is_topic_or_group_illegal
 from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
 from mqlab.lab.widgets import ControlPanel, PanelInputError, _guarded
@@ -414,7 +415,9 @@ class AclPanel(ControlPanel):
         if bool(ak) != bool(sk):
             raise PanelInputError("access key and secret key must both be set (or both empty "
                                   "for an unsigned send)")  # fmt: skip
-        if not topic or not all(c.isalnum() or c in "_-%|" for c in topic) or len(topic) > 127:
+        # TopicValidator#isTopicOrGroupIllegal: ASCII letters only (str.isalnum took "ü", and
+        # the client's Validators#checkTopic then refused the send before any request)
+        if not topic or is_topic_or_group_illegal(topic) or len(topic) > 127:
             raise PanelInputError(f"to topic must be a topic name (a-z A-Z 0-9 _ - % |), "
                                   f"got {topic!r}")  # fmt: skip
         credentials = SessionCredentials(ak, sk) if ak else None
