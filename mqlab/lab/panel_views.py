@@ -25,6 +25,7 @@ import html
 import importlib.util
 import itertools
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus
 from mqlab.lab import figures
 from mqlab.lab.dledger_lab import dledger_view
 from mqlab.lab.lab import FAULTS
+from mqlab.lab.text_width import ZERO_EM, text_em
 from mqlab.remoting.codes import ResponseCode
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -389,52 +391,66 @@ _COL_CH = {
     "up": 4, "term": 4, "voted_for": 5, "end_index": 5, "end_term": 5, "committed": 6,
     "broker_id": 5, "cut_from": 8,
 }  # fmt: skip
-#: Columns of names: as wide as their longest value (up to ``_NAME_MAX_CH``), so a name such
-#: as CID_RMQ_SYS_TRANS is shown whole, not cut to "CID_RMQ…".
+#: Columns of names: as wide as their longest value (up to ``_NAME_MAX_CH`` digits' width), so
+#: a name such as CID_RMQ_SYS_TRANS is shown whole, not cut to "CID_RMQ…".
 _NAME_COLUMNS, _NAME_MAX_CH = ("group", "topic", "key", "consumer", "node", "role"), 32
 _ROW_PX = 19
 #: Rows a table box shows before it scrolls.
 VISIBLE_ROWS = 8
+#: The tables' font size and a cell's padding, left and right (px).
+_FONT_PX, _PAD_PX = 11, 4
 
 
-#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…".
+#: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…"; lines
+#: 1.4 high (an HTML widget's content inherits ipywidgets' line-height of 28 px, the height of
+#: a button: lesson 00's tables tab drew its rows 28 px apart and was 980 px tall).
 _INSPECTOR_CSS = (
-    "<style>.mqlab-insp table{font-size:11px;border-collapse:collapse;table-layout:fixed}"
-    ".mqlab-insp th{padding:0 4px;text-align:left;vertical-align:bottom;line-height:1.1}"
-    ".mqlab-insp td{padding:0 4px;white-space:nowrap;overflow:hidden;"
+    "<style>.mqlab-insp{line-height:1.4}"
+    f".mqlab-insp table{{font-size:{_FONT_PX}px;border-collapse:collapse;"
+    "table-layout:fixed}"
+    f".mqlab-insp th{{padding:0 {_PAD_PX}px;text-align:left;vertical-align:bottom;"
+    "line-height:1.1}"
+    f".mqlab-insp td{{padding:0 {_PAD_PX}px;white-space:nowrap;overflow:hidden;"
     "text-overflow:ellipsis}</style>"
 )
 
 
 def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
+    """One inspector table. Each column is given room (px) for ``_COL_CH`` digits, a name
+    column for its longest value, measured by ``text_width.text_em`` (issue 28: a column of
+    18 ``ch`` drew CID_RMQ_SYS_TRANS cut, its capitals being wider than a "0" and the padding
+    coming out of the column), plus the padding; a value wider than its room is cut with "…"
+    and shown whole on hover."""
     cols = [c for c in columns if c in df.columns]
     shown = df[cols].head(MAX_ROWS)
-    widths = [
-        min(max([_COL_CH.get(c, 10), *(len(str(v)) for v in shown[c])]), _NAME_MAX_CH)
-        if c in _NAME_COLUMNS else _COL_CH.get(c, 10)
+    rooms = [  # px of text each column holds
+        min(max([_COL_CH.get(c, 10) * ZERO_EM, *(text_em(str(v)) for v in shown[c])]),
+            _NAME_MAX_CH * ZERO_EM) * _FONT_PX
+        if c in _NAME_COLUMNS else _COL_CH.get(c, 10) * ZERO_EM * _FONT_PX
         for c in cols
     ]  # fmt: skip
-    colgroup = "".join(f'<col style="width:{w + 1}ch">' for w in widths)
+    widths = [math.ceil(room) + 2 * _PAD_PX for room in rooms]
+    colgroup = "".join(f'<col style="width:{w}px">' for w in widths)
     head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     body = []
     for rec in shown.values.tolist():
         cells = []
-        for v, w in zip(rec, widths, strict=True):
+        for v, room in zip(rec, rooms, strict=True):
             text = html.escape(str(v))
-            cells.append(f'<td title="{text}">{text}</td>' if len(str(v)) > w else
-                         f"<td>{text}</td>")  # fmt: skip
+            cells.append(f'<td title="{text}">{text}</td>'
+                         if text_em(str(v)) * _FONT_PX > room else f"<td>{text}</td>")  # fmt: skip
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = len(df) - MAX_ROWS
     if more > 0:
         body.append(f'<tr><td colspan="{len(cols)}">… {more} more rows</td></tr>')
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
-    width = sum(w + 1 for w in widths) + 1
+    width = sum(widths)
     height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width}ch;max-height:{height}px;'
-        f'overflow:auto"><b>{html.escape(title)}</b>'
-        f'<table style="width:{width - 1}ch">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width + 2}px;'
+        f'max-height:{height}px;overflow:auto"><b>{html.escape(title)}</b>'
+        f'<table style="width:{width}px">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
 
 

@@ -543,6 +543,36 @@ def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
         ex.screenshot(path=str(out / "11-outcome-explorer.png"))
 
 
+#: Heights (px) of the inspector's drawn body rows (a hidden tab's are 0 and left out).
+ROW_HEIGHTS_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp tr'))
+  .filter(tr => tr.querySelector('td')).map(tr => tr.getBoundingClientRect().height)
+  .filter(h => h > 0)"""
+#: An inspector row's height at most (panel_views' _ROW_PX).
+INSPECTOR_ROW_PX = 19
+
+
+def _lesson00_tables_tab_shows_names_whole(page: Page) -> None:
+    """The panel's "tables" tab, shown as a learner would: every cell not marked cut is drawn
+    whole; then the timeline tab again, as the reload step expects it."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "send", "pull once", "add consumer")
+    panel.scroll_into_view_if_needed()
+    tabs = panel.locator(".widget-tab > .lm-TabBar .lm-TabBar-tab")
+    tabs.filter(has_text="tables").first.click()
+    expect(panel.locator(".mqlab-insp table").first).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "00-panel-tables-tab.png"))
+    _assert_inspector_cells_fit(page, "00 tables tab")
+    # rows a line of 11 px text high, not ipywidgets' 28 px (the tab was 980 px tall after
+    # Run All; the log that answers a click is above the tabs)
+    rows = page.evaluate(ROW_HEIGHTS_JS)
+    assert rows and max(rows) <= INSPECTOR_ROW_PX, f"00 tables tab: row heights {rows}"
+    tabs.filter(has_text="timeline").first.click()
+    expect(panel.locator(".js-plotly-plot").first).to_be_visible(timeout=CLICK_TIMEOUT_MS)
+
+
 #: How many times the reload scenario reloads the page when ipywidgets shows MODEL_NOT_FOUND.
 RELOADS = 3
 MODEL_NOT_FOUND = "Error displaying widget: model not found"
@@ -627,6 +657,22 @@ def _assert_titles_clear_the_modebar(page: Page, name: str) -> None:
     assert not hits, f"{name}: titles under the modebar: {hits}"
 
 
+#: Inspector cells the panel did not mark as cut (a cut one has a title with its whole value)
+#: that the browser draws narrower than their text: their table's title and their text.
+CUT_CELLS_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp td:not([title])'))
+  .filter(td => td.scrollWidth > td.clientWidth)
+  .map(td => [td.closest('.mqlab-table').querySelector('b').textContent, td.textContent])"""
+
+
+def _assert_inspector_cells_fit(page: Page, name: str) -> None:
+    """Every inspector cell the panel says fits is drawn whole (issue 28: lesson 10's panel
+    drew CID_RMQ_SYS_TRANS cut to "CID_RMQ_SYS_TRA…" in a column of 18 ``ch``; its capitals are
+    wider than a "0" and the padding came out of the column). Cells in a hidden tab have no
+    width and are not measured: lesson 00's tables are checked after its tab is shown."""
+    cut = page.evaluate(CUT_CELLS_JS)
+    assert not cut, f"{name}: inspector cells cut on screen: {cut[:10]}"
+
+
 def _assert_panel_fits_a_screen(panel: Locator, name: str, upto: Locator | None = None) -> None:
     """The panel is at most SCREEN_PX tall (the log that answers a click stays in view); with
     ``upto``, that element's top is within SCREEN_PX of the panel's top."""
@@ -706,10 +752,13 @@ def test_lesson_runs_clean_in_the_browser(
         _assert_panel_fits_a_screen(ex, "11", upto=ex.locator(".widget-tab").first)
     if lesson == "13":  # the text box, the send row and the log that answers a click
         _assert_panel_fits_a_screen(_panel(page, "send as", "save file"), "13")
+    _assert_inspector_cells_fit(page, notebook.name)
     if lesson in AFTER_RUN:
         AFTER_RUN[lesson](page)
+        _assert_inspector_cells_fit(page, notebook.name)
     if lesson == "00":
         _lesson00_reload_keeps_timeline(page, server)
+        _lesson00_tables_tab_shows_names_whole(page)
     _assert_clean(page, notebook.name)
     timings["total"] = time.monotonic() - t0
     print(f"e2e {lesson} timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
