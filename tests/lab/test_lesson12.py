@@ -163,3 +163,27 @@ def test_section6_the_panel_as_written(seed, role):
     assert p.messages[-1] == "  → broker-a restarted with 0 bytes"
     assert f"master's end 0, slave's end {held}," in p.replication_view.value
     p.lab.close()
+
+
+def test_panel_lose_twice_is_refused_and_the_table_says_held_or_not():
+    """Walk of issue 28: a second *lose master* on a lost master ran Lab.lose again and the
+    log said "broker-a is lost" a second time, as if it had just happened; the commit-log
+    table printed True and None for "this node holds the entry" and "it does not"."""
+    p = L.replication_panel(L.group_lab(1, "ASYNC_MASTER"))
+    p.inputs["count"].value = "3"
+    p.buttons["send"].click()
+    table = p.replication_view.value
+    assert "None" not in table and "True" not in table
+    assert (
+        table.count("<td>✔</td>") == 3 and table.count("<td>—</td>") == 3
+    )  # master's, not the slave's
+    p.buttons["lose_master"].click()
+    faults = len(p.lab.trace)
+    p.buttons["lose_master"].click()
+    assert p.messages[-1] == (
+        "⚠ broker-a must be running to be lost: it is lost already (restart master first)"
+    )
+    assert len(p.lab.trace) == faults  # nothing ran
+    p.buttons["restart_master"].click()
+    assert p.messages[-1] == "  → broker-a restarted with 0 bytes"
+    p.lab.close()

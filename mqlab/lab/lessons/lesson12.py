@@ -20,7 +20,7 @@ import pandas as pd
 from mqlab.experiments import master_loss
 from mqlab.lab.check import Misconception, exercise, wrong_answer
 from mqlab.lab.lab import Lab
-from mqlab.lab.widgets import ControlPanel, _guarded
+from mqlab.lab.widgets import ControlPanel, PanelInputError, _guarded
 
 __all__ = [
     "TOPIC",
@@ -234,12 +234,19 @@ class ReplicationPanel(ControlPanel):
                  f"push2SlaveMaxOffset {a['push2_slave_max_offset']}")  # fmt: skip
         cols = ["commit_log_offset", "size", "topic", "queue_id", "queue_offset", "broker-a",
                 "broker-a-s1"]  # fmt: skip
-        table = logs[cols].tail(8).to_html(index=False) if len(logs) else ""
-        return f'<div style="font-size:11px">{head}{table}</div>'
+        shown = logs[cols].tail(8).copy()
+        for node in ("broker-a", "broker-a-s1"):  # does this node hold the entry?
+            shown[node] = ["✔" if pd.notna(held) and bool(held) else "—" for held in shown[node]]
+        table = shown.to_html(index=False) if len(logs) else ""
+        # a line of text high: an HTML widget's content inherits ipywidgets' 28 px
+        return f'<div style="font-size:11px;line-height:1.4">{head}{table}</div>'
 
     @_guarded
     def lose_master(self) -> None:
         """``Lab.lose("broker-a")``: the master's process and disk are gone."""
+        if not self.lab.broker("broker-a").running:
+            raise PanelInputError("broker-a must be running to be lost: it is lost already "
+                                  "(restart master first)")  # fmt: skip
 
         def run() -> list[str]:
             self.lab.lose("broker-a")
