@@ -737,7 +737,15 @@ class TimelineView:
                     t0 = b
         t1 = hi
         pad = max(2.0, 0.04 * (t1 - t0))
-        return t0, t1, t0 - pad, t1 + pad
+        x0, x1 = t0 - pad, t1 + pad
+        # plotly hides a marker outside the axis and draws one on its edge whole, over the
+        # lane names ("broker-a●", issue 28): an earlier event of the window within 1 % of
+        # the span of the left edge is left out whole, the edge just past it
+        band = 0.01 * (x1 - x0)
+        on_edge = [e.t_ms for e in win if x0 - band < e.t_ms < x0 + band]
+        if on_edge:
+            x0 = max(on_edge) + band
+        return t0, t1, x0, x1
 
     def update(self, lab: Lab, since_ms: int | None = None) -> None:
         """Redraw from the lab's trace; ``since_ms``: when the last click began (the x axis

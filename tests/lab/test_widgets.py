@@ -920,3 +920,19 @@ def test_inspector_shows_long_names_whole():
         html = p.inspector.value
         assert "<td>A_LONG_CONSUMER_GROUP_NAME</td><td>A_RATHER_LONG_TOPIC_NAME_X</td>" in html
         assert 'title="A_LONG' not in html
+
+
+def test_timeline_focus_leaves_no_event_on_its_left_edge():
+    """Walk of issue 28 (lesson 00, the panel after a reload): the axis began at t0 - 2 ms,
+    where an earlier event of the window lay, and plotly drew that marker whole on the axis
+    edge, over the lane's name ("broker-a●"). An event within 1 % of the span of the left
+    edge is now left out whole: the edge moves just past it."""
+    from mqlab.lab.panel_views import TimelineView
+
+    evs = [TraceEvent("r", t, i, "n", "C", "", Kind.STEP, {"text": "e"})
+           for i, t in enumerate([20, 875, 876, 877, 880])]  # fmt: skip
+    t0, t1, x0, x1 = TimelineView.focus_range(evs, 0, 880, 877)
+    assert (t0, t1, x1) == (877, 880, 882.0)
+    band = 0.01 * (x1 - x0)
+    assert 875 < x0 < 876 and all(abs(e.t_ms - x0) > band for e in evs), x0
+    assert TimelineView.focus_range(evs, 0, 880, 880)[2] == 878.0  # no event at 878: as was
