@@ -119,9 +119,9 @@ def _save(item: Locator, path: Path) -> None:
 
 
 def _figures(page: Page, lesson: str) -> list[dict[str, Any]]:
-    """Every plotly figure output, scrolled into view and drawn, with what it drew; each is
-    saved as a PNG if asked for."""
-    outputs = page.locator(f".jp-OutputArea-output{PLOTLY_OUTPUT}")
+    """Every plotly figure output of a cell (not one in a widget: _widget_plots), scrolled
+    into view and drawn, with what it drew; each is saved as a PNG if asked for."""
+    outputs = page.locator(f".jp-OutputArea-output{PLOTLY_OUTPUT}:not(.jupyter-widgets *)")
     shots = _screens_dir()
     found = []
     for k in range(outputs.count()):
@@ -135,8 +135,8 @@ def _figures(page: Page, lesson: str) -> list[dict[str, Any]]:
 
 
 def _widget_plots(page: Page) -> list[dict[str, Any]]:
-    """The plots inside widgets (the panels' live timelines, the explorer), each shown (its tab
-    selected) and given up to 20 s to draw its data."""
+    """The plots inside widgets (the panels' timelines, plotly outputs in an Output widget;
+    the explorer's), each shown (its tab selected) and given up to 20 s to draw its data."""
     # a plot in a hidden tab is not drawn until its tab is shown: show the first tab of each
     # tab widget (the panels' timeline, the outcome explorer's replay)
     for tab in page.locator(".widget-tab > .lm-TabBar .lm-TabBar-tab:first-child").all():
@@ -145,7 +145,7 @@ def _widget_plots(page: Page) -> list[dict[str, Any]]:
     try:
         page.wait_for_function(
             f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-                  .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
+                  .filter(el => !el.matches('{PLOTLY_OUTPUT}') || el.closest('.jupyter-widgets'))
                   .every(el => ({PLOT_FN})(el).points > 0)""",
             timeout=20_000,
         )
@@ -153,7 +153,7 @@ def _widget_plots(page: Page) -> list[dict[str, Any]]:
         pass
     return page.evaluate(
         f"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-              .filter(el => !el.matches('{PLOTLY_OUTPUT}'))
+              .filter(el => !el.matches('{PLOTLY_OUTPUT}') || el.closest('.jupyter-widgets'))
               .map(el => ({PLOT_FN})(el))"""
     )
 
