@@ -547,6 +547,14 @@ def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
 ROW_HEIGHTS_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp tr'))
   .filter(tr => tr.querySelector('td')).map(tr => tr.getBoundingClientRect().height)
   .filter(h => h > 0)"""
+#: Drawn inspector tables of at most 8 body rows (panel_views' VISIBLE_ROWS) whose box
+#: scrolls: their titles and row counts.
+TABLES_THAT_SCROLL_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp .mqlab-table'))
+  .filter(d => d.clientHeight > 0 && d.querySelectorAll('tr td:not([colspan])').length > 0)
+  .map(d => [d.querySelector('b').textContent,
+             Array.from(d.querySelectorAll('tr')).filter(tr => tr.querySelector('td')).length,
+             d.scrollHeight - d.clientHeight])
+  .filter(([t, n, over]) => n <= 8 && over > 1)"""
 #: An inspector row's height at most (panel_views' _ROW_PX).
 INSPECTOR_ROW_PX = 19
 
@@ -569,6 +577,10 @@ def _lesson00_tables_tab_shows_names_whole(page: Page) -> None:
     # Run All; the log that answers a click is above the tabs)
     rows = page.evaluate(ROW_HEIGHTS_JS)
     assert rows and max(rows) <= INSPECTOR_ROW_PX, f"00 tables tab: row heights {rows}"
+    # a table of at most 8 rows shows them all: at 28 px a row, the held pulls' box showed 5
+    # of "7 parked pull(s)" and hid the rest below its scroll
+    hidden = page.evaluate(TABLES_THAT_SCROLL_JS)
+    assert not hidden, f"00 tables tab: tables of <= 8 rows that scroll: {hidden}"
     tabs.filter(has_text="timeline").first.click()
     expect(panel.locator(".js-plotly-plot").first).to_be_visible(timeout=CLICK_TIMEOUT_MS)
 
