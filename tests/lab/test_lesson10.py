@@ -319,3 +319,13 @@ def test_wrong_answers_get_the_hint_for_their_misconception(ex, answer, says):
     10.3 restart at 9500."""
     r = check(ex, answer, seed=7)
     assert not r and says in r.message, r.message
+
+
+def test_message_tables_are_a_line_of_text_high():
+    """Walk of issue 28: the half, op and real-topic tables inherited ipywidgets' 28 px
+    line-height (34 px rows in Chromium, the panel 960 px tall after the lesson's walk)."""
+    panel = L.transaction_panel(L.tx_lab(1))
+    panel.start_producer()
+    panel.send_in_transaction()
+    html = panel.queues_view.value
+    assert html.startswith('<div style="font-size:11px;line-height:1.4">') and "<table" in html

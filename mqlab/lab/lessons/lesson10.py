@@ -317,7 +317,7 @@ class TransactionPanel(ControlPanel):
                              (MAX_TIME, discarded(lab))):  # fmt: skip
             parts.append(f"<b>{title}</b>: {len(frame)} message(s)"
                          + (frame.tail(8).to_html(index=False) if len(frame) else ""))  # fmt: skip
-        return '<div style="font-size:11px">' + "<br>".join(parts) + "</div>"
+        return '<div style="font-size:11px;line-height:1.4">' + "<br>".join(parts) + "</div>"
 
     def _producer_name(self) -> str | None:
         p = self.tx_producer
