@@ -7,12 +7,15 @@ buttons live there). It owns three things, each cheap enough to redraw on every 
   lines, repeats folded and long runs summarised;
 - ``inspector_html(lab, ...)``: small HTML tables (queues, held pulls, allocation,
   process queues, consumer offsets) built from the Lab's inspectors, row counts capped;
-- ``TimelineView``: the swimlane timeline of the last ``window_ms`` of the trace. In
-  ``"live"`` mode it is one ``plotly`` ``FigureWidget`` (needs anywidget) with fixed traces
-  (event markers per kind, parked-pull bars from ``figures.long_poll_wait_histogram_frame``,
-  in ``figures.sequence_timeline``'s colours) whose arrays change in place; frame arrows
-  are left out. In ``"static"`` mode (``MQLAB_PLOT_MODE=static``, or no anywidget) it
-  re-renders ``figures.sequence_timeline`` into an ``Output`` widget.
+- ``TimelineView``: the swimlane timeline of the last ``window_ms`` of the trace, shown in
+  an ``Output`` widget as plotly's mimetype. In ``"live"`` mode it is one ``plotly`` figure
+  with fixed traces (event markers per kind, parked-pull bars from
+  ``figures.long_poll_wait_histogram_frame``, in ``figures.sequence_timeline``'s colours)
+  whose arrays change in place, put in the ``Output`` when something changed; frame arrows
+  are left out. (It was a ``FigureWidget``, whose edits travel as deltas: on a loaded
+  machine the browser drew it empty after Run All, or stopped applying new clicks after a
+  page reload, issue 28.) In ``"static"`` mode (``MQLAB_PLOT_MODE=static``, or no
+  anywidget) it re-renders ``figures.sequence_timeline`` on each click, arrows included.
 
 It also holds ``PanelListener``, the listener whose mode the panel's "listener fails"
 toggle flips. It must not know about buttons or change the lab's state.
@@ -585,9 +588,11 @@ def _running(consumer: Any) -> bool:
 
 # -- the timeline --------------------------------------------------------------------------------
 def plot_mode(requested: str | None = None) -> str:
-    """``"live"`` (FigureWidget) or ``"static"`` (Output); ``MQLAB_PLOT_MODE`` overrides.
+    """``"live"`` (a figure edited in place) or ``"static"`` (redrawn on each click);
+    ``MQLAB_PLOT_MODE`` overrides.
 
-    Live needs the anywidget package (plotly 6+ FigureWidget is an anywidget).
+    Live needs the anywidget package: the outcome explorer's live bar chart is a
+    ``FigureWidget`` (plotly 6+ FigureWidget is an anywidget).
     """
     mode = (requested or os.environ.get("MQLAB_PLOT_MODE") or "live").strip().lower()
     if mode not in ("live", "static"):
@@ -603,21 +608,6 @@ _REASON_WHAT = {
 }  # fmt: skip
 
 
-def _sync_widget_state(fw: Any) -> None:
-    """Store the figure's current traces and layout in the widget's synced state.
-
-    A ``FigureWidget`` sends its edits to the views that are open as deltas (restyle,
-    relayout), but the state a *new* view starts from (``_widget_data``, ``_widget_layout``)
-    is only copied when the figure itself is displayed, which a figure inside a panel's
-    VBox never is. After a browser reload the view rebuilt from that state had no traces
-    at all, and later restyles had nothing to change: a blank timeline (issue 13).
-    """
-    from copy import deepcopy
-
-    fw._widget_data = deepcopy(fw._data)
-    fw._widget_layout = deepcopy(fw._layout_obj._props)
-
-
 #: The tallest a panel's timeline is drawn (px): the panel, its log and the timeline fit a
 #: laptop screen (issue 28).
 MAX_TIMELINE_PX = 360
@@ -627,7 +617,7 @@ class TimelineView:
     """The last ``window_ms`` of the trace as swimlanes, redrawn in place on ``update()``.
 
     At most ``max_events`` events (the newest) are drawn, so a refresh stays cheap on a
-    long trace. ``widget`` is the ``FigureWidget`` (live) or the ``Output`` (static).
+    long trace. ``widget`` is the ``Output`` that shows it; ``figure`` the live figure.
     """
 
     def __init__(self, *, window_ms: int = 5000, max_events: int = 400, mode: str | None = None):
@@ -641,16 +631,13 @@ class TimelineView:
         #: every node in order of its first trace event: the lanes keep this order on every
         #: redraw (ordered by the window's first events, they changed places on each click)
         self._lane_order: dict[str, None] = {}
-        self.widget: Any = None
         self._last_traces: dict[int, dict[str, Any]] = {}  # what each trace was set to
         self._last_layout: dict[str, Any] = {}
-        if self.mode == "live":
-            try:
-                self.widget = self._build_figure_widget()
-            except Exception:  # noqa: BLE001 — any frontend problem: fall back to static
-                self.mode = "static"
-        if self.mode == "static":
-            self.widget = widgets.Output()
+        #: live: the figure edited in place; both modes show it through ``widget``, an
+        #: ``Output`` holding the figure's JSON (a browser's view is drawn from that whole
+        #: state, also after a reload)
+        self.figure: Any = self._build_figure() if self.mode == "live" else None
+        self.widget: Any = widgets.Output()
 
     # -- events --------------------------------------------------------------------------------
     def new_trace(self) -> None:
@@ -689,7 +676,7 @@ class TimelineView:
         return [n for n in self._lane_order if n in present]
 
     # -- drawing -------------------------------------------------------------------------------
-    def _build_figure_widget(self) -> Any:
+    def _build_figure(self) -> Any:
         import plotly.graph_objects as go
 
         fw = go.Figure()
@@ -712,8 +699,6 @@ class TimelineView:
             yaxis={"type": "category", "categoryorder": "array", "categoryarray": []},
         )  # fmt: skip
         figures.house_style(fw)  # the title below the modebar
-        fw = go.FigureWidget(fw)  # not a LiveFigure: see mqlab/lab/live_figure.py
-        _sync_widget_state(fw)
         return fw
 
     @staticmethod
@@ -814,8 +799,8 @@ class TimelineView:
                   # reload) falls outside the range and is not drawn
                   "yaxis.range": (-0.5, max(len(lanes), 1) - 0.5),
                   "height": min(MAX_TIMELINE_PX, max(260, 40 * len(lanes) + 120))}  # fmt: skip
-        fw = self.widget
-        changed = False
+        fw = self.figure
+        changed = not self.widget.outputs
         with fw.batch_update():
             for n, (tr, props) in enumerate(zip(fw.data, new, strict=True)):
                 if self._last_traces.get(n) != props:
@@ -828,4 +813,15 @@ class TimelineView:
                     self._last_layout[key] = value
                     changed = True
         if changed:
-            _sync_widget_state(fw)
+            self._show(fw, title)
+
+    def _show(self, fig: Any, title: str) -> None:
+        """Put ``fig`` in the ``Output`` as the plotly mimetype: a copy of its raw data and
+        layout (validated as they were set; plotly.io.to_json took 11 ms for lesson 00's
+        174 points, this 3 ms)."""
+        bundle = json.loads(json.dumps({"data": fig._data, "layout": fig._layout}))
+        bundle.setdefault("config", {})
+        self.widget.outputs = (
+            {"output_type": "display_data", "metadata": {},
+             "data": {"application/vnd.plotly.v1+json": bundle, "text/plain": title}},
+        )  # fmt: skip

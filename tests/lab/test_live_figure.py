@@ -13,6 +13,7 @@ from mqlab.explore.runners import explore
 from mqlab.explore.scenarios import get_scenario
 from mqlab.lab.live_figure import LiveFigure
 from mqlab.lab.outcome_explorer import OutcomeExplorer
+from mqlab.lab.panel_views import TimelineView
 
 
 @pytest.fixture
@@ -45,6 +46,22 @@ def test_plotlys_own_figure_widget_opens_empty_and_ours_opens_whole(opened):
     live = LiveFigure(fig)
     assert _figures(opened) == [(0, None), (1, "T")]
     assert live.comm is not None and len(live.data) == 1 and live.layout.title.text == "T"
+
+
+def test_the_panels_timeline_is_no_figure_widget_but_an_output_holding_its_figure(opened):
+    """4 parked-pull bar series (one per reason: message, timeout, dropped, unanswered) and
+    5 event-marker series (step, timer, state, fault, error), titled. The panel's timeline
+    opens no plotly model: its figure (edited in place in the kernel) is put whole into an
+    Output on every change, and a view of an Output redraws on each change of its state (a
+    LiveFigure's view draws the state it opens with and then only deltas: after a page reload
+    on a loaded machine lesson 00's timeline stopped drawing new clicks, and lesson 11's
+    explorer timeline stayed empty, 'Node by node' with 9 traces and 0 points)."""
+    import ipywidgets as widgets
+
+    tl = TimelineView(mode="live")
+    assert tl.mode == "live" and isinstance(tl.widget, widgets.Output)
+    assert _figures(opened) == []
+    assert len(tl.figure.data) == 9 and tl.figure.layout.title.text == "Node by node"
 
 
 def test_the_outcome_explorers_live_figure_opens_with_its_bars(opened):

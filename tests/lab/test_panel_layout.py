@@ -38,7 +38,7 @@ def test_lesson00_panel_log_under_the_buttons_then_timeline_and_tables_tabs():
         assert isinstance(tabs, widgets.Tab) and tabs.titles == ("timeline", "tables")
         assert tabs.selected_index == 0 and holds(tabs.children[0], p.timeline.widget)
         assert holds(tabs.children[1], p.inspector)
-        assert p.timeline.widget.layout.height <= 360
+        assert p.timeline.figure.layout.height <= 360
 
 
 def test_panel_without_timeline_puts_the_log_before_the_tables():

@@ -167,7 +167,7 @@ def test_pull_once_on_empty_queue_parks(lab, panel):
         "(see held pulls)"
     )
     assert "<td>TopicTest@0</td>" in panel.inspector.value
-    bars = {tr.name: tr for tr in panel.timeline.widget.data}
+    bars = {tr.name: tr for tr in panel.timeline.figure.data}
     assert list(bars["parked pull (unanswered)"].y) == ["broker-a"]
 
 
@@ -190,7 +190,7 @@ def test_let_long_poll_time_out(lab, panel):
         "  → pull TopicTest@0 offset 0 from broker-a answered at t=20001: PULL_NOT_FOUND (19), "
         "nextBeginOffset=0, minOffset=0, maxOffset=0 — NO_MESSAGE_IN_QUEUE"
     )
-    bars = {tr.name: tr for tr in panel.timeline.widget.data}
+    bars = {tr.name: tr for tr in panel.timeline.figure.data}
     assert list(bars["parked pull (timeout)"].y) == ["broker-a"]
 
 
@@ -647,7 +647,7 @@ def test_live_timeline_window(lab, panel):
     send(panel, 1)
     panel.inputs["advance_ms"].value = "20000"
     panel.buttons["advance"].click()
-    fw = panel.timeline.widget
+    fw = panel.timeline.figure
     # the click covered 20 000 ms: the axis shows the whole 5 000 ms window, padded 4 %
     assert tuple(fw.layout.xaxis.range) == (lab.now - 5000 - 200, lab.now + 200)
     xs = [x for tr in fw.data if tr.type == "scatter" for x in tr.x]
@@ -661,7 +661,7 @@ def test_live_timeline_focuses_on_the_last_click(lab, panel):
     panel.buttons["advance"].click()
     t0 = lab.now
     send(panel, 1)
-    fw = panel.timeline.widget
+    fw = panel.timeline.figure
     assert tuple(fw.layout.xaxis.range) == (t0 - 2, lab.now + 2)
     drawn = lab.now - max(0, lab.now - 5000)
     assert t0 > lab.now - drawn  # the axis shows part of the window: zooming out shows more
@@ -806,7 +806,7 @@ def test_live_timeline_lanes_keep_their_order():
     order = ["namesrv", "broker-a", "lab-producer", "consumer-1", "raw-client", "consumer-2"]
     with L.tour_lab(1) as lab:
         panel = control_panel(lab)
-        fw = panel.timeline.widget
+        fw = panel.timeline.figure
         seen = [tuple(fw.layout.yaxis.categoryarray)]
         panel.inputs["count"].value = "5"
         panel.inputs["queue_id"].value = "0"
@@ -936,3 +936,28 @@ def test_timeline_focus_leaves_no_event_on_its_left_edge():
     band = 0.01 * (x1 - x0)
     assert 875 < x0 < 876 and all(abs(e.t_ms - x0) > band for e in evs), x0
     assert TimelineView.focus_range(evs, 0, 880, 880)[2] == 878.0  # no event at 878: as was
+
+
+def test_live_timeline_is_shown_whole_on_every_change(lab, panel):
+    """Issue 28 ("empty live plots under load"): the live timeline was a FigureWidget, whose
+    edits reach the browser as deltas; on a loaded machine lesson 00's panel drew an empty
+    plot after Run All ('Click to enter Plot title', 0 traces), and after a page reload new
+    clicks were no longer drawn (3 of 3 browser runs at load 8-10, main as well). Now the
+    figure is edited in place in the kernel and put whole in an Output widget on each change:
+    a browser view, new or reloaded, draws the whole current figure."""
+    assert isinstance(panel.timeline.widget, widgets.Output)
+
+    def shown() -> dict:
+        (out,) = panel.timeline.widget.outputs
+        return out["data"]["application/vnd.plotly.v1+json"]
+
+    first = shown()
+    assert first["layout"]["title"]["text"] == panel.timeline.figure.layout.title.text
+    send(panel, 1)
+    now = shown()
+    assert now["layout"]["title"]["text"] == panel.timeline.figure.layout.title.text
+    assert now["layout"]["title"]["text"] != first["layout"]["title"]["text"]
+    steps = next(t for t in now["data"] if t["name"] == "step event")
+    live = next(t for t in panel.timeline.figure.data if t.name == "step event")
+    before = next(t for t in first["data"] if t["name"] == "step event")
+    assert list(steps["x"]) == list(live.x) and len(steps["x"]) > len(before["x"])
