@@ -12,10 +12,12 @@ title", and every later restyle had no trace to change (issue 28, "empty live pl
 load"). ``LiveFigure`` opens its comm only once its constructor has set both, so the first
 state the frontend sees is the whole figure.
 
-The panel's timeline (``panel_views.TimelineView``) stays a plain ``FigureWidget``: as a
+The panel's timeline (``panel_views.TimelineView``) is no plotly widget at all: as a
 ``LiveFigure`` it opened whole, but in the browser tier lesson 11's explorer timelines then
-drew none of the data that later updates sent (9 traces, 0 points, three runs out of three,
-and every run passed with the plain widget). The cause is not found yet.
+drew none of the data that later updates sent (9 traces, 0 points), and as a plain
+``FigureWidget`` lesson 00's drew an empty plot; why the later deltas were lost is not
+found. It is a figure copied whole into an ``Output`` on each change, whose view redraws
+from its state every time.
 """
 
 from __future__ import annotations
