@@ -48,6 +48,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mqlab.experiments.point_tables import read_point_table, typed, write_point_table
+
 __all__ = [
     "HEARTBEATS",
     "VOTE_INTERVALS",
@@ -82,6 +84,8 @@ KILL_PHASES = (5, 50, 95)
 SEEDS = 3
 #: Bump when a column is added, removed or changes meaning (datasets/README.md).
 SCHEMA_VERSION = 1
+#: the schema version's key in each Parquet file's metadata
+_VERSION_KEY = "mqlab.leader_loss_schema_version"
 DATASET = "leader_loss"
 #: The producer's ``pollNameServerInterval`` in the sweep (the client's default is 30 s).
 DEFAULT_POLL_MS = 1000
@@ -347,12 +351,7 @@ def _frames(results: list[tuple[list[dict[str, Any]], dict[str, Any]]]) -> tuple
     sends = pd.DataFrame([r for rows, _ in results for r in rows],
                          columns=[n for n, _ in SEND_COLUMNS])  # fmt: skip
     runs = pd.DataFrame([run for _, run in results], columns=[n for n, _ in RUN_COLUMNS])
-    return _typed(sends, SEND_COLUMNS), _typed(runs, RUN_COLUMNS)
-
-
-def _typed(df: Any, columns: list[tuple[str, str]]) -> Any:
-    kinds = {"string": "object", "int64": "int64", "bool": "bool"}
-    return df.astype({n: kinds[t] for n, t in columns}).reset_index(drop=True)
+    return typed(sends, SEND_COLUMNS), typed(runs, RUN_COLUMNS)
 
 
 def run_sweep(pts: list[Point] | None = None) -> tuple[Any, Any]:
@@ -389,34 +388,28 @@ def _dir(out_dir: str | Path | None) -> Path:
     return datasets_dir() / DATASET
 
 
-def _write_table(df: Any, columns: list[tuple[str, str]], root: Path, table: str) -> None:
-    import shutil
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from mqlab.experiments.schema import _ARROW
-
-    if root.exists():
-        shutil.rmtree(root)
-    stored = [(n, t) for n, t in columns if n != "point"]
-    meta = {"mqlab.leader_loss_schema_version": str(SCHEMA_VERSION), "mqlab.table": table}
-    schema = pa.schema([pa.field(n, getattr(pa, _ARROW[t])()) for n, t in stored], metadata=meta)
-    for point, part in df.groupby("point", sort=True):
-        target = root / f"point={point}"
-        target.mkdir(parents=True)
-        t = pa.Table.from_pandas(part[[n for n, _ in stored]], schema=schema, preserve_index=False)
-        pq.write_table(t, target / "part-0.parquet", compression="zstd")
-
-
 def write(sends: Any, runs: Any, out_dir: str | Path | None = None, *,
           command: str | None = None) -> Path:  # fmt: skip
     """Write ``sends/``, ``runs/`` (Parquet, partitioned by point) and ``sweep.json``."""
     from mqlab.experiments.parquet import mqlab_version, source_revision
 
     out = _dir(out_dir)
-    _write_table(sends, SEND_COLUMNS, out / "sends", "sends")
-    _write_table(runs, RUN_COLUMNS, out / "runs", "runs")
+    write_point_table(
+        sends,
+        SEND_COLUMNS,
+        out / "sends",
+        table="sends",
+        version_key=_VERSION_KEY,
+        version=SCHEMA_VERSION,
+    )
+    write_point_table(
+        runs,
+        RUN_COLUMNS,
+        out / "runs",
+        table="runs",
+        version_key=_VERSION_KEY,
+        version=SCHEMA_VERSION,
+    )
     grid = runs[["point", *_KEYS]].drop_duplicates().sort_values("point")
     manifest = {
         "command": command, "mqlab_version": mqlab_version(),
@@ -432,24 +425,14 @@ def write(sends: Any, runs: Any, out_dir: str | Path | None = None, *,
     return out
 
 
-def _read(root: Path, columns: list[tuple[str, str]]) -> Any:
-    import pyarrow.dataset as ds
-
-    df = ds.dataset(root, format="parquet", partitioning="hive").to_table().to_pandas()
-    df["point"] = df["point"].astype(str)
-    order = [n for n, _ in columns]
-    sort = ["point", "seed", "n"] if "n" in order else ["point", "seed"]
-    return _typed(df[order].sort_values(sort), columns)
-
-
 def load_sends(out_dir: str | Path | None = None) -> Any:
     """The recorded sends (pandas, one row per send), ``datasets/leader_loss`` by default."""
-    return _read(_dir(out_dir) / "sends", SEND_COLUMNS)
+    return read_point_table(_dir(out_dir) / "sends", SEND_COLUMNS)
 
 
 def load_runs(out_dir: str | Path | None = None) -> Any:
     """The recorded runs (pandas, one row per run)."""
-    return _read(_dir(out_dir) / "runs", RUN_COLUMNS)
+    return read_point_table(_dir(out_dir) / "runs", RUN_COLUMNS)
 
 
 def spark_runs(spark: Any, out_dir: str | Path | None = None) -> Any:
