@@ -92,10 +92,8 @@ class Group:
 #: waiting lane leaves, and the browser tier still gets the CPU when it wants it.
 #: Lesson 09's worked answers run its notebook, whose Spark session competed with the
 #: browser tier's and nbmake's lesson 09 when the lab group ran long: 683 s in the dry run of
-#: 2026-11-29 (session 11) against 108-122 s before and 42 s alone; at the end of the spark
-#: group in the next dry run it took as long again. Both times it ran at nice 10 while the
-#: browser tier (Chromium, JupyterLab, kernels, at normal priority) ran: it goes first in the
-#: spark group, long before the browser tier starts, and the notebooks follow lab.
+#: 2026-11-29 (session 11) against 108-122 s before and 42 s alone. In the spark group it
+#: runs beside no other lesson 09, and the notebooks follow lab.
 LESSON09_WORKED = (
     "tests/lab/test_worked_answers.py::test_worked_answers_pass_after_run_all"
     "[09_comparing_runs_with_spark]"
@@ -130,7 +128,7 @@ GROUPS = (
         "spark",
         "tests/experiments: Spark sweeps, local and on real clusters (standalone, YARN, "
         "Connect), and lesson 09's worked answers (its Spark session)",
-        (LESSON09_WORKED, "tests/experiments"),  # first: before the browser tier starts
+        ("tests/experiments", LESSON09_WORKED),
         nice=10,
     ),
     Group(
