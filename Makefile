@@ -12,9 +12,8 @@
 #                 tools/run_tests.py runs it as six pytest processes in four lanes side by
 #                 side, so the real broker's waits overlap the CPU-bound tests: real-broker
 #                 (tests/conformance, tests/interop) then browser (tests/e2e); core (the rest
-#                 of tests/, nice 10); lab (tests/lab, nice 10) then notebooks
-#                 (notebooks/solutions via nbmake, nice 10); spark (tests/experiments and
-#                 lesson 09's worked answers, nice 10). Each group's
+#                 of tests/, nice 10); lab (tests/lab, nice 10); spark (tests/experiments,
+#                 nice 10) then notebooks (notebooks/solutions via nbmake, nice 10). Each group's
 #                 output is printed whole when it ends; the last line is the total over all groups
 #                 (CONTRIBUTING.md §2, "What runs in parallel")
 #   make lessons  rebuild notebooks/ (learner and solutions copies) from their sources in lessons/*.md

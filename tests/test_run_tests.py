@@ -213,18 +213,11 @@ def test_the_groups_split_tests_by_directory_so_each_test_runs_once():
     """The "core" group ignores exactly the directories the other groups run."""
     groups = runner().GROUPS
     core = next(g for g in groups if g.name == "core")
-    others = sorted(p for g in groups if g is not core for p in g.paths
-                    if p.startswith("tests") and "::" not in p)  # fmt: skip
+    others = sorted(p for g in groups if g is not core for p in g.paths if p.startswith("tests"))
     assert core.paths == ("tests",)
     assert sorted(core.ignore) == others
     assert all((ROOT / p).is_dir() for p in others)
     assert [g.name for g in groups if g.nbmake] == ["notebooks"]
-    # a single test named by one group is deselected by the group whose directory holds it
-    moved = [(g.name, p) for g in groups for p in g.paths if "::" in p]
-    assert moved == [("spark", runner().LESSON09_WORKED)]
-    lab = next(g for g in groups if g.name == "lab")
-    assert lab.deselect == (runner().LESSON09_WORKED,)
-    assert "--deselect=" + runner().LESSON09_WORKED in lab.argv([])
 
 
 def test_make_test_runs_the_groups_with_the_mark_expression_and_pytest_args():
@@ -311,10 +304,10 @@ def test_a_group_with_after_starts_when_that_group_has_ended(tmp_path, capsys):
 
 def test_the_suites_lanes_chain_the_waiting_groups_beside_the_niced_cpu_groups():
     """Four lanes: real-broker then browser, at normal priority; core, lab and spark, the
-    CPU-bound parts, each at nice 10 from the start, and the notebooks niced after lab."""
+    CPU-bound parts, each at nice 10 from the start, and the notebooks niced after spark."""
     groups = runner().GROUPS
     assert {g.name: g.after for g in groups} == {
-        "real-broker": "", "core": "", "lab": "", "spark": "", "notebooks": "lab",
+        "real-broker": "", "core": "", "lab": "", "spark": "", "notebooks": "spark",
         "browser": "real-broker",
     }  # fmt: skip
     assert {g.name: g.nice for g in groups} == {

@@ -56,8 +56,6 @@ class Group:
     paths: tuple[str, ...]
     #: directories left to other groups (``--ignore``); only for the group of ``tests``
     ignore: tuple[str, ...] = ()
-    #: single tests left to another group, which names them in its ``paths`` (``--deselect``)
-    deselect: tuple[str, ...] = ()
     #: the solutions notebooks take fixed options, not the suite's (as before the split)
     nbmake: bool = False
     #: niceness added to the process: the CPU-bound group yields to the waiting ones, whose
@@ -74,15 +72,14 @@ class Group:
             # each process its own cache dir: two sessions writing one lastfailed file would race
             opts = ["-o", f"cache_dir=.pytest_cache/{self.name}", *pytest_opts]
             opts += [f"--ignore={d}" for d in self.ignore]
-            opts += [f"--deselect={t}" for t in self.deselect]
         return [sys.executable, "-m", "pytest", *opts, *self.paths]
 
 
 #: The groups, in the order their results are printed. Four lanes start together: the
 #: groups that wait with deadlines, one after the other at normal priority (real-broker, then
 #: browser), beside three CPU-bound parts of the rest, each at ``nice 10``: core, lab
-#: (tests/lab, then the notebooks: nbmake, niced too, its only deadline a notebook's 180 s)
-#: and spark (tests/experiments, the Spark sweeps and clusters). CI on 2026-11-29
+#: (tests/lab) and spark (tests/experiments, the Spark sweeps and clusters), then the
+#: notebooks (nbmake, niced too: its only deadline is a notebook's 180 s). CI on 2026-11-29
 #: with the notebooks between real-broker and browser: that lane 1,550 s (notebooks 368 s
 #: there against 173 s on a quiet machine), lab 1,203 s, spark 577 s. Measured on 2
 #: cores: all at normal priority at once, the browser's widgets missed their waits; two lanes
@@ -90,14 +87,6 @@ class Group:
 #: on CI (2026-11-29), since core alone took 1771 s; three lanes (lab still in core) took
 #: 1448 s, core the last by 360 s, with the CPU 44 % busy. Niced, the parts take what the
 #: waiting lane leaves, and the browser tier still gets the CPU when it wants it.
-#: Lesson 09's worked answers run its notebook, whose Spark session competed with the
-#: browser tier's and nbmake's lesson 09 when the lab group ran long: 683 s in the dry run of
-#: 2026-11-29 (session 11) against 108-122 s before and 42 s alone. In the spark group it
-#: runs beside no other lesson 09, and the notebooks follow lab.
-LESSON09_WORKED = (
-    "tests/lab/test_worked_answers.py::test_worked_answers_pass_after_run_all"
-    "[09_comparing_runs_with_spark]"
-)
 GROUPS = (
     Group(
         "real-broker",
@@ -121,14 +110,12 @@ GROUPS = (
         "lab",
         "tests/lab: the workbench, the lessons' walks, worked answers and figures, CPU-bound",
         ("tests/lab",),
-        deselect=(LESSON09_WORKED,),
         nice=10,
     ),
     Group(
         "spark",
-        "tests/experiments: Spark sweeps, local and on real clusters (standalone, YARN, "
-        "Connect), and lesson 09's worked answers (its Spark session)",
-        ("tests/experiments", LESSON09_WORKED),
+        "tests/experiments: Spark sweeps, local and on real clusters (standalone, YARN, Connect)",
+        ("tests/experiments",),
         nice=10,
     ),
     Group(
@@ -137,7 +124,7 @@ GROUPS = (
         ("notebooks/solutions",),
         nbmake=True,
         nice=10,
-        after="lab",
+        after="spark",
     ),
     Group(
         "browser",
