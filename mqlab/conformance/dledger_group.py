@@ -38,7 +38,7 @@ from types import TracebackType
 
 from mqlab.conformance.dledger_capture import FrameCapture
 from mqlab.conformance.real_cluster import RealCluster, RealClusterError, free_port
-from mqlab.conformance.wire import call_sync, wait_until
+from mqlab.conformance.wire import broker_addr_table, wait_until
 
 __all__ = ["DLEDGER_JVM_OPTIONS", "RealDLedgerGroup"]
 
@@ -180,16 +180,7 @@ class RealDLedgerGroup:
     # -- what the name server says --------------------------------------------------------
     def broker_addrs(self) -> dict[int, str]:
         """The group's ``brokerAddrs`` in the name server's cluster info (106), by brokerId."""
-        from mqlab.remoting.codes import RequestCode
-        from mqlab.remoting.command import RemotingCommand
-        from mqlab.remoting.fastjson import loads as fastjson_loads
-
-        resp = call_sync(
-            self.namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
-        )
-        info = fastjson_loads(resp.body.decode())
-        data = (info.get("brokerAddrTable") or {}).get(self.broker_name)
-        return {} if data is None else {int(k): v for k, v in data["brokerAddrs"].items()}
+        return broker_addr_table(self.namesrv_addr, self.broker_name)
 
     def node_at(self, broker_addr: str) -> str | None:
         """The self id of the running node whose broker listens at ``broker_addr``."""

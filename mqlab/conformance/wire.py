@@ -18,6 +18,8 @@ from mqlab.remoting.command import RemotingCommand, split_frames
 
 __all__ = [
     "Connection",
+    "NameServerError",
+    "broker_addr_table",
     "call",
     "call_sync",
     "registered_addr",
@@ -140,18 +142,44 @@ def send_v2(
     return call_sync(broker_addr, req, timeout=timeout)
 
 
+def broker_addr_table(
+    namesrv_addr: str, broker_name: str, *, tries: int = 5, pause_s: float = 0.2
+) -> dict[int, str]:
+    """``broker_name``'s ``brokerAddrs`` in the name server's GET_BROKER_CLUSTER_INFO (106),
+    by brokerId; ``{}`` when the name server lists no such broker.
+
+    4.9.3's ``RouteInfoManager#getAllClusterInfo`` serializes ``brokerAddrTable`` without
+    taking its lock, so a broker that registers at that moment can make the real name server
+    answer 1 SYSTEM_ERROR with no body (the exception in the remark). That answer is asked
+    again, up to ``tries`` times; then :class:`NameServerError` names the code and remark.
+    """
+    from mqlab.remoting.codes import RequestCode, ResponseCode
+    from mqlab.remoting.fastjson import loads as fastjson_loads
+
+    for attempt in range(tries):
+        resp = call_sync(
+            namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
+        )
+        if resp.code == ResponseCode.SUCCESS and resp.body is not None:
+            info = fastjson_loads(resp.body.decode())
+            data = (info.get("brokerAddrTable") or {}).get(broker_name) or {}
+            return {int(k): v for k, v in (data.get("brokerAddrs") or {}).items()}
+        if attempt + 1 < tries:
+            time.sleep(pause_s)
+    raise NameServerError(
+        f"GET_BROKER_CLUSTER_INFO to {namesrv_addr} answered code {resp.code} "
+        f"({resp.remark!r}) {tries} times"
+    )
+
+
+class NameServerError(RuntimeError):
+    """The name server kept answering a route request with an error."""
+
+
 def registered_addr(namesrv_addr: str, broker_name: str, broker_id: int) -> str | None:
     """The address the name server has for ``broker_name``'s ``broker_id``
     (GET_BROKER_CLUSTER_INFO), or None."""
-    from mqlab.remoting.codes import RequestCode
-    from mqlab.remoting.fastjson import loads as fastjson_loads
-
-    resp = call_sync(
-        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
-    )
-    info = fastjson_loads(resp.body.decode())
-    data = (info.get("brokerAddrTable") or {}).get(broker_name)
-    return None if data is None else data["brokerAddrs"].get(broker_id)
+    return broker_addr_table(namesrv_addr, broker_name).get(broker_id)
 
 
 def wait_until(

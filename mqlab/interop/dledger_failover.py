@@ -52,17 +52,9 @@ PREFIX = "IJ_"
 
 
 def _broker_addrs(namesrv_addr: str) -> dict[int, str]:
-    from mqlab.conformance.wire import call_sync
-    from mqlab.remoting.codes import RequestCode
-    from mqlab.remoting.command import RemotingCommand
-    from mqlab.remoting.fastjson import loads as fastjson_loads
+    from mqlab.conformance.wire import broker_addr_table
 
-    resp = call_sync(
-        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
-    )
-    table = fastjson_loads(resp.body.decode()).get("brokerAddrTable") or {}
-    data = table.get(BROKER_NAME) or {}
-    return {int(k): v for k, v in (data.get("brokerAddrs") or {}).items()}
+    return broker_addr_table(namesrv_addr, BROKER_NAME)
 
 
 class MqlabDLedgerBrokers:

@@ -12,10 +12,7 @@ acknowledged before.
 import pytest
 from cpp_harness import wait_until
 
-from mqlab.conformance.wire import call_sync, send_v2
-from mqlab.remoting.codes import RequestCode
-from mqlab.remoting.command import RemotingCommand
-from mqlab.remoting.fastjson import loads as fastjson_loads
+from mqlab.conformance.wire import broker_addr_table, send_v2
 from mqlab.serve import ServeConfig, ServerThread, main
 
 SLAVE_REMARK = (
@@ -51,9 +48,7 @@ def test_cli_refuses_ten_dledger_brokers_exit_2(capsys):
 
 
 def _broker_addrs(namesrv: str, name: str = "broker-a") -> dict[int, str]:
-    resp = call_sync(namesrv, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO))
-    table = fastjson_loads(resp.body.decode()).get("brokerAddrTable") or {}
-    return {int(k): v for k, v in (table.get(name) or {}).get("brokerAddrs", {}).items()}
+    return broker_addr_table(namesrv, name)
 
 
 def _leader(srv: ServerThread) -> str | None:

@@ -12,7 +12,7 @@ import signal
 import pytest
 from cpp_harness import ServeProc, wait_until
 
-from mqlab.conformance.wire import call_sync
+from mqlab.conformance.wire import broker_addr_table, call_sync
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.serve import MqlabServer, ServeConfig, ServerThread, main
@@ -298,13 +298,7 @@ def test_the_ha_port_binds_the_host_or_the_configured_broker_ip2(tmp_path):
 
 def _route_ids(namesrv_addr: str) -> list[int]:
     """broker-a's brokerIds in the name server's GET_BROKER_CLUSTER_INFO."""
-    from mqlab.remoting.fastjson import loads
-
-    resp = call_sync(
-        namesrv_addr, RemotingCommand.create_request(RequestCode.GET_BROKER_CLUSTER_INFO)
-    )
-    table = loads(resp.body.decode())["brokerAddrTable"]
-    return sorted(int(i) for i in table.get("broker-a", {}).get("brokerAddrs", {}))
+    return sorted(broker_addr_table(namesrv_addr, "broker-a"))
 
 
 def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
