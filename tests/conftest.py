@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# Every kernel client in a test process polls zmq patiently (the lost-edge stall, see there).
+from tests.patient_zmq import pytest_terminal_summary  # noqa: F401
+
 
 def replicate_for_test(lab, master, slave, limit_ms: int = 60_000) -> int:
     """Advance ``lab`` millisecond by millisecond until ``slave``'s commit log has every byte

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -23,6 +24,7 @@ from nbformat.v4 import new_code_cell
 
 from mqlab.lab import lessons  # noqa: F401  (importing registers the exercises)
 from mqlab.lab.check import EXERCISES
+from tests import patient_zmq
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -81,6 +83,35 @@ def test_worked_answers_pass_after_run_all(stem):
     assert sorted(got) == sorted(k for k in EXERCISES if k[:2] == stem[:2])  # every exercise
     wrong = {k: v for k, v in got.items() if "✔ correct" not in v}
     assert wrong == {}, wrong
+
+
+def test_a_reply_the_first_polls_missed_is_read_by_the_next(monkeypatch):
+    """tests/patient_zmq.py (loaded by tests/conftest.py), with the lost edge made on
+    purpose: the shell socket's first two polls answer "nothing" at once, as a poll whose
+    edge was lost answers only at its timeout. The next poll reads the reply; the cell's
+    output is whole and the cell after it runs as usual. A 1.5 s cell with ``POLL_S`` 0.2 is
+    waited for in chunks and loses nothing either. Without the plugin, the first missed poll
+    is nbclient's ``Empty``: "Cell execution timed out"."""
+    monkeypatch.setattr(patient_zmq, "POLL_S", 0.2)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [new_code_cell("import time; time.sleep(1.5); print('slept')"),
+                new_code_cell("print(6 * 7)")]  # fmt: skip
+    client = NotebookClient(nb, timeout=60, kernel_name="python3")
+    with client.setup_kernel():
+        client.execute_cell(nb.cells[0], 0)
+        socket = client.kc.shell_channel.socket
+        real_poll, missed = socket.poll, []
+
+        async def lossy_poll(timeout: int | None = None, *args: Any) -> int:
+            if len(missed) < 2:
+                missed.append(timeout)
+                return 0
+            return await real_poll(timeout, *args)
+
+        socket.poll = lossy_poll
+        client.execute_cell(nb.cells[1], 1)
+    assert [text_of(c) for c in nb.cells] == ["slept", "42"]
+    assert missed == [200, 200]
 
 
 #: Names a worked answer may read although the lesson changes them later: none. ``lab`` is
