@@ -129,3 +129,28 @@ def test_a_dledger_broker_without_its_node_is_refused(tmp_path) -> None:
     )  # fmt: skip
     with pytest.raises(ValueError, match="pass the node's DLedgerServer"):
         BrokerController(BrokerConfig(), store)
+
+
+def test_a_broker_whose_role_is_undecided_registers_as_broker_id_minus_1(tmp_path) -> None:
+    """n0 alone (n1, n2 and their brokers down from the start): its node stands for election
+    and never wins, so its broker keeps ``BrokerStartup``'s brokerId -1 and SLAVE is never
+    set. 4.9.3's periodic ``registerBrokerAll`` (first 10 s after start, forceRegister=true)
+    still registers it, as brokerId -1: the name server lists it under -1 with its topics
+    ignored (not a master). (A lone node never calls the handler: DLedgerLeaderElector
+    0.2.3 calls it from changeRoleToCandidate, not for the CANDIDATE role it starts in.)"""
+    r = Raft(tmp_path)
+    g = r.group
+    for node_id in ("n1", "n2"):
+        g.driver.stop_node(f"broker-{node_id}", graceful=False)
+        g.kill(node_id)
+    g.advance(9_990)
+    assert r.master_addrs() == {}  # BrokerController#start registers no DLedger broker
+    g.advance(20)  # the periodic registerBrokerAll at 10 000 ms
+    b = r.brokers["n0"]
+    assert (b.broker_config.broker_id, b.register_count) == (-1, 1)
+    assert r.master_addrs() == {-1: b.broker_addr}
+    assert r.namesrv.route_info_manager.topic_queue_table.get("TopicTest") is None
+    assert "TBW102" not in r.namesrv.route_info_manager.topic_queue_table
+    assert g.server("n0").member_state.role.value == "CANDIDATE"
+    g.advance(30_000)  # and again every 30 s
+    assert (b.broker_config.broker_id, b.register_count) == (-1, 2)
