@@ -92,6 +92,9 @@ class DLedgerServer(Node):
             under ``config.store_base_dir``, and recover from them now (the module essay).
     """
 
+    #: frames to and from a DLedger node carry DLedger's codes (``DLedgerRpcNettyService``)
+    remoting_codes = (DLedgerRequestCode, DLedgerResponseCode)
+
     def __init__(
         self,
         config: DLedgerConfig,
