@@ -148,7 +148,10 @@ def test_a_broker_whose_role_is_undecided_registers_as_broker_id_minus_1(tmp_pat
     set. 4.9.3's periodic ``registerBrokerAll`` (first 10 s after start, forceRegister=true)
     still registers it, as brokerId -1: the name server lists it under -1 with its topics
     ignored (not a master). (A lone node never calls the handler: DLedgerLeaderElector
-    0.2.3 calls it from changeRoleToCandidate, not for the CANDIDATE role it starts in.)"""
+    0.2.3 calls it from changeRoleToCandidate, not for the CANDIDATE role it starts in.)
+
+    A real 4.9.3 node alone (its two peers never started) did the same: the name server
+    listed nothing, then {-1: its address} 9.9 s after its broker was up, unchanged 45 s on."""
     r = Raft(tmp_path)
     g = r.group
     for node_id in ("n1", "n2"):
