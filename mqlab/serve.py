@@ -43,8 +43,10 @@ Layout and ports:
   ``dLegerPeers`` string, ``--dledger-self-id`` (``dLegerSelfId``) the one node run here, or
   without it every node of the peers runs in this process; ``--dledger-group``
   (``dLegerGroup``, default ``default``) names the group. ``--dledger-nodes N`` builds the
-  peers ``n0``... on ``--host`` ports ``--dledger-port + i`` (40911...). A node's log is held
-  in memory (``DLedgerMmapFileStore``), so ``--store`` and the broker flags do not go with it.
+  peers ``n0``... on ``--host`` ports ``--dledger-port + i`` (40911...). With ``--store DIR``
+  (``storeBaseDir``) each node keeps its log in 0.2.3's files under ``DIR/dledger-<selfId>/``
+  and recovers from them when it starts again; without it the log is held in memory. The
+  broker flags do not go with this mode.
 
 * a DLedger broker group (``--dledger-brokers N``, 1-9): a name server and N brokers of one
   brokerName (``brokerName`` from ``--config``, else ``broker-a``) on ``DLedgerCommitLog``,
@@ -56,7 +58,11 @@ Layout and ports:
   leader's broker the master (brokerId 0) and each follower a SLAVE (brokerId ``i + 1``),
   each registering then. A ``--config`` with ``enableDLegerCommitLog=true`` and its own
   ``dLegerPeers``/``dLegerSelfId`` runs that one node of a group here (the others elsewhere).
-  The DLedger log is held in memory, so a node does not survive its process.
+  Each node keeps its DLedger log in 0.2.3's files under ``<store>/<node>/dledger-n<i>/``
+  (``data/``, ``index/``, ``checkpoint``, ``currterm``), written through as it changes, and
+  recovers from them when it starts (``DLedgerMmapFileStore#recover``): a node killed and
+  restarted (``restart_broker``), or a new ``serve`` on the same ``--store`` and ports,
+  comes back with its entries.
 
 Live-only services the simulation does not need: ``FlushRealTimeService.run`` (every
 ``flushIntervalCommitLog`` = 500 ms: a pass of the flush services, which force the commit
@@ -353,12 +359,11 @@ def check_dledger_flags(cfg: ServeConfig) -> None:
         ("--broker-role", cfg.broker_role is not None), ("--broker-id", cfg.broker_id is not None),
         ("--ha-master-address", cfg.ha_master_address is not None),
         ("--namesrv-addr", cfg.namesrv_addr is not None), ("--config", cfg.config is not None),
-        ("--store", cfg.store is not None),
     ) if on]  # fmt: skip
     if given:
         raise ValueError(
-            f"DLedger mode runs DLedger nodes only (no name server, no broker; the log is "
-            f"held in memory): {', '.join(given)} cannot go with it"
+            f"DLedger mode runs DLedger nodes only (no name server, no broker): "
+            f"{', '.join(given)} cannot go with it"
         )
 
 
@@ -616,13 +621,14 @@ class MqlabServer:
 
     def _dledger_server_for(self, sc: MessageStoreConfig) -> tuple[DLedgerServer, socket.socket]:
         """A DLedger broker's node, as ``DLedgerCommitLog``'s constructor configures it
-        (group, selfId, peers; its store under ``storePathRootDir``), and its bound socket."""
+        (group, selfId, peers; its files under ``storePathRootDir``/``dledger-<selfId>``,
+        recovered from them if there are any), and its bound socket."""
         assert sc.d_leger_peers is not None and sc.d_leger_self_id is not None
         self_id = sc.d_leger_self_id
         server = DLedgerServer(DLedgerConfig(
             group=sc.d_leger_group or DLedgerConfig.group, self_id=self_id,
             peers=sc.d_leger_peers, store_base_dir=str(sc.store_path_root_dir),
-        ))  # fmt: skip
+        ), on_disk=True)  # fmt: skip
         sock = self._dledger_socks.pop(self_id, None)
         if sock is None:
             h, port = parse_peers(sc.d_leger_peers)[self_id].rsplit(":", 1)
@@ -792,7 +798,10 @@ class MqlabServer:
             self._unsubscribe = driver.recorder.subscribe(self._sink)
         dcfg = DLedgerConfig(group=cfg.dledger_group or DLedgerConfig.group, peers=peers,
                              self_id=next(iter(socks)))  # fmt: skip
-        self.dledger = NetDLedgerNodes(driver, dcfg, list(socks), socks)
+        if cfg.store is not None:  # storeBaseDir: each node's files under dledger-<selfId>
+            dcfg = dcfg.with_(store_base_dir=str(Path(cfg.store)))
+        self.dledger = NetDLedgerNodes(driver, dcfg, list(socks), socks,
+                                       on_disk=cfg.store is not None)  # fmt: skip
         await self.dledger.start()
         if self._sink is not None:
             first = self.dledger.ids[0]
@@ -815,7 +824,8 @@ class MqlabServer:
     async def restart_broker(self, node: str) -> BrokerController:
         """Start a stopped broker node again: a new ``BrokerController`` on the same
         configs, store directory and ports (its VIP channel too); it recovers its store,
-        registers again, and a master's slaves reconnect to its HA port.
+        registers again, and a master's slaves reconnect to its HA port. A DLedger broker's
+        node is rebuilt from its files too, and joins its group again as a CANDIDATE.
 
         Raises:
             ValueError: no such node, or it is still running.
@@ -824,13 +834,25 @@ class MqlabServer:
         driver = self.driver
         assert driver is not None, "server not started"
         old = self.broker(node)
-        if node in self.dledger_servers:
-            raise ValueError(f"{node} is a DLedger broker: its log is held in memory, so it "
-                             "cannot restart here")  # fmt: skip
         if old.running:
             raise ValueError(f"{node} is running: stop it first")
         bc, sc = old.broker_config, old.message_store_config
         sock = bind_socket(self.config.host, bc.listen_port)  # first: a taken port changes nothing
+        old_dledger = self.dledger_servers.get(node)
+        dledger = dsock = None
+        if old_dledger is not None:
+            # the DLedger node too (one JVM in 4.9.3): a new DLedgerServer recovers its log
+            # from its files (DLedgerMmapFileStore#recover) and listens on its address again
+            try:
+                h, port = old_dledger.address.rsplit(":", 1)
+                dsock = bind_socket(h, int(port))
+            except OSError:
+                sock.close()
+                raise
+            await driver.remove_node(old_dledger.name)
+            old_dledger.store.close_files()
+            dledger = DLedgerServer(old_dledger.config, name=old_dledger.name, on_disk=True)
+            self.dledger_servers[node] = dledger
         await driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()
@@ -840,11 +862,14 @@ class MqlabServer:
             if bc.listen_port - 2 in ha_ports
             else self._bind_vip(self.config.host, bc.listen_port)
         )
-        new = BrokerController(bc, sc, name=old.name, rocketmq_home_dir=old.rocketmq_home_dir)
+        new = BrokerController(bc, sc, name=old.name, rocketmq_home_dir=old.rocketmq_home_dir,
+                               dledger_server=dledger)  # fmt: skip
         bctx = await driver.add_node(new, sock=sock, extra_socks=vip)
         interval = sc.flush_interval_commit_log
         bctx.set_timer(FLUSH_TIMER, interval, self._flusher(new), period_ms=interval, daemon=True)
         self.brokers[self.brokers.index(old)] = new
+        if dledger is not None:  # after its broker, as at start
+            await driver.add_node(dledger, sock=dsock)
         return new
 
     @staticmethod
@@ -880,6 +905,7 @@ class MqlabServer:
             server = self.dledger_servers.get(b.name)
             if server is not None:
                 await driver.stop_node(server.name)
+                server.store.close_files()
         for s in self._dledger_socks.values():
             s.close()
         if self.namesrv is not None:

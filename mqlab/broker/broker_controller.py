@@ -14,7 +14,7 @@ named after the Java code it replaces (docs/design.md §1, docs/design.md §6.8)
 | ``BrokerController.registerBrokerAll`` | 30 000 ms (first after 10 000) + on topic changes | registerNameServerPeriod |
 | ``ClientHousekeepingService.scanExceptionChannel`` | 10 000 ms | channel expiry (120 s) |
 | ``TransactionalMessageCheckService.onWaitEnd`` | ``transactionCheckInterval`` (60 000 ms), masters only | TransactionalMessageCheckService |
-| ``SlaveSynchronize.syncAll`` | 10 000 ms (first after 3 000), slaves only | handleSlaveSynchronize |
+| ``SlaveSynchronize.syncAll`` | 10 000 ms (first after 3 000), slaves only (DLedger: from each changeToSlave) | handleSlaveSynchronize |
 | ``StoreStatsService.sampling`` | 1 000 ms | StoreStatsService (brokerStatus putTps …) |
 | ``StatsItemSet.samplingInSeconds`` / ``InMinutes`` / ``InHour`` | 10 s / 10 min / 1 h (first at once) | BrokerStatsManager |
 | ``AclFileWatchService.run`` | 5 000 ms, with ``aclEnable=true`` only | AclFileWatchService |
@@ -23,6 +23,10 @@ Request codes are dispatched to processors as ``BrokerController#registerProcess
 does; ``AdminBrokerProcessor`` is the default. A restart is a new ``BrokerController``
 on the same store directory: ``on_start`` reloads topics, offsets and groups from
 ``config/*.json`` and recovers the commit log and consume queues from their files.
+
+A DLedger broker (``enableDLegerCommitLog=true``) starts with brokerId -1 and neither
+registers nor starts those role-bound services at start; each role change of its DLedger node
+switches them (``changeToSlave`` / ``changeToMaster``; mechanisms.md "DLedger commit log").
 
 A SLAVE (``brokerRole=SLAVE``, ``brokerId`` ≥ 1) runs no ScheduleMessageService
 (``DefaultMessageStore#handleScheduleMessageService``) and no transaction check; its
@@ -153,6 +157,8 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
 }  # fmt: skip
 
 C = "BrokerController"
+SYNC_TIMER = "SlaveSynchronize.syncAll"
+SCHEDULE_TIMER = "ScheduleMessageService.DeliverDelayedMessageTimerTask"
 
 
 class BrokerController(Node):
@@ -208,6 +214,11 @@ class BrokerController(Node):
         #: BrokerController#updateMasterHAServerAddrPeriodically: a slave without a
         #: configured haMasterAddress takes the one each registration reply gives.
         self.update_master_ha_server_addr_periodically = False
+
+    @property
+    def is_dledger(self) -> bool:
+        """``enableDLegerCommitLog``: the role comes from DLedger's elections."""
+        return self.message_store_config.enable_d_leger_commit_log
 
     @property
     def is_slave(self) -> bool:
@@ -326,20 +337,10 @@ class BrokerController(Node):
         }
         ctx = self.ctx
         self.pull_request_hold_service.start()
-        sms = self.message_store.schedule_message_service
-        # DefaultMessageStore#handleScheduleMessageService: a slave delivers no delayed
-        # messages (its master does, and the slave gets them by replication).
-        if not self.is_slave:
-            for level, delay in sms.start(now):
-                ctx.set_timer(
-                    "ScheduleMessageService.DeliverDelayedMessageTimerTask", delay,
-                    lambda lv=level: self._deliver_delayed(lv), key=f"level {level}", daemon=True,
-                )  # fmt: skip
-            # ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
-            ctx.set_timer(
-                "ScheduleMessageService.persist", 10_000, sms.persist,
-                period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
-            )  # fmt: skip
+        # DefaultMessageStore#start: handleScheduleMessageService(role), except in DLedger mode,
+        # where the role change does it (changeToMaster / changeToSlave)
+        if not self.is_dledger:
+            self.handle_schedule_message_service(self.message_store_config.broker_role)
         ctx.set_timer(
             "ConsumerOffsetManager.persist", 10_000, self.consumer_offset_manager.persist,
             period_ms=cfg.flush_consumer_offset_interval, daemon=True,
@@ -352,15 +353,11 @@ class BrokerController(Node):
             "ClientHousekeepingService.scanExceptionChannel", 10_000, self._scan_exception_channel,
             period_ms=10_000, daemon=True,
         )  # fmt: skip
-        if not self.is_slave:  # startProcessorByHa
-            self.transactional_message_check_service.start()
-        # handleSlaveSynchronize: a slave copies its master's metadata every 10 s
-        # (mechanisms.md "SlaveSynchronize" step 2); the master address comes from registration.
-        if self.is_slave:
-            ctx.set_timer(
-                "SlaveSynchronize.syncAll", SYNC_ALL_FIRST_DELAY_MS, self.slave_synchronize.sync_all,
-                period_ms=SYNC_ALL_PERIOD_MS, daemon=True,
-            )  # fmt: skip
+        # BrokerController#start: startProcessorByHa and handleSlaveSynchronize, except in
+        # DLedger mode, where the role change does both
+        if not self.is_dledger:
+            self.start_processor_by_ha(self.message_store_config.broker_role)
+            self.handle_slave_synchronize(self.message_store_config.broker_role)
         # StoreStatsService#run: waitForRunning(1000), then sampling, in a loop
         stats = self.message_store.store_stats_service
         ctx.set_timer(
@@ -565,14 +562,83 @@ class BrokerController(Node):
 
     # -- name server ----------------------------------------------------------------------------------
     def _dledger_role_changed(self, role: BrokerRole, broker_id: int) -> None:
-        """``changeToSlave`` / ``changeToMaster``: the id and role (set by the handler),
-        then ``registerBrokerAll(true, true, true)``. The schedule, transaction and
-        SlaveSynchronize switches of 4.9.3's methods are not modelled yet."""
+        """``changeToSlave`` / ``changeToMaster`` after the handler set the id and role.
+
+        ``changeToSlave``: the schedule service stops, the transaction check stops
+        (``shutdownProcessorByHa``), SlaveSynchronize is armed (first in 3 s, then every
+        10 s, master address unknown until a registration reply names one).
+        ``changeToMaster``: SlaveSynchronize stops and forgets the master, the schedule
+        service and the transaction check start. Both then ``registerBrokerAll(true, true,
+        true)``. mechanisms.md "DLedger commit log" (the role change table, steps 4 and 5).
+        """
         self.broker_config.broker_id = broker_id
+        if role == BrokerRole.SLAVE:
+            self.handle_schedule_message_service(role)
+            self.shutdown_processor_by_ha()
+            self.handle_slave_synchronize(role)
+        else:
+            self.handle_slave_synchronize(role)
+            self.handle_schedule_message_service(role)
+            self.start_processor_by_ha(role)
         if self.tracer.enabled:
-            self.tracer.emit(C + ".changeRole", "dledger", Kind.STATE, role=role.value,
-                             broker_id=broker_id)  # fmt: skip
+            self.tracer.emit(
+                C + ".changeRole", "4" if role == BrokerRole.SLAVE else "5", Kind.STATE,
+                role=role.value, broker_id=broker_id,
+                slave_synchronize=self.ctx.has_timer(SYNC_TIMER),
+                schedule=self.message_store.schedule_message_service.started,
+                transaction_check=self.transactional_message_check_service.started,
+                text=f"broker {self.broker_config.broker_name} is {role.value} with brokerId {broker_id}",
+            )  # fmt: skip
         self.register_broker_all(True)
+
+    def handle_slave_synchronize(self, role: BrokerRole) -> None:
+        """``BrokerController#handleSlaveSynchronize``: a SLAVE (re)arms ``syncAll`` (first in
+        3 s, then every 10 s); any other role cancels it. Either way the master address is
+        forgotten until the next registration reply (mechanisms.md "SlaveSynchronize" step 2).
+        A chain already waiting for the master goes on, as Java's ``cancel(false)`` lets a
+        running task finish; its next syncs find no master address and skip."""
+        self.ctx.cancel_timer(SYNC_TIMER)
+        self.slave_synchronize.set_master_addr(None)
+        if role == BrokerRole.SLAVE:
+            self.ctx.set_timer(
+                SYNC_TIMER, SYNC_ALL_FIRST_DELAY_MS, self.slave_synchronize.sync_all,
+                period_ms=SYNC_ALL_PERIOD_MS, daemon=True,
+            )  # fmt: skip
+
+    def handle_schedule_message_service(self, role: BrokerRole) -> None:
+        """``DefaultMessageStore#handleScheduleMessageService``: a SLAVE delivers no delayed
+        messages (its master does, and the slave gets them by replication), so its
+        ``ScheduleMessageService`` stops; any other role starts it (nothing if started)."""
+        sms = self.message_store.schedule_message_service
+        ctx = self.ctx
+        if role == BrokerRole.SLAVE:
+            if sms.started:
+                sms.shutdown()
+                for level in sms.delay_level_table:
+                    ctx.cancel_timer(SCHEDULE_TIMER, key=f"level {level}")
+                ctx.cancel_timer("ScheduleMessageService.persist")
+                self._schedule_sleeping.clear()
+            return
+        for level, delay in sms.start(ctx.now_ms):
+            ctx.set_timer(
+                SCHEDULE_TIMER, delay, lambda lv=level: self._deliver_delayed(lv),
+                key=f"level {level}", daemon=True,
+            )  # fmt: skip
+        if not ctx.has_timer("ScheduleMessageService.persist"):
+            # ScheduleMessageService#start: scheduleAtFixedRate(persist, 10000, flushDelayOffsetInterval)
+            ctx.set_timer(
+                "ScheduleMessageService.persist", 10_000, sms.persist,
+                period_ms=self.message_store_config.flush_delay_offset_interval, daemon=True,
+            )  # fmt: skip
+
+    def start_processor_by_ha(self, role: BrokerRole) -> None:
+        """``BrokerController#startProcessorByHa``: a master runs the transaction check."""
+        if role != BrokerRole.SLAVE:
+            self.transactional_message_check_service.start()
+
+    def shutdown_processor_by_ha(self) -> None:
+        """``BrokerController#shutdownProcessorByHa``: the transaction check stops."""
+        self.transactional_message_check_service.shutdown()
 
     def register_broker_all(
         self, check_order_config: bool = True, on_done: Callable[[], None] | None = None

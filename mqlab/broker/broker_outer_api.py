@@ -134,11 +134,19 @@ def build_register_broker_request(
     ``bodyCrc32 = UtilAll.crc32(body)`` (CRC32 masked to 31 bits); docs/reference.md §2.2.
 
     Raises:
-        ValueError: ``broker_id`` is negative.
+    ``broker_id`` -1 is what a DLedger broker sends before its first role change
+    (``BrokerStartup`` sets it; the periodic ``registerBrokerAll`` still runs): the name
+    server lists it under -1, as a broker that is not the master.
+
+    Raises:
+        ValueError: ``broker_id`` is below -1.
         TypeError: a ``topic_config_table`` value is not a TopicConfig.
     """
-    if broker_id < 0:
-        raise ValueError(f"broker_id must be >= 0 (0 = master), got {broker_id}")
+    if broker_id < -1:
+        raise ValueError(
+            f"broker_id must be >= -1 (0 = master, -1 = a DLedger broker before its first "
+            f"role change), got {broker_id}"
+        )
     body = encode_register_broker_body(
         topic_config_table, data_version, filter_server_list, compressed
     )

@@ -11,10 +11,12 @@ What it owns: the data bytes (entries back to back from position 0, as the first
 (``updateLedgerEndIndexAndTerm``), which votes with it.
 
 Here the bytes are held in memory (the node keeps them across a kill, as a disk would); the
-file names and contents are :meth:`files`. A data file is 1 GiB by default
+file names and contents are :meth:`files`. With ``on_disk=True`` (``serve``'s nodes) every
+change is also written through to the data and index files under the config's store paths,
+and a new store recovers from them (``DLedgerMmapFileStore#recover``, ``mqlab.dledger.dledger_files``). A data file is 1 GiB by default
 (``mappedFileSizeForEntryData``): the blank padding 0.2.3 writes when an entry does not fit in
 the rest of a file (``MmapFileList#preAppend``) is not modelled, so an entry that would cross
-a file boundary raises. Recovery from files, the flush and clean services are later work.
+a file boundary raises. The clean service is not modelled.
 
 The checks are 0.2.3's, with its codes: a leader appends (NOT_LEADER, LEADER_TRANSFERRING), a
 follower appends the next index only (INCONSISTENT_INDEX) for its term and leader
@@ -28,6 +30,7 @@ from __future__ import annotations
 from mqlab.dledger import dledger_entry_coder as coder
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
+from mqlab.dledger.dledger_files import StoreFiles, recover_entries
 from mqlab.dledger.exception import DLedgerException, check
 from mqlab.dledger.member_state import MemberState
 from mqlab.dledger.protocol import DLedgerResponseCode
@@ -56,7 +59,9 @@ def offset2file_name(offset: int) -> str:
 class DLedgerMmapFileStore:
     """Mirrors ``DLedgerMmapFileStore`` (DLedger 0.2.3). See the module essay."""
 
-    def __init__(self, config: DLedgerConfig, member_state: MemberState) -> None:
+    def __init__(
+        self, config: DLedgerConfig, member_state: MemberState, *, on_disk: bool = False
+    ) -> None:
         self.dledger_config = config
         self.member_state = member_state
         self.data = bytearray()
@@ -78,6 +83,66 @@ class DLedgerMmapFileStore:
         #: pass every ``flushFileInterval`` had covered, ``mqlab.lab.dledger_lab``).
         self.clock = None
         self.write_ms: dict[int, int] = {}
+        #: ``on_disk``: the data and index files, written through (``dledger_files``)
+        self.store_files: StoreFiles | None = None
+        if on_disk:
+            self.store_files = StoreFiles(
+                config.get_data_store_path(), config.get_index_store_path()
+            )
+            self.recover()
+
+    # -- files on disk (on_disk=True) ---------------------------------------------------------
+    @property
+    def check_point_path(self) -> str:
+        return f"{self.dledger_config.get_default_path()}/{CHECK_POINT_FILE}"
+
+    def recover(self) -> None:
+        """``DLedgerMmapFileStore#recover`` from the files (``dledger_files`` steps 3 and 4):
+        the entries that read back whole, the index rebuilt where it disagrees, both files
+        cut to them, the ledger end from the last entry, the committed index from
+        ``checkpoint`` (at most the ledger end)."""
+        files = self.store_files
+        assert files is not None
+        data, index = files.read()
+        end, index, last_index, last_term, _first = recover_entries(data, index, CURRENT_MAGIC)
+        self.data = bytearray(data[:end])
+        self.index = bytearray(index)
+        files.sync_data(self.data, len(self.data))
+        files.sync_index(self.index, 0)
+        self.ledger_end_index, self.ledger_end_term = last_index, last_term
+        if last_index != -1:
+            self._revise_ledger_begin_index()
+        self._update_ledger_end_index_and_term()
+        try:
+            with open(self.check_point_path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            return
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "committedIndex" and value.strip():
+                self.update_committed_index(self.member_state.curr_term, int(value.strip()))
+
+    def persist_check_point(self) -> None:
+        """``DLedgerMmapFileStore#persistCheckPoint`` (``on_disk`` only): the ``checkpoint``
+        file through a temp file, as ``IOUtils#string2File``."""
+        if self.store_files is None:
+            return
+        from mqlab.dledger.dledger_files import FileDisk
+
+        FileDisk()[self.check_point_path] = self.checkpoint_text()
+
+    def close_files(self) -> None:
+        if self.store_files is not None:
+            self.store_files.close()
+
+    def _sync_data(self, from_pos: int) -> None:
+        if self.store_files is not None:
+            self.store_files.sync_data(self.data, from_pos)
+
+    def _sync_index(self, from_pos: int) -> None:
+        if self.store_files is not None:
+            self.store_files.sync_index(self.index, from_pos)
 
     # -- appends ------------------------------------------------------------------------------
     def _append_data(self, data: bytes) -> int:
@@ -88,11 +153,13 @@ class DLedgerMmapFileStore:
                 R.DISK_ERROR, f"entry at {pos} ({len(data)} bytes) crosses a data file"
             )
         self.data += data
+        self._sync_data(pos)
         return pos
 
     def _append_index(self, record: bytes) -> int:
         pos = len(self.index)
         self.index += record
+        self._sync_index(pos)
         if self.clock is not None:
             self.write_ms[pos // INDEX_UNIT_SIZE] = self.clock()
         return pos
@@ -118,6 +185,8 @@ class DLedgerMmapFileStore:
                 self.committed_index, self.committed_pos = index, entry.pos + entry.size
         for i in [i for i in self.write_ms if i > index]:
             del self.write_ms[i]
+        self._sync_data(len(self.data))
+        self._sync_index(len(self.index))
         self._update_ledger_end_index_and_term()
 
     def append_as_leader(self, entry: DLedgerEntry) -> DLedgerEntry:
@@ -170,6 +239,7 @@ class DLedgerMmapFileStore:
         data_pos = self._append_data(data)
         if data_pos != entry.pos:
             del self.data[data_pos:]  # the Java check fails after the write; keep the log whole
+            self._sync_data(data_pos)
             raise DLedgerException(R.DISK_ERROR, f"{data_pos} != {entry.pos}")
         index_pos = self._append_index(
             coder.encode_index(data_pos, len(data), entry.magic, entry.index, entry.term)
@@ -208,12 +278,15 @@ class DLedgerMmapFileStore:
             existed = False
         truncate_pos = entry.pos + entry.size if existed else entry.pos
         del self.data[truncate_pos:]
+        self._sync_data(truncate_pos)
         if not existed:
             data_pos = self._append_data(data)
             check(data_pos == entry.pos, R.DISK_ERROR, f"{data_pos} != {entry.pos}")
+        index_from = min(len(self.index), entry.index * INDEX_UNIT_SIZE)
         del self.index[entry.index * INDEX_UNIT_SIZE :]
         if len(self.index) < entry.index * INDEX_UNIT_SIZE:  # MmapFileList#rebuildWithPos
             self.index += bytes(entry.index * INDEX_UNIT_SIZE - len(self.index))
+        self._sync_index(index_from)
         self._append_index(
             coder.encode_index(entry.pos, len(data), entry.magic, entry.index, entry.term)
         )

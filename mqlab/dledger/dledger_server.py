@@ -18,6 +18,12 @@ log's end read from the store. The committed index starts at -1 after a restart 
 reads it back from the ``checkpoint`` file its flush thread writes every 3 s; that thread is
 not modelled).
 
+``on_disk=True`` (``python -m mqlab serve``'s nodes, whose memory dies with the process):
+the ``disk`` is the filesystem (``FileDisk``) and the store writes its data and index files
+through and recovers from them when the server is built (``mqlab.dledger.dledger_files``);
+its ``checkpoint`` is written every ``checkPointInterval`` (3 000 ms, the timer
+``DLedgerMmapFileStore.persistCheckPoint``) and at a graceful stop, and read back then.
+
 An append (``handle_append``, or an APPEND frame) goes to the leader's store and waits for
 the quorum ack (mechanisms.md "DLedger replication" step 1); it also wakes the dispatchers,
 whose Java threads spin and would find the entry at once.
@@ -25,11 +31,13 @@ whose Java threads spin and would find the entry at once.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import DLedgerEntry
 from mqlab.dledger.dledger_entry_pusher import DLedgerEntryPusher
+from mqlab.dledger.dledger_files import FileDisk
 from mqlab.dledger.dledger_leader_elector import DLedgerLeaderElector
 from mqlab.dledger.dledger_mmap_file_store import DLedgerMmapFileStore
 from mqlab.dledger.dledger_rpc_service import DLedgerRpcService
@@ -59,6 +67,7 @@ from mqlab.runtime.context import Channel, Node
 __all__ = ["DLedgerServer"]
 
 C = "DLedgerServer"
+CHECK_POINT_TIMER = "DLedgerMmapFileStore.persistCheckPoint"
 R = DLedgerResponseCode
 
 _REQUESTS: dict[int, type] = {
@@ -79,17 +88,30 @@ class DLedgerServer(Node):
         disk: where the ``currterm`` file lives; pass the same dict to a new server to model
             a restart on the same disk.
         name: the node's name on the driver (default: ``selfId``).
+        on_disk: keep ``currterm``, the data and index files and ``checkpoint`` in files
+            under ``config.store_base_dir``, and recover from them now (the module essay).
     """
 
+    #: frames to and from a DLedger node carry DLedger's codes (``DLedgerRpcNettyService``)
+    remoting_codes = (DLedgerRequestCode, DLedgerResponseCode)
+
     def __init__(
-        self, config: DLedgerConfig, disk: dict[str, str] | None = None, name: str | None = None
+        self,
+        config: DLedgerConfig,
+        disk: MutableMapping[str, str] | None = None,
+        name: str | None = None,
+        *,
+        on_disk: bool = False,
     ):
         super().__init__(name or config.self_id, config.peer_map()[config.self_id])
         self.config = config
-        self.disk: dict[str, str] = {} if disk is None else disk
+        self.on_disk = on_disk
+        if disk is None:
+            disk = FileDisk() if on_disk else {}
+        self.disk: MutableMapping[str, str] = disk
         self.epoch = 0
         self.member_state = MemberState(config, self.disk)
-        self.store = DLedgerMmapFileStore(config, self.member_state)
+        self.store = DLedgerMmapFileStore(config, self.member_state, on_disk=on_disk)
         self.rpc: Any = DLedgerRpcService(self)
         self.elector: DLedgerLeaderElector | None = None
         self.pusher: DLedgerEntryPusher | None = None
@@ -123,10 +145,17 @@ class DLedgerServer(Node):
             CHECK_PREFERRED_LEADER, 1000, self.elector.transfer.check_preferred_leader,
             period_ms=1000, daemon=True,
         )  # fmt: skip
+        if self.on_disk:  # FlushDataService: the checkpoint every checkPointInterval
+            interval = self.config.check_point_interval
+            self.ctx.set_timer(
+                CHECK_POINT_TIMER, interval, self.store.persist_check_point,
+                period_ms=interval, daemon=True,
+            )  # fmt: skip
 
     def on_stop(self) -> None:
         if self.elector is not None:
             self.elector.stop()
+        self.store.persist_check_point()  # DLedgerMmapFileStore#shutdown (on_disk only)
 
     # -- requests -------------------------------------------------------------------------------
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:

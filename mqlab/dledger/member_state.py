@@ -21,6 +21,7 @@ What it must not know: time, the network, the log's bytes.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from enum import Enum
 
 from mqlab.dledger.dledger_config import DLedgerConfig
@@ -78,7 +79,7 @@ def parse_term_file(text: str) -> tuple[int | None, str | None]:
 class MemberState:
     """Mirrors ``MemberState`` (DLedger 0.2.3). See the module essay."""
 
-    def __init__(self, config: DLedgerConfig, disk: dict[str, str] | None = None) -> None:
+    def __init__(self, config: DLedgerConfig, disk: MutableMapping[str, str] | None = None) -> None:
         self.dledger_config = config
         self.group = config.group
         self.self_id = config.self_id
@@ -94,7 +95,7 @@ class MemberState:
         self.peers_live_table: dict[str, bool] = {}
         self.transferee: str | None = None
         self.term_to_take_leadership = -1
-        self.disk: dict[str, str] = {} if disk is None else disk
+        self.disk: MutableMapping[str, str] = {} if disk is None else disk
         self.load_term()
 
     # -- the currterm file ------------------------------------------------------------------

@@ -79,6 +79,9 @@ class NetDLedgerNodes:
         self_ids: which peers run here (default: all of them).
         socks: already-bound listening sockets by self id (:func:`loopback_peers`); a node
             without one binds its address from ``peers``.
+        on_disk: each node keeps its log in files under ``config.store_base_dir`` and
+            recovers from them (``DLedgerServer(on_disk=True)``); a restart builds the node
+            again from its files.
 
     Raises:
         ValueError: a self id that is not among the peers.
@@ -90,6 +93,8 @@ class NetDLedgerNodes:
         config: DLedgerConfig,
         self_ids: list[str] | None = None,
         socks: dict[str, socket.socket] | None = None,
+        *,
+        on_disk: bool = False,
     ) -> None:
         peers = parse_peers(config.peers)
         ids = list(peers) if self_ids is None else list(self_ids)
@@ -100,8 +105,9 @@ class NetDLedgerNodes:
         self.peers = config.peers
         self.ids = ids
         self._socks = dict(socks or {})
+        self.on_disk = on_disk
         self.servers: dict[str, DLedgerServer] = {
-            i: DLedgerServer(config.with_(self_id=i)) for i in ids
+            i: DLedgerServer(config.with_(self_id=i), on_disk=on_disk) for i in ids
         }
 
     # -- 2./3. life cycle -----------------------------------------------------------------------
@@ -122,6 +128,10 @@ class NetDLedgerNodes:
         server = self.server(node_id)
         if server.running:
             raise ValueError(f"{node_id} is running")
+        if self.on_disk:  # what was in memory is gone: the node reads its files back
+            server.store.close_files()
+            server = DLedgerServer(server.config, name=server.name, on_disk=True)
+            self.servers[node_id] = server
         await self.driver.add_node(server)
 
     async def stop(self) -> None:
@@ -129,6 +139,7 @@ class NetDLedgerNodes:
         for i in reversed(self.ids):
             if i in self.driver.nodes and self.servers[i].running:
                 await self.driver.stop_node(i)
+            self.servers[i].store.close_files()
         for s in self._socks.values():
             s.close()
         self._socks.clear()

@@ -206,19 +206,12 @@ def points(seeds: int = SEEDS, **overrides: Any) -> list[Point]:
 
 def _producer(lab: Any, poll_ms: int) -> Any:
     """A started producer whose client polls the name server every ``poll_ms``
-    (``ClientConfig#pollNameServerInterval``; ``Lab.producer`` keeps the 30 s default)."""
+    (``ClientConfig#pollNameServerInterval``; the default is 30 s)."""
     from mqlab.client.client_config import ClientConfig
-    from mqlab.client.mq_client_instance import MQClientInstance
-    from mqlab.client.producer.default_mq_producer import DefaultMQProducer
-    from mqlab.lab.lab import NAMESRV_ADDR
 
-    cfg = ClientConfig(namesrv_addr=NAMESRV_ADDR, instance_name="producer-1",
-                       poll_name_server_interval=poll_ms)  # fmt: skip
-    inst = MQClientInstance(cfg, name="producer-1")
-    lab.driver.add_node(inst)
-    producer = DefaultMQProducer("PG", inst)
-    producer.start()
-    return producer
+    return lab.producer(
+        "PG", name="producer-1", client_config=ClientConfig(poll_name_server_interval=poll_ms)
+    )
 
 
 def run_point(point: Point) -> tuple[list[dict[str, Any]], dict[str, Any]]:

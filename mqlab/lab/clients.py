@@ -24,6 +24,7 @@ from mqlab.lab.journal import journaled
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
+    from mqlab.client.client_config import ClientConfig
     from mqlab.client.consumer.default_mq_pull_consumer import DefaultMQPullConsumer
     from mqlab.client.consumer.default_mq_push_consumer import DefaultMQPushConsumer
     from mqlab.client.mq_client_instance import MQClientInstance
@@ -56,16 +57,29 @@ class ClientsMixin:
         self.pull_consumers: dict[str, DefaultMQPullConsumer] = {}
         self._default_producer: DefaultMQProducer | None = None
 
-    def _instance(self, kind: str, name: str | None) -> MQClientInstance:
+    def _instance(
+        self, kind: str, name: str | None, client_config: ClientConfig | None = None
+    ) -> MQClientInstance:
+        """The client's node. ``client_config``: its ``ClientConfig`` (as a Java client sets
+        ``pollNameServerInterval`` and the rest on its producer or consumer, which extends
+        ``ClientConfig``); the lab sets ``instance_name`` (the node's name) and
+        ``local_offset_store_dir`` (under the lab's store) on a copy, every other field is
+        the caller's. None: the defaults, with the lab's name server."""
+        import dataclasses
+
         from mqlab.client.client_config import ClientConfig
         from mqlab.client.mq_client_instance import MQClientInstance
         from mqlab.lab.lab import NAMESRV_ADDR
 
+        if client_config is not None and not isinstance(client_config, ClientConfig):
+            raise TypeError(
+                f"client_config must be a ClientConfig, got {type(client_config).__name__}"
+            )
         node = name or self._next_name(kind)  # type: ignore[attr-defined]
         if node in self.driver.nodes:
             raise ValueError(f"a node named {node!r} already exists")
-        cfg = ClientConfig(
-            namesrv_addr=NAMESRV_ADDR, instance_name=node,
+        cfg = dataclasses.replace(
+            client_config or ClientConfig(namesrv_addr=NAMESRV_ADDR), instance_name=node,
             local_offset_store_dir=str(self.store_dir / "client-offsets"),  # type: ignore[attr-defined]
         )  # fmt: skip
         inst = MQClientInstance(cfg, name=node)
@@ -75,12 +89,15 @@ class ClientsMixin:
     # -- producers -----------------------------------------------------------------------------
     @journaled
     def producer(
-        self, group: str = "PG", *, name: str | None = None, **settings: Any
-    ) -> DefaultMQProducer:
-        """A started producer on its own client node (settings: DefaultMQProducer fields)."""
+        self, group: str = "PG", *, name: str | None = None,
+        client_config: ClientConfig | None = None, **settings: Any,
+    ) -> DefaultMQProducer:  # fmt: skip
+        """A started producer on its own client node (settings: DefaultMQProducer fields;
+        ``client_config``: its ``ClientConfig``, e.g. ``ClientConfig(poll_name_server_interval
+        =1000)`` for a route refresh every second instead of 30 s)."""
         from mqlab.client.producer.default_mq_producer import DefaultMQProducer
 
-        inst = self._instance("producer", name)
+        inst = self._instance("producer", name, client_config)
         p = DefaultMQProducer(group, inst, **settings)
         p.start()
         self.producers[inst.name] = p
@@ -161,17 +178,18 @@ class ClientsMixin:
     def push_consumer(
         self, group: str, topic: str, expression: str = "*", listener: Any = None, *,
         orderly: bool = False, expression_type: str = "TAG", name: str | None = None,
-        start: bool = True, **settings: Any,
+        start: bool = True, client_config: ClientConfig | None = None, **settings: Any,
     ) -> DefaultMQPushConsumer:  # fmt: skip
         """A push consumer on its own client node, subscribed to ``topic``.
 
         Settings are DefaultMQPushConsumer fields (``message_model="BROADCASTING"``,
         ``consume_from_where="CONSUME_FROM_FIRST_OFFSET"``, ``pull_batch_size``,
-        ``allocate_message_queue_strategy``, ``consume_time_ms`` ...).
+        ``allocate_message_queue_strategy``, ``consume_time_ms`` ...); ``client_config``: its
+        ``ClientConfig``, as for ``producer``.
         """
         from mqlab.client.consumer.default_mq_push_consumer import DefaultMQPushConsumer
 
-        inst = self._instance("consumer", name)
+        inst = self._instance("consumer", name, client_config)
         c = DefaultMQPushConsumer(group, inst, **settings)
         c.subscribe(topic, expression, expression_type)
         if orderly:

@@ -252,9 +252,15 @@ class Node:
         name: unique node name within a run ("namesrv", "broker-a", "consumer-1").
         address: ``ip:port`` the node listens on; clients may have one too (unused).
         ctx: set by the driver before ``on_start``.
+        remoting_codes: the ``(request codes, response codes)`` enums of the protocol this
+            node speaks, for the names the drivers give frames in traces and the explorer's
+            choices; None: RocketMQ's ``RequestCode``/``ResponseCode``. A DLedger node
+            speaks DLedger's (its SUCCESS is 200, which RocketMQ names
+            TRANSACTION_SHOULD_COMMIT).
     """
 
     ctx: NodeContext
+    remoting_codes: tuple[type, type] | None = None
 
     def __init__(self, name: str, address: str) -> None:
         self.name = name

@@ -218,9 +218,11 @@ def _fmt_addr(info: Any) -> str:
     return str(info)
 
 
-def _code_name(code: int, is_response: bool) -> str:
+def _code_name(code: int, is_response: bool, codes: tuple[type, type] | None = None) -> str:
+    """A frame's code by name: RocketMQ's, or ``codes`` (the local node's
+    ``remoting_codes``: a DLedger node's frames, both ways, are DLedger's)."""
     try:
-        return (ResponseCode if is_response else RequestCode)(code).name
+        return (codes or (RequestCode, ResponseCode))[1 if is_response else 0](code).name
     except ValueError:
         return str(code)
 
@@ -1144,7 +1146,8 @@ class NetDriver:
             return
         if self.recorder.level >= TraceLevel.FRAMES:
             conn.ctx.tracer.emit(
-                "RemotingCommand", "send", Kind.SEND, code=_code_name(cmd.code, cmd.is_response),
+                "RemotingCommand", "send", Kind.SEND,
+                code=_code_name(cmd.code, cmd.is_response, conn.ctx.node.remoting_codes),
                 opaque=cmd.opaque, to=conn.channel.remote_address, bytes=len(frame),
                 response=cmd.is_response,
             )  # fmt: skip
@@ -1155,7 +1158,8 @@ class NetDriver:
         ctx = conn.ctx
         if self.recorder.level >= TraceLevel.FRAMES:
             ctx.tracer.emit(
-                "RemotingCommand", "recv", Kind.RECV, code=_code_name(cmd.code, cmd.is_response),
+                "RemotingCommand", "recv", Kind.RECV,
+                code=_code_name(cmd.code, cmd.is_response, ctx.node.remoting_codes),
                 opaque=cmd.opaque, frm=conn.channel.remote_address, response=cmd.is_response,
             )  # fmt: skip
         if cmd.is_response:

@@ -151,11 +151,14 @@ class SimStream:
         return self.server if node == self.client else self.client
 
 
-def _code_name(code: int, is_response: bool) -> str:
+def _code_name(code: int, is_response: bool, codes: tuple[type, type] | None = None) -> str:
+    """A frame's code by name: RocketMQ's, or ``codes`` (an endpoint's ``remoting_codes``)."""
     try:
-        from mqlab.remoting.codes import RequestCode, ResponseCode
+        if codes is None:
+            from mqlab.remoting.codes import RequestCode, ResponseCode
 
-        return (ResponseCode if is_response else RequestCode)(code).name
+            codes = (RequestCode, ResponseCode)
+        return codes[1 if is_response else 0](code).name
     except (ImportError, ValueError):
         return str(code)
 
@@ -378,7 +381,7 @@ class SimDriver:
         self.events_run = 0
         # NOTE: performance — code names per (code, is_response): an enum look-up per frame
         # cost ~1.5 µs; every frame's timer label needs one.
-        self._code_names: dict[tuple[int, bool], str] = {}
+        self._code_names: dict[tuple[int, bool, tuple[type, type] | None], str] = {}
         #: The explorer's chooser (``mqlab.explore``), or None: the run is the seed's own.
         self.chooser = None
         #: byte streams: listen address -> (node, on_accept); streams by channel id
@@ -727,7 +730,7 @@ class SimDriver:
             latency = self.chooser.choose_latency(sender, receiver, cmd, latency)
         due = max(self.scheduler.now + latency, conn.last_due[sender])
         conn.last_due[sender] = due
-        code_name = self._frame_code_name(cmd.code, cmd.is_response)
+        code_name = self._frame_code_name(cmd.code, cmd.is_response, sender, receiver)
         if self.recorder.level >= TraceLevel.FRAMES:
             self._tracer_for(sender).emit(
                 "RemotingCommand", "send", Kind.SEND, code=code_name,
@@ -739,10 +742,17 @@ class SimDriver:
             key=label, keyed=False,
         )  # fmt: skip
 
-    def _frame_code_name(self, code: int, is_response: bool) -> str:
-        name = self._code_names.get((code, is_response))
+    def _frame_code_name(self, code: int, is_response: bool, a: str, b: str) -> str:
+        """The code's name in the protocol of the endpoints ``a`` and ``b`` (a DLedger node's
+        frames, both ways, are DLedger's; ``Node.remoting_codes``)."""
+        na, nb = self.nodes.get(a), self.nodes.get(b)
+        codes = (na.remoting_codes if na is not None else None) or (
+            nb.remoting_codes if nb is not None else None
+        )
+        key = (code, is_response, codes)
+        name = self._code_names.get(key)
         if name is None:
-            name = self._code_names[(code, is_response)] = _code_name(code, is_response)
+            name = self._code_names[key] = _code_name(code, is_response, codes)
         return name
 
     def _deliver(self, conn: SimConnection, receiver: str, frame: bytes) -> None:
@@ -760,7 +770,9 @@ class SimDriver:
         if self.recorder.level >= TraceLevel.FRAMES:
             ctx.tracer.emit(
                 "RemotingCommand", "recv", Kind.RECV,
-                code=self._frame_code_name(cmd.code, cmd.is_response), opaque=cmd.opaque,
+                code=self._frame_code_name(cmd.code, cmd.is_response, receiver,
+                                           conn.peer_of(receiver)),
+                opaque=cmd.opaque,
                 frm=conn.peer_of(receiver), response=cmd.is_response,
             )  # fmt: skip
         if cmd.is_response:

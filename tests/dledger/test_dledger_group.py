@@ -162,3 +162,24 @@ def test_a_killed_follower_restarts_with_its_term_and_catches_up():
     assert g.leader() == leader
     assert g.log(victim) == g.log(leader)
     assert g.server(victim).store.committed_index == 2
+
+
+def test_dledger_frames_carry_dledger_code_names():
+    """A frame between DLedger nodes is named by DLedgerRequestCode/DLedgerResponseCode
+    (0.2.3), in the trace and in the label the explorer offers as a choice: VOTE (51001)
+    and SUCCESS (200), not "51001" and RocketMQ's TRANSACTION_SHOULD_COMMIT (also 200)."""
+    from mqlab.trace.events import TraceLevel
+
+    g = DLedgerGroup(3, seed=5, trace_level=TraceLevel.FRAMES)
+    g.advance(0)
+    assert [t.label for t in g.driver.scheduler.pending() if t.name == "frame"] == [
+        f"frame {b} VOTE {a}->{b}" for a, b in
+        (("n0", "n1"), ("n0", "n2"), ("n1", "n0"), ("n1", "n2"), ("n2", "n0"), ("n2", "n1"))
+    ]  # fmt: skip
+    g.advance(1)
+    frames = [(e.node, e.step, e.fields["code"], e.fields["response"])
+              for e in g.trace.select(component="RemotingCommand")]  # fmt: skip
+    assert frames[6:8] == [("n1", "recv", "VOTE", False), ("n1", "send", "SUCCESS", True)]
+    assert {t.label.split()[2] for t in g.driver.scheduler.pending() if t.name == "frame"} == {
+        "SUCCESS"
+    }

@@ -396,3 +396,40 @@ def test_a_lost_machine_comes_back_empty_and_gets_the_whole_log_on_the_next_appe
     assert steps[-5:] == [("4", "COMPARE"), ("6", "TRUNCATE"), ("8", "APPEND"), ("8", "APPEND"),
                           ("8", "APPEND")]  # fmt: skip
     assert lab.broker("n0").message_store.get_max_offset_in_queue("TopicTest", 2) == 2
+
+
+def test_a_producer_with_its_own_client_config_learns_the_new_master_at_its_poll(lab):
+    """``lab.producer(client_config=ClientConfig(poll_name_server_interval=1000))``: the lab
+    keeps the caller's fields and sets the instance name and offset dir. Seed 5, the leader's
+    broker (n2) killed at 853 ms: the 1 s producer's route names n1's broker as master at
+    7,673 ms, the default (30 s) one's only at its next poll, 30,673 ms."""
+    from mqlab.client.client_config import ClientConfig
+    from mqlab.common.message import Message
+
+    fast = lab.producer(name="fast", client_config=ClientConfig(poll_name_server_interval=1000))
+    slow = lab.producer(name="slow")
+    insts = {"fast": fast.default_mq_producer_impl.instance,
+             "slow": slow.default_mq_producer_impl.instance}  # fmt: skip
+    cfg = insts["fast"].client_config
+    assert (cfg.poll_name_server_interval, cfg.instance_name, cfg.namesrv_addr) == (
+        1000, "fast", "127.0.0.1:9876",
+    )  # fmt: skip
+    assert insts["slow"].client_config.poll_name_server_interval == 30_000
+    for p in (fast, slow):
+        f = p.send(Message("T", b"x"))
+        lab.advance(100)
+        assert f.done and f.get().send_status.name == "SEND_OK"
+
+    def master(inst) -> str | None:
+        rd = inst.topic_route_table.get("T")
+        return None if rd is None else rd.broker_datas[0].broker_addrs.get(0)
+
+    assert (lab.now, master(insts["fast"]), master(insts["slow"])) == (853, N2, N2)
+    lab.kill("n2")
+    seen: dict[str, int] = {}
+    while len(seen) < 2 and lab.now < 60_000:
+        lab.advance(10)
+        seen.update({n: lab.now for n, i in insts.items() if n not in seen and master(i) == N1})
+    assert seen == {"fast": 7_673, "slow": 30_673}
+    with pytest.raises(TypeError, match="client_config must be a ClientConfig, got dict"):
+        lab.producer(name="bad", client_config={"poll_name_server_interval": 1000})

@@ -285,10 +285,11 @@ def test_register_body_fastjson_shape():
 
 
 def test_build_register_request_argument_checks():
-    """A negative broker id or a non-TopicConfig table value is API misuse."""
-    with pytest.raises(ValueError, match="broker_id"):
+    """A broker id below -1 (-1: a DLedger broker before its role change) or a
+    non-TopicConfig table value is API misuse."""
+    with pytest.raises(ValueError, match="broker_id must be >= -1"):
         build_register_broker_request(
-            cluster_name="c", broker_addr="a", broker_name="b", broker_id=-1,
+            cluster_name="c", broker_addr="a", broker_name="b", broker_id=-2,
             ha_server_addr=None, topic_config_table={}, data_version=DataVersion(),
         )  # fmt: skip
     with pytest.raises(TypeError, match="topic_config_table"):

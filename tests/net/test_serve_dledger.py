@@ -61,9 +61,9 @@ PEERS = "n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913"
          "n0 would listen on 10.1.2.3:40911, not on --host 127.0.0.1: give it a 127.0.0.1 "
          "address in --dledger-peers (or another --host)"),
         ({"dledger_nodes": 10}, "dledger_nodes must be between 0 and 9, got 10"),
-        ({"dledger_nodes": 3, "brokers": 2, "store": "/tmp/x"},
-         "DLedger mode runs DLedger nodes only (no name server, no broker; the log is held in "
-         "memory): --brokers, --store cannot go with it"),
+        ({"dledger_nodes": 3, "brokers": 2, "namesrv_addr": "127.0.0.1:9876"},
+         "DLedger mode runs DLedger nodes only (no name server, no broker): --brokers, "
+         "--namesrv-addr cannot go with it"),
     ],
 )  # fmt: skip
 def test_dledger_flags_are_checked_before_anything_binds(kw, message):
@@ -156,3 +156,52 @@ def test_three_serve_processes_one_node_each_form_a_group(tmp_path):
     finally:
         for proc in procs:
             proc.kill()
+
+
+# -- the log on disk ------------------------------------------------------------------------------
+def test_a_killed_serve_process_comes_back_with_its_nodes_logs(tmp_path):
+    """``serve --dledger-peers P --store S`` (three nodes in one process); entries 0..2
+    appended ("e0", "e1", "e2": positions 0, 50, 100); the process killed with SIGKILL (no
+    shutdown), then started again on the same store: each node reads its files back
+    (``S/dledger-nI/data`` and ``index``), so the group's next entry is index 3 at position
+    150, and every node's data file is the four entries' bytes, the first three as before."""
+    ports = _free_ports(3)
+    peers = ";".join(f"n{i}-127.0.0.1:{p}" for i, p in enumerate(ports))
+    data = [tmp_path / "s" / f"dledger-n{i}" / "data" / ("0" * 20) for i in range(3)]
+
+    def start() -> ServeProc:
+        return ServeProc(tmp_path, "--dledger-peers", peers, "--dledger-group", "g4",
+                         "--store", str(tmp_path / "s"))  # fmt: skip
+
+    def append(body: bytes) -> AppendEntryResponse:
+        seen: list[AppendEntryResponse] = []
+
+        def appended() -> bool:
+            for i, p in enumerate(ports):
+                resp = _append(f"127.0.0.1:{p}", "g4", f"n{i}", body)
+                if resp.code == R.SUCCESS:
+                    seen.append(resp)
+                    return True
+            return False
+
+        wait_until(appended, 30, f"a leader appending {body!r}")
+        return seen[-1]
+
+    proc = start()
+    try:
+        got = [append(b"e%d" % k) for k in range(3)]
+        assert [(r.index, r.pos) for r in got] == [(0, 0), (1, 50), (2, 100)]
+        wait_until(lambda: all(len(f.read_bytes()) == 150 for f in data), 15,
+                   "entries 0..2 in every node's data file")  # fmt: skip
+        before = [f.read_bytes() for f in data]
+        proc.kill_group()
+        proc = start()
+        fourth = append(b"e3")
+        assert (fourth.index, fourth.pos) == (3, 150)
+        wait_until(lambda: all(len(f.read_bytes()) == 200 for f in data), 15,
+                   "entry 3 in every node's data file")  # fmt: skip
+        assert all(f.read_bytes()[:150] == b for f, b in zip(data, before, strict=True))
+        rc, out, err = proc.terminate()
+        assert (rc, out.splitlines()) == (0, ["mqlab serve: stopped"]), err
+    finally:
+        proc.kill()

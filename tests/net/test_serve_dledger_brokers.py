@@ -117,8 +117,12 @@ def test_a_dledger_broker_group_registers_its_leader_as_master_and_fails_over(tm
         wait_until(sent, 20, "a SEND_OK from the new master")
         r = got[-1]
         assert (r.ext_fields["queueId"], r.ext_fields["queueOffset"]) == ("0", "1")
-        with pytest.raises(ValueError, match="broker-a-n. is a DLedger broker: its log is held"):
-            srv.submit(srv.server.restart_broker(leader))
+        # the old leader restarted on its files: it follows, and has both messages
+        srv.submit(srv.server.restart_broker(leader))
+        wait_until(lambda: srv.call(lambda s: [e.body for e in s.dledger_servers[leader].store.entries()
+                                               if s.dledger_servers[leader].store.committed_index == 1]) != [],
+                   20, "the restarted node has entry 1 committed")  # fmt: skip
+        assert srv.call(lambda s: s.dledger_servers[leader].member_state.role.value) == "FOLLOWER"
 
 
 def test_a_config_with_enable_dleger_commit_log_runs_that_one_node(tmp_path):
@@ -172,3 +176,49 @@ def test_the_cli_runs_a_dledger_broker_group_and_stops_on_sigterm(tmp_path):
         assert out.splitlines() == ["mqlab serve: stopped"]
     finally:
         proc.kill()
+
+
+def test_a_killed_node_restarts_with_its_log_from_its_files(tmp_path):
+    """``--dledger-brokers 3``, 5 messages committed on every node; a follower killed (no
+    shutdown) and restarted: the new DLedgerServer reads 0.2.3's files back
+    (``<store>/<node>/dledger-n<i>/data`` and ``index``): ledgerEndIndex 4 and every entry's
+    bytes as before the kill; it follows again, its broker at brokerId i + 1, and its
+    consume queue serves the 5 messages."""
+    cfg = ServeConfig(namesrv_port=0, broker_port=0, dledger_port=0, dledger_brokers=3,
+                      store=str(tmp_path))  # fmt: skip
+    with ServerThread(cfg) as srv:
+        wait_until(lambda: _leader(srv) is not None and 0 in _broker_addrs(srv.namesrv_addr), 20,
+                   "a master")  # fmt: skip
+        leader = _leader(srv)
+        master = srv.call(lambda s: s.broker(leader).broker_addr)
+        for k in range(5):
+            r = send_v2(master, "DlTopic", b"m%d" % k, group="pg", queue_id=0)
+            assert (r.code, r.ext_fields["queueOffset"]) == (0, str(k))
+        node = next(f"broker-a-n{i}" for i in range(3) if f"broker-a-n{i}" != leader)
+        i = int(node[-1])
+
+        def committed() -> list[int]:
+            return srv.call(lambda s: [d.store.committed_index for d in s.dledger_servers.values()])
+
+        wait_until(lambda: committed() == [4, 4, 4], 20, "entry 4 committed on every node")
+
+        def log(s) -> tuple[int, list[bytes]]:
+            store = s.dledger_servers[node].store
+            return store.ledger_end_index, [bytes(store.data[e.pos : e.pos + e.size])
+                                            for e in store.entries()]  # fmt: skip
+
+        srv.submit(srv.server.stop_broker(node, graceful=False))
+        before = srv.call(log)
+        assert before[0] == 4 and len(before[1]) == 5
+        data_file = tmp_path / node / f"dledger-n{i}" / "data" / ("0" * 20)
+        assert data_file.read_bytes() == b"".join(before[1])
+        srv.submit(srv.server.restart_broker(node))
+        assert srv.call(log) == before
+        wait_until(lambda: srv.call(lambda s: s.dledger_servers[node].member_state.role.value)
+                   == "FOLLOWER" and _broker_addrs(srv.namesrv_addr).get(i + 1)
+                   == srv.call(lambda s: s.broker(node).broker_addr), 20,
+                   "the restarted node following, its broker at brokerId i + 1")  # fmt: skip
+        wait_until(lambda: committed() == [4, 4, 4], 20, "the restarted node learns the commit")
+        assert srv.call(log) == before
+        wait_until(lambda: srv.call(lambda s: s.broker(node).message_store.get_max_offset_in_queue(
+            "DlTopic", 0)) == 5, 20, "its consume queue rebuilt")  # fmt: skip

@@ -30,12 +30,24 @@ class TransactionalMessageCheckService:
         self.broker = broker
         #: how many checks ran (for inspection and tests).
         self.runs = 0
+        #: ``ServiceThread#started``
+        self.started = False
 
     def start(self) -> None:
-        """Arm the periodic timer (first run one interval after start)."""
+        """Arm the periodic timer (first run one interval after start); nothing if started
+        (``ServiceThread#start``: ``started.compareAndSet(false, true)``)."""
+        if self.started:
+            return
+        self.started = True
         interval = self.broker.broker_config.transaction_check_interval
         self.broker.ctx.set_timer(TIMER, interval, self.on_wait_end, period_ms=interval,
                                   daemon=True)  # fmt: skip
+
+    def shutdown(self) -> None:
+        """``ServiceThread#shutdown``: the timer is cancelled (a DLedger broker turned SLAVE)."""
+        if self.started:
+            self.started = False
+            self.broker.ctx.cancel_timer(TIMER)
 
     def on_wait_end(self) -> None:
         """One check. Mirrors ``#onWaitEnd``: the config is read at each run."""
