@@ -245,6 +245,8 @@ class _SideRunner:
         for st in steps:
             if isinstance(st, SideAction):
                 getattr(self.side, st.method)(*st.args)
+                for to in st.reconnect:
+                    self.client.close_connection(self._addr(Step(st.name, 0, to=to)))
                 continue
             for dep in st.after:
                 if dep in self.pending:
@@ -307,9 +309,9 @@ def _segments(steps: Sequence[Step | StoredCheck]) -> list[list[Step] | StoredCh
 
 def _envs(real: Side, mq: Side, clients: tuple[RawTcpClient, RawTcpClient]):
     def env(side: Side, c: RawTcpClient) -> SideEnv:
-        # closed ones too: a DLedger row's connection to a node killed since (its
-        # messages' bornHost)
-        addrs = tuple(conn.local_addr for conn in c._conns.values())
+        # closed ones too: a DLedger row's connection to a node killed since (the bornHost
+        # of the messages sent on it)
+        addrs = tuple(conn.local_addr for conn in [*c._conns.values(), *c.closed_conns])
         acl_addr = getattr(side, "acl_addr", "")
         return SideEnv(
             side.broker_addr, side.namesrv_addr, addrs, getattr(side, "slave_addr", ""),
