@@ -242,3 +242,91 @@ def test_bench_says_so_and_measures_nothing_when_the_slave_never_reports(
     )
     assert "threads broker" not in out
     assert opened[0]._server._loop.loop.is_closed()  # closed by main
+
+
+# -- --group dledger: the plumbing, without a group or a JVM ---------------------------------------
+
+
+def test_dledger_group_option() -> None:
+    a = parse_args(["--group", "dledger", "--threads", "1", "--messages", "50"])
+    assert (a.group, a.dledger, a.broker_role, a.slaves, a.kinds) == (
+        "dledger", True, None, 0, ["real", "mqlab"],
+    )  # fmt: skip
+    assert parse_args([]).dledger is False
+
+
+class FakeDLedger:
+    """What ``main`` needs of a DLedger target; records the calls."""
+
+    def __init__(self, kind: str, calls: list[str], ready: bool = True) -> None:
+        self.kind, self.calls, self.ready = kind, calls, ready
+        self.namesrv_addr = f"127.0.0.1:{1 if kind == 'real' else 2}"
+        self.cpu = 0.0
+
+    def wait_ready(self, timeout_s: float) -> str:
+        self.calls.append(f"{self.kind} wait_ready {timeout_s:g}")
+        if not self.ready:
+            from mqlab.bench.real import BenchError
+
+            raise BenchError("never answered SEND_OK")
+        return f"{self.kind} ready"
+
+    def cpu_seconds(self) -> float:
+        self.cpu += 0.1 * 221  # 100 µs for each of the 221 messages handled
+        return self.cpu
+
+    def close(self) -> None:
+        self.calls.append(f"{self.kind} close")
+
+
+def test_dledger_group_runs_both_groups_one_after_the_other_with_ratios(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each side's group is opened, waited for, measured and closed before the next; the
+    table has the ratio row; no ``open_target`` (single broker or HA group) is used."""
+    import mqlab.bench.real as real
+
+    calls: list[str] = []
+
+    def opener(kind: str, workdir, loop: str) -> FakeDLedger:
+        calls.append(f"{kind} open {loop}")
+        return FakeDLedger(kind, calls)
+
+    def bench(namesrv: str, topic: str, threads: int, per_thread: int, workdir) -> dict:
+        calls.append(f"bench {namesrv} {topic} {threads}x{per_thread}")
+        r = result(800.0 if namesrv.endswith(":1") else 400.0, 1.0, 4.0, 20)
+        r["warmup"] = 200
+        return r
+
+    def no_target(*a, **kw):
+        raise AssertionError("open_target used for --group dledger")
+
+    monkeypatch.setattr(real, "open_dledger", opener)
+    monkeypatch.setattr(real, "open_target", no_target)
+    monkeypatch.setattr(real, "run_java_bench", bench)
+    argv = ["--group", "dledger", "--threads", "1", "--messages", "20", "--slave-timeout", "30"]
+    assert real.main(argv) == 0
+    assert calls == [
+        "real open asyncio", "real wait_ready 30", "bench 127.0.0.1:1 BenchT1 1x20", "real close",
+        "mqlab open asyncio", "mqlab wait_ready 30", "bench 127.0.0.1:2 BenchT1 1x20",
+        "mqlab close",
+    ]  # fmt: skip
+    out = capsys.readouterr().out
+    assert "real ready\n" in out and "mqlab ready\n" in out
+    assert "20 per thread, a DLedger group of 3 brokers (n0 leading); load average" in out
+    ratio = next(line for line in out.splitlines() if line.split()[1:2] == ["ratio"])
+    assert ratio.split()[2] == "0.50x"
+
+
+def test_dledger_group_that_never_takes_sends_is_reported_and_closed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mqlab.bench.real as real
+
+    calls: list[str] = []
+    monkeypatch.setattr(real, "open_dledger",
+                        lambda kind, workdir, loop: FakeDLedger(kind, calls, ready=False))  # fmt: skip
+    monkeypatch.setattr(real, "run_java_bench", lambda *a: pytest.fail("measured"))
+    assert real.main(["--group", "dledger", "--targets", "mqlab", "--threads", "1"]) == 2
+    assert calls == ["mqlab wait_ready 90", "mqlab close"]
+    assert capsys.readouterr().out == "mqlab: never answered SEND_OK\n"

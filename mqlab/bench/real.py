@@ -81,6 +81,25 @@ and slave over both cores. Under cProfile (``--group sync --targets mqlab --thre
 message instead of 1.8 (the HA push and the slave's report, in the kernel), then
 commit-log flushes and reput (now on two stores); no Python hot spot of its own.
 
+**A DLedger group** (``--group dledger``): three brokers of ``broker-a`` on
+``DLedgerCommitLog`` on each side, ``preferredLeaderId=n0`` on both (``DLedgerTarget``): the
+real one in four JVMs (name server and nodes, full JIT, 512 MiB each), mqlab's ``serve
+--dledger-brokers 3`` on one loop thread. The bench waits until the name server lists ``n0``
+at brokerId 0 and the followers at 2 and 3 and a probe send is SEND_OK, then measures the
+leader through the Java client's route; a SEND_OK waits for a majority (the leader and one
+follower). Measured 2026-11-29 15:21-15:24 UTC, one run of ``--group dledger --messages 2000``
+(load average 5.3 at the start, 10.9 at the end, on 2 cores shared with four other jobs;
+every send SEND_OK, every message consumed)::
+
+    threads   msg/s real / mqlab   ratio   send p50 ms real / mqlab  ratio   send p99 ms  ratio
+       1          70 / 220         3.13x        12.03 / 3.52        0.29x   51.6 / 18.6  0.36x
+       4         270 / 227         0.84x        12.83 / 13.57       1.06x   45.7 / 60.6  1.33x
+
+The real group's send p50 stays near 12 ms with 1 producer as with 4 (each of its threads waits
+for the quorum ack), so it scales with producers; mqlab's one loop thread runs all three nodes
+and the name server and is CPU-bound at 4 producers (2.7 ms of loop CPU a message, against 5.9
+ms for the real group's four JVMs together, their idle polling included).
+
 **Batched writes and uvloop** (2026-11-29, ``--threads 1,4 --profile``, one run each, load
 3-9 on 2 cores, mqlab under cProfile in both). Before: ``socket.send`` 15 % of the loop's
 busy time at 1.81 calls a message. With the frames of a pass joined per connection (the Java
@@ -106,12 +125,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mqlab.interop.targets import MqlabTarget, Target, open_target
 
 __all__ = [
     "GROUPS",
     "BenchError",
+    "DLedgerTarget",
     "SlaveReady",
     "main",
     "report_lines",
@@ -122,12 +143,17 @@ __all__ = [
 
 FLAGS = ["-Xms256m", "-Xmx512m", "-XX:+UseSerialGC"]
 
-#: ``--group``: the master's brokerRole and its number of slaves.
+#: ``--group``: the master's brokerRole and its number of slaves (``dledger``: a DLedger group
+#: of three brokers, whose roles its election decides).
 GROUPS: dict[str, tuple[str | None, int]] = {
     "single": (None, 0),
     "async": ("ASYNC_MASTER", 1),
     "sync": ("SYNC_MASTER", 1),
+    "dledger": (None, 0),
 }
+#: the real DLedger nodes' JVM options for a benchmark: full JIT (the tests' stop at C1), a
+#: fixed heap; three nodes and the name server share the machine
+DLEDGER_BENCH_JVM = ["-XX:TieredStopAtLevel=4", "-Xms512m", "-Xmx512m"]
 
 #: ``--targets``, in the order they run: the real broker, mqlab on asyncio, mqlab on uvloop
 TARGETS = ("real", "mqlab", "uvloop")
@@ -136,6 +162,63 @@ TARGETS = ("real", "mqlab", "uvloop")
 PROBE_TOPIC = "BenchProbe"
 #: what a master answers while its slave is not (yet) in step (``CommitLog#handleHA``)
 RETRY_CODES = {11: "SLAVE_NOT_AVAILABLE", 12: "FLUSH_SLAVE_TIMEOUT"}
+
+
+class DLedgerTarget:
+    """``--group dledger``: a DLedger group of ``broker-a`` (nodes ``n0``..``n2``) as a bench
+    target: the real one (:class:`~mqlab.conformance.dledger_rows.RealDLedgerSide`, four
+    JVMs) or ``mqlab serve --dledger-brokers 3`` (``MqlabDLedgerSide``), both with
+    ``preferredLeaderId=n0``. :meth:`wait_ready` blocks until ``n0`` is the master and every
+    node registered, and a probe send to it is SEND_OK."""
+
+    def __init__(self, kind: str, workdir: Path, loop: str = "asyncio") -> None:
+        from mqlab.conformance.dledger_rows import MqlabDLedgerSide, RealDLedgerSide
+
+        self.kind = kind
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.side: Any = (
+            RealDLedgerSide(workdir, jvm_options=DLEDGER_BENCH_JVM)
+            if kind == "real"
+            else MqlabDLedgerSide(workdir, loop=loop)
+        )
+        self.side.start()
+        self.namesrv_addr = self.side.namesrv_addr
+        self.broker_addr = self.side.broker_addr
+        self.slave_addr = ""
+
+    def wait_ready(self, timeout_s: float = 90.0) -> str:
+        """n0 leading with every node listed, then probe sends until one is SEND_OK; a line
+        that says what it took."""
+        start = time.monotonic()
+        self.side.lead("n0")
+        answers: list[str] = []
+        while True:
+            code = _probe_send(self.broker_addr, len(answers), timeout_s=15.0)
+            answers.append("SEND_OK" if code == 0 else f"code {code}")
+            if code == 0:
+                break
+            if time.monotonic() - start > timeout_s:
+                raise BenchError(f"the DLedger leader at {self.broker_addr} never answered "
+                                 f"SEND_OK within {timeout_s:g} s ({_summary(answers)})")  # fmt: skip
+            time.sleep(0.2)
+        table = self.side.table()
+        return (f"{self.kind:6} DLedger group ready after {time.monotonic() - start:.1f} s: "
+                f"brokerIds {sorted(table)}, probe sends {_summary(answers)}")  # fmt: skip
+
+    def run_on_loop(self, fn: Any) -> Any:
+        return self.side.run_on_loop(fn)
+
+    def cpu_seconds(self) -> float:
+        """The real group's JVMs (name server and three nodes), or mqlab's loop thread."""
+        return self.side.cpu_seconds()
+
+    def close(self) -> None:
+        self.side.stop()
+
+
+def open_dledger(kind: str, workdir: Path, loop: str = "asyncio") -> DLedgerTarget:
+    """A started :class:`DLedgerTarget` (``kind`` real or mqlab)."""
+    return DLedgerTarget(kind, workdir, loop)
 
 
 class BenchError(RuntimeError):
@@ -277,7 +360,7 @@ def _measured_run(target: Target, n: int, per_thread: int, workdir: Path) -> dic
     return r
 
 
-def _start_profile(target: MqlabTarget) -> cProfile.Profile:
+def _start_profile(target: Any) -> cProfile.Profile:
     prof = cProfile.Profile()  # the default clock: cheap; the CPU clock costs a syscall a call
     target.run_on_loop(prof.enable)
     return prof
@@ -353,11 +436,14 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--group", choices=sorted(GROUPS), default="single",
         help="single: one master (default); sync / async: a SYNC_MASTER / ASYNC_MASTER with one "
-        "slave on each side, the bench waiting for the slave before it measures",
+        "slave on each side, the bench waiting for the slave before it measures; dledger: a "
+        "DLedger group of three brokers on each side (the real one: four JVMs; mqlab: serve "
+        "--dledger-brokers 3), the bench waiting for n0 to lead",
     )  # fmt: skip
     ap.add_argument(
         "--slave-timeout", type=float, default=90.0, metavar="S",
-        help="seconds to wait for the slave to get in step (default 90)",
+        help="seconds to wait for the slave to get in step, or for the DLedger group to take "
+        "sends (default 90)",
     )  # fmt: skip
     ap.add_argument(
         "--profile", metavar="FILE",
@@ -386,6 +472,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--targets: some of {', '.join(TARGETS)}, got {args.targets!r}")
     args.kinds = [k for k in TARGETS if k in names]
     args.broker_role, args.slaves = GROUPS[args.group]
+    args.dledger = args.group == "dledger"
     return args
 
 
@@ -396,13 +483,23 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[tuple[str, int], dict] = {}
     ready: dict[str, SlaveReady] = {}
     for kind in kinds:
-        target = open_target(
-            "real" if kind == "real" else "mqlab", root / kind, benchmark=True,
-            broker_role=args.broker_role, slaves=args.slaves,
-            loop="uvloop" if kind == "uvloop" else "asyncio",
-        )  # fmt: skip
+        loop = "uvloop" if kind == "uvloop" else "asyncio"
+        target: Any
+        if args.dledger:
+            target = open_dledger("real" if kind == "real" else "mqlab", root / kind, loop)
+        else:
+            target = open_target(
+                "real" if kind == "real" else "mqlab", root / kind, benchmark=True,
+                broker_role=args.broker_role, slaves=args.slaves, loop=loop,
+            )  # fmt: skip
         prof = None
         try:
+            if args.dledger:
+                try:
+                    print(target.wait_ready(args.slave_timeout), flush=True)
+                except BenchError as e:
+                    print(f"{kind}: {e}", flush=True)
+                    return 2
             if args.slaves:
                 try:
                     ready[kind] = wait_for_slave(
@@ -412,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{kind}: {e}", flush=True)
                     return 2
                 print(ready[kind].line(kind), flush=True)
-            if args.profile and isinstance(target, MqlabTarget):
+            if args.profile and (isinstance(target, MqlabTarget) or kind != "real"):
                 prof = _start_profile(target)
             for n in threads:
                 r = _measured_run(target, n, args.messages, root / kind)
@@ -430,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
             target.close()
     load = os.getloadavg()
     group = "one master" if not args.slaves else f"{args.broker_role} with 1 slave"
+    if args.dledger:
+        group = "a DLedger group of 3 brokers (n0 leading)"
     print(f"\nJava client, 100-byte sync sends, {args.messages} per thread, {group}; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; cpuUsPerMsg: "
           "the broker process's CPU (mqlab: its event-loop thread) per message handled")  # fmt: skip

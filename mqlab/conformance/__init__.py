@@ -29,7 +29,9 @@ threaded client (several requests in flight per connection, arrival times measur
 ``sides``, ``scenario``, ``scenarios/``, ``engine``, ``compare``, ``stored``, ``report``,
 ``coverage`` and ``cli`` are the harness. ``dledger_group`` runs a real 4.9.3 DLedger group
 (a name server and three nodes, one JVM each), ``dledger_capture`` relays and records the frames
-its nodes send each other, and ``dledger_record`` writes them as fixtures (docs/dledger.md).
+its nodes send each other, and ``dledger_record`` writes them as fixtures (docs/dledger.md);
+``dledger_rows`` asks a real DLedger group and ``serve --dledger-brokers 3`` the same requests
+around a leader kill, row by row, after the mixed group (``dledger_mixed``).
 
 Normalization rules (``compare.RULES``; only a named rule may mask a field, and only
 when the two values are equal once that rule's one reason is taken away):

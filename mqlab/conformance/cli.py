@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--no-dledger", action="store_true",
         help="skip the mixed DLedger group (an mqlab node and two real 4.9.3 DLedger nodes) "
-        "that follows the scenarios against the real broker",
+        "and the rows across a DLedger leader kill (a real group and serve's) that follow "
+        "the scenarios against the real broker",
     )  # fmt: skip
     ap.add_argument(
         "--codes", action="store_true",
@@ -90,7 +91,10 @@ def run(args: argparse.Namespace, out=print):
         # the default report is tracked: its run file goes to the git-ignored artifacts/;
         # a report elsewhere gets its run file beside it
         run_file = RUN_FILE if args.report == DEFAULT_REPORT else args.report.with_suffix(".run.md")
-        write_report(result, args.report, real_label=label, groups_doc=GROUPS, codes=codes,
+        from mqlab.conformance.dledger_rows import GROUP_DOC
+
+        write_report(result, args.report, real_label=label,
+                     groups_doc={**GROUPS, "dledger-failover": GROUP_DOC}, codes=codes,
                      run_file=run_file)  # fmt: skip
         out(f"conformance: report written to {args.report} (this run's timings: {run_file})")
     out(f"conformance: {result.seconds:.0f} s")
@@ -128,7 +132,33 @@ def dledger(result, out=print):
     for problem in result.dledger_problems:
         out(f"dledger: {problem}")
     out(f"dledger: checked in {time.monotonic() - started:.0f} s")
+    dledger_rows(result, out)
     return mixed
+
+
+def dledger_rows(result, out=print) -> None:
+    """The rows across a leader kill (mqlab/conformance/dledger_rows.py): a real 4.9.3
+    DLedger group and ``serve --dledger-brokers 3``; each row goes into ``result`` (and
+    counts in its tally), a failed start or a wait that gave up into its dledger problems."""
+    import time
+
+    from mqlab.conformance.dledger_rows import run_dledger_rows
+    from mqlab.conformance.real_cluster import RealClusterError
+    from mqlab.conformance.report import row_line
+
+    started = time.monotonic()
+    try:
+        rows, notes = run_dledger_rows(out, log=lambda r: out(row_line(r, False)))
+    except (RealClusterError, TimeoutError) as e:
+        result.dledger_problems.append(f"dledger rows: {e}")
+        out(f"dledger rows: FAILED: {e}")
+        return
+    result.rows.extend(rows.rows)
+    result.dledger_problems += notes
+    for note in notes:
+        out(f"dledger rows: {note}")
+    out(f"dledger rows: {rows.summary().removeprefix('conformance: ')}, "
+        f"in {time.monotonic() - started:.0f} s")  # fmt: skip
 
 
 def replicate(real, result, out=print) -> None:

@@ -48,6 +48,8 @@ class SideEnv:
     #: ``rocketmq.home.dir`` (each side's own temp dir)
     acl_addr: str = ""
     acl_home: str = ""
+    #: a DLedger group's nodes (the ``dledger-failover`` rows): ``(self id, broker address)``
+    node_addrs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,8 @@ def _sub_addresses(v: Any, env: SideEnv, which: str) -> Any:
     if not isinstance(v, str):
         return v
     if which == "broker":
+        for node, addr in env.node_addrs:  # before broker_addr: it is one of them
+            v = v.replace(addr, f"<{node}>")
         v = v.replace(env.broker_addr, "<broker>")
         if env.acl_addr:
             v = v.replace(env.acl_addr, "<acl-broker>")
@@ -123,12 +127,21 @@ def _same_offset_ids(x_real: Any, x_mq: Any, real: SideEnv, mq: SideEnv) -> bool
             host_b, off_b = decode_message_id(y)
         except ValueError:
             return False
-        own = (host_a, host_b) == (real.broker_addr, mq.broker_addr) or (
-            bool(real.acl_addr) and (host_a, host_b) == (real.acl_addr, mq.acl_addr)
+        own = (
+            (host_a, host_b) == (real.broker_addr, mq.broker_addr)
+            or (bool(real.acl_addr) and (host_a, host_b) == (real.acl_addr, mq.acl_addr))
+            or _same_node(host_a, host_b, real, mq)
         )
         if not (own and off_a == off_b):
             return False
     return True
+
+
+def _same_node(addr_a: str, addr_b: str, real: SideEnv, mq: SideEnv) -> bool:
+    """Whether the two addresses are the same DLedger node's broker on each side."""
+    na = next((n for n, a in real.node_addrs if a == addr_a), None)
+    nb = next((n for n, a in mq.node_addrs if a == addr_b), None)
+    return na is not None and na == nb
 
 
 def _acl_file_version(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
@@ -216,7 +229,8 @@ RULES: list[Rule] = [
         "remarks, ext fields, JSON body strings, storeHost of stored messages",
         "the two brokers listen on different free loopback ports; the broker's "
         "brokerIP1:listenPort is written wherever RocketMQ names the broker (route and "
-        "cluster bodies, remarks, the STOREHOST of every stored message)",
+        "cluster bodies, remarks, the STOREHOST of every stored message); in a DLedger "
+        "group's rows each node's broker address becomes <n0>, <n1>, <n2> on both sides",
         _address_rule("broker"),
     ),
     Rule(
@@ -238,7 +252,8 @@ RULES: list[Rule] = [
         "stored messages that are such ids (ORIGIN_MESSAGE_ID of a sent-back message)",
         "an offset message id is hex(storeHost ip, port, commit-log offset) "
         "(MessageDecoder#createMessageId); masked only when both decode to their own "
-        "broker's address and the SAME commit-log offset",
+        "broker's address (in a DLedger group's rows, the same node's) and the SAME "
+        "commit-log offset",
         _offset_msg_id,
     ),
     Rule(
@@ -577,7 +592,7 @@ RULES += [
         _runtime_measurement,
     ),
 ]
-_DISK_UTIL = re.compile(r"\[CL: +[\d.]+ CQ: +[\d.]+ INDEX: +[\d.]+\]")
+_DISK_UTIL = re.compile(r"\[CL: +-?[\d.]+ CQ: +-?[\d.]+ INDEX: +-?[\d.]+\]")
 
 
 def _disk_util(d: Diff, real: SideEnv, mq: SideEnv) -> bool:
@@ -592,7 +607,8 @@ RULES.append(
         "disk-util",
         "the [CL: x CQ: y INDEX: z] part of SERVICE_NOT_AVAILABLE's send remark",
         "SendMessageProcessor#diskUtil measures the used fraction of the partitions that "
-        "hold the store (this host's disk); mqlab's store sits on a simulated disk. The rest "
+        "hold the store (this host's disk; -1.00 for a directory not created yet, as a "
+        "DLedger follower's index); mqlab's store sits on a simulated disk. The rest "
         "of the remark is compared exactly",
         _disk_util,
     )
@@ -821,6 +837,10 @@ def compare_answers(
         # "identical".
         if a is None and b is None and _timed_out(err_a) and _timed_out(err_b):
             return out
+        # Nothing listening at the address on either side (a killed broker's) is the same
+        # behaviour too: the connect is refused before any request is written.
+        if a is None and b is None and _refused(err_a) and _refused(err_b):
+            return out
         out.append(Diff("answer", err_a or _short(a), err_b or _short(b)))
         return out
     if a.code != b.code:
@@ -839,6 +859,11 @@ def _timed_out(err: str | None) -> bool:
     """The raw client's error for a request that got no answer in time (``repr`` of the
     ``TimeoutError`` it raised)."""
     return err is not None and err.startswith("TimeoutError")
+
+
+def _refused(err: str | None) -> bool:
+    """The raw client's error for a request it could not send: the connect was refused."""
+    return err is not None and err.startswith("not sent: ConnectionRefusedError")
 
 
 def _short(c: RemotingCommand | None) -> str:

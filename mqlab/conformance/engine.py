@@ -236,12 +236,17 @@ class _SideRunner:
             if not getattr(self.side, "slave_addr", ""):
                 raise OSError(f"{self.side.name}: no slave running for step {step.name}")
             return self.side.slave_addr
+        nodes = getattr(self.side, "node_addrs", {})
+        if step.to in nodes:  # a DLedger group's node (mqlab/conformance/dledger_rows.py)
+            return nodes[step.to]
         return self.side.namesrv_addr if step.to == "namesrv" else self.side.broker_addr
 
     def run(self, steps: Iterable[Step | SideAction]) -> None:
         for st in steps:
             if isinstance(st, SideAction):
                 getattr(self.side, st.method)(*st.args)
+                for to in st.reconnect:
+                    self.client.close_connection(self._addr(Step(st.name, 0, to=to)))
                 continue
             for dep in st.after:
                 if dep in self.pending:
@@ -304,11 +309,14 @@ def _segments(steps: Sequence[Step | StoredCheck]) -> list[list[Step] | StoredCh
 
 def _envs(real: Side, mq: Side, clients: tuple[RawTcpClient, RawTcpClient]):
     def env(side: Side, c: RawTcpClient) -> SideEnv:
-        addrs = tuple(conn.local_addr for conn in c._conns.values() if not conn.closed)
+        # closed ones too: a DLedger row's connection to a node killed since (the bornHost
+        # of the messages sent on it)
+        addrs = tuple(conn.local_addr for conn in [*c._conns.values(), *c.closed_conns])
         acl_addr = getattr(side, "acl_addr", "")
         return SideEnv(
             side.broker_addr, side.namesrv_addr, addrs, getattr(side, "slave_addr", ""),
             acl_addr, str(getattr(side, "acl_home", "")) if acl_addr else "",
+            tuple(sorted(getattr(side, "node_addrs", {}).items())),
         )  # fmt: skip
 
     return env(real, clients[0]), env(mq, clients[1])

@@ -39,6 +39,8 @@ class _Connection:
         self.sock = socket.create_connection((host, int(port)), timeout=timeout_s)
         self.sock.settimeout(None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._local: str | None = None
+        _ = self.local_addr
         self.pending: dict[int, Future] = {}
         #: PUSH_REPLY_MESSAGE_TO_CLIENT requests received, as ``push_record`` shows them
         self.pushes: list[dict] = []
@@ -49,8 +51,11 @@ class _Connection:
 
     @property
     def local_addr(self) -> str:
-        h, p = self.sock.getsockname()[:2]
-        return f"{h}:{p}"
+        """This end's ``ip:port`` (kept once known: it names the client after a close too)."""
+        if self._local is None:
+            h, p = self.sock.getsockname()[:2]
+            self._local = f"{h}:{p}"
+        return self._local
 
     def _read_loop(self) -> None:
         buf = bytearray()
@@ -195,6 +200,9 @@ class RawTcpClient:
     def __init__(self, *, connect_timeout_s: float = 5.0) -> None:
         self.connect_timeout_s = connect_timeout_s
         self._conns: dict[str, _Connection] = {}
+        #: connections closed by :meth:`close_connection` (their local addresses still name
+        #: this client in what the server stored, e.g. a message's bornHost)
+        self.closed_conns: list[_Connection] = []
         self._lock = threading.Lock()
 
     def connection(self, addr: str) -> _Connection:
@@ -206,6 +214,15 @@ class RawTcpClient:
 
     def local_addr(self, addr: str) -> str:
         return self.connection(addr).local_addr
+
+    def close_connection(self, addr: str) -> None:
+        """Close the connection to ``addr`` (if any): the next request there connects afresh,
+        as a client does once its channel to a killed server is gone."""
+        with self._lock:
+            c = self._conns.pop(addr, None)
+        if c is not None:
+            c.close()
+            self.closed_conns.append(c)
 
     def start(
         self,

@@ -106,12 +106,16 @@ class SideAction:
         method: a method every :class:`~mqlab.conformance.sides.Side` of the group has.
         args: its arguments (the same on both sides).
         note: what it changes, for readers of the scenario.
+        reconnect: step targets (``to`` values, e.g. a killed node's) whose connections the
+            harness closes after the action: the next request there connects afresh, as a
+            client whose channel closed (else it might still write to the dead socket).
     """
 
     name: str
     method: str
     args: tuple[Any, ...] = ()
     note: str = ""
+    reconnect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
