@@ -85,16 +85,21 @@ def append(addr: str, remote_id: str, body: bytes) -> tuple[RemotingCommand, App
 
 
 def test_three_nodes_elect_append_and_commit_over_tcp(live: Live) -> None:
-    """n1 leads term 1; the followers vote for it and follow it; three APPENDs to n1 answer
+    """n1 leads term 1 with a quorum of votes, and the followers follow it; three APPENDs to n1 answer
     SUCCESS with index 0, 1, 2 at positions 0, 53, 109; each node holds the same three
     entries of term 1, byte for byte, and has committed index 2. An APPEND to a follower
     answers NOT_LEADER naming n1."""
     wait_until(lambda: all(s["leader_id"] == "n1" for s in live.state().values()), 15,
                "every node following n1")  # fmt: skip
     st = live.state()
-    assert {i: (s["role"], s["term"], s["vote_for"]) for i, s in st.items()} == {
-        "n0": ("FOLLOWER", 1, "n1"), "n1": ("LEADER", 1, "n1"), "n2": ("FOLLOWER", 1, "n1"),
+    assert {i: (s["role"], s["term"]) for i, s in st.items()} == {
+        "n0": ("FOLLOWER", 1), "n1": ("LEADER", 1), "n2": ("FOLLOWER", 1),
     }  # fmt: skip
+    # n1 won with its own vote and at least one follower's; a follower whose vote request
+    # came after the first heartbeat (under load) follows without having voted in term 1
+    votes = {i: s["vote_for"] for i, s in st.items()}
+    assert votes["n1"] == "n1" and set(votes.values()) <= {"n1", None}, votes
+    assert sum(v == "n1" for v in votes.values()) >= 2, votes
 
     bodies = [b"hello", b"dledger!", b"over tcp"]
     answers = []
