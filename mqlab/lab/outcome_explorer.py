@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.lab import figures
 from mqlab.lab.live_figure import LiveFigure
-from mqlab.lab.panel_views import TimelineView, inspector_html
+from mqlab.lab.panel_views import TimelineView, inspector_html, table_html
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -542,13 +543,41 @@ class OutcomeExplorer:
             )
             self._say(f"{self.current.schedule}: the same trace as the plain run")
             return
-        cols = ["seq", "same", "a_t_ms", "a_node", "a_event", "b_t_ms", "b_node", "b_event"]
-        table = d[cols].rename(columns=lambda c: c.replace("a_", "plain ").replace("b_", "replay "))
-        self.diff_view.value = (
-            f"<div style='font-size:12px'><b>plain run (a) vs {html.escape(str(self.current.schedule))}"
-            f" (b): the traces part at seq {at}</b>{table.to_html(index=False)}</div>"
-        )  # fmt: skip
+        self.diff_view.value = diff_table_html(
+            d, f"plain run (a) vs {self.current.schedule} (b): the traces part at seq {at}"
+        )
         self._say(f"{self.current.schedule}: the trace parts from the plain run at seq {at}")
+
+
+#: The diff tab's columns: the width of their values in digits (``panel_views._table``); the
+#: nodes and events are as wide as their text, an event up to ``DIFF_EVENT_CH`` digits, then
+#: cut with "…" and whole on hover.
+_DIFF_COLUMNS = {"seq": 5, "same": 4, "plain_t_ms": 6, "plain_node": 7, "plain_event": 12,
+                 "replay_t_ms": 6, "replay_node": 7, "replay_event": 12}  # fmt: skip
+DIFF_EVENT_CH = 40
+
+
+def diff_table_html(d: pd.DataFrame, title: str) -> str:
+    """A ``Lab.diff`` frame as the diff tab draws it: a table like the inspector's (11 px
+    text, rows 19 px apart; walk 4 of issue 28: pandas' table, in an HTML widget's 28 px
+    line height, had rows 28 px apart), ``same`` as ✔ or ✘, a missing side blank, in a box
+    that scrolls sideways when the tab is narrower."""
+
+    def cell(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+    def whole(v: Any) -> str:
+        return cell(v) if cell(v) == "" else str(int(v))
+
+    rows = pd.DataFrame({
+        "seq": d["seq"].map(whole), "same": d["same"].map(lambda v: "✔" if v else "✘"),
+        **{f"{side}_{col}": d[f"{ab}_{col}"].map(whole if col == "t_ms" else cell)
+           for side, ab in (("plain", "a"), ("replay", "b")) for col in ("t_ms", "node", "event")},
+    })  # fmt: skip
+    table = table_html(title, rows, list(_DIFF_COLUMNS), col_ch=_DIFF_COLUMNS,
+                       names=("plain_node", "plain_event", "replay_node", "replay_event"),
+                       name_max_ch=DIFF_EVENT_CH)  # fmt: skip
+    return f"<div style='overflow-x:auto'>{table}</div>"
 
 
 def outcome_explorer(result: SearchResult, scenario: ExploreScenario | str, *,

@@ -133,6 +133,26 @@ def test_diff_against_the_plain_run(ex):
     assert ex.messages[-1] == "(default): the same trace as the plain run"
 
 
+def test_the_diff_tab_is_a_compact_table_like_the_inspector(ex):
+    """Walk 4 of issue 28: the diff tab was pandas' ``to_html`` table in an HTML widget, whose
+    28 px line height drew its rows 28 px apart, at the widget's 13 px. It is now drawn as the
+    inspector's tables are: its CSS (11 px text, lines 1.4 high), columns sized to their text
+    (every cell not marked cut fits), ``same`` as ✔/✘."""
+    from test_inspector_widths import titles_that_do_not_fit, uncut_cells_that_do_not_fit
+
+    ex.select(NO_OVERLAP)
+    ex.diff()
+    html = ex.diff_view.value
+    assert 'class="dataframe"' not in html
+    assert ".mqlab-insp{line-height:1.4}" in html and '<div class="mqlab-insp">' in html
+    assert "<b>plain run (a) vs d5 l1 (b): the traces part at seq 275</b>" in html
+    assert "<th>seq</th><th>same</th><th>plain t ms</th><th>plain node</th>" in html
+    assert "<tr><td>274</td><td>✔</td><td>2021</td>" in html
+    assert "<tr><td>275</td><td>✘</td><td>2021</td><td>broker-a</td>" in html
+    assert uncut_cells_that_do_not_fit(html) == [] and titles_that_do_not_fit(html) == []
+    assert html.count("<td title=") == 12  # events past 40 digits' width: whole on hover
+
+
 def test_nonsense_input_says_why_and_changes_nothing(ex):
     assert (
         not ex.diff()
