@@ -539,6 +539,11 @@ def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
     # pandas' table in the widget's 28 px line height)
     rows = page.evaluate(ROW_HEIGHTS_JS)
     assert len(rows) == 7 and max(rows) <= INSPECTOR_ROW_PX, f"11 diff tab: row heights {rows}"
+    # and the outcome table's, 12 px text padded 1 px (they were 32 px apart)
+    heights = ex.locator("table").first.evaluate(
+        "t => Array.from(t.rows).map(r => r.getBoundingClientRect().height)"
+    )
+    assert len(heights) == 4 and max(heights) <= 21, f"11 outcome table: row heights {heights}"
     _text_input(ex, "schedule").fill("x9")
     _button(ex, "replay schedule").click()
     expect(ex).to_contain_text("bad schedule token 'x9'", timeout=CLICK_TIMEOUT_MS)
