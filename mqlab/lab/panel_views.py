@@ -72,6 +72,8 @@ __all__ = [
     "TimelineView",
     "MAX_ROWS",
     "table_html",
+    "inspector_table",
+    "INSPECTOR_CSS",
 ]
 
 #: Rows per inspector table before "… N more rows".
@@ -467,6 +469,17 @@ def _table(title: str, df: pd.DataFrame, columns: list[str], *,
         f'max-height:{height}px;overflow:auto"><b>{html.escape(title)}</b>'
         f'<table style="width:{width}px">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
     )
+
+
+#: The inspector's CSS, for a widget that draws ``inspector_table`` s inside a
+#: ``<div class="mqlab-insp">`` of its own.
+INSPECTOR_CSS = _INSPECTOR_CSS
+
+
+def inspector_table(title: str, df: pd.DataFrame, columns: list[str], **sizes: Any) -> str:
+    """One table box as the inspector draws its own (without the CSS: ``INSPECTOR_CSS``);
+    ``sizes``: ``_table``'s ``col_ch``, ``names`` and ``name_max_ch``."""
+    return _table(title, df, columns, **sizes)
 
 
 def table_html(title: str, df: pd.DataFrame, columns: list[str], **sizes: Any) -> str:
