@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 import traitlets
 
@@ -436,7 +437,13 @@ def _table(title: str, df: pd.DataFrame, columns: list[str], *,
     wider, so the title stays on one line."""
     ch = {**_COL_CH, **(col_ch or {})}
     cols = [c for c in columns if c in df.columns]
-    shown = df[cols].head(MAX_ROWS)
+    # a yes/no column as ✔ or — (walk 4 of issue 28: lesson 00's process queues said
+    # "dropped False" in every row; lesson 12's commit-log table already says ✔/—)
+    shown = (
+        df[cols]
+        .head(MAX_ROWS)
+        .map(lambda v: ("✔" if v else "—") if isinstance(v, bool | np.bool_) else v)
+    )
     rooms = [  # px of text each column holds
         min(max([ch.get(c, 10) * ZERO_EM, *(text_em(str(v)) for v in shown[c])]),
             name_max_ch * ZERO_EM) * _FONT_PX

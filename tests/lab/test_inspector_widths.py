@@ -95,6 +95,16 @@ def test_lesson10_table_titles_fit_on_one_line():
     assert 'width:299px;max-height:209px;overflow:auto"><b>queues of RMQ' in html  # 297 + 2
 
 
+def test_a_yes_no_column_is_drawn_as_marks():
+    """Walk 4 of issue 28: lesson 00's process queues said "dropped False" in every row; a
+    bool is now ✔ or — (as lesson 12's commit-log table), numbers and names unchanged."""
+    df = pd.DataFrame({"consumer": ["consumer-1", "consumer-2"], "msg_count": [0, 1],
+                       "dropped": [False, True]})  # fmt: skip
+    html = _table("process queues", df, ["consumer", "msg_count", "dropped"])
+    assert "<tr><td>consumer-1</td><td>0</td><td>—</td></tr>" in html
+    assert "<tr><td>consumer-2</td><td>1</td><td>✔</td></tr>" in html
+
+
 def test_a_value_too_long_for_its_column_is_cut_and_whole_on_hover():
     df = pd.DataFrame({"group": ["CID_RMQ_SYS_TRANS", "W" * 40], "body": ["hello", "M" * 12],
                        "offset": [1234567, 1]})  # fmt: skip
