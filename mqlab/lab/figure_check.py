@@ -12,7 +12,9 @@ The rules (``RULES``), each read from the JSON alone:
 ``legend``
     Every colour a trace draws is explained: it is the colour of a trace shown in a legend
     that is shown, or the title or an annotation names its hue ("green passed"), or the
-    figure draws one colour only (then colour means nothing).
+    figure draws one colour only (then colour means nothing). A heatmap drawn in colours
+    leaves no cell empty (None), unless a caption says "empty" or "blank": an empty cell
+    shows the background, a colour no legend explains.
 ``translucent-overlap``
     No translucent bar (trace or marker opacity < 1) overlaps another bar in the same axes,
     of the same series or another: the blend is a colour no legend shows, and the count
@@ -320,7 +322,23 @@ def _check_legend(d: dict, name: str) -> list[Problem]:
     for c in sorted(set(shapes)):
         if c not in legend and not hue_names(c) & words:
             out.append(Problem("legend", name, f"a shape draws {c}, which nothing explains"))
+    for i, t, colors in drawn:
+        gaps = _heatmap_gaps(t) if colors else (0, 0)
+        if gaps[0] and not words & {"empty", "blank"}:
+            out.append(Problem("legend", name, f"trace {i} ({t.get('name') or 'heatmap'}) "
+                               f"leaves {gaps[0]} of {gaps[1]} cells empty: they show the "
+                               "background, which no legend entry or caption explains"))  # fmt: skip
     return out
+
+
+def _heatmap_gaps(tr: dict) -> tuple[int, int]:
+    """(empty cells, cells) of a heatmap: a None or NaN value draws no cell, and the plot's
+    background shows through it (lesson 00's allocation heatmap drew a queue nobody held
+    so, in the background's colour, with no legend entry)."""
+    if (tr.get("type") or "scatter") != "heatmap":
+        return 0, 0
+    cells = [v for row in _list(tr.get("z")) for v in _list(row)]
+    return sum(_num(v) is None for v in cells), len(cells)
 
 
 # -- translucent overlaps --------------------------------------------------------------------

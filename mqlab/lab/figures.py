@@ -67,6 +67,11 @@ REASON_COLORS = {
 FLOW_CONTROL_COLORS = {"count": "#d62728", "size": "#9467bd", "span": "#8c564b"}
 OVERLAP = "overlap (2+ consumers)"
 OVERLAP_COLOR = "#222222"
+#: A queue no consumer holds (a killed consumer's, or one not yet allocated): a mid grey,
+#: told apart on a projector from the plot's pale background, the consumers' colours and
+#: the overlaps' near-black (walk of issue 28: it was an empty cell, the background's colour).
+NOBODY = "no consumer"
+NOBODY_COLOR = "#a6a6a6"
 #: Topics ``offsets_over_time`` leaves out unless ``include_system=True``.
 SYSTEM_TOPICS = ("SCHEDULE_TOPIC_XXXX", "TBW102", "OFFSET_MOVED_EVENT", "SELF_TEST_TOPIC")
 MAX_FAULT_LINES = 50
@@ -613,8 +618,8 @@ def allocation_heatmap(
 ) -> go.Figure:
     """Queues (rows) by rebalance time (columns), each cell coloured by its consumer.
 
-    One heatmap trace plus one legend entry per consumer (and one for overlaps, if any);
-    ``changes_only=True`` keeps only the columns where the allocation changed.
+    One heatmap trace plus one legend entry per consumer, one for overlaps and one for
+    queues no consumer holds (``NOBODY``, grey), each if any; ``changes_only=True`` keeps only the columns where the allocation changed.
     """
     df = allocation_heatmap_frame(source, group=group, topic=topic, changes_only=changes_only)
     fig = go.Figure()
@@ -634,31 +639,34 @@ def allocation_heatmap(
     # every consumer that holds a queue, also one whose every cell is an overlap (it would
     # otherwise be missing from the legend)
     consumers = sorted({c for o in df["owner"] if o for c in o.split(" + ")})
-    cats = consumers + ([OVERLAP] if (df["owners"] > 1).any() else [])
-    palette = qualitative.Plotly + qualitative.D3
-    colors = [palette[i % len(palette)] for i in range(len(consumers))] + [OVERLAP_COLOR]
+    palette = [c for c in qualitative.Plotly + qualitative.D3 if c != "#7f7f7f"]  # no grey
+    colors = {c: palette[i % len(palette)] for i, c in enumerate(consumers)}
+    if (df["owners"] > 1).any():
+        colors[OVERLAP] = OVERLAP_COLOR
+    if (df["owners"] == 0).any():
+        colors[NOBODY] = NOBODY_COLOR
+    cats = list(colors)
     index = {c: i for i, c in enumerate(cats)}
     cell = {(r, t): (o, n) for r, t, o, n in zip(df["row"], df["t_ms"], df["owner"],
                                                  df["owners"], strict=True)}  # fmt: skip
     z, custom = [], []
     for r in rows:
         cells = [cell[(r, t)] for t in times]
-        z.append([None if n == 0 else index[OVERLAP if n > 1 else o] for o, n in cells])
-        custom.append([o or "nobody" for o, _ in cells])
+        z.append([index[NOBODY if n == 0 else OVERLAP if n > 1 else o] for o, n in cells])
+        custom.append([o or NOBODY for o, _ in cells])
     k = len(cats)
     scale = []
-    for i in range(k):
-        scale += [[i / k, colors[i]], [(i + 1) / k, colors[i]]]
+    for i, c in enumerate(cats):
+        scale += [[i / k, colors[c]], [(i + 1) / k, colors[c]]]
     fig.add_trace(go.Heatmap(
         x=[str(t) for t in times], y=rows, z=z, customdata=custom, zmin=-0.5, zmax=k - 0.5,
         colorscale=scale, showscale=False, xgap=2, ygap=2, name="allocation",
         hovertemplate="t=%{x} ms<br>%{y}<br>held by %{customdata}<extra></extra>",
     ))  # fmt: skip
-    for i, c in enumerate(cats):
+    for c in cats:
         fig.add_trace(go.Scatter(
             x=[None], y=[None], mode="markers", name=c, showlegend=True,
-            marker={"symbol": "square", "size": 12, "color": colors[i] if c != OVERLAP
-                    else OVERLAP_COLOR},
+            marker={"symbol": "square", "size": 12, "color": colors[c]},
         ))  # fmt: skip
     return house_style(fig)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ from mqlab.explore.engine import Bounds, Point, RunRecord, run_schedule
 from mqlab.explore.schedule import DEFAULT, Choice, Schedule, ScheduleError
 from mqlab.lab import figures
 from mqlab.lab.live_figure import LiveFigure
-from mqlab.lab.panel_views import TimelineView, inspector_html
+from mqlab.lab.panel_views import TimelineView, inspector_html, table_html
 
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
@@ -355,9 +356,9 @@ class OutcomeExplorer:
 
     def _table_html(self) -> str:
         r = self.result
-        head = "".join(f"<th style='padding:2px 10px;text-align:left'>{h}</th>" for h in
+        head = "".join(f"<th style='padding:1px 10px;text-align:left'>{h}</th>" for h in
                        ("outcome", "distinct final states", "runs", "depth", "shortest schedule"))  # fmt: skip
-        td = "<td style='padding:2px 10px'>"
+        td = "<td style='padding:1px 10px'>"
 
         def tr(o: Any) -> str:  # the selected class's row as its bar: dark, white text
             on = o.outcome == self.selected
@@ -371,7 +372,8 @@ class OutcomeExplorer:
         foot = (f"{r.runs} runs, {r.states} states visited, {r.distinct} distinct, "
                 f"{r.pruned} pruned, {r.redundant} asleep"
                 + ("" if r.complete else " (incomplete)"))  # fmt: skip
-        return (f"<div style='font-size:12px'><b>{html.escape(r.scenario)}</b> · bounds "
+        # lines 1.4 high, not the HTML widget's 28 px: rows 19 px apart (walk 4 of issue 28)
+        return (f"<div style='font-size:12px;line-height:1.4'><b>{html.escape(r.scenario)}</b> · bounds "
                 f"<code>{html.escape(str(r.bounds))}</code><table style='border-collapse:collapse'>"
                 f"<tr>{head}</tr>{body}</table><div>{html.escape(foot)}</div></div>")  # fmt: skip
 
@@ -542,13 +544,42 @@ class OutcomeExplorer:
             )
             self._say(f"{self.current.schedule}: the same trace as the plain run")
             return
-        cols = ["seq", "same", "a_t_ms", "a_node", "a_event", "b_t_ms", "b_node", "b_event"]
-        table = d[cols].rename(columns=lambda c: c.replace("a_", "plain ").replace("b_", "replay "))
-        self.diff_view.value = (
-            f"<div style='font-size:12px'><b>plain run (a) vs {html.escape(str(self.current.schedule))}"
-            f" (b): the traces part at seq {at}</b>{table.to_html(index=False)}</div>"
-        )  # fmt: skip
+        self.diff_view.value = diff_table_html(
+            d, f"plain run (a) vs {self.current.schedule} (b): the traces part at seq {at}"
+        )
         self._say(f"{self.current.schedule}: the trace parts from the plain run at seq {at}")
+
+
+#: The diff tab's columns: the width of their values in digits (``panel_views._table``); the
+#: nodes and events are as wide as their text, an event up to ``DIFF_EVENT_CH`` digits, then
+#: cut with "…" and whole on hover.
+_DIFF_COLUMNS = {"seq": 5, "same": 4, "a_t_ms": 6, "a_node": 7, "a_event": 12, "b_t_ms": 6,
+                 "b_node": 7, "b_event": 12}  # fmt: skip
+DIFF_EVENT_CH = 40
+
+
+def diff_table_html(d: pd.DataFrame, title: str) -> str:
+    """A ``Lab.diff`` frame as the diff tab draws it: a table like the inspector's (11 px
+    text, rows 19 px apart; walk 4 of issue 28: pandas' table, in an HTML widget's 28 px
+    line height, had rows 28 px apart), headed by the frame's own columns ("a t ms" for
+    ``a_t_ms``: a is the plain run, b the replay, as the title says), ``same`` as ✔ or ✘, a
+    missing side blank, in a box that scrolls sideways when the tab is narrower."""
+
+    def cell(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+    def whole(v: Any) -> str:
+        return cell(v) if cell(v) == "" else str(int(v))
+
+    rows = pd.DataFrame({
+        "seq": d["seq"].map(whole), "same": d["same"].map(lambda v: "✔" if v else "✘"),
+        **{f"{ab}_{col}": d[f"{ab}_{col}"].map(whole if col == "t_ms" else cell)
+           for ab in "ab" for col in ("t_ms", "node", "event")},
+    })  # fmt: skip
+    table = table_html(title, rows, list(_DIFF_COLUMNS), col_ch=_DIFF_COLUMNS,
+                       names=("a_node", "a_event", "b_node", "b_event"),
+                       name_max_ch=DIFF_EVENT_CH)  # fmt: skip
+    return f"<div style='overflow-x:auto'>{table}</div>"
 
 
 def outcome_explorer(result: SearchResult, scenario: ExploreScenario | str, *,

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 import traitlets
 
@@ -71,6 +72,9 @@ __all__ = [
     "plot_mode",
     "TimelineView",
     "MAX_ROWS",
+    "table_html",
+    "inspector_table",
+    "INSPECTOR_CSS",
 ]
 
 #: Rows per inspector table before "… N more rows".
@@ -402,6 +406,8 @@ _ROW_PX = 19
 VISIBLE_ROWS = 8
 #: The tables' font size and a cell's padding, left and right (px).
 _FONT_PX, _PAD_PX = 11, 4
+#: A table's bold title's font size (px): JupyterLab's widget text (--jp-widgets-font-size).
+_TITLE_PX = 13
 
 
 #: The inspector's CSS, scoped to its own tables: cells on one line, cut with "…"; lines
@@ -414,22 +420,34 @@ _INSPECTOR_CSS = (
     f".mqlab-insp th{{padding:0 {_PAD_PX}px;text-align:left;vertical-align:bottom;"
     "line-height:1.1}"
     f".mqlab-insp td{{padding:0 {_PAD_PX}px;white-space:nowrap;overflow:hidden;"
-    "text-overflow:ellipsis}</style>"
+    "text-overflow:ellipsis}"
+    f".mqlab-insp .mqlab-table>b{{font-size:{_TITLE_PX}px;white-space:nowrap}}</style>"
 )
 
 
-def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
-    """One inspector table. Each column is given room (px) for ``_COL_CH`` digits, a name
-    column for its longest value, measured by ``text_width.text_em`` (issue 28: a column of
+def _table(title: str, df: pd.DataFrame, columns: list[str], *,
+           col_ch: dict[str, int] | None = None, names: tuple[str, ...] = _NAME_COLUMNS,
+           name_max_ch: int = _NAME_MAX_CH) -> str:  # fmt: skip
+    """One inspector table. Each column is given room (px) for ``_COL_CH`` digits (or
+    ``col_ch``'s), a name column (``names``) for its longest value up to ``name_max_ch``
+    digits, measured by ``text_width.text_em`` (issue 28: a column of
     18 ``ch`` drew CID_RMQ_SYS_TRANS cut, its capitals being wider than a "0" and the padding
     coming out of the column), plus the padding; a value wider than its room is cut with "…"
-    and shown whole on hover."""
+    and shown whole on hover. The box is as wide as the table or its bold title, whichever is
+    wider, so the title stays on one line."""
+    ch = {**_COL_CH, **(col_ch or {})}
     cols = [c for c in columns if c in df.columns]
-    shown = df[cols].head(MAX_ROWS)
+    # a yes/no column as ✔ or — (walk 4 of issue 28: lesson 00's process queues said
+    # "dropped False" in every row; lesson 12's commit-log table already says ✔/—)
+    shown = (
+        df[cols]
+        .head(MAX_ROWS)
+        .map(lambda v: ("✔" if v else "—") if isinstance(v, bool | np.bool_) else v)
+    )
     rooms = [  # px of text each column holds
-        min(max([_COL_CH.get(c, 10) * ZERO_EM, *(text_em(str(v)) for v in shown[c])]),
-            _NAME_MAX_CH * ZERO_EM) * _FONT_PX
-        if c in _NAME_COLUMNS else _COL_CH.get(c, 10) * ZERO_EM * _FONT_PX
+        min(max([ch.get(c, 10) * ZERO_EM, *(text_em(str(v)) for v in shown[c])]),
+            name_max_ch * ZERO_EM) * _FONT_PX
+        if c in names else ch.get(c, 10) * ZERO_EM * _FONT_PX
         for c in cols
     ]  # fmt: skip
     widths = [math.ceil(room) + 2 * _PAD_PX for room in rooms]
@@ -449,11 +467,34 @@ def _table(title: str, df: pd.DataFrame, columns: list[str]) -> str:
     if not body:
         body.append(f'<tr><td colspan="{len(cols)}"><i>none</i></td></tr>')
     width = sum(widths)
+    # the box holds its title on one line too (lesson 10's "queues of RMQ_SYS_TRANS_HALF_TOPIC"
+    # wrapped over its 4 narrow columns)
+    box = max(width, math.ceil(text_em(title, bold=True) * _TITLE_PX))
     height = (VISIBLE_ROWS + 3) * _ROW_PX  # more rows scroll inside the box
     return (
-        f'<div class="mqlab-table" style="flex:0 0 auto;width:{width + 2}px;'
+        f'<div class="mqlab-table" style="flex:0 0 auto;width:{box + 2}px;'
         f'max-height:{height}px;overflow:auto"><b>{html.escape(title)}</b>'
         f'<table style="width:{width}px">{colgroup}<tr>{head}</tr>{"".join(body)}</table></div>'
+    )
+
+
+#: The inspector's CSS, for a widget that draws ``inspector_table`` s inside a
+#: ``<div class="mqlab-insp">`` of its own.
+INSPECTOR_CSS = _INSPECTOR_CSS
+
+
+def inspector_table(title: str, df: pd.DataFrame, columns: list[str], **sizes: Any) -> str:
+    """One table box as the inspector draws its own (without the CSS: ``INSPECTOR_CSS``);
+    ``sizes``: ``_table``'s ``col_ch``, ``names`` and ``name_max_ch``."""
+    return _table(title, df, columns, **sizes)
+
+
+def table_html(title: str, df: pd.DataFrame, columns: list[str], **sizes: Any) -> str:
+    """One table drawn as the inspector draws its own (its CSS included: 11 px text, rows
+    ``_ROW_PX`` high, columns sized to their text), for another widget's tab; ``sizes``:
+    ``_table``'s ``col_ch``, ``names`` and ``name_max_ch``."""
+    return (
+        _INSPECTOR_CSS + '<div class="mqlab-insp">' + _table(title, df, columns, **sizes) + "</div>"
     )
 
 

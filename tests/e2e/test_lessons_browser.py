@@ -535,6 +535,15 @@ def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
     )
     _button(ex, "diff against the plain run").click()
     expect(ex).to_contain_text("the traces part at seq 275", timeout=CLICK_TIMEOUT_MS)
+    # the diff tab's rows a line of 11 px text high, as the inspector's (walk 4 of issue 28:
+    # pandas' table in the widget's 28 px line height)
+    rows = page.evaluate(ROW_HEIGHTS_JS)
+    assert len(rows) == 7 and max(rows) <= INSPECTOR_ROW_PX, f"11 diff tab: row heights {rows}"
+    # and the outcome table's, 12 px text padded 1 px (they were 32 px apart)
+    heights = ex.locator("table").first.evaluate(
+        "t => Array.from(t.rows).map(r => r.getBoundingClientRect().height)"
+    )
+    assert len(heights) == 4 and max(heights) <= 21, f"11 outcome table: row heights {heights}"
     _text_input(ex, "schedule").fill("x9")
     _button(ex, "replay schedule").click()
     expect(ex).to_contain_text("bad schedule token 'x9'", timeout=CLICK_TIMEOUT_MS)
@@ -676,13 +685,26 @@ CUT_CELLS_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp td:not
   .map(td => [td.closest('.mqlab-table').querySelector('b').textContent, td.textContent])"""
 
 
+#: Drawn inspector table titles on more than one line or wider than their box: their text,
+#: lines and px over.
+TITLES_THAT_SPILL_JS = """() => Array.from(document.querySelectorAll('.mqlab-insp .mqlab-table>b'))
+  .filter(b => b.getBoundingClientRect().width > 0)
+  .map(b => [b.textContent, b.getClientRects().length,
+             b.getBoundingClientRect().width - b.parentElement.clientWidth])
+  .filter(([t, lines, over]) => lines > 1 || over > 0.5)"""
+
+
 def _assert_inspector_cells_fit(page: Page, name: str) -> None:
     """Every inspector cell the panel says fits is drawn whole (issue 28: lesson 10's panel
     drew CID_RMQ_SYS_TRANS cut to "CID_RMQ_SYS_TRA…" in a column of 18 ``ch``; its capitals are
     wider than a "0" and the padding came out of the column). Cells in a hidden tab have no
-    width and are not measured: lesson 00's tables are checked after its tab is shown."""
+    width and are not measured: lesson 00's tables are checked after its tab is shown. Each
+    table's title is on one line within its box (walk 4 of issue 28: lesson 10's "queues of
+    RMQ_SYS_TRANS_HALF_TOPIC" wrapped over its table of 4 narrow columns)."""
     cut = page.evaluate(CUT_CELLS_JS)
     assert not cut, f"{name}: inspector cells cut on screen: {cut[:10]}"
+    spill = page.evaluate(TITLES_THAT_SPILL_JS)
+    assert not spill, f"{name}: inspector titles wrapped or wider than their box: {spill}"
 
 
 def _assert_panel_fits_a_screen(panel: Locator, name: str, upto: Locator | None = None) -> None:

@@ -52,6 +52,25 @@ def test_legend_rule_rejects_a_titled_legend_that_is_hidden():
     assert "legend" not in rules_broken(fig)
 
 
+def test_legend_rule_rejects_an_empty_heatmap_cell():
+    """Walk of issue 28: lesson 00's allocation heatmap left the queue nobody held empty
+    (None), drawn in the background's colour, which no legend entry explains; a category of
+    its own passes, and so does a caption that says what empty means."""
+    scale = [[0, "#636efa"], [0.5, "#636efa"], [0.5, "#ef553b"], [1, "#ef553b"]]
+    fig = go.Figure(go.Heatmap(z=[[0, 1], [None, 0]], zmin=-0.5, zmax=1.5, colorscale=scale,
+                               showscale=False, name="allocation"))  # fmt: skip
+    fig.update_layout(title="Who holds each queue: blue c1, red c2")
+    assert [p.detail for p in check_figure(fig, rules=("legend",))] == [
+        "trace 0 (allocation) leaves 1 of 4 cells empty: they show the background, which no "
+        "legend entry or caption explains"
+    ]
+    fig.update_layout(title="Who holds each queue: blue c1, red c2, empty nobody")
+    assert check_figure(fig, rules=("legend",)) == []
+    fig.update_layout(title="Who holds each queue: blue c1, red c2")
+    fig.update_traces(z=[[0, 1], [1, 0]])
+    assert check_figure(fig, rules=("legend",)) == []
+
+
 def test_overlap_rule_rejects_translucent_bars_over_each_other():
     """Two translucent horizontal bars on one lane over the same time: rejected; side by side
     in the lane (offsets), or opaque histograms grouped, pass."""

@@ -417,16 +417,22 @@ def test_allocation_heatmap_frame_all_topics_and_shutdown():
 
 
 def test_allocation_heatmap_traces():
-    """One heatmap plus a legend entry per consumer and one for overlaps."""
+    """One heatmap plus a legend entry per consumer, one for overlaps and one for queues no
+    consumer holds (walk of issue 28: those were empty cells, in the background's colour,
+    with no legend entry), each in its own colour."""
     fig = F.allocation_heatmap(allocation_events(), topic="TopicTest")
-    assert [t.type for t in fig.data] == ["heatmap", "scatter", "scatter", "scatter"]
+    assert [t.type for t in fig.data] == ["heatmap"] + ["scatter"] * 4
     assert [t.name for t in fig.data[1:]] == [
-        "127.0.0.1@consumer-1", "127.0.0.1@consumer-2", F.OVERLAP,
+        "127.0.0.1@consumer-1", "127.0.0.1@consumer-2", F.OVERLAP, "no consumer",
     ]  # fmt: skip
+    assert [t.marker.color for t in fig.data[1:]] == ["#636EFA", "#EF553B", "#222222", "#a6a6a6"]
     heat = fig.data[0]
     assert list(heat.x) == ["20000", "40000", "40020", "50000"]
-    assert [list(r) for r in heat.z] == [[0, 0, 0, 0], [0, 0, 0, 0], [0, 2, 1, None],
-                                         [0, 2, 1, None]]  # fmt: skip
+    assert [list(r) for r in heat.z] == [[0, 0, 0, 0], [0, 0, 0, 0], [0, 2, 1, 3],
+                                         [0, 2, 1, 3]]  # fmt: skip
+    assert (heat.zmin, heat.zmax) == (-0.5, 3.5)
+    assert heat.colorscale[6:] == ((0.75, "#a6a6a6"), (1.0, "#a6a6a6"))
+    assert heat.customdata[2][3] == "no consumer"
     assert len(F.allocation_heatmap([]).data) == 0
 
 

@@ -64,6 +64,47 @@ def test_lesson10_inspector_shows_every_name_whole():
     assert uncut_cells_that_do_not_fit(html) == []
 
 
+#: A table title's font size (px) and face: bold, JupyterLab's widget text size.
+TITLE_PX = 13
+
+
+def titles_that_do_not_fit(html: str) -> list[tuple[str, float, int]]:
+    """(title, text px, box px) of each table whose bold title is wider than its box."""
+    bad = []
+    for width, title in re.findall(
+        r'<div class="mqlab-table" style="[^"]*width:(\d+)px[^"]*"><b>([^<]*)</b>', html
+    ):
+        need = text_em(unescape(title), bold=True) * TITLE_PX
+        if need > int(width) - 2:
+            bad.append((unescape(title), round(need, 1), int(width) - 2))
+    return bad
+
+
+def test_lesson10_table_titles_fit_on_one_line():
+    """Walk of issue 28: "queues of RMQ_SYS_TRANS_HALF_TOPIC" (296 px in 13 px DejaVu Sans
+    Bold) wrapped over its table of 4 columns (235 px). A box is now as wide as its title,
+    which the CSS keeps on one line at that size."""
+    lab = L.tx_lab(1)
+    panel = L.transaction_panel(lab)
+    panel.start_producer()
+    panel.send_in_transaction()
+    html = panel.inspector.value
+    assert "<b>queues of RMQ_SYS_TRANS_HALF_TOPIC</b>" in html
+    assert titles_that_do_not_fit(html) == []
+    assert f".mqlab-table>b{{font-size:{TITLE_PX}px;white-space:nowrap}}" in html
+    assert 'width:299px;max-height:209px;overflow:auto"><b>queues of RMQ' in html  # 297 + 2
+
+
+def test_a_yes_no_column_is_drawn_as_marks():
+    """Walk 4 of issue 28: lesson 00's process queues said "dropped False" in every row; a
+    bool is now ✔ or — (as lesson 12's commit-log table), numbers and names unchanged."""
+    df = pd.DataFrame({"consumer": ["consumer-1", "consumer-2"], "msg_count": [0, 1],
+                       "dropped": [False, True]})  # fmt: skip
+    html = _table("process queues", df, ["consumer", "msg_count", "dropped"])
+    assert "<tr><td>consumer-1</td><td>0</td><td>—</td></tr>" in html
+    assert "<tr><td>consumer-2</td><td>1</td><td>✔</td></tr>" in html
+
+
 def test_a_value_too_long_for_its_column_is_cut_and_whole_on_hover():
     df = pd.DataFrame({"group": ["CID_RMQ_SYS_TRANS", "W" * 40], "body": ["hello", "M" * 12],
                        "offset": [1234567, 1]})  # fmt: skip
@@ -119,6 +160,10 @@ def test_widths_are_dejavu_sans_own():
     font = _dejavu_advance_widths(DEJAVU)
     assert {c: text_em(c) for c in font} == font
     assert round(text_em("CID_RMQ_SYS_TRANS"), 3) == 10.861
+    bold = _dejavu_advance_widths(DEJAVU.with_name("DejaVuSans-Bold.ttf"))
+    assert {c: text_em(c, bold=True) for c in bold} == bold
+    assert round(text_em("queues of RMQ_SYS_TRANS_HALF_TOPIC", bold=True), 3) == 22.775
+    assert text_em("é", bold=True) == text_em("W", bold=True)  # outside the table: the widest
 
 
 def test_inspector_rows_are_a_line_of_text_high():

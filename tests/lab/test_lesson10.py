@@ -185,7 +185,7 @@ def test_panel_crash_and_step_check_service():
         "END_TRANSACTION; the check service will ask another producer of TXG"
     ) in panel.messages
     assert "producer: none running" in panel.queues_view.value
-    assert "half queue (RMQ_SYS_TRANS_HALF_TOPIC)</b>: 1 message(s)" in panel.queues_view.value
+    assert "half queue (RMQ_SYS_TRANS_HALF_TOPIC): 1 message(s)</b>" in panel.queues_view.value
     panel.buttons["step_check"].click()
     assert "half offset 0 stored just now: check it later" in _log(panel)
     assert panel.messages[-1] == ("  → check round: 0 half message(s) due, 0 check-back(s) sent, "
@@ -204,8 +204,8 @@ def test_panel_crash_and_step_check_service():
                                   "0 with no producer of the group, 0 discarded")  # fmt: skip
     assert L.op_messages(lab).values.tolist() == [[0, 8013, "d", 2]]
     assert L.real_messages(lab)[["t_ms", "body"]].values.tolist() == [[8013, "order-1"]]
-    assert "op queue (RMQ_SYS_TRANS_OP_HALF_TOPIC)</b>: 1 message(s)" in panel.queues_view.value
-    assert "Orders (what consumers read)</b>: 1 message(s)" in panel.queues_view.value
+    assert "op queue (RMQ_SYS_TRANS_OP_HALF_TOPIC): 1 message(s)</b>" in panel.queues_view.value
+    assert "Orders (what consumers read): 1 message(s)</b>" in panel.queues_view.value
     assert "CID_RMQ_SYS_TRANS at half offset 2, op offset none yet" in panel.queues_view.value
 
 
@@ -230,7 +230,7 @@ def test_panel_send_in_transaction_commit_and_discard():
     assert L.discarded(lab)[["real_topic", "check_times", "body"]].values.tolist() == [
         ["Orders", 1, "order-2"]
     ]
-    assert "TRANS_CHECK_MAX_TIME_TOPIC</b>: 1 message(s)" in panel.queues_view.value
+    assert "TRANS_CHECK_MAX_TIME_TOPIC: 1 message(s)</b>" in panel.queues_view.value
 
 
 def test_panel_numbers_transactions_as_the_learner_sees_them():
@@ -328,4 +328,31 @@ def test_message_tables_are_a_line_of_text_high():
     panel.start_producer()
     panel.send_in_transaction()
     html = panel.queues_view.value
-    assert html.startswith('<div style="font-size:11px;line-height:1.4">') and "<table" in html
+    assert html.startswith("<style>.mqlab-insp{line-height:1.4}")
+    assert '<div class="mqlab-insp" style="font-size:11px">' in html and "<table" in html
+
+
+def test_message_tables_are_drawn_as_the_inspectors():
+    """Walk 4 of issue 28: the half, op and real-topic tables were pandas' bordered tables,
+    with done as True/False, beside the inspector's plain ones in the same panel. They are now
+    inspector tables (columns sized to their text, nothing cut), done as ✔ or —; an empty
+    topic is one line."""
+    from test_inspector_widths import titles_that_do_not_fit, uncut_cells_that_do_not_fit
+
+    lab = L.tx_lab(1)
+    panel = L.transaction_panel(lab)
+    panel.start_producer()
+    panel.crash_before_commit()
+    html = panel.queues_view.value
+    assert 'class="dataframe"' not in html
+    assert "<b>Orders (what consumers read)</b>: 0 message(s)" in html
+    assert "<th>queue offset</th><th>born ms</th><th>t ms</th><th>real topic</th>" in html
+    assert html.count("<td>—</td>") == 1 and "<td>✔</td>" not in html
+    panel.start_producer()
+    lab.advance(8000)
+    panel.step_check()
+    html = panel.queues_view.value
+    assert html.count("<td>✔</td>") == 1 and "<td>True</td>" not in html
+    assert "<b>Orders (what consumers read): 1 message(s)</b>" in html
+    assert uncut_cells_that_do_not_fit(html) == [] and titles_that_do_not_fit(html) == []
+    assert "<td title=" not in html

@@ -355,6 +355,8 @@ def test_when_to_stop_as_written():
         ("search, at most 2 moves", "x2"): ([0, 1, 2], [1, 2, 5]),
     }
     assert fig.layout.title.text == "When to stop: 5 classes at most 2 moves, 3 at depth 8"
+    # runs on a log axis ticked at powers of ten only (not "10 2 5 100 2 5 1000")
+    assert (fig.layout.xaxis.type, fig.layout.xaxis.dtick) == ("log", 1)
     for phrase in (
         "The depth-8 search found its last class at run 55 and ran on to run 76",
         "The walks found their last class at walk 10, and the ten walks after it added nothing",

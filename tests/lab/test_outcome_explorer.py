@@ -34,6 +34,13 @@ def ex(result):
     return OutcomeExplorer(result, XS, plot_mode="static")
 
 
+def test_outcome_table_rows_are_a_line_of_text_high(ex):
+    """Walk 4 of issue 28: the outcome table inherited the HTML widget's 28 px line height
+    (rows 32 px apart with their padding); its lines are now 1.4 × 12 px, padded 1 px."""
+    assert ex.table.value.startswith("<div style='font-size:12px;line-height:1.4'>")
+    assert "<td style='padding:1px 10px'><code>d5 l1</code></td>" in ex.table.value
+
+
 def test_table_and_bar_chart_show_every_class(result, ex):
     assert result.table() == [
         (NO_OVERLAP, 4, "d5 l1", 6),
@@ -131,6 +138,26 @@ def test_diff_against_the_plain_run(ex):
     ex.previous_choice()  # the first 5 choices are all defaults: the plain run itself
     assert ex.diff() and ex.diff_frame.attrs["diverges_at"] is None
     assert ex.messages[-1] == "(default): the same trace as the plain run"
+
+
+def test_the_diff_tab_is_a_compact_table_like_the_inspector(ex):
+    """Walk 4 of issue 28: the diff tab was pandas' ``to_html`` table in an HTML widget, whose
+    28 px line height drew its rows 28 px apart, at the widget's 13 px. It is now drawn as the
+    inspector's tables are: its CSS (11 px text, lines 1.4 high), columns sized to their text
+    (every cell not marked cut fits), ``same`` as ✔/✘."""
+    from test_inspector_widths import titles_that_do_not_fit, uncut_cells_that_do_not_fit
+
+    ex.select(NO_OVERLAP)
+    ex.diff()
+    html = ex.diff_view.value
+    assert 'class="dataframe"' not in html
+    assert ".mqlab-insp{line-height:1.4}" in html and '<div class="mqlab-insp">' in html
+    assert "<b>plain run (a) vs d5 l1 (b): the traces part at seq 275</b>" in html
+    assert "<th>seq</th><th>same</th><th>a t ms</th><th>a node</th><th>a event</th>" in html
+    assert "<tr><td>274</td><td>✔</td><td>2021</td>" in html
+    assert "<tr><td>275</td><td>✘</td><td>2021</td><td>broker-a</td>" in html
+    assert uncut_cells_that_do_not_fit(html) == [] and titles_that_do_not_fit(html) == []
+    assert html.count("<td title=") == 12  # events past 40 digits' width: whole on hover
 
 
 def test_nonsense_input_says_why_and_changes_nothing(ex):
@@ -239,7 +266,7 @@ def test_the_selected_class_is_highlighted_in_table_and_bars(result, monkeypatch
     assert dark not in ex.table.value
     ex.outcome.value = OK
     assert ex.table.value.count(dark) == 1
-    assert ex.table.value.split(dark)[1].startswith(f"<td style='padding:2px 10px'><code>{OK}")
+    assert ex.table.value.split(dark)[1].startswith(f"<td style='padding:1px 10px'><code>{OK}")
     assert ex.timeline.mode == "live"  # anywidget is a dependency (pyproject.toml)
     assert list(ex.fig.data[0].marker.color) == ["#6fa8dc", "#6fa8dc", "#1f4e79"]
     ex.replay_schedule("d5 l1")

@@ -77,7 +77,10 @@ def test_lesson01_your_turn():
     assert "→ send failed: Send [3] times, still failed" in said
     before = (lab.now, len(lab.trace))
     said = click(p, "send", topic="bad topic!")
-    assert said.startswith("⚠ topic 'bad topic!' is not valid")
+    assert said.startswith(
+        "⚠ The specified topic[bad topic!] contains illegal characters, allowing only "
+        "^[%|a-zA-Z0-9_-]+$"
+    )
     assert (lab.now, len(lab.trace)) == before
     assert not unquoted(prose_quotes("01_send_path", "## Your turn"), "\n".join(p.messages))
 

@@ -54,8 +54,10 @@ LESSONS = (
 
 
 def lesson_map() -> pd.DataFrame:
-    """The lessons as a table: number, mechanism, RocketMQ classes."""
-    return pd.DataFrame(LESSONS, columns=["lesson", "mechanism", "RocketMQ classes"])
+    """The lessons as a table: mechanism and RocketMQ classes, indexed by the lesson's number
+    (walk 4 of issue 28: a default index 0–13 was drawn beside the numbers 00–13)."""
+    df = pd.DataFrame(LESSONS, columns=["lesson", "mechanism", "RocketMQ classes"])
+    return df.set_index("lesson")
 
 
 #: Components of one send → store → wake → pull → consume round trip.

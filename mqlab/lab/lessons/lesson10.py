@@ -21,6 +21,7 @@ panel's time row and log, plus transaction buttons and the two queues).
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import ipywidgets as widgets
@@ -31,6 +32,7 @@ from mqlab.common.message import Message
 from mqlab.lab.check import Misconception, exercise
 from mqlab.lab.lab import Lab
 from mqlab.lab.lessons.lesson05 import print_events
+from mqlab.lab.panel_views import INSPECTOR_CSS, inspector_table
 from mqlab.lab.widgets import ControlPanel, PanelInputError, _guarded
 
 __all__ = [
@@ -182,6 +184,11 @@ def _entries(lab: Lab, topic: str) -> pd.DataFrame:
     return log[log.topic == topic].reset_index(drop=True)
 
 
+#: The message tables' columns that are not the inspector's: their width in digits.
+_MESSAGE_COL_CH = {"born_ms": 6, "t_ms": 6, "real_qid": 4, "check_times": 5, "done": 4,
+                   "half_offset": 6, "tags": 4, "sys_flag": 5}  # fmt: skip
+
+
 def op_messages(lab: Lab) -> pd.DataFrame:
     """RMQ_SYS_TRANS_OP_HALF_TOPIC: ``queue_offset, t_ms, tags, half_offset`` (the body)."""
     op = _entries(lab, OP)
@@ -311,13 +318,25 @@ class TransactionPanel(ControlPanel):
             f"<b>t={lab.now} ms</b> · CID_RMQ_SYS_TRANS at half offset {at['half']}, "
             f"op offset {at['op']} · producer: " + (self._producer_name() or "none running"),
         ]
+        tables, empty = [], []
         for title, frame in ((f"half queue ({HALF})", half_messages(lab)),
                              (f"op queue ({OP})", op_messages(lab)),
                              (f"{self.tx_topic} (what consumers read)", real_messages(lab, self.tx_topic)),
                              (MAX_TIME, discarded(lab))):  # fmt: skip
-            parts.append(f"<b>{title}</b>: {len(frame)} message(s)"
-                         + (frame.tail(8).to_html(index=False) if len(frame) else ""))  # fmt: skip
-        return '<div style="font-size:11px;line-height:1.4">' + "<br>".join(parts) + "</div>"
+            if frame.empty:
+                empty.append(f"<b>{html.escape(title)}</b>: 0 message(s)")
+                continue
+            if "done" in frame:
+                frame = frame.assign(done=frame["done"].map(lambda d: "✔" if d else "—"))
+            # drawn as the inspector's tables below (walk 4 of issue 28: pandas' bordered
+            # tables, True/False, beside the inspector's plain ones in the same panel)
+            tables.append(inspector_table(f"{title}: {len(frame)} message(s)", frame.tail(8),
+                                 list(frame.columns), col_ch=_MESSAGE_COL_CH,
+                                 names=("real_topic", "uniq_key", "body"), name_max_ch=40))  # fmt: skip
+        return (f'{INSPECTOR_CSS}<div class="mqlab-insp" style="font-size:11px">'
+                + "<br>".join(parts + empty)
+                + '<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
+                + "".join(tables) + "</div></div>")  # fmt: skip
 
     def _producer_name(self) -> str | None:
         p = self.tx_producer

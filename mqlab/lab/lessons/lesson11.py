@@ -348,7 +348,9 @@ def saturation_figure() -> go.Figure:
                                  showlegend=False, line={"color": SATURATION_COLORS[key]},
                                  hovertemplate="%{x} move(s): %{y} class(es)<extra>" + names[key]
                                  + "</extra>"), row=1, col=2)  # fmt: skip
-    fig.update_xaxes(type="log", title_text="runs", row=1, col=1)
+    # ticks at 1, 10, 100, 1000 only: plotly's own log ticks read "10 2 5 100 2 5 1000" on a
+    # projector (walk 4 of issue 28)
+    fig.update_xaxes(type="log", dtick=1, title_text="runs", row=1, col=1)
     fig.update_xaxes(title_text="moves (non-default choices)", row=1, col=2)
     fig.update_yaxes(title_text="outcome classes so far", row=1, col=1)
     fig.update_layout(
