@@ -201,7 +201,7 @@ def votes_figure(v: pd.DataFrame, title: str = "Every vote answered") -> go.Figu
 # -- 2. replication ------------------------------------------------------------------------------
 def one_send(seed: int = WALK_SEED, slow_ms: int | None = 20) -> tuple[Lab, Any, int]:
     """A first message (its entry on every node), then the link from the leader to the first
-    follower slowed to ``slow_ms`` each way, and a second send run to its answer.
+    follower slowed to ``slow_ms`` each way, and a second send run to its answer; then 50 ms.
     Returns the lab, the second send's ``SendResult`` and the time it was sent."""
     lab = group_lab(seed)
     lab.send(TOPIC, b"first").get()
@@ -210,6 +210,7 @@ def one_send(seed: int = WALK_SEED, slow_ms: int | None = 20) -> tuple[Lab, Any,
         lab.slow_link(leader, _others(lab, leader)[0], slow_ms)
     start = lab.now
     result = lab.send(TOPIC, b"second").get()
+    lab.advance(50)  # the slow follower's copy lands too
     return lab, result, start
 
 
