@@ -75,9 +75,9 @@ def test_round_trip_and_upcoming():
 
 
 def test_lesson_map_lists_every_lesson():
-    """The map has lessons 00–13 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
+    """The map has lessons 00–14 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
     m = L.lesson_map()
-    assert list(m["lesson"]) == [f"{i:02d}" for i in range(14)]
+    assert list(m["lesson"]) == [f"{i:02d}" for i in range(15)]
     assert m.set_index("lesson").loc["04", "RocketMQ classes"] == "PullRequestHoldService"
 
 

@@ -142,7 +142,7 @@ def test_section4_the_explorer_and_the_replays():
     """13 runs, 3 classes (ok 1, unacked=1 2, unacked=1 truncated=1 6), no safety key; the
     shortest truncation replayed: n1 leads term 2, a unanswered, (0, 1) held by none, n2's
     entry 0 replaced at 4793; d10: n0 leads term 2 (n0 refused n1 at 2401), a kept."""
-    res = L.search()
+    res = L.explore_partition()
     t = L.class_table(res)
     assert res.runs == 13
     assert t.set_index("outcome")[["runs", "shortest schedule"]].to_dict("index") == {

@@ -54,7 +54,7 @@ __all__ = [
     "isolate_leader",
     "partition_story",
     "SCENARIO",
-    "search",
+    "explore_partition",
     "class_table",
     "replay",
     "election_panel",
@@ -337,7 +337,7 @@ SCENARIO = "dledger_leader_isolated"
 BOUNDS = "depth=12,deviations=0"
 
 
-def search(bounds: str = BOUNDS) -> Any:
+def explore_partition(bounds: str = BOUNDS) -> Any:
     """``explore`` of ``SCENARIO`` at ``bounds`` (the scenario's own fault budget)."""
     xs = get_scenario(SCENARIO)
     return explore(xs, Bounds.parse(bounds, depth=xs.depth, faults=xs.fault_budget,
