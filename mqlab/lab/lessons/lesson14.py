@@ -246,6 +246,10 @@ def entries(lab: Lab) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _text(body: Any) -> str:
+    return body.decode(errors="replace") if isinstance(body, bytes) else str(body)
+
+
 def log_figure(logs: pd.DataFrame, title: str = "Each node's DLedger log") -> go.Figure:
     """One row per node, one box per entry (by index), coloured by term; an uncommitted entry
     is drawn pale. ``logs``: ``entries(lab)``, or rows of node, index, term, committed (and
@@ -256,11 +260,11 @@ def log_figure(logs: pd.DataFrame, title: str = "Each node's DLedger log") -> go
     for (term, committed), grp in logs.groupby(["term", "committed"], sort=True):
         body = grp["body"] if "body" in grp else [""] * len(grp)
         fig.add_trace(go.Bar(
-            x=[1] * len(grp), base=grp["index"] - 0.45, y=grp["node"], orientation="h",
+            x=[0.9] * len(grp), base=grp["index"] - 0.45, y=grp["node"], orientation="h",
             width=0.6, marker={"color": palette[int(term) % len(palette)],
                                "opacity": 1.0 if committed else 0.35},
             name=f"term {term}, {'committed' if committed else 'not committed'}",
-            text=[f"{i}: {b!s}" for i, b in zip(grp["index"], body, strict=False)], textposition="inside",
+            text=[f"{i}: {_text(b)}" for i, b in zip(grp["index"], body, strict=False)], textposition="inside",
             hovertemplate="%{y}, index %{text}<extra>term " + str(term) + "</extra>",
         ))  # fmt: skip
     hi = int(logs["index"].max()) if len(logs) else 0
