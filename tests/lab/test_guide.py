@@ -125,6 +125,7 @@ def _l11_facts() -> list[str]:
     ]
 
 
+@cache  # three tests of row 14 read them; the search runs once
 def _l14_facts() -> list[str]:
     from mqlab.dledger.dledger_config import DLedgerConfig
     from mqlab.lab.lessons import lesson14 as L
