@@ -269,6 +269,7 @@ def log_figure(logs: pd.DataFrame, title: str = "Each node's DLedger log") -> go
         ))  # fmt: skip
     hi = int(logs["index"].max()) if len(logs) else 0
     fig.update_layout(title=title, xaxis_title="entry index", barmode="overlay", height=260,
+                      showlegend=True,
                       legend={"orientation": "h", "y": -0.35})  # fmt: skip
     fig.update_xaxes(range=[-0.6, hi + 0.6], tickmode="array", tickvals=list(range(hi + 1)))
     fig.update_yaxes(type="category", categoryarray=nodes[::-1], categoryorder="array")
