@@ -24,6 +24,8 @@ figure must have drawn data. Four lessons then go on as a workshop participant w
   at the one choice), diffs it against the plain run, and refuses a bad schedule in words;
 - 12: the replication panel: send, advance 12 000 ms (the slave catches up), send and lose the
   master at once (the slave lacks the last three), restart it (empty);
+- 14: the DLedger panel steps the election of section 1: two votes refused, then n1 wins
+  term 2;
 - 00: the notebook is saved and the page reloaded while the kernel runs; the panel's live
   timeline still draws the events of new clicks.
 
@@ -517,6 +519,26 @@ def _lesson13_edit_the_table_and_reload(page: Page) -> None:
         panel.screenshot(path=str(out / "13-panel-after-reload.png"))
 
 
+def _lesson14_step_the_election(page: Page) -> None:
+    """Lesson 14, section 1, as written: next vote twice (n0 refused by itself, then by n1 for
+    its older log), then step to next election: n1 wins term 2 at 7132 ms."""
+    from playwright.sync_api import expect
+
+    panel = _panel(page, "next vote", "step to next election")
+    panel.scroll_into_view_if_needed()
+    steps = (
+        ("next vote", "n0 answers n0's vote for term 1: REJECT_ALREADY_VOTED"),
+        ("next vote", "n1 answers n0's vote for term 1: REJECT_EXPIRED_LEDGER_TERM"),
+        ("step to next election", "broker-a-n1 (n1) won term 2 at t=7132"),
+    )
+    for name, expected in steps:
+        _button(panel, name).click()
+        expect(panel).to_contain_text(expected, timeout=CLICK_TIMEOUT_MS)
+    out = _screens_dir()
+    if out is not None:
+        panel.screenshot(path=str(out / "14-panel-after-election.png"))
+
+
 def _lesson11_step_and_diff_the_shortest_schedule(page: Page) -> None:
     """The outcome explorer, by its buttons: one choice back is the plain run's outcome, one
     forward the class's own; the diff parts at seq 275; a bad schedule is refused in words."""
@@ -730,6 +752,7 @@ AFTER_RUN: dict[str, Callable[..., None]] = {
     "11": _lesson11_step_and_diff_the_shortest_schedule,
     "12": _lesson12_lose_the_master_after_a_send,
     "13": _lesson13_edit_the_table_and_reload,
+    "14": _lesson14_step_the_election,
 }
 
 

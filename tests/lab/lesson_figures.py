@@ -21,7 +21,7 @@ from mqlab.lab.figure_check import figures_of
 STEMS = ("00_tour", "01_send_path", "02_store", "03_pull_processing", "04_long_polling",
          "05_rebalancing", "06_pull_loop_flow_control", "07_retry_dlq", "08_offsets",
          "09_comparing_runs_with_spark", "10_transactions", "11_what_can_happen",
-         "12_replication_and_failover", "13_who_may_send")  # fmt: skip
+         "12_replication_and_failover", "13_who_may_send", "14_raft_in_the_broker")  # fmt: skip
 _SHOWN = ("ControlPanel", "TransactionPanel", "RunExplorer", "OutcomeExplorer")
 
 

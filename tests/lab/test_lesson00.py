@@ -75,9 +75,9 @@ def test_round_trip_and_upcoming():
 
 
 def test_lesson_map_lists_every_lesson():
-    """The map has lessons 00–13 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
+    """The map has lessons 00–14 with their RocketMQ classes (04 ↔ PullRequestHoldService)."""
     m = L.lesson_map()
-    assert list(m.index) == [f"{i:02d}" for i in range(14)] and m.index.name == "lesson"
+    assert list(m.index) == [f"{i:02d}" for i in range(15)] and m.index.name == "lesson"
     assert list(m.columns) == ["mechanism", "RocketMQ classes"]  # no second, 0-based number
     assert m.loc["04", "RocketMQ classes"] == "PullRequestHoldService"
 

@@ -35,7 +35,7 @@ def builder():
 
 
 def test_every_lesson_has_a_learner_and_a_solutions_notebook():
-    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(14)]
+    assert [s[:2] for s in STEMS] == [f"{i:02d}" for i in range(15)]
     b = builder()
     assert sorted(b.targets()) == sorted(
         [ROOT / "notebooks" / f"{s}.ipynb" for s in STEMS]

@@ -185,6 +185,19 @@ CASES = [
     # 13.3, seed 1: saved at 2600 ms → reloaded at 5000 ms, 2400 ms later
     ("13.3", 1, 0, "believing the broker reads the file on every request", "the broker reads"),
     ("13.3", 1, 5000, "believing the 5 s start at the save", "the watcher's turns are every"),
+    # 14.1 seed 0: n1 wins term 2; 14.2: SEND_OK after 4 ms, the slow link 30 ms; 14.3 seed 0:
+    # 2 committed before, [3, 1]
+    ("14.1", 0, ["n0", 2], "believing the first node to stand wins", "the node cut off during"),
+    (
+        "14.1",
+        0,
+        ["n1", 1],
+        "believing a new leader keeps the old leader's term",
+        "every node voted",
+    ),
+    ("14.2", 0, 34, "believing SEND_OK waits for every follower", "the leader's QuorumAckChecker"),
+    ("14.3", 0, [3, 3], "believing the old leader's entries survive the heal", "after the heal"),
+    ("14.3", 0, [2, 1], "believing one send makes one entry", "the producer tried twice"),
     # 11.5: the 20 walks find 3 classes, 1 of them not in the depth-8 table
     ("11.5", 0, 0, "believing a saturated table is complete", "0 takes 'saturated' for"),
     ("11.5", 0, 3, "counting every class the walks find", "that counts every class the walks"),

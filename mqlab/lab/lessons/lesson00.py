@@ -50,6 +50,8 @@ LESSONS = (
      "HAService, HAConnection, SlaveSynchronize"),
     ("13", "who may send: a signature, an accounts table, a refused send, hot reload",
      "AclClientRPCHook, PlainAccessValidator, PlainPermissionManager"),
+    ("14", "Raft in the broker: an election vote by vote, the quorum ack, a partition, truncation",
+     "DLedgerLeaderElector, DLedgerEntryPusher, DLedgerCommitLog"),
 )  # fmt: skip
 
 

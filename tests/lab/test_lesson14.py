@@ -1,0 +1,212 @@
+"""Lesson 14 (Raft in the broker): every number lessons/14_raft_in_the_broker.md states, checked
+on the lesson's helpers with its seed (``L.WALK_SEED``, 5); the panel walk of section 1 clicked
+as the prose says, on the learner notebook's own cells; the exercises' answers and
+misconception hints.
+
+Mirrors ``DLedgerLeaderElector``, ``DLedgerEntryPusher`` (DLedger 0.2.3) and
+``DLedgerCommitLog``, ``DLedgerRoleChangeHandler`` (rocketmq-all-4.9.3) through the lesson.
+"""
+
+from __future__ import annotations
+
+from walks import open_panel
+
+from mqlab.lab.check import check, expected
+from mqlab.lab.lessons import lesson14 as L
+
+STEM = "14_raft_in_the_broker"
+
+
+def test_section1_the_first_election():
+    """A three-way split at 0 ms; next tries at 633 (n2), 803 (n0), 956 (n1); n2 asks in term 1
+    at 640, REVOTE_IMMEDIATELY, all accept at 650, n2 leads from 652."""
+    lab = L.group_lab()
+    r = L.rounds(lab)
+    assert r["asked_ms"].tolist() == [0, 0, 0, 640, 650]
+    assert r["candidate"].tolist() == ["n0", "n1", "n2", "n2", "n2"]
+    assert r["parse"].tolist() == ["WAIT_TO_VOTE_NEXT"] * 3 + ["REVOTE_IMMEDIATELY", "PASSED"]
+    assert dict(zip(r["candidate"][:3], r["next_vote_ms"][:3], strict=True)) == {
+        "n0": 803, "n1": 956, "n2": 633}  # fmt: skip
+    assert r["term"].tolist() == [0, 0, 0, 1, 1]
+    assert "REJECT_TERM_NOT_READY" in r["answers"][3]
+    v = L.votes(lab)
+    assert (v["result"][:3] == "ACCEPT").all() and (
+        v["result"][3:9] == "REJECT_ALREADY_VOTED"
+    ).all()
+    won = [(e.t_ms, e.node) for e in lab.trace.events
+           if e.component == "DLedgerLeaderElector" and e.step == "6"]  # fmt: skip
+    assert won == [(652, "dledger-a-n2")]
+
+
+def test_section1_the_panel_walk_as_written():
+    """The learner notebook up to the panel; next vote twice, then step to next election."""
+    p, ns = open_panel(STEM, "L.election_panel(")
+    assert ns["who"] == {"leader": "broker-a-n2", "behind": "broker-a-n0",
+                         "ahead": "broker-a-n1", "killed_ms": 667}  # fmt: skip
+    view = L.dledger_view(ns["lab"]).set_index("node")
+    assert (view.loc["broker-a-n1", "end_index"], view.loc["broker-a-n1", "end_term"]) == (0, 1)
+    assert (view.loc["broker-a-n0", "end_index"], view.loc["broker-a-n0", "end_term"]) == (-1, -1)
+    mark = len(p.messages)
+    p.buttons["next_vote"].click()
+    said = "\n".join(p.messages[mark:])
+    assert "n0 answers n0's vote for term 1: REJECT_ALREADY_VOTED" in said
+    assert ns["lab"].now == 1220
+    mark = len(p.messages)
+    p.buttons["next_vote"].click()
+    assert "n1 answers n0's vote for term 1: REJECT_EXPIRED_LEDGER_TERM" in "\n".join(
+        p.messages[mark:])  # fmt: skip
+    mark = len(p.messages)
+    p.buttons["step_election"].click()
+    assert "broker-a-n1 (n1) won term 2 at t=7132" in "\n".join(p.messages[mark:])
+
+
+def test_section1_every_round_after_the_kill():
+    """n0 at 1220, 2900, 4240, 5930 (refused by n1: older ledger term); n1 in term 1 at 6680
+    (refused by both), term 2 at 7120, PASSED at 7132."""
+    done, who = L.leader_lost()
+    done.run_until_elected()
+    r = L.rounds(done, since_ms=who["killed_ms"])
+    assert r["asked_ms"].tolist() == [1220, 2900, 4240, 5930, 6680, 7120, 7130]
+    assert r["candidate"].tolist() == ["n0"] * 4 + ["n1"] * 3
+    assert r["term"].tolist() == [1, 1, 1, 1, 1, 2, 2]
+    assert all("n1: REJECT_EXPIRED_LEDGER_TERM" in a for a in r["answers"][:4])
+    assert r["answers"][4].count("REJECT_ALREADY_VOTED") == 2
+    assert r["parse"].tolist()[-1] == "PASSED" and r["closed_ms"].tolist()[-1] == 7132
+    assert (r["end_term"].tolist(), r["end_index"].tolist()) == ([-1] * 4 + [1] * 3,
+                                                                 [-1] * 4 + [0] * 3)  # fmt: skip
+    fig = L.votes_figure(L.votes(done, since_ms=who["killed_ms"]))
+    assert sum(len(t.x) for t in fig.data) == 14
+
+
+def test_section2_one_send():
+    """Entry 1 at pos 217 (48 + 169 before it), n1 at 669, committed at 670, PUT_OK, SEND_OK
+    at 671 (4 ms), n0 at 688; offsetMsgId ...0109 (265); only the leader counts entry 1 committed."""
+    lab, result, start = L.one_send()
+    assert (result.send_status.name, start, result.offset_msg_id[-4:]) == ("SEND_OK", 667, "0109")
+    s = L.replication_steps(lab, since_ms=start, until_ms=start + 4)
+    assert s["says"][0] == "term=1 index=1 pos=217" and s["t_ms"][0] == 668
+    rows = list(zip(s["t_ms"], s["node"], s["step"], strict=True))
+    assert (669, "dledger-a-n1", "8") in rows
+    assert (670, "dledger-a-n2", "10") in rows
+    assert s["says"][s["step"] == "10"].tolist() == ["term=1 committed_index=1 quorum_index=1"]
+    assert s["says"].tolist()[-2:] == ["code=SUCCESS status=PUT_OK", "status=SEND_OK"]
+    assert s["t_ms"].tolist()[-1] == 671
+    late = L.replication_steps(lab, since_ms=start + 5)
+    assert late[late["component"] == "DLedgerEntryPusher.EntryHandler"]["t_ms"].tolist()[0] == 688
+    e = L.entries(lab)
+    assert e[e["index"] == 0]["size"].tolist() == [169, 169, 169]
+    e1 = e[e["index"] == 1].set_index("node")
+    assert e1["pos"].tolist() == [217, 217, 217] and e1["commit_log_offset"].tolist()[0] == 265
+    assert e1["committed"].to_dict() == {"broker-a-n0": False, "broker-a-n1": False,
+                                         "broker-a-n2": True}  # fmt: skip
+    assert len(L.log_figure(e).data) == 2  # term 1 committed / not committed
+
+
+def test_section3_the_isolated_leader():
+    """Entry 1 at 668, broker busy (code 1) at 3169, entry 2 at 3170, the producer gives up at
+    3667; no_quorum, lost_quorum at 6690; candidates at 6670; n1 leads term 2 at 7132, master
+    at 7232; heal at 7233; TRUNCATE at 9152/9153, end 2 → 0."""
+    run = L.isolate_leader()
+    assert (run["old_leader"], run["cut_ms"], run["heal_ms"]) == ("broker-a-n2", 667, 7233)
+    assert run["new_leader"] == {"leader": "broker-a-n1", "self_id": "n1", "term": 2,
+                                 "t_ms": 7132}  # fmt: skip
+    s = L.partition_story(run)
+    rows = list(zip(s["t_ms"], s["node"], s["step"], s["says"], strict=True))
+    assert (668, "broker-a-n2", "5", "pos=220") in rows
+    assert (3170, "broker-a-n2", "5", "pos=438") in rows
+    assert (3168, "broker-a-n2", "6",
+            "code=WAIT_QUORUM_ACK_TIMEOUT status=OS_PAGECACHE_BUSY") in rows  # fmt: skip
+    busy = [r for r in rows if r[0] == 3169]
+    assert len(busy) == 1 and "CODE: 1" in busy[0][3] and "broker busy" in busy[0][3]
+    assert (3667, "lab-producer", "result", "error=sendDefaultImpl call timeout") in rows
+    assert (2670, "dledger-a-n2", "9", "term=1 outcome=no_quorum succ_num=1") in rows
+    assert (6690, "dledger-a-n2", "9", "term=1 outcome=lost_quorum succ_num=1") in rows
+    assert (6690, "dledger-a-n2", "11", "role=CANDIDATE term=1") in rows
+    assert {r[1] for r in rows if r[0] == 6670 and r[2] == "11"} == {"dledger-a-n0",
+                                                                     "dledger-a-n1"}  # fmt: skip
+    assert (7232, "broker-a-n1", "3",
+            "role=LEADER term=2 broker_id=0 broker_role=SYNC_MASTER") in rows  # fmt: skip
+    assert (9152, "dledger-a-n1", "6", "type=TRUNCATE index=0 pos=0 peer=n2") in rows
+    assert (9153, "dledger-a-n2", "6",
+            "type=TRUNCATE index=0 code=SUCCESS end_before=2 end_after=0") in rows  # fmt: skip
+    b = run["before_heal"]
+    n2 = b[b["node"] == "broker-a-n2"]
+    assert n2["body"].tolist() == [b"before 0", b"during", b"during"]
+    assert n2["committed"].tolist() == [True, False, False]
+    assert run["ends_before_heal"] == {"broker-a-n0": 0, "broker-a-n1": 0, "broker-a-n2": 2}
+    assert run["ends_after_heal"] == {"broker-a-n0": 0, "broker-a-n1": 0, "broker-a-n2": 0}
+    assert len(run["after_heal"]) == 3
+
+
+def test_section4_the_explorer_and_the_replays():
+    """13 runs, 3 classes (ok 1, unacked=1 2, unacked=1 truncated=1 6), no safety key; the
+    shortest truncation replayed: n1 leads term 2, a unanswered, (0, 1) held by none, n2's
+    entry 0 replaced at 4793; d10: n0 leads term 2 (n0 refused n1 at 2401), a kept."""
+    res = L.explore_partition()
+    t = L.class_table(res)
+    assert res.runs == 13
+    assert t.set_index("outcome")[["runs", "shortest schedule"]].to_dict("index") == {
+        "ok": {"runs": 1, "shortest schedule": "(default)"},
+        "unacked=1": {"runs": 2, "shortest schedule": "d10 F:isolate(leader)"},
+        "unacked=1 truncated=1": {"runs": 6, "shortest schedule": "F:isolate(leader)"},
+    }
+    cut = L.replay("F:isolate(leader)")
+    assert cut["outcome"] == "unacked=1 truncated=1"
+    assert cut["leaders"] == {1: ["n2"], 2: ["n1"]}
+    assert cut["answers"] == [("a", "no answer"), ("b", "SUCCESS")]
+    assert cut["cut"] == [(0, 1)] and cut["truncations"] == [(4793, "n2", 0)]
+    assert cut["faults"][0] == (1000, "isolate(leader)->n2")
+    assert cut["logs"][["index", "term", "body"]].values.tolist() == [[0, 2, "b"]] * 3
+    kept = L.replay("d10 F:isolate(leader)")
+    assert (kept["outcome"], kept["leaders"], kept["cut"]) == (
+        "unacked=1", {1: ["n2"], 2: ["n0"]}, [])  # fmt: skip
+    assert {(2400, "n1", 1, "REJECT_ALREADY_VOTED"),
+            (2401, "n1", 1, "REJECT_EXPIRED_LEDGER_TERM")} <= set(kept["votes"])  # fmt: skip
+    n0 = kept["logs"][kept["logs"]["node"] == "n0"]
+    assert n0[["index", "term", "body"]].values.tolist() == [[0, 1, "a"], [1, 2, "b"]]
+
+
+def test_section4_the_scenario_as_described():
+    """A group of 3, heartbeats every 500 ms; a through the leader at 0, b at 2.5 s, the heal
+    at 3 s; the partition of the leader the one fault; the classes written down first."""
+    xs = L.get_scenario(L.SCENARIO)
+    assert (xs.n, dict(xs.config)) == (3, {"heart_beat_time_interval_ms": 500})
+    assert xs.appends == ((0, b"a"), (2500, b"b")) and xs.scripted == ((3000, "heal"),)
+    assert (xs.faults, xs.fault_budget, xs.depth) == (("isolate(leader)",), 1, 12)
+    assert xs.expected == {"unacked", "truncated"}
+
+
+def test_section1_n1_gives_its_leader_up_after_three_missed_beats():
+    """n1's last heartbeat from n2 at 661; at 6670, more than 6000 ms (3 x 2000 ms) later, it is
+    a candidate (the state maintainer looks every 10 ms)."""
+    done, who = L.leader_lost()
+    done.run_until_elected()
+    gave_up = [(e.t_ms, e.fields["last_leader_heart_beat_time"]) for e in done.trace.events
+               if e.node == "dledger-a-n1" and e.component == "DLedgerLeaderElector"
+               and e.step == "10"]  # fmt: skip
+    assert gave_up == [(6670, 661)]
+    cfg = done.dledger_server("n1").config
+    assert (cfg.heart_beat_time_interval_ms, cfg.max_heart_beat_leak) == (2000, 3)
+
+
+def test_exercise_answers():
+    """14.1: n1 in term 2; 14.2: 4 ms whatever the slow link; 14.3: [k + 1, k - 1]."""
+    assert expected("14.1", 0) == ["n1", 2]
+    assert [L.params_14_2(s) for s in range(4)] == [30, 50, 80, 120]
+    assert expected("14.2", 0) == 4 and expected("14.2", 3) == 4
+    assert (L.params_14_3(0), expected("14.3", 0)) == (2, [3, 1])
+
+
+def test_wrong_answers_get_the_misconception_hints():
+    r = check("14.1", ["n0", 2], seed=0)
+    assert not r and "REJECT_EXPIRED_LEDGER_TERM" in r.message
+    r = check("14.1", ["n1", 1], seed=0)
+    assert not r and "a new leader needs a new term" in r.message
+    r = check("14.2", 34, seed=0)
+    assert not r and "the slow follower is not waited for" in r.message
+    r = check("14.3", [3, 3], seed=0)
+    assert not r and "truncates (TRUNCATE)" in r.message
+    r = check("14.3", [2, 1], seed=0)
+    assert not r and "the producer tried twice" in r.message
+    assert check("14.1", ["n1", 2], seed=0) and check("14.2", 4, seed=0)
+    assert check("14.3", [3, 1], seed=0)
