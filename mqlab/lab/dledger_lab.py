@@ -348,12 +348,16 @@ class DLedgerMixin:
         """``run_until_idle``, and in a DLedger lab on until no running leader holds an append
         for its quorum: DLedger's threads are background timers, so an append waiting for
         its acks (or for its 2500 ms timeout) is not "idle" work to the driver, but the
-        client's answer waits on it. Gives up ``max_ms`` (default 60 s) after the call."""
+        client's answer waits on it. Gives up ``max_ms`` (default 60 s) after the call.
+
+        The first run is bounded too: over a DLedger link slower than the pusher's retry
+        (``slow_link(…, 2000)``), a COMPARE or heartbeat is always in flight, so the driver
+        is never idle; unbounded, a send looped until ``run_until_idle``'s 10,000,000 events."""
         d = self.driver
-        events = d.run_until_idle(max_ms=max_ms)
         if not self.dledger:
-            return events
+            return d.run_until_idle(max_ms=max_ms)
         limit = d.now + (ELECTION_WAIT_MS if max_ms is None else max_ms)
+        events = d.run_until_idle(max_ms=limit - d.now)
         while self._quorum_waits():
             t = d.scheduler.peek()
             if t is None or t.due > limit:

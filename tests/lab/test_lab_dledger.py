@@ -218,6 +218,18 @@ def test_a_slow_link_to_one_follower_leaves_the_quorum_to_the_other(lab: Lab) ->
             if e.component == "Lab" and e.step == "slow_link"] == [400, 400, -1, -1]  # fmt: skip
 
 
+def test_a_send_over_a_link_slower_than_the_pushers_retry_returns(lab: Lab) -> None:
+    """n2 <-> n0 at 2000 ms each way: a COMPARE or heartbeat is always in flight, so the
+    driver is never idle. ``send`` answers SEND_OK through n1's ack and returns once its
+    settle bound (60 s after the call) is reached; it looped for 10,000,000 events before."""
+    t0 = lab.now
+    lab.slow_link("n2", "n0", 2000)
+    fut = lab.send("TopicTest", "m0")
+    assert fut.done and fut.result.send_status.name == "SEND_OK"
+    assert fut.result.queue_offset == 0
+    assert lab.now == t0 + 60_000
+
+
 def test_a_fork_replays_the_faults_and_the_stepping(lab: Lab) -> None:
     lab.send("TopicTest", "m0")
     with pytest.raises(TimeoutError):
