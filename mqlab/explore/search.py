@@ -457,8 +457,11 @@ def shrink(
     snapshots: Snapshots | None = None, *, slide: bool = False, max_replays: int | None = None,
 ) -> Schedule:  # fmt: skip
     """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
-    drop each fault, set each choice back to its default, one at a time, until nothing
-    helps (Zeller & Hildebrandt 2002, one-minimal).
+    drop each fault, set each choice back to its default, turn a connection kept slow
+    (``L<i>``) into one slow frame (``l<i>``), take order index 1 for a larger one, one
+    at a time, until nothing helps (Zeller & Hildebrandt 2002, one-minimal). An ``l<i>``
+    makes the link's later frames choice points again, so the later choices may now
+    fall elsewhere: the replay decides.
 
     ``slide``: also move each fault or move to an earlier choice point that takes the
     default, other choices kept (Hypothesis-style: fewer moves first, then a shorter
@@ -480,6 +483,10 @@ def shrink(
                 cands.append(Schedule(tuple(ch[:i] + [DEFAULT] + ch[i + 1 :])).trimmed())
             if c.kind == "o" and int(c.value) > 1:
                 cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
+            if c.kind == "L":  # the connection slow for this frame only (``l<i>``)
+                cands.append(
+                    Schedule(tuple(ch[:i] + [Choice("l", c.value)] + ch[i + 1 :])).trimmed()
+                )
         if slide:
             cands += _slides(ch)
         key = cur.sort_key()

@@ -154,3 +154,18 @@ def test_a_late_move_slides_to_the_earliest_point_that_keeps_its_class():
     # out of replays: the schedule so far, which replays
     assert str(shrink(xs, s, "dup:rebalance=1", b, slide=True, max_replays=0)) == "d9 l1"
 
+
+def test_shrink_turns_a_connection_kept_slow_into_one_slow_frame():
+    # a walk with slow connections (sticky=1) may keep consumer-2's link slow where one
+    # slow frame gives the class: "d5 L1" shrinks to "d5 l1" (fewer links kept slow), the
+    # least schedule of dup:rebalance=1 at depth 8 (tests/explore/test_explore.py). Where
+    # the whole exchange must be slow, L stays: "L1 d3 L1" (two messages twice)
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=8, latencies=(1, 5), sticky=1)
+    s = Schedule.parse("d5 L1")
+    assert replay(xs, s, b).outcome == "dup:rebalance=1"
+    assert str(shrink(xs, s, "dup:rebalance=1", b)) == "d5 l1"
+    assert replay(xs, "d5 l1", b).outcome == "dup:rebalance=1"
+    both = Schedule.parse("L1 d3 L1")
+    assert replay(xs, both, b).outcome == "dup:rebalance=2 overlap=1"
+    assert str(shrink(xs, both, "dup:rebalance=2 overlap=1", b)) == "L1 d3 L1"
