@@ -82,7 +82,7 @@ TABLES = {
     # the returning master's registration 1/10/20 ms): 3 classes each (was 1, 6 runs)
     "consumer_crash": (
         [
-            ("dup:crash=1", 2, "d5 F:kill(consumer-1)", 6),
+            ("dup:crash=1", 2, "d5 F:kill(consumer-1)", 6),  # d2 F:kill is shorter (scenarios.py)
             ("dup:crash=2", 1, "(default)", 0),
             ("dup:crash=4", 3, "F:kill(consumer-1)", 1),
         ],
