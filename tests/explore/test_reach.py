@@ -187,7 +187,7 @@ def test_bench_reach_prints_search_walks_and_pct_side_by_side(capsys):
     assert main(args) == 0
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| consumer_crash")]
     assert [r.split(" | ")[1:3] for r in rows] == [
-        ["search `depth=6,faults=1,window=0,latencies=scenario,por=1`", "32"],
+        ["search `depth=6,faults=1,window=0,latencies=scenario,por=1`", "35"],
         ["2 walks", "2"],
         ["2 PCT d=3", "2"],
     ]
