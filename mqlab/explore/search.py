@@ -18,6 +18,11 @@ Mirrors no RocketMQ class. The exhaustive search is stateful and bounded:
    no more events asleep, is pruned: the rest of the run adds nothing (the run's own
    earlier points do not count: a digest can repeat within one run). Otherwise its
    alternatives become items (sleep sets: ``mqlab.explore.engine``).
+   A run whose sleep set leaves only a fault at a point past its prefix takes it: its
+   schedule is then a level higher than its item. It is read only up to that point, and
+   its prefix through the fault becomes an item of that level (``SearchResult.deferred``):
+   read earlier, its later states pruned a lesser schedule of the same class
+   (consumer_crash: ``d2 o1 F:kill`` hid ``d2 F:kill``).
 4. A run that is not pruned ends in an outcome (``mqlab.explore.outcome``). Per outcome:
    the distinct final states reached, the runs, and the least schedule by ``sort_key``,
    shrunk at the end (``shrink``: faults dropped, then choices set back to their default,
@@ -134,6 +139,7 @@ class SearchResult:
     pruned: int = 0
     redundant: int = 0  # runs stopped by the sleep sets
     reruns: int = 0  # runs a mapper stopped at a state this reading order does not prune
+    deferred: int = 0  # runs whose sleep set left only a fault: run again at their level
     seconds: float = 0.0
     complete: bool = True  # False: max_runs or a cancel stopped it
     #: how the table grew, level by level (a search) or walk by walk (random walks)
@@ -280,6 +286,16 @@ def _children(rec: RunRecord, p: Any) -> list[Item]:
     return out
 
 
+def _forced_fault(item: Item, rec: RunRecord) -> int | None:
+    """The first of ``rec``'s points past ``item``'s prefix where it took a fault (every
+    event asleep; a search's run takes the first option otherwise), or None."""
+    for k, p in enumerate(rec.points):
+        taken = p.options[p.chosen] if p.chosen < len(p.options) else None
+        if p.index >= len(item.prefix) and taken is not None and taken.kind == "F":
+            return k
+    return None
+
+
 def _first_covered(rec: RunRecord, visited: dict, bounds: Bounds) -> int:
     """The first of ``rec``'s points that ``visited`` covers (``len(rec.points)``: none)."""
     for k, p in enumerate(rec.points):
@@ -366,6 +382,28 @@ def _exhaustive(
                 # pruned at the first point an earlier record covers; not by the run's own
                 # points: its digest may repeat (an event that changes nothing it covers)
                 cut = _first_covered(rec, visited, bounds)
+                forced = _forced_fault(item, rec)
+                if forced is not None and forced < cut:
+                    # every event asleep, a fault left: the run took the fault, a level
+                    # higher than its item's. Read up to there; the rest runs at its level
+                    # (as a new item), so that a class's first record stays its least
+                    res.deferred += 1
+                    for p in rec.points[: forced + 1]:
+                        res.states += 1
+                        distinct.add(p.digest)
+                    for p in rec.points[:forced]:
+                        entry = p.entry(bounds.depth)
+                        visited.setdefault(p.digest, []).append(entry)
+                        if journal is not None:
+                            journal.visited(p.digest, entry)
+                        for child in _children(rec, p):
+                            frontier.setdefault(child.level(), []).append(child)
+                    later = Item(tuple(rec.choices[: rec.points[forced].index + 1]), item.sleep,
+                                 item.sleep_at)  # fmt: skip
+                    frontier.setdefault(later.level(), []).append(later)
+                    if journal is not None:
+                        journal.flush()
+                    continue
                 pruned = cut < len(rec.points)
                 if pruned:
                     res.pruned += 1
@@ -457,8 +495,11 @@ def shrink(
     snapshots: Snapshots | None = None, *, slide: bool = False, max_replays: int | None = None,
 ) -> Schedule:  # fmt: skip
     """A least schedule (by ``sort_key``) still giving ``outcome``, by delta debugging:
-    drop each fault, set each choice back to its default, one at a time, until nothing
-    helps (Zeller & Hildebrandt 2002, one-minimal).
+    drop each fault, set each choice back to its default, turn a connection kept slow
+    (``L<i>``) into one slow frame (``l<i>``), take order index 1 for a larger one, one
+    at a time, until nothing helps (Zeller & Hildebrandt 2002, one-minimal). An ``l<i>``
+    makes the link's later frames choice points again, so the later choices may now
+    fall elsewhere: the replay decides.
 
     ``slide``: also move each fault or move to an earlier choice point that takes the
     default, other choices kept (Hypothesis-style: fewer moves first, then a shorter
@@ -480,6 +521,10 @@ def shrink(
                 cands.append(Schedule(tuple(ch[:i] + [DEFAULT] + ch[i + 1 :])).trimmed())
             if c.kind == "o" and int(c.value) > 1:
                 cands.append(Schedule(tuple(ch[:i] + [Choice("o", 1)] + ch[i + 1 :])).trimmed())
+            if c.kind == "L":  # the connection slow for this frame only (``l<i>``)
+                cands.append(
+                    Schedule(tuple(ch[:i] + [Choice("l", c.value)] + ch[i + 1 :])).trimmed()
+                )
         if slide:
             cands += _slides(ch)
         key = cur.sort_key()

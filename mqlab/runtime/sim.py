@@ -449,7 +449,7 @@ class SimDriver:
         for sid in sorted(streams):
             self._close_stream(streams[sid], name, f"{name} stopped")
         for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
-            if conn.last_due[name] > self.scheduler.now:
+            if conn.last_due[name] >= self.scheduler.now:
                 # TCP delivers what was written before the FIN, even when the process was
                 # killed (the kernel closes its sockets): close after the last frame this
                 # node sent (its shutdown's UNREGISTER_CLIENT, offsets persisted just before).

@@ -84,11 +84,13 @@ def test_no_moves_places_a_fault_anywhere():
     # choice points (the depth bound of 6 would stop at the 6th)
     xs = get_scenario("async_flush_power_cut")
     res = explore(xs, Bounds.parse("deviations=0", depth=xs.depth, faults=xs.fault_budget))
+    # (27 and 25 final states, 10 pruned, while a cut in the ms a frame of the broker's was
+    # due dropped that frame: ``SimDriver#stop_node`` now closes after it)
     assert res.table() == [
-        ("lost=1", 27, "d3 F:power_cut(broker-a)", 4),
-        ("ok", 25, "(default)", 0),
+        ("lost=1", 21, "d3 F:power_cut(broker-a)", 4),
+        ("ok", 22, "(default)", 0),
     ]
-    assert (res.runs, res.pruned) == (62, 10)
+    assert (res.runs, res.pruned) == (62, 12)
     assert [(g.level, g.runs, g.new) for g in res.growth] == [
         ("0", 1, ("ok",)),
         ("0+1F", 61, ("lost=1",)),
@@ -151,3 +153,19 @@ def test_a_late_move_slides_to_the_earliest_point_that_keeps_its_class():
     assert replay(xs, slid, b).outcome == "dup:rebalance=1"
     # out of replays: the schedule so far, which replays
     assert str(shrink(xs, s, "dup:rebalance=1", b, slide=True, max_replays=0)) == "d9 l1"
+
+
+def test_shrink_turns_a_connection_kept_slow_into_one_slow_frame():
+    # a walk with slow connections (sticky=1) may keep consumer-2's link slow where one
+    # slow frame gives the class: "d5 L1" shrinks to "d5 l1" (fewer links kept slow), the
+    # least schedule of dup:rebalance=1 at depth 8 (tests/explore/test_explore.py). Where
+    # the whole exchange must be slow, L stays: "L1 d3 L1" (two messages twice)
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=8, latencies=(1, 5), sticky=1)
+    s = Schedule.parse("d5 L1")
+    assert replay(xs, s, b).outcome == "dup:rebalance=1"
+    assert str(shrink(xs, s, "dup:rebalance=1", b)) == "d5 l1"
+    assert replay(xs, "d5 l1", b).outcome == "dup:rebalance=1"
+    both = Schedule.parse("L1 d3 L1")
+    assert replay(xs, both, b).outcome == "dup:rebalance=2 overlap=1"
+    assert str(shrink(xs, both, "dup:rebalance=2 overlap=1", b)) == "L1 d3 L1"

@@ -29,7 +29,7 @@ def _table(res) -> dict[str, str]:
 TABLES = [
     ("dledger_leader_killed",
      {"ok": "(default)", "unacked=1": "d10 F:kill(leader)",
-      "unacked=1 truncated=1": "F:kill(leader)"}, 401),
+      "unacked=1 truncated=1": "F:kill(leader)"}, 291),
     ("dledger_leader_isolated",
      {"ok": "(default)", "unacked=1": "d10 F:isolate(leader)",
       "unacked=1 truncated=1": "F:isolate(leader)"}, 275),

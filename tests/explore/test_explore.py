@@ -78,14 +78,26 @@ TABLES = {
     "orderly_slow_listener": ([("overlap=1", OSL_N, "(default)", 0)], OSL_STATS),
     # with its menu (latencies 1/5, window 1): the same one class (was 21 runs without)
     "orderly_lock_expiry": ([("overlap=1", 11, "(default)", 0)], (25, 25, 23, 2, 3)),
-    "consumer_crash": ([("dup:crash=3", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
+    # consumer_crash, master_returns: with their menus (a kill anywhere in the first 6 points;
+    # the returning master's registration 1/10/20 ms): 3 classes each (was 1, 6 runs)
+    "consumer_crash": (
+        [
+            ("dup:crash=1", 2, "d2 F:kill(consumer-1)", 3),  # d5 before runs were deferred
+            ("dup:crash=2", 1, "(default)", 0),
+            ("dup:crash=4", 3, "F:kill(consumer-1)", 1),
+        ],
+        (35, 60, 42, 17, 0),
+    ),
     # replication (tests/explore/test_explore_ha.py checks what each class is)
     "async_master_lost": (
         [("lost=1", 2, "d3 F:lose(broker-a)", 4), ("ok", 4, "(default)", 0)],
         (34, 45, 37, 7, 2),
     ),
     "sync_master_lost": ([("ok", 6, "(default)", 0)], (35, 45, 37, 7, 2)),
-    "master_returns": ([("dup:crash=2", 1, "(default)", 0)], (6, 7, 5, 2, 0)),
+    "master_returns": (
+        [("dup:crash=1", 2, "l1", 1), ("dup:crash=2", 4, "(default)", 0), ("ok", 1, "l2", 1)],
+        (24, 13, 13, 0, 0),
+    ),
 }
 
 
@@ -113,7 +125,9 @@ def test_every_scenario_has_a_table():
 MUTANTS = [
     ("sync_flush_power_cut", "flush_before_write", "lost=1", "d3 F:power_cut(broker-a)"),
     ("consumer_join", "dropped_pq_consumed", "dup:rebalance=2 overlap=1", "(default)"),
-    ("consumer_crash", "offset_before_consume", "lost=1", "(default)"),
+    # the mutant's offset (5, all submitted) rides consumer-1's second pull at once: killed
+    # inside offset 4 (the default) it loses nothing; killed before offset 4 starts, it does
+    ("consumer_crash", "offset_before_consume", "lost=1", "F:kill(consumer-1)"),
     ("orderly_lock_expiry", "orderly_lock_unchecked", "dup:rebalance=1 overlap=1", "(default)"),
     (
         "orderly_slow_listener",
@@ -155,6 +169,20 @@ def test_pool_gives_the_sequential_table():
     )
     assert (pool.runs, pool.states, pool.distinct) == (seq.runs, seq.states, seq.distinct)
     assert (seq.runs, seq.states, seq.distinct) == (218, 253, 212)
+
+
+@pytest.mark.parametrize("name", ["consumer_crash", "master_returns"])
+def test_pool_gives_the_sequential_table_of_the_widened_menus(name):
+    # a fault on the menu (consumer_crash) and three latencies (master_returns)
+    xs = get_scenario(name)
+    seq = _plain(name)
+    pool = explore(xs, _bounds(xs), runner="pool", workers=2)
+    assert pool.table() == seq.table() == TABLES[name][0]
+    figures = (pool.runs, pool.states, pool.distinct, pool.pruned, pool.redundant)
+    assert figures == TABLES[name][1]
+    # consumer_crash: 3 runs of level 1 took the kill (every event asleep); read up to it,
+    # their prefixes through the kill ran again at level 1+1F (d2 F:kill stays the least)
+    assert seq.deferred == pool.deferred == {"consumer_crash": 3, "master_returns": 0}[name]
 
 
 def test_without_por_the_same_outcomes_from_more_runs():

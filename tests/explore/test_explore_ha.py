@@ -81,11 +81,28 @@ def test_a_master_lost_as_the_consumer_starts_leaves_the_message_pending_not_los
                     "lost_at": [14_007], "failed_rebalances": 2, "end": 15_106}  # fmt: skip
 
 
-def test_master_returns_delivers_the_outage_messages_again():
+@pytest.mark.parametrize(
+    ("schedule", "outcome", "reads", "registered", "again", "overwritten"),
+    [
+        ("", "dup:crash=2", [(27_513, "broker-a", 0, 1), (27_515, "broker-a", 1, 1)], 27_507,
+         [(0, 27_518), (1, 27_518)], []),
+        ("l1", "dup:crash=1", [(27_515, "broker-a-s1", 0, 2), (27_519, "broker-a", 1, 1)],
+         27_516, [(1, 27_522)], []),
+        ("l2", "ok", [(27_515, "broker-a-s1", 0, 2), (27_519, "broker-a-s1", 1, 2)], 27_526, [],
+         [(33_004, "broker-a-s1", ["TopicTest@CG"])]),
+    ],
+)  # fmt: skip
+def test_master_returns_delivers_the_outage_messages_again_unless_the_slave_answers(
+    schedule, outcome, reads, registered, again, overwritten
+):
     """apache/rocketmq#1094: consumer-2 consumed queue offset 1 of both queues from the
-    slave during the outage (offsets 2 committed there); the master, back at 20 506 with
-    its offsets of before (1), hands them to consumer-3, who consumes offset 1 again; the
-    slave's syncAll at 23 004 copies the master's offsets over its own."""
+    slave during the outage (16 522) and committed offsets 2 there; the master, back at
+    27 506 with its offsets of before (1), registers with the name server 1 ms later, and
+    consumer-3 (started in the same ms) reads each queue's offset from the master and
+    consumes offset 1 again. With the registration 10 ms late (``l1``), queue 0's route
+    refresh misses the master and reads the slave (2): one duplicate; 20 ms late (``l2``):
+    both from the slave, none, and the slave's syncAll at 33 004 then copies the master's
+    offsets (1) over its own (the master never saw consumer-3's commits)."""
     xs = get_scenario("master_returns")
     seen: dict = {}
 
@@ -100,16 +117,24 @@ def test_master_returns_delivers_the_outage_messages_again():
         ]
         seen["faults"] = [(e.t_ms, e.node, e.step) for e in lab.trace.events
                           if e.component in ("SimDriver", "Lab") and e.step in ("kill", "restart")]  # fmt: skip
+        seen["reads"] = [
+            (e.t_ms, e.node, e.fields["queue_id"], e.fields["offset"])
+            for e in lab.trace.select(component="ConsumerManageProcessor.queryConsumerOffset")
+            if e.t_ms > 27_506 and e.fields["topic"] == "TopicTest"
+        ]
+        seen["registered"] = [e.t_ms for e in lab.trace.select(component="RouteInfoManager.registerBroker")
+                              if 27_506 <= e.t_ms < 30_000 and e.fields.get("broker_id") == 0]  # fmt: skip
 
-    rec = replay(xs, "", on_lab=look)
-    assert (rec.outcome, rec.counts["dup:crash"]) == ("dup:crash=2", 2)
+    rec = replay(xs, schedule, on_lab=look)
+    assert (rec.outcome, rec.counts["dup:crash"]) == (outcome, len(again))
     assert seen["deliveries"] == [
         ("consumer-1", 0, 0, 12_010), ("consumer-1", 1, 0, 12_010),
         ("consumer-2", 0, 1, 16_522), ("consumer-2", 1, 1, 16_522),
-        ("consumer-3", 0, 1, 21_018), ("consumer-3", 1, 1, 21_018),
-    ]  # fmt: skip
-    assert seen["faults"] == [(16_006, "broker-a", "kill"), (20_506, "sim", "restart")]
-    assert seen["overwritten"] == [(23_004, "broker-a-s1", ["TopicTest@CG"])]
+    ] + [("consumer-3", q, 1, t) for q, t in again]  # fmt: skip
+    assert seen["faults"] == [(16_006, "broker-a", "kill"), (27_506, "sim", "restart")]
+    assert seen["reads"] == reads
+    assert seen["registered"] == [registered]
+    assert seen["overwritten"] == overwritten
 
 
 def test_the_ha_stream_is_scheduled_like_frames():

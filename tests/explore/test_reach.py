@@ -171,8 +171,11 @@ def test_cli_pct(capsys):
 
     assert main(["consumer_crash", "--pct", "3", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("PCT, depth 3, bounds depth=4,")
-    assert "dup:crash=3" in out and "last new class at walk 1 of 3" in out
+    assert out.startswith("PCT, depth 3, bounds depth=6,faults=1,")
+    # each run's change points kill consumer-1 (half the time) before its persist or after
+    assert "dup:crash=4      2      1  F:kill(consumer-1)" in out
+    assert "dup:crash=1      1      3  d2 F:kill(consumer-1)" in out
+    assert "the last walk (3) added a class" in out
     assert main(["consumer_crash", "--pct", "3", "--pct-depth", "0"]) == 2
     assert "--pct-depth >= 1" in capsys.readouterr().err
 
@@ -184,11 +187,13 @@ def test_bench_reach_prints_search_walks_and_pct_side_by_side(capsys):
     assert main(args) == 0
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| consumer_crash")]
     assert [r.split(" | ")[1:3] for r in rows] == [
-        ["search `depth=4,faults=0,window=0,latencies=scenario,por=1`", "6"],
+        ["search `depth=6,faults=1,window=0,latencies=scenario,por=1`", "35"],
         ["2 walks", "2"],
         ["2 PCT d=3", "2"],
     ]
-    assert all(r.split(" | ")[6].startswith("`dup:crash=3` ") for r in rows)
+    classes = [[c.split("`")[1] for c in r.split(" | ")[6].split(", ")] for r in rows]
+    assert classes == [["dup:crash=1", "dup:crash=2", "dup:crash=4"], ["dup:crash=2"],
+                       ["dup:crash=2"]]  # fmt: skip
     assert all(r.endswith(" | - |") for r in rows)  # nothing the search missed
     assert main(["--reach", "--scenarios", "nope"]) == 2
 

@@ -42,6 +42,12 @@ def test_fork_is_available_here():
     assert fork_available()
 
 
+#: scenarios that restart a broker after their arm point: the child replaces store files
+#: that the parent maps, so the snapshot is dropped after each run (``mqlab.explore.
+#: snapshot``, step 3) and each run builds again (the records are still equal)
+REBUILT = {"master_returns"}
+
+
 def _records_equal(xs, schedules: list[str]) -> None:
     """Each schedule's record (choices, every choice point with its options and state
     digest, the outcome and its counts, the final digest, events run), built and forked."""
@@ -51,7 +57,8 @@ def _records_equal(xs, schedules: list[str]) -> None:
             built = run_schedule(xs, s, bounds, record=True)
             forked = run_schedule(xs, s, bounds, record=True, snapshots=snaps)
             assert forked == built, s
-        assert (snaps.builds, snaps.forks) == (1, len(schedules))
+        builds = len(schedules) if xs.name in REBUILT else 1
+        assert (snaps.builds, snaps.forks) == (builds, len(schedules))
 
 
 @pytest.mark.parametrize("name", sorted(TABLES))
@@ -95,10 +102,10 @@ def test_a_snapshot_serves_many_runs_and_records_are_identical():
 def test_a_mutant_switched_on_builds_a_new_snapshot():
     xs = get_scenario("consumer_crash")
     with Snapshots() as snaps:
-        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=3"
+        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=2"
         with mutant("offset_before_consume"):
-            assert replay(xs, "", snapshots=snaps).outcome == "lost=1"
-        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=3"
+            assert replay(xs, "F:kill(consumer-1)", snapshots=snaps).outcome == "lost=1"
+        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=2"
         assert (snaps.builds, snaps.forks) == (3, 3)
 
 
@@ -112,5 +119,5 @@ def test_without_fork_the_runs_build_the_cluster(monkeypatch):
     monkeypatch.setenv("MQLAB_EXPLORE_FORK", "0")
     xs = get_scenario("consumer_crash")
     with Snapshots() as snaps:
-        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=3"
+        assert replay(xs, "", snapshots=snaps).outcome == "dup:crash=2"
         assert (snaps.builds, snaps.forks) == (0, 0)
