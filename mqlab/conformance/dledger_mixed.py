@@ -330,7 +330,7 @@ def _sends(addr: str, step: int, result: MixedResult, out: Callable[[str], None]
         wait_until(ok, 60, f"a SEND_OK from {addr}", error=RealClusterError, pause_s=0.2)
 
 
-def _transfer(
+def transfer_leadership(
     addr: str, group: str, leader: str, transferee: str, term: int
 ) -> LeadershipTransferResponse:
     """LEADERSHIP_TRANSFER as ``DLedgerClient#leadershipTransfer`` sends it to the leader."""
@@ -408,7 +408,7 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs."""
             leader = result.leaders[-1]
             term = member.state()["term"]
-            resp = _transfer(dledger_addr[leader], member.group, leader, to, term)
+            resp = transfer_leadership(dledger_addr[leader], member.group, leader, to, term)
             if resp.code != DLedgerResponseCode.SUCCESS:
                 raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
             result.leaders.append(_wait_leader(group, member, lambda w: w == to, f"{to} leading"))

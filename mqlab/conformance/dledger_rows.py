@@ -232,13 +232,8 @@ class _DLedgerSide:
     def _transfer(self, leader: str, to: str) -> None:
         """LEADERSHIP_TRANSFER to the leader's DLedger port; its term first, from the
         EXPIRED_TERM answer to a heartbeat of term -1 (``DLedgerServer#handleHeartBeat``)."""
-        from mqlab.dledger.protocol import (
-            DLedgerRequestCode,
-            HeartBeatRequest,
-            HeartBeatResponse,
-            LeadershipTransferRequest,
-            LeadershipTransferResponse,
-        )
+        from mqlab.conformance.dledger_mixed import transfer_leadership
+        from mqlab.dledger.protocol import DLedgerRequestCode, HeartBeatRequest, HeartBeatResponse
         from mqlab.dledger.rpc_body import from_body, to_body
         from mqlab.remoting.command import RemotingCommand
 
@@ -249,14 +244,7 @@ class _DLedgerSide:
                              term=-1)))  # fmt: skip
         try:
             term = from_body(HeartBeatResponse, call_sync(addr, beat, timeout=10).body).term
-            req = RemotingCommand.create_request(
-                DLedgerRequestCode.LEADERSHIP_TRANSFER,
-                body=to_body(LeadershipTransferRequest(
-                    group=BROKER, remote_id=leader, term=term, transfer_id=leader,
-                    transferee_id=to,
-                )),
-            )  # fmt: skip
-            from_body(LeadershipTransferResponse, call_sync(addr, req, timeout=20).body)
+            transfer_leadership(addr, BROKER, leader, to, term)
         except (OSError, TimeoutError):
             pass  # the leader changed meanwhile: the next look at the name server says
 

@@ -359,6 +359,21 @@ def _exhaustive(
     res = SearchResult(xs.name, bounds, [])
     bar = _bar(progress, xs.name)
     opened = None
+
+    def read_up_to(rec, stop: int) -> None:
+        """Count the run's states up to point ``stop``; the points before it are expanded
+        (visited, journaled) and their children go to the frontier."""
+        for p in rec.points[: stop + 1]:
+            res.states += 1
+            distinct.add(p.digest)
+        for p in rec.points[:stop]:
+            entry = p.entry(bounds.depth)
+            visited.setdefault(p.digest, []).append(entry)
+            if journal is not None:
+                journal.visited(p.digest, entry)
+            for child in _children(rec, p):
+                frontier.setdefault(child.level(), []).append(child)
+
     try:
         while frontier:
             if res.runs >= bounds.max_runs or (cancel is not None and cancel()):
@@ -388,16 +403,7 @@ def _exhaustive(
                     # higher than its item's. Read up to there; the rest runs at its level
                     # (as a new item), so that a class's first record stays its least
                     res.deferred += 1
-                    for p in rec.points[: forced + 1]:
-                        res.states += 1
-                        distinct.add(p.digest)
-                    for p in rec.points[:forced]:
-                        entry = p.entry(bounds.depth)
-                        visited.setdefault(p.digest, []).append(entry)
-                        if journal is not None:
-                            journal.visited(p.digest, entry)
-                        for child in _children(rec, p):
-                            frontier.setdefault(child.level(), []).append(child)
+                    read_up_to(rec, forced)
                     later = Item(tuple(rec.choices[: rec.points[forced].index + 1]), item.sleep,
                                  item.sleep_at)  # fmt: skip
                     frontier.setdefault(later.level(), []).append(later)
@@ -407,16 +413,7 @@ def _exhaustive(
                 pruned = cut < len(rec.points)
                 if pruned:
                     res.pruned += 1
-                for p in rec.points[: cut + 1]:
-                    res.states += 1
-                    distinct.add(p.digest)
-                for p in rec.points[:cut]:
-                    entry = p.entry(bounds.depth)
-                    visited.setdefault(p.digest, []).append(entry)
-                    if journal is not None:
-                        journal.visited(p.digest, entry)
-                    for child in _children(rec, p):
-                        frontier.setdefault(child.level(), []).append(child)
+                read_up_to(rec, cut)
                 if journal is not None:
                     if rec.outcome is not None:
                         journal.outcome(rec.final_digest, (rec.outcome, rec.counts))

@@ -129,7 +129,7 @@ def test_a_served_broker_answers_on_its_vip_channel(tmp_path):
     from mqlab.serve import ServerThread
 
     for attempt in range(3):  # free when checked, not reserved: a lost race is retried
-        base = free_port(3)
+        base = free_port(4)  # VIP, -, broker, HA (listenPort + 1)
         cfg = ServeConfig(
             namesrv_port=0, broker_port=base + 2, store=str(tmp_path / str(attempt)),
             trace_level="off",
