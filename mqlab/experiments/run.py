@@ -169,7 +169,9 @@ def _do(lab: Lab, ctx: RunContext, action: Action, producers: dict[str, Any]) ->
         try:
             _apply_fault(lab, ctx, action.fault, s)
         except ValueError as e:
-            raise ValueError(f"fault {action.fault.action!r} at {action.t_ms} ms: {e}") from None
+            # the same class: a schedule that does not fit the run (the explorer's
+            # ScheduleError, a ValueError) must stay one, or a shrink's candidate crashes
+            raise type(e)(f"fault {action.fault.action!r} at {action.t_ms} ms: {e}") from None
 
 
 def run(scenario: Scenario, *, run_id: str | None = None, keep_events: bool = True) -> RunResult:

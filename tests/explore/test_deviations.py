@@ -169,3 +169,21 @@ def test_shrink_turns_a_connection_kept_slow_into_one_slow_frame():
     both = Schedule.parse("L1 d3 L1")
     assert replay(xs, both, b).outcome == "dup:rebalance=2 overlap=1"
     assert str(shrink(xs, both, "dup:rebalance=2 overlap=1", b)) == "L1 d3 L1"
+
+
+def test_a_schedule_that_misfits_a_scripted_fault_is_a_schedule_error():
+    # orderly_join's consumer-2 joins by a scripted fault at 10 ms, whose first choice point
+    # is a latency point: "o2" does not fit it. The fault's wrapper kept the message but
+    # made it a plain ValueError, so a PCT shrink that tried such a candidate crashed
+    # (`bench explore --reach`, 2026-11-29) instead of passing it over
+    from mqlab.explore.schedule import ScheduleError
+    from mqlab.explore.search import _outcome_of
+
+    xs = get_scenario("orderly_join")
+    b = Bounds(depth=8)
+    with pytest.raises(ScheduleError) as err:
+        replay(xs, Schedule.parse("o2"), b)
+    assert str(err.value) == (
+        "fault 'join' at 10 ms: choice 0 is a latency point, the schedule says o2"
+    )
+    assert _outcome_of(xs, Schedule.parse("o2"), b) is None
