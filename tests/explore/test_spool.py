@@ -14,9 +14,14 @@ from mqlab.explore.spool import Spool, claim
 def test_two_workers_claim_each_item_once_and_records_come_in_order(tmp_path):
     spool = Spool(str(tmp_path))
     ran: dict[int, str] = {}
+    # each worker's first item waits for the other's: at load 13 in CI worker "a" ran all
+    # 20 before "b" was scheduled, and the test meant to show two workers sharing a level
+    both = threading.Barrier(2, timeout=30)
 
     def worker(name: str) -> None:
         def run(i: int) -> bytes:
+            if name not in ran.values():
+                both.wait()
             ran[i] = name
             time.sleep(0.002 * (i % 3))  # records land out of order
             return f"record {i}".encode()
