@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.apache.rocketmq.client.ClientConfig;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -25,6 +26,7 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.impl.MQClientManager;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.RequestCallback;
 import org.apache.rocketmq.client.trace.TraceBean;
@@ -237,9 +239,13 @@ public final class JavaScenarios {
         return new Message(topic, tags, body.getBytes());
     }
 
-    /** Every message of a topic's queues from offset 0, with a pull consumer (oneway checks). */
+    /**
+     * Every message of a topic's queues from offset 0, with a pull consumer (oneway checks). One
+     * group for every reader, and a heartbeat sent after the pulls (heartbeatNow): its %RETRY%
+     * topic then exists on both brokers however long the reader lived.
+     */
     static List<Map<String, Object>> readAll(String topic) throws Exception {
-        DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "reader_" + System.nanoTime());
+        DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "reader");
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
         c.setInstanceName("reader" + System.nanoTime());
@@ -261,6 +267,7 @@ public final class JavaScenarios {
                     offset = r.getNextBeginOffset();
                 }
             }
+            heartbeatNow(c);
             return out;
         } finally {
             c.shutdown();
@@ -844,6 +851,7 @@ public final class JavaScenarios {
                 }
             }
             out.put("polledFromSeek", bodies);
+            heartbeatNow(c);  // after the pulls: the route, and so the broker, is known
             c.commitSync();
             final MessageQueue committedMq = mq;
             out.put("committed", readUntil(() -> c.committed(committedMq), v -> v == 6, 10000));
@@ -876,6 +884,7 @@ public final class JavaScenarios {
                 PullResult r = c.pull(mq, "*", ask[0], (int) ask[1]);
                 pulls.add(pullView("*", ask[0], r));
             }
+            heartbeatNow(c);
             PullResult tagged = c.pull(mq, "TagB", 0, 32);
             pulls.add(pullView("TagB", 0, tagged));
             c.updateConsumeOffset(mq, 3);
@@ -889,6 +898,16 @@ public final class JavaScenarios {
         }
         out.put("pulls", pulls);
         return out;
+    }
+
+    /**
+     * Sends the client's heartbeat now. MQClientInstance#startScheduledTask sends the first one
+     * 1 s after start, and the broker's heartBeat creates the group's %RETRY% topic: a consumer
+     * that lives 0.9 s on one broker and 1.1 s on the other (a loaded machine) would leave
+     * different topic lists for mqadmin/topic-list and wipe-add-write-perm to show.
+     */
+    static void heartbeatNow(ClientConfig c) throws MQClientException {
+        MQClientManager.getInstance().getOrCreateMQClientInstance(c).sendHeartbeatToAllBrokerWithLock();
     }
 
     static Map<String, Object> pullView(String expr, long offset, PullResult r) {
