@@ -377,7 +377,9 @@ def test_invoke_async_response_timeout_and_connect_failure():
         dead_port = dead.getsockname()[1]
         dead.close()
         caller.call(f"127.0.0.1:{dead_port}", 1)
-        await asyncio.sleep(0.4)
+        deadline = asyncio.get_running_loop().time() + 30  # 0.1 s of timeout, slower loaded
+        while len(caller.results) < 3 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
         assert sorted(map(str, caller.results)) == sorted(
             map(str, [b"hi", RemotingTimeoutException, RemotingConnectException])
         )
