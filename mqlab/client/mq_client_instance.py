@@ -64,7 +64,7 @@ from mqlab.remoting.headers import (
     NotifyConsumerIdsChangedRequestHeader,
 )
 from mqlab.runtime.context import Channel, Node, RemotingException
-from mqlab.runtime.task import Task, spawn
+from mqlab.runtime.task import Sleep, Task, spawn
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
@@ -303,16 +303,34 @@ class MQClientInstance(Node):
             self.tracer.emit(C, "start", Kind.STATE, client_id=self.client_id,
                              text=f"client {self.client_id} started")  # fmt: skip
 
-    def on_stop(self) -> None:
+    def on_stop(self) -> Task:
         """Shut the consumers and producers down (offsets persisted, UNREGISTER_CLIENT sent).
 
         Mirrors the ``shutdown`` chain of DefaultMQPushConsumerImpl / DefaultMQProducerImpl
-        → ``MQClientInstance#shutdown``.
+        → ``MQClientInstance#shutdown``, one client after the other as an application's
+        calls would run. Java's consumer shutdown blocks on its offset commits, so this is
+        a task: done at once, unless a commit first waits for a route refresh (no master
+        in the route); the driver stops the node when it ends.
         """
+        return spawn(self.ctx, self._shutdown_clients(), name=C + ".shutdown",
+                     on_done=self._done(C + ".shutdown"))  # fmt: skip
+
+    def _shutdown_clients(self) -> Gen:
         for group in sorted(self.consumer_table):
             consumer = self.consumer_table.get(group)
-            if consumer is not None:
+            if consumer is None:
+                continue
+            under_way = getattr(consumer, "shutdown_task", None)
+            if under_way is not None and not under_way.done:
+                # Java's shutdown is synchronized: a second call waits for the first
+                while not under_way.done:
+                    yield Sleep(1)
+                continue
+            steps = getattr(consumer, "shutdown_steps", None)
+            if steps is None:  # a consumer whose shutdown never waits
                 consumer.shutdown()
+            else:
+                yield from steps()
         for group in sorted(self.producer_table):
             producer = self.producer_table.get(group)
             if producer is not None:

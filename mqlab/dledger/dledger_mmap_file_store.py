@@ -27,6 +27,8 @@ INDEX_OUT_OF_RANGE or INDEX_LESS_THAN_LOCAL_BEGIN.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+
 from mqlab.dledger import dledger_entry_coder as coder
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
@@ -60,10 +62,18 @@ class DLedgerMmapFileStore:
     """Mirrors ``DLedgerMmapFileStore`` (DLedger 0.2.3). See the module essay."""
 
     def __init__(
-        self, config: DLedgerConfig, member_state: MemberState, *, on_disk: bool = False
+        self,
+        config: DLedgerConfig,
+        member_state: MemberState,
+        *,
+        on_disk: bool = False,
+        disk: MutableMapping[str, str] | None = None,
     ) -> None:
         self.dledger_config = config
         self.member_state = member_state
+        #: where ``checkpoint`` is written when not ``on_disk``: the node's simulated disk
+        #: (the dict that also holds ``currterm``); None: nowhere (a bare store)
+        self.disk = disk
         self.data = bytearray()
         self.index = bytearray()
         self.ledger_begin_index = -1
@@ -113,24 +123,44 @@ class DLedgerMmapFileStore:
         if last_index != -1:
             self._revise_ledger_begin_index()
         self._update_ledger_end_index_and_term()
-        try:
-            with open(self.check_point_path, encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            return
+        self.recover_committed_index()
+
+    def load_check_point(self) -> int | None:
+        """``DLedgerMmapFileStore#loadCheckPoint``: the ``committedIndex`` the ``checkpoint``
+        file holds, None when there is no file or no such key."""
+        if self.store_files is not None:
+            try:
+                with open(self.check_point_path, encoding="utf-8") as f:
+                    text = f.read()
+            except FileNotFoundError:
+                return None
+        elif self.disk is not None and self.check_point_path in self.disk:
+            text = self.disk[self.check_point_path]
+        else:
+            return None
         for line in text.splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "committedIndex" and value.strip():
-                self.update_committed_index(self.member_state.curr_term, int(value.strip()))
+                return int(value.strip())
+        return None
+
+    def recover_committed_index(self) -> None:
+        """The end of ``DLedgerMmapFileStore#recover``: the committed index read back from
+        ``checkpoint`` through ``updateCommittedIndex`` (so at most the ledger end, and
+        nothing when the log is empty or the file says -1)."""
+        value = self.load_check_point()
+        if value is not None:
+            self.update_committed_index(self.member_state.curr_term, value)
 
     def persist_check_point(self) -> None:
-        """``DLedgerMmapFileStore#persistCheckPoint`` (``on_disk`` only): the ``checkpoint``
-        file through a temp file, as ``IOUtils#string2File``."""
-        if self.store_files is None:
-            return
-        from mqlab.dledger.dledger_files import FileDisk
+        """``DLedgerMmapFileStore#persistCheckPoint``: the ``checkpoint`` file, through a
+        temp file as ``IOUtils#string2File`` (``on_disk``), else on the simulated disk."""
+        if self.store_files is not None:
+            from mqlab.dledger.dledger_files import FileDisk
 
-        FileDisk()[self.check_point_path] = self.checkpoint_text()
+            FileDisk()[self.check_point_path] = self.checkpoint_text()
+        elif self.disk is not None:
+            self.disk[self.check_point_path] = self.checkpoint_text()
 
     def close_files(self) -> None:
         if self.store_files is not None:

@@ -14,15 +14,18 @@ real 4.9.3 nodes send each other (docs/dledger.md §2).
 The node's ``disk`` (a dict from path to text: the ``currterm`` file) and its store's bytes
 outlive a kill; on each start the role, the elector, the pusher and their threads begin
 afresh, as a restarted JVM would: a CANDIDATE with the persisted term and vote, and the
-log's end read from the store. The committed index starts at -1 after a restart (0.2.3
-reads it back from the ``checkpoint`` file its flush thread writes every 3 s; that thread is
-not modelled).
+log's end read from the store, and the committed index read back from the ``checkpoint``
+file, as ``DLedgerMmapFileStore#recover`` does (-1 when there is none). The flush thread
+(``FlushDataService``) writes that file to the node's disk every 3 010 ms from its start
+(``check_point_period_ms``: the first 10 ms pass after more than ``checkPointInterval``,
+3 000 ms), and a graceful stop writes it too (``DLedgerMmapFileStore#shutdown``); so after a
+kill the committed index comes back as it was at the last checkpoint, at most the ledger end.
 
 ``on_disk=True`` (``python -m mqlab serve``'s nodes, whose memory dies with the process):
 the ``disk`` is the filesystem (``FileDisk``) and the store writes its data and index files
 through and recovers from them when the server is built (``mqlab.dledger.dledger_files``);
-its ``checkpoint`` is written every ``checkPointInterval`` (3 000 ms, the timer
-``DLedgerMmapFileStore.persistCheckPoint``) and at a graceful stop, and read back then.
+its ``checkpoint`` is a file there, written on the same timer
+(``DLedgerMmapFileStore.persistCheckPoint``) and at a graceful stop.
 
 An append (``handle_append``, or an APPEND frame) goes to the leader's store and waits for
 the quorum ack (mechanisms.md "DLedger replication" step 1); it also wakes the dispatchers,
@@ -64,7 +67,7 @@ from mqlab.remoting.codes import ResponseCode
 from mqlab.remoting.command import RemotingCommand
 from mqlab.runtime.context import Channel, Node
 
-__all__ = ["DLedgerServer"]
+__all__ = ["DLedgerServer", "check_point_period_ms"]
 
 C = "DLedgerServer"
 CHECK_POINT_TIMER = "DLedgerMmapFileStore.persistCheckPoint"
@@ -77,6 +80,15 @@ _REQUESTS: dict[int, type] = {
     DLedgerRequestCode.APPEND: AppendEntryRequest,
     DLedgerRequestCode.LEADERSHIP_TRANSFER: LeadershipTransferRequest,
 }
+
+
+def check_point_period_ms(config: DLedgerConfig) -> int:
+    """How often 0.2.3's ``FlushDataService`` writes ``checkpoint``: its passes run every
+    ``flushFileInterval`` (10 ms) from the store's start, and a pass writes it when
+    ``elapsed(lastCheckPointTimeMs) > checkPointInterval`` (3 000 ms), so at the first pass
+    strictly after that: every 3 010 ms with the defaults."""
+    flush = max(1, config.flush_file_interval)
+    return (config.check_point_interval // flush + 1) * flush
 
 
 class DLedgerServer(Node):
@@ -111,7 +123,9 @@ class DLedgerServer(Node):
         self.disk: MutableMapping[str, str] = disk
         self.epoch = 0
         self.member_state = MemberState(config, self.disk)
-        self.store = DLedgerMmapFileStore(config, self.member_state, on_disk=on_disk)
+        self.store = DLedgerMmapFileStore(
+            config, self.member_state, on_disk=on_disk, disk=self.disk
+        )
         self.rpc: Any = DLedgerRpcService(self)
         self.elector: DLedgerLeaderElector | None = None
         self.pusher: DLedgerEntryPusher | None = None
@@ -128,6 +142,7 @@ class DLedgerServer(Node):
             self.store.member_state = self.member_state
             self.store.committed_index = -1
             self.store.committed_pos = -1
+            self.store.recover_committed_index()  # DLedgerMmapFileStore#recover's end
         self.member_state.update_ledger_index_and_term(
             self.store.ledger_end_index, self.store.ledger_end_term
         )
@@ -138,24 +153,26 @@ class DLedgerServer(Node):
             self.elector.add_role_change_handler(handler)
         self.ctx.tracer.emit(C, "startup", curr_term=self.member_state.curr_term,
                              vote_for=self.member_state.curr_vote_for,
-                             ledger_end_index=self.store.ledger_end_index)  # fmt: skip
+                             ledger_end_index=self.store.ledger_end_index,
+                             committed_index=self.store.committed_index)  # fmt: skip
         self.pusher.startup()
         self.elector.startup()
         self.ctx.set_timer(
             CHECK_PREFERRED_LEADER, 1000, self.elector.transfer.check_preferred_leader,
             period_ms=1000, daemon=True,
         )  # fmt: skip
-        if self.on_disk:  # FlushDataService: the checkpoint every checkPointInterval
-            interval = self.config.check_point_interval
-            self.ctx.set_timer(
-                CHECK_POINT_TIMER, interval, self.store.persist_check_point,
-                period_ms=interval, daemon=True,
-            )  # fmt: skip
+        # FlushDataService: a pass every flushFileInterval from the start writes the
+        # checkpoint once more than checkPointInterval has passed since the last one
+        period = check_point_period_ms(self.config)
+        self.ctx.set_timer(
+            CHECK_POINT_TIMER, period, self.store.persist_check_point,
+            period_ms=period, daemon=True,
+        )  # fmt: skip
 
     def on_stop(self) -> None:
         if self.elector is not None:
             self.elector.stop()
-        self.store.persist_check_point()  # DLedgerMmapFileStore#shutdown (on_disk only)
+        self.store.persist_check_point()  # DLedgerMmapFileStore#shutdown
 
     # -- requests -------------------------------------------------------------------------------
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:

@@ -148,10 +148,9 @@ HA stream's chunks and reports like frames (each direction FIFO):
   slave); never ``lost``.
   The search (24 runs, depth 3) found the three: ``l1`` (the registration 10 ms late:
   queue 0 reads the slave, queue 1 the master, after the registration) and ``l2`` (20 ms).
-  Found on the way, not modelled like 4.9.3: a consumer shut down while its route has no
-  master loses its last commit (the route refresh is a task, and the stop does not wait
-  for it; Java's ``shutdown`` blocks on it), so this scenario lets consumer-2's periodic
-  persist commit to the slave, and its shutdown commits the same offsets.
+  consumer-2's periodic persist commits to the slave, and its shutdown commits the same
+  offsets there: with no master in its route it refreshes the route for each queue first,
+  and its node stops once that is done, as 4.9.3's blocking ``shutdown`` does.
 
 DLedger (``mqlab.explore.dledger``: a ``DLedgerGroup`` of 3, no broker; outcome keys
 ``DLEDGER_KEYS``). Seed 0 elects n2 in term 1 during the 1 s warm-up; heartbeats every

@@ -228,8 +228,12 @@ class ClientsMixin:
     def remove_consumer(self, name: str) -> None:
         """Shut a consumer down cleanly (persists offsets, unregisters)."""
         c = self.consumer(name)
-        c.shutdown()
-        self.driver.stop_node(c.default_mq_push_consumer_impl.mq_client_factory.name, graceful=True)
+        node = c.default_mq_push_consumer_impl.mq_client_factory.name
+        task = c.shutdown()  # waits for a route refresh when the route has no master
+        if task is None or task.done:
+            self.driver.stop_node(node, graceful=True)
+        else:
+            task.add_done_callback(lambda _t: self.driver.stop_node(node, graceful=True))
 
     @journaled
     def pause_consumer(self, name: str) -> None:

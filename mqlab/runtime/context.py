@@ -31,10 +31,13 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqlab.remoting.command import RemotingCommand
 from mqlab.trace.recorder import NodeTracer
+
+if TYPE_CHECKING:
+    from mqlab.runtime.task import Task
 
 __all__ = [
     "Channel",
@@ -274,8 +277,13 @@ class Node:
     def on_start(self) -> None:
         """Schedule periodic services; called once the context is attached."""
 
-    def on_stop(self) -> None:
-        """Graceful shutdown: flush and persist (a kill skips this)."""
+    def on_stop(self) -> Task | None:
+        """Graceful shutdown: flush and persist (a kill skips this).
+
+        A node whose shutdown waits on RPCs, as Java's blocking ``shutdown`` does (a
+        client's last offset commit), returns that ``Task``: the driver stops the node
+        when it ends. None: the stop is complete.
+        """
 
     def process_request(self, channel: Channel, request: RemotingCommand) -> RemotingCommand | None:
         """Handle a request; return the response, or None for "no response now"."""

@@ -850,6 +850,8 @@ class NetDriver:
         self.keep_events = keep_events
         self.nodes: dict[str, Node] = {}
         self.contexts: dict[str, NetContext] = {}
+        #: graceful stops waiting for their node's shutdown task (``stop_node``)
+        self._stopping: dict[str, asyncio.Future[None]] = {}
         self.servers: dict[str, asyncio.AbstractServer] = {}
         #: more listening sockets of a node (a broker's VIP channel), by node name
         self.extra_servers: dict[str, list[asyncio.AbstractServer]] = {}
@@ -943,10 +945,30 @@ class NetDriver:
             return
         ctx = self.contexts[name]
         if graceful:
+            if name in self._stopping:
+                return  # its shutdown is still running; that stop ends it
             try:
-                node.on_stop()
+                pending = node.on_stop()
             except Exception as e:
                 self._handler_error(ctx, "on_stop", e)
+                pending = None
+            if pending is not None and not pending.done:
+                # Java's shutdown blocks (a client's last offset commit may first refresh
+                # its route): the node keeps running until its shutdown task ends, or a
+                # kill (stop_node(graceful=False)) ends the wait.
+                done = asyncio.get_running_loop().create_future()
+                self._stopping[name] = done
+                pending.add_done_callback(lambda _t: done.done() or done.set_result(None))
+                try:
+                    await done
+                finally:
+                    self._stopping.pop(name, None)
+                if not node.running:
+                    return
+        else:
+            waiting = self._stopping.pop(name, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
         node.running = False
         ctx.cancel_all_timers()
         if ctx.tracer.enabled:

@@ -386,6 +386,8 @@ class SimDriver:
         self.chooser = None
         #: byte streams: listen address -> (node, on_accept); streams by channel id
         self.stream_listeners: dict[str, tuple[str, AcceptCallback]] = {}
+        #: nodes whose graceful stop waits for their shutdown task (``stop_node``)
+        self._stopping: set[str] = set()
         self._stream_by_channel: dict[int, SimStream] = {}
         #: the node pairs that ever had a stream (the explorer's dependence relation)
         self.stream_pairs: set[frozenset[str]] = set()
@@ -435,7 +437,29 @@ class SimDriver:
         if not node.running:
             return
         if graceful:
-            node.on_stop()
+            if name in self._stopping:
+                return  # its shutdown is still running; the stop ends with it
+            pending = node.on_stop()
+            if pending is not None and not pending.done:
+                # Java's shutdown blocks (a client's last offset commit may first refresh
+                # its route): the node keeps running until its shutdown task ends.
+                self._stopping.add(name)
+                self._tracer_for(name).emit(
+                    "SimDriver", "stopping", Kind.STATE, task=pending.name,
+                    text=f"{name} stops once {pending.name} ends",
+                )  # fmt: skip
+                pending.add_done_callback(lambda _t: self._stopped(name, node))
+                return
+        self._finish_stop(name, node, graceful, fault)
+
+    def _stopped(self, name: str, node: Node) -> None:
+        """A graceful stop whose shutdown task has ended: stop the node now."""
+        self._stopping.discard(name)
+        if node.running and self.nodes.get(name) is node:
+            self._finish_stop(name, node, True, "kill")
+
+    def _finish_stop(self, name: str, node: Node, graceful: bool, fault: str) -> None:
+        self._stopping.discard(name)
         node.running = False
         self.scheduler.cancel_node(name)
         self._tracer_for(name).emit(

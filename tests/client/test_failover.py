@@ -136,3 +136,108 @@ def test_consumer_follows_the_masters_suggestion_to_read_from_the_slave(tmp_path
             (14_011, "broker-a", 8), (14_013, "broker-a-s1", 16), (14_015, "broker-a-s1", 24),
             (14_017, "broker-a-s1", 32), (14_019, "broker-a-s1", 40), (14_021, "broker-a", 40),
         ]  # fmt: skip
+
+
+def _consumer_on_the_slave(lab, replicate):
+    """c1 has consumed queue offsets 0-2 of 4 queues; the master died at 12 102, and c1's
+    route has had no master since its refresh at 30 009 (as in the test above)."""
+    master, slave = lab.broker("broker-a"), lab.broker("broker-a-s1")
+    lab.send_many("TopicTest", 4)
+    c1 = lab.push_consumer("G", "TopicTest", name="c1",
+                           consume_from_where="CONSUME_FROM_FIRST_OFFSET")  # fmt: skip
+    lab.advance(12_000)
+    lab.pause_consumer("c1")
+    lab.send_many("TopicTest", 8)
+    replicate(lab, master, slave)
+    lab.kill("broker-a")
+    lab.resume_consumer("c1")
+    lab.advance(19_400)
+    assert lab.now == 31_502
+    assert [(r.mq.queue_id, r.queue_offset) for r in c1.consumed[-4:]] == [
+        (3, 2), (0, 2), (1, 2), (2, 2)
+    ]  # fmt: skip
+    inst = c1.default_mq_push_consumer_impl.mq_client_factory
+    assert inst.broker_addr_table == {"broker-a": {1: "127.0.0.1:11911"}}
+    # SlaveSynchronize copied the master's 1s before the kill; c1's 5 s persists since then
+    # went to the dead master (at 30 002 its route still had it), so the slave has 1s.
+    assert slave.consumer_offset_manager.offset_table == {"TopicTest@G": {q: 1 for q in range(4)}}
+    return c1
+
+
+def _stop_events(lab):
+    return [
+        (e.t_ms, e.component, e.step)
+        for e in lab.trace.select(node="c1")
+        if e.t_ms >= 31_502 and e.component in (
+            "SimDriver", "RemoteBrokerOffsetStore.persistAll", "MQClientInstance.unregisterClient",
+            "MQClientInstance.updateTopicRouteInfoFromNameServer",
+        )
+    ]  # fmt: skip
+
+
+def test_consumer_shut_down_without_a_master_commits_its_offsets_to_the_slave(tmp_path, replicate):
+    """Stopping c1 with no master in its route: as 4.9.3's blocking ``shutdown`` →
+    ``RemoteBrokerOffsetStore#persistAll``, each of its 5 queues in turn finds no master,
+    refreshes the route (2 ms a round trip) and commits to the slave; the node stops after
+    the fifth, and the slave holds offsets 3. Before, the stop did not wait for the route
+    refresh and the slave kept 1s: three messages a queue to consume again."""
+    with Lab(seed=7, slaves=1, store_dir=tmp_path) as lab:
+        _consumer_on_the_slave(lab, replicate)
+        slave = lab.broker("broker-a-s1")
+        lab.stop("c1")
+        assert lab.driver.node("c1").running  # its shutdown waits for the name server
+        lab.advance(100)
+        assert not lab.driver.node("c1").running
+        assert slave.consumer_offset_manager.offset_table == {
+            "TopicTest@G": {q: 3 for q in range(4)}, "%RETRY%G@G": {0: 0},
+        }  # fmt: skip
+        commits = [
+            (e.t_ms, e.fields["topic"], e.fields["queue_id"], e.fields["offset"])
+            for e in lab.trace.select(component="ConsumerManageProcessor.updateConsumerOffset",
+                                      node="broker-a-s1")
+            if e.t_ms >= 31_502
+        ]  # fmt: skip
+        assert commits == [
+            (31_505, "%RETRY%G", 0, 0), (31_507, "TopicTest", 0, 3), (31_509, "TopicTest", 1, 3),
+            (31_511, "TopicTest", 2, 3), (31_513, "TopicTest", 3, 3),
+        ]  # fmt: skip
+        route = "MQClientInstance.updateTopicRouteInfoFromNameServer"
+        assert _stop_events(lab) == [
+            (31_502, "SimDriver", "stopping"),
+            *[(t, route, "route") for t in (31_504, 31_506, 31_508, 31_510, 31_512)],
+            (31_512, "RemoteBrokerOffsetStore.persistAll", "persist"),
+            (31_512, "MQClientInstance.unregisterClient", "unregister"),
+            (31_512, "SimDriver", "stop"),
+        ]  # fmt: skip
+        persist = lab.trace.select(component="RemoteBrokerOffsetStore.persistAll", node="c1")
+        assert persist[-1].fields["sent"] == ["%RETRY%G@broker-a:0=0 (slave)"] + [
+            f"TopicTest@broker-a:{q}=3 (slave)" for q in range(4)
+        ]
+
+
+def test_consumer_shut_down_with_no_node_of_its_broker_logs_each_queue_and_stops(
+    tmp_path, replicate
+):
+    """The slave dies too: each queue's route refresh gets TOPIC_NOT_EXIST, the route keeps
+    the dead slave, and the oneway commit to it fails ("updateConsumeOffsetToBroker
+    exception", as Java logs it); the next queue is tried, and the node stops after the
+    fifth. The slave's offsets stay as they were."""
+    with Lab(seed=7, slaves=1, store_dir=tmp_path) as lab:
+        _consumer_on_the_slave(lab, replicate)
+        lab.kill("broker-a-s1")
+        lab.advance(1)
+        lab.stop("c1")
+        lab.advance(100)
+        assert not lab.driver.node("c1").running
+        errors = lab.trace.select(component="RemoteBrokerOffsetStore.persistAll", step="exception")
+        assert [(e.t_ms, e.fields["mq"], e.fields["offset"], e.fields["error"]) for e in errors] == [
+            (31_505, "MessageQueue [topic=%RETRY%G, brokerName=broker-a, queueId=0]", 0,
+             "connect to 127.0.0.1:11911 failed"),
+            *[(31_507 + 2 * q, f"MessageQueue [topic=TopicTest, brokerName=broker-a, queueId={q}]",
+               3, "connect to 127.0.0.1:11911 failed") for q in range(4)],
+        ]  # fmt: skip
+        assert lab.trace.select(node="c1", component="SimDriver")[-1].t_ms == 31_513
+        slave = lab.broker("broker-a-s1")
+        assert slave.consumer_offset_manager.offset_table == {
+            "TopicTest@G": {q: 1 for q in range(4)}
+        }

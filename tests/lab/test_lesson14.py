@@ -9,6 +9,7 @@ Mirrors ``DLedgerLeaderElector``, ``DLedgerEntryPusher`` (DLedger 0.2.3) and
 
 from __future__ import annotations
 
+import pytest
 from walks import open_panel
 
 from mqlab.lab.check import check, expected
@@ -42,7 +43,7 @@ def test_section1_the_panel_walk_as_written():
     """The learner notebook up to the panel; next vote twice, then step to next election."""
     p, ns = open_panel(STEM, "L.election_panel(")
     assert ns["who"] == {"leader": "broker-a-n2", "behind": "broker-a-n0",
-                         "ahead": "broker-a-n1", "killed_ms": 667}  # fmt: skip
+                         "ahead": "broker-a-n1", "killed_ms": 667, "term": 1}  # fmt: skip
     view = L.dledger_view(ns["lab"]).set_index("node")
     assert (view.loc["broker-a-n1", "end_index"], view.loc["broker-a-n1", "end_term"]) == (0, 1)
     assert (view.loc["broker-a-n0", "end_index"], view.loc["broker-a-n0", "end_term"]) == (-1, -1)
@@ -190,7 +191,7 @@ def test_section1_n1_gives_its_leader_up_after_three_missed_beats():
 
 
 def test_exercise_answers():
-    """14.1: n1 in term 2; 14.2: 4 ms whatever the slow link; 14.3: [k + 1, k - 1]."""
+    """14.1: n1 in term 2 at seed 0; 14.2: 4 ms whatever the slow link; 14.3: [k + 1, k - 1]."""
     assert expected("14.1", 0) == ["n1", 2]
     assert [L.params_14_2(s) for s in range(4)] == [30, 50, 80, 120]
     assert expected("14.2", 0) == 4 and expected("14.2", 3) == 4
@@ -210,3 +211,30 @@ def test_wrong_answers_get_the_misconception_hints():
     assert not r and "the producer tried twice" in r.message
     assert check("14.1", ["n1", 2], seed=0) and check("14.2", 4, seed=0)
     assert check("14.3", [3, 1], seed=0)
+
+
+def test_exercise_14_1_varies_by_seed_and_its_answer_follows_from_the_set_up():
+    """The seed picks the lab seed, the follower cut off and 0-2 earlier handovers: seeds 0,
+    6, 9, 11 answer n1/n2/n0/n0 in terms 2/2/3/4. In each the winner is the follower that was
+    not cut off (who['ahead']), in the killed leader's term + 1."""
+    assert [L.params_14_1(s) for s in (0, 6, 9, 11)] == [
+        {"seed": 1, "cut": 0, "handovers": 0}, {"seed": 7, "cut": 0, "handovers": 0},
+        {"seed": 10, "cut": 1, "handovers": 1}, {"seed": 12, "cut": 1, "handovers": 2},
+    ]  # fmt: skip
+    answers = []
+    for s in (0, 6, 9, 11):
+        lab, who = L.leader_lost(**L.params_14_1(s))
+        won = lab.run_until_elected()
+        assert (f"broker-a-{won['self_id']}", won["term"]) == (who["ahead"], who["term"] + 1)
+        answers.append([won["self_id"], won["term"]])
+    assert answers == [["n1", 2], ["n2", 2], ["n0", 3], ["n0", 4]]
+    assert expected("14.1", 11) == ["n0", 4] and check("14.1", ["n0", 4], seed=11)
+    r = check("14.1", ["n0", 3], seed=11)
+    assert not r and "above the killed leader's" in r.message
+
+
+def test_leader_lost_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="cut must be 0 or 1"):
+        L.leader_lost(cut=2)
+    with pytest.raises(ValueError, match="handovers must be 0, 1 or 2"):
+        L.leader_lost(handovers=3)

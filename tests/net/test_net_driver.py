@@ -470,3 +470,51 @@ def test_now_ms_is_epoch_wall_clock_and_frames_trace():
         await driver.close()
 
     run(main())
+
+
+class SlowShutdown(Node):
+    """on_stop: a task waiting for the answer to a held request (code 2) of ``addr``."""
+
+    def __init__(self, addr):
+        super().__init__("slow", "127.0.0.1:0")
+        self.addr = addr
+        self.answers = []
+
+    def on_stop(self):
+        from mqlab.runtime.task import Rpc, spawn
+
+        def steps():
+            resp = yield Rpc(self.addr, RemotingCommand.create_request(2, body=b"q"), 60_000)
+            self.answers.append(resp.body)
+
+        return spawn(self.ctx, steps(), name="SlowShutdown", on_done=lambda t: None)
+
+
+def test_graceful_stop_waits_for_the_shutdown_task_and_a_kill_ends_the_wait():
+    """A graceful stop returns once on_stop's task has its answer; a second one waits for a
+    held answer until a kill ends the wait (the node stops, the answer is never taken)."""
+
+    async def main():
+        driver, echo, port = await start_echo()
+        for release in (True, False):
+            slow = SlowShutdown(f"127.0.0.1:{port}")
+            await driver.add_node(slow, listen=False)
+            stop = asyncio.ensure_future(driver.stop_node("slow"))
+            while not echo.held:
+                await asyncio.sleep(0.01)
+            assert slow.running and not stop.done()
+            await driver.stop_node("slow")  # a second graceful stop does not start another
+            if release:
+                echo.release(b"bye")
+                await stop
+                assert slow.answers == [b"bye"]
+            else:
+                await driver.stop_node("slow", graceful=False)
+                await stop
+                assert slow.answers == [] and len(echo.held) == 1
+                echo.held.clear()
+            assert not slow.running
+            await driver.remove_node("slow")
+        await driver.close()
+
+    run(main())

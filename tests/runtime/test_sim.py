@@ -254,3 +254,43 @@ def test_graceful_stop_delivers_frames_written_during_shutdown():
     d.stop_node("client")
     d.run_until_idle()
     assert seen == [b"bye"]
+
+
+class SlowShutdown(Client):
+    """A shutdown that waits for an answer first (Java's blocking consumer shutdown)."""
+
+    def on_stop(self):
+        from mqlab.runtime.task import Rpc, spawn
+
+        def steps():
+            resp = yield Rpc("127.0.0.1:7000", RemotingCommand.create_request(1, body=b"q"), 3000)
+            self.results.append((self.ctx.now_ms, resp.code, resp.body))
+
+        return spawn(self.ctx, steps(), name="SlowShutdown", on_done=lambda t: None)
+
+
+def test_graceful_stop_waits_for_the_shutdown_task_and_a_kill_ends_the_wait():
+    """on_stop's task not done: the node runs until it ends (its answer at 2 ms, then the
+    stop); a second graceful stop meanwhile does nothing; a kill while it waits stops the
+    node at once, and the answer, if it came, is not taken."""
+    d = SimDriver()
+    d.add_node(Echo())
+    s = SlowShutdown()
+    d.add_node(s)
+    d.stop_node("client")
+    d.stop_node("client")
+    assert s.running
+    d.run_until_idle()
+    assert not s.running
+    assert s.results == [(2, 0, b"q")]
+    assert [(e.t_ms, e.step) for e in d.recorder.select(component="SimDriver", node="client")
+            if e.step in ("stopping", "stop")] == [(0, "stopping"), (2, "stop")]  # fmt: skip
+    d2 = SimDriver()
+    d2.add_node(Echo())
+    s2 = SlowShutdown()
+    d2.add_node(s2)
+    d2.stop_node("client")
+    d2.stop_node("client", graceful=False)
+    assert not s2.running
+    d2.run_until_idle()
+    assert s2.results == []

@@ -32,7 +32,7 @@ any I/O. This module is the settings facade; the engine is ``default_mq_pull_con
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqlab.client.allocate import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
 from mqlab.client.consumer.consumer_enums import MessageModel
@@ -43,6 +43,9 @@ from mqlab.client.consumer.default_mq_pull_consumer_impl import (
 from mqlab.client.consumer.default_mq_push_consumer import MessageSelector
 from mqlab.client.consumer.pull_api_wrapper import PullResult
 from mqlab.common.message import MessageExt, MessageQueue
+
+if TYPE_CHECKING:
+    from mqlab.runtime.task import Task
 
 __all__ = ["DefaultMQPullConsumer", "ConsumerFuture"]
 
@@ -105,9 +108,9 @@ class DefaultMQPullConsumer:
         """Mirrors DefaultMQPullConsumer#start."""
         self.default_mq_pull_consumer_impl.start()
 
-    def shutdown(self) -> None:
-        """Mirrors DefaultMQPullConsumer#shutdown."""
-        self.default_mq_pull_consumer_impl.shutdown()
+    def shutdown(self) -> Task | None:
+        """Mirrors DefaultMQPullConsumer#shutdown; the task of DefaultMQPullConsumerImpl#shutdown."""
+        return self.default_mq_pull_consumer_impl.shutdown()
 
     def register_message_queue_listener(self, topic: str, listener: Any) -> None:
         """Rebalance ``topic`` for this group; call ``listener(topic, mq_all, mq_divided)``.

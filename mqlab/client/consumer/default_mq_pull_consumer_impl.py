@@ -158,11 +158,24 @@ class DefaultMQPullConsumerImpl:
         ri = self.rebalance_impl
         return topic in ri.subscription_inner and topic not in ri.topic_subscribe_info_table
 
-    def shutdown(self) -> None:
-        """Mirrors DefaultMQPullConsumerImpl#shutdown."""
+    def shutdown(self) -> Task | None:
+        """Mirrors DefaultMQPullConsumerImpl#shutdown, as a task (``shutdown_steps``).
+
+        Java's call blocks until the offsets are committed (a route refresh first when the
+        route has no master); the task is done at once unless it waits. None: not running.
+        """
+        if self.service_state is not ServiceState.RUNNING:
+            return None
+        return spawn(self.ctx, self.shutdown_steps(), name=C + ".shutdown",
+                     on_done=self.mq_client_factory._done(C + ".shutdown"))  # fmt: skip
+
+    def shutdown_steps(self) -> Gen:
+        """``persistConsumerOffset`` (each queue in turn, waiting), then ``unregisterConsumer``."""
         if self.service_state is not ServiceState.RUNNING:
             return
-        self.persist_consumer_offset()
+        yield from self.offset_store.persist_all_blocking(
+            set(self.rebalance_impl.process_queue_table)
+        )
         self.mq_client_factory.unregister_consumer(self.group_name())
         self.service_state = ServiceState.SHUTDOWN_ALREADY
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         PushConsumerStats,
     )
     from mqlab.client.process_queue import ProcessQueue
+    from mqlab.runtime.task import Task
 
 __all__ = ["DefaultMQPushConsumer", "MessageSelector"]
 
@@ -205,9 +206,9 @@ class DefaultMQPushConsumer:
         """Mirrors DefaultMQPushConsumer#start → DefaultMQPushConsumerImpl#start."""
         self.default_mq_push_consumer_impl.start()
 
-    def shutdown(self) -> None:
-        """Mirrors DefaultMQPushConsumer#shutdown."""
-        self.default_mq_push_consumer_impl.shutdown()
+    def shutdown(self) -> Task | None:
+        """Mirrors DefaultMQPushConsumer#shutdown; the task of DefaultMQPushConsumerImpl#shutdown."""
+        return self.default_mq_push_consumer_impl.shutdown()
 
     def suspend(self) -> None:
         """Pause pulling (pulls retry every 1000 ms). Mirrors DefaultMQPushConsumer#suspend."""

@@ -57,7 +57,7 @@ from mqlab.common.faq_url import (
 from mqlab.common.filter_api import ExpressionType, FilterAPI, SubscriptionData
 from mqlab.common.message import MessageQueue
 from mqlab.common.mix_all import DEFAULT_CONSUMER_GROUP, get_retry_topic, is_retry_topic
-from mqlab.runtime.task import spawn
+from mqlab.runtime.task import Task, spawn
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         )  # fmt: skip
         self.mq_admin_impl = MQAdminImpl(mq_client_factory)
         self.service_state = ServiceState.CREATE_JUST
+        self.shutdown_task: Task | None = None
         self.pull_api_wrapper: PullAPIWrapper | None = None
         self.pause = False
         self.consume_orderly = False
@@ -469,23 +470,52 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         if task.error is not None:
             raise task.error
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> Task | None:
         """Stop consuming, commit offsets, unregister from the brokers.
 
-        Mirrors DefaultMQPushConsumerImpl#shutdown (client/impl/consumer, RocketMQ 4.9.3).
+        Mirrors DefaultMQPushConsumerImpl#shutdown (client/impl/consumer, RocketMQ 4.9.3),
+        run as a task (``shutdown_steps``): Java's call blocks until the offsets are
+        committed, which takes a route refresh when the route has no master. Returns the
+        task (done at once unless it waits), or None when the consumer is not running.
         The client instance keeps running (other clients may share it); stop its node to
         stop it.
+        """
+        if self.service_state is not ServiceState.RUNNING:
+            return None
+        if self.shutdown_task is None or self.shutdown_task.done:
+            self.shutdown_task = spawn(
+                self.ctx, self.shutdown_steps(), name=C + ".shutdown",
+                on_done=self._shutdown_failed,
+            )  # fmt: skip
+        return self.shutdown_task
+
+    def shutdown_steps(self) -> Gen:
+        """The steps of ``#shutdown``, in Java's order; ``yield from`` it to wait for them.
+
+        1. the consume service stops (queued consume requests dropped);
+        2. ``persistConsumerOffset``: each held queue's offset committed in turn
+           (``RemoteBrokerOffsetStore#persistAll``, waiting for any route refresh);
+        3. ``unregisterConsumer``: UNREGISTER_CLIENT to every broker node of the route;
+        4. the rebalance forgets its queues, and the state is SHUTDOWN_ALREADY.
         """
         if self.service_state is not ServiceState.RUNNING:
             return
         dpc = self.default_mq_push_consumer
         self.consume_message_service.shutdown(dpc.await_termination_millis_when_shutdown)
-        self.persist_consumer_offset()
+        yield from self.offset_store.persist_all_blocking(
+            set(self.rebalance_impl.process_queue_table)
+        )
         self.mq_client_factory.unregister_consumer(dpc.consumer_group)
         self.rebalance_impl.destroy()
         self.service_state = ServiceState.SHUTDOWN_ALREADY
         self._emit(C + ".shutdown", "shutdown", Kind.STATE,
                    text=f"push consumer {dpc.consumer_group} shut down")  # fmt: skip
+
+    def _shutdown_failed(self, task: Task) -> None:
+        if task.error is not None:
+            self._emit(C + ".shutdown", "exception", Kind.ERROR, error=repr(task.error),
+                       text=f"shutdown of {self.default_mq_push_consumer.consumer_group} "
+                       f"failed: {task.error}")  # fmt: skip
 
     def suspend(self) -> None:
         """Mirrors DefaultMQPushConsumerImpl#suspend."""

@@ -123,6 +123,15 @@ class OffsetStore(ABC):
     @abstractmethod
     def persist_all(self, mqs: Iterable[MessageQueue]) -> None: ...
 
+    def persist_all_blocking(self, mqs: Iterable[MessageQueue]) -> Gen:
+        """``persistAll`` as a shutdown runs it: wait for each commit in turn (``yield from``).
+
+        The local file store writes at once, so this is ``persist_all``.
+        """
+        self.persist_all(mqs)
+        return
+        yield
+
     @abstractmethod
     def persist(self, mq: MessageQueue) -> None: ...
 
@@ -251,6 +260,49 @@ class RemoteBrokerOffsetStore(OffsetStore):
                 + (f", forget {len(unused)} unassigned queue(s)" if unused else ""),
             )  # fmt: skip
 
+    def persist_all_blocking(self, mqs: Iterable[MessageQueue]) -> Gen:
+        """``persistAll`` as the consumer's shutdown runs it: one queue after the other.
+
+        Mirrors ``RemoteBrokerOffsetStore#persistAll`` called from
+        ``DefaultMQPushConsumerImpl#persistConsumerOffset`` in ``#shutdown`` (client,
+        RocketMQ 4.9.3). Java's call blocks: when the route has no master for a queue's
+        broker, ``updateConsumeOffsetToBroker`` asks the name server for the route and
+        waits, then takes any node of the broker name (``findBrokerAddressInSubscribe``
+        with ``onlyThisBroker`` false: the slave), for each queue in turn. A queue whose
+        commit fails (no node of that name at all: "The broker[...] not exist"; the name
+        server silent) is logged and the next one is tried. ``persist_all`` starts the
+        same commits as tasks and does not wait, as the 5 s timer may.
+        """
+        wanted = set(mqs or ())
+        if not wanted:
+            return
+        tracer = self.instance.tracer
+        sent: list[str] = []
+        unused: list[MessageQueue] = []
+        for mq, offset in sorted(self.offset_table.items()):
+            if mq not in wanted:
+                unused.append(mq)
+                continue
+            try:
+                found = yield from self._update_consume_offset_to_broker(mq, offset, True)
+            except Exception as e:  # Java: catch (Exception) → log.error, next queue
+                if tracer.enabled:
+                    tracer.emit(self._component + ".persistAll", "exception", Kind.ERROR,
+                                mq=str(mq), offset=offset, error=str(e),
+                                text=f"updateConsumeOffsetToBroker exception, {mq}: {e}")  # fmt: skip
+                continue
+            sent.append(f"{mq.topic}@{mq.broker_name}:{mq.queue_id}={offset}"
+                        f"{' (slave)' if found.slave else ''}")  # fmt: skip
+        for mq in unused:
+            self.offset_table.pop(mq, None)
+        if tracer.enabled and (sent or unused):
+            tracer.emit(
+                self._component + ".persistAll", "persist", group=self.group_name, sent=sent,
+                removed=[str(mq) for mq in unused],
+                text=f"commit {len(sent)} offset(s) of {self.group_name} (oneway, waited)"
+                + (f", forget {len(unused)} unassigned queue(s)" if unused else ""),
+            )  # fmt: skip
+
     def persist(self, mq: MessageQueue) -> None:
         """One oneway UPDATE_CONSUMER_OFFSET (queue dropped by rebalance). ``#persist``."""
         offset = self.offset_table.get(mq)
@@ -302,6 +354,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
             yield from api.update_consumer_offset(
                 found.broker_addr, header, OFFSET_RPC_TIMEOUT_MILLIS
             )
+        return found
 
 
 def _parse_offset_wrapper(text: str) -> dict[MessageQueue, int]:

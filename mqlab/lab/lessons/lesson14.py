@@ -91,20 +91,59 @@ def _others(lab: Lab, leader: str) -> list[str]:
     return [n for n in lab.dledger_nodes().index if n != leader]
 
 
-def leader_lost(seed: int = WALK_SEED) -> tuple[Lab, dict[str, Any]]:
-    """Section 1's set-up: one message sent while the first follower (by name) is cut off,
-    so it misses entry 0; then the leader is killed and the cut healed at once. Nothing is
-    stepped further: the election that follows is the learner's to step.
+def leader_lost(
+    seed: int = WALK_SEED, *, cut: int = 0, handovers: int = 0
+) -> tuple[Lab, dict[str, Any]]:
+    """Section 1's set-up: one message sent while a follower is cut off, so it misses entry
+    0; then the leader is killed and the cut healed at once. Nothing is stepped further: the
+    election that follows is the learner's to step.
 
-    Returns the lab and ``{"leader", "behind", "ahead", "killed_ms"}`` (broker nodes)."""
+    ``cut``: which follower is cut off, 0 the first by name (section 1), 1 the second.
+    ``handovers``: how many leaders are killed before that, each time after the next leader
+    is elected, and started again as a follower: each raises the term by one.
+
+    Returns the lab and ``{"leader", "behind", "ahead", "killed_ms", "term"}`` (broker
+    nodes; ``term`` is the killed leader's).
+
+    Raises:
+        ValueError: ``cut`` not 0 or 1, or ``handovers`` not 0, 1 or 2.
+    """
+    if cut not in (0, 1):
+        raise ValueError(f"cut must be 0 or 1 (which follower by name), got {cut!r}")
+    if handovers not in (0, 1, 2):
+        raise ValueError(f"handovers must be 0, 1 or 2, got {handovers!r}")
     lab = group_lab(seed)
+    for _ in range(handovers):
+        old = lab.dledger_leader()
+        lab.kill(old)
+        lab.run_until_elected()
+        lab.restart_broker(old)
+        lab.run_until_master()
+        _until_following(lab)
     leader = lab.dledger_leader()
-    behind, ahead = _others(lab, leader)
+    followers = _others(lab, leader)
+    behind, ahead = followers[cut], followers[1 - cut]
     lab.partition([behind])
     lab.send(TOPIC, b"entry 0").get()
+    term = int(lab.dledger_nodes().loc[leader, "term"])
     lab.kill(leader)
     lab.heal()
-    return lab, {"leader": leader, "behind": behind, "ahead": ahead, "killed_ms": lab.now}
+    return lab, {"leader": leader, "behind": behind, "ahead": ahead, "killed_ms": lab.now,
+                 "term": term}  # fmt: skip
+
+
+def _until_following(lab: Lab, max_ms: int = 30_000) -> None:
+    """Advance until every node follows one leader in one term (a restarted node has heard
+    the leader's heartbeat), so the next append has its quorum."""
+    end = lab.now + max_ms
+    while True:
+        df = lab.dledger_nodes()
+        roles = sorted(df["role"])
+        if roles == ["FOLLOWER", "FOLLOWER", "LEADER"] and df["term"].nunique() == 1:
+            return
+        if lab.now >= end:
+            raise TimeoutError(f"the group did not settle within {max_ms} ms: {roles}")
+        lab.advance(10)
 
 
 def _fields(e: Any) -> dict[str, Any]:
@@ -401,13 +440,15 @@ def election_panel(lab: Lab) -> DLedgerPanel:
 
 
 # -- exercises ------------------------------------------------------------------------------------
-def params_14_1(seed: int) -> int:
-    """Exercise 14.1's lab seed."""
-    return (seed % 97) + 1
+def params_14_1(seed: int) -> dict[str, int]:
+    """Exercise 14.1's set-up, ``L.leader_lost(**L.params_14_1(SEED))``: the lab seed (so
+    the first leader), which follower is cut off, and how many leaders were replaced before
+    (so the term)."""
+    return {"seed": (seed % 97) + 1, "cut": seed % 2, "handovers": (seed // 2) % 3}
 
 
 def _won(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    lab, who = leader_lost(params_14_1(seed))
+    lab, who = leader_lost(**params_14_1(seed))
     won = lab.run_until_elected()
     return who, {"self_id": won["self_id"], "term": won["term"], "lab": lab}
 
@@ -428,20 +469,24 @@ MISCONCEPTIONS_14_1 = (
     Misconception(
         "believing a new leader keeps the old leader's term",
         "every node voted once in the old leader's term and keeps that vote "
-        "(REJECT_ALREADY_VOTED): a new leader needs a new term, nextTerm() raises it by one",
+        "(REJECT_ALREADY_VOTED): a new leader needs a new term, nextTerm() raises it by one "
+        "above the killed leader's (who['term']: each earlier handover raised it too)",
         lambda answer, want, seed: answer[0] == want[0] and answer[1] < want[1],
     ),
 )
 
 
-@exercise("14.1", "As in section 1, with lab seed L.params_14_1(SEED): one message sent while "
-          "the first follower is cut off, then the leader killed and the cut healed. Which node "
-          "wins the election, and in which term? Answer [selfId, term], e.g. ['n0', 3]. "
-          "(L.leader_lost(L.params_14_1(SEED)) builds it; predict, then step it.)",
+@exercise("14.1", "As in section 1, with your own set-up L.params_14_1(SEED): a lab seed, "
+          "the follower cut off during the one send (cut 0: the first by name, 1: the "
+          "second), and how many earlier leaders were replaced first (handovers; each raised "
+          "the term); then the leader killed and the cut healed. Which node wins the "
+          "election, and in which term? Answer [selfId, term], e.g. ['n0', 3]. "
+          "(lab, who = L.leader_lost(**L.params_14_1(SEED)) builds it; who names the nodes "
+          "and the killed leader's term. Predict, then step it.)",
           hint="a voter refuses a candidate whose log ends in an older term "
                "(REJECT_EXPIRED_LEDGER_TERM) and votes once per term (REJECT_ALREADY_VOTED): "
-               "only the follower that holds entry 0 can win, in a term above the old one. "
-               "Step it: lab.run_until_elected()",
+               "only the follower that holds entry 0 (who['ahead']) can win, in a term above "
+               "the killed leader's. Step it: lab.run_until_elected()",
           misconceptions=MISCONCEPTIONS_14_1)  # fmt: skip
 def _ex_14_1(seed: int) -> list:
     _, won = _won(seed)
