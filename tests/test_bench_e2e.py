@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from mqlab.bench.e2e import bench_e2e, codec_ceiling, codec_stages, main
+from mqlab.bench.e2e import (
+    bench_e2e,
+    codec_ceiling,
+    codec_stages,
+    frame_stages,
+    main,
+    send_frames,
+)
 
 
 @pytest.mark.parametrize("batch", [1, 32])
@@ -37,12 +44,35 @@ def test_codec_stages_names_every_stage() -> None:
     ]  # fmt: skip
 
 
+def test_send_frames_round_trips_the_request_and_the_response() -> None:
+    """The frames stage does a send's wire work: the broker reads back the request header
+    the producer wrote, and the producer the response's extFields as strings."""
+    header, answer = send_frames(bytes(100))
+    assert (header.producer_group, header.topic, header.queue_id) == (
+        "BenchProducer",
+        "BenchTopic",
+        3,
+    )
+    assert header.born_timestamp == 1_700_000_000_000 and header.batch is False
+    assert header.properties.startswith("TAGS\x01TagA\x02WAIT\x01true\x02UNIQ_KEY\x01")
+    assert answer == {
+        "msgId": "7F00000100002A9F0000000000000A28", "queueId": "3", "queueOffset": "12345",
+        "transactionId": "7F00000100002A9F0000000000000001",
+    }  # fmt: skip
+
+
+def test_frame_stages_names_both_figures() -> None:
+    st = frame_stages(5)
+    assert list(st) == ["send frames", "codec ceiling"] and min(st.values()) > 0
+
+
 def test_main_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--messages", "64", "--batch", "32", "--ceiling", "200"]) == 0
     out = capsys.readouterr().out
     assert "delivered 64 in" in out
     assert "codec ceiling (per-message work only" in out
     assert "decode_stored_message" in out
+    assert "not in the ceiling: a send's two frames" in out
 
 
 def test_main_profile_writes_pstats_and_prints_the_top_costs(

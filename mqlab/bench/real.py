@@ -110,6 +110,32 @@ first batching waited a loop pass and held a send's answer behind the pull it wo
 1.64x the real broker's, against 1.28x before); the driver now writes when the read or timer
 callback ends (``NetConnection.write``), which the Java-shaped probe of that work measured
 at 0.51 sends a message with 4 senders and 20 % less loop CPU, not yet in a JVM run.
+
+**16 threads: where the loop's time goes** (2026-11-29 18:11 UTC, ``--targets mqlab
+--threads 16 --messages 2000 --profile``, load 1.5-3.1). The loop thread: 564 µs of CPU a
+message with the profiler, 27.8 s busy and 31.5 s idle by its wall clock. Top own times:
+``socket.send`` 11.8 % at 0.12 calls a message (one Java connection carries the 16
+producers and the consumer: ~10 requests a read, one write a read), 750 µs of wall clock a
+call, which is the kernel waking the Java reader and the loop losing its core, not CPU;
+then ``send_message`` 3.5 %, the SEND_MESSAGE_V2 header decode 2.7 %, the json module's
+encode 2.7 % and decode 2.4 % + 2.1 %, ``mmap.flush`` 2.3 % (133 msyncs of 4.8 ms: the put
+that runs the 500 ms ASYNC_FLUSH pass waits for it, see ``CommitLog.flush_real_time_service``),
+and no other function above 2 %. py-spy on the loop thread at load 16-19 (``--messages
+3000``): 40 % of its running samples in ``transport.write``, 7 % in epoll, 4 % in msync,
+the rest spread thinly. Writing each answer as soon as it is ready, instead of when the read
+ends, cost 10 % more loop CPU a message (median 308 against 281 µs, three alternating runs
+each, load 12-19) for no visible send p50 gain (9.38 against 9.59 ms); not kept.
+
+**DLedger group, two costs removed** (``--group dledger --targets mqlab --threads 4
+--messages 500``). Under cProfile the loop's top costs were ``socket.send`` 10.1 % (2.36
+calls a message: the leader's pushes to two followers, their answers and the client's
+answer go on different connections), then ``rpc_body``'s name conversion and dataclass
+walk (``_camel`` 2.6 % own, 102 calls a message; ``_plain`` and ``_build`` 14 % with their
+callees) and ``DLedgerCommitLog.file_holding``, which copied the whole data file for every
+pull (2.2 ms a call after 2,800 messages, growing with the log). Now the field names are
+built once per class and a pull copies only the messages it takes. Side by side, two
+alternating runs each (18:57-19:00 UTC, load 11-18): loop CPU 3,047 / 3,446 -> 2,836 /
+2,592 µs a message, 89 / 107 -> 99 / 163 msg/s, every send SEND_OK, every message consumed.
 """
 
 from __future__ import annotations

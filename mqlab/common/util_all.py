@@ -177,6 +177,8 @@ def is_blank(s: str | None) -> bool:
     """
     if not s:
         return True
+    if "!" <= s[0] <= "~":  # NOTE: performance: a printable ASCII first char is never blank
+        return False
     return all(_java_is_whitespace(ch) for ch in s)
 
 

@@ -157,15 +157,34 @@ class _View:
 
 class _DataFile:
     """One DLedger data file's written bytes, with the ``MappedFile`` attributes the pull
-    path reads."""
+    path reads: ``view[a:b]`` is a copy of those bytes of the file (a view of the store's
+    bytearray would stop it from growing).
+
+    NOTE: performance: only the slices the pull takes are copied. A snapshot of the whole
+    file per pull grew with the log (``bench real --group dledger``, 4 threads: 2.2 ms a
+    pull under cProfile after 2,800 messages, the loop's fifth cost)."""
 
     __slots__ = ("view", "file_from_offset", "wrote_position", "available")
 
-    def __init__(self, data: bytes, file_from_offset: int) -> None:
-        self.view = memoryview(data)
+    def __init__(self, data: bytearray, file_from_offset: int, file_size: int) -> None:
+        self.view = _Slices(data, file_from_offset)
         self.file_from_offset = file_from_offset
-        self.wrote_position = len(data)
+        self.wrote_position = min(len(data) - file_from_offset, file_size)
         self.available = True
+
+
+class _Slices:
+    """``[a:b]`` → a read-only copy of ``data[base + a : base + b]``."""
+
+    __slots__ = ("data", "base")
+
+    def __init__(self, data: bytearray, base: int) -> None:
+        self.data = data
+        self.base = base
+
+    def __getitem__(self, s: slice) -> memoryview:
+        base = self.base
+        return memoryview(bytes(self.data[base + s.start : base + s.stop]))
 
 
 def _ours(hook: object) -> bool:
@@ -387,14 +406,14 @@ class DLedgerCommitLog(CommitLog):
         return memoryview(bytes(data[offset : offset + size]))
 
     def file_holding(self, offset: int) -> _DataFile | None:  # type: ignore[override]
-        """The data file holding ``offset`` as the pull path reads it (a snapshot of its
-        written bytes: ``MmapFileList#findMappedFileByOffset``)."""
+        """The data file holding ``offset`` as the pull path reads it, up to what is
+        written now (``MmapFileList#findMappedFileByOffset``)."""
         size = self.mapped_file_size
         data = self.dledger_file_store.data
         start = offset - offset % size
         if offset < 0 or start >= len(data):
             return None
-        return _DataFile(bytes(data[start : start + size]), start)
+        return _DataFile(data, start, size)
 
     def roll_next_file(self, offset: int) -> int:
         size = self.dledger_config.mapped_file_size_for_entry_data

@@ -55,6 +55,15 @@ def test_is_blank():
     assert util_all.is_blank("\u3000\t")
 
 
+def test_is_blank_fast_path_agrees_with_the_char_rule():
+    """The printable-ASCII shortcut (it looks at the first char only) answers as the
+    per-char Character#isWhitespace rule, for every char up to U+3000 (the last Java
+    whitespace char) followed by a blank."""
+    rule = util_all._java_is_whitespace
+    for c in map(chr, range(0x3001)):
+        assert util_all.is_blank(c + " ") == rule(c), repr(c)
+
+
 def test_ip_strings():
     """ipToIPv4Str / ipToIPv6Str (uncompressed, lowercase), None for other lengths."""
     assert util_all.ip_to_ipv4_str(bytes([10, 0, 0, 1])) == "10.0.0.1"
