@@ -69,6 +69,18 @@ The expectations, with their sources:
   it); the 20 s rebalance persists that offset before it unlocks, and consumer-2 starts
   after the message. ``orderly_join``'s queue still caches a second message, so there
   the correction does not happen and the duplicate does.
+  Random walks of depth 40 then found ``ok`` (shrunk to 4 moves), beyond depth 4.
+  Expected before the deeper search: ``overlap`` is of the rebalance views (each
+  consumer's allocation, ``allocation_heatmap_frame``): consumer-2's first rebalance
+  allocates queue 1 at 2 022 ms, 2 ms before consumer-1's gives it up. Nothing orders
+  the two: consumer-2's comes from its own GET_CONSUMER_LIST_BY_GROUP
+  (``RebalanceImpl#rebalanceByTopic``), consumer-1's from the broker's
+  NOTIFY_CONSUMER_IDS_CHANGED on another connection. When consumer-2's request is a few
+  ms slower, consumer-1 gives queue 1 up first (its ProcessQueue stays, consuming, and
+  the broker lock stays consumer-1's, so consumer-2's lock fails as before): the views
+  never overlap, ``ok``, one move. Its reach bounds (``deviations=1,depth=40``, the
+  walks' depth, 47 runs: ``mqlab.bench.explore.REACH_BOUNDS``) found it: ``d26 l1``
+  (that request 5 ms), and no other class.
 - ``consumer_crash``: two consumers, 5 messages a queue, 2 s a message, one thread
   each: consumer-1 starts offset k of queue 0 at 4 + 2 000 k ms. Its first offset persist
   (``MQClientInstance#persistAllConsumerOffset``, 10 s after the client started, 8 000 ms
@@ -104,6 +116,21 @@ The expectations, with their sources:
   ``dup:rebalance`` when both consumers pull the retry queue's message around the
   rebalance; and a class with no duplicate (``retry=2 dlq=2``: the rebalance meets no
   retry in flight). Never ``lost``, ``order`` or ``concurrent`` (not orderly).
+  The search at depth 8 found ``retry=2 dlq=2`` (``d6 l1``) and the default's class;
+  random walks of depth 40 found two more. Expected before the deeper search: consumer-1
+  gives queue 1 up and commits its offset 1 with a oneway UPDATE_CONSUMER_OFFSET
+  (``RebalancePushImpl#removeUnnecessaryMessageQueue``, ``RemoteBrokerOffsetStore#persist``);
+  consumer-2 reads queue 1's offset with QUERY_CONSUMER_OFFSET on its own connection.
+  ``overlap`` says which consumer's rebalance view came first, ``dup:rebalance`` which
+  of those two frames reached the broker first, and nothing in 4.9.3 orders either
+  pair, so all four combinations are allowed: consumer-2 first in both (the default);
+  its query slowed past the commit (``overlap=1 retry=2 dlq=2``, one move); its
+  GET_CONSUMER_LIST_BY_GROUP answer slowed so that consumer-1 rebalances first
+  (``retry=2 dlq=2``); that and consumer-1's commit slowed past consumer-2's query
+  (``dup:rebalance=1 dup:sent-back-twice=1 retry=3 dlq=3``, two moves). Its reach bounds
+  (``deviations=2,depth=24``, 269 runs) found the four: ``d16 l1`` (the query 5 ms) and
+  ``d8 l1 d5 l1`` (the answer 5 ms, then the commit 5 ms: it reaches the broker at
+  3 019 ms, the query at 3 017 ms).
 
 Replication (broker-a with one slave, broker-a-s1; mechanisms.md "HA replication"). The
 warm-up (12 s) lets the slave connect (its ``HAClient`` turns 5 s after it learns the

@@ -4,6 +4,7 @@ runs beside the random walks, and their classes shrunk to schedules that replay.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -164,6 +165,68 @@ def test_consumer_join_at_two_slow_connections_the_whole_table():
         ("ok", 71),
         ("overlap=1", 151),
     ]
+
+
+def _reach_bounds(xs) -> Bounds:
+    from mqlab.bench.explore import REACH_BOUNDS
+
+    return Bounds.parse(REACH_BOUNDS[xs.name], depth=xs.depth, faults=xs.fault_budget,
+                        window_ms=xs.window_ms)  # fmt: skip
+
+
+def test_orderly_slow_listener_at_its_reach_bounds_finds_ok_on_both_runners():
+    # depth 4 finds overlap=1 only; walks of depth 40 found ok. One move anywhere in the
+    # walks' 40 points: consumer-2's GET_CONSUMER_LIST_BY_GROUP 5 ms, so consumer-1 gives
+    # queue 1 up before consumer-2's view takes it (mqlab.explore.scenarios). The pool
+    # reads the same records in the same order: the same table and figures
+    xs = get_scenario("orderly_slow_listener")
+    b = _reach_bounds(xs)
+    assert str(b) == "deviations=1,depth=40,faults=0,window=1,latencies=scenario,por=1"
+    seq = explore(xs, b)
+    pool = explore(xs, b, runner="pool", workers=2)
+    for res in (seq, pool):
+        assert res.table() == [("ok", 2, "d26 l1", 27), ("overlap=1", 15, "(default)", 0)]
+        assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == (
+            47, 586, 471, 18, 0,
+        )  # fmt: skip
+        assert res.complete
+        assert [(g.level, g.runs, g.new) for g in res.growth] == [
+            ("0", 1, ("overlap=1",)), ("1", 46, ("ok",)),
+        ]  # fmt: skip
+        assert [(r.outcome, r.found_at) for r in res.rows] == [("ok", 29), ("overlap=1", 1)]
+    assert replay(xs, "d26 l1", b).outcome == "ok"
+
+
+def test_retry_rebalance_at_its_reach_bounds_finds_the_walks_two_classes():
+    # depth 8 finds two classes; walks of depth 40 found two more. Two moves within 24
+    # points: the whole search runs 269 runs (level 0: 1, level 1: 29, level 2: 239) and
+    # gives these four classes, counts 40, 2, 4 and 14; the first 119 runs reach all four
+    # (level 2 runs in sort_key order, so its class's first record is its least schedule)
+    xs = get_scenario("retry_rebalance")
+    b = replace(_reach_bounds(xs), max_runs=119)
+    assert (b.deviations, b.depth) == (2, 24)
+    res = explore(xs, b, shrink_outcomes=False)
+    assert not res.complete and res.runs == 119
+    dup, both = "dup:rebalance=1 dup:sent-back-twice=1", "retry=3 dlq=3"
+    assert [(o, s) for o, _, s, _ in res.table()] == [
+        (f"{dup} overlap=1 {both}", "(default)"),
+        (f"{dup} {both}", "d8 l1 d5 l1"),  # consumer-1 rebalances first, commits late
+        ("overlap=1 retry=2 dlq=2", "d16 l1"),  # consumer-2's offset query late
+        ("retry=2 dlq=2", "d6 l1"),
+    ]
+    assert [(r.outcome, r.found_at) for r in res.rows] == [
+        (f"{dup} overlap=1 {both}", 1), (f"{dup} {both}", 119),
+        ("overlap=1 retry=2 dlq=2", 21), ("retry=2 dlq=2", 8),
+    ]  # fmt: skip
+    assert [(g.level, g.runs, g.new) for g in res.growth] == [
+        ("0", 1, (f"{dup} overlap=1 {both}",)),
+        ("1", 29, ("overlap=1 retry=2 dlq=2", "retry=2 dlq=2")),
+        ("2", 89, (f"{dup} {both}",)),
+    ]
+    found = set().union(*({p.split("=")[0] for p in o.split()} for o, *_ in res.table()))
+    assert found <= xs.allowed and xs.expected <= found
+    for o, _, s, _ in res.table():  # each replays to its class, without the search
+        assert replay(xs, s, b).outcome == o
 
 
 def test_cli_pct(capsys):
