@@ -43,6 +43,7 @@ final class AclScenarios {
         DefaultMQProducer p = new DefaultMQProducer(group, hook);
         p.setNamesrvAddr(JavaScenarios.ns());
         p.setClientIP("127.0.0.1");
+        p.setMqClientApiTimeout(JavaScenarios.API_TIMEOUT_MS);
         p.setInstanceName(instance);
         p.setSendMsgTimeout(10000);
         p.start();
@@ -98,6 +99,7 @@ final class AclScenarios {
             new AllocateMessageQueueAveragely());
         c.setNamesrvAddr(JavaScenarios.ns());
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(JavaScenarios.API_TIMEOUT_MS);
         c.setInstanceName(prefix + "acl-push");
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.subscribe("acl_t_pubsub", "*");
@@ -120,6 +122,7 @@ final class AclScenarios {
         DefaultLitePullConsumer lite = new DefaultLitePullConsumer("acl_g_pubsub", new AclClientRPCHook(USER));
         lite.setNamesrvAddr(JavaScenarios.ns());
         lite.setClientIP("127.0.0.1");
+        lite.setMqClientApiTimeout(JavaScenarios.API_TIMEOUT_MS);
         lite.setInstanceName(prefix + "acl-lite");
         lite.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         lite.subscribe("acl_t_pubsub", "*");

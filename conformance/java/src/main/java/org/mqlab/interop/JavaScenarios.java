@@ -68,6 +68,13 @@ public final class JavaScenarios {
     private static String ns;
     private static String prefix;
     private static final Object OUT = new Object();
+    /**
+     * Every scenario client's mqClientApiTimeout (3 000 ms by default), which bounds its name
+     * server route queries: at load 20 in a dry run, route queries to both brokers' name servers
+     * timed out after 2 991 ms (IllegalStateException from updateTopicRouteInfoFromNameServer,
+     * in a send wrapped as "send message Exception"). No observation depends on it.
+     */
+    static final int API_TIMEOUT_MS = 15000;
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
@@ -175,6 +182,7 @@ public final class JavaScenarios {
         DefaultMQProducer p = new DefaultMQProducer(prefix + group);
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
+        p.setMqClientApiTimeout(API_TIMEOUT_MS);
         p.setInstanceName(prefix + group);
         p.setSendMsgTimeout(10000);
         p.start();
@@ -185,6 +193,7 @@ public final class JavaScenarios {
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + group);
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName(instance);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         return c;
@@ -248,6 +257,7 @@ public final class JavaScenarios {
         DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "reader");
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName("reader" + System.nanoTime());
         c.start();
         try {
@@ -801,6 +811,7 @@ public final class JavaScenarios {
         DefaultLitePullConsumer c = new DefaultLitePullConsumer(prefix + "cg_lite_sub");
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName("lite-sub");
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.subscribe(t, "TagA");
@@ -830,6 +841,7 @@ public final class JavaScenarios {
         DefaultLitePullConsumer c = new DefaultLitePullConsumer(prefix + "cg_lite_assign");
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName("lite-assign");
         c.setAutoCommit(false);
         c.start();
@@ -873,6 +885,7 @@ public final class JavaScenarios {
         DefaultMQPullConsumer c = new DefaultMQPullConsumer(prefix + "cg_pull");
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName("pull-explicit");
         c.start();
         List<Object> pulls = new ArrayList<>();
@@ -1023,12 +1036,14 @@ public final class JavaScenarios {
         DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_trace", true);
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
+        p.setMqClientApiTimeout(API_TIMEOUT_MS);
         p.setInstanceName(prefix + "pg_trace");
         p.setSendMsgTimeout(10000);
         p.start();
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + "cg_trace", true);
         c.setNamesrvAddr(ns);
         c.setClientIP("127.0.0.1");
+        c.setMqClientApiTimeout(API_TIMEOUT_MS);
         c.setInstanceName("trace-c1");
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         List<Map<String, Object>> got = new CopyOnWriteArrayList<>();
@@ -1182,6 +1197,7 @@ public final class JavaScenarios {
         TransactionMQProducer p = new TransactionMQProducer(prefix + "tpg_" + name);
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
+        p.setMqClientApiTimeout(API_TIMEOUT_MS);
         p.setInstanceName(prefix + "tpg_" + name);
         p.setSendMsgTimeout(10000);
         List<Map<String, Object>> checks = new CopyOnWriteArrayList<>();
@@ -1385,6 +1401,7 @@ public final class JavaScenarios {
         DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_dl");
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
+        p.setMqClientApiTimeout(API_TIMEOUT_MS);
         p.setInstanceName(prefix + "pg_dl");
         p.setSendMsgTimeout(3000);
         p.setPollNameServerInterval(1000);
