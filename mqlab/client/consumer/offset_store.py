@@ -251,12 +251,16 @@ class RemoteBrokerOffsetStore(OffsetStore):
                 unused.append(mq)
         for mq in unused:
             del self.offset_table[mq]
+        self._trace_persist_all(sent, unused, "oneway")
+
+    def _trace_persist_all(self, sent: list[str], unused: list[MessageQueue], how: str) -> None:
+        """The ``persistAll`` trace event: the commits sent and the queues forgotten."""
         tracer = self.instance.tracer
         if tracer.enabled and (sent or unused):
             tracer.emit(
                 self._component + ".persistAll", "persist", group=self.group_name, sent=sent,
                 removed=[str(mq) for mq in unused],
-                text=f"commit {len(sent)} offset(s) of {self.group_name} (oneway)"
+                text=f"commit {len(sent)} offset(s) of {self.group_name} ({how})"
                 + (f", forget {len(unused)} unassigned queue(s)" if unused else ""),
             )  # fmt: skip
 
@@ -295,13 +299,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
                         f"{' (slave)' if found.slave else ''}")  # fmt: skip
         for mq in unused:
             self.offset_table.pop(mq, None)
-        if tracer.enabled and (sent or unused):
-            tracer.emit(
-                self._component + ".persistAll", "persist", group=self.group_name, sent=sent,
-                removed=[str(mq) for mq in unused],
-                text=f"commit {len(sent)} offset(s) of {self.group_name} (oneway, waited)"
-                + (f", forget {len(unused)} unassigned queue(s)" if unused else ""),
-            )  # fmt: skip
+        self._trace_persist_all(sent, unused, "oneway, waited")
 
     def persist(self, mq: MessageQueue) -> None:
         """One oneway UPDATE_CONSUMER_OFFSET (queue dropped by rebalance). ``#persist``."""
