@@ -79,7 +79,8 @@ class Task:
         ctx._task_seq = self._seq  # type: ignore[attr-defined]
 
     def add_done_callback(self, fn: Callable[[Task], None]) -> None:
-        """Call ``fn(task)`` when the task ends (now, if it has), after ``on_done``.
+        """Call ``fn(task)`` when the task ends (now, if it has), after ``on_done``, also
+        when the task failed with no ``on_done`` and its error is raised.
 
         A driver uses it to finish a node's stop once the node's shutdown task, which may
         wait on RPCs as Java's blocking ``shutdown`` does, has ended.
@@ -126,12 +127,14 @@ class Task:
         # the GC took 0.84 s with the cycle, 0.50 s without).
         on_done, self.on_done = self.on_done, None
         waiters, self._waiters = self._waiters, None
-        if on_done is not None:
-            on_done(self)
-        elif error is not None:
-            raise error
-        for fn in waiters or ():
-            fn(self)
+        try:
+            if on_done is not None:
+                on_done(self)
+            elif error is not None:
+                raise error
+        finally:  # also when the error is raised: a node's stop waiting on it must end
+            for fn in waiters or ():
+                fn(self)
 
 
 def spawn(

@@ -294,3 +294,23 @@ def test_graceful_stop_waits_for_the_shutdown_task_and_a_kill_ends_the_wait():
     assert not s2.running
     d2.run_until_idle()
     assert s2.results == []
+
+
+def test_a_done_callback_runs_when_a_task_without_on_done_fails():
+    """``Task.add_done_callback``: a failed task with no ``on_done`` raises its error, and
+    still calls its waiters first, so a driver's stop that waits on it ends."""
+    from mqlab.runtime.task import Task
+
+    class Ctx:
+        pass
+
+    def gen():
+        raise ValueError("boom")
+        yield
+
+    task = Task(Ctx(), gen(), "t", None)
+    seen = []
+    task.add_done_callback(lambda t: seen.append((t.done, repr(t.error))))
+    with pytest.raises(ValueError, match="boom"):
+        task._step()
+    assert seen == [(True, "ValueError('boom')")]
