@@ -58,7 +58,8 @@ def test_out_of_runs_the_schedule_is_kept_and_the_table_marks_it():
     b = _walk_bounds(xs)
     s, note = shortest(xs, Schedule.parse(FOUR_MOVES), "ok", b, max_runs=5)
     assert (str(s), note) == (FOUR_MOVES, "budget")
-    # through the walks: 5 runs reach overlap=1 (level 0), not ok (level 1's 29th run)
+    # level 0 (1 run) gives overlap=1; level 1's 46 runs do not fit in the 4 left, so it is
+    # not begun (a part of it shows no least schedule). Through the walks, the same
     res = random_walks(xs, b, range(3), shrink_replays=0, shortest_runs=5)
     assert [(r.outcome, r.shortest) for r in res.rows] == [("ok", "budget"),
                                                            ("overlap=1", "fewer")]  # fmt: skip
