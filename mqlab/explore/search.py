@@ -40,8 +40,7 @@ single move can go, which may not have the fewest moves (orderly_slow_listener's
 four, where one does it). A schedule of k >= 2 moves is then searched for one with fewer
 (``shortest``): this exhaustive search at most k - 1 moves, fewest first, stopping after
 the first level that reaches the class (``exhaustive(target=…)``), within
-``SHORTEST_RUNS`` runs (a level that does not fit is not begun); out of runs, the table
-marks the class.
+``SHORTEST_RUNS`` runs; out of runs, the table marks the class.
 
 PCT runs (``pct_runs``; Burckhardt, Kothari, Musuvathi and Nagarakatte, ASPLOS 2010)
 follow random priorities instead, with few random changes, read for a cluster of nodes
@@ -88,7 +87,9 @@ SHORTEST_NOTES = {
     "": "not searched (one move or none, or shrinking off)",
     "fewer": "a deviation search found fewer moves: its least schedule",
     "fewest": "a deviation search ruled out fewer moves: delta debugging's schedule kept",
-    "budget": "the search for fewer moves ran out of runs: not shown to be the shortest",
+    "part": "a deviation search found fewer moves, every lesser level searched, in a level "
+    "it ran out of runs in: the fewest moves, not shown to be the least of them",
+    "budget": "the search for fewer moves ran out of runs: delta debugging's schedule kept",
 }
 
 
@@ -229,10 +230,11 @@ class SearchResult:
         w = max([len(r.outcome) for r in self.rows] + [7])
         lines = [f"{'outcome':<{w}}  count  depth  shortest schedule"]
         for (o, n, s, d), r in zip(self.table(), self.rows, strict=True):
-            mark = "  *" if r.shortest == "budget" else ""
+            mark = "  *" if r.shortest in ("part", "budget") else ""
             lines.append(f"{o:<{w}}  {n:>5}  {d:>5}  {s}{mark}")
-        if any(r.shortest == "budget" for r in self.rows):
-            lines.append(f"* {SHORTEST_NOTES['budget']}")
+        if any(r.shortest in ("part", "budget") for r in self.rows):
+            lines.append("* the search for fewer moves ran out of runs: not shown to be the "
+                         "shortest")  # fmt: skip
         lines.append(
             f"runs {self.runs}, states visited {self.states}, distinct {self.distinct}, "
             f"pruned {self.pruned}, asleep {self.redundant}"
@@ -354,8 +356,7 @@ def exhaustive(
     outcome classified is written there as each record is read, for the mapper's workers
     (``mqlab.explore.journal``). ``target``: stop after the first level that reaches this
     class (its row then holds that level's least schedule of it; the search is marked
-    incomplete if levels were left), or before a level whose runs do not fit in what is
-    left of ``bounds.max_runs``: ``shortest`` uses it.
+    incomplete if levels were left): ``shortest`` uses it.
     """
     with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
         return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal,
@@ -407,10 +408,8 @@ def _exhaustive(
             level = min(frontier)
             items = sorted(frontier.pop(level), key=Item.key)
             if len(items) > bounds.max_runs - res.runs:
-                res.complete = False
-                if target is not None:  # a level it cannot finish shows no least: not begun
-                    break
                 items = items[: bounds.max_runs - res.runs]
+                res.complete = False
             opened = (level, res.runs, set(best), time.perf_counter())
             for item, rec in zip(items, mapper(xs, bounds, items, visited), strict=True):
                 res.runs += 1
@@ -598,9 +597,10 @@ def shortest(
     moves, ``schedule``'s faults and ``bounds``' depth, level by level, fewest first, and
     stops after the first level that reaches ``outcome``: that level's least schedule of
     it, shrunk as the search shrinks its own ("fewer"). No level reaches it: ``schedule``
-    has the fewest moves within these bounds, and is kept ("fewest"). A level whose runs
-    do not fit in what is left of ``max_runs`` is not begun (a part of a level shows no
-    least schedule): ``schedule`` is kept ("budget": not shown to be the shortest).
+    has the fewest moves within these bounds, and is kept ("fewest"). ``max_runs`` runs
+    spent first: ``schedule`` is kept ("budget"), or, if the level the budget cut reached
+    the class, its least schedule among the runs made is taken ("part": fewest moves, as
+    every lesser level was searched; read in ``sort_key`` order, most likely the least).
     """
     s = schedule.trimmed()
     if s.moves < 2:
@@ -612,8 +612,9 @@ def shortest(
     row = next((r for r in res.rows if r.outcome == outcome), None)
     if row is None:
         return s, ("fewest" if res.complete else "budget")
-    # the last level, begun only if it fit, reached it: its least schedule
-    return shrink(xs, row.schedule, outcome, bounds, max_replays=shrink_replays), "fewer"
+    found = shrink(xs, row.schedule, outcome, bounds, max_replays=shrink_replays)
+    whole = bool(res.growth) and res.growth[-1].complete and outcome in res.growth[-1].new
+    return found, ("fewer" if whole else "part")
 
 
 def random_walks(
