@@ -356,7 +356,8 @@ def exhaustive(
     outcome classified is written there as each record is read, for the mapper's workers
     (``mqlab.explore.journal``). ``target``: stop after the first level that reaches this
     class (its row then holds that level's least schedule of it; the search is marked
-    incomplete if levels were left): ``shortest`` uses it.
+    incomplete if levels were left; in a level cut by ``bounds.max_runs``, stop at its
+    first record of the class): ``shortest`` uses it.
     """
     with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
         return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal,
@@ -461,6 +462,10 @@ def _exhaustive(
                 k = s.sort_key()
                 if o not in best or k < best[o][0]:
                     best[o] = (k, s, rec.counts or {})
+                if o == target and not res.complete:
+                    # a level cut by max_runs: the rest of its runs cannot show its least
+                    # either; runs come in sort_key order, so its first find is kept
+                    break
             _close_level(res, opened, best, res.complete)
             opened = None
             if target is not None and target in best:  # the first level that reaches it
@@ -598,9 +603,10 @@ def shortest(
     stops after the first level that reaches ``outcome``: that level's least schedule of
     it, shrunk as the search shrinks its own ("fewer"). No level reaches it: ``schedule``
     has the fewest moves within these bounds, and is kept ("fewest"). ``max_runs`` runs
-    spent first: ``schedule`` is kept ("budget"), or, if the level the budget cut reached
-    the class, its least schedule among the runs made is taken ("part": fewest moves, as
-    every lesser level was searched; read in ``sort_key`` order, most likely the least).
+    spent first: ``schedule`` is kept ("budget"), or, if the level the budget cut reaches
+    the class, its first schedule of it is taken there and then ("part": fewest moves, as
+    every lesser level was searched; runs come in ``sort_key`` order, so most likely the
+    least of them).
     """
     s = schedule.trimmed()
     if s.moves < 2:

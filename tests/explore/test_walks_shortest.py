@@ -53,17 +53,29 @@ def test_a_class_whose_schedule_has_the_fewest_moves_keeps_it():
     )  # fmt: skip
 
 
-def test_out_of_runs_the_schedule_is_kept_and_the_table_marks_it():
+def test_out_of_runs_the_schedule_is_kept_and_the_table_marks_it(monkeypatch):
+    import mqlab.explore.search as search
+
+    runs = []  # the search's runs (the walks and replays do not go through run_item)
+    run_item = search.run_item
+
+    def counted(*a, **k):
+        runs.append(1)
+        return run_item(*a, **k)
+
+    monkeypatch.setattr(search, "run_item", counted)
     xs = get_scenario("orderly_slow_listener")
     b = _walk_bounds(xs)
     # one run: level 0 gives overlap=1, not ok; delta debugging's schedule is kept
     assert shortest(xs, Schedule.parse(FOUR_MOVES), "ok", b, max_runs=1) == (
         Schedule.parse(FOUR_MOVES), "budget",
     )  # fmt: skip
-    # ok comes at level 1's 28th run (run 29): 29 runs a class reach it in a level left
-    # part-way, where no lesser level gives it: one move, the fewest, not shown to be the
-    # least of them. The table marks it
-    res = random_walks(xs, b, range(3), shrink_replays=0, shortest_runs=29)
+    assert len(runs) == 1
+    # ok comes at level 1's 28th run (run 29), in a level that 40 runs a class cannot
+    # finish (46 runs): the search stops there, no lesser level giving ok: one move, the
+    # fewest, not shown to be the least of them. The table marks it. overlap=1: 1 run
+    res = random_walks(xs, b, range(3), shrink_replays=0, shortest_runs=40)
+    assert len(runs) == 1 + 29 + 1
     assert [(r.outcome, str(r.schedule), r.shortest) for r in res.rows] == [
         ("ok", "d26 l1", "part"),
         ("overlap=1", "(default)", "fewer"),
