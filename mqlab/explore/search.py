@@ -34,7 +34,13 @@ Mirrors no RocketMQ class. The exhaustive search is stateful and bounded:
    that kind of choice, and proven complete only within the bounds.
 
 Random walks pick uniformly at each free choice point, swarm style: each walk leaves out
-faults or order choices at random (Groce et al., ISSTA 2012).
+faults or order choices at random (Groce et al., ISSTA 2012). Each class a walk or PCT
+run finds is shrunk twice. Delta debugging (``shrink``) gives a schedule from which no
+single move can go, which may not have the fewest moves (orderly_slow_listener's ``ok``:
+four, where one does it). A schedule of k >= 2 moves is then searched for one with fewer
+(``shortest``): this exhaustive search at most k - 1 moves, fewest first, stopping after
+the first level that reaches the class (``exhaustive(target=…)``), within
+``SHORTEST_RUNS`` runs; out of runs, the table marks the class.
 
 PCT runs (``pct_runs``; Burckhardt, Kothari, Musuvathi and Nagarakatte, ASPLOS 2010)
 follow random priorities instead, with few random changes, read for a cluster of nodes
@@ -68,12 +74,23 @@ if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
 
 __all__ = ["OutcomeRow", "SearchResult", "Growth", "exhaustive", "random_walks", "replay",
-           "shrink", "Item", "run_item", "QUIET_LEVELS", "PCT", "pct_runs"]  # fmt: skip
+           "shrink", "shortest", "Item", "run_item", "QUIET_LEVELS", "PCT", "pct_runs"]  # fmt: skip
 
 #: Levels in a row that added no class before a search says its table looks saturated.
 QUIET_LEVELS = 2
 #: Replays a walk's class may spend on shrinking (``shrink``).
 SHRINK_REPLAYS = 400
+#: Runs a walk's class may spend searching for a schedule with fewer moves (``shortest``).
+SHORTEST_RUNS = 400
+#: ``OutcomeRow.shortest``: what the search for fewer moves did (``shortest``)
+SHORTEST_NOTES = {
+    "": "not searched (one move or none, or shrinking off)",
+    "fewer": "a deviation search found fewer moves: its least schedule",
+    "fewest": "a deviation search ruled out fewer moves: delta debugging's schedule kept",
+    "part": "a deviation search found fewer moves, every lesser level searched, in a level "
+    "it ran out of runs in: the fewest moves, not shown to be the least of them",
+    "budget": "the search for fewer moves ran out of runs: delta debugging's schedule kept",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +118,8 @@ class OutcomeRow:
     counts: dict[str, int] = field(default_factory=dict)
     found_at: int = 0  # the run (or walk) that first reached the class, from 1
     found_s: float = 0.0  # seconds from the search's start to that run's record
+    #: a walk's class: how its schedule was made shortest (``shortest``); "" not tried
+    shortest: str = ""
 
     @property
     def depth(self) -> int:
@@ -210,8 +229,12 @@ class SearchResult:
         line (``format_growth``)."""
         w = max([len(r.outcome) for r in self.rows] + [7])
         lines = [f"{'outcome':<{w}}  count  depth  shortest schedule"]
-        for o, n, s, d in self.table():
-            lines.append(f"{o:<{w}}  {n:>5}  {d:>5}  {s}")
+        for (o, n, s, d), r in zip(self.table(), self.rows, strict=True):
+            mark = "  *" if r.shortest in ("part", "budget") else ""
+            lines.append(f"{o:<{w}}  {n:>5}  {d:>5}  {s}{mark}")
+        if any(r.shortest in ("part", "budget") for r in self.rows):
+            lines.append("* the search for fewer moves ran out of runs: not shown to be the "
+                         "shortest")  # fmt: skip
         lines.append(
             f"runs {self.runs}, states visited {self.states}, distinct {self.distinct}, "
             f"pruned {self.pruned}, asleep {self.redundant}"
@@ -320,7 +343,7 @@ def exhaustive(
     mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
     | None = None,
     progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
-    snapshot: bool = False, journal: Journal | None = None,
+    snapshot: bool = False, journal: Journal | None = None, target: str | None = None,
 ) -> SearchResult:  # fmt: skip
     """Every outcome reachable within ``bounds`` (see the module docstring).
 
@@ -331,14 +354,18 @@ def exhaustive(
     (``mqlab.explore.snapshot``) instead of building it (the same table; off by default:
     a child's copy-on-write faults cost what the build saves, ``mqlab.explore.snapshot``). ``journal``: every state expanded and
     outcome classified is written there as each record is read, for the mapper's workers
-    (``mqlab.explore.journal``).
+    (``mqlab.explore.journal``). ``target``: stop after the first level that reaches this
+    class (its row then holds that level's least schedule of it; the search is marked
+    incomplete if levels were left; in a level cut by ``bounds.max_runs``, stop at its
+    first record of the class): ``shortest`` uses it.
     """
     with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
-        return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal)
+        return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal,
+                           target)  # fmt: skip
 
 
 def _exhaustive(
-    xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal=None
+    xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal=None, target=None
 ) -> SearchResult:
     t0 = time.perf_counter()
     cache: dict = {}
@@ -435,8 +462,16 @@ def _exhaustive(
                 k = s.sort_key()
                 if o not in best or k < best[o][0]:
                     best[o] = (k, s, rec.counts or {})
+                if o == target and not res.complete:
+                    # a level cut by max_runs: the rest of its runs cannot show its least
+                    # either; runs come in sort_key order, so its first find is kept
+                    break
             _close_level(res, opened, best, res.complete)
             opened = None
+            if target is not None and target in best:  # the first level that reaches it
+                if frontier:
+                    res.complete = False
+                break
     except KeyboardInterrupt:  # cancelled (Ctrl-C): the table so far, marked incomplete
         res.complete = False
         shrink_outcomes = False
@@ -554,13 +589,50 @@ def _slides(ch: list[Choice]) -> list[Schedule]:
     return out
 
 
+def shortest(
+    xs: ExploreScenario, schedule: Schedule, outcome: str, bounds: Bounds, *,
+    max_runs: int = SHORTEST_RUNS, shrink_replays: int | None = SHRINK_REPLAYS,
+) -> tuple[Schedule, str]:  # fmt: skip
+    """A schedule with fewer moves than ``schedule`` (k moves, k >= 2, one-minimal from
+    ``shrink``) that still gives ``outcome``, and how it was got (``SHORTEST_NOTES``).
+
+    Delta debugging drops one move at a time, so it stops where no single move can go,
+    which may be far from the fewest (orderly_slow_listener's ``ok``: 4 moves, where one
+    does it). This runs the exhaustive search (its reduction included) with at most k - 1
+    moves, ``schedule``'s faults and ``bounds``' depth, level by level, fewest first, and
+    stops after the first level that reaches ``outcome``: that level's least schedule of
+    it, shrunk as the search shrinks its own ("fewer"). No level reaches it: ``schedule``
+    has the fewest moves within these bounds, and is kept ("fewest"). ``max_runs`` runs
+    spent first: ``schedule`` is kept ("budget"), or, if the level the budget cut reaches
+    the class, its first schedule of it is taken there and then ("part": fewest moves, as
+    every lesser level was searched; runs come in ``sort_key`` order, so most likely the
+    least of them).
+    """
+    s = schedule.trimmed()
+    if s.moves < 2:
+        return s, ""
+    b = Bounds(depth=bounds.depth, faults=s.faults, window_ms=bounds.window_ms,
+               latencies=bounds.latencies, por=True, max_runs=max_runs,
+               deviations=s.moves - 1, sticky=bounds.sticky)  # fmt: skip
+    res = exhaustive(xs, b, shrink_outcomes=False, target=outcome)
+    row = next((r for r in res.rows if r.outcome == outcome), None)
+    if row is None:
+        return s, ("fewest" if res.complete else "budget")
+    found = shrink(xs, row.schedule, outcome, bounds, max_replays=shrink_replays)
+    whole = bool(res.growth) and res.growth[-1].complete and outcome in res.growth[-1].new
+    return found, ("fewer" if whole else "part")
+
+
 def random_walks(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, shrink_outcomes: bool = True,
     progress: bool = False, shrink_replays: int | None = SHRINK_REPLAYS,
+    shortest_runs: int = SHORTEST_RUNS,
 ) -> SearchResult:  # fmt: skip
     """One run per seed, each choice point within ``bounds.depth`` picked at random; each
     class's least schedule is then shrunk (``shrink``, sliding moves earlier too, at most
-    ``shrink_replays`` replays a class): a schedule that replays to the class."""
+    ``shrink_replays`` replays a class): a schedule that replays to the class. One of two
+    moves or more is then searched for fewer (``shortest``, at most ``shortest_runs``
+    runs a class; 0: not searched); ``OutcomeRow.shortest`` says what that gave."""
 
     def walk(seed: int) -> dict:
         rng = random.Random(f"explore/{xs.name}/{seed}")
@@ -574,7 +646,8 @@ def random_walks(
 
         return {"pick": pick}
 
-    return _sampled(xs, bounds, seeds, walk, shrink_outcomes, progress, shrink_replays)
+    return _sampled(xs, bounds, seeds, walk, shrink_outcomes, progress, shrink_replays,
+                    shortest_runs)  # fmt: skip
 
 
 class PCT:
@@ -631,11 +704,11 @@ class PCT:
 def pct_runs(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, depth: int = 3,
     shrink_outcomes: bool = True, progress: bool = False,
-    shrink_replays: int | None = SHRINK_REPLAYS,
+    shrink_replays: int | None = SHRINK_REPLAYS, shortest_runs: int = SHORTEST_RUNS,
 ) -> SearchResult:  # fmt: skip
     """One PCT run per seed (``PCT``: bug depth ``depth``, change points among the default
-    run's first ``bounds.depth`` choice points); each class's least schedule shrunk as
-    ``random_walks`` does."""
+    run's first ``bounds.depth`` choice points); each class's least schedule shrunk, and
+    searched for fewer moves, as ``random_walks`` does."""
     if depth < 1:
         raise ValueError(f"PCT depth must be >= 1, got {depth}")
     b = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
@@ -646,15 +719,17 @@ def pct_runs(
     def one(seed: int) -> dict:
         return {"guide": PCT(random.Random(f"pct/{xs.name}/{depth}/{seed}"), depth, k, faults)}
 
-    return _sampled(xs, bounds, seeds, one, shrink_outcomes, progress, shrink_replays)
+    return _sampled(xs, bounds, seeds, one, shrink_outcomes, progress, shrink_replays,
+                    shortest_runs)  # fmt: skip
 
 
 def _sampled(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], make: Callable[[int], dict],
-    shrink_outcomes: bool, progress: bool, shrink_replays: int | None,
+    shrink_outcomes: bool, progress: bool, shrink_replays: int | None, shortest_runs: int = 0,
 ) -> SearchResult:  # fmt: skip
     """Runs one schedule per seed, ``make(seed)`` giving its ``pick`` or ``guide``; the
-    table, classes against runs, each class's least schedule shrunk."""
+    table, classes against runs, each class's least schedule shrunk (and searched for
+    fewer moves: ``shortest``)."""
     t0 = time.perf_counter()
     res = SearchResult(xs.name, bounds, [], walks=True)
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
@@ -691,10 +766,14 @@ def _sampled(
         bar.close()
     for o in sorted(best):
         s = best[o][1]
+        note = ""
         if shrink_outcomes:
             s = shrink(xs, s, o, bounds, slide=True, max_replays=shrink_replays)
+            if shortest_runs > 0:
+                s, note = shortest(xs, s, o, bounds, max_runs=shortest_runs,
+                                   shrink_replays=shrink_replays)  # fmt: skip
         res.rows.append(OutcomeRow(o, len(finals[o]), runs_by[o], s, best[o][2], first[o],
-                                   first_s[o]))  # fmt: skip
+                                   first_s[o], note))  # fmt: skip
     res.distinct = len(distinct)
     res.seconds = time.perf_counter() - t0
     return res
