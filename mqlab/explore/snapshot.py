@@ -1,7 +1,7 @@
 """A cluster at its arm point, built once per search and forked for every run.
 
 Mirrors no RocketMQ class. Every run of a search builds the same cluster and plays the
-same timeline up to ``arm_ms`` (about 40% of a run's CPU, ``python -m mqlab bench
+same timeline up to ``arm_ms`` (about two thirds of a run's CPU, ``python -m mqlab bench
 explore``); only then do schedules differ. ``Snapshots`` builds that prefix once and runs
 each schedule in a child (``os.fork``): the child has the whole cluster as it was at the
 arm point, copy-on-write, runs the rest, and sends its ``RunRecord`` back through a pipe.
