@@ -39,7 +39,22 @@ __all__ = ["main"]
 
 
 def _phases(xs, n: int) -> dict[str, float]:
-    """Mean CPU ms per phase of ``n`` default runs (the engine's steps, timed one by one)."""
+    """Mean CPU ms per phase of ``n`` default runs (the engine's steps, timed one by one,
+    with the collector set as ``run_schedule`` sets it)."""
+    from mqlab.explore.engine import _freeze_imports
+    from mqlab.runtime.sim import _fewer_gc_passes
+
+    tot = dict.fromkeys(("build_to_arm", "explored_part", "outcome", "teardown"), 0.0)
+    clock = time.process_time
+    for _ in range(n):
+        with _fewer_gc_passes():  # as ``run_schedule`` runs it
+            _one_run(xs, tot, n, clock)
+        _freeze_imports()
+    return tot
+
+
+def _one_run(xs, tot: dict[str, float], n: int, clock) -> None:
+    """One default run of ``xs``, each phase's CPU ms / ``n`` added to ``tot``."""
     import shutil
     import tempfile
 
@@ -49,44 +64,40 @@ def _phases(xs, n: int) -> dict[str, float]:
     from mqlab.explore.engine import _fast_tmp
     from mqlab.explore.outcome import outcome_counts
 
-    tot = dict.fromkeys(("build_to_arm", "explored_part", "outcome", "teardown"), 0.0)
-    clock = time.process_time
-    for _ in range(n):
-        t = clock()
-        tmp = tempfile.mkdtemp(prefix="mqlab-bench-explore-", dir=_fast_tmp())
-        lab, producers = build_lab(
-            xs.scenario, store_dir=tmp, slaves=xs.slaves, broker_role=xs.broker_role
-        )
-        ctx = RunContext(scenario=xs.scenario, t0=lab.now)
-        arm = ctx.t0 + xs.arm_ms
-        acts = timeline(xs.scenario)
-        i = 0
-        while i < len(acts) and ctx.t0 + acts[i].t_ms < arm:
-            due = ctx.t0 + acts[i].t_ms
-            if due > lab.now:
-                lab.advance(due - lab.now)
-            _do(lab, ctx, acts[i], producers)
-            i += 1
-        if arm > lab.now:
-            lab.advance(arm - lab.now)
-        t1 = clock()
-        for a in acts[i:]:
-            due = ctx.t0 + a.t_ms
-            if due > lab.now:
-                lab.advance(due - lab.now)
-            _do(lab, ctx, a, producers)
-        end = ctx.t0 + xs.scenario.end_ms
-        if end > lab.now:
-            lab.advance(end - lab.now)
-        t2 = clock()
-        outcome_counts(lab, ctx.sends)
-        t3 = clock()
-        lab.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        t4 = clock()
-        for k, d in zip(tot, (t1 - t, t2 - t1, t3 - t2, t4 - t3), strict=True):
-            tot[k] += d * 1000 / n
-    return tot
+    t = clock()
+    tmp = tempfile.mkdtemp(prefix="mqlab-bench-explore-", dir=_fast_tmp())
+    lab, producers = build_lab(
+        xs.scenario, store_dir=tmp, slaves=xs.slaves, broker_role=xs.broker_role
+    )
+    ctx = RunContext(scenario=xs.scenario, t0=lab.now)
+    arm = ctx.t0 + xs.arm_ms
+    acts = timeline(xs.scenario)
+    i = 0
+    while i < len(acts) and ctx.t0 + acts[i].t_ms < arm:
+        due = ctx.t0 + acts[i].t_ms
+        if due > lab.now:
+            lab.advance(due - lab.now)
+        _do(lab, ctx, acts[i], producers)
+        i += 1
+    if arm > lab.now:
+        lab.advance(arm - lab.now)
+    t1 = clock()
+    for a in acts[i:]:
+        due = ctx.t0 + a.t_ms
+        if due > lab.now:
+            lab.advance(due - lab.now)
+        _do(lab, ctx, a, producers)
+    end = ctx.t0 + xs.scenario.end_ms
+    if end > lab.now:
+        lab.advance(end - lab.now)
+    t2 = clock()
+    outcome_counts(lab, ctx.sends)
+    t3 = clock()
+    lab.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    t4 = clock()
+    for k, d in zip(tot, (t1 - t, t2 - t1, t3 - t2, t4 - t3), strict=True):
+        tot[k] += d * 1000 / n
 
 
 def _per_core(xs, n: int) -> tuple[float, float, float, float]:

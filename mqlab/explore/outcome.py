@@ -31,6 +31,7 @@ For example ``"dup:rebalance=1 overlap=1"``.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from mqlab.common.message_decoder import decode_stored_message
@@ -38,7 +39,8 @@ from mqlab.common.message_decoder import decode_stored_message
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
 
-__all__ = ["outcome_counts", "outcome_label", "concurrent_queues", "OUTCOME_KEYS"]
+__all__ = ["outcome_counts", "outcome_label", "concurrent_queues", "delivery_counts",
+           "checker_counts", "OUTCOME_KEYS"]  # fmt: skip
 
 _CAUSES = {
     "rebalance overlap": "dup:rebalance",
@@ -50,11 +52,16 @@ OUTCOME_KEYS = ("lost", "pending", "dup:rebalance", "dup:sent-back-twice", "dup:
                 "order", "concurrent", "overlap", "retry", "dlq")  # fmt: skip
 
 
-def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
-    """Every ``OUTCOME_KEYS`` count of a finished run (``sends``: (topic, SendFuture))."""
-    from mqlab.lab.checkers import check_queue_order, find_duplicates
-    from mqlab.lab.figures import allocation_heatmap_frame
+def outcome_counts(
+    lab: Lab, sends: list[tuple[str, Any]], *, checkers: bool = False
+) -> dict[str, int]:
+    """Every ``OUTCOME_KEYS`` count of a finished run (``sends``: (topic, SendFuture)).
 
+    The ``dup:*``, ``order`` and ``overlap`` counts come from plain-Python readings of the
+    consumers' logs and the trace (``delivery_counts``: the same counts as the lessons'
+    pandas checkers, at a fifteenth of the CPU); ``checkers=True`` takes them from the
+    checkers themselves (``find_duplicates``, ``check_queue_order``,
+    ``allocation_heatmap_frame``), as ``tests/explore/test_outcome_fast.py`` compares."""
     counts = dict.fromkeys(OUTCOME_KEYS, 0)
     # SEND_OK only: FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE and FLUSH_DISK_TIMEOUT store
     # the message but promise nothing about its durability (``SendStatus``)
@@ -98,6 +105,18 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
                 if table.get(qid, -1) <= qoff:
                     waiting = True  # the group has not committed past it: it will come
         counts["pending" if waiting else "lost"] += 1
+    counts.update(checker_counts(lab) if checkers else delivery_counts(lab))
+    counts["retry"] = retries
+    counts["concurrent"] = concurrent_queues(lab)
+    return counts
+
+
+def checker_counts(lab: Lab) -> dict[str, int]:
+    """The ``dup:*``, ``order`` and ``overlap`` counts, from the lessons' checkers."""
+    from mqlab.lab.checkers import check_queue_order, find_duplicates
+    from mqlab.lab.figures import allocation_heatmap_frame
+
+    counts = dict.fromkeys((*_CAUSES.values(), "order", "overlap"), 0)
     dups = find_duplicates(lab).findings
     for cause in dups["cause"]:
         if cause in _CAUSES:
@@ -108,9 +127,78 @@ def outcome_counts(lab: Lab, sends: list[tuple[str, Any]]) -> dict[str, int]:
         counts["overlap"] = int(
             heat[heat["owners"] > 1][["topic", "queue"]].drop_duplicates().shape[0]
         )
-    counts["retry"] = retries
-    counts["concurrent"] = concurrent_queues(lab)
     return counts
+
+
+def delivery_counts(lab: Lab) -> dict[str, int]:
+    """``checker_counts`` without pandas, reading what the checkers read:
+
+    - the deliveries as ``Lab.deliveries`` lists them (consumers by name, each one's log in
+      order, then stably by time and consumer);
+    - ``dup:*``: per (group, msg id), each delivery after the first, with the cause
+      ``find_duplicates`` gives it (the fault and rebalance events of the trace, read only
+      when some message came twice);
+    - ``order``: per (consumer, queue), first deliveries below an offset seen before
+      (``check_queue_order``);
+    - ``overlap``: (topic, queue) pairs two client ids held in one allocation snapshot
+      (``mqlab.lab.figures.allocation_snapshots``, behind ``allocation_heatmap_frame``).
+    """
+    from mqlab.lab.figures import allocation_snapshots
+
+    counts = dict.fromkeys((*_CAUSES.values(), "order", "overlap"), 0)
+    rows = []
+    for name, c in sorted(lab.consumers.items()):
+        group = c.consumer_group
+        for r in c.consumed:
+            rows.append((r.t_ms, name, group, r.msg_id, r.mq, r.queue_offset, r.reconsume_times))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    by_msg: dict[tuple, list[tuple]] = {}
+    last: dict[tuple, int] = {}
+    for r in rows:
+        t_ms, name, group, msg_id, mq, qoff, times = r
+        if group is not None and msg_id is not None:  # pandas' groupby drops missing keys
+            by_msg.setdefault((group, msg_id), []).append(r)
+        key = (name, mq.topic, mq.broker_name, mq.queue_id)
+        if None in key:
+            continue
+        seen = last.get(key, -1)
+        if qoff < seen and times == 0:
+            counts["order"] += 1
+        last[key] = max(seen, qoff)
+    events = None
+    for ds in by_msg.values():
+        for prev, cur in pairwise(ds):
+            if events is None:
+                from mqlab.lab.checkers import _fault_events
+
+                events = _fault_events(lab)
+            cause = _cause(prev, cur, events)
+            if cause in _CAUSES:
+                counts[_CAUSES[cause]] += 1
+    over: set[tuple[str, str]] = set()
+    for _, views in allocation_snapshots(lab.trace.events)[0]:
+        ids: dict[tuple[str, str, str], set[str]] = {}
+        for (_, g, t), (cid, qs) in views.items():
+            for q in qs:
+                ids.setdefault((g, t, q), set()).add(cid)
+        over.update((t, q) for (_, t, q), held in ids.items() if len(held) > 1)
+    counts["overlap"] = len(over)
+    return counts
+
+
+def _cause(prev: tuple, cur: tuple, events: list[tuple[int, int, str, str]]) -> str:
+    """``find_duplicates``' cause of delivery ``cur`` after ``prev`` (rows of
+    ``delivery_counts``: t_ms, consumer, group, msg id, mq, offset, reconsume times)."""
+    if cur[6] > prev[6]:
+        return "retry"
+    if cur[6] == prev[6] > 0:
+        return "rebalance overlap (sent back twice)"
+    between = [ev for ev in events if prev[0] <= ev[0] <= cur[0]]
+    if any(ev[2] == "fault" for ev in between):
+        return "crash before offset persist"
+    if prev[1] != cur[1] or any(ev[2] == "rebalance" for ev in between):
+        return "rebalance overlap"
+    return "unexplained"
 
 
 def concurrent_queues(lab: Lab) -> int:

@@ -1,7 +1,7 @@
 """A cluster at its arm point, built once per search and forked for every run.
 
 Mirrors no RocketMQ class. Every run of a search builds the same cluster and plays the
-same timeline up to ``arm_ms`` (about 40% of a run's CPU, ``python -m mqlab bench
+same timeline up to ``arm_ms`` (about two thirds of a run's CPU, ``python -m mqlab bench
 explore``); only then do schedules differ. ``Snapshots`` builds that prefix once and runs
 each schedule in a child (``os.fork``): the child has the whole cluster as it was at the
 arm point, copy-on-write, runs the rest, and sends its ``RunRecord`` back through a pipe.
@@ -23,16 +23,17 @@ parent puts the store directory back as it was at the arm point, *in place*:
    (``/proc/self/maps``), its maps no longer see the path's file: the snapshot is
    dropped, and the next run builds a new one.
 
-What it costs (``python -m mqlab bench explore``, consumer_join, one idle machine): building
-and playing the cluster to the arm point takes 10-13 ms of a 25-27 ms run. In a forked child
-the rest of the run takes 27-36 ms and 3 630 page faults, where the process that built the
-cluster runs it in 15-17 ms with under 100: every object the run touches has its reference
-count written, so each page it touches is copied (copy-on-write, ~3 us a page here). The
-copies cost what the build saves, and a forked replay is no cheaper than a built one (x0.8
-to x1.1 the schedules per CPU second), so the search builds by default (``exhaustive(...,
-snapshot=True)`` forks). A copy inside the process is not possible at all: the cluster's
-tasks are suspended generators (``mqlab.runtime.task``), which neither ``pickle`` nor
-``copy.deepcopy`` can copy.
+What it costs (``python -m mqlab bench explore``, consumer_join, at load 5): building and
+playing the cluster to the arm point takes about 20 ms of a 30 ms run (CPU). A fork costs
+the parent ~7 ms (its page tables: the process holds ~130 MB); the child then copies every
+page whose objects the run touches (their reference counts are written): ~2 300 page
+faults, at ~5 us each on this machine (2 000 pages written in a child: 9-10 ms), and its
+exit frees them. Together that is what the build saves: a forked replay gives x1.0 to x1.2
+the schedules per CPU second of a built one, with the imports frozen (``gc.freeze``, as
+``mqlab.explore.engine`` does after a process's first run) or not, so the search builds by
+default (``exhaustive(..., snapshot=True)`` forks). A copy inside the process is not
+possible at all: the cluster's tasks are suspended generators (``mqlab.runtime.task``),
+which neither ``pickle`` nor ``copy.deepcopy`` can copy.
 
 Where fork is unavailable (Windows, ``MQLAB_EXPLORE_FORK=0``, a process with other
 threads running, such as a Jupyter kernel, where forking is unsafe) or ``fallocate``

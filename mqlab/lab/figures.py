@@ -565,10 +565,37 @@ def allocation_heatmap_frame(
     Returns:
         ``t_ms, group, topic, queue, owner, owners`` (``owner`` "" when nobody holds it).
     """
+    snapshots, universe = allocation_snapshots(_events(events), group=group, topic=topic)
+    rows: list[dict[str, Any]] = []
+    order = sorted(universe, key=lambda x: (x[0], x[1], _queue_sort_key(x[2])))
+    previous = None
+    for t_ms, vs in snapshots:
+        owners = [
+            sorted(
+                {cid for (_, vg, vt), (cid, qs) in vs.items() if vg == g and vt == t and q in qs}
+            )
+            for g, t, q in order
+        ]
+        if changes_only and owners == previous:
+            continue
+        previous = owners
+        for (g, t, q), ids in zip(order, owners, strict=True):
+            rows.append({"t_ms": t_ms, "group": g, "topic": t, "queue": q,
+                         "owner": " + ".join(ids), "owners": len(ids)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["t_ms", "group", "topic", "queue", "owner", "owners"])
+
+
+def allocation_snapshots(
+    events: Iterable[TraceEvent], *, group: str | None = None, topic: str | None = None
+) -> tuple[list[tuple[int, dict]], set[tuple[str, str, str]]]:
+    """The views behind ``allocation_heatmap_frame``, without pandas: ``(t_ms, views)`` per
+    time a rebalance result arrived or a view ended (the state after the last such event at
+    that time; ``views``: (node, group, topic) → (client id, queue labels)), and every
+    (group, topic, queue) any view named. ``events`` in seq order."""
     views: dict[tuple[str, str, str], tuple[str, tuple[str, ...]]] = {}
     snapshots: list[tuple[int, dict]] = []
     universe: set[tuple[str, str, str]] = set()
-    for e in _events(events):
+    for e in events:
         f = e.fields
         update: dict | None = None
         if e.component.endswith(".rebalanceByTopic") and e.step == "42-61" and e.kind == Kind.STEP:
@@ -590,23 +617,7 @@ def allocation_heatmap_frame(
             if snapshots and snapshots[-1][0] == e.t_ms:
                 snapshots.pop()  # keep the state after the last change at this time
             snapshots.append((e.t_ms, views))
-    rows: list[dict[str, Any]] = []
-    order = sorted(universe, key=lambda x: (x[0], x[1], _queue_sort_key(x[2])))
-    previous = None
-    for t_ms, vs in snapshots:
-        owners = [
-            sorted(
-                {cid for (_, vg, vt), (cid, qs) in vs.items() if vg == g and vt == t and q in qs}
-            )
-            for g, t, q in order
-        ]
-        if changes_only and owners == previous:
-            continue
-        previous = owners
-        for (g, t, q), ids in zip(order, owners, strict=True):
-            rows.append({"t_ms": t_ms, "group": g, "topic": t, "queue": q,
-                         "owner": " + ".join(ids), "owners": len(ids)})  # fmt: skip
-    return pd.DataFrame(rows, columns=["t_ms", "group", "topic", "queue", "owner", "owners"])
+    return snapshots, universe
 
 
 def allocation_heatmap(
