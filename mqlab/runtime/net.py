@@ -28,7 +28,10 @@ Decisions, documented:
 * **Concurrency.** A request is handled as soon as its frame is complete; the core
   answers synchronously or returns None (a held pull) and answers later through
   ``send_response``. So one connection can carry many requests in flight at once, in
-  any order, as the C++ client expects (docs/cpp-client.md §1).
+  any order, as the C++ client expects (docs/cpp-client.md §1). A 0 ms timer armed while
+  a read or a timer callback runs (the reput a put asks for, which wakes parked pulls)
+  fires when that callback ends, right after its answers are written, and what it
+  writes goes out at once (``NetDriver._end_batch``).
 * **Write-buffer limit.** What a connection has written but the peer has not yet read
   (beyond the kernel's socket buffers) waits in the transport's write buffer. Above
   ``write_buffer_high_water_mark`` bytes (default ``WRITE_BUFFER_HIGH_WATER_MARK``,
