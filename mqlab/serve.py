@@ -104,6 +104,7 @@ from mqlab.dledger.dledger_config import DLedgerConfig, parse_peers
 from mqlab.dledger.dledger_server import DLedgerServer
 from mqlab.dledger.net_group import NetDLedgerNodes, loopback_peers
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
+from mqlab.runtime.file_sync import FileSyncer
 from mqlab.runtime.net import (
     LOOPS,
     WRITE_BUFFER_HIGH_WATER_MARK,
@@ -482,6 +483,9 @@ class MqlabServer:
         self.dledger_servers: dict[str, DLedgerServer] = {}
         #: DLedger brokers with ``--dledger-port 0``: the nodes' bound sockets, by self id
         self._dledger_socks: dict[str, socket.socket] = {}
+        #: the thread the brokers' periodic flush passes force their files on
+        #: (``DefaultMessageStore.background_sync``); started with the first broker
+        self.file_syncer: FileSyncer | None = None
 
     @property
     def namesrv_addr(self) -> str:
@@ -725,6 +729,7 @@ class MqlabServer:
                 () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
             )
             bctx = await driver.add_node(broker, sock=sock, extra_socks=vip)
+            self._sync_in_background(broker)  # its store exists once it started
             interval = sc.flush_interval_commit_log
             bctx.set_timer(
                 FLUSH_TIMER, interval, self._flusher(broker), period_ms=interval, daemon=True
@@ -865,6 +870,7 @@ class MqlabServer:
         new = BrokerController(bc, sc, name=old.name, rocketmq_home_dir=old.rocketmq_home_dir,
                                dledger_server=dledger)  # fmt: skip
         bctx = await driver.add_node(new, sock=sock, extra_socks=vip)
+        self._sync_in_background(new)
         interval = sc.flush_interval_commit_log
         bctx.set_timer(FLUSH_TIMER, interval, self._flusher(new), period_ms=interval, daemon=True)
         self.brokers[self.brokers.index(old)] = new
@@ -884,6 +890,15 @@ class MqlabServer:
             log.warning("VIP channel %s:%d not bound (%s): a real 4.9.3 slave of this broker "
                         "cannot run SlaveSynchronize", host, listen_port - 2, e)  # fmt: skip
             return ()
+
+    def _sync_in_background(self, broker: BrokerController) -> None:
+        """The broker's periodic flush passes force on ``file_syncer``'s thread (see
+        ``mqlab.runtime.file_sync``), not on the event loop's."""
+        if broker.message_store is None:
+            return
+        if self.file_syncer is None:
+            self.file_syncer = FileSyncer()
+        broker.message_store.background_sync = self.file_syncer.submit
 
     @staticmethod
     def _flusher(broker: BrokerController):
@@ -915,6 +930,9 @@ class MqlabServer:
             self._unsubscribe = None
         if self._sink is not None:
             self._sink.close()
+        if self.file_syncer is not None:
+            self.file_syncer.close()
+            self.file_syncer = None
 
     def describe(self) -> list[str]:
         """The lines ``serve`` prints once it listens."""

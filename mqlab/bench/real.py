@@ -136,6 +136,25 @@ pull (2.2 ms a call after 2,800 messages, growing with the log). Now the field n
 built once per class and a pull copies only the messages it takes. Side by side, two
 alternating runs each (18:57-19:00 UTC, load 11-18): loop CPU 3,047 / 3,446 -> 2,836 /
 2,592 µs a message, 89 / 107 -> 99 / 163 msg/s, every send SEND_OK, every message consumed.
+
+**The reput right after the read, and msync off the loop** (2026-11-29 21:27-21:54 UTC,
+``--targets mqlab --threads 16 --messages 2000``, runs alternating before/after at load 5-10;
+medians). A put asks for the reput with a 0 ms timer. The driver ran it by ``call_soon``:
+after the loop pass's other callbacks (often the consumer connection's read, whose pulls then
+found nothing dispatched and parked), and the answers of the pulls it woke went out in a later
+write. Now such a timer fires when the read that armed it ends, right after the read's own
+answers are written, and the woken pulls' answers are written at once (``NetDriver._end_batch``;
+4.9.3's reput thread polls every 1 ms, ``ReputMessageService#run``). 7 pairs: send p50 5.33 ->
+4.51 ms, e2e p50 10.08 -> 7.46 ms, e2e p99 63 -> 37 ms, loop CPU 248 -> 221 µs a message.
+Second, the 500 ms ASYNC_FLUSH pass and the consume-queue pass hand their files to a
+``FileSyncer`` thread (``os.fdatasync``, which releases the GIL; ``mmap.flush`` holds it), as
+4.9.3's flush services force from their own threads: under cProfile the loop's msyncs went
+from 149 calls (0.54 s) to 1 (the index file's); 4 pairs: send p99 26.8 -> 18.0 ms (lower in
+all 4), e2e p99 63.7 -> 39.2 ms, send p50 4.87 -> 4.47 ms, loop CPU 231 -> 212 µs a message.
+Two runs of the same code gave medians 5 % apart at that load, so smaller differences are
+noise. The top costs under cProfile after both: ``socket.send`` 11.4 % (0.11 calls a
+message), ``send_message`` 3.5 %, the SEND_MESSAGE_V2 header decode 2.9 %, JSON encode 2.7 %
+and decode 2.5 % + 1.9 %, the rest under 2.3 % each.
 """
 
 from __future__ import annotations

@@ -28,7 +28,10 @@ Decisions, documented:
 * **Concurrency.** A request is handled as soon as its frame is complete; the core
   answers synchronously or returns None (a held pull) and answers later through
   ``send_response``. So one connection can carry many requests in flight at once, in
-  any order, as the C++ client expects (docs/cpp-client.md §1).
+  any order, as the C++ client expects (docs/cpp-client.md §1). A 0 ms timer armed while
+  a read or a timer callback runs (the reput a put asks for, which wakes parked pulls)
+  fires when that callback ends, right after its answers are written, and what it
+  writes goes out at once (``NetDriver._end_batch``).
 * **Write-buffer limit.** What a connection has written but the peer has not yet read
   (beyond the kernel's socket buffers) waits in the transport's write buffer. Above
   ``write_buffer_high_water_mark`` bytes (default ``WRITE_BUFFER_HIGH_WATER_MARK``,
@@ -250,6 +253,20 @@ class _Timer:
         self.daemon = daemon
         self.due = 0.0  # loop time (s)
         self.handle: asyncio.Handle | None = None
+
+
+class _Soon:
+    """A timer due now, armed inside a batch: fired when the batch ends (``_end_batch``)."""
+
+    __slots__ = ("ctx", "timer", "cancelled")
+
+    def __init__(self, ctx: NetContext, timer: _Timer) -> None:
+        self.ctx = ctx
+        self.timer = timer
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 class NetConnection(asyncio.Protocol):
@@ -614,7 +631,18 @@ class NetContext(NodeContext):
             # parked pull then waited for all the sends that had arrived meanwhile
             # (measured, Java client, 4 producer threads: put → woken pull's answer
             # p50 0.88 → 0.54 ms, p90 1.7 → 1.1 ms).
-            t.handle = loop.call_soon(self._fire, t)
+            #
+            # Armed inside a read or a timer callback (the reput a put asks for), it runs
+            # as soon as that callback's answers are written (``NetDriver._end_batch``),
+            # not after the other callbacks of this loop pass: the pulls it wakes are
+            # answered without waiting for the other connections' reads, and a pull read
+            # later in the pass finds the messages dispatched instead of parking.
+            driver = self.driver
+            if driver._batch_depth:
+                t.handle = soon = _Soon(self, t)
+                driver._soon.append(soon)
+            else:
+                t.handle = loop.call_soon(self._fire, t)
         else:
             t.handle = loop.call_at(due, self._fire, t)
 
@@ -876,6 +904,8 @@ class NetDriver:
         self._dirty_conns: list[NetConnection] = []
         #: > 0 while a read or a timer callback runs (frames are flushed when it ends)
         self._batch_depth = 0
+        #: timers due now, armed during the current batch (``NetContext._arm``)
+        self._soon: list[_Soon] = []
         if keep_events is not None:
             self.recorder.subscribe(self._trim_events)
 
@@ -1144,8 +1174,35 @@ class NetDriver:
     def _end_batch(self) -> None:
         """A read or a timer callback is done: write what it queued (``_flush``)."""
         self._batch_depth -= 1
-        if not self._batch_depth and self._dirty_conns:
-            self._flush()
+        if self._batch_depth:
+            return
+        if self._dirty_conns:
+            self._flush()  # the batch's own answers first: they wait for nothing else
+        if self._soon:
+            # NOTE: performance: the timers the batch armed due now, then their frames.
+            # Measured (bench real, Java client, 16 producers, 7 alternating pairs at load
+            # 5-10): send p50 5.33 → 4.51 ms, e2e p50 10.08 → 7.46 ms, e2e p99 63 → 37 ms,
+            # loop CPU 248 → 221 µs a message (medians), against call_soon.
+            self._run_soon()
+            if self._dirty_conns:
+                self._flush()
+
+    def _run_soon(self) -> None:
+        """Fire the timers that came due during the batch (one generation; any they arm
+        due now go to ``call_soon``, so a timer re-arming itself cannot starve the loop)."""
+        self._batch_depth += 1
+        try:
+            soon, self._soon = self._soon, []
+            for h in soon:
+                if not h.cancelled:
+                    h.ctx._fire(h.timer)
+        finally:
+            self._batch_depth -= 1
+        if self._soon:
+            later, self._soon = self._soon, []
+            for h in later:
+                if not h.cancelled:
+                    h.timer.handle = self.loop.call_soon(h.ctx._fire, h.timer)
 
     def _flush(self) -> None:
         """Write every connection's queued frames, one transport write each, in the order

@@ -559,7 +559,7 @@ class CommitLog:
         if now_ms >= self._flush_thorough_ms + cfg.flush_commit_log_thorough_interval:
             self._flush_thorough_ms = now_ms
             least = 0
-        self.mapped_file_queue.flush(least)
+        self.mapped_file_queue.flush(least, self.store.background_sync)
         return True
 
     def _handle_ha(

@@ -375,9 +375,11 @@ class ConsumeQueue:
                 self.min_logic_offset = mf.file_from_offset + i
                 break
 
-    def flush(self, flush_least_pages: int = 0) -> bool:
-        """Mirrors ``ConsumeQueue#flush``."""
-        return self.mapped_file_queue.flush(flush_least_pages)
+    def flush(
+        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
+    ) -> bool:
+        """Mirrors ``ConsumeQueue#flush`` (``background``: see ``MappedFile.flush``)."""
+        return self.mapped_file_queue.flush(flush_least_pages, background)
 
     def destroy(self) -> None:
         """Delete every file. Mirrors ``ConsumeQueue#destroy``."""

@@ -183,6 +183,12 @@ class DefaultMessageStore(GetMessageMixin):
         #: called after replicated bytes were appended (``ReputMessageService#wakeup``);
         #: the broker sets it to its reput timer
         self.reput_wakeup: Callable[[], None] | None = None
+        #: where the periodic flush passes (``CommitLog.flush_real_time_service``,
+        #: ``flush_consume_queue_service``) hand their forces: None (the simulation, the
+        #: default) forces inline; ``mqlab serve`` sets a thread's ``FileSyncer.submit``, as
+        #: 4.9.3's FlushRealTimeService and FlushConsumeQueueService force from their own
+        #: threads. A SYNC_FLUSH put, a shutdown and a power cut still force inline.
+        self.background_sync: Callable[[str], None] | None = None
         #: the broker's BrokerStatsManager (DefaultMessageStore's constructor argument in
         #: 4.9.3): the schedule service counts its deliveries there; None in a bare store
         self.broker_stats_manager = None
@@ -537,9 +543,10 @@ class DefaultMessageStore(GetMessageMixin):
         if now_ms >= self._cq_flush_thorough_ms + cfg.flush_consume_queue_thorough_interval:
             self._cq_flush_thorough_ms = now_ms
             least = 0
+        background = self.background_sync
         for qmap in self.consume_queue_table.values():
             for cq in qmap.values():
-                cq.flush(least)
+                cq.flush(least, background)
         return True
 
     def flush(self) -> int:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+from collections.abc import Callable
 
 from mqlab.common.util_all import offset_to_file_name
 
@@ -212,10 +213,17 @@ class MappedFile:
             return (write // OS_PAGE_SIZE) - (flush // OS_PAGE_SIZE) >= flush_least_pages
         return write > flush
 
-    def flush(self, flush_least_pages: int = 0) -> int:
+    def flush(
+        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
+    ) -> int:
         """Force the dirty range to disk. Mirrors ``MappedFile#flush``
         (``MappedByteBuffer#force``: ``msync`` of the pages between the flushed and the
         write position).
+
+        ``background`` (``DefaultMessageStore.background_sync``, set by ``mqlab serve``)
+        hands the force to another thread instead: ``background(file_name)`` there syncs
+        the file, as 4.9.3's flush services force from their own threads; the flushed
+        position moves when the pass hands it over.
 
         Returns:
             The flushed position.
@@ -226,8 +234,11 @@ class MappedFile:
         if not self.available or not self.is_able_to_flush(flush_least_pages):
             return self.flushed_position
         value = self.wrote_position
-        start = self.flushed_position - self.flushed_position % _FLUSH_ALIGN
-        self.mm.flush(start, value - start)
+        if background is not None:
+            background(self.file_name)
+        else:
+            start = self.flushed_position - self.flushed_position % _FLUSH_ALIGN
+            self.mm.flush(start, value - start)
         self.flushed_position = value
         return value
 
@@ -481,10 +492,12 @@ class MappedFileQueue:
         return self.get_max_offset() - self.flushed_where
 
     # -- flushing -------------------------------------------------------------------------
-    def flush(self, flush_least_pages: int = 0) -> bool:
+    def flush(
+        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
+    ) -> bool:
         """Force from ``flushed_where`` on. Mirrors ``MappedFileQueue#flush``, except that
         it carries on into the next file when one is completely flushed (RocketMQ's
-        flush thread simply runs again).
+        flush thread simply runs again). ``background``: see ``MappedFile.flush``.
 
         Returns:
             True if nothing was left to flush.
@@ -497,7 +510,7 @@ class MappedFileQueue:
             mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
             if mf is None:
                 break
-            pos = mf.flush(flush_least_pages)
+            pos = mf.flush(flush_least_pages, background)
             self.flushed_where = mf.file_from_offset + pos
             if pos < self.mapped_file_size or mf is self.mapped_files[-1]:
                 break

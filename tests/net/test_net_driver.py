@@ -22,7 +22,9 @@ from mqlab.trace.events import TraceLevel
 
 class Echo(Node):
     """1: echo the body; 2: hold (answer later with ``release``); 3: raise; 4: notify back;
-    5: note the body (``seen``) and answer; 6: answer, then close the connection."""
+    5: note the body (``seen``) and answer; 6: answer, then close the connection; 7: answer
+    and arm a 0 ms timer that releases the held request (a put asking for the reput that
+    wakes a parked pull)."""
 
     def __init__(self, address="127.0.0.1:0"):
         super().__init__("echo", address)
@@ -44,6 +46,9 @@ class Echo(Node):
         if request.code == 5:
             self.seen.append(request.body)
             return RemotingCommand.create_response(0)
+        if request.code == 7:
+            self.ctx.set_timer("Release", 0, lambda: self.release(b"woken"))
+            return RemotingCommand.create_response(0, body=request.body)
         if request.code == 6:
             resp = RemotingCommand.create_response(0, body=request.body)
             resp.opaque = request.opaque
@@ -213,6 +218,42 @@ def test_answers_to_the_frames_of_one_read_leave_in_one_write():
         assert len(writes) == 1
         parts = split_frames(bytearray(writes[0]))
         assert [RemotingCommand.decode_payload(f).opaque for f in parts] == [0, 1, 2]
+        await driver.close()
+
+    run(main())
+
+
+def test_a_0_ms_timer_armed_by_a_read_runs_when_the_read_ends_and_writes_after_its_answers():
+    """A held request and one that arms a 0 ms timer (code 7), in one read: the timer fires
+    before the read callback returns (not after the loop's other callbacks), and the
+    connection sees two writes: the read's answer, then the frame the timer wrote."""
+
+    async def main():
+        driver, echo, port = await start_echo()
+        w = await Wire.open(port)
+        w.send(1, body=b"warm", opaque=100)
+        assert RemotingCommand.decode_payload(await w.recv()).opaque == 100
+        (conn,) = driver._connections.values()
+        writes, held_after_read = [], []
+        write = conn.transport.write
+        conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]
+        received = conn.data_received
+
+        def data_received(data):
+            received(data)
+            held_after_read.append(len(echo.held))
+
+        conn.data_received = data_received
+        hold = RemotingCommand.create_request(2, None, b"h")
+        hold.opaque = 1
+        arm = RemotingCommand.create_request(7, None, b"a")
+        arm.opaque = 2
+        w.writer.write(hold.encode() + arm.encode())
+        got = [RemotingCommand.decode_payload(await w.recv()) for _ in range(2)]
+        assert [(c.opaque, c.body) for c in got] == [(2, b"a"), (1, b"woken")]
+        assert held_after_read == [0]  # released within the read's callback
+        assert [[RemotingCommand.decode_payload(f).opaque for f in split_frames(bytearray(x))]
+                for x in writes] == [[2], [1]]  # fmt: skip
         await driver.close()
 
     run(main())

@@ -306,9 +306,16 @@ def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
     return): the stopped master leaves the route (its name-server connection closes), the
     slave keeps serving; restarted, the master recovers its 2 messages from its store,
     registers again at the same address, its slave reconnects to its HA port, and a
-    SYNC_MASTER send answers SEND_OK at queue offset 2 once the slave has it."""
+    SYNC_MASTER send answers SEND_OK at queue offset 2 once the slave has it. Every broker's
+    periodic flush passes force on the server's FileSyncer thread, the restarted one's too."""
     server = live(slaves=1, broker_role="SYNC_MASTER")
     addrs = server.call(lambda srv: srv.broker_addrs)
+
+    def syncing(srv) -> list[bool]:
+        submit = srv.file_syncer.submit
+        return [b.message_store.background_sync == submit for b in srv.brokers]
+
+    assert server.call(syncing) == [True, True]
     ns = server.namesrv_addr
     _connected(server, "broker-a", 1)
     for i in range(2):
@@ -323,6 +330,7 @@ def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
     assert new is not old and new.running and new.broker_addr == addrs["broker-a"]
     assert server.call(lambda srv: srv.broker("broker-a")) is new
     assert server.call(lambda srv: new.message_store.get_max_phy_offset()) == 2 * STORED_SIZE
+    assert server.call(syncing) == [True, True]
     wait_until(lambda: _route_ids(ns) == [0, 1], 10, "the restarted master to register")
     _connected(server, "broker-a", 1)
     r = _send(addrs["broker-a"], b"msg-2")

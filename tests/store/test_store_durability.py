@@ -75,6 +75,35 @@ def test_the_flush_service_runs_every_500_ms_and_forces_4_dirty_pages(tmp_path):
     store.shutdown()
 
 
+def test_background_sync_takes_the_periodic_forces_and_a_sync_flush_stays_inline(tmp_path):
+    """With ``background_sync`` set (``mqlab serve``: FileSyncer's thread), the ASYNC_FLUSH
+    pass at put 15 and the consume-queue pass hand their files over instead of forcing them
+    on the caller's thread; the flushed positions move as before (16 entries). A SYNC_FLUSH
+    put still forces inline: its answer waits for the force, as GroupCommitService's does."""
+    handed: list[str] = []
+    store = _open(tmp_path / "s")
+    store.background_sync = handed.append
+    _put(store, 16)
+    mfq = store.commit_log.mapped_file_queue
+    assert mfq.flushed_where == FLUSHED * ENTRY
+    commit_log_file = mfq.mapped_files[0].file_name
+    assert handed[0] == commit_log_file
+    assert handed.count(commit_log_file) == 1
+    assert store.flush_consume_queue_service(100_000) is True  # thorough: every queue
+    cq_files = sorted(h for h in handed if h != commit_log_file)
+    assert cq_files == sorted(
+        cq.mapped_file_queue.mapped_files[0].file_name for cq in store.all_consume_queues()
+    )
+    store.shutdown()
+    sync = _open(tmp_path / "t", flush_disk_type="SYNC_FLUSH")
+    handed.clear()
+    sync.background_sync = handed.append
+    _put(sync, 3)
+    assert sync.commit_log.mapped_file_queue.flushed_where == 3 * ENTRY
+    assert [h for h in handed if "commitlog" in h] == []
+    sync.shutdown()
+
+
 @pytest.mark.parametrize("flush_disk_type", ["ASYNC_FLUSH", "SYNC_FLUSH"])
 def test_a_kill_loses_nothing_acknowledged(tmp_path, flush_disk_type):
     """20 acknowledged puts (ASYNC_FLUSH: only 16 forced), kill, restart: all 20 readable at
