@@ -740,8 +740,9 @@ def _sampled(
     cache: dict = {}
     distinct: set[str] = set()
     bar = _bar(progress, xs.name)
+    # ``sticky``: a walk may keep a connection slow (``L<i>``) where the bounds offer it
     nobudget = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
-                      latencies=bounds.latencies, por=False)  # fmt: skip
+                      latencies=bounds.latencies, por=False, sticky=bounds.sticky)  # fmt: skip
     for seed in seeds:
         rec = run_schedule(xs, Schedule(), nobudget, record=True, outcome_cache=cache,
                            **make(seed))  # fmt: skip

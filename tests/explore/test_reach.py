@@ -271,3 +271,20 @@ def test_the_outcome_explorer_steps_through_a_slow_connection():
     assert rep.record.outcome == "dup:rebalance=2 overlap=1"
     assert str(rep.schedule) == "L1 d3 L1"
     assert str(replay_prefix(xs, "L1 d3 L1", 1).schedule) == "L1"
+
+
+def test_walks_keep_a_connection_slow_where_the_bounds_offer_it():
+    # sticky=1: a walk's latency points offer L<i> too, as the search's do; without it a
+    # walk never keeps a connection slow (12 seeds: no L anywhere)
+    from mqlab.explore.search import random_walks
+
+    xs = get_scenario("consumer_join")
+    plain = random_walks(xs, Bounds(depth=40), range(12), shrink_outcomes=False)
+    assert not any("L" in str(r.schedule) for r in plain.rows)
+    res = random_walks(xs, Bounds(depth=40, sticky=1), range(12), shrink_outcomes=False)
+    assert [(r.outcome, r.runs, str(r.schedule)) for r in res.rows] == [
+        ("dup:rebalance=1 overlap=1", 8, "d1 L1 d1 L1 L1 o1 o2 o1 d1 o1"),
+        ("dup:rebalance=2 overlap=1", 4, "L1 o1 l1 d1 L1 o1 l1 d3 o2 d3 L1 d1 o1"),
+    ]
+    for r in res.rows:  # each least schedule replays to its class
+        assert replay(xs, str(r.schedule)).outcome == r.outcome
