@@ -194,19 +194,25 @@ def test_frames_split_and_coalesced_across_reads():
     run(main())
 
 
+async def _warm_and_spy(driver, port):
+    """A client connection warmed by one echo, and the writes of its server side."""
+    w = await Wire.open(port)
+    w.send(1, body=b"warm", opaque=100)
+    assert RemotingCommand.decode_payload(await w.recv()).opaque == 100
+    (conn,) = driver._connections.values()
+    writes = []
+    write = conn.transport.write
+    conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]
+    return w, conn, writes
+
+
 def test_answers_to_the_frames_of_one_read_leave_in_one_write():
     """Three requests that arrive in one read are answered in one transport write, the three
     frames in request order (NetConnection.write: one write per connection per pass)."""
 
     async def main():
         driver, _, port = await start_echo()
-        w = await Wire.open(port)
-        w.send(1, body=b"warm", opaque=100)
-        assert RemotingCommand.decode_payload(await w.recv()).opaque == 100
-        (conn,) = driver._connections.values()
-        writes = []
-        write = conn.transport.write
-        conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]
+        w, conn, writes = await _warm_and_spy(driver, port)
         frames = b""
         for i in range(3):
             req = RemotingCommand.create_request(1, None, f"m{i}".encode())
@@ -230,13 +236,8 @@ def test_a_0_ms_timer_armed_by_a_read_runs_when_the_read_ends_and_writes_after_i
 
     async def main():
         driver, echo, port = await start_echo()
-        w = await Wire.open(port)
-        w.send(1, body=b"warm", opaque=100)
-        assert RemotingCommand.decode_payload(await w.recv()).opaque == 100
-        (conn,) = driver._connections.values()
-        writes, held_after_read = [], []
-        write = conn.transport.write
-        conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]
+        w, conn, writes = await _warm_and_spy(driver, port)
+        held_after_read = []
         received = conn.data_received
 
         def data_received(data):
