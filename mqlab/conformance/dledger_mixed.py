@@ -405,12 +405,33 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         dledger_addr = {i: group.dledger_addr(i) for i in group.ids}
 
         def hand_over(to: str) -> None:
-            """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs."""
-            leader = result.leaders[-1]
-            term = member.state()["term"]
-            resp = transfer_leadership(dledger_addr[leader], member.group, leader, to, term)
-            if resp.code != DLedgerResponseCode.SUCCESS:
-                raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
+            """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs. The leader waits
+            3000 ms for ``to``'s answer, which ``to`` gives once it has won its election
+            (``DLedgerLeaderElector#handleTakeLeadership``); on a loaded machine that can
+            take longer, and the leader answers NETWORK_ERROR while the election goes on.
+            Then, as an operator would, wait for ``to`` to lead, and ask again if it does
+            not (three times at most)."""
+            for attempt in (1, 2, 3):
+                leader = result.leaders[-1] if attempt == 1 else _leader(group, member)
+                if leader == to:
+                    break
+                term = member.state()["term"]
+                resp = (
+                    transfer_leadership(dledger_addr[leader], member.group, leader, to, term)
+                    if leader is not None else None
+                )  # fmt: skip
+                if resp is not None and resp.code == DLedgerResponseCode.SUCCESS:
+                    break
+                if (resp is not None and resp.code != DLedgerResponseCode.NETWORK_ERROR) or (
+                    attempt == 3
+                ):
+                    raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
+                try:
+                    wait_until(lambda: _leader(group, member) == to, 30, f"{to} leading",
+                               error=RealClusterError, pause_s=0.2)  # fmt: skip
+                    break
+                except RealClusterError:
+                    continue
             result.leaders.append(_wait_leader(group, member, lambda w: w == to, f"{to} leading"))
             result.leader_terms.append(member.state()["term"])
             _sends(addr_of[to], len(result.leaders), result, out)
