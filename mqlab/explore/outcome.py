@@ -143,6 +143,7 @@ def delivery_counts(lab: Lab) -> dict[str, int]:
     - ``overlap``: (topic, queue) pairs two client ids held in one allocation snapshot
       (``mqlab.lab.figures.allocation_snapshots``, behind ``allocation_heatmap_frame``).
     """
+    from mqlab.lab.checkers import _fault_events, duplicate_cause
     from mqlab.lab.figures import allocation_snapshots
 
     counts = dict.fromkeys((*_CAUSES.values(), "order", "overlap"), 0)
@@ -169,10 +170,9 @@ def delivery_counts(lab: Lab) -> dict[str, int]:
     for ds in by_msg.values():
         for prev, cur in pairwise(ds):
             if events is None:
-                from mqlab.lab.checkers import _fault_events
-
                 events = _fault_events(lab)
-            cause = _cause(prev, cur, events)
+            cause, _ = duplicate_cause((prev[0], prev[1], prev[6]), (cur[0], cur[1], cur[6]),
+                                       events)  # fmt: skip
             if cause in _CAUSES:
                 counts[_CAUSES[cause]] += 1
     over: set[tuple[str, str]] = set()
@@ -184,21 +184,6 @@ def delivery_counts(lab: Lab) -> dict[str, int]:
         over.update((t, q) for (_, t, q), held in ids.items() if len(held) > 1)
     counts["overlap"] = len(over)
     return counts
-
-
-def _cause(prev: tuple, cur: tuple, events: list[tuple[int, int, str, str]]) -> str:
-    """``find_duplicates``' cause of delivery ``cur`` after ``prev`` (rows of
-    ``delivery_counts``: t_ms, consumer, group, msg id, mq, offset, reconsume times)."""
-    if cur[6] > prev[6]:
-        return "retry"
-    if cur[6] == prev[6] > 0:
-        return "rebalance overlap (sent back twice)"
-    between = [ev for ev in events if prev[0] <= ev[0] <= cur[0]]
-    if any(ev[2] == "fault" for ev in between):
-        return "crash before offset persist"
-    if prev[1] != cur[1] or any(ev[2] == "rebalance" for ev in between):
-        return "rebalance overlap"
-    return "unexplained"
 
 
 def concurrent_queues(lab: Lab) -> int:

@@ -162,6 +162,29 @@ def _fault_events(lab: Lab) -> list[tuple[int, int, str, str]]:
     return out
 
 
+def duplicate_cause(
+    prev: tuple[int, str, int], cur: tuple[int, str, int], events: list[tuple[int, int, str, str]]
+) -> tuple[str, int | None]:
+    """Why delivery ``cur`` came after ``prev`` of the same message to the same group, and the
+    trace seq behind it. Each is (t_ms, consumer, reconsume times); ``events``:
+    ``_fault_events``. Shared by ``find_duplicates`` and the explorer's outcome counts."""
+    if cur[2] > prev[2]:
+        return "retry", None
+    if cur[2] == prev[2] > 0:
+        # Two retry copies with the same count: two owners of the queue (a rebalance
+        # overlap) both failed the message and both sent it back.
+        rb = [ev for ev in events if ev[2] == "rebalance" and ev[0] <= cur[0]]
+        return "rebalance overlap (sent back twice)", (rb[-1][1] if rb else None)
+    between = [ev for ev in events if prev[0] <= ev[0] <= cur[0]]
+    faults = [ev for ev in between if ev[2] == "fault"]
+    if faults:
+        return "crash before offset persist", faults[-1][1]
+    rb = [ev for ev in between if ev[2] == "rebalance"]
+    if prev[1] != cur[1] or rb:
+        return "rebalance overlap", (rb[-1][1] if rb else None)
+    return "unexplained", None
+
+
 def find_duplicates(lab: Lab, group: str | None = None) -> CheckReport:
     """Messages delivered more than once to a group, with a cause and the trace seq behind it."""
     d = lab.deliveries()
@@ -176,23 +199,10 @@ def find_duplicates(lab: Lab, group: str | None = None) -> CheckReport:
         for prev, cur in zip(
             deliveries.iloc[:-1].itertuples(), deliveries.iloc[1:].itertuples(), strict=True
         ):
-            if cur.reconsume_times > prev.reconsume_times:
-                cause, seq = "retry", None
-            elif cur.reconsume_times == prev.reconsume_times > 0:
-                # Two retry copies with the same count: two owners of the queue (a rebalance
-                # overlap) both failed the message and both sent it back.
-                rb = [ev for ev in events if ev[2] == "rebalance" and ev[0] <= cur.t_ms]
-                cause, seq = "rebalance overlap (sent back twice)", (rb[-1][1] if rb else None)
-            else:
-                between = [ev for ev in events if prev.t_ms <= ev[0] <= cur.t_ms]
-                faults = [ev for ev in between if ev[2] == "fault"]
-                if faults:
-                    cause, seq = "crash before offset persist", faults[-1][1]
-                elif prev.consumer != cur.consumer or any(ev[2] == "rebalance" for ev in between):
-                    rb = [ev for ev in between if ev[2] == "rebalance"]
-                    cause, seq = "rebalance overlap", (rb[-1][1] if rb else None)
-                else:
-                    cause, seq = "unexplained", None
+            cause, seq = duplicate_cause(
+                (prev.t_ms, prev.consumer, prev.reconsume_times),
+                (cur.t_ms, cur.consumer, cur.reconsume_times), events,
+            )  # fmt: skip
             rows.append({"group": grp, "msg_id": msg_id, "first_t_ms": prev.t_ms,
                          "first_consumer": prev.consumer, "again_t_ms": cur.t_ms,
                          "again_consumer": cur.consumer, "queue_id": cur.queue_id,
