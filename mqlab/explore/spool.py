@@ -94,9 +94,24 @@ class Spool:
         self._rfd = self._wfd = -1
 
     def close(self) -> None:
+        """Stop the workers, then remove the spool under a name no worker knows.
+
+        A worker may still be between its ``stop`` check and its next ``O_EXCL`` create
+        (it checked before ``stop`` was there). Had ``rmtree`` worked on ``path`` itself,
+        that create could land between its unlinks and its ``rmdir``: the directory stayed,
+        and the worker ran an item twice (CI, at load 13). Renamed first, ``path`` is gone
+        at once, and every later create or rename under it fails with
+        ``FileNotFoundError``, which ``claim`` takes as the level's end. A file a worker
+        still had open may keep the renamed directory; its name keeps the owner tag, so
+        ``tmpdirs.sweep`` removes it once this process is gone."""
         self.stop()
         self._close_fds()
-        shutil.rmtree(self.path, ignore_errors=True)
+        gone = f"{self.path}-closed"
+        try:
+            os.rename(self.path, gone)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(gone, ignore_errors=True)
 
 
 def claim(path: str, count: int, run: Callable[[int], bytes]) -> int:

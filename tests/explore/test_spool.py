@@ -74,3 +74,30 @@ def test_a_driver_that_closes_the_level_between_a_record_and_its_wake_up_is_no_e
         b"record 1",
     ]
     spool.close()
+
+
+def test_a_worker_late_to_the_stop_cannot_keep_the_closed_spool(tmp_path, monkeypatch):
+    # a worker that checked for ``stop`` just before close() wrote it creates its next claim
+    # while rmtree runs: at CI's load 13 that create came between rmtree's unlinks and its
+    # rmdir, and the spool directory stayed (test above, ``assert not os.path.exists``)
+    spool = Spool(str(tmp_path))
+    assert claim(spool.path, 2, lambda i: b"x") == 2
+    path = spool.path
+    late: list[str] = []
+    real_rmdir = os.rmdir
+
+    def rmdir(p, *args, **kwargs):
+        if not late:
+            try:
+                os.close(os.open(os.path.join(path, "2.claim"), os.O_CREAT | os.O_EXCL))
+                late.append("created")
+            except FileNotFoundError:
+                late.append("FileNotFoundError")
+        return real_rmdir(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    spool.close()
+    monkeypatch.undo()
+    assert late == ["FileNotFoundError"]
+    assert not os.path.exists(path)
+    assert os.listdir(tmp_path) == []
