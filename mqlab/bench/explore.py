@@ -24,10 +24,11 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
 ``--reach``: per ready-made scenario (``--scenarios``), in one run, side by side: the
 systematic search at its reach bounds (``REACH_BOUNDS``, else the scenario's own), ``--walks``
 random walks and ``--pct`` PCT runs (depth ``--pct-depth``), both within 40 choice
-points; for each, the runs, wall and CPU seconds, schedules per second per core (runs
-over CPU seconds: a search's or the walks' shrinking is in its CPU, not in its runs), and
-every class with the wall second it was first found at; then the
-classes the walks or PCT found that the search did not (``missed``).
+points, all three on ``--runner`` (``--workers``); for each, the runs, wall and CPU
+seconds, schedules per second per core (runs over CPU seconds: a search's or the walks'
+shrinking is in its CPU, not in its runs), and every class with the wall second it was
+first found at; then the classes the walks or PCT found that the search did not
+(``missed``).
 """
 
 from __future__ import annotations
@@ -226,9 +227,9 @@ def _reach(a) -> int:
     from functools import partial
 
     from mqlab.explore.engine import Bounds
-    from mqlab.explore.runners import explore
+    from mqlab.explore.runners import explore, walks
     from mqlab.explore.scenarios import SCENARIOS
-    from mqlab.explore.search import pct_runs, random_walks, replay
+    from mqlab.explore.search import replay
 
     def cpu() -> float:
         t = os.times()
@@ -251,12 +252,13 @@ def _reach(a) -> int:
         bounds = Bounds.parse(REACH_BOUNDS.get(name, ""), **base)
         walk_b = Bounds(**{**base, "depth": REACH_WALK_DEPTH})
         rows = []
+        on = dict(runner=a.runner, workers=a.workers)
         for method, run in (
             (f"search `{bounds}`", partial(explore, xs, bounds, runner=a.runner,
                                            workers=a.workers)),
-            (f"{a.walks} walks", partial(random_walks, xs, walk_b, range(a.walks))),
+            (f"{a.walks} walks", partial(walks, xs, walk_b, range(a.walks), **on)),
             (f"{a.pct} PCT d={a.pct_depth}",
-             partial(pct_runs, xs, walk_b, range(a.pct), depth=a.pct_depth)),
+             partial(walks, xs, walk_b, range(a.pct), pct_depth=a.pct_depth, **on)),
         ):  # fmt: skip
             t, c = time.perf_counter(), cpu()
             res = run()
@@ -304,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--walks", type=int, default=300, help="--reach: random walks (default 300)")
     p.add_argument("--pct", type=int, default=300, help="--reach: PCT runs (default 300)")
     p.add_argument("--pct-depth", type=int, default=3, help="--reach: PCT's depth (default 3)")
-    p.add_argument("--runner", default="sequential", help="--reach: the search's runner")
+    p.add_argument("--runner", default="sequential",
+                   help="--reach: the runner of the search, the walks and PCT")  # fmt: skip
     a = p.parse_args(argv)
     if a.reach:
         return _reach(a)

@@ -7,8 +7,9 @@ class) and whether the last levels added nothing, and, with ``--compare-por``, t
 same search without the partial-order reduction and the reduction it gave. ``--replay``
 runs one schedule and prints its outcome; ``--walks N`` does N random walks instead of
 the exhaustive search, ``--pct N`` N PCT runs (``--pct-depth d``: d - 1 change points,
-``mqlab.explore.search.PCT``), each seeded 0 … N-1: the same seeds, the same table; both
-print each class's schedule shrunk, and the walk that first found it. A shrunk schedule of
+``mqlab.explore.search.PCT``), each seeded 0 … N-1: the same seeds, the same table, on
+every ``--runner`` (a pool's or Spark's workers run them, the driver reads them in seed
+order and shrinks what they found); both print each class's schedule shrunk, and the walk that first found it. A shrunk schedule of
 two moves or more is then searched for one with fewer (``mqlab.explore.search.shortest``,
 at most ``SHORTEST_RUNS`` runs a class); a class whose search ran out of runs is marked
 ``*`` (its schedule is then not shown to be the shortest). Ctrl-C stops a search: the
@@ -77,6 +78,9 @@ def main(argv: list[str]) -> int:
     if a.walks < 0 or a.pct < 0 or a.pct_depth < 1:
         print("mqlab explore: --walks and --pct must be >= 0, --pct-depth >= 1", file=sys.stderr)
         return 2
+    if a.walks and a.pct:
+        print("mqlab explore: --walks or --pct, not both in one run", file=sys.stderr)
+        return 2
     from mqlab.explore.mutants import mutant
 
     with mutant(*a.mutant):
@@ -91,18 +95,14 @@ def main(argv: list[str]) -> int:
                 return 2
             print(f"{rec.outcome}  ({rec.events} events, schedule {rec.schedule})")
             return 0
-        if a.walks:
-            from mqlab.explore.search import random_walks
+        if a.walks or a.pct:
+            from mqlab.explore.runners import walks
 
-            res = random_walks(xs, bounds, range(a.walks), progress=not a.no_progress)
-            print(res.format(growth=True))
-            return 0
-        if a.pct:
-            from mqlab.explore.search import pct_runs
-
-            res = pct_runs(xs, bounds, range(a.pct), depth=a.pct_depth,
-                           progress=not a.no_progress)  # fmt: skip
-            print(f"PCT, depth {a.pct_depth}, bounds {bounds}, {res.seconds:.1f} s")
+            res = walks(xs, bounds, range(a.walks or a.pct), runner=a.runner, workers=a.workers,
+                        pct_depth=0 if a.walks else a.pct_depth,
+                        progress=not a.no_progress)  # fmt: skip
+            if a.pct:
+                print(f"PCT, depth {a.pct_depth}, bounds {bounds}, {res.seconds:.1f} s")
             print(res.format(growth=True))
             return 0
         stop = {"now": False}

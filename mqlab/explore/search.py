@@ -73,6 +73,10 @@ from mqlab.explore.snapshot import Snapshots
 if TYPE_CHECKING:
     from mqlab.explore.scenarios import ExploreScenario
 
+#: What runs a level's items and yields their records in item order (``exhaustive``'s
+#: ``mapper``; ``mqlab.explore.runners``).
+Mapper = Callable[["ExploreScenario", Bounds, list["Item"], dict], Iterable[RunRecord]]
+
 __all__ = ["OutcomeRow", "SearchResult", "Growth", "exhaustive", "random_walks", "replay",
            "shrink", "shortest", "Item", "run_item", "QUIET_LEVELS", "PCT", "pct_runs"]  # fmt: skip
 
@@ -95,11 +99,15 @@ SHORTEST_NOTES = {
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One unit of work: run ``prefix`` (sleep set ``sleep`` after point ``sleep_at``)."""
+    """One unit of work: run ``prefix`` (sleep set ``sleep`` after point ``sleep_at``); or,
+    with ``sample``, one random walk or PCT run (``_sample_guide``): what lets every
+    runner run walks as it runs a search's level."""
 
     prefix: tuple[Choice, ...]
     sleep: frozenset[int] = frozenset()
     sleep_at: int = -1
+    #: ``("walk", seed)`` or ``("pct", seed, depth, k, faults)``; ``()``: run ``prefix``
+    sample: tuple = ()
 
     def key(self) -> tuple:
         return Schedule(self.prefix).sort_key()
@@ -271,8 +279,12 @@ def run_item(
     xs: ExploreScenario, bounds: Bounds, item: Item, cache: dict | None = None,
     visited: dict | None = None, snapshots: Snapshots | None = None,
 ) -> RunRecord:  # fmt: skip
-    """Run one work item (what every runner calls); ``visited``: stop at a state in it;
-    ``snapshots``: fork the run from the cluster at its arm point (``mqlab.explore.snapshot``)."""
+    """Run one work item (what every runner calls); ``visited``: stop at a state in it (not
+    for a sampled run: a walk is never cut short); ``snapshots``: fork the run from the
+    cluster at its arm point (``mqlab.explore.snapshot``)."""
+    if item.sample:
+        return run_schedule(xs, Schedule(), bounds, record=True, outcome_cache=cache,
+                            **_sample_guide(xs, item.sample))  # fmt: skip
     return run_schedule(xs, Schedule(item.prefix), bounds, record=True, sleep=item.sleep,
                         sleep_at=item.sleep_at, outcome_cache=cache, visited=visited,
                         snapshots=snapshots)  # fmt: skip
@@ -340,9 +352,7 @@ def _map_sequential(xs, bounds, items, cache, visited, snapshots=None):
 
 def exhaustive(
     xs: ExploreScenario, bounds: Bounds, *,
-    mapper: Callable[[ExploreScenario, Bounds, list[Item], dict], Iterable[RunRecord]]
-    | None = None,
-    progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
+    mapper: Mapper | None = None, progress: bool = False, shrink_outcomes: bool = True, cancel: Callable[[], bool] | None = None,
     snapshot: bool = False, journal: Journal | None = None, target: str | None = None,
 ) -> SearchResult:  # fmt: skip
     """Every outcome reachable within ``bounds`` (see the module docstring).
@@ -626,28 +636,43 @@ def shortest(
 def random_walks(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, shrink_outcomes: bool = True,
     progress: bool = False, shrink_replays: int | None = SHRINK_REPLAYS,
-    shortest_runs: int = SHORTEST_RUNS,
+    shortest_runs: int = SHORTEST_RUNS, mapper: Mapper | None = None,
 ) -> SearchResult:  # fmt: skip
     """One run per seed, each choice point within ``bounds.depth`` picked at random; each
     class's least schedule is then shrunk (``shrink``, sliding moves earlier too, at most
     ``shrink_replays`` replays a class): a schedule that replays to the class. One of two
     moves or more is then searched for fewer (``shortest``, at most ``shortest_runs``
-    runs a class; 0: not searched); ``OutcomeRow.shortest`` says what that gave."""
+    runs a class; 0: not searched); ``OutcomeRow.shortest`` says what that gave.
+    ``mapper``: runs the walks (``mqlab.explore.runners.walks``: a pool or Spark), the
+    records read in seed order, so the table is the one run here gives."""
+    return _sampled(xs, bounds, seeds, lambda seed: ("walk", seed), shrink_outcomes, progress,
+                    shrink_replays, shortest_runs, mapper)  # fmt: skip
 
-    def walk(seed: int) -> dict:
-        rng = random.Random(f"explore/{xs.name}/{seed}")
-        no_faults = rng.random() < 0.5
-        no_order = rng.random() < 0.25
 
-        def pick(options: list[Choice], rng=rng, nf=no_faults, no=no_order) -> int:
-            ok = [i for i, c in enumerate(options)
-                  if not (nf and c.kind == "F") and not (no and c.kind == "o")]  # fmt: skip
-            return rng.choice(ok) if ok else 0
+def _walk(xs: ExploreScenario, seed: int) -> dict:
+    """A random walk's ``pick``: uniform over the free choices, swarm style (the module
+    docstring), from a stream named by the scenario and the seed alone."""
+    rng = random.Random(f"explore/{xs.name}/{seed}")
+    no_faults = rng.random() < 0.5
+    no_order = rng.random() < 0.25
 
-        return {"pick": pick}
+    def pick(options: list[Choice], rng=rng, nf=no_faults, no=no_order) -> int:
+        ok = [i for i, c in enumerate(options)
+              if not (nf and c.kind == "F") and not (no and c.kind == "o")]  # fmt: skip
+        return rng.choice(ok) if ok else 0
 
-    return _sampled(xs, bounds, seeds, walk, shrink_outcomes, progress, shrink_replays,
-                    shortest_runs)  # fmt: skip
+    return {"pick": pick}
+
+
+def _sample_guide(xs: ExploreScenario, sample: tuple) -> dict:
+    """``run_schedule``'s ``pick`` or ``guide`` for an ``Item.sample``."""
+    kind, seed, *rest = sample
+    if kind == "walk":
+        return _walk(xs, seed)
+    if kind == "pct":
+        depth, k, faults = rest
+        return {"guide": PCT(random.Random(f"pct/{xs.name}/{depth}/{seed}"), depth, k, faults)}
+    raise ValueError(f"unknown sampled run {sample!r}")
 
 
 class PCT:
@@ -705,10 +730,11 @@ def pct_runs(
     xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], *, depth: int = 3,
     shrink_outcomes: bool = True, progress: bool = False,
     shrink_replays: int | None = SHRINK_REPLAYS, shortest_runs: int = SHORTEST_RUNS,
+    mapper: Mapper | None = None,
 ) -> SearchResult:  # fmt: skip
     """One PCT run per seed (``PCT``: bug depth ``depth``, change points among the default
     run's first ``bounds.depth`` choice points); each class's least schedule shrunk, and
-    searched for fewer moves, as ``random_walks`` does."""
+    searched for fewer moves, as ``random_walks`` does (``mapper`` too)."""
     if depth < 1:
         raise ValueError(f"PCT depth must be >= 1, got {depth}")
     b = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
@@ -716,20 +742,18 @@ def pct_runs(
     k = min(bounds.depth, len(run_schedule(xs, Schedule(), b, record=True).points))
     faults = bool(xs.faults) and bounds.faults > 0
 
-    def one(seed: int) -> dict:
-        return {"guide": PCT(random.Random(f"pct/{xs.name}/{depth}/{seed}"), depth, k, faults)}
-
-    return _sampled(xs, bounds, seeds, one, shrink_outcomes, progress, shrink_replays,
-                    shortest_runs)  # fmt: skip
+    return _sampled(xs, bounds, seeds, lambda seed: ("pct", seed, depth, k, faults),
+                    shrink_outcomes, progress, shrink_replays, shortest_runs, mapper)  # fmt: skip
 
 
 def _sampled(
-    xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], make: Callable[[int], dict],
+    xs: ExploreScenario, bounds: Bounds, seeds: Iterable[int], sample: Callable[[int], tuple],
     shrink_outcomes: bool, progress: bool, shrink_replays: int | None, shortest_runs: int = 0,
+    mapper: Mapper | None = None,
 ) -> SearchResult:  # fmt: skip
-    """Runs one schedule per seed, ``make(seed)`` giving its ``pick`` or ``guide``; the
-    table, classes against runs, each class's least schedule shrunk (and searched for
-    fewer moves: ``shortest``)."""
+    """Runs one schedule per seed, ``sample(seed)`` saying how (``Item.sample``), here or
+    on ``mapper`` (records in seed order either way); the table, classes against runs,
+    each class's least schedule shrunk (and searched for fewer moves: ``shortest``)."""
     t0 = time.perf_counter()
     res = SearchResult(xs.name, bounds, [], walks=True)
     best: dict[str, tuple[tuple, Schedule, dict]] = {}
@@ -743,9 +767,13 @@ def _sampled(
     # ``sticky``: a walk may keep a connection slow (``L<i>``) where the bounds offer it
     nobudget = Bounds(depth=bounds.depth, faults=bounds.faults, window_ms=bounds.window_ms,
                       latencies=bounds.latencies, por=False, sticky=bounds.sticky)  # fmt: skip
-    for seed in seeds:
-        rec = run_schedule(xs, Schedule(), nobudget, record=True, outcome_cache=cache,
-                           **make(seed))  # fmt: skip
+    if mapper is None:
+        recs: Iterable[RunRecord] = (
+            run_item(xs, nobudget, Item((), sample=sample(seed)), cache) for seed in seeds
+        )
+    else:
+        recs = mapper(xs, nobudget, [Item((), sample=sample(seed)) for seed in seeds], {})
+    for rec in recs:
         res.runs += 1
         if bar is not None:
             bar.update(1)

@@ -80,3 +80,18 @@ def test_a_failing_spark_task_is_raised_not_waited_for(spark):
         finally:
             local.close()
     assert not os.path.exists(local.levels)
+
+
+def test_walks_on_spark_give_the_table_run_here_gives(spark):
+    # each walk an item of one level, claimed by the session's tasks, read in seed order
+    from mqlab.explore.runners import walks
+    from mqlab.explore.search import random_walks
+
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=40)
+    here = random_walks(xs, b, range(8), shrink_outcomes=False)
+    there = walks(xs, b, range(8), runner="spark", spark=spark, shrink_outcomes=False)
+    rows = [(r.outcome, r.count, r.runs, str(r.schedule), r.found_at) for r in there.rows]
+    assert rows == [(r.outcome, r.count, r.runs, str(r.schedule), r.found_at) for r in here.rows]
+    assert (there.runs, there.states, there.distinct) == (8, here.states, here.distinct)
+    assert sum(r.runs for r in there.rows) == 8

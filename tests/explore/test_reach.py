@@ -288,3 +288,44 @@ def test_walks_keep_a_connection_slow_where_the_bounds_offer_it():
     ]
     for r in res.rows:  # each least schedule replays to its class
         assert replay(xs, str(r.schedule)).outcome == r.outcome
+
+
+def _walk_rows(res) -> list[tuple]:
+    return [(r.outcome, r.count, r.runs, str(r.schedule), r.found_at) for r in res.rows]
+
+
+def test_walks_and_pct_on_a_pool_give_the_tables_run_here_gives():
+    # each walk an item of one level: the pool's workers claim them, the driver reads the
+    # records in seed order (consumer_join, the walks' depth 40, seeds 0-15)
+    from mqlab.explore.runners import walks
+    from mqlab.explore.search import random_walks
+
+    xs = get_scenario("consumer_join")
+    b = Bounds(depth=40)
+    here = random_walks(xs, b, range(16), shrink_outcomes=False)
+    assert [(o, n) for o, _, n, _, _ in _walk_rows(here)] == [
+        ("dup:rebalance=1 overlap=1", 14), ("ok", 1), ("overlap=1", 1),
+    ]  # fmt: skip
+    pool = walks(xs, b, range(16), runner="pool", workers=2, shrink_outcomes=False)
+    assert _walk_rows(pool) == _walk_rows(here)
+    assert (pool.runs, pool.states, pool.distinct) == (here.runs, here.states, here.distinct)
+    pct_here = pct_runs(xs, b, range(6), depth=3, shrink_outcomes=False)
+    pct_pool = walks(xs, b, range(6), runner="pool", workers=2, pct_depth=3,
+                     shrink_outcomes=False)  # fmt: skip
+    assert _walk_rows(pct_pool) == _walk_rows(pct_here) and pct_pool.runs == 6
+
+
+def test_cli_walks_on_a_pool(capsys):
+    from mqlab.explore.cli import main
+
+    # a scenario whose walks all end "ok" (nothing to shrink): the CLI's plumbing
+    argv = ["sync_flush_power_cut", "--bounds", "depth=40", "--walks", "6", "--no-progress"]
+    assert main(argv) == 0
+    here = capsys.readouterr().out
+    assert main([*argv, "--runner", "pool", "--workers", "2"]) == 0
+    pool = capsys.readouterr().out
+    rows = [ln for ln in here.splitlines() if ln.startswith("ok ")]
+    assert len(rows) == 1 and rows == [ln for ln in pool.splitlines() if ln.startswith("ok ")]
+    assert rows[0].split() == ["ok", "4", "0", "(default)"]  # 4 distinct final states
+    assert main([*argv, "--pct", "3"]) == 2
+    assert "--walks or --pct, not both" in capsys.readouterr().err

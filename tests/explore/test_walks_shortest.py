@@ -75,7 +75,7 @@ def test_out_of_runs_the_schedule_is_kept_and_the_table_marks_it(monkeypatch):
     # finish (46 runs): the search stops there, no lesser level giving ok: one move, the
     # fewest, not shown to be the least of them. The table marks it. overlap=1: 1 run
     res = random_walks(xs, b, range(3), shrink_replays=0, shortest_runs=40)
-    assert len(runs) == 1 + 29 + 1
+    assert len(runs) == 1 + 3 + 29 + 1  # the walks are items too (``Item.sample``)
     assert [(r.outcome, str(r.schedule), r.shortest) for r in res.rows] == [
         ("ok", "d26 l1", "part"),
         ("overlap=1", "(default)", "fewer"),
