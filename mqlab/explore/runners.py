@@ -25,7 +25,7 @@ Random walks and PCT runs (``walks``) go through the same mappers: each walk is 
 of one level (``Item.sample``: its seed), run by whichever worker claims it, never cut
 short by the visited table; the driver reads the records in seed order and shrinks each
 class's least schedule here, so the table is the one ``random_walks`` gives in one
-process. 10,000 walks of depth 40 then take half the wall time on 2 cores.
+process.
 
 Why not hand each task a whole subtree (prefixes enumerated on the driver, subtrees
 searched apart, outcomes merged)? The subtrees of a scenario's schedules meet in the same
