@@ -57,7 +57,7 @@ from typing import Any
 from mqlab.dledger.group import DLedgerGroup
 from mqlab.dledger.protocol import DLedgerResponseCode
 from mqlab.explore.schedule import ScheduleError
-from mqlab.explore.state import frame_bytes
+from mqlab.explore.state import frame_bytes, tuple_digest
 from mqlab.trace.events import TraceLevel
 
 __all__ = ["DLedgerScenario", "DLedgerRun", "DLEDGER_KEYS", "dledger_counts"]
@@ -271,7 +271,7 @@ class DLedgerRun:
 
     # -- the engine's hooks ------------------------------------------------------------------
     def explore_digest(self, sends: list | None = None) -> str:
-        return hashlib.blake2b(repr(self.state_tuple()).encode(), digest_size=16).hexdigest()
+        return tuple_digest(self.state_tuple())
 
     def explore_outcome(self, sends: list | None = None) -> dict[str, int]:
         return dledger_counts(self)

@@ -23,20 +23,21 @@ absolute times where only differences matter):
 - the past the outcome reads (``history``): faults, node starts and stops, rebalances'
   allocations, and the delivery log, each with its age relative to now.
 
-``blake2b`` of the ``repr`` of that tuple (16 bytes, hex). Collisions are possible but, as
+``blake2b`` of that tuple's ``marshal`` bytes (16 bytes, hex: ``tuple_digest``). Collisions are possible but, as
 with TLC's 64-bit fingerprints, improbable (about n²/2¹²⁹ for n states).
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import weakref
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mqlab.lab.lab import Lab
 
-__all__ = ["digest", "state_tuple", "frame_bytes", "history"]
+__all__ = ["digest", "state_tuple", "tuple_digest", "frame_bytes", "history"]
 
 
 def frame_bytes(t: Any) -> bytes | None:
@@ -253,4 +254,19 @@ def history(lab: Lab, now: int) -> tuple:
 
 def digest(lab: Lab, sends: list | None = None) -> str:
     """16-byte hex digest of ``state_tuple``."""
-    return hashlib.blake2b(repr(state_tuple(lab, sends)).encode(), digest_size=16).hexdigest()
+    return tuple_digest(state_tuple(lab, sends))
+
+
+def tuple_digest(state: tuple) -> str:
+    """``blake2b`` (16 bytes, hex) of a state tuple's bytes: ``marshal`` format 2, which
+    writes each value by its type and content alone (no references to shared objects, which
+    format 3 adds by reference count; no interning flags, which format 3 adds), so two
+    tuples of the same values give the same bytes in every process. A tuple holding a value
+    marshal cannot write (not a built-in type) is digested through its ``repr``, marked
+    apart. NOTE: performance — the ``repr`` of the whole tuple was 11 % of a walk's CPU
+    (86 us a digest at consumer_join, against 27 us)."""
+    try:
+        data = b"m" + marshal.dumps(state, 2)
+    except ValueError:
+        data = b"r" + repr(state).encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()

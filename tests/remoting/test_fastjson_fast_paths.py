@@ -7,6 +7,7 @@ definition: ``json.loads(text, strict=False)``, and the tolerant parser for what
 
 from __future__ import annotations
 
+import enum
 import json
 
 import pytest
@@ -102,3 +103,73 @@ def test_loads_matches_the_plain_definition_on_generated_text(text):
     """Generated fastjson-ish text (integer, quoted and identifier keys; strings holding
     ",1:"; lenient values) reads the same through the shortcut and the plain definition."""
     assert _outcome(fastjson.loads, text) == _outcome(_reference, text)
+
+
+class _Color(enum.Enum):
+    RED = 1
+
+
+class _Level(enum.IntEnum):
+    LOW = 3
+
+
+class _Bean:
+    def __init__(self, d):
+        self.d = d
+
+    def to_json_dict(self):
+        return self.d
+
+
+class _Text(str):
+    pass
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=6),
+    st.sampled_from(["a,1:b", '"q"', "\\", "\x01\u2028", "é", "\x7f"]),
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([_Color.RED, _Level.LOW]),
+    st.binary(max_size=4), st.sampled_from([_Text("sub"), True, 0]),
+)  # fmt: skip
+_MAP_KEYS = st.one_of(
+    st.text(max_size=4), st.integers(-5, 5), st.sampled_from([None, True, 1.5, _Color.RED]),
+    st.sampled_from([fastjson.FrozenKey((("brokerName", "b"), ("queueId", 0)))]),
+)  # fmt: skip
+
+
+def _values():
+    return st.recursive(
+        _VALUES,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.dictionaries(_MAP_KEYS, inner, max_size=3),
+            st.dictionaries(st.text(max_size=3), inner, max_size=3).map(_Bean),
+            st.frozensets(st.integers(0, 9), max_size=3),
+            st.sets(st.text(max_size=2), max_size=3),
+        ),
+        max_leaves=12,
+    )
+
+
+def _plain_dumps(obj) -> str:
+    out: list[str] = []
+    fastjson._write(obj, out.append, None)
+    return "".join(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values())
+def test_compact_dumps_writes_what_the_plain_writer_writes(value):
+    """``dumps``'s compact shortcut (exact built-in types dispatched by type) writes the
+    same text as the plain writer, for subclasses, enums, sets, floats, bytes, beans and
+    keys that are not strings too; and fails the same way on what neither can write."""
+    assert _outcome(fastjson.dumps, value) == _outcome(_plain_dumps, value)
+
+
+def test_compact_dumps_refuses_what_the_plain_writer_refuses():
+    for bad in (object(), {"k": object()}, [1, {2: [object()]}], {object(): 1}):
+        with pytest.raises(TypeError):
+            fastjson.dumps(bad)
+        with pytest.raises(TypeError):
+            _plain_dumps(bad)
