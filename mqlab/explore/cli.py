@@ -9,8 +9,8 @@ runs one schedule and prints its outcome; ``--walks N`` does N random walks inst
 the exhaustive search, ``--pct N`` N PCT runs (``--pct-depth d``: d - 1 change points,
 ``mqlab.explore.search.PCT``), each seeded 0 … N-1: the same seeds, the same table, on
 every ``--runner`` (a pool's or Spark's workers run them, the driver reads them in seed
-order and shrinks what they found); both print each class's schedule shrunk, and the walk that first found it. A shrunk schedule of
-two moves or more is then searched for one with fewer (``mqlab.explore.search.shortest``,
+order and shrinks what they found); both print each class's schedule shrunk, and the walk
+that first found it. A shrunk schedule of two moves or more is then searched for one with fewer (``mqlab.explore.search.shortest``,
 at most ``SHORTEST_RUNS`` runs a class); a class whose search ran out of runs is marked
 ``*`` (its schedule is then not shown to be the shortest). Ctrl-C stops a search: the
 table so far is printed, marked incomplete.

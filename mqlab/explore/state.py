@@ -23,8 +23,9 @@ absolute times where only differences matter):
 - the past the outcome reads (``history``): faults, node starts and stops, rebalances'
   allocations, and the delivery log, each with its age relative to now.
 
-``blake2b`` of that tuple's ``marshal`` bytes (16 bytes, hex: ``tuple_digest``). Collisions are possible but, as
-with TLC's 64-bit fingerprints, improbable (about n²/2¹²⁹ for n states).
+``blake2b`` of that tuple's ``marshal`` bytes (16 bytes, hex: ``tuple_digest``).
+Collisions are possible but, as with TLC's 64-bit fingerprints, improbable (about
+n²/2¹²⁹ for n states).
 """
 
 from __future__ import annotations

@@ -417,8 +417,9 @@ _NOT_BEANS = (str, Enum, int, float, dict, FrozenKey, list, tuple, set, frozense
 def _compact(obj: Any, w: Callable[[str], None]) -> None:
     """``_write(obj, w, None)``, the same text, faster. NOTE: performance — the compact
     writer is the one every body takes (``RemotingSerializable#encode``): a heartbeat, a
-    route, a broker's registration, each config file; it was 14 % of building a cluster for
-    a search (``mqlab.explore``). Exact built-in types are dispatched by ``type`` and
+    route, a broker's registration, each config file; py-spy put the plain writer at ~4 %
+    of a search's run (``mqlab.explore``), and a run's bodies went from 1.9-2.6 to
+    1.35-1.5 ms. Exact built-in types are dispatched by ``type`` and
     written here; everything else (subclasses, enums, sets, floats, bytes, keys that are
     not strings) by ``_write``'s own rules. ``tests/remoting/test_fastjson_fast_paths.py``
     compares the two."""
