@@ -896,8 +896,8 @@ class MqlabServer:
         ``mqlab.runtime.file_sync``), not on the event loop's."""
         if broker.message_store is None:
             return
-        if self.file_syncer is None:
-            self.file_syncer = FileSyncer()
+        if self.file_syncer is None:  # its syncs report back on this loop's thread
+            self.file_syncer = FileSyncer(post=asyncio.get_running_loop().call_soon_threadsafe)
         broker.message_store.background_sync = self.file_syncer.submit
 
     @staticmethod

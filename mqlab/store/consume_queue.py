@@ -21,7 +21,7 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
-from mqlab.store.mapped_file import MappedFile, MappedFileQueue
+from mqlab.store.mapped_file import Background, MappedFile, MappedFileQueue
 
 __all__ = ["ConsumeQueue", "CQ_STORE_UNIT_SIZE", "CQ_UNIT"]
 
@@ -375,10 +375,8 @@ class ConsumeQueue:
                 self.min_logic_offset = mf.file_from_offset + i
                 break
 
-    def flush(
-        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
-    ) -> bool:
-        """Mirrors ``ConsumeQueue#flush`` (``background``: see ``MappedFile.flush``)."""
+    def flush(self, flush_least_pages: int = 0, background: Background | None = None) -> bool:
+        """Mirrors ``ConsumeQueue#flush`` (``background``: see ``MappedFileQueue.flush``)."""
         return self.mapped_file_queue.flush(flush_least_pages, background)
 
     def destroy(self) -> None:

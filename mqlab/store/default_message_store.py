@@ -96,6 +96,7 @@ from mqlab.store.consume_queue import CQ_STORE_UNIT_SIZE, CQ_UNIT, ConsumeQueue
 from mqlab.store.get_message import GetMessageMixin
 from mqlab.store.ha.ha_service import HAService
 from mqlab.store.index import IndexService, QueryMessageResult
+from mqlab.store.mapped_file import Background
 from mqlab.store.reput_message_service import ReputMessageService
 from mqlab.store.schedule.schedule_message_service import ScheduleMessageService
 from mqlab.store.status import DispatchRequest, PutMessageResult, PutMessageStatus
@@ -187,8 +188,10 @@ class DefaultMessageStore(GetMessageMixin):
         #: ``flush_consume_queue_service``) hand their forces: None (the simulation, the
         #: default) forces inline; ``mqlab serve`` sets a thread's ``FileSyncer.submit``, as
         #: 4.9.3's FlushRealTimeService and FlushConsumeQueueService force from their own
-        #: threads. A SYNC_FLUSH put, a shutdown and a power cut still force inline.
-        self.background_sync: Callable[[str], None] | None = None
+        #: threads; the flushed positions move when a sync returns
+        #: (``MappedFileQueue.flush``). A SYNC_FLUSH put, a shutdown and a power cut still
+        #: force inline.
+        self.background_sync: Background | None = None
         #: the broker's BrokerStatsManager (DefaultMessageStore's constructor argument in
         #: 4.9.3): the schedule service counts its deliveries there; None in a bare store
         self.broker_stats_manager = None

@@ -47,6 +47,7 @@ import errno
 import mmap
 import os
 from collections.abc import Callable
+from functools import partial
 
 from mqlab.common.util_all import offset_to_file_name
 
@@ -58,6 +59,8 @@ OS_PAGE_SIZE = 1024 * 4
 _FLUSH_ALIGN = mmap.ALLOCATIONGRANULARITY
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _ZERO_PAGE = bytes(OS_PAGE_SIZE)
+#: ``MappedFileQueue.flush``'s ``background``: ``(file_name, done)``, ``done()`` after the sync.
+Background = Callable[[str, Callable[[], None]], None]
 
 
 def _data_end(fd: int, length: int) -> int:
@@ -213,17 +216,11 @@ class MappedFile:
             return (write // OS_PAGE_SIZE) - (flush // OS_PAGE_SIZE) >= flush_least_pages
         return write > flush
 
-    def flush(
-        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
-    ) -> int:
+    def flush(self, flush_least_pages: int = 0) -> int:
         """Force the dirty range to disk. Mirrors ``MappedFile#flush``
         (``MappedByteBuffer#force``: ``msync`` of the pages between the flushed and the
-        write position).
-
-        ``background`` (``DefaultMessageStore.background_sync``, set by ``mqlab serve``)
-        hands the force to another thread instead: ``background(file_name)`` there syncs
-        the file, as 4.9.3's flush services force from their own threads; the flushed
-        position moves when the pass hands it over.
+        write position). ``MappedFileQueue.flush`` with ``background`` hands the force to
+        another thread instead (``mqlab serve``).
 
         Returns:
             The flushed position.
@@ -234,11 +231,8 @@ class MappedFile:
         if not self.available or not self.is_able_to_flush(flush_least_pages):
             return self.flushed_position
         value = self.wrote_position
-        if background is not None:
-            background(self.file_name)
-        else:
-            start = self.flushed_position - self.flushed_position % _FLUSH_ALIGN
-            self.mm.flush(start, value - start)
+        start = self.flushed_position - self.flushed_position % _FLUSH_ALIGN
+        self.mm.flush(start, value - start)
         self.flushed_position = value
         return value
 
@@ -492,29 +486,68 @@ class MappedFileQueue:
         return self.get_max_offset() - self.flushed_where
 
     # -- flushing -------------------------------------------------------------------------
-    def flush(
-        self, flush_least_pages: int = 0, background: Callable[[str], None] | None = None
-    ) -> bool:
+    def flush(self, flush_least_pages: int = 0, background: Background | None = None) -> bool:
         """Force from ``flushed_where`` on. Mirrors ``MappedFileQueue#flush``, except that
         it carries on into the next file when one is completely flushed (RocketMQ's
-        flush thread simply runs again). ``background``: see ``MappedFile.flush``.
+        flush thread simply runs again).
+
+        ``background`` (``DefaultMessageStore.background_sync``, set by ``mqlab serve``:
+        ``mqlab.runtime.file_sync.FileSyncer.submit``) hands each file to force to another
+        thread instead, as 4.9.3's flush services force from their own threads:
+        ``background(file_name, done)``, and ``done()`` runs on the caller's thread once the
+        file's sync returned. Only then do the file's ``flushed_position`` and
+        ``flushed_where`` move (``MappedFile#flush`` sets ``flushedPosition`` after
+        ``force()``), so neither ever covers bytes that are not yet on disk. A full file is
+        handed over and the pass goes on to the next one.
 
         Returns:
-            True if nothing was left to flush.
+            True if nothing was left to flush (with ``background``: nothing was handed over).
 
         Raises:
             OSError: a file cannot be written.
         """
+        if background is not None:
+            return self._hand_over(flush_least_pages, background)
         before = self.flushed_where
         while True:
             mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
             if mf is None:
                 break
-            pos = mf.flush(flush_least_pages, background)
+            pos = mf.flush(flush_least_pages)
             self.flushed_where = mf.file_from_offset + pos
             if pos < self.mapped_file_size or mf is self.mapped_files[-1]:
                 break
         return self.flushed_where == before
+
+    def _hand_over(self, flush_least_pages: int, background: Background) -> bool:
+        offset = self.flushed_where
+        handed = False
+        while True:
+            mf = self.find_mapped_file_by_offset(offset, offset == 0)
+            if mf is None:
+                break
+            if mf.available and mf.is_able_to_flush(flush_least_pages):
+                background(mf.file_name, partial(self._synced, mf, mf.wrote_position))
+                handed = True
+            if not mf.is_full() or mf is self.mapped_files[-1]:
+                break
+            offset = mf.file_from_offset + self.mapped_file_size
+        return not handed
+
+    def _synced(self, mf: MappedFile, position: int) -> None:
+        """A background sync of ``mf`` covered ``position``: move the flushed positions,
+        ``flushed_where`` only across files synced to their end."""
+        if mf.available and position > mf.flushed_position:
+            mf.flushed_position = position
+        while True:
+            cur = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
+            if cur is None:
+                return
+            where = cur.file_from_offset + cur.flushed_position
+            if where > self.flushed_where:
+                self.flushed_where = where
+            if cur.flushed_position < self.mapped_file_size or cur is self.mapped_files[-1]:
+                return
 
     # -- recovery and deletion ------------------------------------------------------------
     def truncate_dirty_files(self, offset: int) -> list[str]:

@@ -307,7 +307,8 @@ def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
     slave keeps serving; restarted, the master recovers its 2 messages from its store,
     registers again at the same address, its slave reconnects to its HA port, and a
     SYNC_MASTER send answers SEND_OK at queue offset 2 once the slave has it. Every broker's
-    periodic flush passes force on the server's FileSyncer thread, the restarted one's too."""
+    periodic flush passes force on the server's FileSyncer thread, the restarted one's too,
+    and its flushed position moves when that thread's sync returns."""
     server = live(slaves=1, broker_role="SYNC_MASTER")
     addrs = server.call(lambda srv: srv.broker_addrs)
 
@@ -338,6 +339,22 @@ def test_the_master_node_stops_alone_and_restarts_on_its_store(live):
     assert (
         server.call(lambda srv: srv.broker("broker-a-s1").message_store.get_max_phy_offset())
         == 3 * STORED_SIZE
+    )
+    # a thorough flush pass hands the commit log to the FileSyncer: flushedWhere moves
+    # when its sync reports back on the loop, not in the pass itself
+    mfq = new.message_store.commit_log.mapped_file_queue
+
+    def thorough_pass(srv) -> tuple[int, int]:
+        before = mfq.flushed_where
+        new.message_store.commit_log.flush_real_time_service(new.ctx.now_ms + 3_600_000)
+        return before, mfq.flushed_where
+
+    before, after = server.call(thorough_pass)
+    assert after == before <= 3 * STORED_SIZE
+    wait_until(
+        lambda: server.call(lambda srv: mfq.flushed_where) == 3 * STORED_SIZE,
+        10,
+        "the background sync to move flushedWhere",
     )
 
 

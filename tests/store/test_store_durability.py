@@ -78,30 +78,56 @@ def test_the_flush_service_runs_every_500_ms_and_forces_4_dirty_pages(tmp_path):
 def test_background_sync_takes_the_periodic_forces_and_a_sync_flush_stays_inline(tmp_path):
     """With ``background_sync`` set (``mqlab serve``: FileSyncer's thread), the ASYNC_FLUSH
     pass at put 15 and the consume-queue pass hand their files over instead of forcing them
-    on the caller's thread; the flushed positions move as before (16 entries). A SYNC_FLUSH
-    put still forces inline: its answer waits for the force, as GroupCommitService's does."""
-    handed: list[str] = []
+    on the caller's thread. The flushed positions move only when a sync reports back (as
+    4.9.3 sets ``flushedPosition`` after ``force()``): to the 16 entries the pass handed
+    over, though 17 are written by then. A SYNC_FLUSH put still forces inline: its answer
+    waits for the force, as GroupCommitService's does."""
+    handed: list[tuple[str, object]] = []
     store = _open(tmp_path / "s")
-    store.background_sync = handed.append
+    store.background_sync = lambda path, done: handed.append((path, done))
     _put(store, 16)
     mfq = store.commit_log.mapped_file_queue
-    assert mfq.flushed_where == FLUSHED * ENTRY
     commit_log_file = mfq.mapped_files[0].file_name
-    assert handed[0] == commit_log_file
-    assert handed.count(commit_log_file) == 1
+    assert [h[0] for h in handed] == [commit_log_file]
+    assert (mfq.flushed_where, mfq.mapped_files[0].flushed_position) == (0, 0)
+    _put(store, 1, 16)  # written while the sync runs; the next pass is not due
+    assert len(handed) == 1
+    handed.pop()[1]()  # the sync returns
+    assert mfq.flushed_where == mfq.mapped_files[0].flushed_position == FLUSHED * ENTRY
     assert store.flush_consume_queue_service(100_000) is True  # thorough: every queue
-    cq_files = sorted(h for h in handed if h != commit_log_file)
-    assert cq_files == sorted(
-        cq.mapped_file_queue.mapped_files[0].file_name for cq in store.all_consume_queues()
+    cqs = store.all_consume_queues()
+    assert sorted(h[0] for h in handed) == sorted(
+        cq.mapped_file_queue.mapped_files[0].file_name for cq in cqs
     )
+    assert [cq.mapped_file_queue.flushed_where for cq in cqs] == [0, 0]
+    for _, done in handed:
+        done()
+    assert sorted(cq.mapped_file_queue.flushed_where for cq in cqs) == [8 * 20, 9 * 20]
     store.shutdown()
     sync = _open(tmp_path / "t", flush_disk_type="SYNC_FLUSH")
     handed.clear()
-    sync.background_sync = handed.append
+    sync.background_sync = lambda path, done: handed.append((path, done))
     _put(sync, 3)
     assert sync.commit_log.mapped_file_queue.flushed_where == 3 * ENTRY
-    assert [h for h in handed if "commitlog" in h] == []
+    assert [h for h in handed if "commitlog" in h[0]] == []
     sync.shutdown()
+
+
+def test_a_late_background_sync_never_moves_a_position_back(tmp_path):
+    """A background sync that reports after an inline force (a shutdown's) went further
+    leaves the positions where the force put them."""
+    handed: list[tuple[str, object]] = []
+    store = _open(tmp_path / "s")
+    store.background_sync = lambda path, done: handed.append((path, done))
+    _put(store, 20)
+    mfq = store.commit_log.mapped_file_queue
+    store.background_sync = None
+    store.commit_log.flush_real_time_service(10_000)  # thorough, inline: all 20
+    assert mfq.flushed_where == 20 * ENTRY
+    for _, done in handed:
+        done()
+    assert (mfq.flushed_where, mfq.mapped_files[0].flushed_position) == (20 * ENTRY, 20 * ENTRY)
+    store.shutdown()
 
 
 @pytest.mark.parametrize("flush_disk_type", ["ASYNC_FLUSH", "SYNC_FLUSH"])
