@@ -10,10 +10,14 @@ import os
 import shutil
 import struct
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import make_msg
 
+from mqlab.common.filter_api import java_string_hash
 from mqlab.store import DefaultMessageStore, MessageStoreConfig
 from mqlab.store.index import IndexFile, index_key_hash
+from mqlab.store.index.index_file import _ascii_hash
 from mqlab.store.mapped_file import MappedFile
 
 
@@ -26,6 +30,16 @@ def _put(store, now, keys=None, uniq=None, topic="TopicTest", sys_flag=0):
     r = store.put_message(make_msg(topic=topic, properties=props, sys_flag=sys_flag), now)
     store.do_reput()
     return r.append_message_result.wrote_offset
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=600))
+def test_the_ascii_key_hash_is_the_per_char_string_hashcode(key):
+    """The C-level ASCII path (two base-31 ``int`` parses) gives ``String#hashCode`` as
+    the per-char loop computes it, for every ASCII key, empty and past 512 chars too."""
+    assert _ascii_hash(key.encode("ascii")) == java_string_hash(key) & 0xFFFF_FFFF
+    h = java_string_hash(key)
+    assert index_key_hash(key) == (0 if h == -(2**31) else abs(h))
 
 
 def test_key_hash_and_slot_positions_are_javas(tmp_path):
