@@ -26,7 +26,9 @@ from typing import Any
 from mqlab.common.util_all import java_trim
 
 __all__ = [
+    "ascii_hash",
     "java_string_hash",
+    "string_hash_code",
     "tags_string_to_tags_code",
     "ExpressionType",
     "SubscriptionData",
@@ -34,15 +36,44 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=8192)  # NOTE: performance — ~700 calls per small run, few distinct strings
-def java_string_hash(s: str) -> int:
+#: A byte ``b`` as two base-31 digits, ``b = 31 * q + r`` (any byte: 255 < 31**2): the
+#: digit characters ``int(..., 31)`` reads for ``r`` and for ``q``.
+_DIGITS = b"0123456789abcdefghijklmnopqrstu"
+_LOW_DIGIT = bytes(_DIGITS[b % 31] for b in range(256))
+_HIGH_DIGIT = bytes(_DIGITS[b // 31] for b in range(256))
+#: Longer keys take the loop: ``int`` refuses to parse more than 4,300 digits by default.
+_ASCII_HASH_MAX = 4000
+
+
+def ascii_hash(data: bytes) -> int:
+    """``String#hashCode`` of ASCII ``data`` (at most 4,000 bytes) as an unsigned 32-bit
+    int: ``sum(c * 31**k)``.
+
+    NOTE: performance. That sum is ``data`` read as a number in base 31 whose "digits"
+    are the bytes. A byte is split into two true base-31 digits (``b = 31 q + r``), so the
+    sum is ``int(r-digits, 31) + 31 * int(q-digits, 31)``: two ``bytes.translate`` and two
+    ``int`` parses, all in C (0.7 µs for a 49-byte key, against 3.3 µs for a C-level
+    ``sum(map(mul, data, powers))``, whose products are multi-digit ints, and ~4 µs for
+    the per-char loop).
+    """
+    if not data:
+        return 0
+    low = int(data.translate(_LOW_DIGIT), 31)
+    return (low + 31 * int(data.translate(_HIGH_DIGIT), 31)) & 0xFFFF_FFFF
+
+
+def string_hash_code(s: str) -> int:
     """Java ``String#hashCode``: ``h = 31*h + c`` over UTF-16 code units, signed 32-bit.
 
     docs/reference.md §0 and §6: "TagA" 2598919, "*" 42, "中文" 646394. Chars outside the BMP count
-    as two surrogate units, as in Java.
+    as two surrogate units, as in Java. ASCII text takes :func:`ascii_hash`. Not memoised:
+    for strings hashed once each (index keys); :func:`java_string_hash` is.
     """
     if s.isascii():
         units: Any = s.encode("ascii")
+        if len(units) <= _ASCII_HASH_MAX:
+            h = ascii_hash(units)
+            return h - 0x1_0000_0000 if h & 0x8000_0000 else h
     else:
         raw = s.encode("utf-16-be")
         units = struct.unpack(f">{len(raw) // 2}H", raw)
@@ -50,6 +81,11 @@ def java_string_hash(s: str) -> int:
     for c in units:
         h = (31 * h + c) & 0xFFFFFFFF
     return h - 0x1_0000_0000 if h & 0x8000_0000 else h
+
+
+#: :func:`string_hash_code`, memoised. NOTE: performance — ~700 calls per small run, few
+#: distinct strings.
+java_string_hash = lru_cache(maxsize=8192)(string_hash_code)
 
 
 @lru_cache(maxsize=4096)

@@ -14,10 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_helpers import make_msg
 
-from mqlab.common.filter_api import java_string_hash
+from mqlab.common.filter_api import ascii_hash, java_string_hash, string_hash_code
 from mqlab.store import DefaultMessageStore, MessageStoreConfig
 from mqlab.store.index import IndexFile, index_key_hash
-from mqlab.store.index.index_file import _ascii_hash
 from mqlab.store.mapped_file import MappedFile
 
 
@@ -32,14 +31,31 @@ def _put(store, now, keys=None, uniq=None, topic="TopicTest", sys_flag=0):
     return r.append_message_result.wrote_offset
 
 
+def _hash_loop(s: str) -> int:
+    """``String#hashCode`` as Java's loop computes it, signed."""
+    raw = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(raw), 2):
+        h = (31 * h + int.from_bytes(raw[i : i + 2], "big")) & 0xFFFF_FFFF
+    return h - 2**32 if h & 0x8000_0000 else h
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=600))
-def test_the_ascii_key_hash_is_the_per_char_string_hashcode(key):
+@given(st.one_of(st.text(alphabet=st.characters(max_codepoint=127), max_size=600), st.text()))
+def test_the_key_hash_is_the_per_char_string_hashcode(key):
     """The C-level ASCII path (two base-31 ``int`` parses) gives ``String#hashCode`` as
-    the per-char loop computes it, for every ASCII key, empty and past 512 chars too."""
-    assert _ascii_hash(key.encode("ascii")) == java_string_hash(key) & 0xFFFF_FFFF
-    h = java_string_hash(key)
+    Java's per-char loop computes it, for every key: empty, past 512 chars, non-ASCII."""
+    h = _hash_loop(key)
+    assert string_hash_code(key) == java_string_hash(key) == h
+    if key.isascii():
+        assert ascii_hash(key.encode("ascii")) == h & 0xFFFF_FFFF
     assert index_key_hash(key) == (0 if h == -(2**31) else abs(h))
+
+
+def test_a_key_longer_than_int_parses_takes_the_loop():
+    """``int`` parses at most 4,300 digits by default: a 5,000-char key takes the loop."""
+    key = "k" * 4999 + "x"
+    assert string_hash_code(key) == _hash_loop(key)
 
 
 def test_key_hash_and_slot_positions_are_javas(tmp_path):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import struct
 
-from mqlab.common.filter_api import java_string_hash
+from mqlab.common.filter_api import string_hash_code
 from mqlab.store.mapped_file import MappedFile
 
 __all__ = [
@@ -62,41 +62,13 @@ _SLOT = struct.Struct(">i")
 _ENTRY = struct.Struct(">iqii")
 
 
-#: A byte ``b`` as two base-31 digits, ``b = 31 * q + r`` (any byte: 255 < 31**2): the
-#: digit characters ``int(..., 31)`` reads for ``r`` and for ``q``.
-_DIGITS = b"0123456789abcdefghijklmnopqrstu"
-_LOW_DIGIT = bytes(_DIGITS[b % 31] for b in range(256))
-_HIGH_DIGIT = bytes(_DIGITS[b // 31] for b in range(256))
-
-
-def _ascii_hash(data: bytes) -> int:
-    """``String#hashCode`` of ASCII ``data`` as an unsigned 32-bit int: sum(c * 31**k).
-
-    NOTE: performance. That sum is ``data`` read as a number in base 31 whose "digits"
-    are the bytes. A byte is split into two true base-31 digits (``b = 31 q + r``), so the
-    sum is ``int(r-digits, 31) + 31 * int(q-digits, 31)``: two ``bytes.translate`` and two
-    ``int`` parses, all in C (0.7 µs for a 49-byte key, against 3.3 µs for a C-level
-    ``sum(map(mul, data, powers))``, whose products are multi-digit ints).
-    """
-    if not data:
-        return 0
-    low = int(data.translate(_LOW_DIGIT), 31)
-    return (low + 31 * int(data.translate(_HIGH_DIGIT), 31)) & 0xFFFF_FFFF
-
-
 def index_key_hash(key: str) -> int:
     """``IndexFile#indexKeyHashMethod``: ``Math.abs(key.hashCode())``, 0 if still negative.
 
-    NOTE: performance: every stored message indexes one or more ``topic#key`` strings;
-    an ASCII key is hashed in C by :func:`_ascii_hash` (0.7 µs for a 49-char key);
-    ``java_string_hash``'s per-char loop handles every other key.
+    Every stored message indexes one or more ``topic#key`` strings; an ASCII key is
+    hashed in C (``filter_api.ascii_hash``, 0.7 µs for a 49-char key).
     """
-    if key.isascii() and len(key) <= 512:
-        h = _ascii_hash(key.encode("ascii"))
-        h = h - 0x1_0000_0000 if h & 0x8000_0000 else h
-    else:
-        h = java_string_hash(key)
-    h = abs(h)
+    h = abs(string_hash_code(key))
     return 0 if h > _INT_MAX else h
 
 
