@@ -21,6 +21,7 @@ import pytest
 from mqlab.bench.real import (
     GROUPS,
     BenchError,
+    goal_lines,
     parse_args,
     report_lines,
     send_ok_problems,
@@ -330,3 +331,29 @@ def test_dledger_group_that_never_takes_sends_is_reported_and_closed(
     assert real.main(["--group", "dledger", "--targets", "mqlab", "--threads", "1"]) == 2
     assert calls == ["mqlab wait_ready 90", "mqlab close"]
     assert capsys.readouterr().out == "mqlab: never answered SEND_OK\n"
+
+
+def test_goal_lines_name_each_goal_a_mqlab_row_missed() -> None:
+    """msg/s at least the real broker's; send p50, e2e p99 and CPU/msg at most its: at 1
+    thread mqlab is slower and its p50 higher; at 4 every goal holds (equal counts); uvloop
+    misses nothing. Without the real broker there is nothing to hold a row to."""
+    results = {
+        ("real", 1): result(800.0, 1.0, 4.0, 1000),
+        ("mqlab", 1): result(400.0, 2.0, 3.0, 1000),
+        ("uvloop", 1): result(1200.0, 0.5, 2.0, 1000),
+        ("real", 4): result(2000.0, 1.0, 4.0, 1000),
+        ("mqlab", 4): result(2000.0, 1.0, 4.0, 1000),
+        ("uvloop", 4): result(2400.0, 0.9, 4.0, 1000),
+    }
+    results[("uvloop", 4)]["cpuUsPerMsg"] = 100.5
+    assert goal_lines(results, [1, 4], ["real", "mqlab", "uvloop"]) == [
+        "goals, against the real broker in this run: msg/s >= 1.0x; send p50, e2e p99 and "
+        "CPU/msg <= 1.0x",
+        " mqlab   1 thread(s): missed: msg/s 0.50x, send p50 2.00x",
+        " mqlab   4 thread(s): met",
+        " mqlab: every goal met at 4 of 1, 4 thread(s)",
+        "uvloop   1 thread(s): met",
+        "uvloop   4 thread(s): missed: CPU/msg 1.005x",
+        "uvloop: every goal met at 1 of 1, 4 thread(s)",
+    ]
+    assert goal_lines(results, [1], ["mqlab"]) == []

@@ -180,6 +180,7 @@ __all__ = [
     "DLedgerTarget",
     "SlaveReady",
     "main",
+    "goal_lines",
     "report_lines",
     "run_java_bench",
     "send_ok_problems",
@@ -467,6 +468,46 @@ def report_lines(
     return lines
 
 
+#: The goals a mqlab row is held to, as a ratio of the real broker's figure in the same run:
+#: (column, its name in the verdict, True: at least 1.0x; False: at most 1.0x).
+GOALS = (("sendMsgPerSec", "msg/s", True), ("sendP50Ms", "send p50", False),
+         ("e2eP99Ms", "e2e p99", False), ("cpuUsPerMsg", "CPU/msg", False))  # fmt: skip
+
+
+def goal_lines(
+    results: dict[tuple[str, int], dict], threads: list[int], kinds: list[str]
+) -> list[str]:
+    """Whether each mqlab row meets the goals against the real broker's row of the same
+    thread count (``GOALS``): throughput at least the real broker's; send p50, e2e p99
+    and CPU per message at most its. Empty unless the real broker ran."""
+    if "real" not in kinds:
+        return []
+    lines = ["goals, against the real broker in this run: msg/s >= 1.0x; send p50, e2e p99 "
+             "and CPU/msg <= 1.0x"]  # fmt: skip
+    for kind in kinds:
+        if kind == "real":
+            continue
+        met = []
+        for n in threads:
+            r, real = results.get((kind, n)), results.get(("real", n))
+            if r is None or real is None:
+                continue
+            missed = []
+            for col, name, at_least in GOALS:
+                ratio = r[col] / real[col] if real[col] else float("nan")
+                if not (ratio >= 1.0 if at_least else ratio <= 1.0):
+                    shown = f"{ratio:.2f}"
+                    missed.append(f"{name} {f'{ratio:.3f}' if shown == '1.00' else shown}x")
+            if missed:
+                lines.append(f"{kind:>6} {n:>3} thread(s): missed: {', '.join(missed)}")
+            else:
+                met.append(n)
+                lines.append(f"{kind:>6} {n:>3} thread(s): met")
+        lines.append(f"{kind:>6}: every goal met at {', '.join(map(str, met)) or 'none'} "
+                     f"of {', '.join(map(str, threads))} thread(s)")  # fmt: skip
+    return lines
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m mqlab bench real", description=__doc__.split("\n")[0]
@@ -578,6 +619,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; cpuUsPerMsg: "
           "the broker process's CPU (mqlab: its event-loop thread) per message handled")  # fmt: skip
     for line in report_lines(results, threads, kinds, args.messages):
+        print(line)
+    for line in goal_lines(results, threads, kinds):
         print(line)
     bad = [
         f"{kind} {n} thread(s): {p}"
