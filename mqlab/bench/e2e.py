@@ -28,6 +28,17 @@ send's two frames alone (:func:`frame_stages`, printed last) take 3.5-4.6x the c
 0.22x the ceiling: issue 27's "0.5x the codec ceiling" cannot hold for a run in which every
 hop goes through the wire codec (docs/design.md §1). Compare the run with "ceiling +
 frames" instead.
+
+With ``--batch 32`` (2026-11-30, session 16: 14,982 msg/s, the figure issue 27 quotes as
+``bench e2e``'s 14,917) a frame carries 32 messages, so frames fall to ~4 µs of the
+run's ~67 µs a message. What remains is every other per-message step, each a mechanism
+the trace shows (py-spy shares of the measured part): the push consumer's consume
+service 28 % (a ConsumeRequest per message, as ``consumeMessageBatchMaxSize`` 1 makes
+it: the thread-pool model, the listener, the process queue, the offset), reput 15 %
+(consume queue and index), the broker's send 12 %, the consumer's pull result 10 % (its
+``decode_stored_message`` is most of the ceiling's own µs), the scheduler, timers and
+tasks 9 %, the producer 8 %, the frames 6 %, the bench's own ``Message`` objects 5 %.
+0.5x the ceiling would leave ~11 µs a message for all of that.
 """
 
 from __future__ import annotations
