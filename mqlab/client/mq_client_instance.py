@@ -304,7 +304,8 @@ class MQClientInstance(Node):
                              text=f"client {self.client_id} started")  # fmt: skip
 
     def on_stop(self) -> Task:
-        """Shut the consumers and producers down (offsets persisted, UNREGISTER_CLIENT sent).
+        """Shut the consumers and producers down (offsets persisted, UNREGISTER_CLIENT sent),
+        then the instance: its inner producer unregisters ``CLIENT_INNER_PRODUCER`` too.
 
         Mirrors the ``shutdown`` chain of DefaultMQPushConsumerImpl / DefaultMQProducerImpl
         → ``MQClientInstance#shutdown``, one client after the other as an application's
@@ -335,6 +336,9 @@ class MQClientInstance(Node):
             producer = self.producer_table.get(group)
             if producer is not None:
                 producer.shutdown()
+        # MQClientInstance#shutdown, once the last client is gone: the inner producer's
+        # DefaultMQProducerImpl#shutdown(false) → unregisterProducer(CLIENT_INNER_PRODUCER)
+        self._unregister_client(CLIENT_INNER_PRODUCER_GROUP, None)
 
     def _done(self, component: str) -> Any:
         """An ``on_done`` that records a failed task as an error event (Java logs it)."""

@@ -386,7 +386,9 @@ def test_notify_consumer_ids_changed_rebalances_at_once():
 
 
 def test_stop_shuts_consumers_down_and_unregisters_producers(tmp_path):
-    """A graceful stop calls each consumer's shutdown and sends UNREGISTER_CLIENT for each producer."""
+    """A graceful stop calls each consumer's shutdown and sends UNREGISTER_CLIENT for each
+    producer, then, as MQClientInstance#shutdown shuts its inner producer down, for
+    CLIENT_INNER_PRODUCER; the broker's producer table keeps neither group."""
     c = make_cluster(tmp_path)
     inst = MQClientInstance(name="c1")
     c.d.add_node(inst)
@@ -401,4 +403,7 @@ def test_stop_shuts_consumers_down_and_unregisters_producers(tmp_path):
     assert consumer.shutdowns == 1
     assert "PG" not in inst.producer_table
     unreg = [e for e in events if e.component == "MQClientInstance.unregisterClient"]
-    assert [e.fields["producer_group"] for e in unreg] == ["PG"]
+    assert [e.fields["producer_group"] for e in unreg] == ["PG", "CLIENT_INNER_PRODUCER"]
+    c.d.advance(100)
+    received = [e.fields for e in events if e.component == "ProducerManager.unregisterProducer"]
+    assert [f["group"] for f in received] == ["PG", "CLIENT_INNER_PRODUCER"]

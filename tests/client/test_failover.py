@@ -206,7 +206,8 @@ def test_consumer_shut_down_without_a_master_commits_its_offsets_to_the_slave(tm
             (31_502, "SimDriver", "stopping"),
             *[(t, route, "route") for t in (31_504, 31_506, 31_508, 31_510, 31_512)],
             (31_512, "RemoteBrokerOffsetStore.persistAll", "persist"),
-            (31_512, "MQClientInstance.unregisterClient", "unregister"),
+            (31_512, "MQClientInstance.unregisterClient", "unregister"),  # group G
+            (31_512, "MQClientInstance.unregisterClient", "unregister"),  # CLIENT_INNER_PRODUCER
             (31_512, "SimDriver", "stop"),
         ]  # fmt: skip
         persist = lab.trace.select(component="RemoteBrokerOffsetStore.persistAll", node="c1")
