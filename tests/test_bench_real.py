@@ -22,6 +22,7 @@ from mqlab.bench.real import (
     GROUPS,
     BenchError,
     goal_lines,
+    median_result,
     parse_args,
     report_lines,
     send_ok_problems,
@@ -90,6 +91,8 @@ def test_report_gives_each_mqlab_loop_its_ratio_to_the_real_broker() -> None:
             "--targets: some of real, mqlab, uvloop, got 'real,rocketmq'",
         ),
         (["--targets", ""], "--targets: some of real, mqlab, uvloop, got ''"),
+        (["--rounds", "0"], "--rounds must be >= 1, got 0"),
+        (["--rounds", "2", "--profile", "p"], "--profile takes one round: leave --rounds out"),
     ],
 )
 def test_bad_options_are_refused_with_the_reason(
@@ -357,3 +360,17 @@ def test_goal_lines_name_each_goal_a_mqlab_row_missed() -> None:
         "uvloop: every goal met at 1 of 1, 4 thread(s)",
     ]
     assert goal_lines(results, [1], ["mqlab"]) == []
+
+
+def test_rounds_report_each_figure_s_median() -> None:
+    """Three rounds: each column is its own median (msg/s 700, p50 0.9), the counts the
+    first round's; one round is reported as it is."""
+    runs = [result(800.0, 1.0, 4.0, 1000), result(600.0, 0.9, 9.0, 1000),
+            result(700.0, 0.8, 5.0, 1000)]  # fmt: skip
+    m = median_result(runs)
+    assert (m["sendMsgPerSec"], m["sendP50Ms"], m["sendP99Ms"], m["e2eP99Ms"]) == (
+        700.0, 0.9, 5.0, 10.0,
+    )  # fmt: skip
+    assert (m["sent"], m["sendStatus"]) == (1000, {"SEND_OK": 1000})
+    assert median_result(runs[:1]) is runs[0]
+    assert parse_args([]).rounds == 1

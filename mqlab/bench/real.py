@@ -7,8 +7,11 @@ end to end. Printed: msg/s for sending and end to end, the p50/p99 of the send c
 send-to-consume, each broker's CPU per message handled (the real broker's JVM from
 ``/proc``, every thread, its 1 ms polling services and JIT included; mqlab's event-loop
 thread), consumed/sent, the load average around each run, and mqlab's figures as a ratio
-of the real broker's. ``--profile FILE`` runs mqlab's loop thread under cProfile and prints
-its top costs in µs per message.
+of the real broker's, then which goals each mqlab row missed (``goal_lines``).
+``--rounds N`` runs every target N times in turn, each round on freshly started brokers,
+and reports each figure's median: the real broker's 16-thread msg/s was 5,235-8,235 in
+runs of the same week here. ``--profile FILE`` runs mqlab's loop thread under cProfile
+and prints its top costs in µs per message.
 
 Measured on 2 cores shared with other jobs (load average 12-22; compare within one run)::
 
@@ -164,6 +167,8 @@ import cProfile
 import json
 import os
 import pstats
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -180,6 +185,7 @@ __all__ = [
     "DLedgerTarget",
     "SlaveReady",
     "main",
+    "median_result",
     "goal_lines",
     "report_lines",
     "run_java_bench",
@@ -532,6 +538,12 @@ def build_parser() -> argparse.ArgumentParser:
         "sends (default 90)",
     )  # fmt: skip
     ap.add_argument(
+        "--rounds", type=int, default=1, metavar="N",
+        help="run every target N times, in turn (real, mqlab, uvloop, real, ...), each round "
+        "on freshly started brokers; the table gives each figure's median over the rounds "
+        "(the real broker's msg/s varies by a third from run to run here) (default 1)",
+    )  # fmt: skip
+    ap.add_argument(
         "--profile", metavar="FILE",
         help="run mqlab's event-loop thread under cProfile and write the pstats to FILE "
         "(FILE.uvloop for the uvloop target); prints the top costs as shares and in µs per "
@@ -552,6 +564,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--threads: each count must be >= 1, got {args.threads}")
     if args.messages < 1:
         ap.error(f"--messages must be >= 1, got {args.messages}")
+    if args.rounds < 1:
+        ap.error(f"--rounds must be >= 1, got {args.rounds}")
+    if args.rounds > 1 and args.profile:
+        ap.error("--profile takes one round: leave --rounds out")
     names = [k for k in args.targets.split(",") if k]
     unknown = sorted(set(names) - set(TARGETS))
     if unknown or not names:
@@ -566,6 +582,54 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     threads, kinds = args.threads, args.kinds
     root = Path(tempfile.mkdtemp(prefix="mqlab-bench-real-"))
+    rounds: dict[tuple[str, int], list[dict]] = {}
+    try:
+        for i in range(args.rounds):
+            if args.rounds > 1:
+                print(f"round {i + 1} of {args.rounds}", flush=True)
+            code = _one_round(args, root / f"round{i + 1}", rounds)
+            if code:
+                return code
+    finally:  # the stores and the client logs
+        shutil.rmtree(root, ignore_errors=True)
+    results = {key: median_result(runs) for key, runs in rounds.items()}
+    load = os.getloadavg()
+    group = "one master" if not args.slaves else f"{args.broker_role} with 1 slave"
+    if args.dledger:
+        group = "a DLedger group of 3 brokers (n0 leading)"
+    each = f"; each figure the median of {args.rounds} rounds" if args.rounds > 1 else ""
+    print(f"\nJava client, 100-byte sync sends, {args.messages} per thread, {group}; load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; cpuUsPerMsg: "
+          f"the broker process's CPU (mqlab: its event-loop thread) per message handled{each}")  # fmt: skip
+    for line in report_lines(results, threads, kinds, args.messages):
+        print(line)
+    for line in goal_lines(results, threads, kinds):
+        print(line)
+    bad = [
+        f"{kind} {n} thread(s): {p}"
+        for (kind, n), runs in rounds.items()
+        for r in runs
+        for p in send_ok_problems(r, args.messages * n)
+    ]
+    for line in bad:
+        print(f"NOT ALL SEND_OK: {line}")
+    return 1 if bad else 0
+
+
+def median_result(runs: list[dict]) -> dict:
+    """One run's figures, or, over several rounds, each column's median (``COLS``); the
+    counts (sent, consumed, send statuses) are the first round's."""
+    if len(runs) == 1:
+        return runs[0]
+    out = dict(runs[0])
+    for col in COLS:
+        out[col] = round(statistics.median(r[col] for r in runs), 2)
+    return out
+
+
+def _one_round(args: argparse.Namespace, root: Path, rounds: dict) -> int:
+    """Every target in turn, every thread count on each; the results appended to ``rounds``."""
+    threads, kinds = args.threads, args.kinds
     results: dict[tuple[str, int], dict] = {}
     ready: dict[str, SlaveReady] = {}
     for kind in kinds:
@@ -600,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in threads:
                 r = _measured_run(target, n, args.messages, root / kind)
                 results[(kind, n)] = r
+                rounds.setdefault((kind, n), []).append(r)
                 print(f"{kind:6} {n} thread(s): {json.dumps(r)}", flush=True)
             if prof is not None:
                 target.run_on_loop(prof.disable)
@@ -611,25 +676,7 @@ def main(argv: list[str] | None = None) -> int:
                 _report_profile(prof, path, handled, cpu_s)
         finally:
             target.close()
-    load = os.getloadavg()
-    group = "one master" if not args.slaves else f"{args.broker_role} with 1 slave"
-    if args.dledger:
-        group = "a DLedger group of 3 brokers (n0 leading)"
-    print(f"\nJava client, 100-byte sync sends, {args.messages} per thread, {group}; load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; cpuUsPerMsg: "
-          "the broker process's CPU (mqlab: its event-loop thread) per message handled")  # fmt: skip
-    for line in report_lines(results, threads, kinds, args.messages):
-        print(line)
-    for line in goal_lines(results, threads, kinds):
-        print(line)
-    bad = [
-        f"{kind} {n} thread(s): {p}"
-        for (kind, n), r in results.items()
-        for p in send_ok_problems(r, args.messages * n)
-    ]
-    for line in bad:
-        print(f"NOT ALL SEND_OK: {line}")
-    return 1 if bad else 0
+    return 0
 
 
 if __name__ == "__main__":
