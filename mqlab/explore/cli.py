@@ -19,10 +19,15 @@ table so far is printed, marked incomplete.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "stop_on_sigint"]
 
 
 def main(argv: list[str]) -> int:
@@ -107,8 +112,9 @@ def main(argv: list[str]) -> int:
             return 0
         stop = {"now": False}
         t0 = time.perf_counter()
-        res = explore(xs, bounds, runner=a.runner, workers=a.workers,
-                      progress=not a.no_progress, cancel=lambda: stop["now"])  # fmt: skip
+        with stop_on_sigint(stop):
+            res = explore(xs, bounds, runner=a.runner, workers=a.workers,
+                          progress=not a.no_progress, cancel=lambda: stop["now"])  # fmt: skip
         print(f"scenario {xs.name}: {xs.text}")
         print(f"bounds {bounds}, runner {a.runner}, {time.perf_counter() - t0:.1f} s")
         print(res.format(growth=True))
@@ -120,6 +126,31 @@ def main(argv: list[str]) -> int:
                   f"{off.distinct}; reduction: runs x{off.runs / max(1, res.runs):.2f}, states "
                   f"x{off.states / max(1, res.states):.2f}; same outcomes: {same}")  # fmt: skip
     return 0
+
+
+@contextlib.contextmanager
+def stop_on_sigint(stop: dict) -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt as usual and also sets ``stop["now"]``, which the
+    search reads before each record (``cancel``).
+
+    CPython swallows a KeyboardInterrupt that lands in a finalizer (it prints "Exception
+    ignored in ..."): a run's suspended generator tasks are closed when the collector frees
+    its lab, so a Ctrl-C at that moment went unseen and the search ran on to its end.
+    Without a handler of its own here (not the main thread), only the default one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        stop["now"] = True
+        signal.default_int_handler(signum, frame)
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _fields(b) -> dict:

@@ -367,7 +367,9 @@ def exhaustive(
     (``mqlab.explore.journal``). ``target``: stop after the first level that reaches this
     class (its row then holds that level's least schedule of it; the search is marked
     incomplete if levels were left; in a level cut by ``bounds.max_runs``, stop at its
-    first record of the class): ``shortest`` uses it.
+    first record of the class): ``shortest`` uses it. ``cancel()`` is read before each
+    level and each record: true stops the search as Ctrl-C does (the table so far, marked
+    incomplete; ``mqlab.explore.cli.stop_on_sigint``).
     """
     with Snapshots() if snapshot else contextlib.nullcontext() as snaps:
         return _exhaustive(xs, bounds, mapper, progress, shrink_outcomes, cancel, snaps, journal,
@@ -423,6 +425,8 @@ def _exhaustive(
                 res.complete = False
             opened = (level, res.runs, set(best), time.perf_counter())
             for item, rec in zip(items, mapper(xs, bounds, items, visited), strict=True):
+                if cancel is not None and cancel():  # Ctrl-C, even one a finalizer swallowed
+                    raise KeyboardInterrupt
                 res.runs += 1
                 if bar is not None:
                     bar.update(1)
