@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -193,6 +194,36 @@ def test_delete_topic_in_broker_destroys_its_consume_queue(real_cluster: RealClu
     config = json.loads((real_cluster.store_dir / "config" / "topics.json").read_text())
     assert TOPIC not in config["topicConfigTable"]
     assert "InaccessibleObjectException" not in real_cluster.output()
+
+
+def test_a_master_that_loses_a_port_race_starts_on_the_next_ports(
+    real_cluster: RealCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """start_broker's first block of ports has its broker port taken meanwhile (another
+    process won the race). 4.9.3's BrokerController#start locks the store before it binds,
+    so the runner shuts the failed broker down, and the retry on the next block starts it
+    (before, the retry failed with OverlappingFileLockException in the same JVM)."""
+    import mqlab.conformance.real_cluster as rc
+
+    real_free_port = rc.free_port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        while True:  # a listening port P with P - 2 and P - 1 free: the block P - 2 .. P
+            taken.bind(("127.0.0.1", 0))
+            port = taken.getsockname()[1]
+            if rc._bindable(port - 2) and rc._bindable(port - 1):
+                break
+            taken.close()
+            taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        taken.listen()
+        handed = iter([port - 2])
+        monkeypatch.setattr(rc, "free_port", lambda n=1: next(handed, None) or real_free_port(n))
+        broker = real_cluster.start_broker("broker-race")
+    try:
+        assert broker.broker_addr != f"127.0.0.1:{port}"
+        assert "java.net.BindException: Address already in use" in real_cluster.output()
+        assert "OverlappingFileLockException" not in real_cluster.output()
+    finally:
+        real_cluster.stop_broker("broker-race")
 
 
 def test_stop_ends_the_jvm_with_exit_0(real_cluster: RealCluster) -> None:

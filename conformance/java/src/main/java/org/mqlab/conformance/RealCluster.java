@@ -467,7 +467,19 @@ public final class RealCluster {
         if (!initialized) {
             throw new IllegalStateException("BrokerController.initialize() returned false");
         }
-        b.start();
+        try {
+            b.start();
+        } catch (Exception e) {
+            // BrokerController#start locks the store (DefaultMessageStore#start) before it binds
+            // its ports: a lost port race must let go of that lock, or the retry on other ports
+            // fails with OverlappingFileLockException in this JVM
+            try {
+                b.shutdown();
+            } catch (Exception e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
+        }
 
         // 4. ready once our name server routes to the broker at 127.0.0.1:port (a master: with
         //    its topics, the topic named after the broker always among them); a slave registered
