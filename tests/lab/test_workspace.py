@@ -184,11 +184,11 @@ def lab_on_work(repo: Path, tmp_path: Path, private_runtime_dir: Path):
     log = open(tmp_path / "jupyter.log", "wb")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    base = [f"http://127.0.0.1:{port}"]
 
     def api(path: str, method: str = "GET", body: dict | None = None):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{base}{path}", data=data, method=method,
+        req = urllib.request.Request(f"{base[0]}{path}", data=data, method=method,
                                      headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
         with urllib.request.urlopen(req, timeout=30) as resp:
             text = resp.read()
@@ -196,11 +196,21 @@ def lab_on_work(repo: Path, tmp_path: Path, private_runtime_dir: Path):
 
     try:
         deadline = time.monotonic() + 60
-        while not list(private_runtime_dir.glob("jpserver-*.json")):
+        while not (infos := list(private_runtime_dir.glob("jpserver-*.json"))):
             assert proc.poll() is None, (tmp_path / "jupyter.log").read_text()
             assert time.monotonic() < deadline, (tmp_path / "jupyter.log").read_text()
             time.sleep(0.2)
-        api("/api/status")
+        # the address the server says it serves on; and until it answers (a CI dry run once
+        # had the status call refused right after the info file appeared)
+        base[0] = json.loads(infos[0].read_text())["url"].rstrip("/")
+        while True:
+            try:
+                api("/api/status")
+                break
+            except urllib.error.URLError:
+                assert proc.poll() is None, (tmp_path / "jupyter.log").read_text()
+                assert time.monotonic() < deadline, (tmp_path / "jupyter.log").read_text()
+                time.sleep(0.2)
         yield api
     finally:
         try:
