@@ -10,10 +10,10 @@ the exhaustive search, ``--pct N`` N PCT runs (``--pct-depth d``: d - 1 change p
 ``mqlab.explore.search.PCT``), each seeded 0 … N-1: the same seeds, the same table, on
 every ``--runner`` (a pool's or Spark's workers run them, the driver reads them in seed
 order and shrinks what they found); both print each class's schedule shrunk, and the walk
-that first found it. A shrunk schedule of two moves or more is then searched for one with fewer (``mqlab.explore.search.shortest``,
-at most ``SHORTEST_RUNS`` runs a class); a class whose search ran out of runs is marked
-``*`` (its schedule is then not shown to be the shortest). Ctrl-C stops a search: the
-table so far is printed, marked incomplete.
+that first found it. A shrunk schedule of two moves or more is then searched for one with
+fewer (``mqlab.explore.search.shortest``, at most ``SHORTEST_RUNS`` runs a class); a class
+whose search ran out of runs is marked ``*`` (its schedule is then not shown to be the
+shortest). Ctrl-C stops a search: the table so far is printed, marked incomplete.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def stop_on_sigint(stop: dict) -> Iterator[None]:
     CPython swallows a KeyboardInterrupt that lands in a finalizer (it prints "Exception
     ignored in ..."): a run's suspended generator tasks are closed when the collector frees
     its lab, so a Ctrl-C at that moment went unseen and the search ran on to its end.
-    Without a handler of its own here (not the main thread), only the default one.
+    Outside the main thread (where Python allows no handler) it changes nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
