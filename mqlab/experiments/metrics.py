@@ -25,13 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from mqlab.common.message_decoder import decode_stored_message
 from mqlab.lab.checkers import find_duplicates
-from mqlab.lab.figures import allocation_heatmap_frame, flow_control_episodes_frame
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mqlab.experiments.scenario import FaultSpec, Scenario
     from mqlab.lab.lab import Lab
     from mqlab.trace.events import TraceEvent
@@ -60,6 +59,8 @@ class RunContext:
 
 def _stored(lab: Lab, topics: set[str]) -> pd.DataFrame:
     """Messages of ``topics`` (and ``%DLQ%`` topics) in every broker's commit log."""
+    import pandas as pd
+
     rows = []
     for b in lab.brokers:
         if b.message_store is None:
@@ -91,6 +92,8 @@ def _pending(lab: Lab, group: str, where: tuple[str, str, int, int]) -> bool:
 
 def latency_percentiles(latencies: list[int] | pd.Series) -> dict[str, float | None]:
     """p50 / p95 / p99 / mean of store → listener latencies (linear interpolation)."""
+    import pandas as pd
+
     s = pd.Series(latencies, dtype="float64")
     if s.empty:
         return dict.fromkeys(("latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
@@ -111,6 +114,8 @@ def convergence_times(events: list[TraceEvent], group: str, topic: str,
     owned by exactly one consumer; the time is when that allocation first appeared (0 if
     it was already in place). None: it never settled before the next change.
     """
+    from mqlab.lab.figures import allocation_heatmap_frame
+
     snaps = allocation_heatmap_frame(events, group=group, topic=topic)
     by_time: list[tuple[int, tuple, bool]] = []
     for t, g in snaps.groupby("t_ms", sort=True):
@@ -237,6 +242,8 @@ def compute_metrics(lab: Lab, ctx: RunContext) -> dict[str, Any]:
             if any(f"topic={t}," in mq for t in topics):
                 key = (str(e.fields.get("group")), mq)
                 adds[key] = adds.get(key, 0) + 1
+    from mqlab.lab.figures import flow_control_episodes_frame
+
     episodes = flow_control_episodes_frame(events)
     conv: list[int | None] = []
     if ctx.membership_changes:

@@ -16,14 +16,16 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from mqlab.experiments.parquet import manifest, sort_events, sort_metrics, write_manifest
 from mqlab.experiments.parquet import write_tables as _write_tables
 from mqlab.experiments.schema import EVENT_COLUMNS, arrow_schema, metrics_columns
 from mqlab.experiments.sweep import Sweep
 from mqlab.experiments.task import RunOutput, execute
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SweepResult", "frames", "run_sequential", "run_process_pool"]
 

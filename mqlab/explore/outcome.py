@@ -141,10 +141,10 @@ def delivery_counts(lab: Lab) -> dict[str, int]:
     - ``order``: per (consumer, queue), first deliveries below an offset seen before
       (``check_queue_order``);
     - ``overlap``: (topic, queue) pairs two client ids held in one allocation snapshot
-      (``mqlab.lab.figures.allocation_snapshots``, behind ``allocation_heatmap_frame``).
+      (``mqlab.lab.allocation.allocation_snapshots``, behind ``allocation_heatmap_frame``).
     """
+    from mqlab.lab.allocation import allocation_snapshots
     from mqlab.lab.checkers import _fault_events, duplicate_cause
-    from mqlab.lab.figures import allocation_snapshots
 
     counts = dict.fromkeys((*_CAUSES.values(), "order", "overlap"), 0)
     rows = []

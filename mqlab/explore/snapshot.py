@@ -25,11 +25,13 @@ parent puts the store directory back as it was at the arm point, *in place*:
 
 What it costs (``python -m mqlab bench explore``, consumer_join, at load 5): building and
 playing the cluster to the arm point takes about 20 ms of a 30 ms run (CPU). A fork costs
-the parent ~7 ms (its page tables: the process holds ~130 MB); the child then copies every
-page whose objects the run touches (their reference counts are written): ~2 300 page
-faults, at ~5 us each on this machine (2 000 pages written in a child: 9-10 ms), and its
-exit frees them. Together that is what the build saves: a forked replay gives x1.0 to x1.2
-the schedules per CPU second of a built one, with the imports frozen (``gc.freeze``, as
+the parent its page tables: ~2 ms when the process held ~130 MB with pandas loaded, ~1 ms
+at the ~40 MB a search holds since it loads neither pandas nor plotly. The child then
+copies every page whose objects the run touches (their reference counts are written):
+~2 300 page faults, at ~5 us each on this machine (2 000 pages written in a child:
+9-10 ms), and its exit frees them. Together that is about what the build saves: a forked
+replay gives x1.0 to x1.3 the schedules per CPU second of a built one (x1.13 with pandas
+loaded, x1.21 without, interleaved runs), with the imports frozen (``gc.freeze``, as
 ``mqlab.explore.engine`` does after a process's first run) or not, so the search builds by
 default (``exhaustive(..., snapshot=True)`` forks). A copy inside the process is not
 possible at all: the cluster's tasks are suspended generators (``mqlab.runtime.task``),

@@ -26,14 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from mqlab.common import message_const as mc
 from mqlab.common.filter_api import ExpressionType, SubscriptionData
 from mqlab.common.message_decoder import decode_stored_message
 from mqlab.common.sql92 import FilterException, compile_sql92
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mqlab.lab.lab import Lab
 
 __all__ = [
@@ -46,6 +46,14 @@ __all__ = [
 ]
 
 
+def _frame() -> pd.DataFrame:
+    """An empty DataFrame (pandas is imported on first use: ``python -m mqlab explore`` never
+    needs it)."""
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
 @dataclass(slots=True)
 class CheckReport:
     """The result of one checker."""
@@ -53,7 +61,7 @@ class CheckReport:
     name: str
     ok: bool
     summary: str
-    findings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    findings: pd.DataFrame = field(default_factory=_frame)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -70,6 +78,8 @@ class CheckReport:
 def _stored_ids(lab: Lab, topic: str) -> tuple[pd.DataFrame, list[dict[str, str]]]:
     """Messages the brokers stored for ``topic`` (queue, offset, client msg id), and the
     properties of each row (for the subscription filter)."""
+    import pandas as pd
+
     rows, props = [], []
     for b in lab.brokers:
         store = b.message_store
@@ -112,6 +122,8 @@ def check_at_least_once(lab: Lab, topic: str, group: str) -> CheckReport:
     ProcessQueue (pulled, not yet handed to the listener): not lost, just not consumed yet.
     Findings: one row per message not delivered, ``state`` "lost" or "in flight".
     """
+    import pandas as pd
+
     stored, props = _stored_ids(lab, topic)
     consumers = [c for _, c in sorted(lab.consumers.items()) if c.consumer_group == group]
     subs = [_matcher(sd) for c in consumers
@@ -187,6 +199,8 @@ def duplicate_cause(
 
 def find_duplicates(lab: Lab, group: str | None = None) -> CheckReport:
     """Messages delivered more than once to a group, with a cause and the trace seq behind it."""
+    import pandas as pd
+
     d = lab.deliveries()
     if group is not None:
         d = d[d["group"] == group]
@@ -223,6 +237,8 @@ def find_duplicates(lab: Lab, group: str | None = None) -> CheckReport:
 
 def check_queue_order(lab: Lab, consumer: str | None = None) -> CheckReport:
     """Within each (consumer, queue), first deliveries come in offset order."""
+    import pandas as pd
+
     d = lab.deliveries()
     if consumer is not None:
         d = d[d["consumer"] == consumer]
@@ -255,6 +271,8 @@ def delay_table_ms(
 
 def check_retry_timing(lab: Lab, group: str, *, tolerance_ms: int = 1_000) -> CheckReport:
     """Each redelivery k came about delay(level 3 + k − 1) after delivery k − 1."""
+    import pandas as pd
+
     levels = delay_table_ms(lab.brokers[0].message_store_config.message_delay_level)
     d = lab.deliveries()
     d = d[d["group"] == group]

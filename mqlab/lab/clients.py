@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from mqlab.client.consumer.listener import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus
 from mqlab.common.message import Message
 from mqlab.lab.journal import journaled
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mqlab.client.client_config import ClientConfig
     from mqlab.client.consumer.default_mq_pull_consumer import DefaultMQPullConsumer
     from mqlab.client.consumer.default_mq_push_consumer import DefaultMQPushConsumer
@@ -278,6 +278,8 @@ class ClientsMixin:
     # -- views -------------------------------------------------------------------------------------
     def deliveries(self) -> pd.DataFrame:
         """Every message handed to a listener, all consumers, in time order."""
+        import pandas as pd
+
         rows = []
         for name, c in sorted(self.consumers.items()):
             for r in c.consumed:
@@ -294,6 +296,8 @@ class ClientsMixin:
 
     def allocation(self) -> pd.DataFrame:
         """Which queues each consumer holds now (one row per consumer and queue)."""
+        import pandas as pd
+
         rows = []
         for name, c in sorted(self.consumers.items()):
             if not c.default_mq_push_consumer_impl.mq_client_factory.running:
@@ -306,6 +310,8 @@ class ClientsMixin:
 
     def process_queues(self) -> pd.DataFrame:
         """Each consumer's ProcessQueues: cached count/size, span, dropped/locked, offsets."""
+        import pandas as pd
+
         rows = []
         for name, c in sorted(self.consumers.items()):
             if not c.default_mq_push_consumer_impl.mq_client_factory.running:

@@ -50,8 +50,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_server import DLedgerServer
@@ -60,6 +58,8 @@ from mqlab.lab.journal import journaled
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mqlab.lab.lab import Lab
     from mqlab.runtime.sim import SimDriver
 
@@ -111,6 +111,8 @@ def dledger_view(lab: Lab, name: str = "broker-a") -> pd.DataFrame:
     """The nodes of DLedger group ``name`` as the panel shows them: one row per node, the
     columns ``COLUMNS``. ``cut_from``: the peers this node's DLedger links to are down (a
     partition); ``slow_to``: the peers with a set latency, as ``n0:400ms``."""
+    import pandas as pd
+
     df = lab.dledger_nodes(name)
     servers = {lab.dledger_server(n).config.self_id: lab.dledger_server(n) for n in df.index}
     rows = []
@@ -250,6 +252,8 @@ class DLedgerMixin:
         """Each DLedger node (of broker name ``name``, default all): its broker, whether it
         runs, its role, term, vote (``votedFor``), leader, log end index and term, committed
         index, and its broker's role and brokerId. One row per node, by broker node name."""
+        import pandas as pd
+
         rows = []
         for s in self._groups(name):
             b = self._broker_of_server(s)
@@ -297,6 +301,8 @@ class DLedgerMixin:
         (default all) from ``since_ms`` on: when, the voter, the candidate (its selfId; a
         candidate asks itself too), the term asked for, the answer (ACCEPT,
         REJECT_ALREADY_VOTED, REJECT_TERM_NOT_READY, …), and the voter's term and vote after."""
+        import pandas as pd
+
         rows = [self._vote_row(e) for e in self._vote_events(name) if e.t_ms >= since_ms]
         cols = ["t_ms", "voter", "voter_id", "candidate", "term", "result", "voter_term",
                 "vote_for"]  # fmt: skip
@@ -307,6 +313,8 @@ class DLedgerMixin:
         ``term``, whether it is ``committed`` on this node, and the message inside, decoded
         (``commit_log_offset`` is the entry's position + 48, as in the msgId; ``raw=True``
         adds the message's bytes). ``Lab.commit_log`` of a DLedger broker is this frame."""
+        import pandas as pd
+
         from mqlab.common.message_decoder import MessageDecodeError, decode_stored_message
 
         store = self.dledger_server(node).store

@@ -41,6 +41,10 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from mqlab.lab.allocation import allocation_snapshots
+from mqlab.lab.allocation import mq_label as _mq_label
+from mqlab.lab.allocation import node_stopped as _stopped
+from mqlab.lab.allocation import queue_sort_key as _queue_sort_key
 from mqlab.lab.inspect import commit_log_fields
 from mqlab.trace.events import Kind, TraceEvent
 
@@ -89,7 +93,6 @@ HOLD = "PullRequestHoldService"
 REPUT = "ReputMessageService.doReput"
 UPDATE_OFFSET = "ConsumerManageProcessor.updateConsumerOffset"
 PUSH_PULL = "DefaultMQPushConsumerImpl.pullMessage"
-_MQ_RE = re.compile(r"MessageQueue \[topic=(.*), brokerName=(.*), queueId=(-?\d+)\]")
 
 
 # -- reading events ------------------------------------------------------------------------
@@ -133,23 +136,6 @@ def _text(e: TraceEvent) -> str:
     if text is None:
         text = ", ".join(f"{k}={v}" for k, v in e.fields.items())
     return str(text)
-
-
-def _mq_label(mq: str) -> str:
-    """``MessageQueue [topic=T, brokerName=b, queueId=3]`` → ``T/b/3`` (the clients' text)."""
-    m = _MQ_RE.fullmatch(mq)
-    return f"{m[1]}/{m[2]}/{m[3]}" if m else mq
-
-
-def _queue_sort_key(label: str) -> tuple:
-    topic, _, rest = label.partition("/")
-    broker, _, qid = rest.rpartition("/")
-    return (topic, broker, int(qid) if qid.lstrip("-").isdigit() else 0, label)
-
-
-def _stopped(e: TraceEvent) -> bool:
-    """A node went away (``SimDriver`` stop or kill): its parked pulls, frames, views end."""
-    return e.component == "SimDriver" and e.step in ("stop", "kill")
 
 
 def _hover(*lines: str) -> str:
@@ -583,41 +569,6 @@ def allocation_heatmap_frame(
             rows.append({"t_ms": t_ms, "group": g, "topic": t, "queue": q,
                          "owner": " + ".join(ids), "owners": len(ids)})  # fmt: skip
     return pd.DataFrame(rows, columns=["t_ms", "group", "topic", "queue", "owner", "owners"])
-
-
-def allocation_snapshots(
-    events: Iterable[TraceEvent], *, group: str | None = None, topic: str | None = None
-) -> tuple[list[tuple[int, dict]], set[tuple[str, str, str]]]:
-    """The views behind ``allocation_heatmap_frame``, without pandas: ``(t_ms, views)`` per
-    time a rebalance result arrived or a view ended (the state after the last such event at
-    that time; ``views``: (node, group, topic) → (client id, queue labels)), and every
-    (group, topic, queue) any view named. ``events`` in seq order."""
-    views: dict[tuple[str, str, str], tuple[str, tuple[str, ...]]] = {}
-    snapshots: list[tuple[int, dict]] = []
-    universe: set[tuple[str, str, str]] = set()
-    for e in events:
-        f = e.fields
-        update: dict | None = None
-        if e.component.endswith(".rebalanceByTopic") and e.step == "42-61" and e.kind == Kind.STEP:
-            g, t = f.get("group"), f.get("topic")
-            if (group is None or g == group) and (topic is None or t == topic):
-                mqs = f.get("allocated_mqs")
-                if mqs is None:
-                    mqs = [f"{t}/?/{q}" for q in f.get("allocated", [])]
-                labels = tuple(sorted((_mq_label(str(m)) for m in mqs), key=_queue_sort_key))
-                update = {**views, (e.node, g, t): (str(f.get("client_id") or e.node), labels)}
-                universe.update((g, t, q) for q in labels)
-        elif _stopped(e) or (e.component.endswith(".shutdown") and "group" in f):
-            update = {k: v for k, v in views.items()
-                      if not (k[0] == e.node and (_stopped(e) or k[1] == f["group"]))}  # fmt: skip
-            if len(update) == len(views):
-                update = None
-        if update is not None:
-            views = update
-            if snapshots and snapshots[-1][0] == e.t_ms:
-                snapshots.pop()  # keep the state after the last change at this time
-            snapshots.append((e.t_ms, views))
-    return snapshots, universe
 
 
 def allocation_heatmap(

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from mqlab.common.message_decoder import MessageDecodeError, decode_stored_message
 from mqlab.common.perm_name import PermName
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mqlab.broker.broker_controller import BrokerController
     from mqlab.runtime.sim import SimDriver
 
@@ -37,6 +37,8 @@ __all__ = [
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=columns)
 
 

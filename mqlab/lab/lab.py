@@ -41,9 +41,7 @@ import shutil
 import tempfile
 import weakref
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig
@@ -58,6 +56,9 @@ from mqlab.runtime.sim import SimDriver
 from mqlab.store.config import MessageStoreConfig
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import TraceRecorder
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FAULTS", "Lab", "NAMESRV_ADDR"]
 
@@ -777,6 +778,8 @@ class Lab(ClientsMixin, DLedgerMixin):
 
     def events(self, **select: Any) -> pd.DataFrame:
         """The trace as a frame (optionally only events matching component/step/node/kind)."""
+        import pandas as pd
+
         evs = self.trace.select(**select) if select else self.trace.events
         df = pd.DataFrame([e.to_row() for e in evs], columns=list(_inspect_columns()))
         df["text"] = [e.fields.get("text", "") for e in evs]
@@ -867,6 +870,8 @@ class Lab(ClientsMixin, DLedgerMixin):
         ``text``; ``same`` says whether the events match. ``attrs["diverges_at"]`` holds
         the first differing seq (None if the shorter trace is a prefix of the longer).
         """
+        import pandas as pd
+
         a, b = self.trace.events, other.trace.events
         first = None
         for i in range(min(len(a), len(b))):
