@@ -3,9 +3,10 @@
 Prints, for one scenario (default ``consumer_join``, the lesson's):
 
 1. one run split into its phases (CPU ms, mean of ``--runs`` replays of the default
-   schedule): building the cluster and playing it to the arm point, the explored rest,
-   classifying the outcome, tearing the store down; and schedules per second per core.
-   Building to the arm point is what a snapshot/fork of the cluster would save per run;
+   schedule, through the engine's own steps, so a DLedger group is timed as well):
+   building the cluster and playing it to the arm point, the explored rest, classifying
+   the outcome, tearing the store down; and schedules per second per core. Building to
+   the arm point is what a snapshot/fork of the cluster would save per run;
 2. the exhaustive search at the scenario's bounds on each runner asked for (``--runners
    sequential,pool,spark``): wall seconds, CPU seconds of the whole process tree (this
    process, pool workers, Spark's JVM and Python workers: ``psutil``), runs, runs/s, and
@@ -20,6 +21,11 @@ Prints, for one scenario (default ``consumer_join``, the lesson's):
    at depth 13 (~18 s sequential), sequential, pool of 2 and Spark ``local[2]``, twice,
    the load average printed;
 3. with ``--por``, the search without the partial-order reduction: runs and states.
+
+``--phases``: the phases of 1. for every ready-made scenario (``--scenarios``), with the
+build's share of a run and the most a free snapshot of the arm point would give (a run
+without its build): x1.1 for a DLedger group, whose time goes after the arm point, up to
+x4 where consumers start before it.
 
 ``--reach``: per ready-made scenario (``--scenarios``), in one run, side by side: the
 systematic search at its reach bounds (``REACH_BOUNDS``, else the scenario's own), ``--walks``
@@ -40,65 +46,88 @@ __all__ = ["main"]
 
 
 def _phases(xs, n: int) -> dict[str, float]:
-    """Mean CPU ms per phase of ``n`` default runs (the engine's steps, timed one by one,
-    with the collector set as ``run_schedule`` sets it)."""
+    """Mean CPU ms per phase of ``n`` default runs, each through the engine's own steps
+    (``mqlab.explore.engine``: ``_build_to_arm``, ``_run_from_arm``, the teardown of
+    ``_run_schedule``), with the collector set as ``run_schedule`` sets it."""
     from mqlab.explore.engine import _freeze_imports
     from mqlab.runtime.sim import _fewer_gc_passes
 
-    tot = dict.fromkeys(("build_to_arm", "explored_part", "outcome", "teardown"), 0.0)
-    clock = time.process_time
+    tot = dict.fromkeys(PHASES, 0.0)
     for _ in range(n):
         with _fewer_gc_passes():  # as ``run_schedule`` runs it
-            _one_run(xs, tot, n, clock)
+            _one_run(xs, tot, n)
         _freeze_imports()
     return tot
 
 
-def _one_run(xs, tot: dict[str, float], n: int, clock) -> None:
-    """One default run of ``xs``, each phase's CPU ms / ``n`` added to ``tot``."""
+#: A run's phases, as ``_phases`` splits it.
+PHASES = ("build_to_arm", "explored_part", "outcome", "teardown")
+
+
+def _one_run(xs, tot: dict[str, float], n: int):
+    """One default run of ``xs``, each phase's CPU ms / ``n`` added to ``tot``: building
+    and playing the cluster to the arm point; the rest (the chooser armed, every default
+    taken), with the state digest; classifying the outcome; closing the lab and removing
+    its store. The outcome is what the run computed, timed again on the finished lab (a
+    classification only reads it) and taken out of the rest. Returns the run's record: the
+    very run ``replay(xs, "")`` makes."""
     import shutil
-    import tempfile
 
-    from mqlab.experiments.metrics import RunContext
-    from mqlab.experiments.run import _do, build_lab
-    from mqlab.experiments.schedule import timeline
-    from mqlab.explore.engine import _fast_tmp
+    from mqlab.explore.engine import Bounds, _build_to_arm, _run_from_arm
     from mqlab.explore.outcome import outcome_counts
+    from mqlab.explore.schedule import Schedule
 
-    t = clock()
-    tmp = tempfile.mkdtemp(prefix="mqlab-bench-explore-", dir=_fast_tmp())
-    lab, producers = build_lab(
-        xs.scenario, store_dir=tmp, slaves=xs.slaves, broker_role=xs.broker_role
-    )
-    ctx = RunContext(scenario=xs.scenario, t0=lab.now)
-    arm = ctx.t0 + xs.arm_ms
-    acts = timeline(xs.scenario)
-    i = 0
-    while i < len(acts) and ctx.t0 + acts[i].t_ms < arm:
-        due = ctx.t0 + acts[i].t_ms
-        if due > lab.now:
-            lab.advance(due - lab.now)
-        _do(lab, ctx, acts[i], producers)
-        i += 1
-    if arm > lab.now:
-        lab.advance(arm - lab.now)
+    clock = time.process_time
+    classified = [0.0]
+
+    def on_lab(lab) -> None:
+        t = clock()
+        own = getattr(lab, "explore_outcome", None)
+        if own is not None:  # a DLedger group classifies itself
+            own(pre.ctx.sends)
+        else:
+            outcome_counts(lab, pre.ctx.sends)
+        classified[0] = clock() - t
+
+    t0 = clock()
+    pre = _build_to_arm(xs)
     t1 = clock()
-    for a in acts[i:]:
-        due = ctx.t0 + a.t_ms
-        if due > lab.now:
-            lab.advance(due - lab.now)
-        _do(lab, ctx, a, producers)
-    end = ctx.t0 + xs.scenario.end_ms
-    if end > lab.now:
-        lab.advance(end - lab.now)
-    t2 = clock()
-    outcome_counts(lab, ctx.sends)
-    t3 = clock()
-    lab.close()
-    shutil.rmtree(tmp, ignore_errors=True)
-    t4 = clock()
-    for k, d in zip(tot, (t1 - t, t2 - t1, t3 - t2, t4 - t3), strict=True):
+    try:
+        rec = _run_from_arm(xs, pre, Schedule.parse(""), Bounds(depth=0), record=False,
+                      sleep=frozenset(), sleep_at=-1, outcome_cache=None, pick=None,
+                      visited=None, on_lab=on_lab)  # fmt: skip
+    finally:
+        t2 = clock()
+        pre.lab.close()
+        shutil.rmtree(pre.tmp, ignore_errors=True)
+        t3 = clock()
+    rest = t2 - t1 - 2 * classified[0]  # on_lab's own classification is not the run's
+    for k, d in zip(PHASES, (t1 - t0, rest, classified[0], t3 - t2), strict=True):
         tot[k] += d * 1000 / n
+    return rec
+
+
+def _phases_table(a) -> int:
+    """``--phases``: per ready-made scenario (``--scenarios``), a run's phases, and what a
+    snapshot of the arm point could give at most: a run without its build."""
+    from mqlab.explore.scenarios import SCENARIOS, get_scenario
+    from mqlab.explore.search import replay
+
+    names = [x for x in a.scenarios.split(",") if x] or sorted(SCENARIOS)
+    print(f"one run, CPU ms (mean of {a.runs} default runs; a free arm-point snapshot would "
+          f"leave the rest)")  # fmt: skip
+    print(f"{'scenario':<26} " + " ".join(f"{k:>13}" for k in PHASES)
+          + f" {'total':>7} {'build share':>11} {'at most':>8}")  # fmt: skip
+    for name in names:
+        xs = get_scenario(name)
+        replay(xs, "")  # its lazy imports, before the clock
+        ph = _phases(xs, a.runs)
+        total = sum(ph.values())
+        rest = total - ph["build_to_arm"]
+        print(f"{name:<26} " + " ".join(f"{v:13.1f}" for v in ph.values())
+              + f" {total:7.1f} {ph['build_to_arm'] / total:11.0%} "
+              f"{'x' + format(total / rest, '.2f'):>8}")  # fmt: skip
+    return 0
 
 
 def _per_core(xs, n: int) -> tuple[float, float, float, float]:
@@ -302,7 +331,11 @@ def main(argv: list[str] | None = None) -> int:
                         "seconds on each of --runners (a Markdown table)")  # fmt: skip
     p.add_argument("--reach", action="store_true",
                    help="per scenario: classes against wall time for the search, walks and PCT")  # fmt: skip
-    p.add_argument("--scenarios", default="", help="--reach: comma-separated (default: all)")
+    p.add_argument("--phases", action="store_true",
+                   help="per scenario: a run's phases, the build's share, and the most a "
+                   "free snapshot at the arm point would give")  # fmt: skip
+    p.add_argument("--scenarios", default="",
+                   help="--reach, --phases: comma-separated (default: all)")  # fmt: skip
     p.add_argument("--walks", type=int, default=300, help="--reach: random walks (default 300)")
     p.add_argument("--pct", type=int, default=300, help="--reach: PCT runs (default 300)")
     p.add_argument("--pct-depth", type=int, default=3, help="--reach: PCT's depth (default 3)")
@@ -311,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.reach:
         return _reach(a)
+    if a.phases:
+        return _phases_table(a)
     if a.all:
         return _all(a)
     if a.speedup:

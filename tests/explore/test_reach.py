@@ -329,3 +329,20 @@ def test_cli_walks_on_a_pool(capsys):
     assert rows[0].split() == ["ok", "4", "0", "(default)"]  # 4 distinct final states
     assert main([*argv, "--pct", "3"]) == 2
     assert "--walks or --pct, not both" in capsys.readouterr().err
+
+
+def test_bench_phases_time_the_search_own_run_for_every_kind_of_scenario(capsys):
+    # the phases go through the engine's steps, so a DLedger group (which builds itself)
+    # is timed too, and the run timed is the one a search replays
+    from mqlab.bench.explore import PHASES, _one_run, main
+
+    for name in ("dledger_split_vote", "consumer_join"):
+        xs = get_scenario(name)
+        tot = dict.fromkeys(PHASES, 0.0)
+        rec, want = _one_run(xs, tot, 1), replay(xs, "")
+        assert (rec.outcome, rec.counts, rec.events) == (want.outcome, want.counts, want.events)
+        assert tot["build_to_arm"] > 0 and min(tot.values()) >= 0
+    assert main(["--phases", "--scenarios", "dledger_split_vote,consumer_join", "--runs", "1"]) == 0
+    rows = [r.split() for r in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[0] for r in rows] == ["dledger_split_vote", "consumer_join"]
+    assert all(len(r) == 8 and r[6].endswith("%") and r[7].startswith("x") for r in rows)
