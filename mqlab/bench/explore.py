@@ -94,8 +94,8 @@ def _one_run(xs, tot: dict[str, float], n: int):
     t1 = clock()
     try:
         rec = _run_from_arm(xs, pre, Schedule.parse(""), Bounds(depth=0), record=False,
-                      sleep=frozenset(), sleep_at=-1, outcome_cache=None, pick=None,
-                      visited=None, on_lab=on_lab)  # fmt: skip
+                            sleep=frozenset(), sleep_at=-1, outcome_cache=None, pick=None,
+                            visited=None, on_lab=on_lab)  # fmt: skip
     finally:
         t2 = clock()
         pre.lab.close()

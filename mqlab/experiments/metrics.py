@@ -182,6 +182,8 @@ def _loss_explanations(lab: Lab, ctx: RunContext) -> list[str]:
 
 def compute_metrics(lab: Lab, ctx: RunContext) -> dict[str, Any]:
     """The metrics row of a finished run (everything but ``run_id`` and sweep columns)."""
+    from mqlab.lab.figures import flow_control_episodes_frame  # plotly: only for metrics
+
     s = ctx.scenario
     events = lab.trace.events
     topics = {t.name for t in s.topics}
@@ -242,8 +244,6 @@ def compute_metrics(lab: Lab, ctx: RunContext) -> dict[str, Any]:
             if any(f"topic={t}," in mq for t in topics):
                 key = (str(e.fields.get("group")), mq)
                 adds[key] = adds.get(key, 0) + 1
-    from mqlab.lab.figures import flow_control_episodes_frame
-
     episodes = flow_control_episodes_frame(events)
     conv: list[int | None] = []
     if ctx.membership_changes:
