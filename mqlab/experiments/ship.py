@@ -8,7 +8,9 @@ compiled code, installed with the cluster) but not mqlab. ``ship(spark)`` sends:
    code, so the same rows), and
 2. ``mqlab-deps-<hash>.zip``: the pure-Python distributions a run imports
    (``SHIPPED_DISTRIBUTIONS``: lark, plotly, narwhals; with their ``.dist-info``, since
-   plotly and narwhals read their version from it),
+   plotly and narwhals read their version from it; orjson, which has compiled code, is
+   not sent: ``mqlab.remoting.fastjson`` uses it where it is installed and reads and
+   writes the same bytes without it),
 
 through ``SparkContext.addPyFile`` on a classic session, or
 ``spark.addArtifacts(path, pyfile=True)`` on Spark Connect. Executors put both zips at the

@@ -206,6 +206,18 @@ class RemotingCommand:
         if self.serialize_type == SerializeType.ROCKETMQ:
             return self._encode_binary_header()
         d = self.header_dict()
+        if (
+            type(self.language) is str
+            and (self.remark is None or type(self.remark) is str)
+            and type(self.opaque) is int
+            and type(self.flag) is int
+            and type(self.version) is int
+        ):
+            # NOTE: performance: every value is a str or an int (extFields values are made
+            # strings by header_dict): orjson writes the same bytes ~10x faster (dumps_c)
+            out = fastjson.dumps_c(d)
+            if out is not None:
+                return out
         text = _JSON_ENCODER.encode(d)
         # NOTE: performance: _NOT_FASTJSON's two halves searched apart, the second only
         # when the text has U+007F or non-ASCII: ~0.3 µs instead of ~2.7 µs per header.
@@ -294,6 +306,15 @@ class RemotingCommand:
 
     @classmethod
     def _from_json_header(cls, header: bytes) -> RemotingCommand:
+        d = fastjson.loads_c(header)  # NOTE: performance: orjson where it reads the same
+        if d is None:
+            d = cls._read_json_header(header)
+        if not isinstance(d, dict):
+            raise RemotingCommandException("header JSON is not an object")
+        return cls._from_header_dict(d)
+
+    @staticmethod
+    def _read_json_header(header: bytes) -> Any:
         try:
             text = header.decode("utf-8")
             try:
@@ -307,8 +328,10 @@ class RemotingCommand:
                 d = fastjson.loads(text)
         except (UnicodeDecodeError, ValueError) as e:
             raise RemotingCommandException(f"header is not JSON: {e}") from None
-        if not isinstance(d, dict):
-            raise RemotingCommandException("header JSON is not an object")
+        return d
+
+    @classmethod
+    def _from_header_dict(cls, d: dict[str, Any]) -> RemotingCommand:
         try:
             code = int(d.get("code", 0))  # fastjson leaves Java's `int code` at 0
             ext = d.get("extFields")

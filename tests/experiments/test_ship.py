@@ -108,8 +108,12 @@ def test_a_run_imports_only_what_is_shipped_or_required():
     out = subprocess.run([sys.executable, "-c", code], input=config.to_json(), capture_output=True,
                          text=True, check=True)  # fmt: skip
     imported = set(json.loads(out.stdout)) - {"mqlab"}
-    # mqlab.lab tries IPython (to widen notebook tables) and goes on without it: optional
-    allowed = _closure(SHIPPED_DISTRIBUTIONS) | _closure(REQUIRED_MODULES) | _closure(["ipython"])
+    # mqlab.lab tries IPython (to widen notebook tables), mqlab.remoting.fastjson orjson (a
+    # faster JSON reader and writer, same bytes), and both go on without them: optional
+    allowed = (
+        _closure(SHIPPED_DISTRIBUTIONS) | _closure(REQUIRED_MODULES)
+        | _closure(["ipython", "orjson"])
+    )  # fmt: skip
     assert imported <= allowed, imported - allowed
     assert {"pandas", "numpy", "lark", "plotly", "narwhals"} <= imported
 
