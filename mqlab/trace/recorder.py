@@ -16,7 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mqlab.trace.events import COLUMNS, TRACE_SCHEMA_VERSION, Kind, TraceEvent, TraceLevel
+from mqlab.trace.events import (
+    COLUMNS,
+    TRACE_SCHEMA_VERSION,
+    Kind,
+    TraceEvent,
+    TraceLevel,
+    new_event,
+)
 
 __all__ = ["TraceRecorder", "NodeTracer"]
 
@@ -50,7 +57,7 @@ class TraceRecorder:
     ) -> TraceEvent | None:
         if self.level == TraceLevel.OFF:
             return None
-        ev = TraceEvent(self.run_id, t_ms, self._seq, node, component, step, kind, fields)
+        ev = new_event(self.run_id, t_ms, self._seq, node, component, step, kind, fields)
         self._seq += 1
         self.events.append(ev)
         for listener in self._listeners:
