@@ -197,3 +197,25 @@ def test_subscription_group_config_json_omits_null_group_and_keeps_unknown_defau
     assert "groupName" not in SubscriptionGroupConfig().to_json_dict()
     c = SubscriptionGroupConfig.from_json_dict({"groupName": "g", "retryMaxTimes": 3, "x": 1})
     assert (c.group_name, c.retry_max_times, c.retry_queue_nums) == ("g", 3, 1)
+
+
+def test_configuration_keeps_the_values_read_at_registration(tmp_path):
+    """``Configuration#registerConfig`` reads each object's values when it registers them:
+    a field changed on the object afterwards is not in ``allConfigs`` (UPDATE_BROKER_CONFIG's
+    merge sees the registered values), while ``getAllConfigsFormatString`` reads the objects
+    again (``getAllConfigsInternal``)."""
+    from mqlab.broker.broker_configuration import BrokerConfiguration, NettyClientConfig
+    from mqlab.namesrv.configuration import NettyServerConfig
+    from mqlab.store.config import MessageStoreConfig
+
+    cfg = BrokerConfig()
+    conf = BrokerConfiguration(
+        cfg, NettyServerConfig(listen_port=10911), NettyClientConfig(),
+        MessageStoreConfig(store_path_root_dir=str(tmp_path)),
+    )  # fmt: skip
+    cfg.broker_permission = 4
+    conf.unmodelled["bitMapLengthConsumeQueueExt"] = "1"
+    assert conf.all_configs.get("brokerPermission") == "6"
+    assert conf.all_configs.get("bitMapLengthConsumeQueueExt") == "112"  # 16 consumers, 20 %
+    assert conf.all_configs.get("storePathCommitLog") == str(tmp_path / "commitlog")
+    assert "brokerPermission=4\n" in conf.get_all_configs_format_string()
