@@ -10,7 +10,8 @@ on ``PYTHONPATH``, so run this from outside any tree. For each scenario of ``mql
 difference, divided by the difference in replays, is the instructions of one replay: start-up,
 imports and a process's first runs (lazy imports, ``gc.freeze``) cancel out. ``--e2e`` does the
 same for ``python -m mqlab bench e2e`` at batch 1 (1 000 and 3 000 messages): instructions per
-message. Hash seeds are fixed (``PYTHONHASHSEED=0``), so a figure repeats to the instruction.
+message. Hash seeds are fixed (``PYTHONHASHSEED=0``); a figure repeats within ~0.1 % (the
+runs' temporary directories have random names).
 
 Instructions are not time: C code (orjson, the ``json`` scanner) does more per instruction than
 the interpreter. Use it to see small changes that the machine's noise (±30 % between runs
