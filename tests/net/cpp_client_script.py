@@ -152,6 +152,8 @@ def push(p):
     deadline = time.time() + p.get("max_seconds", 60)
     while time.time() < deadline and not os.path.exists(p["stop"]):
         time.sleep(0.02)
+    # Said before shutdown(), which the 1.2.x client sometimes aborts (cpp_harness.stop).
+    print(json.dumps({"shutting_down": True}), flush=True)
     consumer.shutdown()
     out.close()
     return {"stopped": True}

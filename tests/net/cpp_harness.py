@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,7 @@ class PushConsumerProc:
 
     def __init__(self, tmp_path: Path, name: str, **params) -> None:
         self.name = name
+        self.shutdown_aborted = False
         self.out = tmp_path / f"{name}.jsonl"
         self.stop_file = tmp_path / f"{name}.stop"
         for p in (self.out, self.stop_file):
@@ -104,8 +106,16 @@ class PushConsumerProc:
         lines = self.out.read_text(encoding="utf-8").splitlines()
         return [json.loads(ln) for ln in lines if ln.endswith("}")]
 
-    def stop(self, timeout: float = 40) -> list[dict]:
-        """Shut the consumer down (it commits its offsets) and return what it received."""
+    def stop(self, timeout: float = 40, *, clean: bool = False) -> list[dict]:
+        """Shut the consumer down (it commits its offsets) and return what it received.
+
+        The client's ``shutdown()`` sometimes aborts with an uncaught
+        ``boost::thread_interrupted``, a race among the threads it interrupts (seen once in
+        CI; rocketmq-client-cpp issue #204 reports shutdown dumping core). After everything
+        the test watched was received, that abort is only warned about. A test that needs
+        shutdown's own requests (UNREGISTER_CLIENT, the last offset commit) passes
+        ``clean=True``, and then it fails.
+        """
         self.stop_file.touch()
         try:
             self.proc.wait(timeout)
@@ -113,10 +123,16 @@ class PushConsumerProc:
             self.kill()
             pytest.fail(f"push consumer {self.name} did not shut down within {timeout} s")
         if self.proc.returncode != 0:
-            pytest.fail(
-                f"push consumer {self.name} exited {self.proc.returncode}: "
-                f"{self.proc.stderr.read()[-2000:]}"
-            )
+            out, err = self.proc.stdout.read(), self.proc.stderr.read()
+            if not clean and shutdown_abort(self.proc.returncode, out, err):
+                self.shutdown_aborted = True
+                warnings.warn(
+                    f"push consumer {self.name}: the C++ client aborted in shutdown() "
+                    f"(uncaught boost::thread_interrupted); its records are complete",
+                    stacklevel=2,
+                )
+                return self.records()
+            pytest.fail(f"push consumer {self.name} exited {self.proc.returncode}: {err[-2000:]}")
         return self.records()
 
     def kill(self) -> None:
@@ -126,6 +142,18 @@ class PushConsumerProc:
         for f in (self.proc.stdout, self.proc.stderr):
             if f is not None:
                 f.close()
+
+
+SHUTDOWN_ABORT = "terminate called after throwing an instance of 'boost::thread_interrupted'"
+
+
+def shutdown_abort(returncode: int, stdout: str, stderr: str) -> bool:
+    """The known abort: SIGABRT from ``boost::thread_interrupted``, once shutdown() began."""
+    return (
+        returncode == -signal.SIGABRT
+        and '"shutting_down": true' in stdout
+        and stderr.rstrip().endswith(SHUTDOWN_ABORT)
+    )
 
 
 def wait_until(pred, timeout: float, what: str, interval: float = 0.05):
@@ -226,6 +254,7 @@ class ProducerLoopProc:
 
     def __init__(self, tmp_path: Path, name: str, **params) -> None:
         self.name = name
+        self.shutdown_aborted = False
         self.out = tmp_path / f"{name}.jsonl"
         self.stop_file = tmp_path / f"{name}.stop"
         params.setdefault("max_seconds", 120)

@@ -89,7 +89,7 @@ def test_clustering_two_consumers_tag_filter_rebalance_and_offsets(live, consume
 
     wait_until(delivered, 30, "every matching message delivered")
     time.sleep(0.5)
-    r1, r2 = c1.stop(), c2.stop()
+    r1, r2 = c1.stop(clean=True), c2.stop(clean=True)
     # The second heartbeat changed the group: NOTIFY_CONSUMER_IDS_CHANGED went out (oneway);
     # each shutdown sent UNREGISTER_CLIENT, so the group is empty again.
     notified = events(server, "DefaultConsumerIdsChangeListener", "notify")
