@@ -19,7 +19,9 @@ headers, as the Java client sends them) and compares every answer:
 
 Each row is ``identical``, ``explained: <rule>`` or ``UNEXPLAINED`` (both answers shown);
 the last line is ``conformance: N requests, I identical, E explained, U unexplained``
-(stored-bytes checks count as rows too); the exit code is 1 when U > 0. The report page
+(stored-bytes checks count as rows too); the exit code is 1 when U > 0, and then the real
+JVM's last ERROR log lines follow the rows (``real broker log: …``), since its work directory
+goes when the run ends. The report page
 is written to ``docs/conformance.md``. ``--against mqlab`` replaces the real side by a
 second ``mqlab serve``: a self-check of the harness that needs no Java.
 

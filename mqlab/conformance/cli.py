@@ -59,6 +59,10 @@ def select(only: list[str]):
     return [s for s in ALL if not only or s.group in only]
 
 
+#: Lines of the real broker's log printed after a run with UNEXPLAINED rows start so.
+REAL_LOG_PREFIX = "real broker log: "
+
+
 def run(args: argparse.Namespace, out=print):
     """Start both sides, run the selected scenarios, print rows; returns the ``Run``."""
     from mqlab.conformance.coverage import coverage_table, summary_line
@@ -79,6 +83,11 @@ def run(args: argparse.Namespace, out=print):
         out(f"conformance: reference {real.broker_addr} (namesrv {real.namesrv_addr}), "
             f"mqlab {mq.broker_addr} (namesrv {mq.namesrv_addr})")  # fmt: skip
         result = run_scenarios(scenarios, real, mq, log=lambda r: out(row_line(r, args.verbose)))
+        if result.tally()[3] and hasattr(real, "log_errors"):
+            # a row that differs once in many runs is explained by the real side's log, which
+            # goes with its work directory
+            for line in real.log_errors():
+                out(f"{REAL_LOG_PREFIX}{line}")
         if args.against == "real" and not getattr(args, "no_replication", False):
             replicate(real, result, out)
     finally:

@@ -240,6 +240,15 @@ class RealSide:
     def flush(self) -> None:
         """The real broker's files are memory-mapped: readers see puts at once."""
 
+    def log_errors(self, limit: int = 40) -> list[str]:
+        """The last ``limit`` ERROR lines the real JVM logged so far (our logback file sends
+        WARN and above to ``real-cluster.out``): why the real broker answered as it did, kept
+        before :meth:`stop` removes the work directory."""
+        if self.cluster is None:
+            return []
+        errors = [ln for ln in self.cluster.output().splitlines() if " ERROR " in ln]
+        return errors[-limit:]
+
     def start_slave(self) -> None:
         """A real 4.9.3 slave of broker-a in the real cluster's JVM."""
         assert self.cluster is not None, "start() first"

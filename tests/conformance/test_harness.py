@@ -455,3 +455,67 @@ def test_the_reput_backlog_is_a_measurement_of_the_moment():
         Diff("body.table.commitLogMaxOffset", "362", "0"),  # offsets stay exact
     ], REAL, MQ)  # fmt: skip
     assert [x.rule for x in d] == ["runtime-measurement", None, None]
+
+
+class _StubCluster:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def output(self) -> str:
+        return self.text
+
+
+def test_log_errors_are_the_real_jvms_last_error_lines(tmp_path: Path):
+    from mqlab.conformance.sides import RealSide
+
+    side = RealSide()
+    try:
+        assert side.log_errors() == []  # not started
+        side.cluster = _StubCluster(
+            "12:00:00.001 WARN  [main] BrokerStartup - slow\n"
+            + "".join(
+                f"12:00:0{i}.000 ERROR [t] ConsumerFilterManager - parse error {i}\n"
+                for i in range(5)
+            )
+        )
+        assert [ln[-13:] for ln in side.log_errors(limit=2)] == ["parse error 3", "parse error 4"]
+        assert len(side.log_errors()) == 5
+    finally:
+        side.cluster = None
+        side.stop()
+
+
+def test_a_run_with_an_unexplained_row_prints_the_real_brokers_errors(monkeypatch):
+    """The real side's ERROR lines follow the rows, before its work directory is gone;
+    a run without a difference prints none."""
+    from mqlab.conformance import cli, engine, sides
+    from mqlab.conformance.engine import Row, Run
+
+    class Side:
+        broker_addr = namesrv_addr = "127.0.0.1:1"
+
+        def __init__(self, *a, **k) -> None:
+            self.stopped = False
+
+        def start(self) -> None: ...
+
+        def stop(self) -> None:
+            self.stopped = True
+
+        def log_errors(self) -> list[str]:
+            assert not self.stopped
+            return ["12:00:00.000 ERROR [t] ConsumerFilterManager - parse error"]
+
+    for unexplained, want in ((True, 1), (False, 0)):
+        diff = Diff("code", "20", "27", None if unexplained else "some-rule")
+        run_ = Run(rows=[Row("pull", "subscriptions", "heartbeat_sql", "PULL", [diff])])
+        monkeypatch.setattr(sides, "RealSide", Side)
+        monkeypatch.setattr(sides, "MqlabSide", Side)
+        monkeypatch.setattr(engine, "run_scenarios", lambda *a, run_=run_, **k: run_)
+        args = argparse.Namespace(only=[], against="real", report=None, no_report=True,
+                                  verbose=False, no_replication=True, no_dledger=True)  # fmt: skip
+        lines: list[str] = []
+        cli.run(args, out=lines.append)
+        logged = [ln for ln in lines if ln.startswith(cli.REAL_LOG_PREFIX)]
+        assert logged == want * [f"{cli.REAL_LOG_PREFIX}12:00:00.000 ERROR [t] "
+                                 "ConsumerFilterManager - parse error"]  # fmt: skip
