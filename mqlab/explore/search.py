@@ -522,8 +522,10 @@ def _bar(progress: bool, name: str):
 def replay(
     xs: ExploreScenario, schedule: Schedule | str, bounds: Bounds | None = None, **kw: Any
 ) -> RunRecord:
-    """Run one schedule exactly (no search)."""
-    b = bounds or Bounds(depth=0)
+    """Run one schedule exactly (no search), as ``python -m mqlab explore NAME --replay
+    SCHEDULE`` does: without ``bounds``, under the scenario's own reorder window (a
+    schedule's choices index the candidates inside that window)."""
+    b = bounds or Bounds(depth=0, window_ms=getattr(xs, "window_ms", 0))
     return run_schedule(
         xs, schedule, Bounds(depth=0, window_ms=b.window_ms, latencies=b.latencies), **kw
     )

@@ -1,5 +1,8 @@
 """Lesson 07 (consumption, retry and the DLQ): helpers and exact exercise answers."""
 
+import contextlib
+import io
+
 import pytest
 
 from mqlab.lab.check import check, expected
@@ -113,6 +116,20 @@ def test_panel_log_shows_each_send_back_cause_first_and_keeps_them():
         log = html.unescape(panel.log.value)
         assert lines[0].strip() in log and lines[1].strip() in log  # the first one is still shown
         assert "earlier lines not shown" not in log
+
+
+def test_one_slow_frame_gives_no_duplicate_as_the_prose_says():
+    """Section 6: ``d6 l1`` gives ``retry=2 dlq=2``, through the lesson's helper as through
+    ``python -m mqlab explore retry_rebalance --replay "d6 l1"`` (the scenario's 1 ms
+    reorder window; the helper once replayed without it and got the default's class)."""
+    from mqlab.explore.cli import main as explore
+    from mqlab.lab.lessons.lesson05 import replay_schedule
+
+    assert replay_schedule("retry_rebalance", "d6 l1").outcome == "retry=2 dlq=2"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert explore(["retry_rebalance", "--replay", "d6 l1", "--no-progress"]) == 0
+    assert "retry=2 dlq=2" in out.getvalue()
 
 
 def test_a_rebalance_during_a_retry_sends_a_message_back_twice():
