@@ -21,6 +21,8 @@ from mqlab.lab.lessons import lesson02 as L
         ("02.4", 20521, 6),  # 7 × 162 bytes, 160 torn off → 6 whole
         ("02.4", 50381, 6),  # 156 torn off → 6 whole
         ("02.4", 1, 6),  # 40 torn off: past the properties into the lengths → 6 whole
+        ("02.4", 19, 14),  # 15 entries, 166 torn off: the last gone, the 14th torn in its props
+        ("02.4", 45, 9),  # 11 entries, 348 torn off: two gone, the 9th torn in its props
     ],
 )
 def test_exercise_answers(ex_id, seed, answer):
@@ -168,3 +170,16 @@ def test_print_power_cut_prints_what_the_lesson_shows(capsys):
         "bytes written (0 flushed), the consume queues lose 0 bytes",
         "  t=2010  producer-1: send: SEND_OK to broker-a queue 1 at offset 0",
     ]
+
+
+@pytest.mark.parametrize("seed", [1, 19, 20, 23, 24, 42, 46, 47, 20521, 50381])
+def test_the_worked_answer_of_02_4_holds_for_every_kind_of_cut(seed):
+    """The solutions notebook's 02.4 cell, run for seeds whose cut leaves the last entry torn
+    in its properties, takes it and 32 bytes or fewer of the one before (19-23, 42-46: about
+    one seed in six), or cuts deeper (1, 24, 47, ...): it gives the exercise's answer."""
+    from tests.lab.test_worked_answers import worked_answers
+
+    source = worked_answers("02_store")["02.4"]
+    scope = {"L": L, "p24": L.params_02_4(seed)}
+    exec(compile(source, "02.4 worked answer", "exec"), scope)
+    assert scope["answer"] == expected("02.4", seed)

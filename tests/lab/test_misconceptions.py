@@ -20,7 +20,7 @@ CASES = [
     # the off-by-one
     ("00.1", 9, 3, "rounding N / 4 down", "N // 4 drops the remainder: the producer deals"),
     ("00.1", 11, 3, "an off-by-one in offsets", "max_offset is the offset the *next* message"),
-    ("00.1", 9, 2, "the queue count before auto-creation", "the first send borrows TBW102's"),
+    ("00.1", 9, 2, "the queue count before auto-creation", "TBW102 has 8 queues, but the"),
     ("00.1", 9, 14, "all messages on one queue", "the producer takes the next queue"),
     # 00.2, seed 1: idle at 31 ms, D = 101 → consumed at 134
     ("00.2", 1, 103, "counting D from time 0", "you advance D ms from the moment"),
@@ -140,7 +140,7 @@ CASES = [
         1,
         0,
         "believing offsets committed to the slave are kept",
-        "the slave's SlaveSynchronize copies",
+        "they never reach the master",
     ),
     # 13.1, seed 1: body order-1 → FfXXNk4hc0zxn3WnaP6rz7CGTTI=; the header and AccessKey
     # alone, the fields unsorted (AccessKey last), the right bytes' digest in hex

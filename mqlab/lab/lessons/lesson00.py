@@ -142,9 +142,9 @@ _MISC_00_1 = (
                  "of messages in the queue, not the last message's offset",
                  lambda want, seed: want - 1),
     wrong_answer("the queue count before auto-creation",
-                 "the first send borrows TBW102's route (8 queues), but the broker creates "
-                 "TopicTest with the producer's defaultTopicQueueNums = 4, and the producer "
-                 "spreads every message over those 4",
+                 "TBW102 has 8 queues, but the producer cuts the route it borrows to its "
+                 "defaultTopicQueueNums (4), the broker creates TopicTest with min(4, 8) = 4, "
+                 "and the producer spreads every message over those 4",
                  lambda want, seed: -(-params_00_1(seed) // 8)),
     wrong_answer("all messages on one queue",
                  "the producer takes the next queue for each message (round robin over 4)",

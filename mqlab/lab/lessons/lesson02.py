@@ -188,7 +188,9 @@ def params_02_4(seed: int) -> dict[str, int]:
     """Exercise 02.4: messages sent (30-byte bodies, queue 0) and bytes torn off the end.
 
     At least 33 bytes: a cut of 32 or fewer stays inside the last entry's properties, which
-    neither the length check nor the body CRC covers, so recovery would keep that entry."""
+    neither the length check nor the body CRC covers, so recovery would keep that entry. The
+    same holds for the entry before the last when a cut takes the last entry and up to 32
+    bytes more (163-194 or 325-356 bytes): about one seed in six."""
     return {"messages": 6 + seed % 10, "body_len": 30, "cut_bytes": 33 + (seed * 7) % 368}
 
 
@@ -250,9 +252,11 @@ def _ex_02_3(seed: int) -> list[int]:
           "offset after recovery?",
           hint="recovery (recoverAbnormally after the crash) keeps every entry whose length and "
                "body CRC still check out and cuts at the first that fails; the consume-queue "
-               "units past the cut are rebuilt or dropped, so max offset = entries that are "
-               "still whole. The CRC covers the body only: an entry torn inside its last 32 "
-               "bytes (the properties) still passes, as in 4.9.3")  # fmt: skip
+               "units past the cut are rebuilt or dropped, so max offset = the entries "
+               "recovery keeps. The CRC covers the body only: an entry torn only inside its "
+               "last 32 bytes (the properties) still passes, as in 4.9.3. That can be the last "
+               "entry, or the one before it when the cut takes the last entry and up to 32 "
+               "bytes more")  # fmt: skip
 def _ex_02_4(seed: int) -> int:
     p = params_02_4(seed)
     with Lab(seed=seed) as lab:

@@ -93,7 +93,8 @@ def time_pull(seed: int, *, long_polling: bool = True, park_at: int | None = Non
               subscription: str = "*") -> PullTiming:  # fmt: skip
     """Park a pull on an empty queue and report when it is answered.
 
-    ``park_at`` defaults to a seed-dependent moment between 1 001 and 5 000 ms.
+    ``park_at`` defaults to a seed-dependent moment between 1 001 and 12 000 ms
+    (``park_time``).
     ``message_at``: also send a message to the parked queue at that time.
     """
     lab = Lab(seed=seed, broker={"long_polling_enable": long_polling})

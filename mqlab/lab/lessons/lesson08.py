@@ -6,8 +6,8 @@ on the message model (the consumer's progress):
 
 * clustering → ``RemoteBrokerOffsetStore``: kept in memory, sent to the broker by the 5 s
   ``MQClientInstance#persistAllConsumerOffset`` timer (oneway UPDATE_CONSUMER_OFFSET), and
-  also piggybacked on every pull (``commitOffset`` with the COMMIT_OFFSET sysFlag; the
-  broker stores it in step 11 of pull processing);
+  also piggybacked on every pull once it is above 0 (``commitOffset`` with the
+  COMMIT_OFFSET sysFlag; the broker stores it in step 11 of pull processing);
 * broadcasting → ``LocalFileOffsetStore``: ``offsets.json`` in the client's directory, and
   the broker never hears of it.
 
@@ -243,8 +243,9 @@ def _ex_08_2(seed: int) -> list[int]:
           "before dying, (b) if it persisted its offsets just before (persist_first=True)? "
           "Answer [a, b].",
           hint="the first delivery comes about 10 ms after the start, then one every D ms; the "
-               "5 s persist timer first fires 10 s after the start; pulls here carry commitOffset "
-               "0 (all 64 messages come in the first two pulls); the committed offset is the "
+               "5 s persist timer first fires 10 s after the start; pulls here commit nothing: "
+               "all 64 messages come in the first two pulls, sent while the in-memory offset "
+               "was 0, and a pull carries it only once it is above 0; the committed offset is the "
                "lowest offset still in the ProcessQueue, and a message in the listener when the "
                "kill comes was delivered but not consumed")  # fmt: skip
 def _ex_08_3(seed: int) -> list[int]:

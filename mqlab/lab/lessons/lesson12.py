@@ -152,7 +152,7 @@ def outage(seed: int, messages: int = 8) -> dict[str, Any]:
     SlaveSynchronize, on the slave); ``messages`` more reach the slave; the master is killed;
     ``c2`` of G reads them from the slave and commits its offsets there; the master restarts
     with its old offsets, the slave's next syncAll copies them over the slave's, and ``c3``
-    of G consumes the ``messages`` again. Returns what each stage left, by name.
+    of G, which asks the master first, consumes the ``messages`` again. Returns what each stage left, by name.
     """
     out: dict[str, Any] = {}
     with group_lab(seed, "ASYNC_MASTER") as lab:
@@ -356,8 +356,9 @@ def params_12_3(seed: int) -> int:
 MISCONCEPTIONS_12_3 = (
     wrong_answer(
         "believing offsets committed to the slave are kept",
-        "the slave's SlaveSynchronize copies the returning master's consumer offsets over its "
-        "own (syncConsumerOffset): the offsets committed during the outage are overwritten",
+        "they never reach the master (4.9.3 has no slave → master offset sync): c3 reads the "
+        "returning master's older offsets, and the slave's SlaveSynchronize copies those over "
+        "its own (syncConsumerOffset)",
         lambda want, seed: 0,
     ),
 )
@@ -365,11 +366,13 @@ MISCONCEPTIONS_12_3 = (
 
 @exercise("12.3", "As in section 5: c1 consumed 4 messages; L.params_12_3(SEED) more reach the "
           "slave; the master is killed; c2 of the same group consumes them from the slave; the "
-          "master returns. How many messages does c3 of the group consume after the slave's next "
-          "syncAll?",
-          hint="during the outage c2's offsets went to the slave (findBrokerAddressInAdmin); the "
-               "returning master still has the offsets of before the outage, and the slave's "
-               "syncAll copies them over its own (apache/rocketmq#1094)",
+          "master returns. How many messages does c3 of the group consume when it starts, after "
+          "the slave's next syncAll?",
+          hint="during the outage c2's offsets went to the slave (findBrokerAddressInSubscribe "
+               "finds no master, so any node of the name); nothing copies them back to the "
+               "master, which still has the offsets of before the outage, and c3 asks the "
+               "master first; the slave's syncAll then copies the master's over its own too "
+               "(apache/rocketmq#1094)",
           misconceptions=MISCONCEPTIONS_12_3)  # fmt: skip
 def _ex_12_3(seed: int) -> int:
     return int(outage(seed, params_12_3(seed))["consumed_again"])

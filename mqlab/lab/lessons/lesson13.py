@@ -396,7 +396,7 @@ class AclPanel(ControlPanel):
 
     @_guarded
     def add_file(self) -> None:
-        """``add_acl_file``: a new, empty file under conf/acl (extra-N.yml)."""
+        """``add_acl_file``: a new file with no accounts under conf/acl (extra-N.yml)."""
 
         def run() -> list[str]:
             n = len(list((self.home / "conf" / "acl").glob("*.yml"))) + 1 if (
