@@ -22,8 +22,9 @@ What each sync does with the master's answer is code, because each has its own r
 Step 4 is why a master that comes back after an outage takes consumer progress back
 (apache/rocketmq#1094): offsets committed to the slave meanwhile are overwritten by the
 master's older ones. Java sends GET_ALL_TOPIC_CONFIG on the master's VIP channel
-(``MixAll#brokerVIPChannel(true, addr)``, port − 2); mqlab's drivers listen on the main
-port only, so every request here goes to the main address.
+(``MixAll#brokerVIPChannel(true, addr)``, port − 2) and the other three to the main port;
+mqlab sends all four to the main address, which the simulation's masters listen on (``mqlab
+serve`` binds the VIP channel too, for real slaves).
 """
 
 from __future__ import annotations
