@@ -17,13 +17,15 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m mqlab bench {broker,e2e,net,load,real,sweep} [options]")
+        print("usage: python -m mqlab bench {broker,e2e,net,load,real,sweep,explore} [options]")
         print("       python -m mqlab serve [--host H] [--namesrv-port P] [--broker-port P] ...")
         print("                             [--slaves N] [--broker-role ROLE] [--broker-id N] ...")
         print("       python -m mqlab serve --dledger-peers PEERS [--dledger-self-id ID] ...")
         print("       python -m mqlab serve --dledger-nodes N [--dledger-port P] ...")
         print("       python -m mqlab serve --dledger-brokers N [--dledger-port P] ...")
-        print("       python -m mqlab experiment run SPEC.yaml --out DIR [--runner pool|spark]")
+        print(
+            "       python -m mqlab experiment run SPEC.yaml --out DIR [--runner sequential|pool|spark]"
+        )
         print("       python -m mqlab conformance [--report PATH] [--only GROUP] [-v] ...")
         print("       python -m mqlab interop [--only PREFIX] [--target mqlab|real] [--list]")
         print("       python -m mqlab lab {prepare,reset NN} [--repo DIR] [--work DIR]")

@@ -40,9 +40,10 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "--bounds",
         default="",
-        help="depth=N|any,deviations=K,faults=N,window=MS,latencies=1/5,sticky=0/1,por=0/1,"
-        "runs=N (deviations=K alone: at most K moves anywhere in the run, fewest first; "
-        "sticky=1: a latency move may keep a connection slow from there on, L<i>)",
+        help="depth=N|any,deviations=K,faults=N,window=MS,latencies=1/5,sticky=0/1/2,"
+        "por=0/1,runs=N (deviations=K alone: at most K moves anywhere in the run, fewest "
+        "first; sticky=1: a latency move may keep a connection slow from there on, L<i>; "
+        "sticky=2: latency moves only do that)",
     )
     p.add_argument("--runner", default="sequential", choices=RUNNERS)
     p.add_argument("--workers", type=int, default=None, help="pool processes (default: cores)")
