@@ -29,6 +29,7 @@ __all__ = [
     "CID_ONSAPI_PERMISSION_GROUP",
     "CID_ONSAPI_OWNER_GROUP",
     "CID_ONSAPI_PULL_GROUP",
+    "CID_SYS_RMQ_TRANS",
     "CID_RMQ_SYS_PREFIX",
     "CID_SYS_RMQ_TRANS",
     "RESERVED_GROUPS",
@@ -72,10 +73,13 @@ ONS_HTTP_PROXY_GROUP = "CID_ONS-HTTP-PROXY"
 CID_ONSAPI_PERMISSION_GROUP = "CID_ONSAPI_PERMISSION"
 CID_ONSAPI_OWNER_GROUP = "CID_ONSAPI_OWNER"
 CID_ONSAPI_PULL_GROUP = "CID_ONSAPI_PULL"
+#: The transaction check service's group (``MixAll.CID_SYS_RMQ_TRANS``).
+CID_SYS_RMQ_TRANS = "CID_RMQ_SYS_TRANS"
 CID_RMQ_SYS_PREFIX = "CID_RMQ_SYS_"
 CID_SYS_RMQ_TRANS = "CID_RMQ_SYS_TRANS"
 
-#: The group names docs/reference.md §7.3 lists as reserved, in ``MixAll``'s declaration order.
+#: The group names docs/reference.md §7.3 lists as reserved, in ``MixAll``'s declaration order
+#: (``DefaultMQAdminExtImpl.SYSTEM_GROUP_SET``).
 RESERVED_GROUPS: tuple[str, ...] = (
     DEFAULT_PRODUCER_GROUP,
     DEFAULT_CONSUMER_GROUP,
@@ -89,6 +93,7 @@ RESERVED_GROUPS: tuple[str, ...] = (
     CID_ONSAPI_PERMISSION_GROUP,
     CID_ONSAPI_OWNER_GROUP,
     CID_ONSAPI_PULL_GROUP,
+    CID_SYS_RMQ_TRANS,
 )
 
 #: Broker id of a master; slaves have ids > 0 (docs/reference.md §2.5).

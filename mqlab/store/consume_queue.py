@@ -284,7 +284,10 @@ class ConsumeQueue:
                 if abs(timestamp - left_index_value) > abs(timestamp - right_index_value)
                 else left_offset
             )
-        return (mf.file_from_offset + offset) // unit
+        # Java's long division truncates toward zero: with every unit below the commit log's
+        # min (offset -1) the first file answers 0, a later one its previous file's last unit
+        total = mf.file_from_offset + offset
+        return total // unit if total >= 0 else -(-total // unit)
 
     def iter_units(self, start_index: int | None = None) -> Iterator[tuple[int, int, int, int]]:
         """``(logical offset, commit-log offset, size, tags code)`` of every written unit

@@ -47,7 +47,8 @@ def test_group_constants():
     assert mix_all.DEFAULT_CONSUMER_GROUP == "DEFAULT_CONSUMER"
     assert mix_all.TOOLS_CONSUMER_GROUP == "TOOLS_CONSUMER"
     assert mix_all.MONITOR_CONSUMER_GROUP == "__MONITOR_CONSUMER"
-    assert len(mix_all.RESERVED_GROUPS) == 12
+    assert len(mix_all.RESERVED_GROUPS) == 13
+    assert mix_all.RESERVED_GROUPS[-1] == mix_all.CID_SYS_RMQ_TRANS == "CID_RMQ_SYS_TRANS"
     assert mix_all.MASTER_ID == 0
     assert mix_all.DEFAULT_TOPIC == "TBW102"
     assert mix_all.LMQ_PREFIX == "%LMQ%"

@@ -109,6 +109,23 @@ def test_get_offset_in_queue_by_time_picks_the_file_by_last_write(new_store):
     assert store.get_offset_in_queue_by_time("TopicTest", 0, 9500) == 8
 
 
+def test_get_offset_in_queue_by_time_with_every_unit_below_the_commit_log_min(tmp_path):
+    """Every unit points below the commit log's min offset: no store time is read, the
+    offset stays -1, and Java's truncating (fileFromOffset - 1) / 20 answers 0 in the first
+    file (Python's floor division gave -1) and the previous file's last unit in a later one."""
+    cq = ConsumeQueue("TopicTest", 0, str(tmp_path / "cq"), 60)
+    for i in range(6):  # two files of 3 units
+        assert cq.put_message_position_info(1000 + 100 * i, 100, 0, i, 5000 + i)
+    first, later = cq.mapped_file_queue.mapped_files
+    first.last_modified_ms, later.last_modified_ms = 100, 200
+
+    def never(phy: int, size: int) -> int:
+        raise AssertionError("no store time is read below the commit log's min")
+
+    assert cq.get_offset_in_queue_by_time(50, never, 10_000) == 0
+    assert cq.get_offset_in_queue_by_time(150, never, 10_000) == 2
+
+
 def test_rebuilding_a_consume_queue_is_idempotent(new_store):
     """ConsumeQueueTest: dispatching the same entries again changes nothing (units at or
     below maxPhysicOffset are skipped)."""
