@@ -29,7 +29,7 @@
 #                                (tests/conformance, tests/interop: -m "not conformance and not interop")
 #   MQLAB_REQUIRE_CONFORMANCE=1  fail (not skip) when those tiers cannot run: no JDK 17 or Maven (CI)
 #   MQLAB_NO_UV=1                use pip + venv even when uv is on PATH (CI has no uv: pip is the tested path)
-#   PYTEST_ARGS="-x -k foo"      extra pytest options for `make test`, given to every group (options,
+#   PYTEST_ARGS="-x -k foo"      extra pytest options for `make test`, given to every group but notebooks (options,
 #                                not paths: for a few modules run .venv/bin/python -m pytest PATH)
 #   MQLAB_TEST_SERIAL=1          run the groups one after the other, output as it comes
 #   MQLAB_TEST_GROUP_TIMEOUT=3600  stop a group still running after this many seconds (a failure)
