@@ -254,7 +254,6 @@ class ProducerLoopProc:
 
     def __init__(self, tmp_path: Path, name: str, **params) -> None:
         self.name = name
-        self.shutdown_aborted = False
         self.out = tmp_path / f"{name}.jsonl"
         self.stop_file = tmp_path / f"{name}.stop"
         params.setdefault("max_seconds", 120)

@@ -35,6 +35,13 @@ def test_sigkill_mid_stream_loses_no_acknowledged_message(tmp_path, flush_disk_t
         # Mid-stream: the loop is sending as fast as send_sync returns.
         wait_until(lambda: len(producer.acked()) >= 300, 60, "300 acknowledged sends")
         srv.kill_group()
+        # The loop's first send after the kill fails; wait for it, or the stop file could be
+        # seen between two sends and no send would have failed (dry run W, once)
+        wait_until(
+            lambda: any(r["s"] == -1 for r in producer.records()),
+            30,
+            "a send failing after the kill",
+        )
         sends = producer.stop()
         acked = [r["k"] for r in sends if r["s"] == 0]
         # The kill landed while sends were going on: the ones after it failed.
