@@ -44,6 +44,7 @@ from mqlab.client.exception import MQClientException
 from mqlab.client.mq_client_api_impl import MQClientAPIImpl
 from mqlab.client.producer.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from mqlab.common import message_const as mc
+from mqlab.common.frozen_init import fast_frozen_init
 from mqlab.common.message import MessageQueue
 from mqlab.common.message_client_id import MessageClientIDSetter
 from mqlab.common.message_decoder import MessageDecodeError, decodes
@@ -84,6 +85,7 @@ Gen = Generator[Any, Any, Any]
 C = "MQClientInstance"
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class FindBrokerResult:
     """A broker node to talk to. Mirrors ``FindBrokerResult`` (client/impl)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mqlab.common import message_const as mc
+from mqlab.common.frozen_init import fast_frozen_init
 
 __all__ = ["Message", "MessageExt", "MessageExtBrokerInner", "MessageQueue"]
 
@@ -197,6 +198,7 @@ class MessageExtBrokerInner(MessageExt):
     tags_code: int = 0
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True, order=True)
 class MessageQueue:
     """One queue of a topic on one broker.

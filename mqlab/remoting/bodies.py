@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from mqlab.common.frozen_init import fast_frozen_init
 from mqlab.common.message import MessageQueue
 from mqlab.remoting.command import RemotingCommandException
 from mqlab.remoting.fastjson import dumps, loads_json_body
@@ -420,3 +421,14 @@ class GetConsumerListByGroupResponseBody(_JsonBody):
     @classmethod
     def from_json_dict(cls, d: Mapping[str, Any]) -> GetConsumerListByGroupResponseBody:
         return cls(consumer_id_list=tuple(str(c) for c in d.get("consumerIdList") or ()))
+
+
+def _rewrite_inits(base: type) -> None:
+    """``fast_frozen_init`` for every body class of this module (docs: mqlab/common/frozen_init.py)."""
+    for cls in base.__subclasses__():
+        if cls.__module__ == __name__:
+            fast_frozen_init(cls)
+        _rewrite_inits(cls)
+
+
+_rewrite_inits(_JsonBody)

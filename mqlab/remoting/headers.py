@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
+from mqlab.common.frozen_init import fast_frozen_init
 from mqlab.remoting.codes import RequestCode
 from mqlab.remoting.command import RemotingCommandException
 from mqlab.remoting.fastjson import java_double_to_string
@@ -229,7 +230,7 @@ def wire_header(cls: type[_H]) -> type[_H]:
         cls.to_ext_fields = to_ext  # type: ignore[method-assign]
     if "from_ext_fields" not in cls.__dict__:
         cls.from_ext_fields = classmethod(from_ext)  # type: ignore[assignment, method-assign]
-    return cls
+    return fast_frozen_init(cls)
 
 
 def _unrolled(cls: type) -> tuple[Callable[..., dict[str, str]], Callable[..., Any]]:

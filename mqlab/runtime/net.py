@@ -82,6 +82,8 @@ from mqlab.runtime.context import (
 from mqlab.trace.events import Kind, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
+_FRAMES = int(TraceLevel.FRAMES)  # NOTE: performance: see mqlab/trace/recorder.py
+
 __all__ = [
     "NetDriver",
     "NetContext",
@@ -1223,7 +1225,7 @@ class NetDriver:
         except Exception as e:  # a core bug: report it, never take the loop down
             self._handler_error(conn.ctx, f"encode {cmd!r}", e)
             return
-        if self.recorder.level >= TraceLevel.FRAMES:
+        if self.recorder.level >= _FRAMES:
             conn.ctx.tracer.emit(
                 "RemotingCommand", "send", Kind.SEND,
                 code=_code_name(cmd.code, cmd.is_response, conn.ctx.node.remoting_codes),
@@ -1235,7 +1237,7 @@ class NetDriver:
     def _on_command(self, conn: NetConnection, cmd: RemotingCommand) -> None:
         """``NettyRemotingAbstract#processMessageReceived``: a response or a request."""
         ctx = conn.ctx
-        if self.recorder.level >= TraceLevel.FRAMES:
+        if self.recorder.level >= _FRAMES:
             ctx.tracer.emit(
                 "RemotingCommand", "recv", Kind.RECV,
                 code=_code_name(cmd.code, cmd.is_response, ctx.node.remoting_codes),

@@ -60,6 +60,8 @@ from mqlab.runtime.scheduler import (
 from mqlab.trace.events import Kind, TraceEvent, TraceLevel
 from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
+_FRAMES = int(TraceLevel.FRAMES)  # NOTE: performance: see mqlab/trace/recorder.py
+
 __all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection", "SimStream"]
 
 log = logging.getLogger(__name__)
@@ -607,7 +609,7 @@ class SimDriver:
         due = max(self.scheduler.now + latency, stream.last_due[sender])
         stream.last_due[sender] = due
         end = stream.end_of(receiver)
-        if self.recorder.level >= TraceLevel.FRAMES:
+        if self.recorder.level >= _FRAMES:
             self._tracer_for(sender).emit(
                 "SimNetwork", "bytes", Kind.SEND, stream=stream.id, to=receiver, bytes=len(data)
             )
@@ -755,7 +757,7 @@ class SimDriver:
         due = max(self.scheduler.now + latency, conn.last_due[sender])
         conn.last_due[sender] = due
         code_name = self._frame_code_name(cmd.code, cmd.is_response, sender, receiver)
-        if self.recorder.level >= TraceLevel.FRAMES:
+        if self.recorder.level >= _FRAMES:
             self._tracer_for(sender).emit(
                 "RemotingCommand", "send", Kind.SEND, code=code_name,
                 opaque=cmd.opaque, to=receiver, bytes=len(frame), response=cmd.is_response,
@@ -791,7 +793,7 @@ class SimDriver:
             self._close(conn, reason=f"malformed frame: {e}")
             return
         channel = conn.end_of(receiver)
-        if self.recorder.level >= TraceLevel.FRAMES:
+        if self.recorder.level >= _FRAMES:
             ctx.tracer.emit(
                 "RemotingCommand", "recv", Kind.RECV,
                 code=self._frame_code_name(cmd.code, cmd.is_response, receiver,

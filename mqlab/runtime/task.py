@@ -29,12 +29,14 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
+from mqlab.common.frozen_init import fast_frozen_init
 from mqlab.remoting.command import RemotingCommand
 from mqlab.runtime.context import NodeContext
 
 __all__ = ["Rpc", "Sleep", "Task", "spawn"]
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Rpc:
     """Yield this to send ``request`` to ``addr`` and wait for the response."""
@@ -44,6 +46,7 @@ class Rpc:
     timeout_ms: int
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Sleep:
     """Yield this to resume after ``ms`` milliseconds (a one-shot timer)."""

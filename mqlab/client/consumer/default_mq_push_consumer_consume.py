@@ -24,6 +24,7 @@ from typing import Any
 from mqlab.client.consumer.rebalance_impl import NETWORK_ERRORS
 from mqlab.client.exception import MQClientException
 from mqlab.common import message_const as mc
+from mqlab.common.frozen_init import fast_frozen_init
 from mqlab.common.message import Message, MessageExt, MessageQueue
 from mqlab.common.mix_all import get_retry_topic
 from mqlab.trace.events import Kind
@@ -46,6 +47,7 @@ SEND_MESSAGE_BACK_TIMEOUT = 5000
 DEFAULT_MAX_RECONSUME_TIMES = 16
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class ConsumedRecord:
     """One message handed to the listener (the workbench's "consumed" log).
