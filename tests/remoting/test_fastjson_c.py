@@ -46,6 +46,16 @@ def _check_read(data: bytes) -> bool:
     return True
 
 
+#: A SEND_MESSAGE_V2 header as the Java client 4.9.3 writes it (bench real): its UNIQ_KEY
+#: holds a run of 30 zeros inside a string.
+_JAVA_SEND_V2 = (
+    b'{"code":310,"extFields":{"a":"bench_pg","b":"BenchT4","c":"TBW102","d":"4","e":"1",'
+    b'"f":"0","g":"1796052217714","h":"0","i":"UNIQ_KEY\\u0001FD0000000000000000000000000000'
+    b'026AAF4E0E2F2A98A607720000\\u0002WAIT\\u0001true\\u0002TAGS\\u0001W","j":"0",'
+    b'"k":"false","m":"false"},"flag":0,"language":"JAVA","opaque":8,'
+    b'"serializeTypeCurrentRPC":"JSON","version":399}'
+)
+
 READ_CASES = [
     b'{"code":310,"extFields":{"a":"PG","b":"T"},"flag":0,"language":"JAVA","opaque":7}',
     b'{"a":1,"a":2,"b":3}', b'{"a":1,"b":2,"\\u0061":3}', b'{"a":-0}', b'{"a":-0.0}',
@@ -59,6 +69,10 @@ READ_CASES = [
     b'{"a":"\xff"}', b"{0:1}", b'{"brokerAddrs":{0:"127.0.0.1:10911"}}', b"{'a':1}",
     b'{"a":[1,2,]}', b"null", b"[]", b'"s"', b"{" * 300 + b"}" * 300, b"[" * 257 + b"]" * 257,
     '{"k":"中文 é \u2028"}'.encode(), b'{"a":{"b":[true,false,null,{"c":""}]}}',
+    _JAVA_SEND_V2, b'{"a":"x:12345678901234567890"}', b'{"a":[12345678901234567890123]}',
+    b'{"a":1.12345678901234567890123}', b'{"a":1e12345678901234567890}',
+    b'{"a": 12345678901234567890123}', b'{"a":-12345678901234567890123}',
+    b'12345678901234567890123', b'{"a":"D12345678901234567890123","b":7}',
 ]  # fmt: skip
 
 
@@ -77,6 +91,17 @@ def test_loads_c_answers_the_usual_header_and_leaves_the_rest():
     assert _check_read(b'{"a":922337203685477580,"b":-1.5e300}')  # 18 digits: an int64
     for data in (b'{"a":18446744073709551616}', b'{"a":NaN}', b'{"a":"x\x01y"}', b"{0:1}",
                  b"[" * 257 + b"]" * 257):  # fmt: skip
+        assert fastjson.loads_c(data) is None, data
+
+
+def test_loads_c_reads_a_long_digit_run_inside_a_string():
+    """A run of 19+ digits is left to ``loads`` only where it can be a number: not the
+    Java client's UNIQ_KEY (every SEND_MESSAGE_V2 header), nor a run after a letter."""
+    assert _check_read(_JAVA_SEND_V2)
+    assert _check_read(b'{"a":"D12345678901234567890123","b":7}')
+    for data in (b'{"a":[12345678901234567890123]}', b'{"a": 12345678901234567890123}',
+                 b'{"a":-12345678901234567890123}', b"12345678901234567890123",
+                 b'{"a":"x:12345678901234567890"}'):  # fmt: skip
         assert fastjson.loads_c(data) is None, data
 
 
