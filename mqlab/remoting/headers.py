@@ -266,7 +266,17 @@ def _unrolled(cls: type) -> tuple[Callable[..., dict[str, str]], Callable[..., A
         if parse is _parse_str:
             dec.append(f"    {name} = None if v is None else v if type(v) is str else str(v)")
         else:
-            dec.append(f"    {name} = None if v is None else {names[parse]}(v, {java!r})")
+            # NOTE: performance: short unsigned ASCII digits (the usual number) are read
+            # inline, as _parse_integer / _parse_long would read them; the rest calls them.
+            limit = {_parse_integer: 10, _parse_long: 19}.get(parse)
+            if limit is not None:
+                dec.append(
+                    f"    {name} = None if v is None else int(v) if (type(v) is str and "
+                    f"v.isdigit() and v.isascii() and len(v) < {limit}) "
+                    f"else {names[parse]}(v, {java!r})"
+                )
+            else:
+                dec.append(f"    {name} = None if v is None else {names[parse]}(v, {java!r})")
         args.append(f"{name}={name}")
     enc.append("    return out")
     # a field left None is passed as the dataclass default (bool fields default to False)
@@ -349,9 +359,35 @@ def decode_send_message_header_v2(ext: Mapping[str, Any] | None) -> SendMessageR
     """
     if ext is None:
         raise RemotingCommandException("the ext fields is null")
-    # NOTE: performance: field by field, in order, as Java writes this method (it is
-    # Java's own fast path past reflection); here it skips the spec loop and a kwargs
-    # dict, ~1 µs per send. Types: a–c, i str; d–f, h, j, l Integer; g Long; k, m bool.
+    # NOTE: performance: the header every Java and C++ send carries (a-c strings; d, f, h
+    # short unsigned numbers; e a queue id; g a 13-digit time), read without a call per
+    # field: ~1.5 µs of ~4 per send (timeit). Anything else (a field missing or not a
+    # str, a sign, a longer number) takes the checked path below, which answers the same
+    # for these and names the first bad field in order.
+    get = ext.get
+    a, b, c, d = get("a"), get("b"), get("c"), get("d")
+    e, f, g, h = get("e"), get("f"), get("g"), get("h")
+    if (
+        type(a) is str and type(b) is str and type(c) is str
+        and type(d) is str and d.isdigit() and d.isascii() and len(d) < 10
+        and type(e) is str and e.isdigit() and e.isascii() and len(e) < 10
+        and type(f) is str and f.isdigit() and f.isascii() and len(f) < 10
+        and type(g) is str and g.isdigit() and g.isascii() and len(g) < 19
+        and type(h) is str and h.isdigit() and h.isascii() and len(h) < 10
+    ):  # fmt: skip
+        # fewer than 10 (19) ASCII digits: within Integer (Long), no sign, as parseInt reads
+        i, j, k, l, m = get("i"), get("j"), get("k"), get("l"), get("m")  # noqa: E741
+        return SendMessageRequestHeader(
+            producer_group=a, topic=b, default_topic=c, default_topic_queue_nums=int(d),
+            queue_id=int(e), sys_flag=int(f), born_timestamp=int(g), flag=int(h),
+            properties=None if i is None else _parse_str(i, "i"),
+            reconsume_times=None if j is None else _parse_integer(j, "j"),
+            unit_mode=False if k is None else _parse_bool(k, "k"),
+            max_reconsume_times=None if l is None else _parse_integer(l, "l"),
+            batch=False if m is None else _parse_bool(m, "m"),
+        )  # fmt: skip
+    # Field by field, in order, as Java writes this method (its own fast path past
+    # reflection). Types: a–c, i str; d–f, h, j, l Integer; g Long; k, m bool.
     a = _parse_str(_checked(ext, "a"), "a")
     b = _parse_str(_checked(ext, "b"), "b")
     c = _parse_str(_checked(ext, "c"), "c")
