@@ -40,6 +40,25 @@ def events(server, component, step):
     return server.call(lambda srv: srv.driver.recorder.select(component=component, step=step))
 
 
+def _hold_timeline(server, answer) -> str:
+    """The hold service's story up to ``answer``: its checks, the suspends and answers of
+    the key, each with its time and fields (a failure message: CI run Z of session 20 saw a
+    pull held 29.5 s, where the 5 s checks should answer it within 20 s)."""
+    key = answer.fields["key"]
+
+    def rows(srv):
+        out = []
+        for e in srv.driver.recorder.events:
+            if e.t_ms > answer.t_ms or not e.component.startswith("PullRequestHoldService"):
+                continue
+            if e.component == "PullRequestHoldService.run" or e.fields.get("key") == key:
+                fields = {k: v for k, v in e.fields.items() if k != "text"}
+                out.append(f"t={e.t_ms} {e.component} {e.step} {fields}")
+        return out
+
+    return "hold-service timeline:\n" + "\n".join(server.call(rows)[-40:])
+
+
 def held_pulls(server, topic):
     """(queue key, consumer address) of every pull the broker holds for ``topic``."""
 
@@ -246,7 +265,7 @@ def test_held_pull_answered_after_suspend_timeout_then_pulled_again(live, consum
         return [e for e in answered if e.fields["key"] == f"{TOPIC}@0"]
 
     [answer, *_] = wait_until(timed_out, 30, "a held pull answered by its timeout")
-    assert 15_000 <= answer.fields["suspended_ms"] <= 20_500
+    assert 15_000 <= answer.fields["suspended_ms"] <= 20_500, _hold_timeline(server, answer)
     again = wait_until(
         lambda: [
             e for e in events(server, "PullRequestHoldService.suspendPullRequest", "suspend")
