@@ -29,7 +29,6 @@ __all__ = [
     "CID_ONSAPI_PERMISSION_GROUP",
     "CID_ONSAPI_OWNER_GROUP",
     "CID_ONSAPI_PULL_GROUP",
-    "CID_SYS_RMQ_TRANS",
     "CID_RMQ_SYS_PREFIX",
     "CID_SYS_RMQ_TRANS",
     "RESERVED_GROUPS",
@@ -76,7 +75,6 @@ CID_ONSAPI_PULL_GROUP = "CID_ONSAPI_PULL"
 #: The transaction check service's group (``MixAll.CID_SYS_RMQ_TRANS``).
 CID_SYS_RMQ_TRANS = "CID_RMQ_SYS_TRANS"
 CID_RMQ_SYS_PREFIX = "CID_RMQ_SYS_"
-CID_SYS_RMQ_TRANS = "CID_RMQ_SYS_TRANS"
 
 #: The group names docs/reference.md §7.3 lists as reserved, in ``MixAll``'s declaration order
 #: (``DefaultMQAdminExtImpl.SYSTEM_GROUP_SET``).
