@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,9 @@ __all__ = ["MESSAGES", "MQLAB_ID", "MixedResult", "MqlabMember", "check_mixed_gr
 MQLAB_ID = "n2"
 #: sends per step (each one entry)
 MESSAGES = 3
+#: How long a hand-over waits for the transferee to hear the new leader: one
+#: ``heartBeatTimeIntervalMs`` (2000 ms by default, which the groups keep) and a margin.
+HEART_BEAT_WAIT_S = 2.5
 TOPIC = "MixedTopic"
 QUEUES = 4
 PRODUCER = "mixed_producer"
@@ -410,7 +414,10 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             (``DLedgerLeaderElector#handleTakeLeadership``); on a loaded machine that can
             take longer, and the leader answers NETWORK_ERROR while the election goes on.
             Then, as an operator would, wait for ``to`` to lead, and ask again if it does
-            not (three times at most)."""
+            not (three times at most). Right after an election ``to`` may not have had the
+            new leader's first heartbeat yet: it refuses with INCONSISTENT_LEADER and no
+            leader of its own (``DLedgerServer#handleLeadershipTransfer``; dry run AB of
+            session 20, on a loaded machine); wait one heartbeat interval and ask again."""
             for attempt in (1, 2, 3):
                 leader = result.leaders[-1] if attempt == 1 else _leader(group, member)
                 if leader == to:
@@ -422,10 +429,20 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
                 )  # fmt: skip
                 if resp is not None and resp.code == DLedgerResponseCode.SUCCESS:
                     break
-                if (resp is not None and resp.code != DLedgerResponseCode.NETWORK_ERROR) or (
-                    attempt == 3
-                ):
+                unaware = (
+                    resp is not None
+                    and resp.code == DLedgerResponseCode.INCONSISTENT_LEADER
+                    and resp.leader_id is None
+                )
+                if (
+                    resp is not None
+                    and resp.code != DLedgerResponseCode.NETWORK_ERROR
+                    and not unaware
+                ) or attempt == 3:
                     raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
+                if unaware:
+                    time.sleep(HEART_BEAT_WAIT_S)
+                    continue
                 try:
                     wait_until(lambda: _leader(group, member) == to, 30, f"{to} leading",
                                error=RealClusterError, pause_s=0.2)  # fmt: skip
