@@ -13,8 +13,9 @@ mqlab and Java unrelayed.
 node as brokerId 0 (the leader's broker, once it has applied its log) and ``n2`` follows it:
 
 1. the group elects a leader (the mqlab node starts once the real JVMs are up; either side
-   may win the first election); :data:`MESSAGES` sends to its broker (SEND_MESSAGE_V2),
-   each SEND_OK; if ``n2`` won, it first hands over to ``n0`` (as in step 3);
+   may win the first election) and every node follows it (:func:`_wait_formed`);
+   :data:`MESSAGES` sends to its broker (SEND_MESSAGE_V2), each SEND_OK; if ``n2`` won, it
+   first hands over to ``n0`` (as in step 3);
 2. a LEADERSHIP_TRANSFER to the real leader, as ``DLedgerClient#leadershipTransfer`` sends
    it, hands the leadership to ``n2``: mqlab leads, the sends go to its broker;
 3. a LEADERSHIP_TRANSFER to ``n2`` hands it to ``n0``: mqlab as the transferring leader;
@@ -43,14 +44,14 @@ L leader changes`` (``L``: how often the leader changed between the steps).
 from __future__ import annotations
 
 import itertools
+import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqlab.conformance.dledger_capture import frame_record
+from mqlab.conformance.dledger_capture import CapturedFrame, frame_record
 from mqlab.conformance.dledger_group import RealDLedgerGroup
 from mqlab.conformance.real_cluster import RealClusterError
 from mqlab.conformance.wire import call_sync, send_v2, wait_until
@@ -62,17 +63,17 @@ from mqlab.dledger.protocol import (
     LeadershipTransferResponse,
 )
 from mqlab.dledger.rpc_body import from_body, to_body
-from mqlab.remoting.command import RemotingCommand
+from mqlab.remoting.command import RPC_TYPE, RemotingCommand
 
 __all__ = ["MESSAGES", "MQLAB_ID", "MixedResult", "MqlabMember", "check_mixed_group",
-           "summary_line"]  # fmt: skip
+           "follows", "summary_line", "timeline"]  # fmt: skip
 
 MQLAB_ID = "n2"
 #: sends per step (each one entry)
 MESSAGES = 3
-#: How long a hand-over waits for the transferee to hear the new leader: one
-#: ``heartBeatTimeIntervalMs`` (2000 ms by default, which the groups keep) and a margin.
-HEART_BEAT_WAIT_S = 2.5
+#: How long a hand-over waits for the transferee to follow the leader: ten
+#: ``heartBeatTimeIntervalMs`` (2000 ms by default, which the groups keep).
+FOLLOW_WAIT_S = 20.0
 TOPIC = "MixedTopic"
 QUEUES = 4
 PRODUCER = "mixed_producer"
@@ -291,6 +292,47 @@ def _wait_leader(
     return seen[-1]
 
 
+def _wait_formed(group: RealDLedgerGroup, member: MqlabMember) -> str:
+    """Block until a leader is listed (:func:`_leader`) and every other node has answered its
+    heartbeat of its term SUCCESS (:func:`follows`); the leader's self id.
+
+    Sending before that can shut a node out for good, in 0.2.3 as in mqlab: a node that
+    missed the election's last round may have moved on to the next term as a candidate
+    (``maintainAsCandidate``: ``WAIT_TO_VOTE_NEXT``, then ``nextTerm``) and missed the
+    heartbeat that would have made it follow. Once the leader has appended, that node's
+    VOTEs are refused on its shorter log before their term is looked at
+    (``handleVote``: REJECT_EXPIRED_LEDGER_TERM), so nobody steps down for its term; its
+    EXPIRED_TERM answers to the leader's heartbeats do not count while the others make a
+    quorum (``sendHeartbeats``). It stays a candidate without a leader, and refuses a
+    LEADERSHIP_TRANSFER with INCONSISTENT_LEADER. That is the likeliest reading of what CI
+    saw at session 20's stop (``n0`` answered 409 with ``leaderId`` null for 44 s, its term
+    unknown); a failure now prints each real node's frames. Before the first append a VOTE
+    of the next term makes the others step down, and the group elects again: this waits
+    for that too."""
+    assert group.capture is not None
+    capture = group.capture
+    seen: list[str] = []
+
+    def formed() -> bool:
+        who = _leader(group, member)
+        if who is None:
+            return False
+        term, frames = member.state()["term"], capture.frames()
+        if not all(follows(frames, i, who, term) for i in group.ids if i != who):
+            return False
+        seen.append(who)
+        return True
+
+    try:
+        wait_until(formed, 90, "every node following one leader", error=RealClusterError,
+                   pause_s=0.2)  # fmt: skip
+    except RealClusterError as e:
+        frames = capture.frames()
+        shown = "\n".join(f"{i}'s frames:\n{timeline(frames, i)}" for i in group.real_ids)
+        raise RealClusterError(f"{e}; {MQLAB_ID} {member.state()}\n{shown}") from None
+    return seen[-1]
+
+
 def _create_topic(addr: str) -> None:
     from mqlab.remoting.codes import RequestCode
     from mqlab.remoting.headers import CreateTopicRequestHeader
@@ -347,6 +389,54 @@ def transfer_leadership(
     )  # fmt: skip
     resp = call_sync(addr, req, timeout=20)
     return from_body(LeadershipTransferResponse, resp.body)
+
+
+def _decoded(frames: list[CapturedFrame]) -> list[tuple[CapturedFrame, RemotingCommand, dict]]:
+    out = []
+    for f in frames:
+        cmd = f.command()
+        try:
+            body = json.loads(cmd.body) if cmd.body else {}
+        except ValueError:
+            body = {}
+        out.append((f, cmd, body if isinstance(body, dict) else {}))
+    return out
+
+
+def follows(frames: list[CapturedFrame], node: str, leader: str, term: int) -> bool:
+    """Whether ``node``'s answer to the last HEART_BEAT ``leader`` sent it in ``term`` that it
+    has answered was SUCCESS (``DLedgerLeaderElector#handleHeartBeat``: ``node`` then holds
+    ``leader`` as its leader in that term)."""
+    beats = {}
+    answer: bool | None = None
+    for f, cmd, body in _decoded(frames):
+        if f.src == leader and f.dst == node and not cmd.flag & RPC_TYPE:
+            if cmd.code == DLedgerRequestCode.HEART_BEAT and body.get("term") == term:
+                beats[cmd.opaque] = True
+        elif f.src == node and f.dst == leader and cmd.flag & RPC_TYPE and cmd.opaque in beats:
+            answer = body.get("code", DLedgerResponseCode.SUCCESS) == DLedgerResponseCode.SUCCESS
+    return bool(answer)
+
+
+def timeline(frames: list[CapturedFrame], node: str, last: int = 40) -> str:
+    """The last ``last`` VOTE, HEART_BEAT and LEADERSHIP_TRANSFER frames ``node`` sent or
+    received, a line each (ms since the capture began, who to whom, the request's code, term,
+    leaderId; an answer's code, term, leaderId and voteResult): what a failed hand-over says."""
+    kinds = (DLedgerRequestCode.VOTE, DLedgerRequestCode.HEART_BEAT,
+             DLedgerRequestCode.LEADERSHIP_TRANSFER)  # fmt: skip
+    asked: dict[tuple[str, str, int], int] = {}
+    lines = []
+    for f, cmd, body in _decoded(frames):
+        if cmd.flag & RPC_TYPE:
+            code = asked.get((f.dst, f.src, cmd.opaque))
+            what = (f"answer to {code}: code {body.get('code')} term {body.get('term')} "
+                    f"leader {body.get('leaderId')} {body.get('voteResult') or ''}")  # fmt: skip
+        else:
+            code = asked[(f.src, f.dst, cmd.opaque)] = cmd.code
+            what = f"{code}: term {body.get('term')} leader {body.get('leaderId')}"
+        if node in (f.src, f.dst) and code in kinds:
+            lines.append(f"{f.t_ms:>8} ms {f.src}->{f.dst} {what.rstrip()}")
+    return "\n".join(lines[-last:])
 
 
 def _real_file(group: RealDLedgerGroup, self_id: str, name: str, length: int | None) -> bytes:
@@ -409,40 +499,44 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         dledger_addr = {i: group.dledger_addr(i) for i in group.ids}
 
         def hand_over(to: str) -> None:
-            """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs. The leader waits
-            3000 ms for ``to``'s answer, which ``to`` gives once it has won its election
-            (``DLedgerLeaderElector#handleTakeLeadership``); on a loaded machine that can
-            take longer, and the leader answers NETWORK_ERROR while the election goes on.
-            Then, as an operator would, wait for ``to`` to lead, and ask again if it does
-            not (three times at most). Right after an election ``to`` may not have had the
-            new leader's first heartbeat yet: it refuses with INCONSISTENT_LEADER and no
-            leader of its own (``DLedgerServer#handleLeadershipTransfer``; dry run AB of
-            session 20, on a loaded machine); wait one heartbeat interval and ask again."""
+            """LEADERSHIP_TRANSFER from the leader to ``to``; its SEND_OKs. ``to`` takes the
+            leadership only from the leader it follows (``DLedgerServer#
+            handleLeadershipTransfer`` answers INCONSISTENT_LEADER otherwise), so first wait,
+            as an operator would, until ``to`` has answered the leader's heartbeat of its term
+            (:func:`follows`, through the relay); then ask. The leader waits 3000 ms for
+            ``to``'s answer, which ``to`` gives once it has won its election
+            (``DLedgerLeaderElector#handleTakeLeadership``); on a loaded machine that can take
+            longer, and the leader answers NETWORK_ERROR while the election goes on. Then wait
+            for ``to`` to lead, and ask again if it does not (three times at most). A failure
+            says what ``to`` sent and received lately (:func:`timeline`)."""
+            assert group is not None and group.capture is not None
+            capture = group.capture
             for attempt in (1, 2, 3):
                 leader = result.leaders[-1] if attempt == 1 else _leader(group, member)
                 if leader == to:
                     break
                 term = member.state()["term"]
-                resp = (
-                    transfer_leadership(dledger_addr[leader], member.group, leader, to, term)
-                    if leader is not None else None
-                )  # fmt: skip
+                resp = None
+                if leader is not None:
+                    try:
+                        wait_until(lambda lt=(leader, term): follows(capture.frames(), to, *lt),
+                                   FOLLOW_WAIT_S, f"{to} following {leader} in term {term}",
+                                   error=RealClusterError, pause_s=0.2)  # fmt: skip
+                    except RealClusterError as e:
+                        raise RealClusterError(
+                            f"{e}; {to}'s frames:\n{timeline(capture.frames(), to)}"
+                        ) from None
+                    resp = transfer_leadership(dledger_addr[leader], member.group, leader, to,
+                                               term)  # fmt: skip
                 if resp is not None and resp.code == DLedgerResponseCode.SUCCESS:
                     break
-                unaware = (
-                    resp is not None
-                    and resp.code == DLedgerResponseCode.INCONSISTENT_LEADER
-                    and resp.leader_id is None
-                )
-                if (
-                    resp is not None
-                    and resp.code != DLedgerResponseCode.NETWORK_ERROR
-                    and not unaware
-                ) or attempt == 3:
-                    raise RealClusterError(f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}")
-                if unaware:
-                    time.sleep(HEART_BEAT_WAIT_S)
-                    continue
+                if (resp is not None and resp.code != DLedgerResponseCode.NETWORK_ERROR) or (
+                    attempt == 3
+                ):
+                    raise RealClusterError(
+                        f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}; {to}'s frames:\n"
+                        f"{timeline(capture.frames(), to)}"
+                    )
                 try:
                     wait_until(lambda: _leader(group, member) == to, 30, f"{to} leading",
                                error=RealClusterError, pause_s=0.2)  # fmt: skip
@@ -453,8 +547,8 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             result.leader_terms.append(member.state()["term"])
             _sends(addr_of[to], len(result.leaders), result, out)
 
-        # 1. whoever the first election made leader
-        result.leaders.append(_wait_leader(group, member, lambda w: True, "a leader n2 follows"))
+        # 1. whoever the first election made leader, once every node follows it
+        result.leaders.append(_wait_formed(group, member))
         result.leader_terms.append(member.state()["term"])
         for a in addr_of.values():
             _create_topic(a)

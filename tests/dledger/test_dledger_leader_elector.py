@@ -358,6 +358,24 @@ def test_a_heartbeat_answer_with_a_larger_term_ends_leadership():
     assert s.member_state.peers_live_table == {"n1": True, "n2": False}
 
 
+def test_a_larger_term_from_one_peer_does_not_end_leadership_while_the_other_succeeds():
+    """EXPIRED_TERM with term 5 from one, then SUCCESS from the other: a quorum renews the
+    lease first, so the leader stays leader of term 3 (sendHeartbeats looks at the larger term only
+    without a quorum). A peer in a larger term with a shorter log stays shut out: its VOTEs
+    are refused on the log before the term is looked at (see
+    test_vote_rejects_a_log_with_an_older_last_term_before_looking_at_terms), the mixed
+    group's ``_wait_formed`` in ``mqlab.conformance.dledger_mixed``."""
+    driver, s, rpc = leader_n0()
+    driver.advance(0)
+    (r1, cb1), (r2, cb2) = rpc.take("heart_beat")
+    cb2(HeartBeatResponse(code=R.EXPIRED_TERM, term=5))
+    cb1(HeartBeatResponse())
+    assert (s.member_state.role, s.member_state.curr_term) == (Role.LEADER, 3)
+    assert s.elector.last_succ_heart_beat_time == 0
+    driver.advance(2010)
+    assert [r.term for r, _ in rpc.take("heart_beat")] == [3, 3]
+
+
 @pytest.mark.parametrize("gap, role", [(6000, Role.FOLLOWER), (6010, Role.CANDIDATE)])
 def test_a_follower_without_heartbeats_becomes_a_candidate(gap, role):
     """More than maxHeartBeatLeak * heartBeatTimeIntervalMs (6000 ms) without a heartbeat:
