@@ -306,9 +306,10 @@ def _wait_formed(group: RealDLedgerGroup, member: MqlabMember) -> str:
     quorum (``sendHeartbeats``). It stays a candidate without a leader, and refuses a
     LEADERSHIP_TRANSFER with INCONSISTENT_LEADER. That is the likeliest reading of what CI
     saw at session 20's stop (``n0`` answered 409 with ``leaderId`` null for 44 s, its term
-    unknown); a failure now prints each real node's frames. Before the first append a VOTE
-    of the next term makes the others step down, and the group elects again: this waits
-    for that too."""
+    unknown): ``tests/dledger/test_dledger_group.py`` builds that state in simulation and
+    gets the same answer. A failure now prints each real node's frames. Before the first
+    append a VOTE of the next term makes the others step down, and the group elects again:
+    this waits for that too."""
     assert group.capture is not None
     capture = group.capture
     seen: list[str] = []

@@ -183,3 +183,41 @@ def test_dledger_frames_carry_dledger_code_names():
     assert {t.label.split()[2] for t in g.driver.scheduler.pending() if t.name == "frame"} == {
         "SUCCESS"
     }
+
+
+def test_a_candidate_of_a_larger_term_with_a_shorter_log_stays_out():
+    """n0, cut off while n2 (term 1) commits two entries with n1, has moved on to term 2 (as a
+    candidate does after a round that ended WAIT_TO_VOTE_NEXT; set here). Healed, it stays a
+    candidate without a leader: its VOTEs are refused on its log before their term is looked
+    at (REJECT_EXPIRED_LEDGER_TERM), and its EXPIRED_TERM answers to n2's heartbeats do not
+    count while n1 makes the quorum. A LEADERSHIP_TRANSFER to it is refused 409 with no
+    leader: what the mixed group saw in CI (``mqlab.conformance.dledger_mixed._wait_formed``).
+    Reference: handleVote, sendHeartbeats, DLedgerServer#handleLeadershipTransfer."""
+    g = settle(seed=1)
+    g.partition(["n0"])
+    acks = [g.append(b"c%d" % i) for i in range(2)]
+    g.advance(100)
+    assert [a.value.code for a in acks] == [R.SUCCESS, R.SUCCESS]
+    elector = g.server("n0").elector
+    elector.change_role_to_candidate(2)
+    elector.need_increase_term_immediately = True
+    g.heal()
+    healed = g.now
+    g.advance(30_000)
+    assert {i: (s["role"], s["term"], s["leader_id"], s["committed_index"])
+            for i, s in g.state().items()} == {
+        "n0": ("CANDIDATE", 2, None, -1), "n1": ("FOLLOWER", 1, "n2", 1),
+        "n2": ("LEADER", 1, "n2", 1),
+    }  # fmt: skip
+    rounds = [e.fields for e in g.trace.select(component=E, step="4", node="n0") if e.t_ms > healed]
+    assert len(rounds) == 18
+    assert {(r["term"], tuple(sorted(r["results"].items()))) for r in rounds} == {
+        (2, (("n0", "ACCEPT"), ("n1", "REJECT_EXPIRED_LEDGER_TERM"),
+             ("n2", "REJECT_EXPIRED_LEDGER_TERM"))),
+    }  # fmt: skip
+    answer = g.server("n2").transfer_leadership("n0")
+    g.run_until(lambda: answer.done, 10_000)
+    assert (answer.value.code, answer.value.leader_id, answer.value.term) == (
+        R.INCONSISTENT_LEADER, None, 1,
+    )  # fmt: skip
+    assert g.leader() == "n2"
