@@ -61,6 +61,32 @@ def test_group_gives_the_masters_role_and_one_slave(group: str, role: str) -> No
     assert GROUPS[group] == (role, 1)
 
 
+def test_client_session_starts_the_java_client_in_a_session_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """``--client-session`` (off by default) runs JavaBench under ``setsid``
+    (``start_new_session``); without it the client stays in the bench's session."""
+    import subprocess
+
+    import mqlab.bench.real as real
+    import mqlab.conformance.real_cluster as rc
+
+    assert parse_args([]).client_session is False
+    assert parse_args(["--client-session"]).client_session is True
+    seen: list[bool] = []
+
+    def fake_run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+        seen.append(kw["start_new_session"])
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"sent": 7}\n', stderr="")
+
+    monkeypatch.setattr(rc, "runner_classpath", lambda: "cp")
+    monkeypatch.setattr(rc, "_java", lambda: "java")
+    monkeypatch.setattr(real.subprocess, "run", fake_run)
+    assert real.run_java_bench("127.0.0.1:1", "T", 1, 1, tmp_path) == {"sent": 7}
+    assert real.run_java_bench("127.0.0.1:1", "T", 1, 1, tmp_path, own_session=True) == {"sent": 7}
+    assert seen == [False, True]
+
+
 def test_targets_run_real_first_whatever_the_order_given() -> None:
     assert parse_args(["--targets", "mqlab,real"]).kinds == ["real", "mqlab"]
     assert parse_args(["--targets", "uvloop,mqlab,real"]).kinds == ["real", "mqlab", "uvloop"]
@@ -296,7 +322,7 @@ def test_dledger_group_runs_both_groups_one_after_the_other_with_ratios(
         calls.append(f"{kind} open {loop}")
         return FakeDLedger(kind, calls)
 
-    def bench(namesrv: str, topic: str, threads: int, per_thread: int, workdir) -> dict:
+    def bench(namesrv: str, topic: str, threads: int, per_thread: int, workdir, **kw) -> dict:
         calls.append(f"bench {namesrv} {topic} {threads}x{per_thread}")
         r = result(800.0 if namesrv.endswith(":1") else 400.0, 1.0, 4.0, 20)
         r["warmup"] = 200
@@ -330,7 +356,7 @@ def test_dledger_group_that_never_takes_sends_is_reported_and_closed(
     calls: list[str] = []
     monkeypatch.setattr(real, "open_dledger",
                         lambda kind, workdir, loop: FakeDLedger(kind, calls, ready=False))  # fmt: skip
-    monkeypatch.setattr(real, "run_java_bench", lambda *a: pytest.fail("measured"))
+    monkeypatch.setattr(real, "run_java_bench", lambda *a, **kw: pytest.fail("measured"))
     assert real.main(["--group", "dledger", "--targets", "mqlab", "--threads", "1"]) == 2
     assert calls == ["mqlab wait_ready 90", "mqlab close"]
     assert capsys.readouterr().out == "mqlab: never answered SEND_OK\n"
