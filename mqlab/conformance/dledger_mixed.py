@@ -408,15 +408,15 @@ def follows(frames: list[CapturedFrame], node: str, leader: str, term: int) -> b
     """Whether ``node``'s answer to the last HEART_BEAT ``leader`` sent it in ``term`` that it
     has answered was SUCCESS (``DLedgerLeaderElector#handleHeartBeat``: ``node`` then holds
     ``leader`` as its leader in that term)."""
-    beats = {}
-    answer: bool | None = None
+    beats: set[int] = set()
+    answer = False
     for f, cmd, body in _decoded(frames):
         if f.src == leader and f.dst == node and not cmd.flag & RPC_TYPE:
             if cmd.code == DLedgerRequestCode.HEART_BEAT and body.get("term") == term:
-                beats[cmd.opaque] = True
+                beats.add(cmd.opaque)
         elif f.src == node and f.dst == leader and cmd.flag & RPC_TYPE and cmd.opaque in beats:
             answer = body.get("code", DLedgerResponseCode.SUCCESS) == DLedgerResponseCode.SUCCESS
-    return bool(answer)
+    return answer
 
 
 def timeline(frames: list[CapturedFrame], node: str, last: int = 40) -> str:
