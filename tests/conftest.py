@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-# Every kernel client in a test process polls zmq patiently (the lost-edge stall, see there).
+# Every kernel a test process starts is reached over ipc (no port another process can take),
+# and every kernel client polls zmq patiently (the lost-edge stall); see each module.
+import tests.kernel_ipc  # noqa: F401
 from tests.patient_zmq import pytest_terminal_summary  # noqa: F401
 
 

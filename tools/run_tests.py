@@ -67,9 +67,10 @@ class Group:
 
     def argv(self, pytest_opts: list[str]) -> list[str]:
         if self.nbmake:
-            # tests/patient_zmq.py: nbmake's kernel client polls patiently, as the suite's do
-            opts = ["-p", "no:cacheprovider", "-p", "tests.patient_zmq", "--nbmake",
-                    NBMAKE_TIMEOUT]  # fmt: skip
+            # tests/patient_zmq.py: nbmake's kernel client polls patiently, as the suite's do;
+            # tests/kernel_ipc.py: and reaches its kernels over ipc
+            opts = ["-p", "no:cacheprovider", "-p", "tests.patient_zmq", "-p", "tests.kernel_ipc",
+                    "--nbmake", NBMAKE_TIMEOUT]  # fmt: skip
         else:
             # each process its own cache dir: two sessions writing one lastfailed file would race
             opts = ["-o", f"cache_dir=.pytest_cache/{self.name}", *pytest_opts]
