@@ -44,7 +44,6 @@ L leader changes`` (``L``: how often the leader changed between the steps).
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ from mqlab.dledger.protocol import (
     LeadershipTransferResponse,
 )
 from mqlab.dledger.rpc_body import from_body, to_body
-from mqlab.remoting.command import RPC_TYPE, RemotingCommand
+from mqlab.remoting.command import RemotingCommand
 
 __all__ = ["MESSAGES", "MQLAB_ID", "MixedResult", "MqlabMember", "check_mixed_group",
            "follows", "summary_line", "timeline"]  # fmt: skip
@@ -392,30 +391,22 @@ def transfer_leadership(
     return from_body(LeadershipTransferResponse, resp.body)
 
 
-def _decoded(frames: list[CapturedFrame]) -> list[tuple[CapturedFrame, RemotingCommand, dict]]:
-    out = []
-    for f in frames:
-        cmd = f.command()
-        try:
-            body = json.loads(cmd.body) if cmd.body else {}
-        except ValueError:
-            body = {}
-        out.append((f, cmd, body if isinstance(body, dict) else {}))
-    return out
-
-
 def follows(frames: list[CapturedFrame], node: str, leader: str, term: int) -> bool:
     """Whether ``node``'s answer to the last HEART_BEAT ``leader`` sent it in ``term`` that it
     has answered was SUCCESS (``DLedgerLeaderElector#handleHeartBeat``: ``node`` then holds
     ``leader`` as its leader in that term)."""
     beats: set[int] = set()
     answer = False
-    for f, cmd, body in _decoded(frames):
-        if f.src == leader and f.dst == node and not cmd.flag & RPC_TYPE:
-            if cmd.code == DLedgerRequestCode.HEART_BEAT and body.get("term") == term:
-                beats.add(cmd.opaque)
-        elif f.src == node and f.dst == leader and cmd.flag & RPC_TYPE and cmd.opaque in beats:
-            answer = body.get("code", DLedgerResponseCode.SUCCESS) == DLedgerResponseCode.SUCCESS
+    for r in map(frame_record, frames):
+        body = r["body"] if isinstance(r["body"], dict) else {}
+        if r["src"] == leader and r["dst"] == node and r["kind"] == "request":
+            if r["code"] == DLedgerRequestCode.HEART_BEAT and body.get("term") == term:
+                beats.add(r["opaque"])
+        elif r["src"] == node and r["dst"] == leader and r["kind"] == "response":
+            if r["opaque"] in beats:
+                answer = (
+                    body.get("code", DLedgerResponseCode.SUCCESS) == DLedgerResponseCode.SUCCESS
+                )
     return answer
 
 
@@ -427,16 +418,18 @@ def timeline(frames: list[CapturedFrame], node: str, last: int = 40) -> str:
              DLedgerRequestCode.LEADERSHIP_TRANSFER)  # fmt: skip
     asked: dict[tuple[str, str, int], int] = {}
     lines = []
-    for f, cmd, body in _decoded(frames):
-        if cmd.flag & RPC_TYPE:
-            code = asked.get((f.dst, f.src, cmd.opaque))
+    for r in map(frame_record, frames):
+        body = r["body"] if isinstance(r["body"], dict) else {}
+        src, dst = r["src"], r["dst"]
+        if r["kind"] == "response":
+            code = asked.get((dst, src, r["opaque"]))
             what = (f"answer to {code}: code {body.get('code')} term {body.get('term')} "
                     f"leader {body.get('leaderId')} {body.get('voteResult') or ''}")  # fmt: skip
         else:
-            code = asked[(f.src, f.dst, cmd.opaque)] = cmd.code
+            code = asked[(src, dst, r["opaque"])] = r["code"]
             what = f"{code}: term {body.get('term')} leader {body.get('leaderId')}"
-        if node in (f.src, f.dst) and code in kinds:
-            lines.append(f"{f.t_ms:>8} ms {f.src}->{f.dst} {what.rstrip()}")
+        if node in (src, dst) and code in kinds:
+            lines.append(f"{r['t_ms']:>8} ms {src}->{dst} {what.rstrip()}")
     return "\n".join(lines[-last:])
 
 
