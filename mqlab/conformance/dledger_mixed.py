@@ -30,6 +30,11 @@ Every DLedger frame between the nodes passes a ``FrameCapture`` relay (the group
 must have the shape of one a real node sent in the same role (:func:`frame_problems`: the
 header text but for its opaque, the body's keys and its entry's keys).
 
+While ``n2`` leads (step 2) and again while ``n0`` leads (step 3), every node is asked what
+a DLedger client asks (:data:`CLIENT_REQUESTS`: METADATA, GET, PULL; :func:`client_answers`),
+and each answer must equal every other of its role (:func:`client_problems`): the mqlab
+leader's against the real leader's, the mqlab follower's against a real follower's.
+
 Then the logs are compared as stored: the first ``E`` entries (``E`` = the mqlab node's
 committed index + 1) are the bytes ``[0, end of entry E-1)`` of each real node's first data
 file (``<store>/dledger-<selfId>/data/00000000000000000000``, mapped shared by the JVM, so a
@@ -44,6 +49,7 @@ L leader changes`` (``L``: how often the leader changed between the steps).
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,8 +70,9 @@ from mqlab.dledger.protocol import (
 from mqlab.dledger.rpc_body import from_body, to_body
 from mqlab.remoting.command import RemotingCommand
 
-__all__ = ["MESSAGES", "MQLAB_ID", "MixedResult", "MqlabMember", "check_mixed_group",
-           "follows", "summary_line", "timeline"]  # fmt: skip
+__all__ = ["CLIENT_REQUESTS", "ClientAnswer", "MESSAGES", "MQLAB_ID", "MixedResult",
+           "MqlabMember", "check_mixed_group", "client_answers", "client_problems", "follows",
+           "summary_line", "timeline"]  # fmt: skip
 
 MQLAB_ID = "n2"
 #: sends per step (each one entry)
@@ -76,6 +83,20 @@ FOLLOW_WAIT_S = 20.0
 TOPIC = "MixedTopic"
 QUEUES = 4
 PRODUCER = "mixed_producer"
+
+
+@dataclass(frozen=True)
+class ClientAnswer:
+    """One answer to a DLedger client's request (:func:`client_answers`): the node asked, in
+    what role, the request's label, the frame's code and remark, and its body as JSON with
+    the ids that depend on the moment written as roles (:func:`_as_roles`)."""
+
+    node: str
+    role: str
+    request: str
+    code: int
+    remark: str | None
+    body: Any
 
 
 @dataclass
@@ -97,6 +118,9 @@ class MixedResult:
     vote_rounds: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     #: every DLedger frame between the nodes (``frame_record``), through the relay
     frames: list[dict[str, Any]] = field(default_factory=list)
+    #: what a DLedger client was answered (:func:`client_answers`) while the mqlab node led
+    #: and while a real node led, by the leader's self id
+    client: dict[str, list[ClientAnswer]] = field(default_factory=dict)
     #: differences found (empty: identical)
     problems: list[str] = field(default_factory=list)
 
@@ -376,6 +400,80 @@ def _sends(addr: str, step: int, result: MixedResult, out: Callable[[str], None]
         wait_until(ok, 60, f"a SEND_OK from {addr}", error=RealClusterError, pause_s=0.2)
 
 
+#: the DLedger client's requests :func:`client_answers` sends each node (label, code, the
+#: body's fields beside group and remoteId): ``DLedgerClient#updateMetadata`` and ``#get``
+#: as ``DLedgerClientRpcNettyService`` sends them, a GET past the log and one without its
+#: index, and a PULL, which 0.2.3 registers without a handler
+CLIENT_REQUESTS: tuple[tuple[str, int, dict[str, Any]], ...] = (
+    ("METADATA", DLedgerRequestCode.METADATA, {}),
+    ("GET 0", DLedgerRequestCode.GET, {"beginIndex": 0, "maxSize": 0}),
+    ("GET 1", DLedgerRequestCode.GET, {"beginIndex": 1, "maxSize": 0}),
+    ("GET past the log", DLedgerRequestCode.GET, {"beginIndex": 1_000_000, "maxSize": 0}),
+    ("GET without beginIndex", DLedgerRequestCode.GET, {"maxSize": 0}),
+    ("PULL", DLedgerRequestCode.PULL, {"beginIndex": 0}),
+)
+
+
+def _as_roles(body: bytes | None, node: str, leader: str) -> Any:
+    """A DLedger answer's JSON body with ``leaderId`` and ``remoteId`` written as roles
+    (``<leader>``, ``<self>``) and ``peers`` as its ids (each node lists its peers at its
+    own addresses: in this group the relay's links)."""
+    if body is None:
+        return None
+    data = json.loads(body)
+    for key, who, role in (("leaderId", leader, "<leader>"), ("remoteId", node, "<self>")):
+        if data.get(key) == who:
+            data[key] = role
+    if isinstance(data.get("peers"), dict):
+        data["peers"] = sorted(data["peers"])
+    return data
+
+
+def client_answers(addr_of: dict[str, str], group: str, leader: str) -> list[ClientAnswer]:
+    """Ask every node (``addr_of``: self id -> DLedger address) each of
+    :data:`CLIENT_REQUESTS` as a DLedger client would, once every node names ``leader`` in
+    its METADATA answer; the answers."""
+
+    def ask(node: str, code: int, fields: dict[str, Any]) -> RemotingCommand:
+        text = json.dumps({"code": 200, "group": group, "remoteId": node, "term": -1, **fields},
+                          sort_keys=True, separators=(",", ":"))  # fmt: skip
+        return call_sync(addr_of[node], RemotingCommand.create_request(code, body=text.encode()))
+
+    def all_follow() -> bool:
+        for node in addr_of:
+            r = ask(node, DLedgerRequestCode.METADATA, {})
+            if r.body is None or json.loads(r.body).get("leaderId") != leader:
+                return False
+        return True
+
+    wait_until(all_follow, FOLLOW_WAIT_S, f"every node's METADATA naming {leader}",
+               error=RealClusterError, pause_s=0.2)  # fmt: skip
+    out = []
+    for node in addr_of:
+        for label, code, fields in CLIENT_REQUESTS:
+            r = ask(node, code, fields)
+            out.append(ClientAnswer(
+                node, "leader" if node == leader else "follower", label, r.code, r.remark,
+                _as_roles(r.body, node, leader),
+            ))  # fmt: skip
+    return out
+
+
+def client_problems(client: dict[str, list[ClientAnswer]]) -> list[str]:
+    """Where a node's answer differs from another's in the same role: across the moments
+    (the mqlab node leading, a real node leading) and across the nodes of one moment."""
+    by: dict[tuple[str, str], dict[str, ClientAnswer]] = {}
+    for leader, answers in client.items():
+        for a in answers:
+            by.setdefault((a.role, a.request), {})[f"{a.node} (while {leader} led)"] = a
+    problems = []
+    for (role, request), seen in sorted(by.items()):
+        shown = {k: (a.code, a.remark, a.body) for k, a in seen.items()}
+        if len(set(map(repr, shown.values()))) > 1:
+            problems.append(f"client {request} to a {role}: the answers differ: {shown}")
+    return problems
+
+
 def transfer_leadership(
     addr: str, group: str, leader: str, transferee: str, term: int
 ) -> LeadershipTransferResponse:
@@ -551,7 +649,9 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         if result.leaders[-1] == MQLAB_ID:
             hand_over("n0")
         hand_over(MQLAB_ID)
+        result.client[MQLAB_ID] = client_answers(dledger_addr, member.group, MQLAB_ID)
         hand_over("n0")
+        result.client["n0"] = client_answers(dledger_addr, member.group, "n0")
         # 4. n0 killed: n1 and n2 elect one of them
         group.kill("n0")
         result.leaders.append(
@@ -575,6 +675,7 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
         assert group.capture is not None
         result.frames = [frame_record(f) for f in group.capture.frames()]
         result.problems += frame_problems(result.frames)[1]
+        result.problems += client_problems(result.client)
         result.problems += [f"relay: {e}" for e in group.capture.errors]
         errors = member.errors()
         if errors:

@@ -1,8 +1,9 @@
 """One DLedger node on a driver: its state, its threads, and its request handlers.
 
 Mirrors ``DLedgerServer`` (``startup``, ``handleVote``, ``handleHeartBeat``, ``handlePush``,
-``handleAppend``) and the serving half of ``DLedgerRpcNettyService#processRequest``
-(DLedger 0.2.3). A request frame carries a JSON body (``rpc_body``); one that does not parse
+``handleAppend``, and a client's ``handleMetadata`` and ``handleGet``) and the serving half of
+``DLedgerRpcNettyService#processRequest`` (DLedger 0.2.3), PULL included (:data:`PULL_NPE`).
+A request frame carries a JSON body (``rpc_body``); one that does not parse
 is answered SYSTEM_ERROR, as 4.9.3's remoting answers the exception 0.2.3 throws. The server
 checks that it is meant for this node and group (UNKNOWN_MEMBER, UNKNOWN_GROUP, answered with the
 request's base info and this node's leader), hands it to the elector or the pusher, and
@@ -52,10 +53,15 @@ from mqlab.dledger.protocol import (
     AppendEntryResponse,
     DLedgerRequestCode,
     DLedgerResponseCode,
+    GetEntriesRequest,
+    GetEntriesResponse,
     HeartBeatRequest,
     HeartBeatResponse,
     LeadershipTransferRequest,
     LeadershipTransferResponse,
+    MetadataRequest,
+    MetadataResponse,
+    PullEntriesRequest,
     PushEntryRequest,
     PushEntryResponse,
     VoteRequest,
@@ -79,7 +85,29 @@ _REQUESTS: dict[int, type] = {
     DLedgerRequestCode.PUSH: PushEntryRequest,
     DLedgerRequestCode.APPEND: AppendEntryRequest,
     DLedgerRequestCode.LEADERSHIP_TRANSFER: LeadershipTransferRequest,
+    DLedgerRequestCode.METADATA: MetadataRequest,
+    DLedgerRequestCode.GET: GetEntriesRequest,
+    DLedgerRequestCode.PULL: PullEntriesRequest,
 }
+
+#: What 4.9.3's remoting answers, as SYSTEM_ERROR's remark (``NettyRemotingAbstract#
+#: processRequestCommand``, ``RemotingHelper#exceptionSimpleDesc``: the exception and its top
+#: frame), for the NullPointerExceptions 0.2.3 throws: a PULL, which it parses and has no
+#: handler for (``handlePull`` returns null), and a GET without ``beginIndex`` to the leader
+#: (``indexCheck`` unboxes it). Worded as JDK 17 words them (helpful NullPointerException
+#: messages), the JVM the real nodes run on here; a JDK 8 writes only
+#: ``java.lang.NullPointerException`` before the frame.
+PULL_NPE = (
+    'java.lang.NullPointerException: Cannot invoke "java.util.concurrent.CompletableFuture'
+    '.whenCompleteAsync(java.util.function.BiConsumer, java.util.concurrent.Executor)" because '
+    '"future" is null, io.openmessaging.storage.dledger.DLedgerRpcNettyService.processRequest'
+    "(DLedgerRpcNettyService.java:348)"
+)
+GET_NPE = (
+    'java.lang.NullPointerException: Cannot invoke "java.lang.Long.longValue()" because "index" '
+    "is null, io.openmessaging.storage.dledger.store.file.DLedgerMmapFileStore.indexCheck("
+    "DLedgerMmapFileStore.java:554)"
+)
 
 
 def check_point_period_ms(config: DLedgerConfig) -> int:
@@ -193,6 +221,17 @@ class DLedgerServer(Node):
             self._write(channel, request, self.handle_vote(msg))
         elif request.code == DLedgerRequestCode.HEART_BEAT:
             self._write(channel, request, self.handle_heart_beat(msg))
+        elif request.code == DLedgerRequestCode.METADATA:
+            self._write(channel, request, self.handle_metadata(msg))
+        elif request.code in (DLedgerRequestCode.GET, DLedgerRequestCode.PULL):
+            resp = self.handle_get(msg) if request.code == DLedgerRequestCode.GET else None
+            if resp is None:
+                npe = PULL_NPE if request.code == DLedgerRequestCode.PULL else GET_NPE
+                self.ctx.tracer.emit(C, "processRequest", kind="error", error=npe)
+                return RemotingCommand.create_response(
+                    ResponseCode.SYSTEM_ERROR, npe, empty_ext_fields=False
+                )
+            self._write(channel, request, resp)
         else:
             handler = {
                 DLedgerRequestCode.PUSH: self.handle_push,
@@ -242,6 +281,33 @@ class DLedgerServer(Node):
             return HeartBeatResponse.of(request, code=e.code, leader_id=self.member_state.leader_id)
         assert self.elector is not None
         return self.elector.handle_heart_beat(request)
+
+    def handle_metadata(self, request: MetadataRequest) -> MetadataResponse:
+        """``DLedgerServer#handleMetadata``: on any node, the group, its peers and the leader
+        this node knows (none while it is a candidate)."""
+        ms = self.member_state
+        try:
+            self._check_target(request)
+        except DLedgerException as e:
+            return MetadataResponse.of(request, code=e.code, leader_id=ms.leader_id)
+        return MetadataResponse(group=ms.group, peers=dict(self.config.peer_map()),
+                                leader_id=ms.leader_id)  # fmt: skip
+
+    def handle_get(self, request: GetEntriesRequest) -> GetEntriesResponse | None:
+        """``DLedgerServer#handleGet``: on the leader, the entry at ``beginIndex`` (one, whatever
+        ``maxSize`` says), committed or not; a follower answers NOT_LEADER, an index outside
+        the log INDEX_OUT_OF_RANGE (``DLedgerMmapFileStore#indexCheck``). None where 0.2.3
+        throws a NullPointerException instead (no ``beginIndex``; :data:`GET_NPE`)."""
+        ms = self.member_state
+        try:
+            self._check_target(request)
+            check(ms.is_leader(), R.NOT_LEADER)
+            if request.begin_index is None:
+                return None
+            entry = self.store.get(request.begin_index)
+        except DLedgerException as e:
+            return GetEntriesResponse.of(request, code=e.code, leader_id=ms.leader_id)
+        return GetEntriesResponse(group=ms.group, entries=(entry,))
 
     def handle_push(self, request: PushEntryRequest) -> TimeoutFuture:
         """``DLedgerServer#handlePush``."""

@@ -3,8 +3,9 @@
 Mirrors ``protocol/RequestOrResponse``, ``VoteRequest``, ``VoteResponse`` (with ``RESULT`` and
 ``ParseResult``), ``HeartBeatRequest``, ``HeartBeatResponse``, ``PushEntryRequest`` (with
 ``Type``), ``PushEntryResponse``, ``AppendEntryRequest``, ``AppendEntryResponse``,
-``LeadershipTransferRequest``, ``LeadershipTransferResponse``, ``DLedgerRequestCode`` and
-``DLedgerResponseCode`` (DLedger 0.2.3).
+``LeadershipTransferRequest``, ``LeadershipTransferResponse``, the client's ``MetadataRequest``,
+``MetadataResponse``, ``GetEntriesRequest`` and ``GetEntriesResponse``, ``PullEntriesRequest``,
+``DLedgerRequestCode`` and ``DLedgerResponseCode`` (DLedger 0.2.3).
 
 Every message carries ``RequestOrResponse``'s base fields with 0.2.3's defaults: ``group``,
 ``remote_id``, ``local_id``, ``code`` (200, SUCCESS), ``leader_id`` and ``term`` (-1). Field
@@ -44,6 +45,11 @@ __all__ = [
     "AppendEntryResponse",
     "LeadershipTransferRequest",
     "LeadershipTransferResponse",
+    "MetadataRequest",
+    "MetadataResponse",
+    "GetEntriesRequest",
+    "GetEntriesResponse",
+    "PullEntriesRequest",
 ]
 
 
@@ -256,3 +262,44 @@ class LeadershipTransferRequest(RequestOrResponse):
 @dataclass(frozen=True)
 class LeadershipTransferResponse(RequestOrResponse):
     """Mirrors ``LeadershipTransferResponse`` (base fields only)."""
+
+
+@dataclass(frozen=True)
+class MetadataRequest(RequestOrResponse):
+    """Mirrors ``MetadataRequest`` (base fields only): what ``DLedgerClient#updateMetadata``
+    asks each peer."""
+
+
+@dataclass(frozen=True)
+class MetadataResponse(RequestOrResponse):
+    """Mirrors ``MetadataResponse``: the group's peers (self id -> address, in the order the
+    node's ``dLegerPeers`` names them; ``rpc_body`` writes them in ``HashMap`` order) and its
+    leader."""
+
+    peers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GetEntriesRequest(RequestOrResponse):
+    """Mirrors ``GetEntriesRequest``: ``begin_index`` is a ``Long`` (null when not given);
+    0.2.3's ``handleGet`` reads nothing else."""
+
+    begin_index: int | None = None
+    max_size: int = 0
+    index_list: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class GetEntriesResponse(RequestOrResponse):
+    """Mirrors ``GetEntriesResponse``: ``entries`` is never null (an empty list by default)."""
+
+    entries: tuple[DLedgerEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class PullEntriesRequest(RequestOrResponse):
+    """Mirrors ``PullEntriesRequest``. 0.2.3 parses it and has no handler for it
+    (``DLedgerServer#handlePull`` returns null)."""
+
+    node_id: str | None = None
+    begin_index: int | None = None

@@ -20,13 +20,16 @@ import pytest
 from mqlab.conformance.cli import dledger
 from mqlab.conformance.dledger_capture import read_frames
 from mqlab.conformance.dledger_mixed import (
+    CLIENT_REQUESTS,
     MESSAGES,
     MQLAB_ID,
     MixedResult,
+    client_problems,
     frame_problems,
     summary_line,
 )
 from mqlab.conformance.engine import Run
+from mqlab.dledger.dledger_server import GET_NPE, PULL_NPE
 from mqlab.dledger.protocol import DLedgerRequestCode as Q
 
 pytestmark = pytest.mark.conformance
@@ -97,6 +100,43 @@ def test_every_frame_the_mqlab_node_sent_is_shaped_as_a_real_nodes(mixed: MixedR
         ("response", Q.PUSH, "COMMIT"), ("response", Q.PUSH, "COMPARE"),
         ("request", Q.LEADERSHIP_TRANSFER, None), ("response", Q.LEADERSHIP_TRANSFER, None),
     } <= kinds, sorted(kinds, key=repr)  # fmt: skip
+
+
+def test_a_dledger_client_gets_the_same_answers_from_the_mqlab_node_as_from_real_ones(
+    mixed: MixedResult,
+) -> None:
+    """METADATA, GET and PULL as a DLedger client sends them, to every node while n2 (mqlab)
+    led and again while n0 (real) led: each answer equals every other of its role (the
+    leader's across the two moments, the followers' within each), ids written as roles."""
+    assert set(mixed.client) == {MQLAB_ID, "n0"}
+    assert client_problems(mixed.client) == []
+    for leader, answers in mixed.client.items():
+        assert [(a.node, a.request) for a in answers] == [
+            (n, label) for n in ("n0", "n1", MQLAB_ID) for label, _, _ in CLIENT_REQUESTS
+        ]
+        assert {a.role for a in answers if a.node == leader} == {"leader"}
+    as_leader = {a.request: a for a in mixed.client[MQLAB_ID] if a.node == MQLAB_ID}
+    assert as_leader["METADATA"].body == {
+        "code": 200, "group": "RaftNode00", "leaderId": "<leader>", "peers": ["n0", "n1", "n2"],
+        "term": -1,
+    }  # fmt: skip
+    for label, index in (("GET 0", 0), ("GET 1", 1)):
+        got = as_leader[label].body
+        assert (got["code"], got["group"], got["term"]) == (200, "RaftNode00", -1)
+        assert [(e["index"], e["magic"], e["channel"]) for e in got["entries"]] == [(index, 1, 0)]
+    assert as_leader["GET past the log"].body == {
+        "code": 410, "entries": [], "group": "RaftNode00", "leaderId": "<leader>",
+        "remoteId": "<self>", "term": -1,
+    }  # fmt: skip
+    without = as_leader["GET without beginIndex"]
+    assert (without.code, without.remark, without.body) == (1, GET_NPE, None)
+    assert (as_leader["PULL"].code, as_leader["PULL"].remark) == (1, PULL_NPE)
+    as_follower = {a.request: a for a in mixed.client["n0"] if a.node == MQLAB_ID}
+    assert as_follower["GET 0"].body == {
+        "code": 404, "entries": [], "group": "RaftNode00", "leaderId": "<leader>",
+        "remoteId": "<self>", "term": -1,
+    }  # fmt: skip
+    assert as_follower["GET without beginIndex"].body["code"] == 404  # NOT_LEADER comes first
 
 
 def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:
