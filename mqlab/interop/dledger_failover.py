@@ -27,6 +27,12 @@ server and three brokers of ``broker-a`` on ``DLedgerCommitLog`` (nodes ``n0``..
 5. the consumer goes on until it has every SEND_OK'd one; :func:`check` requires every one of
    the 32 SEND_OK and consumed.
 
+6. :func:`run_dledger_client`: DLedger 0.2.3's own ``DLedgerClient`` (``JavaScenarios``
+   ``dledger-client``), given every node's DLedger address, the dead one included, asks
+   METADATA to find the new leader and GETs entry 0 from it and an index past the log;
+   :func:`check_client` requires entry 0 (the first message, index 0 at position 0) and
+   INDEX_OUT_OF_RANGE (410) naming that leader.
+
 A failed try may still have been stored (a timeout after the append), so a message may be
 consumed twice or without its acknowledgement; and the consumer's offsets, committed to the
 dead master, are older (or none) on the new one, so it may consume some again: recorded
@@ -41,7 +47,7 @@ from typing import Any
 from mqlab.conformance.wire import wait_until
 
 __all__ = ["AFTER", "BEFORE", "CONSUMED_BEFORE_KILL", "MqlabDLedgerBrokers", "RealDLedgerBrokers", "check",
-           "run_dledger_failover", "summary"]  # fmt: skip
+           "check_client", "run_dledger_client", "run_dledger_failover", "summary"]  # fmt: skip
 
 BEFORE = 16
 AFTER = 16
@@ -70,6 +76,10 @@ class MqlabDLedgerBrokers:
             store=str(Path(workdir) / "store"), run_id="interop-dledger",
         ))  # fmt: skip
         self.namesrv_addr = self.srv.namesrv_addr
+        #: ``dLegerPeers``, as every node of the group has it
+        self.dledger_peers: str = self.srv.call(
+            lambda s: s.brokers[0].message_store_config.d_leger_peers
+        )
         self.killed: list[str] = []
         self.killed_addrs: list[str] = []
         try:
@@ -77,6 +87,14 @@ class MqlabDLedgerBrokers:
         except BaseException:
             self.srv.stop()
             raise
+
+    def leader(self) -> str | None:
+        """The DLedger self id of the node whose broker is brokerId 0."""
+        addr = _broker_addrs(self.namesrv_addr).get(0)
+        return self.srv.call(lambda s: next(
+            (b.message_store_config.d_leger_self_id for b in s.brokers if b.broker_addr == addr),
+            None,
+        ))  # fmt: skip
 
     def kill_leader(self) -> str:
         """Kill the node whose broker is brokerId 0 (step 3); its node name."""
@@ -104,8 +122,12 @@ class RealDLedgerBrokers:
         self.group = RealDLedgerGroup(Path(workdir) / "real", broker_name=BROKER_NAME,
                                       cluster="DefaultCluster").start()  # fmt: skip
         self.namesrv_addr = self.group.namesrv_addr
+        self.dledger_peers = ";".join(f"{i}-{self.group.dledger_addr(i)}" for i in self.group.ids)
         self.killed: list[str] = []
         self.killed_addrs: list[str] = []
+
+    def leader(self) -> str | None:
+        return self.group.leader()
 
     def kill_leader(self) -> str:
         leader = self.group.leader()
@@ -136,6 +158,31 @@ def run_dledger_failover(group: Any, workdir: Path) -> dict:
     r["killedAddrs"] = list(group.killed_addrs)
     r["newMaster"] = _broker_addrs(group.namesrv_addr).get(0)
     return r
+
+
+def run_dledger_client(group: Any, workdir: Path) -> dict:
+    """Step 6: ``DLedgerClient``'s GET 0 and GET past the log against ``group``, and which
+    node leads it (``leader``: the broker listed at brokerId 0)."""
+    from mqlab.interop.java_client import run_java_scenario
+
+    r = run_java_scenario(
+        "dledger-client", group.namesrv_addr, PREFIX, Path(workdir), timeout_s=120,
+        env={"MQLAB_DLEDGER_GROUP": BROKER_NAME, "MQLAB_DLEDGER_PEERS": group.dledger_peers},
+    )  # fmt: skip
+    r["leader"] = group.leader()
+    return r
+
+
+def check_client(r: dict) -> list[str]:
+    """What ``DLedgerClient`` must get from either group (step 6)."""
+    problems = []
+    first, past = r["get0"], r["getPast"]
+    got = [(e["index"], e["pos"], e["magic"], e["channel"]) for e in first["entries"]]
+    if (first["code"], got) != (200, [(0, 0, 1, 0)]):
+        problems.append(f"GET 0: {first}")
+    if (past["code"], past["entries"], past["leaderId"]) != (410, [], r["leader"]):
+        problems.append(f"GET past the log: {past}, leader {r['leader']}")
+    return problems
 
 
 def check(r: dict) -> list[str]:

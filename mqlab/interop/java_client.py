@@ -28,10 +28,13 @@ def java_missing() -> str | None:
 
 
 def run_java_scenario(
-    name: str, namesrv_addr: str, prefix: str, workdir: Path, *, timeout_s: float = 120
-) -> dict:
-    """Run one Java scenario; its result object. Raises RuntimeError when it failed."""
-    cmd, env = _command(name, namesrv_addr, prefix, workdir)
+    name: str, namesrv_addr: str, prefix: str, workdir: Path, *, timeout_s: float = 120,
+    env: dict[str, str] | None = None,
+) -> dict:  # fmt: skip
+    """Run one Java scenario (``env``: more environment for it); its result object. Raises
+    RuntimeError when it failed."""
+    cmd, base = _command(name, namesrv_addr, prefix, workdir)
+    env = {**base, **(env or {})}
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False,

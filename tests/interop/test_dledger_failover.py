@@ -1,6 +1,7 @@
 """The Java client through a DLedger leader kill (``mqlab.interop.dledger_failover``), on
 mqlab's ``serve --dledger-brokers 3`` and on a real 4.9.3 DLedger broker group: 32 sends, the
-leader killed after 16, every one SEND_OK (tried again after a failure) and consumed.
+leader killed after 16, every one SEND_OK (tried again after a failure) and consumed; then
+DLedger's own ``DLedgerClient`` finds the new leader and reads the first entry.
 
 One group at a time: each test starts its own and stops it.
 """
@@ -17,6 +18,8 @@ from mqlab.interop.dledger_failover import (
     MqlabDLedgerBrokers,
     RealDLedgerBrokers,
     check,
+    check_client,
+    run_dledger_client,
     run_dledger_failover,
     summary,
 )
@@ -43,9 +46,15 @@ def test_every_acknowledged_message_is_consumed_through_a_leader_kill(opener, tm
     group = opener(tmp_path)
     try:
         r = run_dledger_failover(group, tmp_path / "java")
+        client = run_dledger_client(group, tmp_path / "java")
     finally:
         group.close()
     print(summary(group.kind, r))
+    print(f"{group.kind}: DLedgerClient {client}")
+    # DLedger's own client finds the new leader by METADATA and reads the first message
+    assert check_client(client) == []
+    assert client["leader"] not in r["killed"]
+    assert client["get0"]["entries"][0]["bodyLength"] == client["get0"]["entries"][0]["size"] - 48
     assert check(r) == []
     assert len(r["acked"]) == BEFORE + AFTER
     assert sorted(set(r["consumed"]) & set(r["acked"])) == sorted(r["acked"])

@@ -144,6 +144,7 @@ public final class JavaScenarios {
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             case "ha-failover": return haFailover();
             case "dledger-failover": return dledgerFailover();
+            case "dledger-client": return DLedgerClientScenario.run();
             case "acl-clients": return AclScenarios.clients();
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
