@@ -401,16 +401,18 @@ def _sends(addr: str, step: int, result: MixedResult, out: Callable[[str], None]
 
 
 #: the DLedger client's requests :func:`client_answers` sends each node (label, code, the
-#: body's fields beside group and remoteId): ``DLedgerClient#updateMetadata`` and ``#get``
-#: as ``DLedgerClientRpcNettyService`` sends them, a GET past the log and one without its
-#: index, and a PULL, which 0.2.3 registers without a handler
-CLIENT_REQUESTS: tuple[tuple[str, int, dict[str, Any]], ...] = (
+#: body's fields beside group and remoteId, None for a frame without a body):
+#: ``DLedgerClient#updateMetadata`` and ``#get`` as ``DLedgerClientRpcNettyService`` sends
+#: them, a GET past the log and one without its index, a PULL, which 0.2.3 registers
+#: without a handler, and a METADATA frame with no body
+CLIENT_REQUESTS: tuple[tuple[str, int, dict[str, Any] | None], ...] = (
     ("METADATA", DLedgerRequestCode.METADATA, {}),
     ("GET 0", DLedgerRequestCode.GET, {"beginIndex": 0, "maxSize": 0}),
     ("GET 1", DLedgerRequestCode.GET, {"beginIndex": 1, "maxSize": 0}),
     ("GET past the log", DLedgerRequestCode.GET, {"beginIndex": 1_000_000, "maxSize": 0}),
     ("GET without beginIndex", DLedgerRequestCode.GET, {"maxSize": 0}),
     ("PULL", DLedgerRequestCode.PULL, {"beginIndex": 0}),
+    ("METADATA without a body", DLedgerRequestCode.METADATA, None),
 )
 
 
@@ -434,10 +436,12 @@ def client_answers(addr_of: dict[str, str], group: str, leader: str) -> list[Cli
     :data:`CLIENT_REQUESTS` as a DLedger client would, once every node names ``leader`` in
     its METADATA answer; the answers."""
 
-    def ask(node: str, code: int, fields: dict[str, Any]) -> RemotingCommand:
-        text = json.dumps({"code": 200, "group": group, "remoteId": node, "term": -1, **fields},
-                          sort_keys=True, separators=(",", ":"))  # fmt: skip
-        return call_sync(addr_of[node], RemotingCommand.create_request(code, body=text.encode()))
+    def ask(node: str, code: int, fields: dict[str, Any] | None) -> RemotingCommand:
+        body = None
+        if fields is not None:
+            body = json.dumps({"code": 200, "group": group, "remoteId": node, "term": -1,
+                               **fields}, sort_keys=True, separators=(",", ":")).encode()  # fmt: skip
+        return call_sync(addr_of[node], RemotingCommand.create_request(code, body=body))
 
     def all_follow() -> bool:
         for node in addr_of:

@@ -103,6 +103,12 @@ PULL_NPE = (
     '"future" is null, io.openmessaging.storage.dledger.DLedgerRpcNettyService.processRequest'
     "(DLedgerRpcNettyService.java:348)"
 )
+#: the same for a request frame with no body, whatever its code: ``JSON.parseObject(request.
+#: getBody(), ...)`` is handed null
+NO_BODY_NPE = (
+    'java.lang.NullPointerException: Cannot read the array length because "bytes" is null, '
+    "com.alibaba.fastjson.JSON.parseObject(JSON.java:405)"
+)
 GET_NPE = (
     'java.lang.NullPointerException: Cannot invoke "java.lang.Long.longValue()" because "index" '
     "is null, io.openmessaging.storage.dledger.store.file.DLedgerMmapFileStore.indexCheck("
@@ -208,6 +214,11 @@ class DLedgerServer(Node):
         cls = _REQUESTS.get(request.code)
         if cls is None:
             return super().process_request(channel, request)
+        if not request.body:  # a frame without a body: the decoder leaves it null
+            self.ctx.tracer.emit(C, "processRequest", kind="error", error=NO_BODY_NPE)
+            return RemotingCommand.create_response(
+                ResponseCode.SYSTEM_ERROR, NO_BODY_NPE, empty_ext_fields=False
+            )
         try:
             msg = from_body(cls, request.body)
         except ValueError as e:

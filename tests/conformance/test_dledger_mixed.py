@@ -29,7 +29,7 @@ from mqlab.conformance.dledger_mixed import (
     summary_line,
 )
 from mqlab.conformance.engine import Run
-from mqlab.dledger.dledger_server import GET_NPE, PULL_NPE
+from mqlab.dledger.dledger_server import GET_NPE, NO_BODY_NPE, PULL_NPE
 from mqlab.dledger.protocol import DLedgerRequestCode as Q
 
 pytestmark = pytest.mark.conformance
@@ -131,6 +131,8 @@ def test_a_dledger_client_gets_the_same_answers_from_the_mqlab_node_as_from_real
     without = as_leader["GET without beginIndex"]
     assert (without.code, without.remark, without.body) == (1, GET_NPE, None)
     assert (as_leader["PULL"].code, as_leader["PULL"].remark) == (1, PULL_NPE)
+    no_body = as_leader["METADATA without a body"]
+    assert (no_body.code, no_body.remark, no_body.body) == (1, NO_BODY_NPE, None)
     as_follower = {a.request: a for a in mixed.client["n0"] if a.node == MQLAB_ID}
     assert as_follower["GET 0"].body == {
         "code": 404, "entries": [], "group": "RaftNode00", "leaderId": "<leader>",

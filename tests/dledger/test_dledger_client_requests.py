@@ -15,7 +15,7 @@ import json
 import pytest
 
 from mqlab.dledger.dledger_entry import DLedgerEntry
-from mqlab.dledger.dledger_server import GET_NPE, PULL_NPE
+from mqlab.dledger.dledger_server import GET_NPE, NO_BODY_NPE, PULL_NPE
 from mqlab.dledger.group import DLedgerGroup
 from mqlab.dledger.protocol import (
     DLedgerRequestCode,
@@ -153,6 +153,17 @@ def test_get_without_an_index_and_pull_are_answered_system_error_as_4_9_3_remoti
     r = ask(group, "n0", 50003, body(group=GROUP, remoteId="n0"))
     assert (r.code, r.remark) == (ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
                                   " request type 50003 not supported")  # fmt: skip
+
+
+@pytest.mark.parametrize("code", [DLedgerRequestCode.METADATA, DLedgerRequestCode.VOTE])
+def test_a_frame_without_a_body_is_system_error_as_fastjson_s_npe(group, code) -> None:
+    """0.2.3 hands the null body to ``JSON.parseObject`` for every code it registers; the
+    real leader answered METADATA so."""
+    r = ask(group, "n0", code, None)
+    assert (r.code, r.remark, r.body) == (ResponseCode.SYSTEM_ERROR, NO_BODY_NPE, None)
+    assert r.remark == ('java.lang.NullPointerException: Cannot read the array length because '
+                        '"bytes" is null, com.alibaba.fastjson.JSON.parseObject(JSON.java:405)')  # fmt: skip
+    assert group.leader() == "n0"
 
 
 def test_a_body_that_is_not_a_request_is_system_error_and_the_node_serves_on(group) -> None:
