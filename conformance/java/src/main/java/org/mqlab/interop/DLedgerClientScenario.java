@@ -15,8 +15,9 @@ import java.util.Map;
  * <p>The group and its peers come from the environment ({@code MQLAB_DLEDGER_GROUP}, and
  * {@code MQLAB_DLEDGER_PEERS} as {@code dLegerPeers} writes them). {@code DLedgerClient} asks
  * every peer METADATA to learn the leader (its first guess is the first peer it lists) and
- * sends GET there. A GET to a dead peer comes back INTERNAL_ERROR, as for any user of it, and
- * is asked again a second later (ten times at most). Prints the answers to GET 0 and to a GET
+ * sends GET there. A GET to a dead peer comes back INTERNAL_ERROR, as for any user of it (or
+ * METADATA_ERROR, or NOT_LEADER, while no METADATA answer has named the leader), and is asked
+ * again a second later (ten times at most). Prints the answers to GET 0 and to a GET
  * past the log: codes, leader, and each entry's fields with its body's length.
  */
 final class DLedgerClientScenario {
@@ -40,12 +41,20 @@ final class DLedgerClientScenario {
                 }
                 first = client.get(0);
                 tries++;
-            } while (first.getCode() == DLedgerResponseCode.INTERNAL_ERROR.getCode() && tries < 10);
+            } while (notYet(first.getCode()) && tries < 10);
             GetEntriesResponse past = client.get(1_000_000L);
             return JavaScenarios.map("get0", answer(first), "getPast", answer(past), "tries", tries);
         } finally {
             client.shutdown();
         }
+    }
+
+    /** What the client answers while it has not found the leader yet: the RPC failed (a dead
+     *  peer), no METADATA answer named a leader within 1.5 s, or a follower's NOT_LEADER. */
+    static boolean notYet(int code) {
+        return code == DLedgerResponseCode.INTERNAL_ERROR.getCode()
+            || code == DLedgerResponseCode.METADATA_ERROR.getCode()
+            || code == DLedgerResponseCode.NOT_LEADER.getCode();
     }
 
     static Map<String, Object> answer(GetEntriesResponse r) {
