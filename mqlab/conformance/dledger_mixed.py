@@ -31,7 +31,8 @@ must have the shape of one a real node sent in the same role (:func:`frame_probl
 header text but for its opaque, the body's keys and its entry's keys).
 
 While ``n2`` leads (step 2) and again while ``n0`` leads (step 3), every node is asked what
-a DLedger client asks (:data:`CLIENT_REQUESTS`: METADATA, GET, PULL; :func:`client_answers`),
+a DLedger client asks (:data:`CLIENT_REQUESTS`: METADATA, GET, PULL, APPEND;
+:func:`client_answers`),
 and each answer must equal every other of its role (:func:`client_problems`): the mqlab
 leader's against the real leader's, the mqlab follower's against a real follower's.
 
@@ -48,6 +49,7 @@ L leader changes`` (``L``: how often the leader changed between the steps).
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
@@ -404,7 +406,8 @@ def _sends(addr: str, step: int, result: MixedResult, out: Callable[[str], None]
 #: body's fields beside group and remoteId, None for a frame without a body):
 #: ``DLedgerClient#updateMetadata`` and ``#get`` as ``DLedgerClientRpcNettyService`` sends
 #: them, a GET past the log and one without its index, a PULL, which 0.2.3 registers
-#: without a handler, and a METADATA frame with no body
+#: without a handler, a METADATA frame with no body, and two APPENDs of bodies too short
+#: to be a message
 CLIENT_REQUESTS: tuple[tuple[str, int, dict[str, Any] | None], ...] = (
     ("METADATA", DLedgerRequestCode.METADATA, {}),
     ("GET 0", DLedgerRequestCode.GET, {"beginIndex": 0, "maxSize": 0}),
@@ -413,6 +416,9 @@ CLIENT_REQUESTS: tuple[tuple[str, int, dict[str, Any] | None], ...] = (
     ("GET without beginIndex", DLedgerRequestCode.GET, {"maxSize": 0}),
     ("PULL", DLedgerRequestCode.PULL, {"beginIndex": 0}),
     ("METADATA without a body", DLedgerRequestCode.METADATA, None),
+    # too short for a message: the broker's append hook throws, nothing is stored
+    ("APPEND 13 bytes", DLedgerRequestCode.APPEND, {"body": base64.b64encode(b"z" * 13).decode()}),
+    ("APPEND 30 bytes", DLedgerRequestCode.APPEND, {"body": base64.b64encode(b"z" * 30).decode()}),
 )
 
 

@@ -45,7 +45,7 @@ from mqlab.dledger.dledger_files import FileDisk
 from mqlab.dledger.dledger_leader_elector import DLedgerLeaderElector
 from mqlab.dledger.dledger_mmap_file_store import DLedgerMmapFileStore
 from mqlab.dledger.dledger_rpc_service import DLedgerRpcService
-from mqlab.dledger.exception import DLedgerException, check
+from mqlab.dledger.exception import DLedgerException, JavaRuntimeException, check
 from mqlab.dledger.leadership_transfer import CHECK_PREFERRED_LEADER
 from mqlab.dledger.member_state import MemberState
 from mqlab.dledger.protocol import (
@@ -249,7 +249,13 @@ class DLedgerServer(Node):
                 DLedgerRequestCode.APPEND: self.handle_append,
                 DLedgerRequestCode.LEADERSHIP_TRANSFER: self.handle_leadership_transfer,
             }[DLedgerRequestCode(request.code)]
-            future = handler(msg)
+            try:
+                future = handler(msg)
+            except JavaRuntimeException as e:  # NettyRemotingAbstract answers what escapes
+                self.ctx.tracer.emit(C, "processRequest", kind="error", error=str(e))
+                return RemotingCommand.create_response(
+                    ResponseCode.SYSTEM_ERROR, str(e), empty_ext_fields=False
+                )
             epoch = self.epoch
             future.when_complete(
                 lambda resp: self._write(channel, request, resp) if self.epoch == epoch else None

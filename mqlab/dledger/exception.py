@@ -1,4 +1,4 @@
-"""DLedger's checked failure: a response code and a message.
+"""DLedger's checked failure: a response code and a message; and an unchecked one.
 
 Mirrors ``DLedgerException`` and ``PreConditions#check`` (DLedger 0.2.3): a failed check
 raises with the code the caller turns into a response (``DLedgerServer#handleAppend`` answers
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mqlab.dledger.protocol import DLedgerResponseCode
 
-__all__ = ["DLedgerException", "check"]
+__all__ = ["DLedgerException", "JavaRuntimeException", "check"]
 
 
 class DLedgerException(Exception):
@@ -18,6 +18,16 @@ class DLedgerException(Exception):
     def __init__(self, code: DLedgerResponseCode, message: str = "") -> None:
         super().__init__(f"[code={int(code)},name={code.name}] {message}".rstrip())
         self.code = code
+
+
+class JavaRuntimeException(RuntimeError):
+    """An unchecked Java exception a hook throws inside a handler (an ``AppendHook`` on a
+    buffer too short). Nothing in 0.2.3 catches it: 4.9.3's ``NettyRemotingAbstract#
+    processRequestCommand`` answers SYSTEM_ERROR with ``RemotingHelper#exceptionSimpleDesc``,
+    the exception and its top frame, which is ``str(e)``: ``desc`` as JDK 17 writes it."""
+
+    def __init__(self, desc: str) -> None:
+        super().__init__(desc)
 
 
 def check(expression: bool, code: DLedgerResponseCode, message: str = "") -> None:

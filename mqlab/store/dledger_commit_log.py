@@ -71,6 +71,7 @@ from mqlab.common.message_decoder import (
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
 from mqlab.dledger.dledger_server import DLedgerServer
+from mqlab.dledger.exception import JavaRuntimeException
 from mqlab.dledger.protocol import AppendEntryRequest, AppendEntryResponse, DLedgerResponseCode
 from mqlab.dledger.service_thread import TimeoutFuture
 from mqlab.store.commit_log import CommitLog, _delay_time_level
@@ -258,9 +259,28 @@ class DLedgerCommitLog(CommitLog):
 
     @staticmethod
     def _append_hook(entry: DLedgerEntry, buf: bytearray, body_offset: int) -> None:
-        """The AppendHook: PHYSICALOFFSET := the entry's pos + BODY_OFFSET (step 3)."""
+        """The AppendHook: PHYSICALOFFSET := the entry's pos + BODY_OFFSET (step 3).
+
+        4.9.3 moves the buffer to the field and puts a long there. A body too short to be
+        a message (a DLedger client's APPEND to a broker's node, say) makes the buffer
+        throw before anything is stored: the position past the limit (a body under 28
+        bytes), or the long past it (28 to 35); the client is answered SYSTEM_ERROR with
+        the exception (a real node, JDK 17, 2026-11-30). A longer body is stored, and the
+        dispatch skips it (``CommitLog#checkMessageAndReturnSize``).
+        """
         assert body_offset == BODY_OFFSET
-        _I64.pack_into(buf, body_offset + PHY_POS_POSITION, entry.pos + body_offset)
+        at = body_offset + PHY_POS_POSITION
+        if at > len(buf):
+            raise JavaRuntimeException(
+                f"java.lang.IllegalArgumentException: newPosition > limit: ({at} > {len(buf)}), "
+                "java.base/java.nio.Buffer.createPositionException(Buffer.java:341)"
+            )
+        if at + _I64.size > len(buf):
+            raise JavaRuntimeException(
+                "java.nio.BufferOverflowException, java.base/java.nio.Buffer.nextPutIndex"
+                "(Buffer.java:730)"
+            )
+        _I64.pack_into(buf, at, entry.pos + body_offset)
 
     # -- the readable end -----------------------------------------------------------------------
     def get_max_offset(self) -> int:

@@ -133,12 +133,17 @@ def test_a_dledger_client_gets_the_same_answers_from_the_mqlab_node_as_from_real
     assert (as_leader["PULL"].code, as_leader["PULL"].remark) == (1, PULL_NPE)
     no_body = as_leader["METADATA without a body"]
     assert (no_body.code, no_body.remark, no_body.body) == (1, NO_BODY_NPE, None)
+    short = as_leader["APPEND 13 bytes"]
+    assert (short.code, short.remark) == (1, "java.lang.IllegalArgumentException: newPosition "
+            "> limit: (76 > 61), java.base/java.nio.Buffer.createPositionException(Buffer.java:341)")  # fmt: skip
     as_follower = {a.request: a for a in mixed.client["n0"] if a.node == MQLAB_ID}
     assert as_follower["GET 0"].body == {
         "code": 404, "entries": [], "group": "RaftNode00", "leaderId": "<leader>",
         "remoteId": "<self>", "term": -1,
     }  # fmt: skip
     assert as_follower["GET without beginIndex"].body["code"] == 404  # NOT_LEADER comes first
+    append = as_follower["APPEND 13 bytes"]
+    assert (append.code, append.body["code"], append.body["leaderId"]) == (200, 404, "<leader>")
 
 
 def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResult) -> None:

@@ -321,3 +321,54 @@ def test_a_new_leader_is_master_only_once_it_has_applied_its_log(brokers) -> Non
     assert r.replica_request.status is PutMessageStatus.PUT_OK
     assert (r.append_message_result.logics_offset, r.append_message_result.wrote_offset) == (
         3, 3 * 175 + 48)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("length", "remark"),
+    [
+        (13, "java.lang.IllegalArgumentException: newPosition > limit: (76 > 61), "
+             "java.base/java.nio.Buffer.createPositionException(Buffer.java:341)"),
+        (30, "java.nio.BufferOverflowException, java.base/java.nio.Buffer.nextPutIndex"
+             "(Buffer.java:730)"),
+    ],
+)  # fmt: skip
+def test_a_client_append_too_short_for_a_message_is_refused_as_4_9_3s_hook_throws(
+    brokers, length, remark
+) -> None:
+    """A DLedger client's APPEND to a broker's leader: the append hook moves the buffer to
+    the message's PHYSICALOFFSET (body offset 48 + 28) and puts a long there; a shorter body
+    makes it throw, nothing is stored, and 4.9.3's remoting answers SYSTEM_ERROR with the
+    exception (the remarks a real 4.9.3 node gave, JDK 17, 2026-11-30)."""
+    from mqlab.remoting.command import RemotingCommand
+
+    group, stores, _handlers, _changes = brokers
+    group.advance(300)
+    server = group.server("n1")
+    end = server.store.ledger_end_index
+    body = json.dumps({"body": base64.b64encode(b"z" * length).decode(), "group": "default",
+                       "remoteId": "n1"}).encode()  # fmt: skip
+    answer = server.process_request(object(), RemotingCommand.create_request(50001, body=body))
+    assert answer is not None
+    assert (answer.code, answer.remark, answer.body) == (1, remark, None)
+    assert b"extFields" not in answer.encode()[8:]
+    assert server.store.ledger_end_index == end
+
+
+def test_a_client_append_long_enough_is_stored_and_the_dispatch_skips_it(brokers) -> None:
+    """40 bytes pass the hook: the entry is stored (as on a real node: index 1 after one
+    message, 88 bytes at position 170 there), and the dispatch passes over it, so the next
+    message takes queue offset 1."""
+    group, stores, _handlers, _changes = brokers
+    group.advance(300)
+    leader = stores["n1"]
+    first = leader.put_message(_msg(b"a"), group.now)
+    group.run_until(lambda: first.replica_request.done, 5_000, slice_ms=1)
+    future = group.server("n1").append(b"y" * 40)
+    group.run_until(lambda: future.done, 5_000, slice_ms=1)
+    assert future.value.code == DLedgerResponseCode.SUCCESS and future.value.index == 1
+    second = leader.put_message(_msg(b"b"), group.now)
+    group.run_until(lambda: second.replica_request.done, 5_000, slice_ms=1)
+    group.advance(100)
+    assert [e.index for e in group.server("n1").store.entries()] == [0, 1, 2]
+    assert group.server("n1").store.get(1).size == 88
+    assert leader.get_max_offset_in_queue("DLedgerTopic", 0) == 2
