@@ -24,10 +24,7 @@ class JavaRuntimeException(RuntimeError):
     """An unchecked Java exception a hook throws inside a handler (an ``AppendHook`` on a
     buffer too short). Nothing in 0.2.3 catches it: 4.9.3's ``NettyRemotingAbstract#
     processRequestCommand`` answers SYSTEM_ERROR with ``RemotingHelper#exceptionSimpleDesc``,
-    the exception and its top frame, which is ``str(e)``: ``desc`` as JDK 17 writes it."""
-
-    def __init__(self, desc: str) -> None:
-        super().__init__(desc)
+    the exception and its top frame, which is ``str(e)``, as JDK 17 writes it."""
 
 
 def check(expression: bool, code: DLedgerResponseCode, message: str = "") -> None:

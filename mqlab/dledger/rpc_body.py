@@ -41,6 +41,7 @@ _ENUMS: dict[str, type[Enum]] = {
 }
 
 
+_SEPARATORS = (",", ":")
 #: fields whose JSON value is an object or an array: ``MetadataResponse#peers``,
 #: ``GetEntriesRequest#indexList``
 _STRUCTURED: dict[str, type] = {"peers": dict, "index_list": list}
@@ -96,9 +97,6 @@ def to_body(msg: Any) -> bytes:
         # peers come in the order MemberState's HashMap iterates them
         return _sorted_but(plain, "peers", {k: msg.peers[k] for k in hash_map_order(msg.peers)})
     return json.dumps(plain, sort_keys=True, separators=_SEPARATORS).encode("utf-8")
-
-
-_SEPARATORS = (",", ":")
 
 
 def _sorted_but(plain: dict[str, Any], key: str, value: dict[str, Any]) -> bytes:
