@@ -466,7 +466,7 @@ class AdminBrokerProcessor:
         info.update(stats.sampled_runtime_info())  # putTps ... getTransferedTps
         # DefaultMessageStore#getRuntimeInfo
         # the store's one simulated disk (DefaultMessageStore.disk_used_ratio)
-        cl_path = store.message_store_config.get_store_path_commit_log()
+        cl_path = store.get_store_path_physic()
         cl_ratio = java_double_to_string(store.disk_used_ratio)
         info[f"commitLogDiskRatio_{cl_path}"] = cl_ratio
         info["commitLogDiskRatio"] = cl_ratio

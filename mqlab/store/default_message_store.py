@@ -938,6 +938,15 @@ class DefaultMessageStore(GetMessageMixin):
         """Mirrors ``DefaultMessageStore#getMaxPhyOffset``."""
         return self.commit_log.get_max_offset()
 
+    def get_store_path_physic(self) -> str:
+        """Where the commit log's files are: on DLedger, the node's data directory
+        (``DLedgerConfig#getDataStorePath``: ``<storeBaseDir>/dledger-<selfId>/data``), else
+        ``storePathCommitLog``. Mirrors ``DefaultMessageStore#getStorePathPhysic``."""
+        dledger_server = getattr(self.commit_log, "dledger_server", None)
+        if self.message_store_config.enable_d_leger_commit_log and dledger_server is not None:
+            return dledger_server.config.get_data_store_path()
+        return self.message_store_config.get_store_path_commit_log()
+
     def get_min_phy_offset(self) -> int:
         """Mirrors ``DefaultMessageStore#getMinPhyOffset`` (-1 with no commit-log file)."""
         return self.commit_log.get_min_offset()

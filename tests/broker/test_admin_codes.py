@@ -423,3 +423,24 @@ def test_store_stats_tps_over_10_60_600_one_second_samples(cluster):
     c.d.advance(65_900 - c.d.now)  # 65 samples: out of the 10 s window, in the 60 s one
     t = table()
     assert t["putTps"] == "0.0 0.3333333333333333 "
+
+
+def test_a_dledger_brokers_runtime_info_keys_its_disk_ratio_by_the_dledger_data_path():
+    """On DLedger the commit log's files are the node's DLedger data files, and
+    ``DefaultMessageStore#getStorePathPhysic`` says so: the key is
+    ``commitLogDiskRatio_<storeBaseDir>/dledger-<selfId>/data``, as a real 4.9.3 DLedger
+    broker writes it (``<store>/dledger-n0/data``, 2026-11-30); otherwise the same keys."""
+    from mqlab.lab import Lab
+
+    with Lab(seed=5, dledger=3) as lab:
+        lab.run_until_idle(max_ms=30_000)
+        assert len(lab.brokers) == 3
+        for b in lab.brokers:
+            call = lab.request(b.name, "GET_BROKER_RUNTIME_INFO")
+            table = loads(call.response.body.decode())["table"]
+            store = b.message_store
+            data = store.commit_log.dledger_server.config.get_data_store_path()
+            assert data.endswith(f"/dledger-{store.message_store_config.d_leger_self_id}/data")
+            assert store.get_store_path_physic() == data
+            assert f"commitLogDiskRatio_{data}" in table
+            assert not any(k.endswith("/commitlog") for k in table), sorted(table)
