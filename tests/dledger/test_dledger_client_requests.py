@@ -185,3 +185,34 @@ def test_the_peers_are_written_in_hash_map_order() -> None:
                     b'"peers":{"aa":"h:3","a":"h:1","b":"h:2"},"term":-1}')  # fmt: skip
     assert from_body(MetadataResponse, text).peers == {"aa": "h:3", "a": "h:1", "b": "h:2"}
     assert from_body(MetadataRequest, b'{"group":"g","remoteId":"a"}').remote_id == "a"
+
+
+def test_leadership_transfers_a_node_refuses_answer_as_a_real_node_did(group) -> None:
+    """LEADERSHIP_TRANSFER as an operator might get it wrong, each refused, the leader
+    unchanged. A real 4.9.3 group (n0 leading in term 1, 2026-11-30) and ``serve
+    --dledger-brokers 3`` answered these same bodies; here in this group's term."""
+    term = group.server("n0").member_state.curr_term
+
+    def transfer(node: str, **fields: object) -> bytes:
+        r = ask(group, node, DLedgerRequestCode.LEADERSHIP_TRANSFER,
+                body(group=GROUP, remoteId=node, **fields))  # fmt: skip
+        assert r.code == 200
+        return r.body
+
+    # to itself: the leader refuses a transferee that is the leader (LEADER_TRANSFERRING)
+    assert transfer("n0", transferId="n0", transfereeId="n0", term=term) == (
+        f'{{"code":506,"term":{term}}}'.encode())  # fmt: skip
+    # to a node outside the group: UNKNOWN_MEMBER with the request's base info
+    assert transfer("n0", transferId="n0", transfereeId="nX", term=term) == (
+        f'{{"code":401,"group":"RaftNode00","leaderId":"n0","remoteId":"n0","term":{term}}}'
+        .encode())  # fmt: skip
+    # a term not the leader's: INCONSISTENT_TERM, the request's term echoed
+    assert transfer("n0", transferId="n0", transfereeId="n1", term=99) == (
+        b'{"code":407,"group":"RaftNode00","leaderId":"n0","remoteId":"n0","term":99}'
+    )
+    # to a follower that is neither the transferring leader nor the transferee, or with no ids
+    assert transfer("n1", transferId="n0", transfereeId="n2", term=term) == (
+        f'{{"code":411,"term":{term}}}'.encode())  # fmt: skip
+    assert transfer("n0", term=term) == f'{{"code":411,"term":{term}}}'.encode()
+    group.advance(100)
+    assert group.leader() == "n0"
