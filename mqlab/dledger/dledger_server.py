@@ -215,19 +215,13 @@ class DLedgerServer(Node):
         if cls is None:
             return super().process_request(channel, request)
         if not request.body:  # a frame without a body: the decoder leaves it null
-            self.ctx.tracer.emit(C, "processRequest", kind="error", error=NO_BODY_NPE)
-            return RemotingCommand.create_response(
-                ResponseCode.SYSTEM_ERROR, NO_BODY_NPE, empty_ext_fields=False
-            )
+            return self._system_error(NO_BODY_NPE)
         try:
             msg = from_body(cls, request.body)
         except ValueError as e:
             # 0.2.3's JSON.parseObject throws here; 4.9.3's NettyRemotingAbstract answers
             # SYSTEM_ERROR with the exception's text (no body, no extFields).
-            self.ctx.tracer.emit(C, "processRequest", kind="error", error=str(e))
-            return RemotingCommand.create_response(
-                ResponseCode.SYSTEM_ERROR, str(e)[:200], empty_ext_fields=False
-            )
+            return self._system_error(str(e)[:200])
         if request.code == DLedgerRequestCode.VOTE:
             self._write(channel, request, self.handle_vote(msg))
         elif request.code == DLedgerRequestCode.HEART_BEAT:
@@ -238,10 +232,7 @@ class DLedgerServer(Node):
             resp = self.handle_get(msg) if request.code == DLedgerRequestCode.GET else None
             if resp is None:
                 npe = PULL_NPE if request.code == DLedgerRequestCode.PULL else GET_NPE
-                self.ctx.tracer.emit(C, "processRequest", kind="error", error=npe)
-                return RemotingCommand.create_response(
-                    ResponseCode.SYSTEM_ERROR, npe, empty_ext_fields=False
-                )
+                return self._system_error(npe)
             self._write(channel, request, resp)
         else:
             handler = {
@@ -252,15 +243,21 @@ class DLedgerServer(Node):
             try:
                 future = handler(msg)
             except JavaRuntimeException as e:  # NettyRemotingAbstract answers what escapes
-                self.ctx.tracer.emit(C, "processRequest", kind="error", error=str(e))
-                return RemotingCommand.create_response(
-                    ResponseCode.SYSTEM_ERROR, str(e), empty_ext_fields=False
-                )
+                return self._system_error(str(e))
             epoch = self.epoch
             future.when_complete(
                 lambda resp: self._write(channel, request, resp) if self.epoch == epoch else None
             )
         return None
+
+    def _system_error(self, remark: str) -> RemotingCommand:
+        """What 4.9.3's ``NettyRemotingAbstract#processRequestCommand`` answers an exception
+        out of 0.2.3's ``processRequest``: SYSTEM_ERROR with ``remark`` (the exception's
+        ``exceptionSimpleDesc``), no body, no extFields."""
+        self.ctx.tracer.emit(C, "processRequest", kind="error", error=remark)
+        return RemotingCommand.create_response(
+            ResponseCode.SYSTEM_ERROR, remark, empty_ext_fields=False
+        )
 
     def _write(self, channel: Channel, request: RemotingCommand, response: Any) -> None:
         """``DLedgerRpcNettyService#handleResponse``: code 200, the response as the body."""
@@ -307,7 +304,7 @@ class DLedgerServer(Node):
             self._check_target(request)
         except DLedgerException as e:
             return MetadataResponse.of(request, code=e.code, leader_id=ms.leader_id)
-        return MetadataResponse(group=ms.group, peers=dict(self.config.peer_map()),
+        return MetadataResponse(group=ms.group, peers=self.config.peer_map(),
                                 leader_id=ms.leader_id)  # fmt: skip
 
     def handle_get(self, request: GetEntriesRequest) -> GetEntriesResponse | None:
