@@ -536,9 +536,14 @@ def mqadmin_stats_all(t: Target, work: Path) -> dict:
 
     lines = _admin_until(t, sampled, "statsAll", "-t", topic, timeout_s=40)
     expect(sampled(lines), f"5 in, {received} out (as received) after a sample: {lines}")
-    # #InTPS / #OutTPS: the count over the time between the samples each broker kept
-    # (StatsItem#computeStatsData, 10 s samples from the broker's own start): non-zero on both
-    return {"statsAll": _nonzero_tps(lines)}
+    # #OutMsg24Hour was checked against what the group received, which differs by side when
+    # the client pulled a message twice on one only (CI, stop 39: the observations differed):
+    # it is compared as "<as received>". #InTPS / #OutTPS: the count over the time between the
+    # samples each broker kept (StatsItem#computeStatsData, 10 s samples from the broker's own
+    # start): non-zero on both
+    rows = [re.sub(rf" {received}$", " <as received>", x) if x.startswith(topic) else x
+            for x in lines]  # fmt: skip
+    return {"statsAll": _nonzero_tps(rows)}
 
 
 @scenario("mqadmin", "consumerStatus of a live Go push consumer (221 via the broker)")

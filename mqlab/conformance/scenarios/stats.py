@@ -13,7 +13,7 @@ broker took to copy the pulled messages (its own JIT and load), not a figure to 
 from __future__ import annotations
 
 from mqlab.conformance.scenario import Scenario, Step
-from mqlab.conformance.scenarios.common import pull, send_v2
+from mqlab.conformance.scenarios.common import SETTLE_MS, pull, send_v2
 
 __all__ = ["SCENARIOS", "STATS_PREFIX"]
 
@@ -42,6 +42,7 @@ SCENARIOS = [
                 T,
                 0,
                 0,
+                wait_ms=SETTLE_MS,
                 note="5 found: GROUP_GET_NUMS cf_stats@cf_stats_cg += 5",
                 expect=0,
             ),  # fmt: skip
