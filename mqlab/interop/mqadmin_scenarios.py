@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from mqlab.interop.go_client import GoClientProcess, run_go_client
-from mqlab.interop.scenarios import CLIENT_MISSING, expect, scenario
+from mqlab.interop.scenarios import CLIENT_MISSING, ScenarioFailed, expect, scenario
 from mqlab.interop.targets import Target
 
 CLIENT_MISSING["mqadmin"] = lambda: __import__(
@@ -125,7 +125,39 @@ def _send(t: Target, topic: str, count: int, group: str = "ia_pg") -> list[dict]
          "-count", str(count), "-tags", "TagA,TagB"]
     )  # fmt: skip
     expect(all(s.get("status") == 0 for s in sent), f"sends: {sent}")
+    _dispatched(t, topic, sent)
     return sent
+
+
+def _dispatched(t: Target, topic: str, sent: list[dict], timeout_s: float = 15) -> None:
+    """Wait until broker-a has put every message of ``sent`` into its consume queue.
+
+    Both brokers answer SEND_OK once the message is in the commit log; ReputMessageService
+    dispatches it to the consume queue and the index a moment later, on its own thread. On
+    a loaded machine that moment has come after the next mqadmin command's read (dry run AH:
+    queryMsgByUniqueKey empty on the real broker; CI stop 39: a pull found 4 of 5), so what
+    reads the queues waits as a user would: GET_MAX_OFFSET (30) of each queue sent to, until
+    it is past the highest offset the sends were given.
+    """
+    from mqlab.conformance.wire import call_sync, wait_until
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.command import RemotingCommand
+
+    expect(all(s.get("broker") == "broker-a" for s in sent), f"sent to broker-a: {sent}")
+    last: dict[int, int] = {}
+    for s in sent:
+        last[s["queueId"]] = max(last.get(s["queueId"], -1), s["queueOffset"])
+
+    def max_offset(queue_id: int) -> int:
+        req = RemotingCommand.create_request(
+            RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": str(queue_id)}
+        )
+        return int(call_sync(t.broker_addr, req).ext("offset") or -1)
+
+    wait_until(
+        lambda: all(max_offset(q) > offset for q, offset in last.items()), timeout_s,
+        f"{topic}'s sends in broker-a's consume queues {last}", error=ScenarioFailed,
+    )  # fmt: skip
 
 
 def _consume_then_rejoin(t: Target, work: Path, topic: str, group: str, count: int) -> int:
