@@ -134,8 +134,8 @@ def _dispatched(t: Target, topic: str, sent: list[dict], timeout_s: float = 15) 
 
     Both brokers answer SEND_OK once the message is in the commit log; ReputMessageService
     dispatches it to the consume queue and the index a moment later, on its own thread. On
-    a loaded machine that moment has come after the next mqadmin command's read (dry run AH:
-    queryMsgByUniqueKey empty on the real broker; CI stop 39: a pull found 4 of 5), so what
+    a loaded machine that moment has come after the next read (dry run AH: queryMsgByUniqueKey
+    empty on the real broker; CI stop 39: the conformance harness's pull found 4 of 5), so what
     reads the queues waits as a user would: GET_MAX_OFFSET (30) of each queue sent to, until
     it is past the highest offset the sends were given.
     """
@@ -569,8 +569,9 @@ def mqadmin_stats_all(t: Target, work: Path) -> dict:
     lines = _admin_until(t, sampled, "statsAll", "-t", topic, timeout_s=40)
     expect(sampled(lines), f"5 in, {received} out (as received) after a sample: {lines}")
     # #OutMsg24Hour was checked against what the group received, which differs by side when
-    # the client pulled a message twice on one only (CI, stop 39: the observations differed):
-    # it is compared as "<as received>". #InTPS / #OutTPS: the count over the time between the
+    # the client pulled a message twice on one side only: it is compared as "<as received>"
+    # (CI stop 39 printed a mismatch of this scenario without the observations; the received
+    # count is the one figure of the row that a client race alone can change). #InTPS / #OutTPS: the count over the time between the
     # samples each broker kept (StatsItem#computeStatsData, 10 s samples from the broker's own
     # start): non-zero on both
     rows = [re.sub(rf" {received}$", " <as received>", x) if x.startswith(topic) else x
