@@ -977,13 +977,23 @@ class ServerThread:
 
     ``call(fn)`` runs ``fn(server)`` on the loop's thread, the only safe way to look at
     the nodes while clients are connected.
+
+    ``start_timeout`` bounds the start (a guard against a hang, not a deadline): the start
+    itself waits up to 15 s for a DLedger group's registrations, and on a loaded machine
+    opening the stores and binding the ports took longer than the 30 s the other calls are
+    given (dry run AQ of session 23: load 38 on 2 cores while four JVMs started).
     """
 
-    def __init__(self, config: ServeConfig | None = None) -> None:
+    #: the start's bound, in seconds (see the class docstring)
+    START_TIMEOUT_S = 120.0
+
+    def __init__(
+        self, config: ServeConfig | None = None, *, start_timeout: float = START_TIMEOUT_S
+    ) -> None:
         self.server = MqlabServer(config)
         self._loop = LoopThread("mqlab-serve", loop=self.server.config.loop)
         try:
-            self._loop.submit(self.server.start())
+            self._loop.submit(self.server.start(), start_timeout)
         except BaseException:
             self._loop.close()
             raise

@@ -28,16 +28,24 @@ def sync(body, tags="TagA", topic=TOPIC, **kw):
     return {"op": "sync", "topic": topic, "tags": tags, "body": body, **kw}
 
 
+#: a guard for a look at the live server, not a deadline: this module runs in the niced core
+#: group, and in dry run AQ of session 23 (load 38 on 2 cores while the real-broker group
+#: started four JVMs) the serve loop here did not get the CPU for 30 s
+CALL_TIMEOUT_S = 120.0
+
+
 def group_clients(server, group):
     def get(srv):
         info = srv.broker().consumer_manager.get_consumer_group_info(group)
         return [] if info is None else sorted(info.get_all_client_id())
 
-    return server.call(get)
+    return server.call(get, CALL_TIMEOUT_S)
 
 
 def events(server, component, step):
-    return server.call(lambda srv: srv.driver.recorder.select(component=component, step=step))
+    return server.call(
+        lambda srv: srv.driver.recorder.select(component=component, step=step), CALL_TIMEOUT_S
+    )
 
 
 def _hold_timeline(server, answer) -> str:
@@ -56,7 +64,7 @@ def _hold_timeline(server, answer) -> str:
                 out.append(f"t={e.t_ms} {e.component} {e.step} {fields}")
         return out
 
-    return "hold-service timeline:\n" + "\n".join(server.call(rows)[-40:])
+    return "hold-service timeline:\n" + "\n".join(server.call(rows, CALL_TIMEOUT_S)[-40:])
 
 
 def held_pulls(server, topic):
@@ -69,7 +77,7 @@ def held_pulls(server, topic):
             if r["key"].startswith(topic + "@")
         ]
 
-    return server.call(rows)
+    return server.call(rows, CALL_TIMEOUT_S)
 
 
 def test_clustering_two_consumers_tag_filter_rebalance_and_offsets(live, consumers, tmp_path):
@@ -164,12 +172,12 @@ def create_retry_topic(server, group):
             srv.driver.now_ms,
         )  # fmt: skip
 
-    server.call(create)
+    server.call(create, CALL_TIMEOUT_S)
 
     def routed(srv):
         return srv.namesrv.route_info_manager.pickup_topic_route_data(get_retry_topic(group))
 
-    wait_until(lambda: server.call(routed), 10, "retry topic registered")
+    wait_until(lambda: server.call(routed, CALL_TIMEOUT_S), 10, "retry topic registered")
 
 
 def test_listener_raising_brings_message_back_via_retry_topic(live, consumers, tmp_path):
@@ -217,7 +225,7 @@ def test_orderly_consumer_keeps_queue_order_and_holds_locks(live, consumers, tmp
         [cid] = srv.broker().consumer_manager.get_consumer_group_info(group).get_all_client_id()
         return all(rlm.is_locked(group, mq, cid, srv.driver.now_ms) for mq in mqs)
 
-    wait_until(lambda: server.call(locked), 20, "all four queues locked")
+    wait_until(lambda: server.call(locked, CALL_TIMEOUT_S), 20, "all four queues locked")
     ops = [
         {"op": "orderly", "topic": TOPIC, "tags": "TagA", "body": f"q{i % 4}-{i // 4}", "arg": i}
         for i in range(40)
@@ -230,7 +238,9 @@ def test_orderly_consumer_keeps_queue_order_and_holds_locks(live, consumers, tmp
         seq = [int(r["body"].split("-")[1]) for r in recs if r["queue_id"] == q]
         assert seq == list(range(10)), (q, seq)
         assert {r["body"].split("-")[0] for r in recs if r["queue_id"] == q} == {f"q{q}"}
-    table = server.call(lambda srv: srv.broker().rebalance_lock_manager.mq_lock_table.get(group))
+    table = server.call(
+        lambda srv: srv.broker().rebalance_lock_manager.mq_lock_table.get(group), CALL_TIMEOUT_S
+    )
     # rocketmq-client-cpp 1.2.3 Rebalance::unlockAll never adds a broker's first queue to the
     # UNLOCK body (it only appends when the broker is already in its map), so queue 0 stays
     # locked until the broker's 60 s expiry; queues 1-3 are released.
