@@ -571,9 +571,9 @@ def mqadmin_stats_all(t: Target, work: Path) -> dict:
     # #OutMsg24Hour was checked against what the group received, which differs by side when
     # the client pulled a message twice on one side only: it is compared as "<as received>"
     # (CI stop 39 printed a mismatch of this scenario without the observations; the received
-    # count is the one figure of the row that a client race alone can change). #InTPS / #OutTPS: the count over the time between the
-    # samples each broker kept (StatsItem#computeStatsData, 10 s samples from the broker's own
-    # start): non-zero on both
+    # count is the one figure of the row that a client race alone can change).
+    # #InTPS / #OutTPS: the count over the time between the samples each broker kept
+    # (StatsItem#computeStatsData, 10 s samples from the broker's own start): non-zero on both
     rows = [re.sub(rf" {received}$", " <as received>", x) if x.startswith(topic) else x
             for x in lines]  # fmt: skip
     return {"statsAll": _nonzero_tps(rows)}
