@@ -241,10 +241,15 @@ def _all(a) -> int:
 #: orderly_slow_listener's ``ok`` is one slow frame 26 points in (47 runs at the walks'
 #: depth; at any depth 416); retry_rebalance's two classes the walks found are one move
 #: 17 points in and two within 15 (269 runs; ``mqlab.explore.scenarios`` says why).
+#: async_master_lost's and sync_master_lost's ``pending`` is the master's machine lost 24
+#: and 26 points in, as consumer-1 starts (PCT found it; depth 5 cannot): the loss placed
+#: anywhere in the walks' 40 points, with at most one move beside it (423 and 417 runs).
 REACH_BOUNDS = {
+    "async_master_lost": "deviations=1,depth=40",
     "consumer_join": "deviations=2,sticky=2",
     "orderly_slow_listener": "deviations=1,depth=40",
     "retry_rebalance": "deviations=2,depth=24",
+    "sync_master_lost": "deviations=1,depth=40",
 }
 #: The walks' and PCT's depth in ``--reach`` (the issue's "random walks of depth 40").
 REACH_WALK_DEPTH = 40

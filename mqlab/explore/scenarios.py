@@ -154,6 +154,8 @@ HA stream's chunks and reports like frames (each direction FIFO):
   (``MQClientInstance#findConsumerIdList``) and fails; the route without the master
   arrives 15 ms later, and the next rebalance is the 20 s ``RebalanceService`` round. The
   acknowledged message waits on the slave past the group's offset, and the run ends first.
+  Depth 5 cannot place the loss there; the reach bounds (``deviations=1,depth=40``,
+  ``mqlab.bench.explore.REACH_BOUNDS``) find it at level 0+1F, ``d24`` on async_master_lost.
 - ``master_returns``: apache/rocketmq#1094. consumer-1 consumes 2 messages and leaves
   (offsets 1 on the master, copied to the slave by ``SlaveSynchronize``); 2 more are sent,
   then the master is killed; consumer-2 consumes them from the slave, and its 5 s offset

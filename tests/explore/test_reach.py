@@ -231,6 +231,48 @@ def test_retry_rebalance_at_its_reach_bounds_finds_the_walks_two_classes():
         assert replay(xs, s, b).outcome == o
 
 
+@pytest.mark.parametrize(
+    ("name", "table", "stats", "found_at"),
+    [
+        (
+            "async_master_lost",
+            [("lost=1", 3, "d3 F:lose(broker-a)", 4), ("ok", 19, "(default)", 0),
+             ("pending=1", 10, "d24 F:lose(broker-a)", 25)],
+            (423, 1479, 1152, 273, 60),
+            [("lost=1", 25), ("ok", 1), ("pending=1", 46)],
+        ),
+        (
+            "sync_master_lost",
+            [("ok", 24, "(default)", 0), ("pending=1", 11, "d26 F:lose(broker-a)", 27)],
+            (417, 1480, 1187, 231, 78),
+            [("ok", 1), ("pending=1", 46)],
+        ),
+    ],
+)  # fmt: skip
+def test_master_lost_at_its_reach_bounds_finds_pcts_pending(name, table, stats, found_at):
+    # depth 5 (the scenarios' own) finds lost and ok, or ok; 300 PCT runs (`bench explore
+    # --reach`, 2026-12-01) found pending too: the machine lost as consumer-1 starts, 24 or
+    # 26 points in (test_explore_ha.py says what the run does). The loss anywhere in the
+    # walks' 40 points finds it at level 0+1F; one move beside it adds nothing. Each class's
+    # shortest schedule replays to it
+    xs = get_scenario(name)
+    b = _reach_bounds(xs)
+    assert str(b) == "deviations=1,depth=40,faults=1,window=0,latencies=scenario,por=1"
+    res = explore(xs, b)
+    assert res.table() == table
+    assert (res.runs, res.states, res.distinct, res.pruned, res.redundant) == stats
+    assert res.complete
+    assert [(r.outcome, r.found_at) for r in res.rows] == found_at
+    new = ("lost=1", "pending=1") if name == "async_master_lost" else ("pending=1",)
+    assert [(g.level, g.new) for g in res.growth] == [
+        ("0", ("ok",)), ("1", ()), ("0+1F", new), ("1+1F", ()),
+    ]  # fmt: skip
+    found = {p.split("=")[0] for o, *_ in res.table() if o != "ok" for p in o.split()}
+    assert found <= xs.allowed and xs.expected <= found
+    for o, _, s, _ in res.table():
+        assert replay(xs, s, b).outcome == o
+
+
 def test_cli_pct(capsys):
     from mqlab.explore.cli import main
 
