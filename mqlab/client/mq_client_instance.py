@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from mqlab.client.client_config import DEFAULT_INSTANCE_NAME, ClientConfig
 from mqlab.client.consumer.pull_message_service import PullMessageService
 from mqlab.client.consumer.rebalance_service import RebalanceService
-from mqlab.client.exception import MQClientException
+from mqlab.client.exception import MQBrokerException, MQClientException
 from mqlab.client.mq_client_api_impl import MQClientAPIImpl
 from mqlab.client.producer.topic_publish_info import ThreadLocalIndex, TopicPublishInfo
 from mqlab.common import message_const as mc
@@ -311,9 +311,9 @@ class MQClientInstance(Node):
 
         Mirrors the ``shutdown`` chain of DefaultMQPushConsumerImpl / DefaultMQProducerImpl
         → ``MQClientInstance#shutdown``, one client after the other as an application's
-        calls would run. Java's consumer shutdown blocks on its offset commits, so this is
-        a task: done at once, unless a commit first waits for a route refresh (no master
-        in the route); the driver stops the node when it ends.
+        calls would run. Java's shutdown calls block (an offset commit may first wait for a
+        route refresh when the route has no master; each UNREGISTER_CLIENT waits for its
+        answer), so this is a task; the driver stops the node when it ends.
         """
         return spawn(self.ctx, self._shutdown_clients(), name=C + ".shutdown",
                      on_done=self._done(C + ".shutdown"))  # fmt: skip
@@ -337,10 +337,10 @@ class MQClientInstance(Node):
         for group in sorted(self.producer_table):
             producer = self.producer_table.get(group)
             if producer is not None:
-                producer.shutdown()
+                yield from producer.shutdown_steps()
         # MQClientInstance#shutdown, once the last client is gone: the inner producer's
         # DefaultMQProducerImpl#shutdown(false) → unregisterProducer(CLIENT_INNER_PRODUCER)
-        self._unregister_client(CLIENT_INNER_PRODUCER_GROUP, None)
+        yield from self.unregister_client_steps(CLIENT_INNER_PRODUCER_GROUP, None)
 
     def _done(self, component: str) -> Any:
         """An ``on_done`` that records a failed task as an error event (Java logs it)."""
@@ -360,10 +360,11 @@ class MQClientInstance(Node):
         self.consumer_table[group] = consumer
         return True
 
-    def unregister_consumer(self, group: str) -> None:
-        """Drop the group and send UNREGISTER_CLIENT to every broker. ``#unregisterConsumer``."""
+    def unregister_consumer(self, group: str) -> Gen:
+        """Drop the group, then UNREGISTER_CLIENT to every broker, each answer awaited in
+        turn (``unregister_client_steps``). Mirrors ``#unregisterConsumer``."""
         self.consumer_table.pop(group, None)
-        self._unregister_client(None, group)
+        yield from self.unregister_client_steps(None, group)
 
     def register_producer(self, group: str, producer: DefaultMQProducerImpl) -> bool:
         """Add a producer group; False if the group is taken. Mirrors ``#registerProducer``."""
@@ -372,10 +373,11 @@ class MQClientInstance(Node):
         self.producer_table[group] = producer
         return True
 
-    def unregister_producer(self, group: str) -> None:
-        """Drop the group and send UNREGISTER_CLIENT to every broker. ``#unregisterProducer``."""
+    def unregister_producer(self, group: str) -> Gen:
+        """Drop the group, then UNREGISTER_CLIENT to every broker, each answer awaited in
+        turn (``unregister_client_steps``). Mirrors ``#unregisterProducer``."""
         self.producer_table.pop(group, None)
-        self._unregister_client(group, None)
+        yield from self.unregister_client_steps(group, None)
 
     def select_consumer(self, group: str) -> Any:
         return self.consumer_table.get(group)
@@ -393,25 +395,41 @@ class MQClientInstance(Node):
     def _consumers(self) -> list[tuple[str, Any]]:
         return sorted(self.consumer_table.items())
 
-    def _unregister_client(self, producer_group: str | None, consumer_group: str | None) -> None:
-        """UNREGISTER_CLIENT to every known broker address. Mirrors ``#unregisterClient``."""
+    def unregister_client_steps(self, producer_group: str | None,
+                                consumer_group: str | None) -> Gen:  # fmt: skip
+        """UNREGISTER_CLIENT to every known broker address (slaves too), one after the
+        other: each waits for its answer or its ``mqClientApiTimeout`` (3 s) before the
+        next is sent, and a failure is traced (Java logs a warning) and the next address
+        follows. Mirrors ``MQClientInstance#unregisterClient`` (RocketMQ 4.9.3), which its
+        callers run inside the client's ``shutdown``: the shutdown waits for all of them.
+        """
         if not self.attached:
             return
         timeout = self.client_config.mq_client_api_timeout
-        for _, addrs in sorted(self.broker_addr_table.items()):
-            for _, addr in sorted(addrs.items()):
-                gen = self.mq_client_api_impl.unregister_client(
-                    addr, self.client_id, producer_group, consumer_group, timeout
-                )
-                spawn(self.ctx, gen, name=f"{C}.unregisterClient {addr}",
-                      on_done=self._done(C + ".unregisterClient"))  # fmt: skip
-        if self.tracer.enabled:
-            self.tracer.emit(
+        targets = [(name, addr) for name, addrs in sorted(self.broker_addr_table.items())
+                   for _, addr in sorted(addrs.items()) if addr]  # fmt: skip
+        tracer = self.tracer
+        if tracer.enabled:
+            tracer.emit(
                 C + ".unregisterClient", "unregister", producer_group=producer_group,
                 consumer_group=consumer_group, brokers=sorted(self.broker_addr_table),
                 text=f"UNREGISTER_CLIENT (producer {producer_group}, consumer "
-                f"{consumer_group}) to {len(self.broker_addr_table)} broker(s)",
+                f"{consumer_group}) to {len(targets)} address(es) of "
+                f"{len(self.broker_addr_table)} broker(s), one after the other",
             )  # fmt: skip
+        for name, addr in targets:
+            try:
+                yield from self.mq_client_api_impl.unregister_client(
+                    addr, self.client_id, producer_group, consumer_group, timeout
+                )
+            except (RemotingException, MQBrokerException) as e:
+                if tracer.enabled:
+                    tracer.emit(
+                        C + ".unregisterClient", "failed", Kind.ERROR, broker=name,
+                        addr=addr, error=repr(e),
+                        text=f"unregister client from broker {name} ({addr}) failed: {e}; "
+                        "the next address follows",
+                    )  # fmt: skip
 
     # -- routes -----------------------------------------------------------------------------------
     def _scheduled_update_route(self) -> None:

@@ -229,7 +229,7 @@ class ClientsMixin:
         """Shut a consumer down cleanly (persists offsets, unregisters)."""
         c = self.consumer(name)
         node = c.default_mq_push_consumer_impl.mq_client_factory.name
-        task = c.shutdown()  # waits for a route refresh when the route has no master
+        task = c.shutdown()  # waits for its offset commits and UNREGISTER_CLIENT answers
         if task is None or task.done:
             self.driver.stop_node(node, graceful=True)
         else:

@@ -388,8 +388,13 @@ def test_notify_consumer_ids_changed_rebalances_at_once():
 def test_stop_shuts_consumers_down_and_unregisters_producers(tmp_path):
     """A graceful stop calls each consumer's shutdown and sends UNREGISTER_CLIENT for each
     producer, then, as MQClientInstance#shutdown shuts its inner producer down, for
-    CLIENT_INNER_PRODUCER; the broker's producer table keeps neither group."""
-    c = make_cluster(tmp_path)
+    CLIENT_INNER_PRODUCER; the brokers' producer tables keep neither group.
+
+    MQClientInstance#unregisterClient sends to one broker address after the other, each
+    ``invokeSync`` (1 ms a hop here): broker-a hears PG at 2003 and broker-b only after
+    broker-a's answer, at 2005; CLIENT_INNER_PRODUCER follows broker-b's answer; the node
+    stops (its connections close) only after the last answer, at 2010."""
+    c = make_cluster(tmp_path, brokers=2)
     inst = MQClientInstance(name="c1")
     c.d.add_node(inst)
     consumer = FakeConsumer("CG")
@@ -397,13 +402,54 @@ def test_stop_shuts_consumers_down_and_unregisters_producers(tmp_path):
     producer = DefaultMQProducer("PG", inst)
     producer.start()
     c.d.advance(2000)
+    assert sorted(inst.broker_addr_table) == ["broker-a", "broker-b"]
     events = []
     c.d.recorder.subscribe(lambda e: events.append(e))
     c.d.stop_node("c1")
     assert consumer.shutdowns == 1
     assert "PG" not in inst.producer_table
     unreg = [e for e in events if e.component == "MQClientInstance.unregisterClient"]
-    assert [e.fields["producer_group"] for e in unreg] == ["PG", "CLIENT_INNER_PRODUCER"]
+    assert [(e.t_ms, e.fields["producer_group"]) for e in unreg] == [(2002, "PG")]
+    assert inst.running  # the stop waits for the answers
     c.d.advance(100)
-    received = [e.fields for e in events if e.component == "ProducerManager.unregisterProducer"]
-    assert [f["group"] for f in received] == ["PG", "CLIENT_INNER_PRODUCER"]
+    unreg = [e for e in events if e.component == "MQClientInstance.unregisterClient"]
+    assert [(e.t_ms, e.fields["producer_group"]) for e in unreg] == [
+        (2002, "PG"), (2006, "CLIENT_INNER_PRODUCER")
+    ]  # fmt: skip
+    received = [(e.t_ms, e.node, e.fields["group"]) for e in events
+                if e.component == "ProducerManager.unregisterProducer"]  # fmt: skip
+    assert received == [
+        (2003, "broker-a", "PG"), (2005, "broker-b", "PG"),
+        (2007, "broker-a", "CLIENT_INNER_PRODUCER"), (2009, "broker-b", "CLIENT_INNER_PRODUCER"),
+    ]  # fmt: skip
+    stops = [e.t_ms for e in events if e.component == "SimDriver" and e.step == "stop"]
+    assert stops == [2010]
+    assert not inst.running
+
+
+def test_unregister_goes_on_past_a_broker_that_is_down(tmp_path):
+    """A broker process killed (its port refuses connections): its UNREGISTER_CLIENT fails
+    at once (traced, as Java logs a warning: ``RemotingConnectException``) and the next
+    address still gets its own, for PG and then for CLIENT_INNER_PRODUCER; the node stops
+    after the last answer."""
+    c = make_cluster(tmp_path, brokers=2)
+    inst = MQClientInstance(name="c1")
+    c.d.add_node(inst)
+    producer = DefaultMQProducer("PG", inst)
+    producer.start()
+    c.d.advance(2000)
+    c.d.stop_node("broker-a", graceful=False)
+    events = []
+    c.d.recorder.subscribe(lambda e: events.append(e))
+    c.d.stop_node("c1")
+    c.d.advance(10_000)
+    failed = [(e.t_ms, e.fields["broker"]) for e in events
+              if e.component == "MQClientInstance.unregisterClient" and e.step == "failed"]  # fmt: skip
+    received = [(e.t_ms, e.node, e.fields["producer_group"]) for e in events
+                if e.component == "ClientManageProcessor.unregisterClient"]  # fmt: skip
+    stops = [e.t_ms for e in events if e.component == "SimDriver" and e.step == "stop"]
+    errors = {e.fields["error"] for e in events if e.step == "failed"}
+    assert failed == [(2002, "broker-a"), (2004, "broker-a")]
+    assert errors == {"RemotingConnectException('connect to 127.0.0.1:10911 failed')"}
+    assert received == [(2003, "broker-b", "PG"), (2005, "broker-b", "CLIENT_INNER_PRODUCER")]
+    assert stops == [2006]

@@ -179,7 +179,7 @@ def test_consumer_shut_down_without_a_master_commits_its_offsets_to_the_slave(tm
     """Stopping c1 with no master in its route: as 4.9.3's blocking ``shutdown`` →
     ``RemoteBrokerOffsetStore#persistAll``, each of its 5 queues in turn finds no master,
     refreshes the route (2 ms a round trip) and commits to the slave; the node stops after
-    the fifth, and the slave holds offsets 3. Before, the stop did not wait for the route
+    the fifth and its two UNREGISTER_CLIENTs' answers, and the slave holds offsets 3. Before, the stop did not wait for the route
     refresh and the slave kept 1s: three messages a queue to consume again."""
     with Lab(seed=7, slaves=1, store_dir=tmp_path) as lab:
         _consumer_on_the_slave(lab, replicate)
@@ -207,8 +207,9 @@ def test_consumer_shut_down_without_a_master_commits_its_offsets_to_the_slave(tm
             *[(t, route, "route") for t in (31_504, 31_506, 31_508, 31_510, 31_512)],
             (31_512, "RemoteBrokerOffsetStore.persistAll", "persist"),
             (31_512, "MQClientInstance.unregisterClient", "unregister"),  # group G
-            (31_512, "MQClientInstance.unregisterClient", "unregister"),  # CLIENT_INNER_PRODUCER
-            (31_512, "SimDriver", "stop"),
+            # the next unregister waits for the slave's answer (invokeSync), the stop for its own
+            (31_514, "MQClientInstance.unregisterClient", "unregister"),  # CLIENT_INNER_PRODUCER
+            (31_516, "SimDriver", "stop"),
         ]  # fmt: skip
         persist = lab.trace.select(component="RemoteBrokerOffsetStore.persistAll", node="c1")
         assert persist[-1].fields["sent"] == ["%RETRY%G@broker-a:0=0 (slave)"] + [

@@ -162,7 +162,8 @@ class DefaultMQPullConsumerImpl:
         """Mirrors DefaultMQPullConsumerImpl#shutdown, as a task (``shutdown_steps``).
 
         Java's call blocks until the offsets are committed (a route refresh first when the
-        route has no master); the task is done at once unless it waits. None: not running.
+        route has no master) and every broker has answered UNREGISTER_CLIENT. None: not
+        running.
         """
         if self.service_state is not ServiceState.RUNNING:
             return None
@@ -176,7 +177,7 @@ class DefaultMQPullConsumerImpl:
         yield from self.offset_store.persist_all_blocking(
             set(self.rebalance_impl.process_queue_table)
         )
-        self.mq_client_factory.unregister_consumer(self.group_name())
+        yield from self.mq_client_factory.unregister_consumer(self.group_name())
         self.service_state = ServiceState.SHUTDOWN_ALREADY
 
     # -- start ------------------------------------------------------------------------------------

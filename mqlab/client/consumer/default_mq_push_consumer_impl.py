@@ -475,8 +475,9 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
 
         Mirrors DefaultMQPushConsumerImpl#shutdown (client/impl/consumer, RocketMQ 4.9.3),
         run as a task (``shutdown_steps``): Java's call blocks until the offsets are
-        committed, which takes a route refresh when the route has no master. Returns the
-        task (done at once unless it waits), or None when the consumer is not running.
+        committed (a route refresh first when the route has no master) and every broker
+        has answered UNREGISTER_CLIENT. Returns the task, or None when the consumer is not
+        running.
         The client instance keeps running (other clients may share it); stop its node to
         stop it.
         """
@@ -495,7 +496,8 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         1. the consume service stops (queued consume requests dropped);
         2. ``persistConsumerOffset``: each held queue's offset committed in turn
            (``RemoteBrokerOffsetStore#persistAll``, waiting for any route refresh);
-        3. ``unregisterConsumer``: UNREGISTER_CLIENT to every broker node of the route;
+        3. ``unregisterConsumer``: UNREGISTER_CLIENT to every broker node of the route,
+           one after the other, each answer awaited;
         4. the rebalance forgets its queues, and the state is SHUTDOWN_ALREADY.
         """
         if self.service_state is not ServiceState.RUNNING:
@@ -505,7 +507,7 @@ class DefaultMQPushConsumerImpl(PullMessageMixin, ConsumeSupportMixin):
         yield from self.offset_store.persist_all_blocking(
             set(self.rebalance_impl.process_queue_table)
         )
-        self.mq_client_factory.unregister_consumer(dpc.consumer_group)
+        yield from self.mq_client_factory.unregister_consumer(dpc.consumer_group)
         self.rebalance_impl.destroy()
         self.service_state = ServiceState.SHUTDOWN_ALREADY
         self._emit(C + ".shutdown", "shutdown", Kind.STATE,

@@ -32,6 +32,7 @@ from mqlab.remoting.codes import ResponseCode
 if TYPE_CHECKING:
     from mqlab.client.mq_client_instance import MQClientInstance
     from mqlab.client.producer.request_response import RequestResponseFuture
+    from mqlab.runtime.task import Task
 
 __all__ = ["DefaultMQProducer", "DEFAULT_RETRY_RESPONSE_CODES"]
 
@@ -92,9 +93,10 @@ class DefaultMQProducer:
         """Register on the instance. Mirrors ``DefaultMQProducer#start``."""
         self.default_mq_producer_impl.start()
 
-    def shutdown(self) -> None:
-        """Unregister (UNREGISTER_CLIENT). Mirrors ``DefaultMQProducer#shutdown``."""
-        self.default_mq_producer_impl.shutdown()
+    def shutdown(self) -> Task | None:
+        """Unregister (UNREGISTER_CLIENT). Mirrors ``DefaultMQProducer#shutdown``; returns
+        the unregister's task (see ``DefaultMQProducerImpl.shutdown``)."""
+        return self.default_mq_producer_impl.shutdown()
 
     def add_retry_response_code(self, response_code: int) -> None:
         """Mirrors ``DefaultMQProducer#addRetryResponseCode``."""

@@ -151,11 +151,38 @@ class DefaultMQProducerImpl(SendKernelImpl, TransactionProducerImpl):
                 "another one.",
             )
 
-    def shutdown(self) -> None:
-        """Unregister the group (UNREGISTER_CLIENT to every broker). Mirrors ``#shutdown``."""
+    def shutdown(self) -> Task | None:
+        """Unregister the group (UNREGISTER_CLIENT to every broker). Mirrors ``#shutdown``.
+
+        Java's call blocks until every broker has answered the unregister (or timed out);
+        here the producer is shut down at once and the unregister runs as a task, which
+        is returned (None: nothing to unregister). A client instance's own stop waits for
+        it instead (``shutdown_steps``).
+        """
+        if self.service_state is not ServiceState.RUNNING:
+            return None
+        task = None
+        instance = self.instance
+        if instance.select_producer(self.group) is self:
+            if instance.attached:
+                task = spawn(instance.ctx, instance.unregister_producer(self.group),
+                             name=C + ".shutdown", on_done=instance._done(C + ".shutdown"))  # fmt: skip
+            else:  # no driver yet: the group leaves the table, nothing is sent
+                instance.producer_table.pop(self.group, None)
+        self._shut_down()
+        return task
+
+    def shutdown_steps(self) -> Gen:
+        """``#shutdown`` in Java's order, waiting as Java's call blocks: the unregister
+        (each broker's answer in turn), then the request-reply holder, then the state."""
+        if self.service_state is not ServiceState.RUNNING:
+            return
+        if self.instance.select_producer(self.group) is self:
+            yield from self.instance.unregister_producer(self.group)
+        self._shut_down()
+
+    def _shut_down(self) -> None:
         if self.service_state is ServiceState.RUNNING:
-            if self.instance.select_producer(self.group) is self:
-                self.instance.unregister_producer(self.group)
             from mqlab.client.producer.request_response import holder_of
 
             holder_of(self.instance).shutdown(self)
