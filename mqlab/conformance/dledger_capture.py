@@ -15,7 +15,11 @@ and every response ``b`` returns is recorded once, with who sent it to whom.
    :class:`CapturedFrame`: the sender, the receiver, the frame's exact bytes and its decoded
    fields (code, flag, opaque, version, language, extFields, remark, the body's JSON).
 4. :meth:`FrameCapture.block` cuts one link (a one-way partition: ``a``'s requests to ``b``
-   fail, ``b``'s to ``a`` still pass); :meth:`FrameCapture.unblock` heals it.
+   fail, ``b``'s to ``a`` still pass); :meth:`FrameCapture.unblock` heals it. With
+   ``silent=True`` the cut is a partition no packet crosses: open connections stay open and
+   their bytes are lost both ways (the frames are kept apart, :meth:`FrameCapture.dropped`),
+   a new connection is accepted and never answered, and the heal closes the connections
+   that lost bytes (their streams are broken), so the nodes connect again.
 
 The relay runs an asyncio loop on a thread of its own; nothing binds beyond 127.0.0.1.
 """
@@ -112,6 +116,8 @@ class _Link:
     listen_port: int = 0
     server: asyncio.base_events.Server | None = None
     blocked: bool = False
+    #: with ``blocked``: bytes are lost instead of connections closed (a silent partition)
+    silent: bool = False
     writers: list[asyncio.StreamWriter] = field(default_factory=list)
 
 
@@ -126,6 +132,7 @@ class FrameCapture:
         self._thread.start()
         self._lock = threading.Lock()
         self._frames: list[CapturedFrame] = []
+        self._dropped: list[CapturedFrame] = []
         self._links: list[_Link] = []
         self._t0 = time.monotonic()
         #: frames that did not decode (text of the error), kept rather than dropped
@@ -148,30 +155,50 @@ class FrameCapture:
         return link.listen_port
 
     # -- 2. forwarding --------------------------------------------------------------------
-    def block(self, src: str, dst: str) -> None:
+    def block(self, src: str, dst: str, *, silent: bool = False) -> None:
         """Cut the link ``src -> dst``: its open connections are closed and new ones are
         closed as soon as accepted, so ``src``'s requests to ``dst`` fail (a one-way
-        partition: ``dst``'s own requests to ``src`` go over the link ``dst -> src``)."""
+        partition: ``dst``'s own requests to ``src`` go over the link ``dst -> src``).
+
+        ``silent=True``: nothing is closed. Bytes on the link's open connections are lost
+        both ways (``src``'s requests and ``dst``'s answers), and a new connection is
+        accepted and never answered: each request waits out its timeout."""
 
         async def cut() -> None:
             for link in self._links:
                 if (link.src, link.dst) == (src, dst):
-                    link.blocked = True
-                    for w in link.writers:
-                        w.close()
-                    link.writers.clear()
+                    link.blocked, link.silent = True, silent
+                    if not silent:
+                        self._close_all(link)
 
         asyncio.run_coroutine_threadsafe(cut(), self._loop).result(10)
 
     def unblock(self, src: str, dst: str) -> None:
-        """Let ``src`` connect to ``dst`` again (its client reconnects on its next request)."""
-        for link in self._links:
-            if (link.src, link.dst) == (src, dst):
-                link.blocked = False
+        """Let ``src`` connect to ``dst`` again (its client reconnects on its next request).
+        After a silent cut, the connections that lost bytes are closed now."""
+
+        async def heal() -> None:
+            for link in self._links:
+                if (link.src, link.dst) == (src, dst):
+                    if link.blocked and link.silent:
+                        self._close_all(link)
+                    link.blocked = link.silent = False
+
+        asyncio.run_coroutine_threadsafe(heal(), self._loop).result(10)
+
+    @staticmethod
+    def _close_all(link: _Link) -> None:
+        for w in link.writers:
+            w.close()
+        link.writers.clear()
 
     async def _relay(
         self, link: _Link, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
     ) -> None:
+        if link.blocked and link.silent:  # accepted, and never answered
+            link.writers.append(c_writer)
+            await self._pump(link, c_reader, None, link.src, link.dst)
+            return
         if link.blocked:
             c_writer.close()
             return
@@ -182,28 +209,39 @@ class FrameCapture:
             return
         link.writers += [c_writer, p_writer]
         await asyncio.gather(
-            self._pump(c_reader, p_writer, link.src, link.dst),
-            self._pump(p_reader, c_writer, link.dst, link.src),
+            self._pump(link, c_reader, p_writer, link.src, link.dst),
+            self._pump(link, p_reader, c_writer, link.dst, link.src),
         )
 
     async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, src: str, dst: str
+        self,
+        link: _Link,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | None,
+        src: str,
+        dst: str,
     ) -> None:
+        """Forward ``reader``'s bytes to ``writer`` (None: nowhere), recording the frames;
+        while the link is silently cut, the bytes are lost and their frames kept apart."""
         buf = bytearray()
         try:
             while chunk := await reader.read(65536):
-                writer.write(chunk)
+                lost = writer is None or (link.blocked and link.silent)
+                if not lost:
+                    writer.write(chunk)
                 buf += chunk
-                self._record(buf, src, dst)
-                await writer.drain()
+                self._record(buf, src, dst, dropped=lost)
+                if not lost:
+                    await writer.drain()
         except (OSError, RemotingCommandException) as e:
             if isinstance(e, RemotingCommandException):
                 self.errors.append(f"{src}->{dst}: {e}")
         finally:
-            writer.close()
+            if writer is not None:
+                writer.close()
 
     # -- 3. recording ---------------------------------------------------------------------
-    def _record(self, buf: bytearray, src: str, dst: str) -> None:
+    def _record(self, buf: bytearray, src: str, dst: str, *, dropped: bool = False) -> None:
         for payload in split_frames(buf):
             frame = len(payload).to_bytes(4, "big") + payload
             try:
@@ -211,9 +249,10 @@ class FrameCapture:
             except RemotingCommandException as e:
                 self.errors.append(f"{src}->{dst}: {e}")
             with self._lock:
-                self._frames.append(
+                into = self._dropped if dropped else self._frames
+                into.append(
                     CapturedFrame(
-                        seq=len(self._frames),
+                        seq=len(into),
                         t_ms=int((time.monotonic() - self._t0) * 1000),
                         src=src,
                         dst=dst,
@@ -225,6 +264,12 @@ class FrameCapture:
         """Every frame recorded so far, in the order the relay read them."""
         with self._lock:
             return list(self._frames)
+
+    def dropped(self) -> list[CapturedFrame]:
+        """Every frame a silent cut lost, in the order the relay read them (``seq`` counts
+        these frames only)."""
+        with self._lock:
+            return list(self._dropped)
 
     def close(self) -> None:
         """Stop listening, close every relayed connection, end the loop's thread. Idempotent."""

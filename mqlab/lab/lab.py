@@ -471,7 +471,9 @@ class Lab(ClientsMixin, DLedgerMixin):
         master keeps its HA connection until its read service hears nothing for
         ``haHousekeepingInterval`` (20 000 ms), so meanwhile a SYNC_MASTER's sends wait
         ``slaveTimeout`` (3000 ms) and answer FLUSH_SLAVE_TIMEOUT, and only then
-        SLAVE_NOT_AVAILABLE (``LinkConfig.silent``).
+        SLAVE_NOT_AVAILABLE. A remoting request on a connection already open waits out its
+        timeout, and a new connect fails after ``connectTimeoutMillis`` (3000 ms), not at
+        once (``LinkConfig.silent``).
 
         Raises:
             ValueError: an unknown node, or ``a == b``.

@@ -95,6 +95,11 @@ def _fewer_gc_passes() -> Iterator[None]:
             gc.set_threshold(*old)
 
 
+#: ``NettyClientConfig#connectTimeoutMillis`` (RocketMQ 4.9.3): a connect no packet answers
+#: fails after this many milliseconds.
+CONNECT_TIMEOUT_MILLIS = 3000
+
+
 @dataclass(slots=True)
 class LinkConfig:
     """How frames from one node to another travel. ``None`` fields use the default."""
@@ -106,7 +111,9 @@ class LinkConfig:
     #: With ``down``: a partition no reset crosses. Stream bytes across it vanish instead of
     #: ending the streams; each end finds out by its own timeouts (an HA connection by its
     #: ``haHousekeepingInterval``), and a close made meanwhile reaches the peer only once
-    #: the link is up again. Without it a cut link ends the streams at once, on both ends.
+    #: the link is up again. Remoting frames on an open connection vanish too (each request
+    #: waits out its timeout), and a new connect fails after ``CONNECT_TIMEOUT_MILLIS``.
+    #: Without it a cut link ends the streams at once, on both ends, and connects fail at once.
     silent: bool = False
 
 
@@ -224,9 +231,11 @@ class SimContext(NodeContext):
         request.opaque = next(self._opaque)
         d = self.driver
         conn = d._connect(self.node_name, addr)
-        if conn is None:
+        if conn is None:  # NettyRemotingClient#createChannel: refused at once, or (across a
+            # silent partition) no answer to the connect until connectTimeoutMillis runs out
             d.scheduler.call_later(
-                0, lambda: callback(None, RemotingConnectException(f"connect to {addr} failed")),
+                d._connect_failure_delay(self.node_name, addr),
+                lambda: callback(None, RemotingConnectException(f"connect to {addr} failed")),
                 node=self.node_name, name="NettyRemotingClient.connect failed", keyed=False,
             )  # fmt: skip
             return
@@ -687,10 +696,15 @@ class SimDriver:
         server = self.addr_to_node.get(addr)
         if server is None or not self.nodes[server].running:
             return None
+        conn = self._conns.get((client, addr))
         link = self.links.get((client, server))
         if link is not None and link.down:
+            # a silent partition keeps an open channel (nothing tells either end; its frames
+            # vanish in _transmit and each request waits out its timeout); a new connect, or
+            # any connect across a link cut with a reset, fails
+            if link.silent and conn is not None and not conn.closed:
+                return conn
             return None
-        conn = self._conns.get((client, addr))
         if conn is not None and not conn.closed:
             return conn
         cid = next(self._conn_ids)
@@ -703,6 +717,16 @@ class SimDriver:
         self._conn_by_channel[client_end.id] = conn
         self._conn_by_channel[server_end.id] = conn
         return conn
+
+    def _connect_failure_delay(self, client: str, addr: str) -> int:
+        """Milliseconds until a failed connect from ``client`` to ``addr`` is known: 0 when
+        refused (no such node, a stopped one, a link cut with a reset), and
+        ``NettyClientConfig#connectTimeoutMillis`` across a silent partition, where the
+        connect's packets vanish and ``NettyRemotingClient#createChannel`` waits it out."""
+        server = self.addr_to_node.get(addr)
+        if server is None or not self.nodes[server].running:
+            return 0
+        return CONNECT_TIMEOUT_MILLIS if self._silent(client, server) else 0
 
     def _close(self, conn: SimConnection, *, reason: str) -> None:
         if conn.closed:

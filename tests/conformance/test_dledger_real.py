@@ -263,15 +263,24 @@ def test_send_to_leader_is_send_ok_compared_truncated_committed_and_consumable(
 
 
 def test_leader_cut_off_loses_its_uncommitted_entry_to_a_truncate(group: RealDLedgerGroup) -> None:
-    """With the leader's links to both peers cut, a send to it answers SYSTEM_ERROR "broker
-    busy" (no quorum ack within 2.5 s);
-    the followers elect a new leader, whose heartbeat makes the old one a follower; the new
-    leader COMPAREs and then TRUNCATEs the old leader's log back to the committed entry 0,
-    and the unacknowledged message is never consumed."""
+    """The leader cut off from both peers by a silent partition (no packet crosses either
+    way; the connections stay open, so nothing tells any node): a send to it answers
+    SYSTEM_ERROR "broker busy" (no quorum ack within 2.5 s). It goes on sending heartbeats on
+    its open connections, which nothing answers. The followers stand in its term, are
+    refused, and each round waits out its vote latch (2000 ms and more) for the old leader's
+    answer, which never comes: the new leader's first two VOTEs to it are 2 s apart or more,
+    as mqlab's simulator has it (LinkConfig.silent). After the heal the new leader COMPAREs
+    and then TRUNCATEs the old leader's log back to the committed entry 0, and the
+    unacknowledged message is never consumed."""
     old = group.leader()
     assert old is not None and group.capture is not None
-    for peer in set(group.ids) - {old}:
-        group.capture.block(old, peer)
+    peers = sorted(set(group.ids) - {old})
+    term = [r for r in _records(group) if r["code"] == Q.HEART_BEAT and r["src"] == old][-1][
+        "body"
+    ]["term"]
+    for peer in peers:
+        group.capture.block(old, peer, silent=True)
+        group.capture.block(peer, old, silent=True)
     try:
         resp = _send(group.nodes[old].broker_addr, b"never acknowledged", timeout=30)
         # DLedger's WAIT_QUORUM_ACK_TIMEOUT (maxWaitAckTimeMs 2500) is OS_PAGECACHE_BUSY in
@@ -280,9 +289,17 @@ def test_leader_cut_off_loses_its_uncommitted_entry_to_a_truncate(group: RealDLe
             1, "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
         )  # fmt: skip
         new = group.wait_leader(other_than=old)
+        lost = [frame_record(f) for f in group.capture.dropped()]
     finally:
-        for peer in set(group.ids) - {old}:
+        for peer in peers:
             group.capture.unblock(old, peer)
+            group.capture.unblock(peer, old)
+    beats = [r for r in lost if r["code"] == Q.HEART_BEAT and r["src"] == old]
+    assert {p: sum(r["dst"] == p for r in beats) >= 2 for p in peers} == dict.fromkeys(peers, True)
+    votes = [r for r in lost if r["code"] == Q.VOTE and (r["src"], r["dst"]) == (new, old)]
+    assert [r["body"]["term"] for r in votes[:2]] == [term, term + 1]
+    # the relay's clock reads the frames a little late or early: 100 ms of slack
+    assert votes[1]["t_ms"] - votes[0]["t_ms"] >= 1900
 
     def truncated() -> bool:  # the TRUNCATE from the new leader and its answer
         records = _records(group)

@@ -105,12 +105,15 @@ def test_section2_one_send():
 
 def test_section3_the_isolated_leader():
     """Entry 1 at 668, broker busy (code 1) at 3169, entry 2 at 3170, the producer gives up at
-    3667; no_quorum, lost_quorum at 6690; candidates at 6670; n1 leads term 2 at 7132, master
-    at 7232; heal at 7233; TRUNCATE at 9152/9153, end 2 → 0."""
+    3667; no_quorum at 4670 (a heartbeat round waits out its 2000 ms), lost_quorum at 6680;
+    candidates at 6670, whose term-1 rounds wait out their vote latch (n1 until 8771, n0
+    until 9018: n2's votes never answer); n1 leads term 2 at 9222, master at 9322; heal at
+    9323; n1's COMPARE into the partition times out at 12222, again at 12722, answered once n2
+    follows (13251); TRUNCATE at 13252/13253, end 2 → 0."""
     run = L.isolate_leader()
-    assert (run["old_leader"], run["cut_ms"], run["heal_ms"]) == ("broker-a-n2", 667, 7233)
+    assert (run["old_leader"], run["cut_ms"], run["heal_ms"]) == ("broker-a-n2", 667, 9323)
     assert run["new_leader"] == {"leader": "broker-a-n1", "self_id": "n1", "term": 2,
-                                 "t_ms": 7132}  # fmt: skip
+                                 "t_ms": 9222}  # fmt: skip
     s = L.partition_story(run)
     rows = list(zip(s["t_ms"], s["node"], s["step"], s["says"], strict=True))
     assert (668, "broker-a-n2", "5", "pos=220") in rows
@@ -120,15 +123,44 @@ def test_section3_the_isolated_leader():
     busy = [r for r in rows if r[0] == 3169]
     assert len(busy) == 1 and "CODE: 1" in busy[0][3] and "broker busy" in busy[0][3]
     assert (3667, "lab-producer", "result", "error=sendDefaultImpl call timeout") in rows
-    assert (2670, "dledger-a-n2", "9", "term=1 outcome=no_quorum succ_num=1") in rows
-    assert (6690, "dledger-a-n2", "9", "term=1 outcome=lost_quorum succ_num=1") in rows
-    assert (6690, "dledger-a-n2", "11", "role=CANDIDATE term=1") in rows
+    no_quorum = [r[0] for r in rows if r[1:] == ("dledger-a-n2", "9",
+                                                 "term=1 outcome=no_quorum succ_num=1")]  # fmt: skip
+    assert no_quorum == [4670]
+    assert (5670, "broker-a-n2", "6",
+            "code=WAIT_QUORUM_ACK_TIMEOUT status=OS_PAGECACHE_BUSY") in rows  # fmt: skip
+    assert (6680, "dledger-a-n2", "9", "term=1 outcome=lost_quorum succ_num=1") in rows
+    assert (6680, "dledger-a-n2", "11", "role=CANDIDATE term=1") in rows
     assert {r[1] for r in rows if r[0] == 6670 and r[2] == "11"} == {"dledger-a-n0",
                                                                      "dledger-a-n1"}  # fmt: skip
-    assert (7232, "broker-a-n1", "3",
+    assert (9222, "dledger-a-n1", "6", "role=LEADER term=2") in rows
+    ev = run["lab"].trace.events
+    rounds = [(e.t_ms, e.node, e.fields["cost_ms"], set(e.fields["results"].values()))
+              for e in ev if e.component == "DLedgerLeaderElector" and e.step == "4"
+              and e.fields["term"] == 1 and e.node in ("dledger-a-n0", "dledger-a-n1")
+              and e.t_ms > 6000]  # fmt: skip
+    assert rounds == [(8771, "dledger-a-n1", 2091, {"REJECT_ALREADY_VOTED"}),
+                      (9018, "dledger-a-n0", 2338, {"REJECT_ALREADY_VOTED"})]  # fmt: skip
+    to_n2 = [(e.t_ms, e.step, e.fields.get("code") or e.fields.get("type"))
+             for e in ev if e.component == "DLedgerEntryPusher.EntryDispatcher"
+             and e.fields.get("peer") == "n2" and e.node == "dledger-a-n1"
+             and (e.fields.get("code") == "NETWORK_ERROR" or e.fields.get("type") == "COMPARE")
+             and e.t_ms > 9000]  # fmt: skip
+    assert to_n2[:3] == [
+        (9222, "3", "COMPARE"),
+        (12222, "5", "NETWORK_ERROR"),
+        (12722, "3", "COMPARE"),
+    ]
+    assert [
+        e.t_ms
+        for e in ev
+        if e.node == "dledger-a-n2"
+        and e.component == "DLedgerLeaderElector"
+        and e.fields.get("event") == "ChangeRoleToFollower"
+    ] == [13251]
+    assert (9322, "broker-a-n1", "3",
             "role=LEADER term=2 broker_id=0 broker_role=SYNC_MASTER") in rows  # fmt: skip
-    assert (9152, "dledger-a-n1", "6", "type=TRUNCATE index=0 pos=0 peer=n2") in rows
-    assert (9153, "dledger-a-n2", "6",
+    assert (13252, "dledger-a-n1", "6", "type=TRUNCATE index=0 pos=0 peer=n2") in rows
+    assert (13253, "dledger-a-n2", "6",
             "type=TRUNCATE index=0 code=SUCCESS end_before=2 end_after=0") in rows  # fmt: skip
     b = run["before_heal"]
     n2 = b[b["node"] == "broker-a-n2"]

@@ -173,6 +173,49 @@ def test_link_down_drops_and_fifo_per_direction():
     assert any(e.kind == "fault" for e in d.recorder.events)
 
 
+def test_a_silent_partition_keeps_the_open_connection_and_delays_a_new_connect():
+    """Across a silent cut an open connection stays: a request on it is lost and times out
+    (RemotingTimeoutException at its timeout); a frame already on its way before the cut
+    arrives. A new connect fails after connectTimeoutMillis (3000 ms), not at once; with a
+    reset (``silent=False``) it fails at once. The heal makes the same connection work."""
+    d, echo, c = make()
+    other = Client("other")
+    other.address = "127.0.0.3:0"
+    d.add_node(other)
+    c.call(1, b"before")
+    d.run_until_idle()
+    assert c.results == [(2, 0, b"before")]
+    conn = d._conns[("client", "127.0.0.1:7000")]
+    c.call(1, b"in flight", timeout=500)  # reaches echo at 3, which answers before the cut
+    d.advance(1)
+    for a, b in (("client", "echo"), ("echo", "client"), ("other", "echo"), ("echo", "other")):
+        d.set_link(a, b, down=True, silent=True)
+    t0 = d.now
+    c.call(1, b"into the cut", timeout=1000)
+    other.call(1, b"new connect", timeout=5000)  # other never connected: no channel to keep
+    d.advance(5000)
+    assert [(t - t0, r) for t, r, _ in c.results[1:]] == [
+        (1, 0),
+        (1000, "RemotingTimeoutException"),
+    ]
+    assert [(t - t0, r) for t, r, _ in other.results] == [(3000, "RemotingConnectException")]
+    assert not conn.closed and d._conns[("client", "127.0.0.1:7000")] is conn
+    drops = [e.fields for e in d.recorder.events if e.component == "SimNetwork"
+             and e.step == "drop"]  # fmt: skip
+    assert [(f["to"], f["reason"]) for f in drops] == [("echo", "link down")]
+    for a, b in (("other", "echo"), ("echo", "other")):
+        d.set_link(a, b, down=True, silent=False)
+    t1 = d.now
+    other.call(1, b"refused")
+    d.run_until_idle()
+    assert (other.results[-1][0] - t1, other.results[-1][1]) == (0, "RemotingConnectException")
+    for a, b in (("client", "echo"), ("echo", "client")):
+        d.set_link(a, b, down=False, silent=False)
+    c.call(1, b"healed")
+    d.run_until_idle()
+    assert c.results[-1][1:] == (0, b"healed") and d._conns[("client", "127.0.0.1:7000")] is conn
+
+
 def test_malformed_frame_closes_only_that_connection():
     """A frame that does not decode closes its connection; other clients keep working."""
     d, _, c = make()

@@ -66,6 +66,10 @@ __all__ = [
 #: The seed of the walk-through: every number the prose states is this seed's (tested).
 WALK_SEED = 5
 TOPIC = "TopicTest"
+#: Section 3 watches this long after the heal: the new leader's COMPARE sent into the
+#: partition waits out its 3 s, its dispatcher sleeps 500 ms, and only then compares and
+#: truncates (``DLedgerEntryPusher.EntryDispatcher#doCompare``).
+AFTER_HEAL_MS = 5000
 #: The trace components of one append's way through the group.
 REPLICATION_COMPONENTS = (
     "DLedgerCommitLog.asyncPutMessage",
@@ -318,8 +322,8 @@ def log_figure(logs: pd.DataFrame, title: str = "Each node's DLedger log") -> go
 # -- 3. a partition -------------------------------------------------------------------------------
 def isolate_leader(seed: int = WALK_SEED, before: int = 1) -> dict[str, Any]:
     """Section 3: ``before`` messages committed; the leader cut off (minority side); one send
-    to it (it is still the master in the route); the majority's election; the heal, and 3 s
-    after it. Returns the lab and the milestones (times and each node's log end)."""
+    to it (it is still the master in the route); the majority's election; the heal, and
+    ``AFTER_HEAL_MS`` after it. Returns the lab and the milestones (times and each node's log end)."""
     lab = group_lab(seed)
     for i in range(before):
         lab.send(TOPIC, f"before {i}".encode()).get()
@@ -336,7 +340,7 @@ def isolate_leader(seed: int = WALK_SEED, before: int = 1) -> dict[str, Any]:
     }
     lab.heal()
     heal_ms = lab.now
-    lab.advance(3000)
+    lab.advance(AFTER_HEAL_MS)
     ends_after = {n: int(r["end_index"]) for n, r in dledger_view(lab).set_index("node").iterrows()}
     return {"lab": lab, "old_leader": old, "cut_ms": cut_ms, "send_error": fut.error,
             "new_leader": won, "master": master, "before_heal": before_heal, "at_send": at_send,
@@ -559,7 +563,7 @@ MISCONCEPTIONS_14_3 = (
 @exercise("14.3", "As in section 3 (seed 5), but with L.params_14_3(SEED) messages committed "
           "before the partition isolates the leader; then one send to it, the majority's "
           "election, the heal. Answer [the old leader's ledgerEndIndex just before the heal, "
-          "and 3 s after it]. (L.isolate_leader(L.WALK_SEED, L.params_14_3(SEED)) runs it.)",
+          "and 5 s after it]. (L.isolate_leader(L.WALK_SEED, L.params_14_3(SEED)) runs it.)",
           hint="indexes start at 0; the isolated leader appends each try of the send (two "
                "tries in the producer's 3 s); after the heal the new leader truncates it back "
                "to what they share",
