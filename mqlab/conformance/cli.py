@@ -118,8 +118,8 @@ def run(args: argparse.Namespace, out=print):
 
 def dledger(result, out=print, *, rows: bool = True):
     """The mixed DLedger group after the scenarios (mqlab/conformance/dledger_mixed.py: an
-    mqlab node and two real 4.9.3 nodes, its leader changed three times); records the
-    ``dledger:`` line and every difference in ``result``; the ``MixedResult`` or None.
+    mqlab node and two real 4.9.3 nodes, its leader changed four to six times, the mqlab
+    leader cut off by a silent partition once); records the ``dledger:`` line and every difference in ``result``; the ``MixedResult`` or None.
     Then, with ``rows``, the rows across a leader kill (:func:`dledger_rows`; the mixed
     group's own test leaves them to tests/conformance/test_dledger_rows.py)."""
     import tempfile

@@ -20,10 +20,17 @@ node as brokerId 0 (the leader's broker, once it has applied its log) and ``n2``
    it, hands the leadership to ``n2``: mqlab leads, the sends go to its broker;
 3. a LEADERSHIP_TRANSFER to ``n2`` hands it to ``n0``: mqlab as the transferring leader;
 4. ``n0``'s JVM is killed (SIGKILL): ``n1`` and ``n2`` elect one of them; the sends go there;
-5. ``n0`` restarts on its store and catches up from the leader.
+5. ``n0`` restarts on its store and catches up from the leader;
+6. the mqlab node leads (a LEADERSHIP_TRANSFER from ``n1`` first if ``n1`` won step 4) and is
+   cut off from both real nodes by a silent partition (``FrameCapture.block(silent=True)``,
+   both ways: the connections stay open and lose every byte). A send to its broker is
+   appended and answered SYSTEM_ERROR "broker busy" after ``maxWaitAckTimeMs``; ``n0`` and
+   ``n1`` elect one of them, and the mqlab node steps down. At the heal the real leader
+   COMPAREs and TRUNCATEs the mqlab node's log back to the last committed entry
+   (:attr:`MixedResult.cut_off`), and the sends go to the real leader.
 
-So the leaders are ``[real, n2, n0, n1 or n2]`` (3 changes) or, when ``n2`` won first,
-``[n2, n0, n2, n0, n1 or n2]`` (4 changes).
+So the leaders are ``[real, n2, n0, n1 or n2, (n2,) n0 or n1]`` (4 or 5 changes) or, when
+``n2`` won first, ``[n2, n0, n2, n0, n1 or n2, (n2,) n0 or n1]`` (5 or 6 changes).
 
 Every DLedger frame between the nodes passes a ``FrameCapture`` relay (the group's
 ``capture=True``; the mqlab node's peers name its links too): each frame the mqlab node sent
@@ -123,6 +130,11 @@ class MixedResult:
     #: what a DLedger client was answered (:func:`client_answers`) while the mqlab node led
     #: and while a real node led, by the leader's self id
     client: dict[str, list[ClientAnswer]] = field(default_factory=dict)
+    #: step 6, the mqlab leader cut off: the answer to the send it took
+    #: (``(code, remark)``), its role and term once a real node led, the real leader's
+    #: TRUNCATE (``(index, the answer's code, the answer's endIndex)``), and the mqlab
+    #: node's last index before and after the heal
+    cut_off: dict[str, Any] = field(default_factory=dict)
     #: differences found (empty: identical)
     problems: list[str] = field(default_factory=list)
 
@@ -584,8 +596,76 @@ def compare(group: RealDLedgerGroup, member: MqlabMember, result: MixedResult) -
     return problems
 
 
+#: step 6's send to the cut-off mqlab leader
+CUT_OFF_BODY = b"step 6 sent to the cut-off leader"
+
+
+def _cut_off(
+    group: RealDLedgerGroup,
+    member: MqlabMember,
+    result: MixedResult,
+    addr_of: dict[str, str],
+    out: Callable[[str], None],
+) -> None:
+    """Step 6 (the module essay): the mqlab leader cut off from the real nodes silently, one
+    send to it, a real leader elected, the heal, the real leader's TRUNCATE of the mqlab
+    node's log; then :data:`MESSAGES` sends to the real leader."""
+    assert group.capture is not None
+    capture, peers = group.capture, list(group.real_ids)
+    cut: dict[str, Any] = {"term": member.state()["term"]}
+    for p in peers:
+        capture.block(MQLAB_ID, p, silent=True)
+        capture.block(p, MQLAB_ID, silent=True)
+    start = len(capture.frames())
+    try:
+        resp = send_v2(member.broker_addr, TOPIC, CUT_OFF_BODY, group=PRODUCER,
+                       queue_id=len(result.acked) % QUEUES, timeout=30)  # fmt: skip
+        cut["answer"] = (resp.code, resp.remark)
+        st = member.state()
+        cut["end_before_heal"], cut["committed_before_heal"] = (
+            st["ledger_end_index"], st["committed_index"],
+        )  # fmt: skip
+        real = {group.nodes[p].broker_addr: p for p in peers}
+        wait_until(lambda: group.broker_addrs().get(0) in real, 90,
+                   "a real node listed as brokerId 0", error=RealClusterError,
+                   pause_s=0.2)  # fmt: skip
+        st = member.state()
+        cut["role_before_heal"], cut["term_before_heal"] = st["role"], st["term"]
+    finally:
+        for p in peers:
+            capture.unblock(MQLAB_ID, p)
+            capture.unblock(p, MQLAB_ID)
+    new = _wait_leader(group, member, lambda w: w in peers, f"{MQLAB_ID} following n0 or n1")
+    result.leaders.append(new)
+    result.leader_terms.append(member.state()["term"])
+
+    def truncated() -> tuple[int, int, int] | None:
+        rs = [frame_record(f) for f in capture.frames()[start:]]
+        answers = {(r["src"], r["dst"], r["opaque"]): r for r in rs if r["kind"] == "response"}
+        for r in rs:
+            body = r["body"] if isinstance(r["body"], dict) else {}
+            if (r["src"], r["dst"], r["kind"]) != (new, MQLAB_ID, "request"):
+                continue
+            a = answers.get((MQLAB_ID, new, r["opaque"]))
+            if r["code"] == DLedgerRequestCode.PUSH and body.get("type") == "TRUNCATE" and a:
+                return body["entry"]["index"], a["body"]["code"], a["body"]["endIndex"]
+        return None
+
+    found: list[tuple[int, int, int]] = []
+    wait_until(lambda: bool(found.append(truncated()) or found[-1]), 60,
+               f"{new}'s TRUNCATE of {MQLAB_ID}'s log and its answer", error=RealClusterError,
+               pause_s=0.2)  # fmt: skip
+    cut["truncate"] = found[-1]
+    cut["end_after_heal"] = member.state()["ledger_end_index"]
+    result.cut_off = cut
+    out(f"dledger: step 6: {MQLAB_ID} cut off in term {cut['term']}: a send to it answered "
+        f"{cut['answer'][0]} {cut['answer'][1]}; {new} leads; at the heal {new} truncated "
+        f"{MQLAB_ID}'s log from {cut['end_before_heal']} to index {cut['truncate'][0]}")  # fmt: skip
+    _sends(addr_of[new], len(result.leaders), result, out)
+
+
 def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> MixedResult:
-    """Steps 1-5 of the module essay, then the comparison; the result."""
+    """Steps 1-6 of the module essay, then the comparison; the result."""
     workdir = Path(workdir)
     result = MixedResult()
     group: RealDLedgerGroup | None = None
@@ -681,6 +761,15 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             wait_until(same, 60, "every node's committed range identical")
         except TimeoutError:
             result.problems = list(problems)
+        # 6. the mqlab leader cut off by a silent partition, its entry truncated at the heal
+        if not result.problems:
+            if result.leaders[-1] != MQLAB_ID:
+                hand_over(MQLAB_ID)
+            _cut_off(group, member, result, addr_of, out)
+            try:
+                wait_until(same, 60, "every node's committed range identical after the heal")
+            except TimeoutError:
+                result.problems = list(problems)
         result.votes_given, result.vote_rounds = member.votes()
         assert group.capture is not None
         result.frames = [frame_record(f) for f in group.capture.frames()]

@@ -21,6 +21,7 @@ from mqlab.conformance.cli import dledger
 from mqlab.conformance.dledger_capture import read_frames
 from mqlab.conformance.dledger_mixed import (
     CLIENT_REQUESTS,
+    CUT_OFF_BODY,
     MESSAGES,
     MQLAB_ID,
     MixedResult,
@@ -31,6 +32,7 @@ from mqlab.conformance.dledger_mixed import (
 from mqlab.conformance.engine import Run
 from mqlab.dledger.dledger_server import GET_NPE, NO_BODY_NPE, PULL_NPE
 from mqlab.dledger.protocol import DLedgerRequestCode as Q
+from mqlab.dledger.protocol import DLedgerResponseCode
 
 pytestmark = pytest.mark.conformance
 
@@ -54,25 +56,51 @@ def mixed(run_lines: tuple[Run, list[str], MixedResult | None]) -> Iterator[Mixe
 
 def test_the_mqlab_node_follows_leads_and_hands_over(mixed: MixedResult) -> None:
     """Either side wins the first election; then a real leader hands over to n2 (mqlab), n2
-    hands over to n0, and after n0's kill n1 or n2 leads: every step a leader change, each
-    step's sends SEND_OK."""
+    hands over to n0, and after n0's kill n1 or n2 leads; n2 leads (n1 hands over to it if
+    n1 won), and once it is cut off n0 or n1 leads: every step a leader change, each step's
+    sends SEND_OK."""
     leaders = mixed.leaders
     if leaders[0] == MQLAB_ID:  # mqlab won the first election: it hands over to n0 first
         assert leaders[:4] == [MQLAB_ID, "n0", MQLAB_ID, "n0"]
     else:
         assert leaders[0] in ("n0", "n1")
         assert leaders[1:3] == [MQLAB_ID, "n0"]
-    assert len(leaders) == (5 if leaders[0] == MQLAB_ID else 4)
-    assert leaders[-1] in ("n1", MQLAB_ID)
+    after_kill = 4 if leaders[0] == MQLAB_ID else 3
+    assert leaders[after_kill] in ("n1", MQLAB_ID)
+    handed = leaders[after_kill] == "n1"  # step 6: n1 hands over to n2 first
+    assert leaders[after_kill + 1 :] == ([MQLAB_ID] if handed else []) + [leaders[-1]]
+    assert leaders[-1] in ("n0", "n1")
     assert mixed.leader_changes == len(leaders) - 1
     assert len(mixed.acked) == len(leaders) * MESSAGES
+    assert CUT_OFF_BODY not in mixed.acked
+
+
+def test_the_mqlab_leader_cut_off_steps_down_and_a_real_leader_truncates_it(
+    mixed: MixedResult,
+) -> None:
+    """Step 6: with n2 (mqlab) leading and cut off silently from both real nodes, a send to
+    its broker is appended and answered SYSTEM_ERROR "broker busy" once maxWaitAckTimeMs
+    (2500) has passed without a quorum; n0 and n1 elect one of them in a higher term, and n2
+    has stepped down to CANDIDATE. At the heal the real leader TRUNCATEs n2's log back to
+    its committed end, which n2 answers SUCCESS with that endIndex, and the appended entry
+    is gone: every node's committed entries are the same bytes (the test above)."""
+    cut = mixed.cut_off
+    assert cut["answer"] == (1, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+    # the send's entry, one past what was committed
+    assert cut["end_before_heal"] == cut["committed_before_heal"] + 1
+    assert cut["role_before_heal"] == "CANDIDATE" and cut["term_before_heal"] == cut["term"]
+    index, code, end = cut["truncate"]
+    assert (index, code, end) == (cut["committed_before_heal"], DLedgerResponseCode.SUCCESS,
+                                  cut["committed_before_heal"])  # fmt: skip
+    assert mixed.leader_terms[-1] > cut["term"]
 
 
 def test_the_mqlab_node_votes_for_a_real_candidate_and_wins_real_votes(mixed: MixedResult) -> None:
-    """Each time n0 takes the leadership from n2, n2 ACCEPTs n0's VOTE of that term; each
-    time n2 takes it, its round of that term has its own ACCEPT and a real node's."""
+    """Each time n0 takes the leadership from n2 by a transfer, n2 ACCEPTs n0's VOTE of that
+    term; each time n2 takes it, its round of that term has its own ACCEPT and a real node's.
+    (The last change is step 6's, where n2 is cut off and votes for nobody.)"""
     steps = list(zip(mixed.leaders, mixed.leader_terms, strict=True))
-    for (before, _), (leader, term) in itertools.pairwise(steps):
+    for (before, _), (leader, term) in itertools.pairwise(steps[:-1]):
         if (before, leader) == (MQLAB_ID, "n0"):
             assert (term, "n0", "ACCEPT") in mixed.votes_given
         if leader == MQLAB_ID:
@@ -163,7 +191,8 @@ def test_every_node_stores_the_committed_entries_byte_for_byte(mixed: MixedResul
 def test_the_conformance_run_records_the_summary_line(run_lines, mixed: MixedResult) -> None:
     """The ``dledger:`` line ``python -m mqlab conformance`` prints last: E is every entry
     of the steps (one per SEND_OK, and any refused send that was appended all the same), L
-    the changes (3, or 4 when mqlab won the first election)."""
+    the changes (4 to 6: one more when mqlab won the first election, one more when n1 hands
+    over to it before the partition)."""
     run, lines, _ = run_lines
     line = (f"dledger: mixed group, {mixed.entries} entries committed, identical on every "
             f"node, {len(mixed.leaders) - 1} leader changes")  # fmt: skip
