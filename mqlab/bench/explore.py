@@ -243,7 +243,7 @@ def _all(a) -> int:
 #: 17 points in and two within 15 (269 runs; ``mqlab.explore.scenarios`` says why).
 #: async_master_lost's and sync_master_lost's ``pending`` is the master's machine lost 24
 #: and 26 points in, as consumer-1 starts (PCT found it; depth 5 cannot): the loss placed
-#: anywhere in the walks' 40 points, with at most one move beside it (423 and 417 runs).
+#: anywhere in the walks' 40 points, with at most one move beside it (432 and 431 runs).
 REACH_BOUNDS = {
     "async_master_lost": "deviations=1,depth=40",
     "consumer_join": "deviations=2,sticky=2",

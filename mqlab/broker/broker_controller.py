@@ -94,7 +94,7 @@ from mqlab.broker.transaction.transactional_message_service_impl import (
     TransactionalMessageServiceImpl,
 )
 from mqlab.common.message import MessageExtBrokerInner
-from mqlab.common.mix_all import get_reply_topic
+from mqlab.common.mix_all import broker_vip_channel, get_reply_topic
 from mqlab.common.perm_name import PermName
 from mqlab.common.topic_config import TopicConfig
 from mqlab.common.topic_validator import RMQ_SYS_SCHEDULE_TOPIC as SCHEDULE_TOPIC
@@ -158,6 +158,10 @@ REQUIRED_EXT_FIELDS: dict[int, tuple[str, ...]] = {
 
 C = "BrokerController"
 SYNC_TIMER = "SlaveSynchronize.syncAll"
+#: ``BrokerController#registerProcessor``: the codes the VIP channel's server
+#: (``fastRemotingServer``, listenPort - 2) has no processor for. Such a request goes to its
+#: default processor, ``AdminBrokerProcessor``, which answers REQUEST_CODE_NOT_SUPPORTED.
+NOT_ON_VIP_CHANNEL = frozenset({RequestCode.PULL_MESSAGE})
 SCHEDULE_TIMER = "ScheduleMessageService.DeliverDelayedMessageTimerTask"
 
 
@@ -208,6 +212,13 @@ class BrokerController(Node):
             # BrokerStartup#createBrokerController: a DLedger broker starts with brokerId -1
             self.broker_config.broker_id = -1
         super().__init__(name or self.broker_config.broker_name, self.broker_config.broker_addr)
+        #: the VIP channel (``fastRemotingServer``), where a client with vipChannelEnabled
+        #: sends all but its pulls, and a slave its GET_ALL_TOPIC_CONFIG
+        self.vip_addr = broker_vip_channel(True, self.broker_addr)
+        self.extra_addresses = (self.vip_addr,)
+        #: how a channel's local address ends when it came in on the VIP channel (the host
+        #: a driver binds may be another name for brokerIP1)
+        self._vip_suffix = ":" + self.vip_addr.rpartition(":")[2]
         self.message_store: DefaultMessageStore | None = None
         self.register_count = 0
         self.slave_synchronize = SlaveSynchronize(self)
@@ -446,6 +457,8 @@ class BrokerController(Node):
                         ext_fields={},
                     )
         processor = self.processor_table.get(request.code, self.admin_broker_processor)
+        if request.code in NOT_ON_VIP_CHANNEL and channel.local_address.endswith(self._vip_suffix):
+            processor = self.admin_broker_processor  # the fast server's default
         try:
             return processor.process_request(channel, request)
         except StoreRuntimeException as e:

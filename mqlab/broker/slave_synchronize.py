@@ -21,10 +21,10 @@ What each sync does with the master's answer is code, because each has its own r
 
 Step 4 is why a master that comes back after an outage takes consumer progress back
 (apache/rocketmq#1094): offsets committed to the slave meanwhile are overwritten by the
-master's older ones. Java sends GET_ALL_TOPIC_CONFIG on the master's VIP channel
-(``MixAll#brokerVIPChannel(true, addr)``, port − 2) and the other three to the main port;
-mqlab sends all four to the main address, which the simulation's masters listen on (``mqlab
-serve`` binds the VIP channel too, for real slaves).
+master's older ones. GET_ALL_TOPIC_CONFIG goes to the master's VIP channel
+(``BrokerOuterAPI#getAllTopicConfig``: ``MixAll#brokerVIPChannel(true, addr)``, port − 2),
+the other three to its main port, as in Java; a broker serves both, in the simulation and
+under ``mqlab serve``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from mqlab.broker.broker_outer_api import MQBrokerException
 from mqlab.broker.config import SubscriptionGroupConfig
+from mqlab.common.mix_all import broker_vip_channel
 from mqlab.common.mix_all_files import string2file
 from mqlab.common.topic_config import DataVersion, TopicConfig
 from mqlab.remoting import fastjson
@@ -154,7 +155,10 @@ class SlaveSynchronize:
             self._next(i + 1)
 
         request = RemotingCommand.create_request(code, {})
-        broker.ctx.invoke_async(master, request, SYNC_TIMEOUT_MS, done)
+        to = (
+            broker_vip_channel(True, master) if code == RequestCode.GET_ALL_TOPIC_CONFIG else master
+        )
+        broker.ctx.invoke_async(to, request, SYNC_TIMEOUT_MS, done)
 
     # -- what each reply does ------------------------------------------------------------------------
     def _apply_topic_config(self, response: RemotingCommand, master: str) -> str:

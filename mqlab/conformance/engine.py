@@ -232,6 +232,10 @@ class _SideRunner:
             if not getattr(self.side, "acl_addr", ""):
                 raise OSError(f"{self.side.name}: no ACL broker running for step {step.name}")
             return self.side.acl_addr
+        if step.to == "vip":  # broker-a's VIP channel, listenPort - 2
+            if not getattr(self.side, "broker_vip_addr", ""):
+                raise OSError(f"{self.side.name}: no VIP channel for step {step.name}")
+            return self.side.broker_vip_addr
         if step.to == "slave":
             if not getattr(self.side, "slave_addr", ""):
                 raise OSError(f"{self.side.name}: no slave running for step {step.name}")

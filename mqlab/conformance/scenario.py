@@ -54,7 +54,8 @@ class Step:
         code: a ``RequestCode`` name (``"PULL_MESSAGE"``) or number (an unknown code is fine).
         header: the ``extFields``; ``${...}`` references are resolved per side.
         body: bytes, a str (sent as UTF-8), or a function of the side's answers so far.
-        to: ``"broker"`` or ``"namesrv"``.
+        to: ``"broker"``, ``"namesrv"``, ``"vip"`` (the broker's VIP channel, listenPort
+            - 2), ``"slave"``, ``"acl"`` or a DLedger node's self id.
         wait_ms: sleep this long before sending (both sides, on the real clock).
         background: send and go on; the answer is awaited at the end of the scenario
             (or by the first step naming it in ``after``). A parked pull is one.

@@ -82,6 +82,8 @@ class Side(Protocol):
     acl_addr: str
     #: the name server that routes to it
     acl_namesrv_addr: str
+    #: broker-a's VIP channel (listenPort - 2, BrokerController's fastRemotingServer)
+    broker_vip_addr: str
 
     def start(self) -> None: ...
     def flush(self) -> None: ...
@@ -108,6 +110,7 @@ class MqlabSide:
         self._thread = None
         self.namesrv_addr = ""
         self.broker_addr = ""
+        self.broker_vip_addr = ""
         self.store_dir = self.workdir / "broker-a"
         self.slave_addr = ""
         self.acl_addr = ""
@@ -131,6 +134,7 @@ class MqlabSide:
         self._thread = ServerThread(cfg)
         self.namesrv_addr = self._thread.namesrv_addr
         self.broker_addr = self._thread.call(lambda s: s.broker().broker_addr)
+        self.broker_vip_addr = self._thread.call(lambda s: s.broker().vip_addr)
         self.store_dir = Path(self._thread.call(
             lambda s: s.broker().message_store_config.store_path_root_dir
         ))  # fmt: skip
@@ -216,6 +220,7 @@ class RealSide:
         self.cluster = None
         self.namesrv_addr = ""
         self.broker_addr = ""
+        self.broker_vip_addr = ""
         self.store_dir = self.workdir
         self.slave_addr = ""
         self.acl_addr = ""
@@ -235,6 +240,7 @@ class RealSide:
         self.cluster.start()
         self.namesrv_addr = self.cluster.namesrv_addr
         self.broker_addr = self.cluster.broker_addr
+        self.broker_vip_addr = self.cluster.broker_vip_addr
         self.store_dir = Path(self.cluster.store_dir)
 
     def flush(self) -> None:

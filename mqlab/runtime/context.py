@@ -260,10 +260,14 @@ class Node:
             choices; None: RocketMQ's ``RequestCode``/``ResponseCode``. A DLedger node
             speaks DLedger's (its SUCCESS is 200, which RocketMQ names
             TRANSACTION_SHOULD_COMMIT).
+        extra_addresses: more ``ip:port`` addresses the node serves requests on (a broker's
+            VIP channel); a server channel's ``local_address`` says which one a request came
+            in on.
     """
 
     ctx: NodeContext
     remoting_codes: tuple[type, type] | None = None
+    extra_addresses: tuple[str, ...] = ()
 
     def __init__(self, name: str, address: str) -> None:
         self.name = name

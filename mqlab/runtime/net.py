@@ -182,25 +182,27 @@ def bind_socket(host: str, port: int, *, backlog: int = 1024) -> socket.socket:
 
 
 def bind_broker_socket(host: str, port: int, *, attempts: int = 50) -> socket.socket:
-    """A broker's listening socket (``bind_socket``); with port 0, one whose port + 1 is free
-    too, since the broker's HA service listens there (``haListenPort = listenPort + 1``,
-    mechanisms.md "HA replication"). A given port is taken as it is: a taken HA port then
-    fails the broker's start, as it fails 4.9.3's.
+    """A broker's listening socket (``bind_socket``); with port 0, one whose ports + 1 and
+    - 2 are free too, since the broker's HA service listens on the first
+    (``haListenPort = listenPort + 1``, mechanisms.md "HA replication") and its VIP channel
+    on the second (``BrokerController#initialize``'s fastRemotingServer). A given port is
+    taken as it is: a taken HA port then fails the broker's start, as it fails 4.9.3's.
 
     Raises:
-        OSError: the address is in use, or no such pair was found in ``attempts`` tries.
+        OSError: the address is in use, or no such port was found in ``attempts`` tries.
     """
     if port != 0:
         return bind_socket(host, port)
     for _ in range(attempts):
         sock = bind_socket(host, 0)
         try:
-            bind_socket(host, sock.getsockname()[1] + 1).close()
+            for other in (sock.getsockname()[1] + 1, sock.getsockname()[1] - 2):
+                bind_socket(host, other).close()
         except OSError:
             sock.close()
             continue
         return sock
-    raise OSError(f"no free port p on {host} with p + 1 free too, in {attempts} tries")
+    raise OSError(f"no free port p on {host} with p + 1 and p - 2 free too, in {attempts} tries")
 
 
 def local_ip() -> str:

@@ -378,6 +378,8 @@ class SimDriver:
         self.nodes: dict[str, Node] = {}
         self.contexts: dict[str, SimContext] = {}
         self.addr_to_node: dict[str, str] = {}
+        #: ``Node.extra_addresses`` (a broker's VIP channel) → node; a node's own address wins
+        self._alias_to_node: dict[str, str] = {}
         self.links: dict[tuple[str, str], LinkConfig] = {}
         #: closes of streams across a silently cut link, by (closer, peer): delivered when
         #: the link from closer to peer is up again (``LinkConfig.silent``)
@@ -409,7 +411,8 @@ class SimDriver:
         return self.scheduler.now
 
     def add_node(self, node: Node, *, start: bool = True) -> SimContext:
-        """Attach a node (its name and listen address must be unique) and start it."""
+        """Attach a node (its name and listen address must be unique) and start it. Its
+        ``extra_addresses`` are served too where no node listens on them."""
         if node.name in self.nodes:
             raise ValueError(f"node name {node.name!r} is already used")
         if node.address in self.addr_to_node:
@@ -422,6 +425,10 @@ class SimDriver:
         self.contexts[node.name] = ctx
         if node.address:
             self.addr_to_node[node.address] = node.name
+            self._alias_to_node.pop(node.address, None)
+        for alias in node.extra_addresses:  # best effort, as serve binds the VIP channel
+            if alias not in self.addr_to_node:
+                self._alias_to_node.setdefault(alias, node.name)
         if start:
             self.start_node(node.name)
         return ctx
@@ -502,6 +509,9 @@ class SimDriver:
         self.contexts.pop(name)
         if node.address and self.addr_to_node.get(node.address) == name:
             del self.addr_to_node[node.address]
+        for alias in node.extra_addresses:
+            if self._alias_to_node.get(alias) == name:
+                del self._alias_to_node[alias]
         return node
 
     def _tracer_for(self, name: str) -> NodeTracer:
@@ -692,8 +702,13 @@ class SimDriver:
             self._stream_by_channel.pop(stream.server_end.id, None)
 
     # -- transport ------------------------------------------------------------------------------
-    def _connect(self, client: str, addr: str) -> SimConnection | None:
+    def _server_of(self, addr: str) -> str | None:
+        """The node listening on ``addr``: its own address first, then its extra ones."""
         server = self.addr_to_node.get(addr)
+        return server if server is not None else self._alias_to_node.get(addr)
+
+    def _connect(self, client: str, addr: str) -> SimConnection | None:
+        server = self._server_of(addr)
         if server is None or not self.nodes[server].running:
             return None
         conn = self._conns.get((client, addr))
@@ -723,7 +738,7 @@ class SimDriver:
         refused (no such node, a stopped one, a link cut with a reset), and
         ``NettyClientConfig#connectTimeoutMillis`` across a silent partition, where the
         connect's packets vanish and ``NettyRemotingClient#createChannel`` waits it out."""
-        server = self.addr_to_node.get(addr)
+        server = self._server_of(addr)
         if server is None or not self.nodes[server].running:
             return 0
         return CONNECT_TIMEOUT_MILLIS if self._silent(client, server) else 0

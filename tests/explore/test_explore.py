@@ -91,9 +91,9 @@ TABLES = {
     # replication (tests/explore/test_explore_ha.py checks what each class is)
     "async_master_lost": (
         [("lost=1", 2, "d3 F:lose(broker-a)", 4), ("ok", 4, "(default)", 0)],
-        (34, 45, 37, 7, 2),
+        (45, 51, 42, 8, 0),
     ),
-    "sync_master_lost": ([("ok", 6, "(default)", 0)], (35, 45, 37, 7, 2)),
+    "sync_master_lost": ([("ok", 6, "(default)", 0)], (46, 51, 42, 8, 0)),
     "master_returns": (
         [("dup:crash=1", 2, "l1", 1), ("dup:crash=2", 4, "(default)", 0), ("ok", 1, "l2", 1)],
         (24, 13, 13, 0, 0),

@@ -30,7 +30,7 @@ GROUPS: dict[str, str] = {
     "send": "SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320), msgCheck, "
     "auto-creation, %RETRY%, limits, permissions.",
     "pull": "PULL_MESSAGE (11): statuses, tag and SQL92 filters, subscriptions, commit "
-    "offsets, permissions.",
+    "offsets, permissions, the VIP channel.",
     "offsets": "QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, "
     "GET_EARLIEST_MSG_STORETIME.",
     "long-polling": "Parked pulls on the real clock: suspend timeout, woken by a message, "

@@ -3,6 +3,8 @@ commit offsets carried by pulls, permissions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mqlab.conformance.scenario import Scenario, Step, json_body
 from mqlab.conformance.scenarios.common import (
     SETTLE_MS,
@@ -295,5 +297,58 @@ SCENARIOS += [
         ],
         doc="Transfer count and byte limits, filters that skip, group settings "
         "(consumeEnable, consumeBroadcastEnable).",
+    ),
+]
+
+#: the broker's VIP channel (listenPort - 2): ``BrokerController#registerProcessor`` gives its
+#: fast server every processor of the main one but PullMessageProcessor
+SCENARIOS += [
+    Scenario(
+        "pull",
+        "vip-channel",
+        [
+            replace(
+                send_v2("vip_send", "cf_pull_vip", 0, b"on the VIP channel", n=960, expect=0),
+                to="vip",
+                note="SendMessageProcessor on the VIP channel",
+            ),
+            pull(
+                "vip_pull",
+                G,
+                "cf_pull_vip",
+                0,
+                0,
+                to="vip",
+                wait_ms=SETTLE_MS,
+                expect=3,
+                note="no PullMessageProcessor on the VIP channel: AdminBrokerProcessor's "
+                "REQUEST_CODE_NOT_SUPPORTED",
+            ),
+            pull(
+                "main_pull",
+                G,
+                "cf_pull_vip",
+                0,
+                0,
+                expect=0,
+                note="the same pull on the main port: FOUND",
+            ),
+            replace(
+                query_offset("vip_query_offset", G, "cf_pull_vip", 0),
+                to="vip",
+                note="ConsumerManageProcessor on the VIP channel",
+            ),
+            Step(
+                "vip_topic_configs",
+                "GET_ALL_TOPIC_CONFIG",
+                {},
+                to="vip",
+                expect=0,
+                note="AdminBrokerProcessor, the VIP channel's default: what a slave's "
+                "SlaveSynchronize asks here",
+            ),
+        ],
+        doc="The VIP channel (listenPort - 2): a send and an offset query answered, a pull "
+        "refused, the same pull found on the main port.",
     ),
 ]
