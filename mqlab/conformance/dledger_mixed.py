@@ -166,8 +166,16 @@ def frame_problems(
     nodes sent in other shapes only; and the kinds no real frame shows (not compared)."""
 
     def shapes(recs: list[dict[str, Any]], mqlab: bool) -> set[tuple]:
-        answered = {(r["src"], r["dst"], r["opaque"]): r for r in recs if r["kind"] == "request"}
-        return {_shape(r, answered) for r in recs if (r["src"] == MQLAB_ID) == mqlab}
+        # a response pairs with the last request before it of its (sender, receiver,
+        # opaque): a restarted JVM counts its opaques from the start again (step 5's n0)
+        asked: dict[tuple[str, str, int], dict[str, Any]] = {}
+        out = set()
+        for r in recs:
+            if r["kind"] == "request":
+                asked[(r["src"], r["dst"], r["opaque"])] = r
+            if (r["src"] == MQLAB_ID) == mqlab:
+                out.add(_shape(r, asked))
+        return out
 
     real = shapes(records, False) | shapes(reference or [], False)
     ours = shapes(records, True)
@@ -522,6 +530,8 @@ def follows(frames: list[CapturedFrame], node: str, leader: str, term: int) -> b
         if r["src"] == leader and r["dst"] == node and r["kind"] == "request":
             if r["code"] == DLedgerRequestCode.HEART_BEAT and body.get("term") == term:
                 beats.add(r["opaque"])
+            else:  # the opaque is another request's now (a restarted leader counts anew)
+                beats.discard(r["opaque"])
         elif r["src"] == node and r["dst"] == leader and r["kind"] == "response":
             if r["opaque"] in beats:
                 answer = (

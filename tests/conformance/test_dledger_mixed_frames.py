@@ -6,6 +6,7 @@ term 1; ``n2`` answers its first heartbeat TERM_NOT_READY, its second SUCCESS)."
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 from mqlab.conformance.dledger_capture import CapturedFrame, read_frames
@@ -51,3 +52,50 @@ def test_a_vote_answer_shows_its_result():
         "   13525 ms n1->n0 51001: term 1 leader n1",
         "   13534 ms n0->n1 answer to 51001: code 200 term 1 leader n1 ACCEPT",
     ]
+
+
+def _rec(src: str, dst: str, kind: str, opaque: int, code: int, body: dict) -> dict:
+    return {"src": src, "dst": dst, "kind": kind, "opaque": opaque, "code": code,
+            "body": body, "header": f'{{"code":{code},"opaque":{opaque}}}'}  # fmt: skip
+
+
+def test_an_answer_pairs_with_the_last_request_of_its_opaque_before_it():
+    """A restarted JVM counts its opaques from the start again (the mixed group's n0 after
+    step 5): n2's answer to n0's VOTE 5 is a VOTE answer, and its answer to the restarted
+    n0's PUSH 5 a COMMIT answer, not the other way round (CI's dry run AW once paired the
+    VOTE answer with the later PUSH and called it unlike any real node's)."""
+    from mqlab.conformance.dledger_mixed import MQLAB_ID, frame_problems
+    from mqlab.dledger.protocol import DLedgerRequestCode as Q
+
+    vote, push = int(Q.VOTE), int(Q.PUSH)
+    records = [
+        _rec("n0", MQLAB_ID, "request", 5, vote, {"term": 1}),
+        _rec(MQLAB_ID, "n0", "response", 5, 200, {"voteResult": "ACCEPT"}),
+        _rec("n0", MQLAB_ID, "request", 5, push, {"type": "COMMIT"}),
+        _rec(MQLAB_ID, "n0", "response", 5, 200, {"index": 3}),
+    ]
+    ours, _, _ = frame_problems(records)
+    answers = {(s[1], s[2], s[4]) for s in ours if s[0] == "response"}
+    assert answers == {(vote, None, ("voteResult",)), (push, "COMMIT", ("index",))}
+
+
+def test_a_heartbeat_answer_counts_only_for_the_heartbeat_of_its_opaque():
+    """``follows``: an answer whose opaque a later request of the leader took over (a
+    restarted leader) is not the heartbeat's."""
+    from mqlab.dledger.protocol import DLedgerRequestCode as Q
+
+    def frame(src: str, dst: str, kind: str, opaque: int, code: int, body: dict) -> CapturedFrame:
+        from mqlab.remoting.command import RemotingCommand
+
+        if kind == "request":
+            cmd = RemotingCommand.create_request(code, body=json.dumps(body).encode())
+        else:
+            cmd = RemotingCommand.create_response(code, body=json.dumps(body).encode())
+        cmd.opaque = opaque
+        return CapturedFrame(0, 0, src, dst, cmd.encode())
+
+    beat = frame("n1", "n0", "request", 7, int(Q.HEART_BEAT), {"term": 2})
+    vote = frame("n1", "n0", "request", 7, int(Q.VOTE), {"term": 2})
+    ok = frame("n0", "n1", "response", 7, 200, {"code": 200})
+    assert follows([beat, ok], "n0", "n1", 2)
+    assert not follows([beat, vote, ok], "n0", "n1", 2)
