@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from mqlab.runtime.task import Task
 
 __all__ = [
+    "CONNECT_TIMEOUT_MILLIS",
     "Channel",
     "StreamChannel",
     "Node",
@@ -50,6 +51,12 @@ __all__ = [
     "RemotingConnectException",
     "RemotingSendRequestException",
 ]
+
+
+#: ``NettyClientConfig#connectTimeoutMillis`` (RocketMQ 4.9.3): how long a connect waits for
+#: the peer before it fails, on either driver (the network's own, the simulator's across a
+#: silent partition).
+CONNECT_TIMEOUT_MILLIS = 3000
 
 
 class RemotingException(Exception):

@@ -69,6 +69,7 @@ from typing import Any, cast
 from mqlab.remoting.codes import RequestCode, ResponseCode
 from mqlab.remoting.command import MAX_FRAME_LENGTH, RemotingCommand, RemotingCommandException
 from mqlab.runtime.context import (
+    CONNECT_TIMEOUT_MILLIS,
     AcceptCallback,
     Channel,
     InvokeCallback,
@@ -103,8 +104,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: ``NettyClientConfig#connectTimeoutMillis``.
-CONNECT_TIMEOUT_MILLIS = 3000
 #: Default ``write_buffer_high_water_mark``: a connection with more than this many bytes
 #: written but not yet taken by the peer is closed (0 = no limit).
 WRITE_BUFFER_HIGH_WATER_MARK = 16 * 1024 * 1024

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.runtime.context import (
+    CONNECT_TIMEOUT_MILLIS,
     AcceptCallback,
     Channel,
     InvokeCallback,
@@ -93,11 +94,6 @@ def _fewer_gc_passes() -> Iterator[None]:
     finally:
         if gc.get_threshold()[0] == _GC_GEN0_THRESHOLD:  # unless a callback changed it
             gc.set_threshold(*old)
-
-
-#: ``NettyClientConfig#connectTimeoutMillis`` (RocketMQ 4.9.3): a connect no packet answers
-#: fails after this many milliseconds.
-CONNECT_TIMEOUT_MILLIS = 3000
 
 
 @dataclass(slots=True)
