@@ -294,16 +294,22 @@ class _Client:
         text = self.out.read_text(encoding="utf-8")
         return [json.loads(ln) for ln in text.splitlines() if ln.endswith("}")]
 
-    def stop(self, timeout: float = 40) -> bool:
-        """Ask it to stop; False if it had to be killed."""
+    def stop(self, data: RunData, timeout: float = 40) -> None:
+        """Ask it to stop; how long it took goes to ``data.stop_seconds``, and why it did not
+        exit 0 in time (with its stderr's end) to ``data.unclean_stops``."""
         self.stop_file.touch()
+        t0 = time.monotonic()
         try:
             self.proc.wait(timeout)
-            ok = self.proc.returncode == 0
+            rc = self.proc.returncode
+            why = None if rc == 0 else f"exit {rc}"
         except subprocess.TimeoutExpired:
-            ok = False
+            why = f"still running {timeout:g} s after the stop file; killed"
         self.kill()
-        return ok
+        data.stop_seconds[self.name] = round(time.monotonic() - t0, 2)
+        if why is not None:
+            tail = Path(self.err.name).read_text(encoding="utf-8", errors="replace")[-400:]
+            data.unclean_stops.append(f"{self.name}: {why}; its stderr ends {tail!r}")
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -358,7 +364,10 @@ class RunData:
     rss_kib: dict[str, int | None] = field(default_factory=dict)
     #: connections serve closed for a write buffer over the high-water mark (its log)
     overflow_closes: int = 0
-    stopped_cleanly: bool = True
+    #: one line per client process that did not exit 0 within its stop timeout
+    unclean_stops: list[str] = field(default_factory=list)
+    #: client name -> seconds from its stop file to its exit
+    stop_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def run_load(cfg: LoadConfig) -> RunData:
@@ -421,7 +430,7 @@ def run_load(cfg: LoadConfig) -> RunData:
         for p in producers:
             p.stop_file.touch()
         for p in producers:
-            data.stopped_cleanly &= p.stop(60)
+            p.stop(data, 60)
         data.sends = [r for p in [warm, *producers] for r in p.records()]
         acked = {r["k"]: r["tag"] for r in data.sends if r["s"] == 0}
 
@@ -439,7 +448,7 @@ def run_load(cfg: LoadConfig) -> RunData:
         data.rss_kib["end"] = serve_rss_kib(serve.pid)
         for cs in consumers.values():
             for c in cs:
-                data.stopped_cleanly &= c.stop(60)
+                c.stop(data, 60)
         data.deliveries = {g: {c.name: c.records() for c in cs} for g, cs in consumers.items()}
         serve_log = (run / "serve.log").read_text(encoding="utf-8", errors="replace")
         data.overflow_closes = serve_log.count("over the high-water mark")
@@ -562,7 +571,8 @@ def analyse(data: RunData) -> dict[str, Any]:
         },
         "broker_rss_kib": data.rss_kib,
         "persisted_offsets_at_kill": {k: v for k, v in data.persisted_at_kill.items()},
-        "clients_stopped_cleanly": data.stopped_cleanly,
+        "unclean_stops": data.unclean_stops,
+        "stop_seconds": data.stop_seconds,
         "overflow_closes": data.overflow_closes,
     }
 
@@ -604,6 +614,11 @@ def format_report(cfg: LoadConfig, rep: dict[str, Any]) -> str:
         f"(n={lat['after_restart']['n']})",
         "  broker RSS KiB: " + ", ".join(f"{k} {v}" for k, v in rep["broker_rss_kib"].items()),
     ]
+    if rep["stop_seconds"]:
+        slowest = max(rep["stop_seconds"], key=rep["stop_seconds"].get)
+        lines.append(f"  client stops: slowest {slowest} {rep['stop_seconds'][slowest]:.1f} s, "
+                     f"not clean {len(rep['unclean_stops'])}")  # fmt: skip
+    lines += [f"    {why}" for why in rep["unclean_stops"]]
     if rep["lost_keys"]:
         lines.append(f"  lost keys (first 20): {rep['lost_keys']}")
     return "\n".join(lines)
