@@ -96,3 +96,40 @@ def test_queue_adds_are_read_from_the_cpp_client_log(tmp_path: Path):
     adds = _queue_adds(tmp_path, 4242)
     assert [q for _, q in adds] == [3]
     assert _queue_adds(tmp_path, 1) == []
+
+
+def _fake_client(tmp_path: Path, name: str, script: str):
+    """A ``_Client`` whose process is ``python -c script`` (no C++ library needed)."""
+    import subprocess
+    import sys
+
+    from mqlab.bench import load
+
+    c = load._Client.__new__(load._Client)
+    c.name = name
+    c.stop_file = tmp_path / f"{name}.stop"
+    c.err = open(tmp_path / f"{name}.err", "w", encoding="utf-8")  # noqa: SIM115
+    c.proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=c.err, text=True, start_new_session=True)  # fmt: skip
+    return c
+
+
+def test_a_stop_that_ends_inside_the_libraries_shutdown_is_told_apart(tmp_path):
+    from mqlab.bench.load import SHUTDOWN_BEGINS
+
+    said = f"print('{{\"started\": true}}', flush=True); print('{SHUTDOWN_BEGINS}', flush=True); "
+    data = RunData()
+    for name, then, timeout in [
+        ("clean", "print('{}')", 20),
+        ("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", 20),
+        ("hung", "import time; time.sleep(60)", 1),
+    ]:
+        c = _fake_client(tmp_path, name, said + then)
+        c.wait_started()  # as run_load does: its stop comes later
+        c.stop(data, timeout)
+    _fake_client(tmp_path, "early", "import sys; print('boom', file=sys.stderr); "
+                 "sys.exit(3)").stop(data, 20)  # fmt: skip
+    assert set(data.stop_seconds) == {"clean", "segv", "hung", "early"}
+    assert [w.split(";")[0] for w in data.library_shutdown_failures] == [
+        "segv: exit -11", "hung: still running 1 s after the stop file"]  # fmt: skip
+    assert data.unclean_stops == ["early: exit 3; its stderr ends 'boom\\n'"]

@@ -134,6 +134,7 @@ def _producer(p: dict[str, Any]) -> dict[str, Any]:
                     time.sleep(delay)
                 else:
                     next_at = time.monotonic()
+    _shutdown_begins()
     producer.shutdown()
     return {"sent": sent, "acked": acked}
 
@@ -166,10 +167,22 @@ def _consumer(p: dict[str, Any]) -> dict[str, Any]:
     deadline = time.monotonic() + p.get("max_seconds", 600)
     while time.monotonic() < deadline and not os.path.exists(p["stop"]):
         time.sleep(0.05)
+    _shutdown_begins()
     consumer.shutdown()
     with lock:
         out.close()
     return {"stopped": True}
+
+
+#: the line a client prints just before it calls the C++ library's ``shutdown()``
+SHUTDOWN_BEGINS = '{"shutdown": "called"}'
+
+
+def _shutdown_begins() -> None:
+    """Say that whatever follows happens inside the C++ library's ``shutdown()``: its known
+    teardown crashes (apache/rocketmq-client-cpp#335, #286) are told apart from a client
+    that never got there."""
+    print(SHUTDOWN_BEGINS, flush=True)
 
 
 def _client_main(role: str, params: str) -> int:
@@ -296,7 +309,9 @@ class _Client:
 
     def stop(self, data: RunData, timeout: float = 40) -> None:
         """Ask it to stop; how long it took goes to ``data.stop_seconds``, and why it did not
-        exit 0 in time (with its stderr's end) to ``data.unclean_stops``."""
+        exit 0 in time (with its stderr's end) to ``data.library_shutdown_failures`` when its
+        last line said the C++ library's ``shutdown()`` had been called, else to
+        ``data.unclean_stops``."""
         self.stop_file.touch()
         t0 = time.monotonic()
         try:
@@ -305,20 +320,26 @@ class _Client:
             why = None if rc == 0 else f"exit {rc}"
         except subprocess.TimeoutExpired:
             why = f"still running {timeout:g} s after the stop file; killed"
-        self.kill()
+        self.kill(keep_stdout=True)
+        said = self.proc.stdout.read().splitlines()
+        self.proc.stdout.close()
         data.stop_seconds[self.name] = round(time.monotonic() - t0, 2)
         if why is not None:
             tail = Path(self.err.name).read_text(encoding="utf-8", errors="replace")[-400:]
-            data.unclean_stops.append(f"{self.name}: {why}; its stderr ends {tail!r}")
+            line = f"{self.name}: {why}; its stderr ends {tail!r}"
+            # its last word was that shutdown() had been called: it ended inside the library
+            inside = said[-1:] == [SHUTDOWN_BEGINS]
+            (data.library_shutdown_failures if inside else data.unclean_stops).append(line)
 
-    def kill(self) -> None:
+    def kill(self, keep_stdout: bool = False) -> None:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.proc.wait(10)
-        self.proc.stdout.close()
+        if not keep_stdout:
+            self.proc.stdout.close()
         self.err.close()
 
 
@@ -366,6 +387,9 @@ class RunData:
     overflow_closes: int = 0
     #: one line per client process that did not exit 0 within its stop timeout
     unclean_stops: list[str] = field(default_factory=list)
+    #: the same for a client that ended inside the C++ library's ``shutdown()`` (a crash or a
+    #: hang there: upstream's, see ``_shutdown_begins``)
+    library_shutdown_failures: list[str] = field(default_factory=list)
     #: client name -> seconds from its stop file to its exit
     stop_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -572,6 +596,7 @@ def analyse(data: RunData) -> dict[str, Any]:
         "broker_rss_kib": data.rss_kib,
         "persisted_offsets_at_kill": {k: v for k, v in data.persisted_at_kill.items()},
         "unclean_stops": data.unclean_stops,
+        "library_shutdown_failures": data.library_shutdown_failures,
         "stop_seconds": data.stop_seconds,
         "overflow_closes": data.overflow_closes,
     }
@@ -617,8 +642,9 @@ def format_report(cfg: LoadConfig, rep: dict[str, Any]) -> str:
     if rep["stop_seconds"]:
         slowest = max(rep["stop_seconds"], key=rep["stop_seconds"].get)
         lines.append(f"  client stops: slowest {slowest} {rep['stop_seconds'][slowest]:.1f} s, "
-                     f"not clean {len(rep['unclean_stops'])}")  # fmt: skip
-    lines += [f"    {why}" for why in rep["unclean_stops"]]
+                     f"not clean {len(rep['unclean_stops'])}, inside the C++ library's "
+                     f"shutdown() {len(rep['library_shutdown_failures'])}")  # fmt: skip
+    lines += [f"    {why}" for why in rep["unclean_stops"] + rep["library_shutdown_failures"]]
     if rep["lost_keys"]:
         lines.append(f"  lost keys (first 20): {rep['lost_keys']}")
     return "\n".join(lines)

@@ -23,7 +23,10 @@ def test_load_with_a_broker_kill_loses_nothing_and_duplicates_only_where_allowed
     assert rep["duplicates"]["unexplained"] == 0, rep["unexplained_examples"]
     assert set(rep["duplicates"]) == {*ALLOWED_CAUSES, "unexplained"}
     assert rep["filter_violations"] == {"BenchLoadAll": 0, "BenchLoadAB": 0}
-    # Both halves carried traffic, and every client process shut down on request.
+    # Both halves carried traffic, and every client process shut down on request. One that
+    # crashed or hung inside the C++ library's own shutdown() (upstream's teardown bugs,
+    # apache/rocketmq-client-cpp#335) is printed above, not failed: it had stopped sending
+    # and consuming, and every record it made is on disk and counted.
     lat = rep["send_latency_ms"]
     assert lat["before_kill"]["n"] > 0 and lat["after_restart"]["n"] > 0
     assert rep["acknowledged"] > 1000
