@@ -540,6 +540,41 @@ def follows(frames: list[CapturedFrame], node: str, leader: str, term: int) -> b
     return answer
 
 
+def caught_up(records: list[dict[str, Any]], leader: str, to: str, term: int) -> bool:
+    """Whether ``to`` has answered SUCCESS to the APPEND of the highest entry index ``leader``
+    pushed to any follower in ``term`` (``records`` as :func:`frame_record` gives them).
+
+    0.2.3's leader sends TAKE_LEADERSHIP at once (``DLedgerLeaderElector#
+    handleLeadershipTransfer`` only refuses a transferee more than
+    ``maxLeadershipTransferWaitIndex`` entries behind), and the transferee stands at once
+    (``handleTakeLeadership``): one whose log is behind gets REJECT_SMALL_LEDGER_END_INDEX
+    from both real nodes and stays out. An operator waits for it to catch up first; so does
+    :func:`check_mixed_group`. No APPEND in ``term`` yet: True (nothing to wait for)."""
+    top = None
+    asked: dict[int, int] = {}  # opaque of the leader's APPEND to ``to`` -> its entry index
+    acked = -1
+    for r in records:
+        body = r["body"] if isinstance(r["body"], dict) else {}
+        if r["src"] == leader and r["kind"] == "request":
+            is_append = (
+                r["code"] == DLedgerRequestCode.PUSH
+                and body.get("type") == "APPEND"
+                and body.get("term") == term
+            )
+            if r["dst"] == to:
+                asked.pop(r["opaque"], None)  # a reused opaque is this request's now
+            if is_append:
+                index = body["entry"]["index"]
+                top = index if top is None else max(top, index)
+                if r["dst"] == to:
+                    asked[r["opaque"]] = index
+        elif (r["src"], r["dst"], r["kind"]) == (to, leader, "response") and r["opaque"] in asked:
+            index = asked.pop(r["opaque"])
+            if body.get("code", DLedgerResponseCode.SUCCESS) == DLedgerResponseCode.SUCCESS:
+                acked = max(acked, index)
+    return top is None or acked >= top
+
+
 def timeline(frames: list[CapturedFrame], node: str, last: int = 40) -> str:
     """The last ``last`` VOTE, HEART_BEAT and LEADERSHIP_TRANSFER frames ``node`` sent or
     received, a line each (ms since the capture began, who to whom, the request's code, term,
@@ -674,6 +709,18 @@ def _cut_off(
     _sends(addr_of[new], len(result.leaders), result, out)
 
 
+#: a hand-over's answers that an operator meets with asking again. NETWORK_ERROR: the
+#: transferee's election outlasted the leader's 3000 ms wait. TAKE_LEADERSHIP_FAILED: it
+#: lost its election (``DLedgerLeaderElector$TakeLeadershipTask#check``: a follower in
+#: the term it stood for), as on a loaded machine when its VOTE of term T+1 makes the other
+#: two stand in T+1 as well (``handleVote``: a newer term turns the voter CANDIDATE) and one
+#: of them wins. EXPIRED_TERM: a later term began before it won.
+HAND_OVER_RETRIED = frozenset({
+    DLedgerResponseCode.NETWORK_ERROR, DLedgerResponseCode.TAKE_LEADERSHIP_FAILED,
+    DLedgerResponseCode.EXPIRED_TERM,
+})  # fmt: skip
+
+
 def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> MixedResult:
     """Steps 1-6 of the module essay, then the comparison; the result."""
     workdir = Path(workdir)
@@ -695,16 +742,22 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
             leadership only from the leader it follows (``DLedgerServer#
             handleLeadershipTransfer`` answers INCONSISTENT_LEADER otherwise), so first wait,
             as an operator would, until ``to`` has answered the leader's heartbeat of its term
-            (:func:`follows`, through the relay); then ask. The leader waits 3000 ms for
+            (:func:`follows`, through the relay) and holds the leader's last entry
+            (:func:`caught_up`: 0.2.3 lets a transferee that is behind stand, and lose); then
+            ask. The leader waits 3000 ms for
             ``to``'s answer, which ``to`` gives once it has won its election
             (``DLedgerLeaderElector#handleTakeLeadership``); on a loaded machine that can take
-            longer, and the leader answers NETWORK_ERROR while the election goes on. Then wait
-            for ``to`` to lead, and ask again if it does not (three times at most). A failure
+            longer, and the leader answers NETWORK_ERROR while the election goes on; or ``to``
+            loses that election (:data:`HAND_OVER_RETRIED`). Then wait for ``to`` to lead, and
+            ask whoever leads again if it does not (three times at most). A failure
             says what ``to`` sent and received lately (:func:`timeline`)."""
             assert group is not None and group.capture is not None
             capture = group.capture
             for attempt in (1, 2, 3):
-                leader = result.leaders[-1] if attempt == 1 else _leader(group, member)
+                leader = (
+                    result.leaders[-1] if attempt == 1
+                    else _wait_leader(group, member, lambda w: True, "a leader")
+                )  # fmt: skip
                 if leader == to:
                     break
                 term = member.state()["term"]
@@ -714,6 +767,10 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
                         wait_until(lambda lt=(leader, term): follows(capture.frames(), to, *lt),
                                    FOLLOW_WAIT_S, f"{to} following {leader} in term {term}",
                                    error=RealClusterError, pause_s=0.2)  # fmt: skip
+                        wait_until(lambda lt=(leader, term): caught_up(
+                            [frame_record(f) for f in capture.frames()], lt[0], to, lt[1]),
+                            FOLLOW_WAIT_S, f"{to} holding {leader}'s last entry of term {term}",
+                            error=RealClusterError, pause_s=0.2)  # fmt: skip
                     except RealClusterError as e:
                         raise RealClusterError(
                             f"{e}; {to}'s frames:\n{timeline(capture.frames(), to)}"
@@ -722,9 +779,7 @@ def check_mixed_group(workdir: Path, out: Callable[[str], None] = print) -> Mixe
                                                term)  # fmt: skip
                 if resp is not None and resp.code == DLedgerResponseCode.SUCCESS:
                     break
-                if (resp is not None and resp.code != DLedgerResponseCode.NETWORK_ERROR) or (
-                    attempt == 3
-                ):
+                if (resp is not None and resp.code not in HAND_OVER_RETRIED) or attempt == 3:
                     raise RealClusterError(
                         f"LEADERSHIP_TRANSFER {leader} -> {to}: {resp}; {to}'s frames:\n"
                         f"{timeline(capture.frames(), to)}"

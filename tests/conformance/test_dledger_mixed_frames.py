@@ -99,3 +99,31 @@ def test_a_heartbeat_answer_counts_only_for_the_heartbeat_of_its_opaque():
     ok = frame("n0", "n1", "response", 7, 200, {"code": 200})
     assert follows([beat, ok], "n0", "n1", 2)
     assert not follows([beat, vote, ok], "n0", "n1", 2)
+
+
+def test_a_transferee_is_caught_up_once_it_acknowledged_the_leaders_highest_append():
+    """0.2.3 lets a transferee behind the leader stand at once and lose (REJECT_SMALL_LEDGER_
+    END_INDEX from both real nodes: the mixed group's step 2 once shut n2 out in term 3), so
+    the hand-over waits for :func:`caught_up` first."""
+    from mqlab.conformance.dledger_mixed import MQLAB_ID, caught_up
+    from mqlab.dledger.protocol import DLedgerRequestCode as Q
+
+    push = int(Q.PUSH)
+
+    def append(dst: str, opaque: int, index: int, term: int = 2) -> dict:
+        return _rec("n0", dst, "request", opaque, push,
+                    {"type": "APPEND", "term": term, "entry": {"index": index}})  # fmt: skip
+
+    def ok(src: str, opaque: int, code: int = 200) -> dict:
+        return _rec(src, "n0", "response", opaque, 200, {"code": code})
+
+    assert caught_up([], "n0", MQLAB_ID, 2)  # nothing appended in the term
+    records = [append("n1", 1, 4), ok("n1", 1), append(MQLAB_ID, 1, 3), ok(MQLAB_ID, 1)]
+    assert not caught_up(records, "n0", MQLAB_ID, 2)  # n1 holds 4, n2 only 3
+    assert caught_up(records, "n0", "n1", 2)
+    records += [append(MQLAB_ID, 2, 4)]
+    assert not caught_up(records, "n0", MQLAB_ID, 2)  # asked, not yet answered
+    assert not caught_up([*records, ok(MQLAB_ID, 2, code=1001)], "n0", MQLAB_ID, 2)
+    assert caught_up([*records, ok(MQLAB_ID, 2)], "n0", MQLAB_ID, 2)
+    # an APPEND of an older term is not the leader's of this term
+    assert caught_up([append("n1", 9, 7, term=1), *records, ok(MQLAB_ID, 2)], "n0", MQLAB_ID, 2)
