@@ -471,8 +471,9 @@ class DLedgerMixin:
     @journaled
     def partition(self, side: Iterable[str] | str) -> dict[str, list[str]]:
         """Cut every DLedger link between the nodes of ``side`` and the rest of their group,
-        silently (no packet crosses; each side finds out by its timeouts). The name server
-        and the clients still reach every broker.
+        silently (no packet crosses; each side finds out by its timeouts, and what it sends
+        across arrives at TCP's first retransmission after :meth:`heal`, ``LinkConfig.silent``).
+        The name server and the clients still reach every broker.
 
         ``side``: broker nodes (``["broker-a-n1"]``), DLedger nodes or selfIds (``"n1"``).
 

@@ -461,7 +461,7 @@ class Lab(ClientsMixin, DLedgerMixin):
     @journaled
     def cut_link(self, a: str, b: str, *, silent: bool = False) -> None:
         """Cut the link between nodes ``a`` and ``b`` in both directions: frames and stream
-        bytes between them are lost. Links to other nodes (the name server, clients) stay up.
+        bytes between them do not pass. Links to other nodes (the name server, clients) stay up.
 
         ``silent=False`` (a reset reaches both sides, as when a host answers "unreachable"):
         the streams between them end at once on both sides: a master drops its HA
@@ -473,7 +473,10 @@ class Lab(ClientsMixin, DLedgerMixin):
         ``slaveTimeout`` (3000 ms) and answer FLUSH_SLAVE_TIMEOUT, and only then
         SLAVE_NOT_AVAILABLE. A remoting request on a connection already open waits out its
         timeout, and a new connect fails after ``connectTimeoutMillis`` (3000 ms), not at
-        once (``LinkConfig.silent``).
+        once. Nothing sent across a partition is lost: the sender's kernel retransmits it
+        200, 400, 800 ms ... after the first send, and the first retransmission after
+        :meth:`heal_link` delivers it, in order, to whatever end is still open: the slave's
+        old HA connection takes the master's pushes, then its close (``LinkConfig.silent``).
 
         Raises:
             ValueError: an unknown node, or ``a == b``.

@@ -23,6 +23,11 @@ loses, so a stream only gets slower). A cut link closes the streams between its 
 at once, on both ends; a stopped or killed node's streams close for the peer after the
 bytes it had sent, one latency later (the kernel's FIN); its listeners go away.
 
+A *silent* cut (a partition) closes nothing. What is sent across it, frames, stream bytes
+and FINs alike, waits in the sender's kernel, which retransmits it at ``since + 200 ms``,
+``+ 400``, ``+ 800`` ... (``tcp_retransmission_at``); the first retransmission after the
+heal delivers it, in order, and what the sender writes meanwhile queues behind it.
+
 Determinism (docs/design.md §6.9): one heap keyed ``(due_ms, priority, seq)``; RNG streams
 derived from ``(seed, node, purpose)`` with string seeding (SHA-512 based, identical in
 every process); no iteration over sets; channel ids and ephemeral ports from counters.
@@ -68,6 +73,31 @@ __all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection", "SimStream"
 log = logging.getLogger(__name__)
 
 _EPHEMERAL_PORT_BASE = 50_000
+
+#: Linux TCP's first retransmission of data nobody acknowledged comes 200 ms after it was
+#: sent (a tail loss probe after ``TCP_DELACK_MAX``, then the RTO from ``TCP_RTO_MIN``, both
+#: 200 ms on a low-latency link); each later gap doubles, up to ``TCP_RTO_MAX``.
+#: ``scripts/tcp_retransmission_probe.py`` shows it on a real kernel: a byte sent into a
+#: partition on loopback was retransmitted at +0.208, 0.416, 0.832, 1.664, 3.328, 6.688,
+#: 13.348, 26.656 and 54.560 s (docs/design.md, ``lab.cut_link``).
+TCP_RTO_MIN_MS = 200
+TCP_RTO_MAX_MS = 120_000
+
+
+def tcp_retransmission_at(since_ms: int, now_ms: int) -> int:
+    """The first retransmission at or after ``now_ms`` of data first sent at ``since_ms`` and
+    never acknowledged: ``since + 200``, ``+ 400``, ``+ 800`` ... (gaps doubling up to
+    ``TCP_RTO_MAX_MS``). Mirrors the Linux kernel's ``tcp_send_loss_probe`` and
+    ``tcp_retransmit_timer`` for one connection; the abort after ``tcp_retries2`` (15
+    retransmissions, about 15 minutes) is not modelled.
+    """
+    at, gap = since_ms + TCP_RTO_MIN_MS, TCP_RTO_MIN_MS
+    while at < now_ms:
+        at += gap
+        gap = min(2 * gap, TCP_RTO_MAX_MS)
+    return at
+
+
 #: Young-generation GC threshold while the driver runs events (see ``_fewer_gc_passes``).
 _GC_GEN0_THRESHOLD = 20_000
 
@@ -104,13 +134,26 @@ class LinkConfig:
     jitter_ms: int = 0
     drop_rate: float = 0.0
     down: bool = False
-    #: With ``down``: a partition no reset crosses. Stream bytes across it vanish instead of
-    #: ending the streams; each end finds out by its own timeouts (an HA connection by its
-    #: ``haHousekeepingInterval``), and a close made meanwhile reaches the peer only once
-    #: the link is up again. Remoting frames on an open connection vanish too (each request
-    #: waits out its timeout), and a new connect fails after ``CONNECT_TIMEOUT_MILLIS``.
-    #: Without it a cut link ends the streams at once, on both ends, and connects fail at once.
+    #: With ``down``: a partition no reset crosses. Nothing ends the streams or connections
+    #: across it; each end finds out by its own timeouts (an HA connection by its
+    #: ``haHousekeepingInterval``, a request by its timeout). What either end sends across
+    #: it (remoting frames, stream bytes, a close) waits in its kernel and arrives, in order,
+    #: at TCP's first retransmission after the link is up again (``tcp_retransmission_at``),
+    #: unless the receiving end has closed by then. A new connect fails after
+    #: ``CONNECT_TIMEOUT_MILLIS``. Without it a cut link ends the streams at once, on both
+    #: ends, frames on it are lost, and connects fail at once.
     silent: bool = False
+
+
+@dataclass(slots=True)
+class _HeldFlow:
+    """What one end of a connection or stream sent across a silent cut, not yet delivered:
+    TCP's retransmission clock runs from ``since_ms``, the first of it."""
+
+    since_ms: int
+    owner: SimConnection | SimStream
+    #: (deliver, trace label), in the order sent
+    deliveries: list[tuple[Callable[[], None], str]]
 
 
 class SimConnection:
@@ -313,6 +356,38 @@ class SimContext(NodeContext):
         if conn is not None:
             self.driver._close(conn, reason=f"closed by {self.node_name}")
 
+    def _hold(
+        self, sender: str, receiver: str, kind: str, owner: SimConnection | SimStream,
+        deliver: Callable[[], None], label: str,
+    ) -> None:  # fmt: skip
+        """Keep what ``sender`` sent across a silent cut until TCP retransmits it."""
+        flows = self._held.setdefault((sender, receiver), {})
+        flow = flows.get((kind, owner.id))
+        if flow is None:
+            flow = flows[(kind, owner.id)] = _HeldFlow(self.scheduler.now, owner, [])
+        flow.deliveries.append((deliver, label))
+
+    def _retransmit(self, src: str, dst: str, flows: dict[tuple[str, int], _HeldFlow]) -> None:
+        """The link from ``src`` to ``dst`` is up: each held flow arrives, in order, one
+        latency after its next retransmission; what ``src`` sends meanwhile queues behind."""
+        now = self.scheduler.now
+        for key in sorted(flows):
+            flow = flows[key]
+            at = tcp_retransmission_at(flow.since_ms, now)
+            due = max(at + (self._latency(src, dst) or 0), flow.owner.last_due[src])
+            flow.owner.last_due[src] = due
+            self._tracer_for(src).emit(
+                "SimNetwork", "retransmit", Kind.FAULT, **{key[0]: key[1]}, to=dst,
+                held=len(flow.deliveries), since=flow.since_ms, at=at,
+                text=f"{len(flow.deliveries)} held since {flow.since_ms} ms: TCP retransmits "
+                f"them at {at} ms, {dst} has them at {due} ms",
+            )  # fmt: skip
+            for deliver, label in flow.deliveries:
+                self.scheduler.call_at(
+                    due, deliver, node=dst, name="stream" if key[0] == "stream" else "frame",
+                    key=label, keyed=False,
+                )  # fmt: skip
+
     # -- byte streams ----------------------------------------------------------------------------
     def listen_stream(self, addr, on_accept):
         d = self.driver
@@ -377,9 +452,10 @@ class SimDriver:
         #: ``Node.extra_addresses`` (a broker's VIP channel) → node; a node's own address wins
         self._alias_to_node: dict[str, str] = {}
         self.links: dict[tuple[str, str], LinkConfig] = {}
-        #: closes of streams across a silently cut link, by (closer, peer): delivered when
-        #: the link from closer to peer is up again (``LinkConfig.silent``)
-        self._held_fins: dict[tuple[str, str], list[Callable[[], None]]] = {}
+        #: what was sent across a silently cut link, by (sender, receiver), then by
+        #: ("conn" | "stream", id): delivered at TCP's first retransmission after the link
+        #: from sender to receiver is up again (``LinkConfig.silent``)
+        self._held: dict[tuple[str, str], dict[tuple[str, int], _HeldFlow]] = {}
         self._conns: dict[tuple[str, str], SimConnection] = {}
         self._conn_by_channel: dict[int, SimConnection] = {}
         self._conn_ids = itertools.count(1)
@@ -532,14 +608,8 @@ class SimDriver:
                 raise ValueError(f"unknown link setting {k!r}")
             setattr(cfg, k, v)
         self._tracer.emit("SimNetwork", "link", Kind.FAULT, src=src, dst=dst, **kw)
-        held = self._held_fins.pop((src, dst), []) if not cfg.down else []
-        if held:  # closes made during a silent cut reach the peer now
-            latency = self._latency(src, dst) or 0
-            for fin in held:
-                self.scheduler.call_at(
-                    self.scheduler.now + latency, fin, node=dst, name="stream",
-                    key=f"close {src}->{dst}", keyed=False,
-                )  # fmt: skip
+        if not cfg.down and (src, dst) in self._held:
+            self._retransmit(src, dst, self._held.pop((src, dst)))
         if (
             cfg.down and not cfg.silent
         ):  # a cut link ends the streams between the two nodes, on both ends
@@ -549,6 +619,38 @@ class SimDriver:
             }
             for sid in sorted(streams):
                 self._reset_stream(streams[sid], "link down")
+
+    def _hold(
+        self, sender: str, receiver: str, kind: str, owner: SimConnection | SimStream,
+        deliver: Callable[[], None], label: str,
+    ) -> None:  # fmt: skip
+        """Keep what ``sender`` sent across a silent cut until TCP retransmits it."""
+        flows = self._held.setdefault((sender, receiver), {})
+        flow = flows.get((kind, owner.id))
+        if flow is None:
+            flow = flows[(kind, owner.id)] = _HeldFlow(self.scheduler.now, owner, [])
+        flow.deliveries.append((deliver, label))
+
+    def _retransmit(self, src: str, dst: str, flows: dict[tuple[str, int], _HeldFlow]) -> None:
+        """The link from ``src`` to ``dst`` is up: each held flow arrives, in order, one
+        latency after its next retransmission; what ``src`` sends meanwhile queues behind."""
+        now = self.scheduler.now
+        for key in sorted(flows):
+            flow = flows[key]
+            at = tcp_retransmission_at(flow.since_ms, now)
+            due = max(at + (self._latency(src, dst) or 0), flow.owner.last_due[src])
+            flow.owner.last_due[src] = due
+            self._tracer_for(src).emit(
+                "SimNetwork", "retransmit", Kind.FAULT, **{key[0]: key[1]}, to=dst,
+                held=len(flow.deliveries), since=flow.since_ms, at=at,
+                text=f"{len(flow.deliveries)} held since {flow.since_ms} ms: TCP retransmits "
+                f"them at {at} ms, {dst} has them at {due} ms",
+            )  # fmt: skip
+            for deliver, label in flow.deliveries:
+                self.scheduler.call_at(
+                    due, deliver, node=dst, name="stream" if key[0] == "stream" else "frame",
+                    key=label, keyed=False,
+                )  # fmt: skip
 
     # -- byte streams ----------------------------------------------------------------------------
     def _latency(self, sender: str, receiver: str) -> int | None:
@@ -610,24 +712,7 @@ class SimDriver:
     def _transmit_bytes(self, stream: SimStream, sender: str, data: bytes) -> None:
         receiver = stream.peer_of(sender)
         latency = self._latency(sender, receiver)
-        if latency is None:
-            if self._silent(sender, receiver):  # a partition: the bytes are lost, nothing else
-                self._tracer_for(sender).emit(
-                    "SimNetwork", "drop", Kind.FAULT, reason="link down (silent)",
-                    stream=stream.id, to=receiver, bytes=len(data),
-                )  # fmt: skip
-                return
-            self._reset_stream(stream, "link down")
-            return
-        if self.chooser is not None:  # a choice point of mqlab.explore: this chunk's latency
-            latency = self.chooser.choose_latency(sender, receiver, None, latency)
-        due = max(self.scheduler.now + latency, stream.last_due[sender])
-        stream.last_due[sender] = due
         end = stream.end_of(receiver)
-        if self.recorder.level >= _FRAMES:
-            self._tracer_for(sender).emit(
-                "SimNetwork", "bytes", Kind.SEND, stream=stream.id, to=receiver, bytes=len(data)
-            )
 
         def deliver() -> None:
             node = self.nodes.get(receiver)
@@ -635,6 +720,25 @@ class SimDriver:
                 return
             end.on_bytes(data)
 
+        if latency is None:
+            if self._silent(sender, receiver):  # a partition: the kernel keeps the bytes
+                self._tracer_for(sender).emit(
+                    "SimNetwork", "hold", Kind.FAULT, reason="link down (silent)",
+                    stream=stream.id, to=receiver, bytes=len(data),
+                )  # fmt: skip
+                self._hold(sender, receiver, "stream", stream, deliver,
+                           f"bytes {sender}->{receiver}")  # fmt: skip
+                return
+            self._reset_stream(stream, "link down")
+            return
+        if self.chooser is not None:  # a choice point of mqlab.explore: this chunk's latency
+            latency = self.chooser.choose_latency(sender, receiver, None, latency)
+        due = max(self.scheduler.now + latency, stream.last_due[sender])
+        stream.last_due[sender] = due
+        if self.recorder.level >= _FRAMES:
+            self._tracer_for(sender).emit(
+                "SimNetwork", "bytes", Kind.SEND, stream=stream.id, to=receiver, bytes=len(data)
+            )
         self.scheduler.call_at(
             due, deliver, node=receiver, name="stream", key=f"bytes {sender}->{receiver}",
             keyed=False,
@@ -664,8 +768,8 @@ class SimDriver:
             if node is not None and node.running and peer_end.on_close is not None:
                 peer_end.on_close(reason)
 
-        if latency is None and self._silent(closer, peer):
-            self._held_fins.setdefault((closer, peer), []).append(fin)
+        if latency is None and self._silent(closer, peer):  # the FIN queues behind the bytes
+            self._hold(closer, peer, "stream", stream, fin, f"close {closer}->{peer}")
             return
         self.scheduler.call_at(
             due, fin, node=peer, name="stream", key=f"close {closer}->{peer}", keyed=False
@@ -774,6 +878,18 @@ class SimDriver:
         latency = self.latency_ms
         if link is not None:
             if link.down:
+                if link.silent:  # a partition: the sender's kernel keeps the frame
+                    code_name = self._frame_code_name(cmd.code, cmd.is_response, sender, receiver)
+                    self._tracer_for(sender).emit(
+                        "SimNetwork", "hold", Kind.FAULT, reason="link down (silent)",
+                        code=code_name, opaque=cmd.opaque, to=receiver, bytes=len(frame),
+                    )  # fmt: skip
+                    self._hold(
+                        sender, receiver, "conn", conn,
+                        lambda: self._deliver(conn, receiver, frame),
+                        f"{code_name} {sender}->{receiver}",
+                    )  # fmt: skip
+                    return
                 self._tracer_for(sender).emit(
                     "SimNetwork", "drop", Kind.FAULT, reason="link down", code=cmd.code, to=receiver
                 )

@@ -77,7 +77,11 @@ def test_a_silent_partition_times_sync_sends_out_until_housekeeping(tmp_path):
     its HA connection; every send waits slaveTimeout and answers FLUSH_SLAVE_TIMEOUT (12)
     3002 ms later, until the master's read service, 20 000 ms without a report
     (haHousekeepingInterval), closes it: the next send answers SLAVE_NOT_AVAILABLE (11) in
-    2 ms. After heal_link the slave holds all 1158 bytes and has reported them 6004 ms later."""
+    2 ms. Nothing the master pushed into the partition is lost: its kernel retransmits it,
+    and the first retransmission after heal_link (25 600 ms after the first push, 4586 ms
+    after the heal) brings the slave's old connection, which the slave kept (its HAClient
+    closes only when its own reports stall), the seven pushes and then the master's close.
+    The slave reconnects at once, and reports the last message 10 589 ms after the heal."""
     with Lab(seed=1, slaves=1, broker_role="SYNC_MASTER", store_dir=tmp_path) as lab:
         lab.advance(10_000)
         assert lab.send("TopicTest", b"m0").get().send_status.name == "SEND_OK"
@@ -105,7 +109,13 @@ def test_a_silent_partition_times_sync_sends_out_until_housekeeping(tmp_path):
         healed = lab.now
         while ends(lab)[1] < 1158:
             lab.advance(1)
-        assert (lab.now - healed, ends(lab)) == (6004, (1158, 1158, 1158))
+        assert (lab.now - healed, ends(lab)) == (10_589, (1158, 1158, 1158))
+        slave = [(e.t_ms - healed, e.step, e.fields.get("master_offset", e.fields.get("reason")))
+                 for e in lab.trace.select(component="HAService.HAClient")
+                 if e.t_ms >= healed and e.step in ("9", "11")]  # fmt: skip
+        assert slave == [(4586, "9", 166 + 124 * i) for i in range(7)] + [
+            (4586, "11", "closed by broker-a"), (10_588, "9", 1034),
+        ]  # fmt: skip
 
 
 def test_lagging_slave_makes_a_sync_master_time_out_after_3000_ms(tmp_path):

@@ -109,7 +109,9 @@ def test_section3_the_isolated_leader():
     candidates at 6670, whose term-1 rounds wait out their vote latch (n1 until 8771, n0
     until 9018: n2's votes never answer); n1 leads term 2 at 9222, master at 9322; heal at
     9323; n1's COMPARE into the partition times out at 12222, again at 12722, answered once n2
-    follows (13251); TRUNCATE at 13252/13253, end 2 → 0."""
+    follows (13251); TRUNCATE at 13252/13253, end 2 → 0; n2's 15 frames sent into the
+    partition since 668 reach n0 and n1 at 13469 (TCP's retransmission at 13468) and are
+    refused."""
     run = L.isolate_leader()
     assert (run["old_leader"], run["cut_ms"], run["heal_ms"]) == ("broker-a-n2", 667, 9323)
     assert run["new_leader"] == {"leader": "broker-a-n1", "self_id": "n1", "term": 2,
@@ -169,6 +171,16 @@ def test_section3_the_isolated_leader():
     assert run["ends_before_heal"] == {"broker-a-n0": 0, "broker-a-n1": 0, "broker-a-n2": 2}
     assert run["ends_after_heal"] == {"broker-a-n0": 0, "broker-a-n1": 0, "broker-a-n2": 0}
     assert len(run["after_heal"]) == 3
+    # what n2 sent into the partition, kept by its kernel since 668, arrives at 13469
+    held = sorted((e.fields["to"], e.fields["held"], e.fields["since"], e.fields["at"])
+                  for e in ev if e.step == "retransmit" and e.node == "dledger-a-n2")  # fmt: skip
+    assert held == [("dledger-a-n0", 15, 668, 13468), ("dledger-a-n1", 15, 668, 13468)]
+    stale = {(e.node, e.fields.get("code") or e.fields.get("result")) for e in ev
+             if e.t_ms == 13469 and e.component == "DLedgerLeaderElector"
+             and e.step in ("3", "8")}  # fmt: skip
+    assert stale == {(n, r) for n in ("dledger-a-n0", "dledger-a-n1")
+                     for r in ("EXPIRED_TERM", "REJECT_EXPIRED_VOTE_TERM",
+                               "REJECT_ALREADY_HAS_LEADER")}  # fmt: skip
 
 
 def test_section4_the_explorer_and_the_replays():

@@ -174,10 +174,13 @@ def test_link_down_drops_and_fifo_per_direction():
 
 
 def test_a_silent_partition_keeps_the_open_connection_and_delays_a_new_connect():
-    """Across a silent cut an open connection stays: a request on it is lost and times out
-    (RemotingTimeoutException at its timeout); a frame already on its way before the cut
+    """Across a silent cut an open connection stays: a request on it gets no answer and times
+    out (RemotingTimeoutException at its timeout); a frame already on its way before the cut
     arrives. A new connect fails after connectTimeoutMillis (3000 ms), not at once; with a
-    reset (``silent=False``) it fails at once. The heal makes the same connection work."""
+    reset (``silent=False``) it fails at once. The sender's kernel keeps the request: it
+    reaches echo at TCP's first retransmission after the heal (sent at t0: t0 + 200, 400,
+    800, 1600, 3200, 6400), and echo's answer finds no one waiting. A request sent right
+    after the heal queues behind it on the same connection."""
     d, echo, c = make()
     other = Client("other")
     other.address = "127.0.0.3:0"
@@ -200,20 +203,28 @@ def test_a_silent_partition_keeps_the_open_connection_and_delays_a_new_connect()
     ]
     assert [(t - t0, r) for t, r, _ in other.results] == [(3000, "RemotingConnectException")]
     assert not conn.closed and d._conns[("client", "127.0.0.1:7000")] is conn
-    drops = [e.fields for e in d.recorder.events if e.component == "SimNetwork"
-             and e.step == "drop"]  # fmt: skip
-    assert [(f["to"], f["reason"]) for f in drops] == [("echo", "link down")]
+    net = [(e.step, e.fields) for e in d.recorder.events
+           if e.component == "SimNetwork" and e.step in ("hold", "drop")]  # fmt: skip
+    assert [(step, f["to"], f["reason"]) for step, f in net] == [
+        ("hold", "echo", "link down (silent)")
+    ]
     for a, b in (("other", "echo"), ("echo", "other")):
         d.set_link(a, b, down=True, silent=False)
     t1 = d.now
     other.call(1, b"refused")
     d.run_until_idle()
     assert (other.results[-1][0] - t1, other.results[-1][1]) == (0, "RemotingConnectException")
+    assert d.now - t0 == 5000
     for a, b in (("client", "echo"), ("echo", "client")):
         d.set_link(a, b, down=False, silent=False)
     c.call(1, b"healed")
     d.run_until_idle()
-    assert c.results[-1][1:] == (0, b"healed") and d._conns[("client", "127.0.0.1:7000")] is conn
+    got = [(e.t_ms - t0, e.fields["got"]) for e in d.recorder.events if e.component == "Echo"]
+    assert got[2:] == [(6401, 1), (6401, 1)]  # the held request, then the one behind it
+    assert [(t - t0, r, b) for t, r, b in c.results[3:]] == [(6402, 0, b"healed")]
+    (rt,) = [e.fields for e in d.recorder.events if e.step == "retransmit"]
+    assert (rt["held"], rt["since"] - t0, rt["at"] - t0) == (1, 0, 6400)
+    assert d._conns[("client", "127.0.0.1:7000")] is conn
 
 
 def test_malformed_frame_closes_only_that_connection():
@@ -357,3 +368,18 @@ def test_a_done_callback_runs_when_a_task_without_on_done_fails():
     with pytest.raises(ValueError, match="boom"):
         task._step()
     assert seen == [(True, "ValueError('boom')")]
+
+
+def test_tcp_retransmission_at_doubles_from_200_ms_up_to_120_s():
+    """Data first sent at 0 is retransmitted at 200, 400, 800 ... 102 400 ms, then the gap
+    stops doubling at TCP_RTO_MAX (120 s): 204 800, 324 800. A heal exactly at a
+    retransmission gets that one; a heal 1 ms later waits for the next."""
+    from mqlab.runtime.sim import tcp_retransmission_at
+
+    assert [tcp_retransmission_at(0, now) for now in (0, 200, 201, 6400, 6401)] == [
+        200, 200, 400, 6400, 12_800,
+    ]  # fmt: skip
+    assert [tcp_retransmission_at(0, now) for now in (102_401, 204_801, 324_801)] == [
+        204_800, 324_800, 444_800,
+    ]  # fmt: skip
+    assert tcp_retransmission_at(668, 9323) == 13_468  # lesson 14's isolated leader

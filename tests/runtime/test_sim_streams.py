@@ -93,10 +93,14 @@ def test_cut_link_ends_both_ends_and_connects_fail():
     assert a.closed[-1] == (t, "connect to 127.0.0.1:2001 failed")
 
 
-def test_silent_cut_drops_bytes_and_holds_a_close_until_the_link_is_up():
-    """LinkConfig.silent: a cut no reset crosses. The stream stays open on both ends, bytes
-    across it vanish, a close made meanwhile reaches the peer only once the link is back
-    (after its latency); bytes sent before the cut still arrive."""
+def test_silent_cut_holds_bytes_and_a_close_until_tcp_retransmits_them():
+    """LinkConfig.silent: a cut no reset crosses. The stream stays open on both ends; what
+    either end sends across it waits in its kernel, and a close queues behind it. The heal
+    of a -> b at 1000 delivers a's "held" and its close together at TCP's first
+    retransmission after it (sent at 5: 205, 405, 805, 1605) plus the 5 ms latency. b's
+    "held too" is retransmitted after b -> a heals at 1610 (at 3205), to an end already
+    closed, and is dropped. Bytes sent before
+    the cut still arrive."""
     d, a, b = two(latency_ms=5)
     ch = a.open("127.0.0.1:2001")
     d.run_until(5)
@@ -104,8 +108,8 @@ def test_silent_cut_drops_bytes_and_holds_a_close_until_the_link_is_up():
     a.ctx.send_bytes(ch, b"in flight")
     for src, dst in (("a", "b"), ("b", "a")):
         d.set_link(src, dst, down=True, silent=True)
-    a.ctx.send_bytes(ch, b"lost")
-    b.ctx.send_bytes(server_end, b"lost too")
+    a.ctx.send_bytes(ch, b"held")
+    b.ctx.send_bytes(server_end, b"held too")
     d.run_until(100)
     assert (a.got, b.got, a.closed, b.closed) == ([], [(10, b"in flight")], [], [])
     assert (ch.closed, server_end.closed) == (False, False)
@@ -114,8 +118,16 @@ def test_silent_cut_drops_bytes_and_holds_a_close_until_the_link_is_up():
     assert b.closed == []  # the close waits for the link
     d.set_link("a", "b", down=False, silent=False)
     d.run_until_idle()
-    assert b.closed == [(1005, "closed by a")]
-    assert d._stream_by_channel == {}
+    assert (b.got[1:], b.closed) == ([(1610, b"held")], [(1610, "closed by a")])
+    d.set_link("b", "a", down=False, silent=False)
+    d.run_until_idle()
+    assert a.got == [] and d._stream_by_channel == {}
+    rows = [(e.t_ms, e.step, e.fields.get("to"), e.fields.get("at")) for e in d.recorder.events
+            if e.component == "SimNetwork" and e.step in ("hold", "retransmit")]  # fmt: skip
+    assert rows == [
+        (5, "hold", "b", None), (5, "hold", "a", None),
+        (1000, "retransmit", "b", 1605), (1610, "retransmit", "a", 3205),
+    ]  # fmt: skip
 
 
 def test_killed_node_closes_its_streams_and_listeners():
