@@ -17,9 +17,13 @@ and every response ``b`` returns is recorded once, with who sent it to whom.
 4. :meth:`FrameCapture.block` cuts one link (a one-way partition: ``a``'s requests to ``b``
    fail, ``b``'s to ``a`` still pass); :meth:`FrameCapture.unblock` heals it. With
    ``silent=True`` the cut is a partition no packet crosses: open connections stay open and
-   their bytes are lost both ways (the frames are kept apart, :meth:`FrameCapture.dropped`),
-   a new connection is accepted and never answered, and the heal closes the connections
-   that lost bytes (their streams are broken), so the nodes connect again.
+   their bytes are held both ways, as the senders' kernels would hold them
+   (:meth:`FrameCapture.held`); a new connection is accepted and never answered.
+5. :meth:`FrameCapture.unblock` after a silent cut: each connection's held bytes go on, in
+   order, at TCP's first retransmission after the heal (``tcp_retransmission_at``: 200, 400,
+   800 ms ... after the first held byte), and what comes meanwhile queues behind them, as
+   with a real partition; the connections accepted during the cut, which a real partition
+   would never have let open, are closed.
 
 The relay runs an asyncio loop on a thread of its own; nothing binds beyond 127.0.0.1.
 """
@@ -41,6 +45,7 @@ from mqlab.remoting.command import (
     RemotingCommandException,
     split_frames,
 )
+from mqlab.runtime.sim import tcp_retransmission_at
 
 __all__ = ["CapturedFrame", "FrameCapture", "frame_record", "read_frames", "write_frames"]
 
@@ -109,6 +114,24 @@ def read_frames(path: Path) -> list[dict[str, Any]]:
 
 
 @dataclass
+class _Flow:
+    """One direction of one relayed connection: the bytes a silent cut holds back."""
+
+    src: str
+    dst: str
+    writer: asyncio.StreamWriter | None
+    #: the relay's clock (ms) when the first byte held now came; None: nothing held
+    since_ms: int | None = None
+    held: bytearray = field(default_factory=bytearray)
+    #: the frames of ``held``, to record as relayed when they go on
+    held_frames: list[CapturedFrame] = field(default_factory=list)
+    #: a release is due (the link was healed)
+    releasing: bool = False
+    #: the sender closed while bytes were held: close after them, as its FIN would come
+    close_after: bool = False
+
+
+@dataclass
 class _Link:
     src: str
     dst: str
@@ -116,9 +139,12 @@ class _Link:
     listen_port: int = 0
     server: asyncio.base_events.Server | None = None
     blocked: bool = False
-    #: with ``blocked``: bytes are lost instead of connections closed (a silent partition)
+    #: with ``blocked``: bytes are held instead of connections closed (a silent partition)
     silent: bool = False
     writers: list[asyncio.StreamWriter] = field(default_factory=list)
+    flows: list[_Flow] = field(default_factory=list)
+    #: connections accepted while the link was silently cut (never answered)
+    unanswered: list[asyncio.StreamWriter] = field(default_factory=list)
 
 
 class FrameCapture:
@@ -132,7 +158,7 @@ class FrameCapture:
         self._thread.start()
         self._lock = threading.Lock()
         self._frames: list[CapturedFrame] = []
-        self._dropped: list[CapturedFrame] = []
+        self._held: list[CapturedFrame] = []
         self._links: list[_Link] = []
         self._t0 = time.monotonic()
         #: frames that did not decode (text of the error), kept rather than dropped
@@ -160,9 +186,9 @@ class FrameCapture:
         closed as soon as accepted, so ``src``'s requests to ``dst`` fail (a one-way
         partition: ``dst``'s own requests to ``src`` go over the link ``dst -> src``).
 
-        ``silent=True``: nothing is closed. Bytes on the link's open connections are lost
-        both ways (``src``'s requests and ``dst``'s answers), and a new connection is
-        accepted and never answered: each request waits out its timeout."""
+        ``silent=True``: nothing is closed. Bytes on the link's open connections are held
+        both ways (``src``'s requests and ``dst``'s answers) until :meth:`unblock`, and a
+        new connection is accepted and never answered: each request waits out its timeout."""
 
         async def cut() -> None:
             for link in self._links:
@@ -175,16 +201,54 @@ class FrameCapture:
 
     def unblock(self, src: str, dst: str) -> None:
         """Let ``src`` connect to ``dst`` again (its client reconnects on its next request).
-        After a silent cut, the connections that lost bytes are closed now."""
+        After a silent cut, each connection's held bytes go on at TCP's first
+        retransmission after now (``tcp_retransmission_at``), and the connections accepted
+        during the cut are closed."""
 
         async def heal() -> None:
             for link in self._links:
                 if (link.src, link.dst) == (src, dst):
                     if link.blocked and link.silent:
-                        self._close_all(link)
+                        for w in link.unanswered:
+                            w.close()
+                        link.unanswered.clear()
+                        now = self._now_ms()
+                        for flow in link.flows:
+                            if flow.writer is None:  # accepted during the cut: no peer
+                                continue
+                            if flow.since_ms is not None and not flow.releasing:
+                                flow.releasing = True
+                                at = tcp_retransmission_at(flow.since_ms, now)
+                                self._loop.call_later((at - now) / 1000, self._release, flow)
                     link.blocked = link.silent = False
 
         asyncio.run_coroutine_threadsafe(heal(), self._loop).result(10)
+
+    def _now_ms(self) -> int:
+        return int((time.monotonic() - self._t0) * 1000)
+
+    def _release(self, flow: _Flow) -> None:
+        """TCP's retransmission: the held bytes go on, in order; their frames are recorded
+        as relayed now."""
+        data, frames = bytes(flow.held), flow.held_frames
+        flow.held, flow.held_frames = bytearray(), []
+        flow.since_ms, flow.releasing = None, False
+        if flow.writer is None or flow.writer.is_closing():
+            return
+        flow.writer.write(data)
+        if flow.close_after:
+            flow.writer.close()
+        with self._lock:
+            for f in frames:
+                self._frames.append(
+                    CapturedFrame(
+                        seq=len(self._frames),
+                        t_ms=self._now_ms(),
+                        src=f.src,
+                        dst=f.dst,
+                        frame=f.frame,
+                    )  # fmt: skip
+                )
 
     @staticmethod
     def _close_all(link: _Link) -> None:
@@ -197,6 +261,7 @@ class FrameCapture:
     ) -> None:
         if link.blocked and link.silent:  # accepted, and never answered
             link.writers.append(c_writer)
+            link.unanswered.append(c_writer)
             await self._pump(link, c_reader, None, link.src, link.dst)
             return
         if link.blocked:
@@ -222,26 +287,41 @@ class FrameCapture:
         dst: str,
     ) -> None:
         """Forward ``reader``'s bytes to ``writer`` (None: nowhere), recording the frames;
-        while the link is silently cut, the bytes are lost and their frames kept apart."""
+        while the link is silently cut, and after it until the release
+        (:meth:`unblock`), the bytes are held and their frames kept apart."""
         buf = bytearray()
+        flow = _Flow(src, dst, writer)
+        link.flows.append(flow)
         try:
             while chunk := await reader.read(65536):
-                lost = writer is None or (link.blocked and link.silent)
-                if not lost:
-                    writer.write(chunk)
+                hold = writer is None or (link.blocked and link.silent) or flow.since_ms is not None
                 buf += chunk
-                self._record(buf, src, dst, dropped=lost)
-                if not lost:
-                    await writer.drain()
+                if hold:
+                    if flow.since_ms is None:
+                        flow.since_ms = self._now_ms()
+                    flow.held += chunk
+                    flow.held_frames += self._record(buf, src, dst, held=True)
+                    continue
+                writer.write(chunk)
+                self._record(buf, src, dst)
+                await writer.drain()
         except (OSError, RemotingCommandException) as e:
             if isinstance(e, RemotingCommandException):
                 self.errors.append(f"{src}->{dst}: {e}")
         finally:
-            if writer is not None:
-                writer.close()
+            if writer is not None and flow.since_ms is not None:
+                flow.close_after = True  # the sender's FIN queues behind its held bytes
+            else:
+                link.flows.remove(flow)
+                if writer is not None:
+                    writer.close()
 
     # -- 3. recording ---------------------------------------------------------------------
-    def _record(self, buf: bytearray, src: str, dst: str, *, dropped: bool = False) -> None:
+    def _record(
+        self, buf: bytearray, src: str, dst: str, *, held: bool = False
+    ) -> list[CapturedFrame]:
+        """Cut ``buf``'s whole frames off and record each, as relayed or as ``held``."""
+        made = []
         for payload in split_frames(buf):
             frame = len(payload).to_bytes(4, "big") + payload
             try:
@@ -249,27 +329,24 @@ class FrameCapture:
             except RemotingCommandException as e:
                 self.errors.append(f"{src}->{dst}: {e}")
             with self._lock:
-                into = self._dropped if dropped else self._frames
-                into.append(
-                    CapturedFrame(
-                        seq=len(into),
-                        t_ms=int((time.monotonic() - self._t0) * 1000),
-                        src=src,
-                        dst=dst,
-                        frame=frame,
-                    )
-                )
+                into = self._held if held else self._frames
+                f = CapturedFrame(seq=len(into), t_ms=self._now_ms(), src=src, dst=dst,
+                                  frame=frame)  # fmt: skip
+                into.append(f)
+                made.append(f)
+        return made
 
     def frames(self) -> list[CapturedFrame]:
         """Every frame recorded so far, in the order the relay read them."""
         with self._lock:
             return list(self._frames)
 
-    def dropped(self) -> list[CapturedFrame]:
-        """Every frame a silent cut lost, in the order the relay read them (``seq`` counts
-        these frames only)."""
+    def held(self) -> list[CapturedFrame]:
+        """Every frame a silent cut held back, in the order the relay read them (``seq``
+        counts these frames only; ``t_ms`` is when it was read). Each is in :meth:`frames`
+        too once its connection's retransmission has let it go on."""
         with self._lock:
-            return list(self._dropped)
+            return list(self._held)
 
     def close(self) -> None:
         """Stop listening, close every relayed connection, end the loop's thread. Idempotent."""

@@ -23,7 +23,8 @@ node as brokerId 0 (the leader's broker, once it has applied its log) and ``n2``
 5. ``n0`` restarts on its store and catches up from the leader;
 6. the mqlab node leads (a LEADERSHIP_TRANSFER from ``n1`` first if ``n1`` won step 4) and is
    cut off from both real nodes by a silent partition (``FrameCapture.block(silent=True)``,
-   both ways: the connections stay open and lose every byte). A send to its broker is
+   both ways: the connections stay open and their bytes wait, as in the senders' kernels,
+   for TCP's first retransmission after the heal). A send to its broker is
    appended and answered SYSTEM_ERROR "broker busy" after ``maxWaitAckTimeMs``; ``n0`` and
    ``n1`` elect one of them, and the mqlab node steps down. At the heal the real leader
    COMPAREs and TRUNCATEs the mqlab node's log back to the last committed entry
