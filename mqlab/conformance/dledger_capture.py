@@ -25,6 +25,9 @@ and every response ``b`` returns is recorded once, with who sent it to whom.
    with a real partition; the connections accepted during the cut, which a real partition
    would never have let open, are closed.
 
+A link added with ``frames=False`` relays bytes that are not remoting frames (an HA
+connection's): nothing is cut into frames, and :meth:`FrameCapture.events` tells what passed.
+
 The relay runs an asyncio loop on a thread of its own; nothing binds beyond 127.0.0.1.
 """
 
@@ -47,7 +50,31 @@ from mqlab.remoting.command import (
 )
 from mqlab.runtime.sim import tcp_retransmission_at
 
-__all__ = ["CapturedFrame", "FrameCapture", "frame_record", "read_frames", "write_frames"]
+__all__ = [
+    "CapturedFrame",
+    "FrameCapture",
+    "LinkEvent",
+    "frame_record",
+    "read_frames",
+    "write_frames",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEvent:
+    """What happened on a link: ``accept`` (a connection, ``conn`` its number on the link),
+    ``bytes`` (``n`` bytes passed from ``src`` to ``dst``), ``held`` (``n`` bytes kept back
+    by a silent cut), ``release`` (``n`` held bytes passed at TCP's retransmission) or
+    ``eof`` (``src`` closed its side; after held bytes, its FIN waits behind them)."""
+
+    t_ms: int
+    conn: int
+    kind: str
+    src: str
+    dst: str
+    n: int = 0
+    #: the bytes themselves (``bytes`` and ``held`` on a link added with ``frames=False``)
+    data: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +147,8 @@ class _Flow:
     src: str
     dst: str
     writer: asyncio.StreamWriter | None
+    link: _Link
+    conn: int
     #: the relay's clock (ms) when the first byte held now came; None: nothing held
     since_ms: int | None = None
     held: bytearray = field(default_factory=bytearray)
@@ -145,6 +174,10 @@ class _Link:
     flows: list[_Flow] = field(default_factory=list)
     #: connections accepted while the link was silently cut (never answered)
     unanswered: list[asyncio.StreamWriter] = field(default_factory=list)
+    #: cut each direction into remoting frames and record them (False: bytes only)
+    frames: bool = True
+    events: list[LinkEvent] = field(default_factory=list)
+    accepted: int = 0
 
 
 class FrameCapture:
@@ -166,9 +199,11 @@ class FrameCapture:
         self._closed = False
 
     # -- 1. links -------------------------------------------------------------------------
-    def add_link(self, src: str, dst: str, dst_port: int) -> int:
-        """Listen for ``src``'s connections to ``dst`` (real port ``dst_port``); the port."""
-        link = _Link(src, dst, dst_port)
+    def add_link(self, src: str, dst: str, dst_port: int, *, frames: bool = True) -> int:
+        """Listen for ``src``'s connections to ``dst`` (real port ``dst_port``); the port.
+        ``frames=False``: relay bytes that are not remoting frames, recording only
+        :meth:`events`."""
+        link = _Link(src, dst, dst_port, frames=frames)
         fut = asyncio.run_coroutine_threadsafe(self._listen(link), self._loop)
         return fut.result(10)
 
@@ -236,6 +271,7 @@ class FrameCapture:
         if flow.writer is None or flow.writer.is_closing():
             return
         flow.writer.write(data)
+        self._event(flow, "release", len(data))
         if flow.close_after:
             flow.writer.close()
         with self._lock:
@@ -250,6 +286,18 @@ class FrameCapture:
                     )  # fmt: skip
                 )
 
+    def _event(self, flow: _Flow, kind: str, n: int = 0, data: bytes = b"") -> None:
+        with self._lock:
+            flow.link.events.append(
+                LinkEvent(self._now_ms(), flow.conn, kind, flow.src, flow.dst, n, data)
+            )
+
+    def events(self, src: str, dst: str) -> list[LinkEvent]:
+        """What happened on the link ``src -> dst`` so far, in order."""
+        with self._lock:
+            return [e for link in self._links if (link.src, link.dst) == (src, dst)
+                    for e in link.events]  # fmt: skip
+
     @staticmethod
     def _close_all(link: _Link) -> None:
         for w in link.writers:
@@ -259,10 +307,14 @@ class FrameCapture:
     async def _relay(
         self, link: _Link, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter
     ) -> None:
+        link.accepted += 1
+        conn = link.accepted
+        with self._lock:
+            link.events.append(LinkEvent(self._now_ms(), conn, "accept", link.src, link.dst))
         if link.blocked and link.silent:  # accepted, and never answered
             link.writers.append(c_writer)
             link.unanswered.append(c_writer)
-            await self._pump(link, c_reader, None, link.src, link.dst)
+            await self._pump(link, conn, c_reader, None, link.src, link.dst)
             return
         if link.blocked:
             c_writer.close()
@@ -274,13 +326,14 @@ class FrameCapture:
             return
         link.writers += [c_writer, p_writer]
         await asyncio.gather(
-            self._pump(link, c_reader, p_writer, link.src, link.dst),
-            self._pump(link, p_reader, c_writer, link.dst, link.src),
+            self._pump(link, conn, c_reader, p_writer, link.src, link.dst),
+            self._pump(link, conn, p_reader, c_writer, link.dst, link.src),
         )
 
     async def _pump(
         self,
         link: _Link,
+        conn: int,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter | None,
         src: str,
@@ -290,25 +343,31 @@ class FrameCapture:
         while the link is silently cut, and after it until the release
         (:meth:`unblock`), the bytes are held and their frames kept apart."""
         buf = bytearray()
-        flow = _Flow(src, dst, writer)
+        flow = _Flow(src, dst, writer, link, conn)
         link.flows.append(flow)
         try:
             while chunk := await reader.read(65536):
                 hold = writer is None or (link.blocked and link.silent) or flow.since_ms is not None
-                buf += chunk
+                if link.frames:
+                    buf += chunk
                 if hold:
                     if flow.since_ms is None:
                         flow.since_ms = self._now_ms()
                     flow.held += chunk
-                    flow.held_frames += self._record(buf, src, dst, held=True)
+                    self._event(flow, "held", len(chunk), b"" if link.frames else chunk)
+                    if link.frames:
+                        flow.held_frames += self._record(buf, src, dst, held=True)
                     continue
                 writer.write(chunk)
-                self._record(buf, src, dst)
+                self._event(flow, "bytes", len(chunk), b"" if link.frames else chunk)
+                if link.frames:
+                    self._record(buf, src, dst)
                 await writer.drain()
         except (OSError, RemotingCommandException) as e:
             if isinstance(e, RemotingCommandException):
                 self.errors.append(f"{src}->{dst}: {e}")
         finally:
+            self._event(flow, "eof")
             if writer is not None and flow.since_ms is not None:
                 flow.close_after = True  # the sender's FIN queues behind its held bytes
             else:

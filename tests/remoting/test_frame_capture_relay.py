@@ -113,3 +113,35 @@ def test_a_silent_cut_holds_bytes_until_the_first_retransmission_after_the_heal(
     ]  # fmt: skip
     a.close()
     late.close()
+
+
+def test_a_raw_link_relays_bytes_that_are_not_frames_and_logs_them():
+    """``frames=False`` (an HA connection's bytes): nothing is cut into frames, no decode
+    error is kept, and ``events`` tells what passed: the accept, each chunk with its bytes,
+    the bytes a silent cut held and their release, and each side's end of stream."""
+    peer, capture = _Peer(), FrameCapture()
+    try:
+        port = capture.add_link("slave", "master", peer.port, frames=False)
+        a = socket.create_connection(("127.0.0.1", port))
+        a.sendall((130).to_bytes(8, "big"))
+        _wait(lambda: peer.body() == (130).to_bytes(8, "big"))
+        capture.block("slave", "master", silent=True)
+        a.sendall((259).to_bytes(8, "big"))
+        _wait(lambda: any(e.kind == "held" for e in capture.events("slave", "master")))
+        capture.unblock("slave", "master")
+        _wait(lambda: len(peer.body()) == 16)
+        a.close()
+        _wait(lambda: sum(e.kind == "eof" for e in capture.events("slave", "master")) == 2)
+        events = [(e.conn, e.kind, e.src, e.n, e.data) for e in capture.events("slave", "master")]
+        assert events == [
+            (1, "accept", "slave", 0, b""),
+            (1, "bytes", "slave", 8, (130).to_bytes(8, "big")),
+            (1, "held", "slave", 8, (259).to_bytes(8, "big")),
+            (1, "release", "slave", 8, b""),
+            (1, "eof", "slave", 0, b""),
+            (1, "eof", "master", 0, b""),  # the relay closed its side to the master
+        ]
+        assert capture.frames() == [] and capture.held() == [] and capture.errors == []
+    finally:
+        capture.close()
+        peer.close()
