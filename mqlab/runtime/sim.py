@@ -356,38 +356,6 @@ class SimContext(NodeContext):
         if conn is not None:
             self.driver._close(conn, reason=f"closed by {self.node_name}")
 
-    def _hold(
-        self, sender: str, receiver: str, kind: str, owner: SimConnection | SimStream,
-        deliver: Callable[[], None], label: str,
-    ) -> None:  # fmt: skip
-        """Keep what ``sender`` sent across a silent cut until TCP retransmits it."""
-        flows = self._held.setdefault((sender, receiver), {})
-        flow = flows.get((kind, owner.id))
-        if flow is None:
-            flow = flows[(kind, owner.id)] = _HeldFlow(self.scheduler.now, owner, [])
-        flow.deliveries.append((deliver, label))
-
-    def _retransmit(self, src: str, dst: str, flows: dict[tuple[str, int], _HeldFlow]) -> None:
-        """The link from ``src`` to ``dst`` is up: each held flow arrives, in order, one
-        latency after its next retransmission; what ``src`` sends meanwhile queues behind."""
-        now = self.scheduler.now
-        for key in sorted(flows):
-            flow = flows[key]
-            at = tcp_retransmission_at(flow.since_ms, now)
-            due = max(at + (self._latency(src, dst) or 0), flow.owner.last_due[src])
-            flow.owner.last_due[src] = due
-            self._tracer_for(src).emit(
-                "SimNetwork", "retransmit", Kind.FAULT, **{key[0]: key[1]}, to=dst,
-                held=len(flow.deliveries), since=flow.since_ms, at=at,
-                text=f"{len(flow.deliveries)} held since {flow.since_ms} ms: TCP retransmits "
-                f"them at {at} ms, {dst} has them at {due} ms",
-            )  # fmt: skip
-            for deliver, label in flow.deliveries:
-                self.scheduler.call_at(
-                    due, deliver, node=dst, name="stream" if key[0] == "stream" else "frame",
-                    key=label, keyed=False,
-                )  # fmt: skip
-
     # -- byte streams ----------------------------------------------------------------------------
     def listen_stream(self, addr, on_accept):
         d = self.driver
