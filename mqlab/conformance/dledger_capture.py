@@ -283,7 +283,7 @@ class FrameCapture:
                         src=f.src,
                         dst=f.dst,
                         frame=f.frame,
-                    )  # fmt: skip
+                    )
                 )
 
     def _event(self, flow: _Flow, kind: str, n: int = 0, data: bytes = b"") -> None:
