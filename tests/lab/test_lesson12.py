@@ -113,6 +113,30 @@ def test_section5_the_outage_and_the_duplicates(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_section6_a_partition_loses_nothing_and_answers_nothing(seed):
+    """Seven FLUSH_SLAVE_TIMEOUTs 3002 ms apart with the HA connection still open (the last
+    after the master's housekeeping closed it at 20 000), then SLAVE_NOT_AVAILABLE in 2 ms;
+    the master's kernel kept 8 (seven pushes and the close) since 1 ms after the cut and
+    sends them again at 25 601, 4586 ms after the heal at 21 016: the slave appends the
+    seven on its old connection, reads the close, connects again, and holds everything
+    10 588 ms after the heal, as the prose says."""
+    p = L.partition(seed)
+    sends = p["sends"]
+    assert sends["sent"].tolist() == [3002 * i for i in range(8)]
+    assert sends["answer"].tolist() == ["FLUSH_SLAVE_TIMEOUT"] * 7 + ["SLAVE_NOT_AVAILABLE"]
+    assert sends["waited"].tolist() == [3002] * 7 + [2]
+    assert sends["ha_connections"].tolist() == [1] * 6 + [0, 0]
+    assert (p["closed_ms"], p["held"], p["heal_ms"], p["caught_up_ms"]) == (
+        20_000, {"count": 8, "since": 1, "at": 25_601}, 21_016, 10_588,
+    )  # fmt: skip
+    a = p["after_heal"]
+    rows = list(zip(a["after_heal_ms"], a["step"], strict=True))
+    assert rows[1:16] == [(4586, "9"), (4586, "10")] * 7 + [(4586, "11")]
+    assert rows[16:] == [(4586, "1"), (10_586, "3"), (10_588, "9"), (10_588, "10")]
+    assert a["text"].iloc[13] == "append 124 B at 910" and a["text"].iloc[18].endswith("1034")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_exercise_answers(seed):
     """12.1 = the acknowledged messages the slave never got: fewer than a write-service wait
     (100 ms = 10 sends) holds; 12.2 = [0, median]; 12.3 = the messages re-consumed."""
@@ -145,7 +169,7 @@ def test_wrong_answers_get_the_misconception_hints():
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("role", ["ASYNC_MASTER", "SYNC_MASTER"])
-def test_section6_the_panel_as_written(seed, role):
+def test_section7_the_panel_as_written(seed, role):
     """Send 3: master 537, slave 0; advance 12 000 ms: slave 537; send 3 and lose the master:
     ASYNC_MASTER's slave holds 537 bytes (the last three are gone), SYNC_MASTER's all six
     (1074); restart: an empty master, the slave ahead of it."""

@@ -34,6 +34,7 @@ __all__ = [
     "tradeoff_figure",
     "pull_far_behind",
     "outage",
+    "partition",
     "ReplicationPanel",
     "replication_panel",
     "params_12_1",
@@ -190,6 +191,68 @@ def outage(seed: int, messages: int = 8) -> dict[str, Any]:
         lab.advance(30_000)
         out["consumed_again"] = len(c3.consumed)
     return out
+
+
+def _send_ext(lab: Lab) -> dict[str, str]:
+    """SEND_MESSAGE_V2's short header fields (``SendMessageRequestHeaderV2``), to queue 0."""
+    return {
+        "a": "PG", "b": TOPIC, "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": str(lab.now),
+        "h": "0", "i": "WAIT\x01true", "j": "0", "k": "false", "m": "false",
+    }  # fmt: skip
+
+
+def partition(seed: int, sends: int = 8) -> dict[str, Any]:
+    """A SYNC_MASTER group whose master and slave are cut apart silently (the panel's
+    "partition": ``Lab.cut_link(..., silent=True)``), then healed.
+
+    One send replicates first; then ``sends`` SEND_MESSAGE_V2 requests go straight to the
+    master, one after the other, each run until answered (a producer's 3 s timeout would
+    end before the master's 3 s wait). Returns, by name: ``sends`` (a table: sent, ms after
+    the cut; the answer's code name; waited, ms; the master's HA connections after it),
+    ``closed_ms`` (when the master's housekeeping closed the HA connection, after the cut),
+    ``held`` (the bytes the master's kernel kept for the slave: the retransmit row's count,
+    since and at, ms after the cut), ``after_heal`` (the slave's HA rows from the heal on:
+    ms after the heal, step, text) and ``caught_up_ms`` (when the slave held every byte,
+    after the heal).
+    """
+    from mqlab.remoting.codes import ResponseCode
+
+    with group_lab(seed, "SYNC_MASTER") as lab:
+        lab.advance(10_000)
+        lab.send(TOPIC, b"m0").get()
+        ha = lab.broker("broker-a").message_store.ha_service
+        lab.fault("partition", "broker-a-s1")
+        cut = lab.now
+        rows = []
+        for i in range(sends):
+            t0 = lab.now
+            call = lab.request("broker-a", "SEND_MESSAGE_V2", _send_ext(lab), b"m%d" % (i + 1),
+                               run=False)  # fmt: skip
+            while not call.done:
+                lab.step()
+            rows.append((t0 - cut, ResponseCode(call.response.code).name, lab.now - t0,
+                         ha.connection_count))  # fmt: skip
+            if call.response.code == ResponseCode.SLAVE_NOT_AVAILABLE:
+                break
+        [closed] = lab.trace.select(component="HAConnection.ReadSocketService", step="11")
+        lab.heal_link("broker-a", "broker-a-s1")
+        healed = lab.now
+        waited = replicate(lab)
+        [held] = [e.fields for e in lab.trace.select(component="SimNetwork", step="retransmit")
+                  if e.node == "broker-a" and e.fields.get("to") == "broker-a-s1"]  # fmt: skip
+        ev = lab.events()
+        ev = ev[(ev["t_ms"] >= healed) & (ev["node"] == "broker-a-s1")
+                & (ev["component"] == "HAService.HAClient")]  # fmt: skip
+        after = pd.DataFrame({"after_heal_ms": ev["t_ms"] - healed, "step": ev["step"],
+                              "text": ev["text"]}).reset_index(drop=True)  # fmt: skip
+    return {
+        "sends": pd.DataFrame(rows, columns=["sent", "answer", "waited", "ha_connections"]),
+        "closed_ms": closed.t_ms - cut,
+        "held": {"count": held["held"], "since": held["since"] - cut, "at": held["at"] - cut},
+        "heal_ms": healed - cut,
+        "after_heal": after,
+        "caught_up_ms": waited,
+    }
 
 
 # -- the panel ---------------------------------------------------------------------------------
