@@ -27,6 +27,8 @@ trip and timer granularity), then each gap doubling.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -96,6 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cut", type=float, default=30.0, help="seconds the partition lasts")
     args = ap.parse_args(argv)
+    missing = [tool for tool in ("nft", "tcpdump") if shutil.which(tool) is None]
+    if missing:
+        print(f"needs {' and '.join(missing)} (Debian: apt-get install nftables tcpdump)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if os.geteuid() != 0:
+        print("needs root (CAP_NET_ADMIN) for the nftables rule", file=sys.stderr)
+        return 2
     sends, read = probe(args.cut)
     print(f"partition of {args.cut:g} s; the byte was sent at (s after the first send):")
     print("  " + ", ".join(f"{t:.3f}" for t in sends))
