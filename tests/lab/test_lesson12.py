@@ -139,11 +139,15 @@ def test_section6_a_partition_loses_nothing_and_answers_nothing(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_exercise_answers(seed):
     """12.1 = the acknowledged messages the slave never got: fewer than a write-service wait
-    (100 ms = 10 sends) holds; 12.2 = [0, median]; 12.3 = the messages re-consumed."""
+    (100 ms = 10 sends) holds; 12.2 = [0, median]; 12.3 = the messages re-consumed; 12.4 =
+    the retransmission after the heal (the push at 1 ms: 201, 401, ... 6401, 12 801, 25 601)
+    plus 1 ms."""
     assert (L.params_12_1(seed), expected("12.1", seed)) == {1: (37, 7), 12345: (23, 3)}[seed]
     lost, median = expected("12.2", seed)
     assert lost == 0 and 4 <= median <= 12
     assert expected("12.3", seed) == L.params_12_3(seed)
+    assert (L.params_12_4(seed), expected("12.4", seed)) == {1: (9000, 12_802),
+                                                             12345: (5000, 6402)}[seed]  # fmt: skip
 
 
 def test_exercise_answers_for_seed_1():
@@ -151,6 +155,8 @@ def test_exercise_answers_for_seed_1():
     assert (L.params_12_1(1), expected("12.1", 1)) == (37, 7)
     assert (L.params_12_2(1), expected("12.2", 1)) == (44, [0, 8.0])
     assert (L.params_12_3(1), expected("12.3", 1)) == (8, 8)
+    assert [L.partition(s, heal_after_ms=h)["first_append_ms"] for s, h in
+            ((2, 14_000), (1, 3002), (1, 19_999))] == [25_602, 3202, 25_602]  # fmt: skip
 
 
 def test_wrong_answers_get_the_misconception_hints():
@@ -164,6 +170,9 @@ def test_wrong_answers_get_the_misconception_hints():
     assert not r and "2 ms more than the producer's round trip" in r.message
     r = check("12.3", 0, seed=1)
     assert not r and "c3 reads the returning master's older offsets" in r.message
+    r = check("12.4", 9001, seed=1)
+    assert not r and "only when its retransmission timer fires" in r.message
+    assert check("12.4", 12_802, seed=1)
     assert check("12.1", 7, seed=1) and check("12.2", [0, 8], seed=1) and check("12.3", 8, seed=1)
 
 

@@ -142,6 +142,22 @@ CASES = [
         "believing offsets committed to the slave are kept",
         "they never reach the master",
     ),
+    # 12.4, seed 1: the push at 1 ms, the heal at 9000 → retransmitted at 12 801, appended
+    # at 12 802
+    (
+        "12.4",
+        1,
+        9001,
+        "believing the bytes go across the moment the link is back",
+        "nothing tells the master's",
+    ),
+    (
+        "12.4",
+        1,
+        9201,
+        "believing the retransmission timer starts again at the heal",
+        "the timer runs from",
+    ),
     # 13.1, seed 1: body order-1 → FfXXNk4hc0zxn3WnaP6rz7CGTTI=; the header and AccessKey
     # alone, the fields unsorted (AccessKey last), the right bytes' digest in hex
     ("13.1", 1, "YkV7KYtcL7fze2ENdUB5DMzbLjg=", "signing the header only", "the body is part"),

@@ -40,6 +40,7 @@ __all__ = [
     "params_12_1",
     "params_12_2",
     "params_12_3",
+    "params_12_4",
 ]
 
 TOPIC = "TopicTest"
@@ -201,7 +202,7 @@ def _send_ext(lab: Lab) -> dict[str, str]:
     }  # fmt: skip
 
 
-def partition(seed: int, sends: int = 8) -> dict[str, Any]:
+def partition(seed: int, sends: int = 8, heal_after_ms: int | None = None) -> dict[str, Any]:
     """A SYNC_MASTER group whose master and slave are cut apart silently (the panel's
     "partition": ``Lab.cut_link(..., silent=True)``), then healed.
 
@@ -212,11 +213,19 @@ def partition(seed: int, sends: int = 8) -> dict[str, Any]:
     ``closed_ms`` (when the master's housekeeping closed the HA connection, after the cut),
     ``held`` (the bytes the master's kernel kept for the slave: the retransmit row's count,
     since and at, ms after the cut), ``after_heal`` (the slave's HA rows from the heal on:
-    ms after the heal, step, text) and ``caught_up_ms`` (when the slave held every byte,
-    after the heal).
+    ms after the heal, step, text), ``first_append_ms`` (the slave's first append after the
+    heal, ms after the cut) and ``caught_up_ms`` (when the slave held every byte, after the
+    heal).
+
+    ``heal_after_ms``: heal that many ms after the cut instead, after one send (it must come
+    after that send's answer, at 3002, and before the master's housekeeping, at 20 000).
     """
     from mqlab.remoting.codes import ResponseCode
 
+    if heal_after_ms is not None:
+        if not 3002 <= heal_after_ms < 20_000:
+            raise ValueError(f"heal_after_ms must be in [3002, 20000), got {heal_after_ms}")
+        sends = 1
     with group_lab(seed, "SYNC_MASTER") as lab:
         lab.advance(10_000)
         lab.send(TOPIC, b"m0").get()
@@ -234,7 +243,9 @@ def partition(seed: int, sends: int = 8) -> dict[str, Any]:
                          ha.connection_count))  # fmt: skip
             if call.response.code == ResponseCode.SLAVE_NOT_AVAILABLE:
                 break
-        [closed] = lab.trace.select(component="HAConnection.ReadSocketService", step="11")
+        if heal_after_ms is not None:
+            lab.advance(cut + heal_after_ms - lab.now)
+        closed = lab.trace.select(component="HAConnection.ReadSocketService", step="11")
         lab.heal_link("broker-a", "broker-a-s1")
         healed = lab.now
         waited = replicate(lab)
@@ -245,12 +256,14 @@ def partition(seed: int, sends: int = 8) -> dict[str, Any]:
                 & (ev["component"] == "HAService.HAClient")]  # fmt: skip
         after = pd.DataFrame({"after_heal_ms": ev["t_ms"] - healed, "step": ev["step"],
                               "text": ev["text"]}).reset_index(drop=True)  # fmt: skip
+    appends = after[after["step"] == "9"]["after_heal_ms"]
     return {
         "sends": pd.DataFrame(rows, columns=["sent", "answer", "waited", "ha_connections"]),
-        "closed_ms": closed.t_ms - cut,
+        "closed_ms": closed[0].t_ms - cut if closed else None,
         "held": {"count": held["held"], "since": held["since"] - cut, "at": held["at"] - cut},
         "heal_ms": healed - cut,
         "after_heal": after,
+        "first_append_ms": int(appends.iloc[0]) + healed - cut,
         "caught_up_ms": waited,
     }
 
@@ -439,3 +452,35 @@ MISCONCEPTIONS_12_3 = (
           misconceptions=MISCONCEPTIONS_12_3)  # fmt: skip
 def _ex_12_3(seed: int) -> int:
     return int(outage(seed, params_12_3(seed))["consumed_again"])
+
+
+def params_12_4(seed: int) -> int:
+    """Exercise 12.4: when the link heals, in ms after the cut."""
+    return (5_000, 9_000, 14_000)[seed % 3]
+
+
+MISCONCEPTIONS_12_4 = (
+    wrong_answer(
+        "believing the bytes go across the moment the link is back",
+        "nothing tells the master's kernel that the link is back: it sends the push again "
+        "only when its retransmission timer fires",
+        lambda want, seed: params_12_4(seed) + 1,
+    ),
+    wrong_answer(
+        "believing the retransmission timer starts again at the heal",
+        "the timer runs from the push, 1 ms after the cut, and its gaps double: 200, 200, "
+        "400, 800 ... ms",
+        lambda want, seed: params_12_4(seed) + 201,
+    ),
+)
+
+
+@exercise("12.4", "As in section 6: the master and its slave are cut apart; one send is pushed "
+          "1 ms after the cut, into the partition. The link heals L.params_12_4(SEED) ms after "
+          "the cut. When does the slave append that push, in ms after the cut?",
+          hint="the master's kernel sends the push again 200, 400, 800 ms ... after it first "
+               "sent it (each gap doubling), until one gets through: the first of those after "
+               "the heal, plus the link's 1 ms",
+          misconceptions=MISCONCEPTIONS_12_4)  # fmt: skip
+def _ex_12_4(seed: int) -> int:
+    return int(partition(seed, heal_after_ms=params_12_4(seed))["first_append_ms"])
