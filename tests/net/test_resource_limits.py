@@ -121,7 +121,17 @@ def test_client_that_never_reads_is_closed_at_the_mark_and_others_are_served(liv
     results = json.loads(out.strip().splitlines()[-1])["results"]
     assert [r["status"] for r in results] == [0] * 40
     got = run_client(tmp_path, "pull", {"ns": server.namesrv_addr, "topic": "LimitsTopic"})
-    assert sorted(m["body"] for m in got["messages"]) == sorted(f"n{i}" for i in range(40))
+    bodies = [m["body"] for m in got["messages"]]
+    assert set(bodies) == {f"n{i}" for i in range(40)}  # nothing lost
+    where = [(m["queue_id"], m["queue_offset"]) for m in got["messages"]]
+    assert len(set(where)) == len(where)  # each stored message read once
+    # A body stored twice is a send the producer retried (retryTimesWhenSendFailed) after its
+    # 3 s timeout while the broker's loop was busy with the flood: at least once, as 4.9.3's
+    # clients have it (dry run BD: n11 twice). The offset it reported is one of the copies.
+    reported = {r["body"]: r["offset"] for r in results}
+    for body in sorted({b for b in bodies if bodies.count(b) > 1}):
+        copies = [m["queue_offset"] for m in got["messages"] if m["body"] == body]
+        assert reported[body] in copies, (body, reported[body], copies)
     assert server.call(lambda srv: srv.driver.decode_errors) == []
 
 
