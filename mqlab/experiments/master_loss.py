@@ -12,8 +12,10 @@ Mirrors no RocketMQ class; it measures what ``brokerRole`` and ``flushDiskType``
    at ``i × interval_ms`` or when message ``i − 1`` is answered, whichever is later. Its
    send latency is answer time − send time, in virtual ms;
 4. right after the ``lose_after``-th answer, the master's machine is lost (``Lab.lose``:
-   process and store directory gone). The sends after it fail at once (the route still
-   names broker-a; its address refuses);
+   process and store directory gone). The sends after it fail. A lost machine tells
+   nobody, so each waits out its 3 s timeout on the producer's open connection, until
+   the name server drops broker-a (Netty's idle close, 120 s after its last registration)
+   and the producer's route refresh follows; after that they fail at once (no route);
 5. one more second, then the slave's commit log is read: an acknowledged (SEND_OK)
    message *survives* when its body is there. The slave is the only copy left.
 

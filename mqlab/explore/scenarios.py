@@ -147,15 +147,17 @@ HA stream's chunks and reports like frames (each direction FIFO):
   reads it from the slave: no ``lost``. The planted bug ``slave_ack_at_message_start``
   (``mqlab.common.mutants``) wakes the sender when the slave has reached the message's
   start: the search finds ``lost``.
-- Both: ``pending`` is allowed, not expected. PCT at depth 40 found it (``d26
-  F:lose(broker-a)`` on sync_master_lost): the machine is lost at 14 007 ms, as
-  consumer-1 starts. Its first route came from the name server just before the loss, so
-  its rebalance asks the dead master for the group's consumers
-  (``MQClientInstance#findConsumerIdList``) and fails; the route without the master
-  arrives 15 ms later, and the next rebalance is the 20 s ``RebalanceService`` round. The
-  acknowledged message waits on the slave past the group's offset, and the run ends first.
-  Depth 5 cannot place the loss there; the reach bounds (``deviations=1,depth=40``,
-  ``mqlab.bench.explore.REACH_BOUNDS``) find it at level 0+1F, ``d24`` on async_master_lost.
+- Both: ``pending`` is allowed, not expected. PCT at depth 40 found it (``d10
+  F:lose(broker-a)`` on sync_master_lost): the machine is lost at 12 011 ms, once the slave
+  has the message and the SEND_OK is on its way. A machine without power sends no FIN
+  (``SimDriver._machine_down``), so nothing tells anyone: the name server keeps the master
+  until 120 s pass without a registration (``RouteInfoManager#scanNotActiveBroker``), and
+  consumer-1, started at 14 006 ms, finds it in its route; its rebalance asks the dead
+  master for the group's consumers (``MQClientInstance#findConsumerIdList``), whose connect
+  waits out the 3 s connect timeout. The acknowledged message waits on the slave, and the
+  run ends first. Depth 5 cannot place the loss there; the reach bounds
+  (``deviations=1,depth=40``, ``mqlab.bench.explore.REACH_BOUNDS``) find it at level 0+1F,
+  ``d6`` on async_master_lost.
 - ``master_returns``: apache/rocketmq#1094. consumer-1 consumes 2 messages and leaves
   (offsets 1 on the master, copied to the slave by ``SlaveSynchronize``); 2 more are sent,
   then the master is killed; consumer-2 consumes them from the slave, and its 5 s offset

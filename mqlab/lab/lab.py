@@ -72,8 +72,9 @@ BROKER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
 #: each does, in the words the panel shows.
 FAULTS: dict[str, str] = {
     "kill": "kill the broker's process (SIGKILL): the OS page cache keeps what it wrote",
-    "power_cut": "cut the machine's power: the store keeps only what its last flush covered",
-    "lose": "lose the machine for good: its store directory is gone",
+    "power_cut": "cut the machine's power: the store keeps only what its last flush covered, "
+    "and no peer is told (no FIN): their requests to it time out",
+    "lose": "lose the machine for good: its store directory is gone, and no peer is told",
     "restart": "restart the broker on its store directory (after any of the above)",
     "cut_link": "cut the link between a slave and its master, both directions",
     "partition": "cut that link silently: each side finds out only after 20 s of silence",
@@ -604,6 +605,14 @@ class Lab(ClientsMixin, DLedgerMixin):
         :meth:`kill`, and the OS page cache is lost with it, so the store keeps only what
         its last flush (``msync``) covered.
 
+        Unlike a kill, no kernel is left to close the broker's connections: its peers are
+        told nothing. The name server keeps routing to it until 120 s pass without a
+        registration (``RouteInfoManager#scanNotActiveBroker``), clients' requests to it
+        wait out their timeouts, and a new connect waits out ``connectTimeoutMillis`` (3 s).
+        Restarted (:meth:`restart_broker`), its kernel answers each peer's next segment on
+        an old connection with a reset, and the peer connects again
+        (``mqlab.runtime.sim.SimDriver._machine_up``).
+
         ``lost_tail_bytes``: the kernel had written back all but the commit log's last
         ``lost_tail_bytes`` bytes before the cut (a torn tail); None: nothing beyond the
         flushed position survives. See ``DefaultMessageStore.power_cut``.
@@ -636,8 +645,9 @@ class Lab(ClientsMixin, DLedgerMixin):
 
     @journaled
     def lose(self, node: str) -> None:
-        """Lose a broker's machine for good: the process dies as in :meth:`power_cut`, and
-        the disk goes with it (the node's store directory is removed). ``restart_broker``
+        """Lose a broker's machine for good: the process dies as in :meth:`power_cut` (no
+        peer is told), and the disk goes with it (the node's store directory is removed).
+        ``restart_broker``
         then starts a replacement machine on the same address with an empty store. A
         DLedger broker's node goes too: its log and its ``currterm`` file (term and vote)
         are gone, and the replacement starts in term 0 with no vote and an empty log.

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from mqlab.runtime.task import Task
 
 __all__ = [
+    "CHANNEL_MAX_IDLE_MILLIS",
     "CONNECT_TIMEOUT_MILLIS",
     "Channel",
     "StreamChannel",
@@ -57,6 +58,13 @@ __all__ = [
 #: the peer before it fails, on either driver (the network's own, the simulator's across a
 #: silent partition).
 CONNECT_TIMEOUT_MILLIS = 3000
+
+#: ``NettyServerConfig#serverChannelMaxIdleTimeSeconds`` and
+#: ``NettyClientConfig#clientChannelMaxIdleTimeSeconds`` (both 120 s in 4.9.3): Netty's
+#: ``IdleStateHandler(0, 0, 120)`` in every remoting pipeline fires ALL_IDLE on a channel with
+#: no read and no write for that long, and ``NettyConnectManageHandler#userEventTriggered``
+#: closes it.
+CHANNEL_MAX_IDLE_MILLIS = 120_000
 
 
 class RemotingException(Exception):

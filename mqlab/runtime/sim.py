@@ -23,6 +23,14 @@ loses, so a stream only gets slower). A cut link closes the streams between its 
 at once, on both ends; a stopped or killed node's streams close for the peer after the
 bytes it had sent, one latency later (the kernel's FIN); its listeners go away.
 
+A killed node's kernel closes its connections (the FIN above). A node whose *machine* goes down
+(``stop_node(fault="power_cut" | "lost")``, ``MACHINE_FAULTS``) has no kernel left to do it:
+its peers are told nothing, their connections and streams stay open, what they send goes
+unanswered (their requests wait out their timeouts) and a new connect waits out
+``CONNECT_TIMEOUT_MILLIS``. When the machine is up again, its kernel answers a segment on an old
+connection with a reset: at the peer's next retransmission of what it sent meanwhile, or at its
+next send, the connection ends for the peer one round trip later.
+
 A *silent* cut (a partition) closes nothing. What is sent across it, frames, stream bytes
 and FINs alike, waits in the sender's kernel, which retransmits it at ``since + 200 ms``,
 ``+ 400``, ``+ 800`` ... (``tcp_retransmission_at``); the first retransmission after the
@@ -46,6 +54,7 @@ from dataclasses import dataclass
 
 from mqlab.remoting.command import RemotingCommand, RemotingCommandException
 from mqlab.runtime.context import (
+    CHANNEL_MAX_IDLE_MILLIS,
     CONNECT_TIMEOUT_MILLIS,
     AcceptCallback,
     Channel,
@@ -68,7 +77,12 @@ from mqlab.trace.recorder import NodeTracer, TraceRecorder
 
 _FRAMES = int(TraceLevel.FRAMES)  # NOTE: performance: see mqlab/trace/recorder.py
 
-__all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection", "SimStream"]
+__all__ = ["SimDriver", "SimContext", "LinkConfig", "SimConnection", "SimStream", "MACHINE_FAULTS"]
+
+#: ``SimDriver.stop_node`` faults that take the whole machine down: no kernel is left to send
+#: a FIN, so the node's peers are told nothing (``SimDriver._machine_down``). A ``"kill"``
+#: ends the process only: its kernel closes its sockets.
+MACHINE_FAULTS = ("power_cut", "lost")
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +173,10 @@ class _HeldFlow:
 class SimConnection:
     """A client↔server connection: two ``Channel`` ends and per-direction FIFO clocks."""
 
-    __slots__ = ("id", "client", "server", "client_end", "server_end", "last_due", "closed")
+    __slots__ = (
+        "id", "client", "server", "client_end", "server_end", "last_due", "closed", "lost",
+        "active",
+    )  # fmt: skip
 
     def __init__(
         self, cid: int, client: str, server: str, client_end: Channel, server_end: Channel
@@ -170,7 +187,13 @@ class SimConnection:
         self.client_end = client_end
         self.server_end = server_end
         self.last_due = {client: 0, server: 0}  # by sender
+        #: when each end last wrote or read a frame (Netty's ``IdleStateHandler``)
+        self.active = {client: 0, server: 0}
         self.closed = False
+        #: the end whose machine went down (a power cut, a lost machine) while the
+        #: connection was open: its kernel sent no FIN, so the other end stays open
+        #: (``SimDriver._machine_down``)
+        self.lost: str | None = None
 
     def end_of(self, node: str) -> Channel:
         return self.client_end if node == self.client else self.server_end
@@ -182,7 +205,7 @@ class SimConnection:
 class SimStream:
     """A byte stream between two nodes: two ``StreamChannel`` ends, per-direction FIFO."""
 
-    __slots__ = ("id", "client", "server", "client_end", "server_end", "last_due")
+    __slots__ = ("id", "client", "server", "client_end", "server_end", "last_due", "lost")
 
     def __init__(self, sid: int, client: str, server: str, client_end, server_end) -> None:
         self.id = sid
@@ -191,6 +214,7 @@ class SimStream:
         self.client_end = client_end
         self.server_end = server_end
         self.last_due = {client: 0, server: 0}  # by sender
+        self.lost: str | None = None  # as ``SimConnection.lost``
 
     def end_of(self, node: str) -> StreamChannel:
         return self.client_end if node == self.client else self.server_end
@@ -444,6 +468,13 @@ class SimDriver:
         self._stream_by_channel: dict[int, SimStream] = {}
         #: the node pairs that ever had a stream (the explorer's dependence relation)
         self.stream_pairs: set[frozenset[str]] = set()
+        #: nodes whose machine is down (a power cut, a lost machine) → since when
+        self._down: dict[str, int] = {}
+        #: what a peer sent into a machine that is down, by ("conn" | "stream", id) → when
+        #: it first sent, unacknowledged since: its kernel retransmits it (``_machine_up``)
+        self._unacked: dict[tuple[str, int], int] = {}
+        #: connections and streams whose reset is on its way (``_reset_lost``)
+        self._resetting: set[tuple[str, int]] = set()
 
     # -- nodes -------------------------------------------------------------------------------------
     @property
@@ -481,6 +512,8 @@ class SimDriver:
 
     def start_node(self, name: str) -> None:
         node = self.node(name)
+        if name in self._down:
+            self._machine_up(name)
         node.running = True
         self._tracer_for(name).emit("SimDriver", "start", Kind.STATE, address=node.address)
         node.on_start()
@@ -525,6 +558,9 @@ class SimDriver:
         )
         for addr in [a for a, (n, _) in self.stream_listeners.items() if n == name]:
             del self.stream_listeners[addr]
+        if fault in MACHINE_FAULTS and not graceful:
+            self._machine_down(name)
+            return
         streams = {
             s.id: s for s in self._stream_by_channel.values() if name in (s.client, s.server)
         }
@@ -541,6 +577,131 @@ class SimDriver:
                 )  # fmt: skip
             else:
                 self._close(conn, reason=f"{name} stopped")
+
+    def _machine_down(self, name: str) -> None:
+        """``name``'s machine went down (its power, or the machine itself): no kernel is left
+        to close its sockets, so its peers are told nothing. Their connections and streams
+        stay open; what they send vanishes, unacknowledged, and their requests wait out
+        their timeouts; a new connect waits out ``CONNECT_TIMEOUT_MILLIS``. Frames it had
+        sent that are still on the way arrive."""
+        self._down[name] = self.scheduler.now
+        streams = {
+            s.id: s for s in self._stream_by_channel.values() if name in (s.client, s.server)
+        }
+        for sid in sorted(streams):
+            stream = streams[sid]
+            if stream.lost is None:
+                stream.lost = name
+                stream.end_of(name).closed = True
+                self._forget_stream(stream)
+        for conn in [c for c in self._conns.values() if name in (c.client, c.server)]:
+            if not conn.closed and conn.lost is None:
+                conn.lost = name
+                self._watch_idle(conn, conn.peer_of(name))
+        self._tracer_for(name).emit(
+            "SimNetwork", "machine_down", Kind.FAULT, node=name,
+            text=f"{name}'s machine is down: its peers' connections stay open, and what "
+            "they send goes unanswered",
+        )  # fmt: skip
+
+    def _machine_up(self, name: str) -> None:
+        """``name``'s machine is up again, with none of its old sockets: a segment a peer
+        sends on an old connection is answered with a reset. A peer with data
+        unacknowledged since the machine went down retransmits it at its next
+        retransmission (``tcp_retransmission_at``) and has the reset one round trip later;
+        a peer with nothing outstanding learns of it at its next send."""
+        del self._down[name]
+        for conn in [c for c in self._conns.values() if c.lost == name and not c.closed]:
+            if ("conn", conn.id) in self._unacked:
+                self._reset_lost(conn, conn.peer_of(name))
+        streams = {s.id: s for s in self._stream_by_channel.values() if s.lost == name}
+        for sid in sorted(streams):
+            if ("stream", sid) in self._unacked:
+                self._reset_lost(streams[sid], streams[sid].peer_of(name))
+
+    def _watch_idle(self, conn: SimConnection, end: str) -> None:
+        """Netty's ``IdleStateHandler`` on ``end``'s channel: ALL_IDLE once it has neither
+        read nor written for ``CHANNEL_MAX_IDLE_MILLIS``, and
+        ``NettyConnectManageHandler#userEventTriggered`` closes it (the node's
+        ``channel_inactive`` runs: the name server drops a broker whose channel it was,
+        ``BrokerHousekeepingService#onChannelIdle``). Watched where a peer fell silent (its
+        machine down), the only place an idle channel changes what happens."""
+        due = conn.active[end] + CHANNEL_MAX_IDLE_MILLIS
+
+        def check() -> None:
+            node = self.nodes.get(end)
+            if conn.closed or node is None or not node.running:
+                return
+            idle_since = conn.active[end]
+            if self.scheduler.now - idle_since < CHANNEL_MAX_IDLE_MILLIS:
+                self.scheduler.call_at(
+                    idle_since + CHANNEL_MAX_IDLE_MILLIS, check, node=end,
+                    name="IdleStateHandler", keyed=False, daemon=True,
+                )  # fmt: skip
+                return
+            self._tracer_for(end).emit(
+                "NettyConnectManageHandler.userEventTriggered", "idle", Kind.STATE,
+                conn=conn.id, remote=conn.end_of(end).remote_address, since=idle_since,
+                text=f"no read or write on the channel to {conn.end_of(end).remote_address} "
+                f"since {idle_since} ms ({CHANNEL_MAX_IDLE_MILLIS // 1000} s): ALL_IDLE, close",
+            )  # fmt: skip
+            self._close(conn, reason=f"idle for {CHANNEL_MAX_IDLE_MILLIS // 1000} s")
+
+        self.scheduler.call_at(
+            max(due, self.scheduler.now), check, node=end, name="IdleStateHandler",
+            keyed=False, daemon=True,
+        )  # fmt: skip
+
+    def _to_lost(
+        self, owner: SimConnection | SimStream, sender: str, what: str, sent: int = -1
+    ) -> None:
+        """``sender`` sends on ``owner`` (or sent, at ``sent``), whose other end's machine
+        went down: into nothing while it is down, a reset once it is up again
+        (``_machine_up``)."""
+        lost = owner.lost
+        assert lost is not None
+        kind = "conn" if isinstance(owner, SimConnection) else "stream"
+        if lost in self._down:
+            first = sent if sent >= 0 else self.scheduler.now
+            key = (kind, owner.id)
+            self._unacked[key] = min(first, self._unacked.get(key, first))
+            self._tracer_for(sender).emit(
+                "SimNetwork", "hold", Kind.FAULT, reason=f"{lost}'s machine is down",
+                **{kind: owner.id}, to=lost, what=what,
+            )  # fmt: skip
+            return
+        if (kind, owner.id) not in self._resetting:  # else it queues behind what is reset
+            self._reset_lost(owner, sender)
+
+    def _reset_lost(self, owner: SimConnection | SimStream, peer: str) -> None:
+        """``peer``'s next segment on ``owner`` reaches the restarted machine, whose kernel
+        knows no such connection and answers with a reset: the connection ends for ``peer``
+        one round trip later (``ECONNRESET``). The segment goes now, or, with data
+        unacknowledged since the machine went down, at its next retransmission."""
+        lost = owner.lost
+        assert lost is not None
+        kind = "conn" if isinstance(owner, SimConnection) else "stream"
+        self._resetting.add((kind, owner.id))
+        now = self.scheduler.now
+        since = self._unacked.pop((kind, owner.id), None)
+        at = now if since is None else tcp_retransmission_at(since, now)
+        there = self._latency(peer, lost) or 0
+        back = self._latency(lost, peer) or 0
+        due = at + there + back
+        self._tracer_for(peer).emit(
+            "SimNetwork", "reset", Kind.FAULT, **{kind: owner.id}, by=lost, at=due,
+            text=f"{lost} restarted without this connection: its kernel answers {peer}'s "
+            f"next segment with a reset, which {peer} has at {due} ms",
+        )  # fmt: skip
+
+        def fire() -> None:
+            self._resetting.discard((kind, owner.id))
+            if isinstance(owner, SimConnection):
+                self._close(owner, reason="Connection reset by peer")
+            else:
+                self._reset_stream(owner, "Connection reset by peer")
+
+        self.scheduler.call_at(due, fire, node=peer, name="reset", keyed=False)
 
     def remove_node(self, name: str) -> Node:
         """Stop (kill) and detach a node, freeing its name and address (for restarts)."""
@@ -678,6 +839,9 @@ class SimDriver:
         return client_end
 
     def _transmit_bytes(self, stream: SimStream, sender: str, data: bytes) -> None:
+        if stream.lost is not None:
+            self._to_lost(stream, sender, f"{len(data)} bytes")
+            return
         receiver = stream.peer_of(sender)
         latency = self._latency(sender, receiver)
         end = stream.end_of(receiver)
@@ -718,6 +882,9 @@ class SimDriver:
         if mine.closed:
             return
         mine.closed = True
+        if stream.lost is not None:  # the FIN goes into a machine that went down
+            self._forget_stream(stream)
+            return
         peer = stream.peer_of(closer)
         peer_end = stream.end_of(peer)
         latency = self._latency(closer, peer)
@@ -777,9 +944,13 @@ class SimDriver:
 
     def _connect(self, client: str, addr: str) -> SimConnection | None:
         server = self._server_of(addr)
+        conn = self._conns.get((client, addr))
+        if conn is not None and conn.lost is not None and not conn.closed:
+            if conn.lost == server:  # nothing told the client: its channel is still active
+                return conn
+            conn = None  # the client is a new incarnation: a channel of its own
         if server is None or not self.nodes[server].running:
             return None
-        conn = self._conns.get((client, addr))
         link = self.links.get((client, server))
         if link is not None and link.down:
             # a silent partition keeps an open channel (nothing tells either end; its frames
@@ -807,6 +978,8 @@ class SimDriver:
         ``NettyClientConfig#connectTimeoutMillis`` across a silent partition, where the
         connect's packets vanish and ``NettyRemotingClient#createChannel`` waits it out."""
         server = self._server_of(addr)
+        if server is not None and server in self._down:  # no machine answers the SYN
+            return CONNECT_TIMEOUT_MILLIS
         if server is None or not self.nodes[server].running:
             return 0
         return CONNECT_TIMEOUT_MILLIS if self._silent(client, server) else 0
@@ -823,7 +996,7 @@ class SimDriver:
         for side in (conn.client, conn.server):
             node = self.nodes.get(side)
             ctx = self.contexts.get(side)
-            if node is None or ctx is None or not node.running:
+            if node is None or ctx is None or not node.running or side == conn.lost:
                 continue
             failed = sorted(k for k in ctx.pending if k[0] == conn.id)
             for k in failed:
@@ -841,6 +1014,10 @@ class SimDriver:
     def _transmit(self, conn: SimConnection, sender: str, cmd: RemotingCommand) -> None:
         # NOTE: performance — one encode per frame; the receiver decodes the same bytes.
         frame = cmd.encode()
+        conn.active[sender] = self.scheduler.now
+        if conn.lost is not None:
+            self._to_lost(conn, sender, f"code {cmd.code} opaque {cmd.opaque}")
+            return
         receiver = conn.peer_of(sender)
         link = self.links.get((sender, receiver))
         latency = self.latency_ms
@@ -873,7 +1050,8 @@ class SimDriver:
                 return
         if self.chooser is not None:  # a choice point of mqlab.explore: this frame's latency
             latency = self.chooser.choose_latency(sender, receiver, cmd, latency)
-        due = max(self.scheduler.now + latency, conn.last_due[sender])
+        now = self.scheduler.now
+        due = max(now + latency, conn.last_due[sender])
         conn.last_due[sender] = due
         code_name = self._frame_code_name(cmd.code, cmd.is_response, sender, receiver)
         if self.recorder.level >= _FRAMES:
@@ -883,7 +1061,7 @@ class SimDriver:
             )  # fmt: skip
         label = f"{code_name} {sender}->{receiver}"
         self.scheduler.call_at(
-            due, lambda: self._deliver(conn, receiver, frame), node=receiver, name="frame",
+            due, lambda: self._deliver(conn, receiver, frame, now), node=receiver, name="frame",
             key=label, keyed=False,
         )  # fmt: skip
 
@@ -900,10 +1078,14 @@ class SimDriver:
             name = self._code_names[key] = _code_name(code, is_response, codes)
         return name
 
-    def _deliver(self, conn: SimConnection, receiver: str, frame: bytes) -> None:
+    def _deliver(self, conn: SimConnection, receiver: str, frame: bytes, sent: int = -1) -> None:
+        if conn.lost == receiver and not conn.closed:  # its machine went down on the way
+            self._to_lost(conn, conn.peer_of(receiver), "a frame in flight", sent)
+            return
         node = self.nodes.get(receiver)
         if conn.closed or node is None or not node.running:
             return
+        conn.active[receiver] = self.scheduler.now
         ctx = self.contexts[receiver]
         try:
             cmd = RemotingCommand.decode(frame)

@@ -93,6 +93,11 @@ def test_tear_tail_cuts_the_torn_entry():
             in (ev["text"].iloc[3])
         )
         assert "rebuilt_units=4" in ev["text"].iloc[4]
+        # the client's connection from before the cut: the restarted machine resets it
+        reset = L.send_raw(lab, body=b"next")
+        assert (reset.sent_at, reset.done_at) == (15, 17)
+        assert L.outcome(reset) == {"code": None, "code_name": "RemotingConnectException",
+                                    "remark": "Connection reset by peer", "queue_offset": None}  # fmt: skip
         assert L.outcome(L.send_raw(lab, body=b"next"))["queue_offset"] == 4
         with pytest.raises(ValueError, match="cut_bytes"):
             L.tear_tail(lab, 0)

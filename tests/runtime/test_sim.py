@@ -383,3 +383,75 @@ def test_tcp_retransmission_at_doubles_from_200_ms_up_to_120_s():
         204_800, 324_800, 444_800,
     ]  # fmt: skip
     assert tcp_retransmission_at(668, 9323) == 13_468  # lesson 14's isolated leader
+
+
+def test_a_machine_that_goes_down_tells_no_peer_and_resets_old_connections_when_back():
+    """A kill's kernel closes the connection at once; a power cut leaves no kernel to do so.
+    The client's connection stays open: a request on it waits out its timeout, one sent
+    into the dead machine stays unacknowledged (TCP retransmits it 200, 400, 800 ... ms after
+    it was first sent), and a new connect from another node waits out connectTimeoutMillis.
+    When echo's machine is up again its kernel answers the client's next retransmission with
+    a reset, one round trip later; the client connects again on its next call. The server
+    end of a channel whose peer went silent closes after 120 s without a read or a write
+    (Netty's IdleStateHandler)."""
+    d, echo, c = make()
+    other = Client("other")
+    other.address = "127.0.0.3:0"
+    d.add_node(other)
+    c.call(1, b"before")
+    d.run_until_idle()
+    conn = d._conns[("client", "127.0.0.1:7000")]
+    d.advance(8)
+    t0 = d.now  # 10
+    d.stop_node("echo", graceful=False, fault="power_cut")
+    assert not conn.closed and conn.lost == "echo"
+    c.call(1, b"into nothing", timeout=1000)  # unacknowledged from t0 on
+    other.call(1, b"new connect", timeout=5000)
+    d.advance(3500)
+    assert [(t - t0, r) for t, r, _ in c.results[1:]] == [(1000, "RemotingTimeoutException")]
+    assert [(t - t0, r) for t, r, _ in other.results] == [(3000, "RemotingConnectException")]
+    assert not conn.closed
+    d.start_node("echo")  # at t0 + 3500: the retransmissions are at t0 + 200, 400 ... 3200, 6400
+    d.run_until_idle()
+    (reset,) = [e.fields for e in d.recorder.events if e.step == "reset"]
+    assert (reset["by"], reset["at"] - t0) == ("echo", 6402)
+    assert conn.closed and d.now - t0 == 6402
+    c.call(1, b"again")  # a new connection
+    d.run_until_idle()
+    assert [(t - t0, r, b) for t, r, b in c.results[2:]] == [(6404, 0, b"again")]
+    assert d._conns[("client", "127.0.0.1:7000")] is not conn
+    # nothing the client sent after the reset reached the old connection's echo end
+    assert [e.fields["got"] for e in d.recorder.events if e.component == "Echo"] == [1, 1]
+
+
+def test_a_peer_with_nothing_outstanding_is_reset_at_its_next_send_and_idle_closes_the_rest():
+    """The client's channel has nothing unacknowledged when echo's machine goes down: the
+    restart is noticed only at the client's next send (reset one round trip later, the call
+    fails at once with the channel). The other way round: echo's own channel to a client
+    whose machine went down closes once 120 s pass without a read or a write on it."""
+    d, echo, c = make()
+    c.call(1, b"before")
+    d.run_until_idle()
+    conn = d._conns[("client", "127.0.0.1:7000")]
+    d.stop_node("echo", graceful=False, fault="lost")
+    d.advance(500)
+    d.start_node("echo")
+    d.advance(1000)
+    assert not conn.closed  # nothing sent: nothing learned
+    t1 = d.now
+    c.call(1, b"stale", timeout=3000)
+    d.run_until_idle()
+    assert [(t - t1, r) for t, r, _ in c.results[1:]] == [(2, "RemotingConnectException")]
+    assert conn.closed
+
+    d2, echo2, c2 = make()
+    c2.call(1, b"before")
+    d2.run_until_idle()  # echo's end last wrote at 1 (its answer)
+    conn2 = d2._conns[("client", "127.0.0.1:7000")]
+    closed = []
+    echo2.channel_inactive = lambda ch: closed.append((d2.now, ch.id))
+    d2.stop_node("client", graceful=False, fault="power_cut")
+    d2.advance(200_000)
+    assert closed == [(120_001, conn2.server_end.id)]
+    (idle,) = [e for e in d2.recorder.events if e.step == "idle"]
+    assert (idle.node, idle.t_ms, idle.fields["since"]) == ("echo", 120_001, 1)

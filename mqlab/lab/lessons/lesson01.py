@@ -92,7 +92,12 @@ def send_raw(
 
 
 def outcome(call: Call) -> dict:
-    """A finished call in words: code, its name, the remark's first line, the queue offset."""
+    """A finished call in words: code, its name, the remark's first line, the queue offset.
+    A call that failed without an answer (its connection closed or reset) gives the
+    exception's name and message instead of a code."""
+    if call.done and call.response is None and call.error is not None:
+        return {"code": None, "code_name": type(call.error).__name__,
+                "remark": str(call.error).split("\n")[0], "queue_offset": None}  # fmt: skip
     if not call.done or call.response is None:
         return {"code": None, "code_name": "no answer yet", "remark": "", "queue_offset": None}
     code = call.code
