@@ -312,9 +312,15 @@ class RealCluster:
         jvm_options: list[str] | None = None,
         namesrv_addr: str | None = None,
         broker: bool = True,
+        namesrv_properties: dict[str, str] | None = None,
     ) -> None:
         if namesrv_addr is not None and not broker:
             raise ValueError("a JVM with neither a name server nor a broker runs nothing")
+        if namesrv_addr is not None and namesrv_properties:
+            raise ValueError("namesrv_properties set a name server this JVM does not run")
+        #: ``NamesrvConfig`` / ``NettyServerConfig`` fields of the name server this JVM runs
+        #: (``--namesrv-property KEY=VALUE``), e.g. ``serverChannelMaxIdleTimeSeconds``
+        self.namesrv_properties = dict(namesrv_properties or {})
         self.workdir = Path(workdir)
         self._given_namesrv = namesrv_addr
         self._with_broker = broker
@@ -417,6 +423,8 @@ class RealCluster:
             "--store", str(self.store_dir),
             "--broker-name", self.broker_name, "--cluster", self.cluster,
             "--ready-timeout-ms", str(timeout_ms),
+            *(a for k, v in self.namesrv_properties.items()
+              for a in ("--namesrv-property", f"{k}={v}")),
             *(f"{k}={v}" for k, v in self.broker_properties.items()),
         ]  # fmt: skip
         env = {

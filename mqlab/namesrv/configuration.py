@@ -50,7 +50,9 @@ class NettyServerConfig:
     Java defaults, with ``listenPort`` 9876 as ``NamesrvStartup`` sets it (the class says
     8888); ``NamesrvController`` takes the port from its address. The socket buffer,
     backlog and water-mark defaults are ``NettySystemConfig``'s (no -D overrides). mqlab's
-    drivers read none of these; they are here for GET/UPDATE_NAMESRV_CONFIG.
+    drivers read only ``server_channel_max_idle_time_seconds`` (the simulator's idle close,
+    ``NamesrvController.channel_max_idle_ms``); the rest are here for
+    GET/UPDATE_NAMESRV_CONFIG.
     """
 
     listen_port: int = 9876

@@ -248,6 +248,13 @@ class NamesrvController(Node):
         }
 
     # -- lifecycle ------------------------------------------------------------------------
+    def channel_max_idle_ms(self, *, server_side: bool) -> int:
+        """``NettyServerConfig#serverChannelMaxIdleTimeSeconds`` on the channels it accepted
+        (the name server opens none)."""
+        if server_side:
+            return self.netty_server_config.server_channel_max_idle_time_seconds * 1000
+        return super().channel_max_idle_ms(server_side=False)
+
     def on_start(self) -> None:
         """Load the KV table and schedule the broker expiry scan.
 

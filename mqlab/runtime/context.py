@@ -293,6 +293,13 @@ class Node:
     def tracer(self) -> NodeTracer:
         return self.ctx.tracer
 
+    def channel_max_idle_ms(self, *, server_side: bool) -> int:
+        """How long this node's channels may go without a read or a write before Netty's
+        ``IdleStateHandler`` closes them: ``serverChannelMaxIdleTimeSeconds`` on the
+        channels it accepted, ``clientChannelMaxIdleTimeSeconds`` on those it opened (both
+        ``CHANNEL_MAX_IDLE_MILLIS`` by default)."""
+        return CHANNEL_MAX_IDLE_MILLIS
+
     def on_start(self) -> None:
         """Schedule periodic services; called once the context is attached."""
 

@@ -625,31 +625,39 @@ class SimDriver:
         ``NettyConnectManageHandler#userEventTriggered`` closes it (the node's
         ``channel_inactive`` runs: the name server drops a broker whose channel it was,
         ``BrokerHousekeepingService#onChannelIdle``). Watched where a peer fell silent (its
-        machine down), the only place an idle channel changes what happens."""
-        due = conn.active[end] + CHANNEL_MAX_IDLE_MILLIS
+        machine down), the only place an idle channel changes what happens. The limit is the
+        node's (``Node.channel_max_idle_ms``, ``CHANNEL_MAX_IDLE_MILLIS`` by default)."""
+        server_side = end == conn.server
+
+        def limit() -> int:
+            node = self.nodes.get(end)
+            return CHANNEL_MAX_IDLE_MILLIS if node is None else (
+                node.channel_max_idle_ms(server_side=server_side)
+            )  # fmt: skip
 
         def check() -> None:
             node = self.nodes.get(end)
             if conn.closed or node is None or not node.running:
                 return
-            idle_since = conn.active[end]
-            if self.scheduler.now - idle_since < CHANNEL_MAX_IDLE_MILLIS:
+            idle_since, idle_ms = conn.active[end], limit()
+            if self.scheduler.now - idle_since < idle_ms:
                 self.scheduler.call_at(
-                    idle_since + CHANNEL_MAX_IDLE_MILLIS, check, node=end,
-                    name="IdleStateHandler", keyed=False, daemon=True,
+                    idle_since + idle_ms, check, node=end, name="IdleStateHandler",
+                    keyed=False, daemon=True,
                 )  # fmt: skip
                 return
+            remote = conn.end_of(end).remote_address
             self._tracer_for(end).emit(
                 "NettyConnectManageHandler.userEventTriggered", "idle", Kind.STATE,
-                conn=conn.id, remote=conn.end_of(end).remote_address, since=idle_since,
-                text=f"no read or write on the channel to {conn.end_of(end).remote_address} "
-                f"since {idle_since} ms ({CHANNEL_MAX_IDLE_MILLIS // 1000} s): ALL_IDLE, close",
+                conn=conn.id, remote=remote, since=idle_since, idle_ms=idle_ms,
+                text=f"no read or write on the channel to {remote} since {idle_since} ms "
+                f"({idle_ms} ms): ALL_IDLE, close",
             )  # fmt: skip
-            self._close(conn, reason=f"idle for {CHANNEL_MAX_IDLE_MILLIS // 1000} s")
+            self._close(conn, reason=f"idle for {idle_ms} ms")
 
         self.scheduler.call_at(
-            max(due, self.scheduler.now), check, node=end, name="IdleStateHandler",
-            keyed=False, daemon=True,
+            max(conn.active[end] + limit(), self.scheduler.now), check, node=end,
+            name="IdleStateHandler", keyed=False, daemon=True,
         )  # fmt: skip
 
     def _to_lost(

@@ -249,6 +249,22 @@ def test_unknown_broker_property_fails_the_start(java_runner: Path, tmp_path: Pa
     assert not cluster.running
 
 
+def test_unknown_name_server_property_fails_the_start(java_runner: Path, tmp_path: Path) -> None:
+    """``namesrv_properties`` (``--namesrv-property``) take NamesrvConfig and NettyServerConfig
+    keys only: a typo fails the start, naming the key; setting them for a JVM without a name
+    server of its own is refused before anything starts."""
+    cluster = RealCluster(tmp_path, broker=False,
+                          namesrv_properties={"serverChannelMaxIdleTime": "4"})  # fmt: skip
+    with pytest.raises(
+        RealClusterError, match=r"no name server config field named \[serverChannelMaxIdleTime\]"
+    ):
+        cluster.start()
+    assert cluster.returncode == 1
+    with pytest.raises(ValueError, match="namesrv_properties set a name server"):
+        RealCluster(tmp_path, namesrv_addr="127.0.0.1:9876",
+                    namesrv_properties={"serverChannelMaxIdleTimeSeconds": "4"})  # fmt: skip
+
+
 def test_dledger_keys_with_a_lower_case_d_are_broker_config_keys(
     java_runner: Path, tmp_path: Path
 ) -> None:

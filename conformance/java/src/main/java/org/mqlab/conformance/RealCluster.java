@@ -87,6 +87,8 @@ public final class RealCluster {
         /** {@code --no-broker}: run the name server alone (slaves may be started later). */
         boolean noBroker;
         final Properties brokerProperties = new Properties();
+        /** {@code --namesrv-property KEY=VALUE}: a NamesrvConfig or NettyServerConfig field of our name server. */
+        final Properties namesrvProperties = new Properties();
 
         /** The name server the brokers register with: ours, or {@code --namesrv-addr}. */
         String namesrvAddr() {
@@ -108,6 +110,15 @@ public final class RealCluster {
                     case "--ignore-stdin": o.watchStdin = false; break;
                     case "--namesrv-addr": o.namesrvAddr = args[++i]; break;
                     case "--no-broker": o.noBroker = true; break;
+                    case "--namesrv-property": {
+                        String kv = args[++i];
+                        int at = kv.indexOf('=');
+                        if (at <= 0) {
+                            throw new IllegalArgumentException("--namesrv-property needs KEY=VALUE, got " + kv);
+                        }
+                        o.namesrvProperties.setProperty(kv.substring(0, at), kv.substring(at + 1));
+                        break;
+                    }
                     default:
                         int eq = a.indexOf('=');
                         if (a.startsWith("-") || eq <= 0) {
@@ -363,6 +374,9 @@ public final class RealCluster {
         namesrvConfig.setKvConfigPath(new File(store, "namesrv/kvConfig.json").getPath());
         namesrvConfig.setConfigStorePath(new File(store, "namesrv/namesrv.properties").getPath());
         NettyServerConfig namesrvNetty = new NettyServerConfig();
+        checkKeys(o.namesrvProperties, new Object[] {namesrvConfig, namesrvNetty}, "name server");
+        MixAll.properties2Object(o.namesrvProperties, namesrvConfig);
+        MixAll.properties2Object(o.namesrvProperties, namesrvNetty);
         namesrvNetty.setListenPort(o.namesrvPort);
         namesrv = new NamesrvController(namesrvConfig, namesrvNetty);
         if (!namesrv.initialize()) {
@@ -576,6 +590,10 @@ public final class RealCluster {
      * lower-cased, so {@code setdLegerGroup} (MessageStoreConfig) takes {@code dLegerGroup}.
      */
     private static void checkKeys(Properties p, Object[] beans) {
+        checkKeys(p, beans, "broker");
+    }
+
+    private static void checkKeys(Properties p, Object[] beans, String what) {
         java.util.Set<String> known = new java.util.HashSet<>();
         for (Object bean : beans) {
             for (Method m : bean.getClass().getMethods()) {
@@ -593,7 +611,7 @@ public final class RealCluster {
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("no broker config field named " + unknown);
+            throw new IllegalArgumentException("no " + what + " config field named " + unknown);
         }
     }
 
