@@ -53,6 +53,9 @@ def test_section2_async_loses_the_last_ten_and_sync_none(seed):
     assert acked[~acked["on_slave"]]["sent_ms"].tolist() == list(range(400, 500, 10))
     assert Counter(acked["latency_ms"]) == {2: 49, 4: 1}
     assert set(a[~a["acked"]]["status"]) == {"FAILED"}
+    # "and slowly": 46 wait out the 3 s timeout, until the name server has dropped broker-a
+    # and the producer's route followed; the last 4 fail at once (no route)
+    assert Counter(a[~a["acked"]]["latency_ms"]) == {3000: 46, 2: 4}
     s = L.lose_master("SYNC_MASTER", 50, seed)
     acked = s[s["acked"]]
     assert len(acked) == 50 and acked["on_slave"].all()
@@ -137,6 +140,51 @@ def test_section6_a_partition_loses_nothing_and_answers_nothing(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_section7_a_lost_machine_tells_nobody(seed):
+    """Broker-a lost at 40 s, a send every 3 s after the previous answer. Kill: nothing fails,
+    the name server drops broker-a at 40 001 (its channel closed), the route follows at 60 022.
+    Power cut: every other send (the producer's round robin over a0 a1 b0 b1 lands on broker-a
+    every second time) waits 3000 ms, 16 of them; the name server's idle handler drops
+    broker-a at 160 001, 120 s after the registration sent at 40 000 ms, which arrived at
+    40 001 after the cut; the route follows at 180 022, the producer's next 30 s refresh.
+    The figure passes the figure check."""
+    from mqlab.lab.figure_check import check_figure
+
+    k, p = L.machine_down(seed, "kill"), L.machine_down(seed, "power_cut")
+    assert (k["failed"], k["dropped_ms"], k["dropped_by"], k["route_ms"]) == (
+        0, 40_001, "close", 60_022)  # fmt: skip
+    assert (p["failed"], p["last_registration_ms"], p["dropped_ms"], p["dropped_by"],
+            p["route_ms"]) == (16, 40_001, 160_001, "idle", 180_022)  # fmt: skip
+    t = p["sends"]
+    failed = t[~t["result"].str.startswith("broker-")]
+    assert set(failed["waited_ms"]) == {3000}
+    assert set(failed["result"]) == {"sendDefaultImpl call timeout"}
+    # where the round robin starts is the seed's
+    first, last = {1: (43_004, 178_034), 12345: (40_000, 175_030)}[seed]
+    assert (failed["sent_ms"].min(), failed["sent_ms"].max()) == (first, last)
+    if seed == 1:
+        assert t.iloc[:3].values.tolist() == [
+            [40_000, 40_004, 4, "broker-b"],
+            [43_004, 46_004, 3000, "sendDefaultImpl call timeout"],
+            [49_004, 49_006, 2, "broker-b"],
+        ]
+    assert set(t[t["sent_ms"] > p["route_ms"]]["result"]) == {"broker-b"}
+    assert set(k["sends"]["result"]) == {"broker-b"}
+    assert check_figure(L.machine_down_figure(k, p)) == []
+
+
+def test_machine_down_refuses_nonsense():
+    with pytest.raises(
+        ValueError, match=r"fault must be one of \['kill', 'power_cut'\], got 'lose'"
+    ):
+        L.machine_down(1, "lose")
+    with pytest.raises(ValueError, match="cut_at_ms must be a whole number >= 1000, got 0"):
+        L.machine_down(1, cut_at_ms=0)
+    with pytest.raises(ValueError, match="sends must be a whole number >= 1, got '3'"):
+        L.machine_down(1, sends="3")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_exercise_answers(seed):
     """12.1 = the acknowledged messages the slave never got: fewer than a write-service wait
     (100 ms = 10 sends) holds; 12.2 = [0, median]; 12.3 = the messages re-consumed; 12.4 =
@@ -148,6 +196,9 @@ def test_exercise_answers(seed):
     assert expected("12.3", seed) == L.params_12_3(seed)
     assert (L.params_12_4(seed), expected("12.4", seed)) == {1: (9000, 12_802),
                                                              12345: (5000, 6402)}[seed]  # fmt: skip
+    # 12.5: the last registration the name server read before the cut, plus 120 s
+    assert (L.params_12_5(seed), expected("12.5", seed)) == {1: (47_000, 160_001),
+                                                             12345: (25_000, 130_001)}[seed]  # fmt: skip
 
 
 def test_exercise_answers_for_seed_1():
@@ -170,6 +221,13 @@ def test_wrong_answers_get_the_misconception_hints():
     assert not r and "2 ms more than the producer's round trip" in r.message
     r = check("12.3", 0, seed=1)
     assert not r and "c3 reads the returning master's older offsets" in r.message
+    r = check("12.5", 47_001, seed=1)
+    assert not r and "a machine without power sends nothing" in r.message
+    r = check("12.5", 167_000, seed=1)
+    assert not r and "its clock runs from the last frame" in r.message
+    r = check("12.5", 165_000, seed=1)
+    assert not r and "idle handler on the channel fires first" in r.message
+    assert check("12.5", 160_001, seed=1)
     r = check("12.4", 9001, seed=1)
     assert not r and "only when its retransmission timer fires" in r.message
     assert check("12.4", 12_802, seed=1)
@@ -178,7 +236,7 @@ def test_wrong_answers_get_the_misconception_hints():
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("role", ["ASYNC_MASTER", "SYNC_MASTER"])
-def test_section7_the_panel_as_written(seed, role):
+def test_section8_the_panel_as_written(seed, role):
     """Send 3: master 537, slave 0; advance 12 000 ms: slave 537; send 3 and lose the master:
     ASYNC_MASTER's slave holds 537 bytes (the last three are gone), SYNC_MASTER's all six
     (1074); restart: an empty master, the slave ahead of it."""

@@ -158,6 +158,11 @@ CASES = [
         "believing the retransmission timer starts again at the heal",
         "the timer runs from",
     ),
+    # 12.5, seed 1: the power cut at 47 000; the registration read at 40 001 → dropped at
+    # 160 001
+    ("12.5", 1, 47_001, "believing the name server learns of it at once", "that is a kill"),
+    ("12.5", 1, 167_000, "starting the 120 s at the power cut", "the name server cannot"),
+    ("12.5", 1, 165_000, "waiting for scanNotActiveBroker", "the scan (every 10 s)"),
     # 13.1, seed 1: body order-1 → FfXXNk4hc0zxn3WnaP6rz7CGTTI=; the header and AccessKey
     # alone, the fields unsorted (AccessKey last), the right bytes' digest in hex
     ("13.1", 1, "YkV7KYtcL7fze2ENdUB5DMzbLjg=", "signing the header only", "the body is part"),

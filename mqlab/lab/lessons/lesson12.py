@@ -35,12 +35,15 @@ __all__ = [
     "pull_far_behind",
     "outage",
     "partition",
+    "machine_down",
+    "machine_down_figure",
     "ReplicationPanel",
     "replication_panel",
     "params_12_1",
     "params_12_2",
     "params_12_3",
     "params_12_4",
+    "params_12_5",
 ]
 
 TOPIC = "TopicTest"
@@ -268,6 +271,118 @@ def partition(seed: int, sends: int = 8, heal_after_ms: int | None = None) -> di
     }
 
 
+MACHINE_FAULTS = ("kill", "power_cut")
+
+
+def machine_down(seed: int, fault: str = "power_cut", *, cut_at_ms: int = 40_000,
+                 sends: int = 60, every_ms: int = 3000) -> dict[str, Any]:  # fmt: skip
+    """Two brokers, ``broker-a`` and ``broker-b``, topic ``T`` with 2 queues on each, one
+    producer. At ``cut_at_ms`` broker-a's process is killed (``fault="kill"``: its kernel
+    closes its connections) or its machine loses power (``"power_cut"``: nothing is closed,
+    nobody is told); then the producer sends ``sends`` messages, each ``every_ms`` after the
+    previous one's answer, and the run goes on until the producer's route has left broker-a
+    out.
+
+    Returns, by name: ``sends`` (a table: sent_ms and answered_ms, virtual ms; waited_ms;
+    ``result``: the broker that stored it, or the error), ``failed`` (how many sends failed),
+    ``last_registration_ms`` (when the name server read broker-a's last REGISTER_BROKER: one
+    sent just before the cut still arrives after it), ``dropped_ms`` (when the name server dropped broker-a:
+    ``RouteInfoManager#onChannelDestroy``), ``dropped_by`` (``"close"``: its channel closed;
+    ``"idle"``: Netty's idle handler closed it) and ``route_ms`` (the producer's first route
+    without broker-a).
+
+    Raises:
+        ValueError: an unknown ``fault``, or a ``cut_at_ms``, ``sends`` or ``every_ms`` that
+            is not a whole number in range.
+    """
+    from mqlab.common.message import Message
+
+    if fault not in MACHINE_FAULTS:
+        raise ValueError(f"fault must be one of {list(MACHINE_FAULTS)}, got {fault!r}")
+    for name, v, lo in (("cut_at_ms", cut_at_ms, 1000), ("sends", sends, 1),
+                        ("every_ms", every_ms, 1)):  # fmt: skip
+        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+            raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
+    with Lab(seed=seed, brokers=2) as lab:
+        for b in ("broker-a", "broker-b"):
+            call = lab.request(b, "UPDATE_AND_CREATE_TOPIC", {
+                "topic": "T", "defaultTopic": "TBW102", "readQueueNums": 2,
+                "writeQueueNums": 2, "perm": 6, "topicFilterType": "SINGLE_TAG",
+                "topicSysFlag": 0, "order": "false"})  # fmt: skip
+            assert call.code == 0, call.remark
+        producer = lab.producer("PG")
+        lab.advance(cut_at_ms - lab.now)
+        getattr(lab, fault)("broker-a")
+        rows = []
+        for i in range(sends):
+            sent = lab.now
+            fut = producer.send(Message("T", b"m%d" % i))
+            while not fut.done:
+                lab.step()
+            r = fut.result
+            result = r.message_queue.broker_name if r is not None else str(fut.error)
+            rows.append((sent, lab.now, lab.now - sent, result))
+            lab.advance(every_ms)
+
+        def route_without_a() -> list[int]:
+            return [e.t_ms for e in lab.trace.select(component=(
+                "MQClientInstance.updateTopicRouteInfoFromNameServer"))
+                if e.node == "producer-1" and "T: route [broker-b:2w/2r] (changed)" in e.describe()]  # fmt: skip
+
+        while not route_without_a() and lab.now < cut_at_ms + 300_000:
+            lab.advance(10_000)
+        drops = [e for e in lab.trace.select(component="RouteInfoManager.onChannelDestroy")
+                 if e.fields.get("broker_name") == "broker-a"]  # fmt: skip
+        idle = [e for e in lab.trace.select(step="idle") if e.node == "namesrv"]
+        route = route_without_a()
+        # (one sent just before the cut may still arrive after it)
+        regs = [e.t_ms for e in lab.trace.select(component="RouteInfoManager.registerBroker")
+                if e.fields.get("broker_name") == "broker-a"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=["sent_ms", "answered_ms", "waited_ms", "result"])
+    return {
+        "sends": table,
+        "failed": int((~table["result"].str.startswith("broker-")).sum()),
+        "last_registration_ms": max(regs),
+        "dropped_ms": drops[0].t_ms if drops else None,
+        "dropped_by": "idle" if idle and drops and idle[0].t_ms == drops[0].t_ms else "close",
+        "route_ms": route[0] if route else None,
+    }
+
+
+def machine_down_figure(kill: dict[str, Any], power_cut: dict[str, Any]) -> Any:
+    """Each send's wait against when it left, after a kill and after a power cut
+    (``machine_down``'s results), with the power cut's two turning points marked: the name
+    server drops broker-a, the producer's route follows."""
+    import plotly.graph_objects as go
+
+    from mqlab.lab.figures import house_style
+
+    fig = go.Figure()
+    for name, run, color in (("kill", kill, "#1f77b4"), ("power cut", power_cut, "#d62728")):
+        t = run["sends"]
+        fig.add_trace(go.Scatter(
+            x=t["sent_ms"] / 1000, y=t["waited_ms"], mode="markers", name=name,
+            marker={"color": color, "size": 8}, customdata=t[["result"]].to_numpy(),
+            hovertemplate=(f"{name}<br>sent at %{{x:.3f}} s<br>waited %{{y}} ms"
+                           "<br>%{customdata[0]}<extra></extra>"),
+        ))  # fmt: skip
+    marks = ((power_cut["dropped_ms"], "right", "grey: the name server drops broker-a "),
+             (power_cut["route_ms"], "left", " grey: the producer's route follows"))  # fmt: skip
+    for at, side, text in marks:
+        if at is None:
+            continue
+        fig.add_vline(x=at / 1000, line={"color": "#555555", "dash": "dash", "width": 1})
+        fig.add_annotation(x=at / 1000, y=0.55, yref="paper", xanchor=side, text=text,
+                           showarrow=False, font={"size": 12}, bgcolor="white")  # fmt: skip
+    fig.update_layout(
+        title="broker-a lost at 40 s: a kill fails no send,<br>a power cut times out every "
+              "send to broker-a for two minutes",
+        xaxis_title="send left at (virtual s)", yaxis_title="waited (virtual ms)",
+        legend_title="broker-a's fault", template="plotly_white",
+    )  # fmt: skip
+    return house_style(fig)
+
+
 # -- the panel ---------------------------------------------------------------------------------
 class ReplicationPanel(ControlPanel):
     """The control panel's send and time rows and its log, on a broker group, plus a fault row
@@ -484,3 +599,45 @@ MISCONCEPTIONS_12_4 = (
           misconceptions=MISCONCEPTIONS_12_4)  # fmt: skip
 def _ex_12_4(seed: int) -> int:
     return int(partition(seed, heal_after_ms=params_12_4(seed))["first_append_ms"])
+
+
+def params_12_5(seed: int) -> int:
+    """Exercise 12.5: when broker-a's machine loses power, in virtual ms."""
+    return (25_000, 47_000, 75_000)[seed % 3]
+
+
+def _next_scan_after(t: int) -> int:
+    """``scanNotActiveBroker``'s first pass (5 s, then every 10 s) after ``t``."""
+    return 5_000 + 10_000 * ((t - 5_000) // 10_000 + 1)
+
+
+MISCONCEPTIONS_12_5 = (
+    wrong_answer(
+        "believing the name server learns of it at once",
+        "that is a kill: the dead process's kernel closes its sockets and the name server's "
+        "channel closes; a machine without power sends nothing, so nothing closes",
+        lambda want, seed: params_12_5(seed) + 1,
+    ),
+    wrong_answer(
+        "starting the 120 s at the power cut",
+        "the name server cannot see the cut: its clock runs from the last frame it read or "
+        "wrote on broker-a's channel, the registration before the cut (every 30 s from 10 s)",
+        lambda want, seed: params_12_5(seed) + 120_000,
+    ),
+    wrong_answer(
+        "waiting for scanNotActiveBroker",
+        "the scan (every 10 s) would drop it, but Netty's idle handler on the channel fires "
+        "first, exactly 120 s after its last read or write",
+        lambda want, seed: _next_scan_after(want),
+    ),
+)
+
+
+@exercise("12.5", "As in section 7: broker-a's machine loses power at L.params_12_5(SEED) ms "
+          "(virtual). When does the name server drop broker-a, in virtual ms?",
+          hint="a powered-off machine sends no FIN: the name server finds out when broker-a's "
+               "channel has gone 120 s (serverChannelMaxIdleTimeSeconds) without a read or a "
+               "write; brokers register at 10 001 ms and every 30 s after",
+          misconceptions=MISCONCEPTIONS_12_5)  # fmt: skip
+def _ex_12_5(seed: int) -> int:
+    return int(machine_down(seed, cut_at_ms=params_12_5(seed), sends=1)["dropped_ms"])
