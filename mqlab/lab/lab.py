@@ -704,6 +704,7 @@ class Lab(ClientsMixin, DLedgerMixin):
         if graceful is None:
             graceful = not power_cut
         old = self.broker(self._machine(name))
+        was_down = not old.running  # killed, cut or lost before
         if power_cut:
             self._power_cut(old.name, lost_tail_bytes)
             how = "power cut"
@@ -713,6 +714,8 @@ class Lab(ClientsMixin, DLedgerMixin):
         else:
             self._kill(old.name)
             how = "kill"
+        if was_down:
+            how = "it was down"
         self.driver.remove_node(old.name)
         if old.message_store is not None:
             old.message_store.unmap()

@@ -294,6 +294,9 @@ class NetConnection(asyncio.Protocol):
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._close_reason: str | None = None
+        #: when this end last read or wrote (``loop.time()``): Netty's ``IdleStateHandler``
+        self.active = 0.0
+        self._idle_handle: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -311,6 +314,8 @@ class NetConnection(asyncio.Protocol):
         ch.remote_address = _fmt_addr(transport.get_extra_info("peername"))
         ch.remote_node = self.addr or ch.remote_address
         self.driver._connections[self.id] = self
+        self.active = self.driver.loop.time()
+        self._watch_idle()
         if not self.client_side and self.ctx.tracer.enabled:
             self.ctx.tracer.emit(
                 "NettyRemotingServer", "accept", Kind.STATE, conn=self.id,
@@ -326,6 +331,7 @@ class NetConnection(asyncio.Protocol):
         # buffered, parsed straight from ``data`` without copying it into ``buf``.
         driver = self.driver
         driver._batch_depth += 1
+        self.active = driver.loop.time()
         try:
             if self.buf:
                 self.buf += data
@@ -457,6 +463,7 @@ class NetConnection(asyncio.Protocol):
                     # a large answer, or the peer is behind (asyncio buffers anyway): as it
                     # comes, so the high-water mark is checked frame by frame as before
                     self.transport.write(frame)
+                    self.active = self.driver.loop.time()
                     return True
                 self.driver._dirty(self)
             pending.append(frame)
@@ -476,6 +483,35 @@ class NetConnection(asyncio.Protocol):
         if self.closed or transport is None or transport.is_closing():
             return
         transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        self.active = self.driver.loop.time()
+
+    def _watch_idle(self) -> None:
+        """Netty's ``IdleStateHandler(0, 0, maxIdle)`` on this channel: once it has neither
+        read nor written for the node's limit (``Node.channel_max_idle_ms``:
+        ``serverChannelMaxIdleTimeSeconds`` on an accepted channel,
+        ``clientChannelMaxIdleTimeSeconds`` on one it opened, 120 s), ALL_IDLE, and
+        ``NettyConnectManageHandler#userEventTriggered`` closes it (the name server then
+        drops the broker whose channel it was). Checked when the limit would run out, as
+        Netty schedules it, and again from the last activity until then."""
+        if self.closed:
+            return
+        limit = self.ctx.node.channel_max_idle_ms(server_side=not self.client_side) / 1000
+        loop = self.driver.loop
+        idle_for = loop.time() - self.active
+        if idle_for < limit:
+            self._idle_handle = loop.call_at(self.active + limit, self._watch_idle)
+            return
+        self._idle_handle = None
+        remote = self.channel.remote_address
+        if self.ctx.tracer.enabled:
+            self.ctx.tracer.emit(
+                "NettyConnectManageHandler.userEventTriggered", "idle", Kind.STATE,
+                conn=self.id, remote=remote, idle_ms=int(limit * 1000),
+                text=f"no read or write on the channel to {remote} for {idle_for:.1f} s: "
+                "ALL_IDLE, close",
+            )  # fmt: skip
+        log.info("%s: closing idle connection %s to %s", self.ctx.node_name, self.id, remote)
+        self.close(f"idle for {int(limit * 1000)} ms")
 
     def fail(self, reason: str) -> None:
         """Close this connection because of malformed input (log + trace, once)."""
@@ -1140,6 +1176,9 @@ class NetDriver:
             self._on_closed(conn, f"connect to <{conn.channel.remote_address}> failed: {e}")
 
     def _on_closed(self, conn: NetConnection, reason: str) -> None:
+        if conn._idle_handle is not None:
+            conn._idle_handle.cancel()
+            conn._idle_handle = None
         if self._connections.pop(conn.id, None) is None:
             return
         reason = conn._close_reason or reason

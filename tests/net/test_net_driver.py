@@ -560,3 +560,39 @@ def test_graceful_stop_waits_for_the_shutdown_task_and_a_kill_ends_the_wait():
         await driver.close()
 
     run(main())
+
+
+def test_a_channel_with_no_read_or_write_for_the_nodes_limit_is_closed():
+    """Netty's IdleStateHandler(0, 0, maxIdle) in every pipeline: a peer that falls silent
+    (its machine gone, nothing closed) has its channel closed once neither side has read
+    or written for the node's limit (here 0.4 s; ``serverChannelMaxIdleTimeSeconds``, 120 s
+    by default), and the node's ``channel_inactive`` runs. A channel that keeps talking
+    stays; each frame read or written starts the wait again."""
+
+    class Quick(Echo):
+        def channel_max_idle_ms(self, *, server_side):
+            return 400 if server_side else 120_000
+
+    async def main():
+        driver = NetDriver(trace_level=TraceLevel.STEPS)
+        sock = bind_socket("127.0.0.1", 0)
+        port = sock.getsockname()[1]
+        echo = Quick(f"127.0.0.1:{port}")
+        await driver.add_node(echo, sock=sock)
+        silent, busy = await Wire.open(port), await Wire.open(port)
+        t0 = time.monotonic()
+        for i in range(8):  # 0.1 s apart: never 0.4 s without a frame
+            busy.send(1, body=b"x", opaque=i)
+            assert (await busy.recv()) is not None
+            await asyncio.sleep(0.1)
+        # the silent one was closed by then: EOF, 0.4 s after it connected
+        assert await silent.recv(timeout=2) is None
+        assert 0.35 < time.monotonic() - t0 < 1.5
+        idle = [e for e in driver.recorder.events if e.step == "idle"]
+        assert len(idle) == 1 and idle[0].fields["idle_ms"] == 400
+        assert len(echo.inactive) == 1
+        assert await busy.recv(timeout=1.5) is None  # silent from now on: closed too
+        assert len(echo.inactive) == 2
+        await driver.close()
+
+    run(main())
