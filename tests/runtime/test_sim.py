@@ -61,6 +61,18 @@ def make(seed=1, **kw):
     return d, echo, client
 
 
+def make_with_other():
+    """``make()``, a second client ``other`` (127.0.0.3) that has not connected yet, and
+    one answered call of the first, so that its connection is open."""
+    d, echo, client = make()
+    other = Client("other")
+    other.address = "127.0.0.3:0"
+    d.add_node(other)
+    client.call(1, b"before")
+    d.run_until_idle()
+    return d, echo, client, other
+
+
 def test_request_response_takes_two_latencies():
     """With the default 1 ms latency a round trip completes at t=2."""
     d, _, c = make()
@@ -181,12 +193,7 @@ def test_a_silent_partition_keeps_the_open_connection_and_delays_a_new_connect()
     reaches echo at TCP's first retransmission after the heal (sent at t0: t0 + 200, 400,
     800, 1600, 3200, 6400), and echo's answer finds no one waiting. A request sent right
     after the heal queues behind it on the same connection."""
-    d, echo, c = make()
-    other = Client("other")
-    other.address = "127.0.0.3:0"
-    d.add_node(other)
-    c.call(1, b"before")
-    d.run_until_idle()
+    d, echo, c, other = make_with_other()
     assert c.results == [(2, 0, b"before")]
     conn = d._conns[("client", "127.0.0.1:7000")]
     c.call(1, b"in flight", timeout=500)  # reaches echo at 3, which answers before the cut
@@ -394,12 +401,7 @@ def test_a_machine_that_goes_down_tells_no_peer_and_resets_old_connections_when_
     a reset, one round trip later; the client connects again on its next call. The server
     end of a channel whose peer went silent closes after 120 s without a read or a write
     (Netty's IdleStateHandler)."""
-    d, echo, c = make()
-    other = Client("other")
-    other.address = "127.0.0.3:0"
-    d.add_node(other)
-    c.call(1, b"before")
-    d.run_until_idle()
+    d, echo, c, other = make_with_other()
     conn = d._conns[("client", "127.0.0.1:7000")]
     d.advance(8)
     t0 = d.now  # 10
