@@ -241,9 +241,10 @@ def _all(a) -> int:
 #: orderly_slow_listener's ``ok`` is one slow frame 26 points in (47 runs at the walks'
 #: depth; at any depth 416); retry_rebalance's two classes the walks found are one move
 #: 17 points in and two within 15 (269 runs; ``mqlab.explore.scenarios`` says why).
-#: async_master_lost's and sync_master_lost's ``pending`` is the master's machine lost 24
-#: and 26 points in, as consumer-1 starts (PCT found it; depth 5 cannot): the loss placed
-#: anywhere in the walks' 40 points, with at most one move beside it (432 and 431 runs).
+#: async_master_lost's and sync_master_lost's ``pending`` is the master's machine lost 6
+#: and 10 points in, once the slave has the message: nothing tells consumer-1, which waits
+#: on the dead master past the run's end (PCT found it; depth 5 cannot): the loss placed
+#: anywhere in the walks' 40 points, with at most one move beside it (210 and 232 runs).
 REACH_BOUNDS = {
     "async_master_lost": "deviations=1,depth=40",
     "consumer_join": "deviations=2,sticky=2",
