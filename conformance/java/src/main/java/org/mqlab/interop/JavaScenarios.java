@@ -143,6 +143,7 @@ public final class JavaScenarios {
             case "transaction-check":
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             case "ha-failover": return haFailover();
+            case "producer-broker-freeze": return producerBrokerFreeze();
             case "dledger-failover": return dledgerFailover();
             case "dledger-client": return DLedgerClientScenario.run();
             case "acl-clients": return AclScenarios.clients();
@@ -1267,6 +1268,159 @@ public final class JavaScenarios {
 
     static int duplicates(List<String> bodies) {
         return bodies.size() - new TreeSet<>(bodies).size();
+    }
+
+    /**
+     * A producer facing a broker whose machine fell silent. Topic with 2 queues on broker-a and
+     * on broker-b; the producer has 4.9.3's defaults (sendMsgTimeout and mqClientApiTimeout
+     * 3 000 ms, 2 retries, no latency fault tolerance) except routes polled every second and
+     * heartbeats every 10 minutes (the first at 1 s): the client's scheduled tasks share one
+     * thread (MQClientInstance#startScheduledTask), and a heartbeat to the silent broker would
+     * hold the route refreshes for 3 s. After 4 sends, the harness stops broker-a's JVM
+     * (SIGSTOP: its kernel still acknowledges, nothing is read or written). Then sends back to
+     * back: each records its first attempt's queue (a SendMessageHook), outcome and duration,
+     * and a watcher records when the producer's route leaves broker-a out. Ends 4 sends after
+     * that, or after 90 s. Times are epoch ms, for the harness's clock.
+     */
+    static Map<String, Object> producerBrokerFreeze() throws Exception {
+        String t = topic("Freeze");
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        admin.start();
+        List<String> brokers = new ArrayList<>();
+        try {
+            for (org.apache.rocketmq.common.protocol.route.BrokerData bd
+                    : admin.examineBrokerClusterInfo().getBrokerAddrTable().values()) {
+                brokers.add(bd.getBrokerName());
+                admin.createAndUpdateTopicConfig(bd.getBrokerAddrs().get(0L),
+                    new org.apache.rocketmq.common.TopicConfig(t, 2, 2, 6));
+            }
+        } finally {
+            admin.shutdown();
+        }
+        Collections.sort(brokers);
+        DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_freeze");
+        p.setNamesrvAddr(ns);
+        p.setClientIP("127.0.0.1");
+        p.setInstanceName(prefix + "pg_freeze");
+        p.setPollNameServerInterval(1000);
+        p.setHeartbeatBrokerInterval(600000);
+        final List<String> attempted = new CopyOnWriteArrayList<>();
+        p.getDefaultMQProducerImpl().registerSendMessageHook(
+            new org.apache.rocketmq.client.hook.SendMessageHook() {
+                @Override
+                public String hookName() {
+                    return "mqlab-first-attempt";
+                }
+
+                @Override
+                public void sendMessageBefore(org.apache.rocketmq.client.hook.SendMessageContext c) {
+                    attempted.add(c.getMq().getBrokerName() + "/" + c.getMq().getQueueId());
+                }
+
+                @Override
+                public void sendMessageAfter(org.apache.rocketmq.client.hook.SendMessageContext c) {
+                }
+            });
+        p.start();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("brokers", brokers);
+        List<Object> sends = new ArrayList<>();
+        final long[] routeLeft = {0};
+        Thread watcher = null;
+        try {
+            waitFor(() -> {
+                try {
+                    return p.fetchPublishMessageQueues(t).size() == 4;
+                } catch (MQClientException e) {
+                    return false;
+                }
+            }, 30000, "the route with 4 queues");
+            List<Object> warm = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                warm.add(sendView(p.send(msg(t, "TagF", "warm-" + i))));
+            }
+            out.put("warm", warm);
+            harness("freeze", "broker", "broker-a");
+            out.put("frozenAt", System.currentTimeMillis());
+            watcher = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    org.apache.rocketmq.client.impl.producer.TopicPublishInfo info =
+                        p.getDefaultMQProducerImpl().getTopicPublishInfoTable().get(t);
+                    boolean hasA = false;
+                    for (MessageQueue mq : info.getMessageQueueList()) {
+                        hasA |= mq.getBrokerName().equals("broker-a");
+                    }
+                    if (!hasA) {
+                        synchronized (routeLeft) {
+                            routeLeft[0] = System.currentTimeMillis();
+                        }
+                        return;
+                    }
+                    try {
+                        Thread.sleep(10);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "route-watcher");
+            watcher.setDaemon(true);
+            watcher.start();
+            long end = System.currentTimeMillis() + 90000;
+            int after = 0;
+            for (int i = 0; after < 4 && System.currentTimeMillis() < end; i++) {
+                attempted.clear();
+                long begin = System.currentTimeMillis();
+                Map<String, Object> s = map("i", i, "at", begin);
+                org.apache.rocketmq.client.impl.producer.TopicPublishInfo tpi0 =
+                    p.getDefaultMQProducerImpl().getTopicPublishInfoTable().get(t);
+                s.put("indexBefore", tpi0.getSendWhichQueue().toString());
+                s.put("info", System.identityHashCode(tpi0));
+                try {
+                    SendResult r = p.send(msg(t, "TagF", "freeze-" + i));
+                    s.put("status", r.getSendStatus().name());
+                } catch (Exception e) {
+                    s.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+                }
+                s.put("ms", System.currentTimeMillis() - begin);
+                org.apache.rocketmq.client.impl.producer.TopicPublishInfo tpi1 =
+                    p.getDefaultMQProducerImpl().getTopicPublishInfoTable().get(t);
+                s.put("indexAfter", tpi1.getSendWhichQueue().toString());
+                s.put("infoAfter", System.identityHashCode(tpi1));
+                s.put("attempts", new ArrayList<>(attempted));
+                synchronized (routeLeft) {
+                    if (routeLeft[0] != 0 && routeLeft[0] <= begin) {
+                        after++;
+                    }
+                }
+                emit(map("event", "send", "send", s));
+                sends.add(s);
+            }
+        } finally {
+            if (watcher != null) {
+                watcher.interrupt();
+            }
+            // no shutdown: its UNREGISTER_CLIENT would wait 3 s on the silent broker, and
+            // main() halts the JVM
+        }
+        // what broker-b stored, by queue: a send that failed may have reached it too
+        DefaultMQAdminExt admin2 = new DefaultMQAdminExt();
+        admin2.setNamesrvAddr(ns);
+        admin2.setInstanceName("admin" + System.nanoTime());
+        admin2.start();
+        try {
+            Map<String, Object> stored = new TreeMap<>();
+            for (int q = 0; q < 2; q++) {
+                stored.put("broker-b/" + q, admin2.maxOffset(new MessageQueue(t, "broker-b", q)));
+            }
+            out.put("storedOnB", stored);
+        } finally {
+            admin2.shutdown();
+        }
+        out.put("sends", sends);
+        out.put("routeLeftAt", routeLeft[0]);
+        return out;
     }
 
     /**
