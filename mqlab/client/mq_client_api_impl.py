@@ -140,8 +140,9 @@ class MQClientAPIImpl:
         RocketMQ 4.9.3): keep the last name server that worked; when it cannot be reached,
         try the next ones (``namesrvIndex`` + 1, wrapping) within this one call, and throw
         only when none can be reached. Java starts the rotation at a random index; mqlab at
-        the first address. A connection that breaks after the request was written reaches
-        this loop as the same ``RemotingConnectException`` and also moves on.
+        the first address. A connection that breaks after the request was written
+        (``RemotingSendRequestException``) or gives no answer in time is not retried here:
+        ``invokeSync`` throws it to the caller, as Java's does.
 
         Raises:
             RemotingConnectException: no name server configured ("connect to null

@@ -348,7 +348,11 @@ class NetConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None:
             self._drain_received()
-        self.driver._on_closed(self, "peer closed" if exc is None else f"connection lost: {exc}")
+        # the peer's FIN (exc None, and not our own close) fails nothing under way
+        fail_fast = exc is not None or self._close_reason is not None
+        self.driver._on_closed(
+            self, "peer closed" if exc is None else f"connection lost: {exc}", fail_fast=fail_fast
+        )
 
     def _drain_received(self) -> None:
         """Handle the frames the peer sent before the connection broke.
@@ -762,14 +766,16 @@ class NetContext(NodeContext):
         except Exception as e:
             self.driver._handler_error(self, "invoke callback", e)
 
-    def _fail_pending(self, conn_id: int, reason: str) -> None:
+    def _fail_pending(self, conn_id: int, reason: str, *, connected: bool = True) -> None:
+        """Fail the requests under way on connection ``conn_id``: ``failFast``'s
+        RemotingSendRequestException on a channel that was open, RemotingConnectException on
+        one whose connect failed (``NettyRemotingClient#createChannel`` returned null)."""
         failed = sorted(k for k in self.pending if k[0] == conn_id)
+        error = RemotingSendRequestException if connected else RemotingConnectException
         for k in failed:
             cb, handle = self.pending.pop(k)
             handle.cancel()
-            self.driver.loop.call_soon(
-                self._run_callback, cb, None, RemotingConnectException(reason)
-            )
+            self.driver.loop.call_soon(self._run_callback, cb, None, error(reason))
 
     def invoke_oneway(self, addr: str, request: RemotingCommand) -> None:
         request.opaque = next(self._opaque)
@@ -1175,7 +1181,11 @@ class NetDriver:
                 )  # fmt: skip
             self._on_closed(conn, f"connect to <{conn.channel.remote_address}> failed: {e}")
 
-    def _on_closed(self, conn: NetConnection, reason: str) -> None:
+    def _on_closed(self, conn: NetConnection, reason: str, *, fail_fast: bool = True) -> None:
+        """``conn`` is closed. A client's requests under way fail at once when it closed the
+        channel itself, or the connection broke (a reset, a failed connect), as Netty's
+        ``failFast`` does; after the peer's FIN (``fail_fast`` False) they wait out their
+        timeouts, as 4.9.3's do (``mqlab.runtime.sim.SimDriver._close``)."""
         if conn._idle_handle is not None:
             conn._idle_handle.cancel()
             conn._idle_handle = None
@@ -1198,7 +1208,8 @@ class NetDriver:
                 "close", Kind.STATE, conn=conn.id, remote=conn.channel.remote_address,
                 reason=reason,
             )  # fmt: skip
-        ctx._fail_pending(conn.id, reason)
+        if fail_fast and conn.client_side:
+            ctx._fail_pending(conn.id, reason, connected=conn.transport is not None)
         node = ctx.node
         if node.running and conn.transport is not None:
             try:

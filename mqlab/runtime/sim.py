@@ -23,7 +23,11 @@ loses, so a stream only gets slower). A cut link closes the streams between its 
 at once, on both ends; a stopped or killed node's streams close for the peer after the
 bytes it had sent, one latency later (the kernel's FIN); its listeners go away.
 
-A killed node's kernel closes its connections (the FIN above). A node whose *machine* goes down
+A killed node's kernel closes its connections (the FIN above). The FIN fails nothing its peers
+have under way: 4.9.3's client fails its requests at once only when it closes a channel itself
+(an idle channel, a reset it reads, a frame it cannot decode: ``failFast``), and its server
+never, so a request the dead node had read (a pull parked by long polling) waits out its
+timeout (``SimDriver._close``). A node whose *machine* goes down
 (``stop_node(fault="power_cut" | "lost")``, ``MACHINE_FAULTS``) has no kernel left to do it:
 its peers are told nothing, their connections and streams stay open, what they send goes
 unanswered (their requests wait out their timeouts) and a new connect waits out
@@ -378,7 +382,7 @@ class SimContext(NodeContext):
     def close_channel(self, channel):
         conn = self.driver._conn_by_channel.get(channel.id)
         if conn is not None:
-            self.driver._close(conn, reason=f"closed by {self.node_name}")
+            self.driver._close(conn, reason=f"closed by {self.node_name}", by=self.node_name)
 
     # -- byte streams ----------------------------------------------------------------------------
     def listen_stream(self, addr, on_accept):
@@ -572,11 +576,12 @@ class SimDriver:
                 # killed (the kernel closes its sockets): close after the last frame this
                 # node sent (its shutdown's UNREGISTER_CLIENT, offsets persisted just before).
                 self.scheduler.call_at(
-                    conn.last_due[name], lambda c=conn: self._close(c, reason=f"{name} stopped"),
+                    conn.last_due[name],
+                    lambda c=conn: self._close(c, reason=f"{name} stopped", by=name),
                     node=name, name="close", keyed=False,
                 )  # fmt: skip
             else:
-                self._close(conn, reason=f"{name} stopped")
+                self._close(conn, reason=f"{name} stopped", by=name)
 
     def _machine_down(self, name: str) -> None:
         """``name``'s machine went down (its power, or the machine itself): no kernel is left
@@ -653,7 +658,7 @@ class SimDriver:
                 text=f"no read or write on the channel to {remote} since {idle_since} ms "
                 f"({idle_ms} ms): ALL_IDLE, close",
             )  # fmt: skip
-            self._close(conn, reason=f"idle for {idle_ms} ms")
+            self._close(conn, reason=f"idle for {idle_ms} ms", by=end)
 
         self.scheduler.call_at(
             max(conn.active[end] + limit(), self.scheduler.now), check, node=end,
@@ -705,7 +710,7 @@ class SimDriver:
         def fire() -> None:
             self._resetting.discard((kind, owner.id))
             if isinstance(owner, SimConnection):
-                self._close(owner, reason="Connection reset by peer")
+                self._close(owner, reason="Connection reset by peer", by=peer)
             else:
                 self._reset_stream(owner, "Connection reset by peer")
 
@@ -992,7 +997,14 @@ class SimDriver:
             return 0
         return CONNECT_TIMEOUT_MILLIS if self._silent(client, server) else 0
 
-    def _close(self, conn: SimConnection, *, reason: str) -> None:
+    def _close(self, conn: SimConnection, *, reason: str, by: str) -> None:
+        """``by`` closes its end of ``conn`` (its process stopped, its own close, or its read
+        of a reset); the other end sees the FIN. Both ends' ``channel_inactive`` runs. Only a
+        client that closes its own channel fails its requests under way at once
+        (``NettyRemotingClient.NettyConnectManageHandler#close`` →
+        ``NettyRemotingAbstract#failFast``). A FIN from the peer does not: 4.9.3's client
+        pipeline has no ``channelInactive`` handler, and its server has no ``failFast``, so
+        their requests wait out their timeouts (``scanResponseTable``)."""
         if conn.closed:
             return
         conn.closed = True
@@ -1006,11 +1018,19 @@ class SimDriver:
             ctx = self.contexts.get(side)
             if node is None or ctx is None or not node.running or side == conn.lost:
                 continue
-            failed = sorted(k for k in ctx.pending if k[0] == conn.id)
+            failed = (
+                sorted(k for k in ctx.pending if k[0] == conn.id)
+                if side == by and side == conn.client
+                else []
+            )
+            remote = conn.end_of(side).remote_address
             for k in failed:
                 cb = ctx.pending.pop(k)
+                # requestFail: sendRequestOK false, so invokeSync throws this (an async
+                # callback finds no response and sendRequestOK false)
+                err = RemotingSendRequestException(f"send request to <{remote}> failed: {reason}")
                 self.scheduler.call_later(
-                    0, self._guard(node, lambda cb=cb: cb(None, RemotingConnectException(reason))),
+                    0, self._guard(node, lambda cb=cb, err=err: cb(None, err)),
                     node=side, name="NettyRemotingAbstract.failFast", keyed=False,
                 )  # fmt: skip
             end = conn.end_of(side)
@@ -1099,7 +1119,7 @@ class SimDriver:
             cmd = RemotingCommand.decode(frame)
         except RemotingCommandException as e:
             ctx.tracer.emit("NettyDecoder", "decode", Kind.ERROR, error=str(e))
-            self._close(conn, reason=f"malformed frame: {e}")
+            self._close(conn, reason=f"malformed frame: {e}", by=receiver)
             return
         channel = conn.end_of(receiver)
         if self.recorder.level >= _FRAMES:

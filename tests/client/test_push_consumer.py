@@ -563,16 +563,22 @@ def test_offset_illegal_drops_the_queue_and_fixes_the_offset_10_s_later(tmp_path
 
 
 def test_pull_exception_retries_after_pull_time_delay_mills_when_exception(tmp_path):
-    """The broker is gone: every pull fails and comes back 1000 ms later (4.9.3 default)."""
+    """The broker is killed while the pull is parked there: the FIN does not fail the pull
+    (tests/conformance/test_broker_kill_vs_real.py), which waits out its 30 s timeout plus
+    scanResponseTable's second; from then on every pull is refused and comes back 1000 ms
+    later (4.9.3 default)."""
     cl = ConsumerCluster(tmp_path)
     c = cl.consumer("c1")
     cl.d.advance(3000)
+    mq = str(MessageQueue("T", "broker-a", 0))
+    sent = [e.t_ms for e in cl.events(node="c1", component="PullAPIWrapper.pullKernelImpl")
+            if f"T@{mq.rsplit('=', 1)[1][:-1]}" in e.describe()]  # fmt: skip
     cl.d.stop_node("broker-a", graceful=False)
-    cl.d.advance(5000)
+    cl.d.advance(35_000)
     failures = [e.t_ms for e in cl.events(node="c1", component="DefaultMQPushConsumerImpl.pullMessage",
                                           step="2.6")
-                if e.fields.get("status") == "EXCEPTION"
-                and e.fields["mq"] == str(MessageQueue("T", "broker-a", 0))]  # fmt: skip
+                if e.fields.get("status") == "EXCEPTION" and e.fields["mq"] == mq]  # fmt: skip
+    assert failures[0] == sent[-1] + 30_000 + 1000
     assert len(failures) >= 3
     assert {b - a for a, b in zip(failures[1:], failures[2:], strict=False)} == {1000}
     assert c.stats.pulls["EXCEPTION"] >= 3

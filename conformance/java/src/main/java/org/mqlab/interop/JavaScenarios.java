@@ -144,6 +144,7 @@ public final class JavaScenarios {
                 return transaction("check", LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
             case "ha-failover": return haFailover();
             case "producer-broker-freeze": return producerBrokerFreeze();
+            case "push-broker-kill": return pushBrokerKill();
             case "dledger-failover": return dledgerFailover();
             case "dledger-client": return DLedgerClientScenario.run();
             case "acl-clients": return AclScenarios.clients();
@@ -1268,6 +1269,76 @@ public final class JavaScenarios {
 
     static int duplicates(List<String> bodies) {
         return bodies.size() - new TreeSet<>(bodies).size();
+    }
+
+    /**
+     * A push consumer whose broker is killed while the consumer's pull is parked there (long
+     * polling), then started again. One queue on broker-a; routes polled every second. The
+     * consumer takes m0; a second later the harness kills broker-a's JVM and starts it again
+     * on the same store and ports; then m1 is sent. When the consumer takes m1 says whether the
+     * parked pull failed when the connection closed or waited out its 30 s timeout
+     * (CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND) first. Times are epoch ms.
+     */
+    static Map<String, Object> pushBrokerKill() throws Exception {
+        String t = topic("Kill");
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        admin.start();
+        try {
+            String addr = admin.examineBrokerClusterInfo().getBrokerAddrTable().get("broker-a")
+                .getBrokerAddrs().get(0L);
+            admin.createAndUpdateTopicConfig(addr, new org.apache.rocketmq.common.TopicConfig(t, 1, 1, 6));
+        } finally {
+            admin.shutdown();
+        }
+        Map<String, Long> got = new ConcurrentHashMap<>();
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + "cg_kill");
+        c.setNamesrvAddr(ns);
+        c.setClientIP("127.0.0.1");
+        c.setInstanceName(prefix + "cg_kill");
+        c.setPollNameServerInterval(1000);
+        c.subscribe(t, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                got.putIfAbsent(new String(m.getBody()), System.currentTimeMillis());
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        DefaultMQProducer p = producer("pg_kill");
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            c.start();
+            waitFor(() -> {
+                try {
+                    return p.fetchPublishMessageQueues(t).size() == 1;
+                } catch (MQClientException e) {
+                    return false;
+                }
+            }, 30000, "the route");
+            p.send(msg(t, "TagK", "m0"));
+            waitFor(() -> got.containsKey("m0"), 60000, "m0 consumed");
+            Thread.sleep(1000);
+            out.put("m0ConsumedAt", got.get("m0"));
+            harness("kill-restart", "broker", "broker-a");
+            out.put("backAt", System.currentTimeMillis());
+            SendResult r = null;
+            for (int i = 0; i < 20 && r == null; i++) {
+                try {
+                    r = p.send(msg(t, "TagK", "m1"));
+                } catch (Exception e) {
+                    Thread.sleep(500);
+                }
+            }
+            out.put("m1SentAt", System.currentTimeMillis());
+            out.put("m1Send", r == null ? null : sendView(r));
+            waitFor(() -> got.containsKey("m1"), 90000, "m1 consumed");
+            out.put("m1ConsumedAt", got.get("m1"));
+        } finally {
+            c.shutdown();
+            p.shutdown();
+        }
+        return out;
     }
 
     /**
