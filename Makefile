@@ -9,10 +9,10 @@
 #                 with Open With -> Jupytext Notebook; edits here change tracked files)
 #   make test     create/refresh .venv, check Java 17, make sure Chromium is there for the browser
 #                 tests (installs Debian's chromium when root), run the whole suite (CI: .ci/run).
-#                 tools/run_tests.py runs it as six pytest processes in four lanes side by
+#                 tools/run_tests.py runs it as seven pytest processes in four lanes side by
 #                 side, so the real broker's waits overlap the CPU-bound tests: real-broker
-#                 (tests/conformance, tests/interop) then browser (tests/e2e); core (the rest
-#                 of tests/, nice 10); lab (tests/lab, nice 10); spark (tests/experiments,
+#                 (tests/conformance, tests/interop) then browser (tests/e2e); net (tests/net)
+#                 then core (the rest of tests/, nice 10); lab (tests/lab, nice 10); spark (tests/experiments,
 #                 nice 10) then notebooks (notebooks/solutions via nbmake, nice 10). Each group's
 #                 output is printed whole when it ends; the last line is the total over all groups
 #                 (CONTRIBUTING.md §2, "What runs in parallel")

@@ -303,13 +303,15 @@ def test_a_group_with_after_starts_when_that_group_has_ended(tmp_path, capsys):
 
 
 def test_the_suites_lanes_chain_the_waiting_groups_beside_the_niced_cpu_groups():
-    """Four lanes: real-broker then browser, at normal priority; core, lab and spark, the
-    CPU-bound parts, each at nice 10 from the start, and the notebooks niced after spark."""
+    """Four lanes: real-broker then browser, at normal priority; net (its live clients'
+    deadlines: normal priority) then core at nice 10; lab and spark, the other CPU-bound parts,
+    each at nice 10 from the start, and the notebooks niced after spark."""
     groups = runner().GROUPS
     assert {g.name: g.after for g in groups} == {
-        "real-broker": "", "core": "", "lab": "", "spark": "", "notebooks": "spark",
-        "browser": "real-broker",
+        "real-broker": "", "net": "", "core": "net", "lab": "", "spark": "",
+        "notebooks": "spark", "browser": "real-broker",
     }  # fmt: skip
     assert {g.name: g.nice for g in groups} == {
-        "real-broker": 0, "core": 10, "lab": 10, "spark": 10, "notebooks": 10, "browser": 0,
+        "real-broker": 0, "net": 0, "core": 10, "lab": 10, "spark": 10, "notebooks": 10,
+        "browser": 0,
     }  # fmt: skip

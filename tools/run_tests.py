@@ -82,7 +82,9 @@ class Group:
 #: groups that wait with deadlines, one after the other at normal priority (real-broker, then
 #: browser), beside three CPU-bound parts of the rest, each at ``nice 10``: core, lab
 #: (tests/lab) and spark (tests/experiments, the Spark sweeps and clusters), then the
-#: notebooks (nbmake, niced too: its only deadline is a notebook's 180 s). CI on 2026-11-29
+#: notebooks (nbmake, niced too: its only deadline is a notebook's 180 s). tests/net goes
+#: first in core's lane, at normal priority: its live C++ clients give up after 3 s, and niced
+#: it missed that twice in about 25 dry runs (AQ; BI on 2026-12-02, a route query). CI on 2026-11-29
 #: with the notebooks between real-broker and browser: that lane 1,550 s (notebooks 368 s
 #: there against 173 s on a quiet machine), lab 1,203 s, spark 577 s. Measured on 2
 #: cores: all at normal priority at once, the browser's widgets missed their waits; two lanes
@@ -97,8 +99,14 @@ GROUPS = (
         ("tests/conformance", "tests/interop"),
     ),
     Group(
+        "net",
+        "tests/net: mqlab serve over sockets, driven by live C++, Go and Node.js clients whose "
+        "RPCs give up after seconds; at normal priority, then core in its lane",
+        ("tests/net",),
+    ),
+    Group(
         "core",
-        "the rest of tests/: unit, simulation, net and explorer tests, CPU-bound",
+        "the rest of tests/: unit, simulation and explorer tests, CPU-bound",
         ("tests",),
         ignore=(
             "tests/conformance",
@@ -106,8 +114,10 @@ GROUPS = (
             "tests/e2e",
             "tests/experiments",
             "tests/lab",
+            "tests/net",
         ),
         nice=10,
+        after="net",
     ),
     Group(
         "lab",
