@@ -38,6 +38,8 @@ import base64
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -427,3 +429,52 @@ class FrameCapture:
         asyncio.run_coroutine_threadsafe(shut(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+@contextmanager
+def broker_behind_relay(
+    workdir: Callable[[str], Path], *, broker_name: str = "broker-a",
+    ns_broker_name: str | None = None, namesrv_properties: dict[str, str] | None = None,
+    broker_properties: dict[str, str] | None = None,
+) -> Iterator[tuple[Any, FrameCapture, Any]]:  # fmt: skip
+    """A real name server's JVM (with a broker ``ns_broker_name`` in it, or none), a relay, and
+    ``broker_name`` in a JVM of its own that registers through the relay (link "broker" →
+    "namesrv"), so its frames to the name server are recorded with their times; yields
+    ``(name server's RealCluster, relay, broker's RealCluster)`` once the name server lists
+    the broker. A test may stop the broker's JVM with SIGSTOP (a machine fallen silent): on
+    exit it gets SIGCONT, then both JVMs stop. ``workdir``: a fresh directory for a name
+    (``tmp_path_factory.mktemp``).
+
+    Raises:
+        RealClusterError: a JVM did not start.
+    """
+    import os
+    import signal
+
+    from mqlab.conformance.real_cluster import RealCluster
+    from mqlab.conformance.wire import broker_addr_table, wait_until
+
+    ns = RealCluster(workdir("namesrv"), broker_properties, broker=ns_broker_name is not None,
+                     broker_name=ns_broker_name or "broker-a",
+                     namesrv_properties=namesrv_properties)  # fmt: skip
+    relay = FrameCapture()
+    broker = None
+    try:
+        ns.start()
+        port = relay.add_link("broker", "namesrv", int(ns.namesrv_addr.rsplit(":", 1)[1]))
+        broker = RealCluster(workdir(broker_name), broker_properties, broker_name=broker_name,
+                             namesrv_addr=f"127.0.0.1:{port}")  # fmt: skip
+        broker.start()
+        wait_until(lambda: broker_addr_table(ns.namesrv_addr, broker_name) != {}, 30,
+                   f"{broker_name} registered")  # fmt: skip
+        yield ns, relay, broker
+    finally:
+        if broker is not None:
+            if broker.pid is not None:
+                try:
+                    os.kill(broker.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            broker.stop()
+        relay.close()
+        ns.stop()

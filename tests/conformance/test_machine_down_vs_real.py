@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 
 from mqlab import Lab
-from mqlab.conformance.dledger_capture import FrameCapture
+from mqlab.conformance.dledger_capture import FrameCapture, broker_behind_relay
 from mqlab.conformance.real_cluster import RealCluster, RealClusterError
 from mqlab.conformance.wire import broker_addr_table, wait_until
 from mqlab.remoting.codes import RequestCode
@@ -36,29 +36,14 @@ def silent_broker(
     java_runner, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[RealCluster, FrameCapture, RealCluster]]:
     """The name server's JVM, the relay, and the broker's JVM (registered through it)."""
-    ns = RealCluster(tmp_path_factory.mktemp("namesrv"), broker=False,
-                     namesrv_properties={"serverChannelMaxIdleTimeSeconds": str(IDLE_S)})  # fmt: skip
-    relay = FrameCapture()
-    broker: RealCluster | None = None
     try:
-        ns.start()
-        port = relay.add_link("broker", "namesrv", int(ns.namesrv_addr.rsplit(":", 1)[1]))
-        broker = RealCluster(tmp_path_factory.mktemp("broker"), broker_name="broker-s",
-                             namesrv_addr=f"127.0.0.1:{port}")  # fmt: skip
-        broker.start()
-        yield ns, relay, broker
+        with broker_behind_relay(
+            tmp_path_factory.mktemp, broker_name="broker-s",
+            namesrv_properties={"serverChannelMaxIdleTimeSeconds": str(IDLE_S)},
+        ) as cluster:  # fmt: skip
+            yield cluster
     except RealClusterError as e:
         pytest.fail(str(e))
-    finally:
-        if broker is not None:
-            if broker.pid is not None:
-                try:
-                    os.kill(broker.pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-            broker.stop()
-        relay.close()
-        ns.stop()
 
 
 def test_the_name_server_drops_a_silent_broker_when_its_channel_has_been_idle(silent_broker):

@@ -1271,6 +1271,38 @@ public final class JavaScenarios {
         return bodies.size() - new TreeSet<>(bodies).size();
     }
 
+    /** Topic {@code t} with {@code queues} read and write queues on every master; their names, sorted. */
+    static List<String> createTopicOnEachMaster(String t, int queues) throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(ns);
+        admin.setInstanceName("admin" + System.nanoTime());
+        admin.start();
+        List<String> brokers = new ArrayList<>();
+        try {
+            for (org.apache.rocketmq.common.protocol.route.BrokerData bd
+                    : admin.examineBrokerClusterInfo().getBrokerAddrTable().values()) {
+                brokers.add(bd.getBrokerName());
+                admin.createAndUpdateTopicConfig(bd.getBrokerAddrs().get(0L),
+                    new org.apache.rocketmq.common.TopicConfig(t, queues, queues, 6));
+            }
+        } finally {
+            admin.shutdown();
+        }
+        Collections.sort(brokers);
+        return brokers;
+    }
+
+    /** Until {@code p}'s route of {@code t} has {@code n} queues to send to (30 s at most). */
+    static void waitForPublishQueues(DefaultMQProducer p, String t, int n) throws InterruptedException {
+        waitFor(() -> {
+            try {
+                return p.fetchPublishMessageQueues(t).size() == n;
+            } catch (MQClientException e) {
+                return false;
+            }
+        }, 30000, "the route with " + n + " queue(s)");
+    }
+
     /**
      * A push consumer whose broker is killed while the consumer's pull is parked there (long
      * polling), then started again. One queue on broker-a; routes polled every second. The
@@ -1281,17 +1313,7 @@ public final class JavaScenarios {
      */
     static Map<String, Object> pushBrokerKill() throws Exception {
         String t = topic("Kill");
-        DefaultMQAdminExt admin = new DefaultMQAdminExt();
-        admin.setNamesrvAddr(ns);
-        admin.setInstanceName("admin" + System.nanoTime());
-        admin.start();
-        try {
-            String addr = admin.examineBrokerClusterInfo().getBrokerAddrTable().get("broker-a")
-                .getBrokerAddrs().get(0L);
-            admin.createAndUpdateTopicConfig(addr, new org.apache.rocketmq.common.TopicConfig(t, 1, 1, 6));
-        } finally {
-            admin.shutdown();
-        }
+        createTopicOnEachMaster(t, 1);
         Map<String, Long> got = new ConcurrentHashMap<>();
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(prefix + "cg_kill");
         c.setNamesrvAddr(ns);
@@ -1309,13 +1331,7 @@ public final class JavaScenarios {
         Map<String, Object> out = new LinkedHashMap<>();
         try {
             c.start();
-            waitFor(() -> {
-                try {
-                    return p.fetchPublishMessageQueues(t).size() == 1;
-                } catch (MQClientException e) {
-                    return false;
-                }
-            }, 30000, "the route");
+            waitForPublishQueues(p, t, 1);
             p.send(msg(t, "TagK", "m0"));
             waitFor(() -> got.containsKey("m0"), 60000, "m0 consumed");
             Thread.sleep(1000);
@@ -1355,22 +1371,7 @@ public final class JavaScenarios {
      */
     static Map<String, Object> producerBrokerFreeze() throws Exception {
         String t = topic("Freeze");
-        DefaultMQAdminExt admin = new DefaultMQAdminExt();
-        admin.setNamesrvAddr(ns);
-        admin.setInstanceName("admin" + System.nanoTime());
-        admin.start();
-        List<String> brokers = new ArrayList<>();
-        try {
-            for (org.apache.rocketmq.common.protocol.route.BrokerData bd
-                    : admin.examineBrokerClusterInfo().getBrokerAddrTable().values()) {
-                brokers.add(bd.getBrokerName());
-                admin.createAndUpdateTopicConfig(bd.getBrokerAddrs().get(0L),
-                    new org.apache.rocketmq.common.TopicConfig(t, 2, 2, 6));
-            }
-        } finally {
-            admin.shutdown();
-        }
-        Collections.sort(brokers);
+        List<String> brokers = createTopicOnEachMaster(t, 2);
         DefaultMQProducer p = new DefaultMQProducer(prefix + "pg_freeze");
         p.setNamesrvAddr(ns);
         p.setClientIP("127.0.0.1");
@@ -1401,13 +1402,7 @@ public final class JavaScenarios {
         final long[] routeLeft = {0};
         Thread watcher = null;
         try {
-            waitFor(() -> {
-                try {
-                    return p.fetchPublishMessageQueues(t).size() == 4;
-                } catch (MQClientException e) {
-                    return false;
-                }
-            }, 30000, "the route with 4 queues");
+            waitForPublishQueues(p, t, 4);
             List<Object> warm = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 warm.add(sendView(p.send(msg(t, "TagF", "warm-" + i))));
