@@ -483,11 +483,16 @@ class BrokerController(Node):
         return result
 
     def put_messages(
-        self, msgs: list[MessageExtBrokerInner], batch_properties: dict[str, str], body_length: int
+        self,
+        msgs: list[MessageExtBrokerInner],
+        batch_properties: dict[str, str],
+        body_length: int,
+        own_properties: list[str] | None = None,
     ) -> PutMessageResult:
         result = self.message_store.put_messages(
-            msgs, self.ctx.now_ms, batch_properties=batch_properties, body_length=body_length
-        )
+            msgs, self.ctx.now_ms, batch_properties=batch_properties, body_length=body_length,
+            own_properties=own_properties,
+        )  # fmt: skip
         self.request_reput()
         return result
 

@@ -588,7 +588,9 @@ class SendMessageProcessor:
                 )  # fmt: skip
             )
         # The store reads DELAY and WAIT from batch_props only (messageExtBatch's own map).
-        result = broker.put_messages(msgs, batch_props, len(request.body or b""))
+        result = broker.put_messages(
+            msgs, batch_props, len(request.body or b""), [e[2] for e in entries]
+        )
         return self._answer_when_replicated(
             channel,
             request,

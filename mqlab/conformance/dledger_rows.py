@@ -20,8 +20,11 @@ answers can be compared node for node. Steps (each request a row):
 1. ``lead n0``: wait until the name server lists ``n0`` at brokerId 0 and the followers at
    2 and 3; the topic is created on every node (UPDATE_AND_CREATE_TOPIC, as ``mqadmin
    updateTopic -b`` does), three messages are sent to the leader, one to a follower (a
-   SLAVE: SERVICE_NOT_AVAILABLE), GET_BROKER_CLUSTER_INFO and GET_ROUTEINFO_BY_TOPIC are
-   asked, a consumer offset is committed on the leader;
+   SLAVE: SERVICE_NOT_AVAILABLE); batches (``DLedgerCommitLog#asyncPutMessages``): three
+   messages to the leader, two to a follower, one with DELAY in the batch's properties, one
+   whose stored message is over ``maxMessageSize`` though its batch body is not, and a pull
+   of the three; GET_BROKER_CLUSTER_INFO and GET_ROUTEINFO_BY_TOPIC are asked, a consumer
+   offset is committed on the leader;
 2. ``replicated``: wait until each follower's consume queue holds the message and its
    SlaveSynchronize (every 10 s, ``BrokerController#handleSlaveSynchronize``) has copied the
    offset; then the followers are asked (GET_MAX_OFFSET, QUERY_CONSUMER_OFFSET, PULL);
@@ -30,9 +33,9 @@ answers can be compared node for node. Steps (each request a row):
    cluster info and route without a brokerId 0, a send to a follower;
 4. ``lead n1``: whichever of ``n1``/``n2`` won, a LEADERSHIP_TRANSFER to ``n1`` if needed
    (as ``DLedgerClient#leadershipTransfer`` sends it); then the new master is asked for the
-   data written before the change (GET_MAX_OFFSET, QUERY_CONSUMER_OFFSET, PULL), takes
-   three sends, the follower refuses one, and the name server's cluster info and route
-   list ``n1`` at 0.
+   data written before the change (GET_MAX_OFFSET, QUERY_CONSUMER_OFFSET, PULL, the
+   batch's PULL), takes three sends and a batch, the follower refuses one, and the name
+   server's cluster info and route list ``n1`` at 0.
 
 Addresses are compared through the ``dledger-node-address`` rule (``compare.RULES``): each
 side's node ``n<i>`` listens on its own free port, so ``<n0>``, ``<n1>``, ``<n2>`` replace
@@ -50,8 +53,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mqlab.conformance.scenario import Scenario, SideAction, Step
-from mqlab.conformance.scenarios.common import pull, query_offset, route, send_v2, update_offset
+from mqlab.conformance.scenario import Scenario, SideAction, Step, batch, props
+from mqlab.conformance.scenarios.common import (
+    pull,
+    query_offset,
+    route,
+    send_batch,
+    send_v2,
+    uniq,
+    update_offset,
+)
 from mqlab.conformance.wire import broker_addr_table, call_sync, wait_until
 
 __all__ = [
@@ -78,9 +89,9 @@ GROUP = "cf_dledger_cg"
 PRODUCER = "cf_dledger_pg"
 #: the report's line for the group
 GROUP_DOC = (
-    "A DLedger group of three brokers around a leader kill: sends to the leader, a "
-    "follower and the dead address, cluster info and route before, during and after, "
-    "the new master's offsets and pulls of data written before."
+    "A DLedger group of three brokers around a leader kill: sends and batches to the "
+    "leader, a follower and the dead address, cluster info and route before, during and "
+    "after, the new master's offsets and pulls of data written before."
 )
 #: the broker properties both groups get
 PROPERTIES = {"preferredLeaderId": PREFERRED}
@@ -107,6 +118,21 @@ def _send(name: str, node: str, queue_id: int, n: int, note: str = "",
                        note=note, expect=expect), node)  # fmt: skip
 
 
+def _batch(name: str, node: str, queue_id: int, ns: tuple[int, ...], note: str = "",
+           expect: int | None = None, **header: str) -> Step:  # fmt: skip
+    """SEND_BATCH_MESSAGE of ``dl-<n>`` for each n, their own properties a UNIQ_KEY and TAGS
+    (the batch's, in the header: WAIT; the broker adds CLUSTER)."""
+    body = batch(*((TOPIC, b"dl-%d" % n, {"UNIQ_KEY": uniq(700 + n), "TAGS": "TagB"})
+                   for n in ns))  # fmt: skip
+    return _to(send_batch(name, TOPIC, queue_id, body, group=PRODUCER, note=note,
+                          expect=expect, **header), node)  # fmt: skip
+
+
+#: ``maxMessageSize`` (4 MiB): the batch body below it, the stored message above it
+_MAX = 4 * 1024 * 1024
+_TOO_BIG = batch((TOPIC, b"x" * (_MAX - 100), {"UNIQ_KEY": uniq(799)}))
+assert len(_TOO_BIG) <= _MAX
+
 #: SendMessageProcessor#sendMessage: a SLAVE answers SERVICE_NOT_AVAILABLE (14)
 SLAVE_REFUSES = 14
 
@@ -129,6 +155,16 @@ SCENARIO = Scenario("dledger-failover", "dledger_leader_killed", [
     _send("send_leader_q1", "n0", 1, 1, expect=0),
     _send("send_leader_q2", "n0", 2, 2, expect=0),
     _send("send_follower", "n1", 0, 3, "a follower's broker is a SLAVE", SLAVE_REFUSES),
+    _batch("batch_leader_q3", "n0", 3, (20, 21, 22),
+           "an entry a message, acknowledged with the last; three msgIds", 0),
+    _batch("batch_follower", "n1", 3, (23, 24), "a SLAVE refuses a batch too", SLAVE_REFUSES),
+    _batch("batch_delayed", "n0", 3, (25,), "DELAY among the batch's own properties",
+           i=props(WAIT="true", DELAY="2")),
+    _to(send_batch("batch_too_big", TOPIC, 3, _TOO_BIG, group=PRODUCER,
+                   note="the body passes checkMessages, the stored message is over 4 MiB: "
+                        "the serializer's RuntimeException"), "n0"),  # fmt: skip
+    pull("pull_batch_leader", GROUP, TOPIC, 3, 0, to="n0",
+         note="each stored with its own properties only: no CLUSTER, no WAIT"),
     _cluster_info("cluster_before", "brokerId 0 the leader, n<i> at i + 1"),
     route("route_before", TOPIC),
     update_offset("commit_offset", GROUP, TOPIC, 0, 1),
@@ -150,9 +186,12 @@ SCENARIO = Scenario("dledger-failover", "dledger_leader_killed", [
     _max_offset("max_offset_new_leader", "n1", note="queue 0 as before the change"),
     _to(query_offset("offset_new_leader", GROUP, TOPIC, 0), "n1"),
     pull("pull_new_leader", GROUP, TOPIC, 0, 0, to="n1", note="the message written before"),
+    pull("pull_batch_new_leader", GROUP, TOPIC, 3, 0, to="n1",
+         note="the batch written before, at the same offsets"),
     _send("send_new_leader_q0", "n1", 0, 6, expect=0),
     _send("send_new_leader_q1", "n1", 1, 7, expect=0),
-    _send("send_new_leader_q3", "n1", 3, 8, expect=0),
+    _send("send_new_leader_q3", "n1", 3, 8, "after the batch", expect=0),
+    _batch("batch_new_leader_q2", "n1", 2, (26, 27), expect=0),
     _send("send_survivor", "n2", 0, 9, "the other follower is still a SLAVE", SLAVE_REFUSES),
     _max_offset("max_offset_after", "n1"),
     _cluster_info("cluster_after", "n1 at brokerId 0, n2 at 3; n0 gone"),

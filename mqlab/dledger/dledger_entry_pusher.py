@@ -29,7 +29,7 @@ from mqlab.dledger.entry_handler import EntryHandler
 from mqlab.dledger.member_state import Role
 from mqlab.dledger.protocol import AppendEntryResponse, DLedgerResponseCode, PushEntryRequest
 from mqlab.dledger.quorum import quorum_index
-from mqlab.dledger.service_thread import ServiceThread, TimeoutFuture
+from mqlab.dledger.service_thread import BatchAppendFuture, ServiceThread, TimeoutFuture
 
 if TYPE_CHECKING:
     from mqlab.dledger.dledger_server import DLedgerServer
@@ -107,12 +107,14 @@ class DLedgerEntryPusher:
         )
 
     # -- the client's wait ----------------------------------------------------------------------
-    def wait_ack(self, entry: DLedgerEntry) -> TimeoutFuture:
+    def wait_ack(self, entry: DLedgerEntry, batch: bool = False) -> TimeoutFuture:
         """The future a client's append waits on until a quorum has the entry (step 1).
 
         ``DLedgerEntryPusher#waitAck``: the leader's own mark moves to the entry; a group of
         one answers at once; else the future waits in ``pendingAppendResponsesByTerm``.
+        ``batch`` (``isBatchWait``): the future is a ``BatchAppendFuture``.
         """
+        cls = BatchAppendFuture if batch else TimeoutFuture
         ms = self.member_state
         self.update_peer_water_mark(entry.term, ms.self_id, entry.index)
         if ms.peer_size() == 1:
@@ -123,11 +125,9 @@ class DLedgerEntryPusher:
                 term=entry.term,
                 pos=entry.pos,
             )
-            return TimeoutFuture.completed(self.now, response, pos=entry.pos)
+            return cls.completed(self.now, response, pos=entry.pos)
         self.check_term_for_pending_map(entry.term)
-        future: TimeoutFuture = TimeoutFuture(
-            self.now, self.config.max_wait_ack_time_ms, pos=entry.pos
-        )
+        future: TimeoutFuture = cls(self.now, self.config.max_wait_ack_time_ms, pos=entry.pos)
         self.pending_append_responses_by_term[entry.term][entry.index] = future
         self.quorum_ack_checker.wakeup()
         return future

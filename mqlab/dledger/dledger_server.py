@@ -51,6 +51,7 @@ from mqlab.dledger.member_state import MemberState
 from mqlab.dledger.protocol import (
     AppendEntryRequest,
     AppendEntryResponse,
+    BatchAppendEntryRequest,
     DLedgerRequestCode,
     DLedgerResponseCode,
     GetEntriesRequest,
@@ -337,7 +338,11 @@ class DLedgerServer(Node):
         """Append a body on the leader and wait for a quorum (step 1).
 
         Mirrors ``DLedgerServer#handleAppend``: the target, NOT_LEADER, LEADER_TRANSFERRING,
-        LEADER_PENDING_FULL; then ``appendAsLeader`` and ``waitAck``.
+        LEADER_PENDING_FULL; then ``appendAsLeader`` and ``waitAck``. A
+        ``BatchAppendEntryRequest`` appends each of its bodies as an entry of its own, in
+        order, and waits for the last one only: its ``BatchAppendFuture`` carries every
+        entry's position (no bodies: REQUEST_WITH_EMPTY_BODYS). A batch takes one place
+        among the pending appends, however many entries it has.
         """
         ms = self.member_state
         now = self.ctx.now_ms
@@ -351,17 +356,31 @@ class DLedgerServer(Node):
                 resp = AppendEntryResponse(group=ms.group, code=R.LEADER_PENDING_FULL, term=curr_term,
                                            leader_id=ms.self_id)  # fmt: skip
                 return TimeoutFuture.completed(now, resp)
-            check(request.body is not None, R.UNEXPECTED_ARGUMENT, "no body")
-            entry = self.store.append_as_leader(DLedgerEntry(body=request.body))
-            self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", index=entry.index, term=entry.term,
-                                 pos=entry.pos, size=entry.size)  # fmt: skip
-            future = self.pusher.wait_ack(entry)
+            if isinstance(request, BatchAppendEntryRequest):
+                check(len(request.batch_msgs) > 0, R.REQUEST_WITH_EMPTY_BODYS,
+                      "BatchAppendEntryRequest with empty bodys")  # fmt: skip
+                positions = []
+                for body in request.batch_msgs:
+                    entry = self._append_as_leader(body)
+                    positions.append(entry.pos)
+                future = self.pusher.wait_ack(entry, batch=True)
+                future.positions = positions  # type: ignore[attr-defined]
+            else:
+                check(request.body is not None, R.UNEXPECTED_ARGUMENT, "no body")
+                future = self.pusher.wait_ack(self._append_as_leader(request.body))
             self.pusher.wake_up_dispatchers()
             return future
         except DLedgerException as e:
             self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", code=e.code.name)
             resp = AppendEntryResponse.of(request, code=e.code, leader_id=ms.leader_id)
             return TimeoutFuture.completed(now, resp)
+
+    def _append_as_leader(self, body: bytes) -> DLedgerEntry:
+        """``dLedgerStore.appendAsLeader`` of one body, traced as step 1."""
+        entry = self.store.append_as_leader(DLedgerEntry(body=body))
+        self.ctx.tracer.emit("DLedgerServer.handleAppend", "1", index=entry.index, term=entry.term,
+                             pos=entry.pos, size=entry.size)  # fmt: skip
+        return entry
 
     def handle_leadership_transfer(self, request: LeadershipTransferRequest) -> TimeoutFuture:
         """``DLedgerServer#handleLeadershipTransfer``: on the leader (``transferId`` is this

@@ -43,6 +43,7 @@ __all__ = [
     "PushEntryType",
     "AppendEntryRequest",
     "AppendEntryResponse",
+    "BatchAppendEntryRequest",
     "LeadershipTransferRequest",
     "LeadershipTransferResponse",
     "MetadataRequest",
@@ -240,6 +241,14 @@ class AppendEntryRequest(RequestOrResponse):
     """Mirrors ``AppendEntryRequest``: a client's body for the leader to append."""
 
     body: bytes | None = None
+
+
+@dataclass(frozen=True)
+class BatchAppendEntryRequest(AppendEntryRequest):
+    """Mirrors ``BatchAppendEntryRequest``: several bodies, each appended as an entry of its
+    own (``DLedgerCommitLog#asyncPutMessages`` sends one; 0.2.3 has no wire form of it)."""
+
+    batch_msgs: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from mqlab.dledger.dledger_server import DLedgerServer
 
-__all__ = ["ServiceThread", "TimeoutFuture", "elapsed"]
+__all__ = ["BatchAppendFuture", "ServiceThread", "TimeoutFuture", "elapsed"]
 
 T = TypeVar("T")
 
@@ -94,3 +94,14 @@ class TimeoutFuture(Generic[T]):
         f: TimeoutFuture[T] = cls(now_ms, pos=pos)
         f.complete(value)
         return f
+
+
+class BatchAppendFuture(TimeoutFuture[T]):
+    """Mirrors ``BatchAppendFuture`` (DLedger 0.2.3): an ``AppendFuture`` for the last entry
+    of a batch, with the data position of every entry (``positions``)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, now_ms: int, time_out_ms: int = 1000, pos: int = -1) -> None:
+        super().__init__(now_ms, time_out_ms, pos)
+        self.positions: list[int] = []

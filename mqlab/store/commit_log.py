@@ -393,6 +393,7 @@ class CommitLog:
         msgs: list[MessageExtBrokerInner],
         now_ms: int,
         batch_properties: dict[str, str] | None = None,
+        own_properties: list[str] | None = None,
     ) -> PutMessageResult:
         """Append a batch as consecutive entries of one queue, all in one file.
 
@@ -409,6 +410,8 @@ class CommitLog:
             now_ms: the store timestamp.
             batch_properties: the ``MessageExtBatch``'s map (the request header's
                 properties + CLUSTER); None: empty.
+            own_properties: each message's own properties string; unused here (this
+                encoder stores own + batch), read by ``DLedgerCommitLog``'s.
 
         Raises:
             ValueError: ``msgs`` is empty or mixes topics / queue ids.

@@ -662,6 +662,7 @@ class DefaultMessageStore(GetMessageMixin):
         *,
         batch_properties: dict[str, str] | None = None,
         body_length: int | None = None,
+        own_properties: list[str] | None = None,
     ) -> PutMessageResult:
         """Store a batch (one topic, one queue) with consecutive queue offsets.
 
@@ -677,6 +678,9 @@ class DefaultMessageStore(GetMessageMixin):
             body_length: the length of the request body the batch was decoded from;
                 None: as if each message's stored properties were its own (20 + body
                 + 2 + properties bytes per message, the batch body format).
+            own_properties: each message's own properties string, as the batch body
+                holds it (``DLedgerCommitLog`` stores these alone); None: each
+                ``properties_string``.
 
         Raises:
             StoreRuntimeException: ``msgs`` is empty (Java: a batch whose body is null,
@@ -707,7 +711,7 @@ class DefaultMessageStore(GetMessageMixin):
             for m in msgs:
                 if m.store_host == "127.0.0.1:0":
                     m.store_host = self.store_host
-            result = self.commit_log.put_messages(msgs, now_ms, batch_properties)
+            result = self.commit_log.put_messages(msgs, now_ms, batch_properties, own_properties)
             self._count_put(msgs[0].topic, result, len(msgs))
             if self.ha_service.connection_list:
                 self.ha_service.notify_appended()

@@ -50,9 +50,9 @@ end wakes the store's reput (``reput_wakeup``: the broker's reput timer), on eve
 size)`` reads the data files directly (not bounded by the committed end, as in 4.9.3).
 
 Not modelled: the mixed log (an old commit log followed by DLedger's, ``dividedCommitlogOffset``),
-the data files' blank padding (``mqlab.dledger.dledger_mmap_file_store``), the disk
-cleaning, batches (``asyncPutMessages``), and ``DLedgerRoleChangeHandler`` (the broker role
-switch and ``recoverTopicQueueTable`` on a new leader).
+the data files' blank padding (``mqlab.dledger.dledger_mmap_file_store``) and the disk
+cleaning. The role switch and ``recoverTopicQueueTable`` on a new leader are
+``mqlab.broker.dledger_role_change_handler``'s.
 """
 
 from __future__ import annotations
@@ -67,14 +67,20 @@ from mqlab.common.message_decoder import (
     MESSAGE_MAGIC_CODE,
     create_message_id,
     encode_stored_message,
+    string_to_message_properties,
 )
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
 from mqlab.dledger.dledger_server import DLedgerServer
 from mqlab.dledger.exception import JavaRuntimeException
-from mqlab.dledger.protocol import AppendEntryRequest, AppendEntryResponse, DLedgerResponseCode
+from mqlab.dledger.protocol import (
+    AppendEntryRequest,
+    AppendEntryResponse,
+    BatchAppendEntryRequest,
+    DLedgerResponseCode,
+)
 from mqlab.dledger.service_thread import TimeoutFuture
-from mqlab.store.commit_log import CommitLog, _delay_time_level
+from mqlab.store.commit_log import CommitLog, StoreRuntimeException, _delay_time_level
 from mqlab.store.status import (
     AppendMessageResult,
     AppendMessageStatus,
@@ -89,6 +95,12 @@ if TYPE_CHECKING:
 __all__ = ["DLedgerCommitLog", "DLedgerAppendWait", "status_of", "MMAP_BLANK_MAGIC_CODE"]
 
 C = "DLedgerCommitLog.asyncPutMessage"
+CB = "DLedgerCommitLog.asyncPutMessages"
+#: what the remoting layer answers for the batch serializer's RuntimeException (the line)
+_SIZE_EXCEEDED = (
+    "java.lang.RuntimeException: message size exceeded, org.apache.rocketmq.store.dledger."
+    "DLedgerCommitLog$MessageSerializer.serialize(DLedgerCommitLog.java:%d)"
+)
 R = DLedgerResponseCode
 #: ``MmapFileList.BLANK_MAGIC_CODE`` (DLedger 0.2.3): the padding at a data file's end.
 MMAP_BLANK_MAGIC_CODE = -1
@@ -317,12 +329,7 @@ class DLedgerCommitLog(CommitLog):
             RuntimeError: the node's ``DLedgerServer`` is not running (never added to a
                 driver, or stopped).
         """
-        server = self.dledger_server
-        if not server.running:
-            raise RuntimeError(
-                f"DLedger node {server.config.self_id} is not running on a driver: "
-                "add its DLedgerServer to the driver (4.9.3 starts it with the store)"
-            )
+        server = self._running_server()
         tracer = self.store.tracer
         traced = tracer is not None and tracer.enabled
         # step 1: setMessageInfo
@@ -377,21 +384,42 @@ class DLedgerCommitLog(CommitLog):
         )  # fmt: skip
         if tran_type == _NOT_TYPE or tran_type == _COMMIT:
             self.topic_queue_table[key] = queue_offset + 1
-        result = PutMessageResult(PutMessageStatus.PUT_OK, amr)
         if traced:
             tracer.emit(C, "5", pos=future.pos, wrote_offset=wrote_offset, size=len(data),
                         queue_offset=queue_offset, topic=msg.topic, queue_id=msg.queue_id)  # fmt: skip
-        # step 6: the quorum's answer
+        return self._wait_for_quorum(C, future, amr, msg.topic)
+
+    def _running_server(self) -> DLedgerServer:
+        """The node's ``DLedgerServer``, which must be running on a driver.
+
+        Raises:
+            RuntimeError: it was never added to a driver, or it stopped.
+        """
+        server = self.dledger_server
+        if not server.running:
+            raise RuntimeError(
+                f"DLedger node {server.config.self_id} is not running on a driver: "
+                "add its DLedgerServer to the driver (4.9.3 starts it with the store)"
+            )
+        return server
+
+    def _wait_for_quorum(
+        self, component: str, future: TimeoutFuture, amr: AppendMessageResult, topic: str
+    ) -> PutMessageResult:
+        """Step 6: the put's result, PUT_OK for now, waiting on the quorum's answer
+        (``dledgerFuture.thenApply``); PUT_OK puts are counted by topic then."""
+        result = PutMessageResult(PutMessageStatus.PUT_OK, amr)
+        tracer = self.store.tracer
+        traced = tracer is not None and tracer.enabled
         stats = self.store.store_stats_service
-        topic = msg.topic
 
         def answered(resp: AppendEntryResponse) -> None:
             status = status_of(resp.code)
             if status is PutMessageStatus.PUT_OK:  # the statistics of thenApply
-                stats.on_put(topic, 1, len(data))
+                stats.on_put(topic, amr.msg_num, amr.wrote_bytes)
             if traced:
-                tracer.emit(C, "6", code=R(resp.code).name, status=status.name,
-                            wrote_offset=wrote_offset)  # fmt: skip
+                tracer.emit(component, "6", code=R(resp.code).name, status=status.name,
+                            wrote_offset=amr.wrote_offset)  # fmt: skip
 
         wait = DLedgerAppendWait(future)
         future.when_complete(answered)
@@ -401,9 +429,121 @@ class DLedgerCommitLog(CommitLog):
             result.replica_request = wait
         return result
 
-    def put_messages(self, msgs, now_ms, batch_properties=None) -> PutMessageResult:
-        """``asyncPutMessages`` is not modelled on DLedger yet."""
-        raise NotImplementedError("batches on a DLedger commit log are not modelled")
+    def put_messages(
+        self,
+        msgs: list[MessageExtBrokerInner],
+        now_ms: int,
+        batch_properties: dict[str, str] | None = None,
+        own_properties: list[str] | None = None,
+    ) -> PutMessageResult:
+        """Append a batch, each message an entry of its own; the quorum answers for the last.
+
+        Mirrors ``DLedgerCommitLog#asyncPutMessages`` and
+        ``MessageSerializer#serialize(MessageExtBatch)`` (store/dledger, RocketMQ 4.9.3);
+        mechanisms.md "DLedger commit log", batch steps 1–6 (trace component
+        ``DLedgerCommitLog.asyncPutMessages``):
+
+        1. only NOT_TYPE, and no DELAY among the batch's own properties (else
+           MESSAGE_ILLEGAL, no append result); the batch's store timestamp;
+        2. each message's commit-log bytes, with **its own properties only**: unlike
+           ``CommitLog``'s encoder, DLedger's does not append the batch's (the request
+           header's, CLUSTER), so no batched message stored on DLedger carries CLUSTER.
+           A message, or the running total, over ``maxMessageSize`` throws
+           ``RuntimeException("message size exceeded")`` (lines 908 and 914), which the
+           broker answers SYSTEM_ERROR with that exception;
+        3. consecutive queue offsets from ``topicQueueTable`` go into the bytes, and one
+           ``BatchAppendEntryRequest`` appends them as consecutive entries (each through
+           the append hook: PHYSICALOFFSET = its pos + 48);
+        4. no append (``pos == -1``) → OS_PAGECACHE_BUSY at once;
+        5. the msgId of every entry (``pos + 48``), comma-joined; wroteOffset the first's,
+           wroteBytes the total, msgNum the count; ``topicQueueTable`` moves on by it;
+        6. the quorum's answer on the last entry decides for the whole batch, as for one
+           message (statistics: msgNum puts).
+
+        Args:
+            msgs: the batch's messages, one topic and queue id; their ``properties_string``
+                is what ``CommitLog`` would store (own + batch), and becomes what this
+                stores.
+            now_ms: the store timestamp.
+            batch_properties: the ``MessageExtBatch``'s own map (DELAY is read there).
+            own_properties: each message's own properties string, as the batch body holds
+                it; None: each ``properties_string``.
+
+        Raises:
+            StoreRuntimeException: "message size exceeded" (step 2), or the
+                NumberFormatException of a DELAY that is not a number.
+            RuntimeError: the node's ``DLedgerServer`` is not running.
+        """
+        server = self._running_server()
+        tracer = self.store.tracer
+        traced = tracer is not None and tracer.enabled
+        # step 1
+        first = msgs[0]
+        topic, queue_id = first.topic, first.queue_id
+        delay = (batch_properties or {}).get(mc.PROPERTY_DELAY_TIME_LEVEL)
+        if first.sys_flag & _TRAN_MASK != _NOT_TYPE or (delay and _delay_time_level(delay) > 0):
+            if traced:
+                tracer.emit(CB, "1", status="MESSAGE_ILLEGAL",
+                            text="a transactional or delayed batch")  # fmt: skip
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        # step 2: MessageSerializer#serialize(MessageExtBatch)
+        if own_properties is None:
+            own_properties = [m.properties_string or "" for m in msgs]
+        max_size = self.message_store_config.max_message_size
+        entries: list[bytearray] = []
+        total = 0
+        for m, props in zip(msgs, own_properties, strict=True):
+            if m.properties_string != props:
+                m.properties_string = props
+                m.properties = string_to_message_properties(props)
+            m.store_timestamp = now_ms
+            m.queue_offset = 0
+            m.commit_log_offset = 0
+            data = encode_stored_message(m)
+            if len(data) > max_size:
+                raise StoreRuntimeException("message size exceeded", 0, text=_SIZE_EXCEEDED % 908)
+            total += len(data)
+            if total > max_size:
+                raise StoreRuntimeException("message size exceeded", 0, text=_SIZE_EXCEEDED % 914)
+            entries.append(bytearray(data))
+        # step 3: consecutive queue offsets, then one BatchAppendEntryRequest
+        key = f"{topic}-{queue_id}"
+        queue_offset = self.topic_queue_table.setdefault(key, 0)
+        for i, data in enumerate(entries):
+            _I64.pack_into(data, _QUEUE_OFFSET_POSITION, queue_offset + i)
+        ms = server.member_state
+        future = server.handle_append(BatchAppendEntryRequest(
+            group=ms.group, remote_id=ms.self_id, batch_msgs=tuple(bytes(d) for d in entries),
+        ))  # fmt: skip
+        # step 4: no append
+        if future.pos == -1:
+            if traced:
+                code = future.value.code if future.done else None
+                tracer.emit(CB, "4", status="OS_PAGECACHE_BUSY",
+                            code=None if code is None else R(code).name)  # fmt: skip
+            return PutMessageResult(
+                PutMessageStatus.OS_PAGECACHE_BUSY,
+                AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR),
+            )
+        # step 5: every entry's msgId; the queue moves on by the batch
+        positions: list[int] = future.positions  # type: ignore[attr-defined]
+        offsets = [
+            (m.store_host, pos + BODY_OFFSET) for m, pos in zip(msgs, positions, strict=True)
+        ]
+        for i, (m, (_, wrote_offset)) in enumerate(zip(msgs, offsets, strict=True)):
+            m.queue_offset = queue_offset + i
+            m.commit_log_offset = wrote_offset
+        amr = AppendMessageResult(
+            AppendMessageStatus.PUT_OK, offsets[0][1], total,
+            lambda: ",".join(create_message_id(h, o) for h, o in offsets), now_ms, queue_offset,
+            msg_num=len(positions),
+        )  # fmt: skip
+        self.topic_queue_table[key] = queue_offset + len(positions)
+        if traced:
+            tracer.emit(CB, "5", positions=list(positions), wrote_offset=offsets[0][1],
+                        size=total, queue_offset=queue_offset, msg_num=len(positions),
+                        topic=topic, queue_id=queue_id)  # fmt: skip
+        return self._wait_for_quorum(CB, future, amr, topic)
 
     def append_data(self, start_offset: int, data: bytes) -> bool:
         """``appendData``: a DLedger commit log is never fed by HA."""

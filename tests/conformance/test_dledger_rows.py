@@ -91,6 +91,11 @@ REAL_ANSWERS: dict[str, tuple[int | None, dict[str, str]]] = {
     "send_leader_q1": (0, {"queueId": "1", "queueOffset": "0"}),
     "send_leader_q2": (0, {"queueId": "2", "queueOffset": "0"}),
     "send_follower": (14, {}),
+    "batch_leader_q3": (0, {"queueId": "3", "queueOffset": "0"}),
+    "batch_follower": (14, {}),
+    "batch_delayed": (13, {}),
+    "batch_too_big": (1, {}),
+    "pull_batch_leader": (0, {"nextBeginOffset": "3", "maxOffset": "3", "suggestWhichBrokerId": "0"}),
     "cluster_before": (0, {}), "route_before": (0, {}),
     "commit_offset": (0, {}), "offset_leader": (0, {"offset": "1"}),
     "max_offset_follower": (0, {"offset": "1"}), "offset_follower": (0, {"offset": "1"}),
@@ -100,9 +105,12 @@ REAL_ANSWERS: dict[str, tuple[int | None, dict[str, str]]] = {
     "send_follower_no_master": (14, {}),
     "max_offset_new_leader": (0, {"offset": "1"}), "offset_new_leader": (0, {"offset": "1"}),
     "pull_new_leader": (0, {"nextBeginOffset": "1", "maxOffset": "1", "suggestWhichBrokerId": "0"}),
+    "pull_batch_new_leader": (0, {"nextBeginOffset": "3", "maxOffset": "3",
+                                  "suggestWhichBrokerId": "0"}),
     "send_new_leader_q0": (0, {"queueId": "0", "queueOffset": "1"}),
     "send_new_leader_q1": (0, {"queueId": "1", "queueOffset": "1"}),
-    "send_new_leader_q3": (0, {"queueId": "3", "queueOffset": "0"}),
+    "send_new_leader_q3": (0, {"queueId": "3", "queueOffset": "3"}),
+    "batch_new_leader_q2": (0, {"queueId": "2", "queueOffset": "1"}),
     "send_survivor": (14, {}),
     "max_offset_after": (0, {"offset": "2"}),
     "cluster_after": (0, {}), "route_after": (0, {}),
@@ -194,3 +202,26 @@ def test_bench_smoke_on_both_groups_after_the_change(rows, tmp_path) -> None:
         assert (r["warmup"], r["sent"], r["failed"], r["consumed"]) == (200, 20, 0, 20)
         assert send_ok_problems(r, 20) == []
         assert side.cpu_seconds() > cpu0
+
+
+@pytest.mark.conformance
+def test_a_batch_is_an_entry_a_message_with_its_own_properties_only(rows) -> None:
+    """``DLedgerCommitLog#asyncPutMessages``, on both groups: a msgId for each message, each
+    214 bytes after the last (a 166-byte message and DLedger's 48-byte entry header); the
+    pull reads 3 × 166 bytes, so no message stored the batch's CLUSTER or WAIT (24 and 10
+    bytes more each, as ``CommitLog`` stores them); the serializer's RuntimeException for a
+    stored message over 4 MiB whose batch body is under it."""
+    by_step = rows[0]
+    for side in ("real", "mqlab"):
+        for step, n in (("batch_leader_q3", 3), ("batch_new_leader_q2", 2)):
+            ids = _ext(getattr(by_step[step], side))["msgId"].split(",")
+            offsets = [int(i[-16:], 16) for i in ids]
+            steps = [offsets[i + 1] - offsets[i] for i in range(n - 1)]
+            assert (len(offsets), steps) == (n, [214] * (n - 1)), (step, side)
+        for step in ("pull_batch_leader", "pull_batch_new_leader"):
+            assert " body[498]=" in getattr(by_step[step], side), (step, side)
+        assert getattr(by_step["batch_too_big"], side).startswith(
+            "code=1 remark='java.lang.RuntimeException: message size exceeded, org.apache."
+            "rocketmq.store.dledger.DLedgerCommitLog$MessageSerializer.serialize("
+            "DLedgerCommitLog.java:908)'"
+        ), side

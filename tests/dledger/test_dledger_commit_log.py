@@ -372,3 +372,107 @@ def test_a_client_append_long_enough_is_stored_and_the_dispatch_skips_it(brokers
     assert [e.index for e in group.server("n1").store.entries()] == [0, 1, 2]
     assert group.server("n1").store.get(1).size == 88
     assert leader.get_max_offset_in_queue("DLedgerTopic", 0) == 2
+
+
+# -- batches (DLedgerCommitLog#asyncPutMessages) ---------------------------------------------
+BATCH_PROPS = {"WAIT": "true", "CLUSTER": "RaftCluster"}
+
+
+def _batch(bodies: list[bytes], queue_id: int = 1) -> tuple[list[MessageExtBrokerInner], list[str]]:
+    """Messages as the send processor decodes a batch: each with its own properties and,
+    in ``properties_string``, the batch's appended (what ``CommitLog`` stores)."""
+    own = [message_properties_to_string({"UNIQ_KEY": f"K{i}", "TAGS": "T"}) for i in
+           range(len(bodies))]  # fmt: skip
+    batch_str = message_properties_to_string(BATCH_PROPS)
+    msgs = []
+    for body, props in zip(bodies, own, strict=True):
+        stored = props + "\u0002" + batch_str
+        msgs.append(MessageExtBrokerInner(
+            topic="DLedgerTopic", body=body, queue_id=queue_id, properties={},
+            properties_string=stored, born_timestamp=1, born_host="127.0.0.1:54714",
+            store_host=STORE_HOST,
+        ))  # fmt: skip
+    return msgs, own
+
+
+def test_a_batch_is_an_entry_a_message_acknowledged_with_the_last(cluster) -> None:
+    """Three messages: three consecutive entries (0, 1, 2), each with its own queue offset
+    and PHYSICALOFFSET pos + 48, and one pending append (the last entry's) for the quorum.
+    The result: wroteOffset 48, wroteBytes the total, msgNum 3, the three msgIds
+    comma-joined, PUT_OK once entry 2 is committed. Each stored message has its own
+    properties only: no CLUSTER, no WAIT (``MessageSerializer`` does not append the
+    batch's). The next single put takes queue offset 3."""
+    group, stores = cluster
+    leader = group.leader()
+    server = group.server(leader)
+    msgs, own = _batch([b"b0", b"b11", b"b222"])
+    store = stores[leader]
+    result = store.put_messages(msgs, group.now, batch_properties=BATCH_PROPS,
+                                own_properties=own)  # fmt: skip
+    amr = result.append_message_result
+    wait = result.replica_request
+    assert wait is not None and not wait.done
+    entries = [server.store.get(i) for i in range(3)]
+    sizes = [e.size - 48 for e in entries]
+    assert [e.pos for e in entries] == [0, sizes[0] + 48, sizes[0] + sizes[1] + 96]
+    assert sizes == [123, 124, 125]  # 88 fixed + body + 1 + 12 (topic) + 2 + 18 (properties)
+    assert (amr.wrote_offset, amr.wrote_bytes, amr.msg_num, amr.logics_offset) == (48, 372, 3, 0)
+    assert amr.msg_id == ",".join(create_message_id(STORE_HOST, e.pos + 48) for e in entries)
+    pending = server.pusher.pending_append_responses_by_term[server.member_state.curr_term]
+    assert list(pending) == [2]
+    group.run_until(lambda: wait.done, 5_000, slice_ms=1)
+    assert wait.status is PutMessageStatus.PUT_OK
+    for i, e in enumerate(entries):
+        m = decode_stored_message(e.body)
+        assert (m.queue_offset, m.commit_log_offset, m.body) == (i, e.pos + 48, msgs[i].body)
+        assert m.properties == {"UNIQ_KEY": f"K{i}", "TAGS": "T"}
+    assert store.do_reput() == 3
+    assert [store.get_commit_log_offset_in_queue("DLedgerTopic", 1, i) for i in range(3)] == [
+        e.pos + 48 for e in entries
+    ]
+    stats = store.store_stats_service
+    assert stats.put_message_topic_times_total == {"DLedgerTopic": 3}
+    nxt = store.put_message(_msg(b"after", queue_id=1), group.now)
+    assert nxt.append_message_result.logics_offset == 3
+
+
+def test_a_batch_refused_before_any_append(cluster) -> None:
+    """A DELAY among the batch's properties or a transactional flag: MESSAGE_ILLEGAL with no
+    append result. A message whose stored form is over maxMessageSize (here 300 bytes), or a
+    running total over it, throws the serializer's RuntimeException, line 908 or 914 of
+    4.9.3's DLedgerCommitLog.java. On a follower: OS_PAGECACHE_BUSY (NOT_LEADER, pos -1).
+    Nothing is appended, and no queue offset moves."""
+    from mqlab.store.commit_log import StoreRuntimeException
+
+    group, stores = cluster
+    leader = group.leader()
+    store = stores[leader]
+    msgs, own = _batch([b"x"])
+    r = store.put_messages(msgs, group.now, batch_properties={"DELAY": "2"}, own_properties=own)
+    assert (r.put_message_status, r.append_message_result) == (
+        PutMessageStatus.MESSAGE_ILLEGAL, None)  # fmt: skip
+    msgs, own = _batch([b"x"])
+    msgs[0].sys_flag = 0x04  # TRANSACTION_PREPARED_TYPE
+    r = store.put_messages(msgs, group.now, own_properties=own)
+    assert r.put_message_status is PutMessageStatus.MESSAGE_ILLEGAL
+    store.message_store_config.max_message_size = 300
+    # the batch bodies (20 + body + 2 + 18 bytes a message) pass checkMessages' 300
+    msgs, own = _batch([b"y" * 200])  # stored: 88 + 200 + 13 + 2 + 18 = 321
+    with pytest.raises(StoreRuntimeException) as e:
+        store.put_messages(msgs, group.now, own_properties=own, body_length=240)
+    assert str(e.value) == (
+        "java.lang.RuntimeException: message size exceeded, org.apache.rocketmq.store.dledger."
+        "DLedgerCommitLog$MessageSerializer.serialize(DLedgerCommitLog.java:908)"
+    )
+    msgs, own = _batch([b"y" * 100, b"z" * 100])  # 221 each, 442 in all
+    with pytest.raises(StoreRuntimeException, match=r"DLedgerCommitLog\.java:914\)$"):
+        store.put_messages(msgs, group.now, own_properties=own, body_length=280)
+    follower = next(i for i in group.ids if i != leader)
+    msgs, own = _batch([b"f0", b"f1"])
+    r = stores[follower].put_messages(msgs, group.now, own_properties=own)
+    assert r.put_message_status is PutMessageStatus.OS_PAGECACHE_BUSY
+    for node in group.ids:
+        assert group.server(node).store.ledger_end_index == -1
+    # the leader's refusals came before getQueueOffsetByKey; the follower's after it
+    assert "DLedgerTopic-1" not in store.commit_log.topic_queue_table
+    assert stores[follower].commit_log.topic_queue_table["DLedgerTopic-1"] == 0

@@ -94,6 +94,35 @@ def test_send_ok_comes_once_a_majority_holds_the_entry_and_consumers_consume(lab
     )
 
 
+def test_a_batch_is_an_entry_a_message_acknowledged_with_the_last(lab: Lab) -> None:
+    """``DefaultMQProducer#send(Collection)`` to the DLedger master: one SEND_BATCH_MESSAGE,
+    three entries of n2's log (``DLedgerCommitLog#asyncPutMessages``), SEND_OK once the
+    last is committed, each message at its entry's pos + 48, consumed at queue offsets
+    0..2 of one queue."""
+    from mqlab.common.message import Message
+
+    p = lab.producer("BPG")
+    fut = p.send_batch([Message("TopicTest", f"b{i}".encode()) for i in range(3)])
+    while not fut.done:
+        lab.step()
+    r = fut.result
+    assert (r.send_status.name, lab.now, r.message_queue.queue_id, r.queue_offset) == (
+        "SEND_OK", 667, 1, 0)  # fmt: skip
+    offsets = [decode_message_id(i) for i in r.offset_msg_id.split(",")]
+    assert offsets == [(N2, 0x30), (N2, 0xF9), (N2, 0x1C2)]
+    log = lab.commit_log("n2")
+    assert log[["index", "committed", "commit_log_offset", "queue_id", "queue_offset"]
+               ].values.tolist() == [
+        [0, True, 0x30, 1, 0], [1, True, 0xF9, 1, 1], [2, True, 0x1C2, 1, 2],
+    ]  # fmt: skip
+    lab.push_consumer("CG", "TopicTest")
+    lab.advance(3_000)
+    d = lab.deliveries()
+    assert list(zip(d["queue_id"], d["queue_offset"], d["msg_id"], strict=True)) == [
+        (1, i, m) for i, m in enumerate(r.msg_id.split(","))
+    ]
+
+
 def test_leader_killed_a_follower_is_elected_master_and_nothing_acknowledged_is_lost(
     lab: Lab,
 ) -> None:
