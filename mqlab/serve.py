@@ -118,6 +118,7 @@ from mqlab.runtime.net import (
     wait_for,
 )
 from mqlab.store.config import MessageStoreConfig
+from mqlab.store.dledger_commit_log import dledger_config_from
 from mqlab.trace.events import TraceEvent, TraceLevel
 
 __all__ = [
@@ -625,14 +626,13 @@ class MqlabServer:
 
     def _dledger_server_for(self, sc: MessageStoreConfig) -> tuple[DLedgerServer, socket.socket]:
         """A DLedger broker's node, as ``DLedgerCommitLog``'s constructor configures it
-        (group, selfId, peers; its files under ``storePathRootDir``/``dledger-<selfId>``,
-        recovered from them if there are any), and its bound socket."""
+        (``dledger_config_from``: group, selfId, peers, data files of
+        ``mappedFileSizeCommitLog``, ``preferredLeaderId``; its files under
+        ``storePathRootDir``/``dledger-<selfId>``, recovered from them if there are any), and
+        its bound socket."""
         assert sc.d_leger_peers is not None and sc.d_leger_self_id is not None
         self_id = sc.d_leger_self_id
-        server = DLedgerServer(DLedgerConfig(
-            group=sc.d_leger_group or DLedgerConfig.group, self_id=self_id,
-            peers=sc.d_leger_peers, store_base_dir=str(sc.store_path_root_dir),
-        ), on_disk=True)  # fmt: skip
+        server = DLedgerServer(dledger_config_from(sc, str(sc.store_path_root_dir)), on_disk=True)
         sock = self._dledger_socks.pop(self_id, None)
         if sock is None:
             h, port = parse_peers(sc.d_leger_peers)[self_id].rsplit(":", 1)

@@ -93,8 +93,17 @@ GROUP_DOC = (
     "leader, a follower and the dead address, cluster info and route before, during and "
     "after, the new master's offsets and pulls of data written before."
 )
-#: the broker properties both groups get
-PROPERTIES = {"preferredLeaderId": PREFERRED}
+#: ``maxMessageSize`` both groups get (below the data file size, as the runner requires)
+MAX_MESSAGE_SIZE = 900
+#: the broker properties both groups get; 1 KiB data files (``mappedFileSizeCommitLog``, which
+#: 4.9.3 gives DLedger's ``mappedFileSizeForEntryData``), so that the log fills several and
+#: each entry that does not fit goes to the next after a blank (``MmapFileList#preAppend``):
+#: the msgIds then compare the positions on both sides
+PROPERTIES = {
+    "preferredLeaderId": PREFERRED,
+    "mappedFileSizeCommitLog": "1024",
+    "maxMessageSize": str(MAX_MESSAGE_SIZE),
+}
 #: how long a wait may take: a real node's SlaveSynchronize learns its master's address
 #: from a registration (10 s after its start, then every 30 s) and copies every 10 s
 WAIT_S = 90.0
@@ -128,10 +137,8 @@ def _batch(name: str, node: str, queue_id: int, ns: tuple[int, ...], note: str =
                           expect=expect, **header), node)  # fmt: skip
 
 
-#: ``maxMessageSize`` (4 MiB): the batch body below it, the stored message above it
-_MAX = 4 * 1024 * 1024
-_TOO_BIG = batch((TOPIC, b"x" * (_MAX - 100), {"UNIQ_KEY": uniq(799)}))
-assert len(_TOO_BIG) <= _MAX
+#: the batch body (863 bytes) under ``maxMessageSize``, the stored message (951) over it
+_TOO_BIG = batch((TOPIC, b"x" * 800, {"UNIQ_KEY": uniq(799)}))
 
 #: SendMessageProcessor#sendMessage: a SLAVE answers SERVICE_NOT_AVAILABLE (14)
 SLAVE_REFUSES = 14
@@ -161,8 +168,8 @@ SCENARIO = Scenario("dledger-failover", "dledger_leader_killed", [
     _batch("batch_delayed", "n0", 3, (25,), "DELAY among the batch's own properties",
            i=props(WAIT="true", DELAY="2")),
     _to(send_batch("batch_too_big", TOPIC, 3, _TOO_BIG, group=PRODUCER,
-                   note="the body passes checkMessages, the stored message is over 4 MiB: "
-                        "the serializer's RuntimeException"), "n0"),  # fmt: skip
+                   note="the body passes checkMessages, the stored message is over "
+                        "maxMessageSize: the serializer's RuntimeException"), "n0"),  # fmt: skip
     pull("pull_batch_leader", GROUP, TOPIC, 3, 0, to="n0",
          note="each stored with its own properties only: no CLUSTER, no WAIT"),
     _cluster_info("cluster_before", "brokerId 0 the leader, n<i> at i + 1"),

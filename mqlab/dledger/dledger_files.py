@@ -11,23 +11,26 @@ nodes write through to files and read them back on start:
 
 1. ``FileDisk``: the node's ``disk`` mapping (path → text) on the filesystem; each write goes
    to ``<path>.tmp`` and replaces the file (``IOUtils#string2File``);
-2. ``StoreFiles``: the data file ``data/00000000000000000000`` and the index file
-   ``index/00000000000000000000``, written through at every change of the store's bytes (an
-   append, a truncate, a power cut's loss). The OS holds the bytes once ``write`` returns, so
-   a killed process loses nothing, as 0.2.3's mmap'd pages survive a killed JVM. A file is its
-   written part, not 0.2.3's full ``mappedFileSize`` of zeros after it;
-3. ``recover``: read both back and walk the entries from position 0 as ``#recover`` does:
-   each entry's header must hold a known magic, ``pos`` equal to where it lies, ``bodySize +
-   48 == size``, the next index and no smaller term; the walk ends at the first that does not
-   (zeros past the written part, a half-written entry). Where the index record disagrees with
-   the entry, the index is rebuilt from the entries (``needWriteIndex``). Both files are cut
-   to what was read; ``ledgerEndIndex``/``ledgerEndTerm`` are the last entry's;
+2. ``StoreFiles``: the data files ``data/<offset>`` (``mappedFileSizeForEntryData`` each,
+   named by their first position: ``00000000000000000000``, then the file size, ...) and the
+   index file ``index/00000000000000000000``, written through at every change of the store's
+   bytes (an append, a truncate, a power cut's loss). The OS holds the bytes once ``write``
+   returns, so a killed process loses nothing, as 0.2.3's mmap'd pages survive a killed JVM.
+   The last data file is its written part, not 0.2.3's full ``mappedFileSize`` of zeros after
+   it; a data file before it is full, its end a blank (``MmapFileList#preAppend``);
+3. ``recover``: read them back and walk the entries from position 0 as ``#recover`` does:
+   a blank (magic -1) moves on to the next data file; each entry's header must hold a known
+   magic, ``pos`` equal to where it lies, ``bodySize + 48 == size``, the next index and no
+   smaller term; the walk ends at the first that does not (zeros past the written part, a
+   half-written entry). Where the index record disagrees with the entry, the index is
+   rebuilt from the entries (``needWriteIndex``). The files are cut to what was read;
+   ``ledgerEndIndex``/``ledgerEndTerm`` are the last entry's;
 4. the committed index comes back from ``checkpoint`` (``committedIndex=``), capped at the
    ledger end (``updateCommittedIndex`` in the current term); the file is written every
    ``checkPointInterval`` (3 000 ms) and at a graceful stop, so a kill may leave an older one.
 
-One data file and one index file: an entry that would cross the first data file's end is
-refused (the store's DISK_ERROR), as in memory.
+One index file (0.2.3's holds 5,242,880 records, ``mappedFileSizeForEntryIndex``): a log
+longer than that is not modelled.
 """
 
 from __future__ import annotations
@@ -35,14 +38,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 from mqlab.dledger.dledger_entry import BODY_OFFSET, HEADER_SIZE
 
-__all__ = ["FileDisk", "StoreFiles", "FIRST_FILE", "recover_entries"]
+__all__ = ["FileDisk", "StoreFiles", "FIRST_FILE", "recover_entries", "BLANK_MAGIC_CODE"]
 
 #: ``DLedgerUtils#offset2FileName(0)``: the first data and index file
 FIRST_FILE = "0" * 20
 _INDEX_UNIT = 32
+#: ``MmapFileList.BLANK_MAGIC_CODE``: the magic of the blank that ends a full data file
+BLANK_MAGIC_CODE = -1
 
 
 class FileDisk(MutableMapping[str, str]):
@@ -75,42 +81,85 @@ class FileDisk(MutableMapping[str, str]):
 
 
 class StoreFiles:
-    """The data and index files of one node, written through (see the module essay)."""
+    """The data and index files of one node, written through (see the module essay).
 
-    def __init__(self, data_dir: str, index_dir: str) -> None:
-        self.data_path = Path(data_dir) / FIRST_FILE
+    Args:
+        data_dir: the data files' directory.
+        index_dir: the index file's directory.
+        data_file_size: ``mappedFileSizeForEntryData``: the data bytes at ``[k * size,
+            (k + 1) * size)`` are file ``data/<k * size>``.
+    """
+
+    def __init__(self, data_dir: str, index_dir: str, data_file_size: int = 1 << 30) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_file_size = data_file_size
+        self.data_path = self.data_dir / FIRST_FILE
         self.index_path = Path(index_dir) / FIRST_FILE
         for p in (self.data_path, self.index_path):
             p.parent.mkdir(parents=True, exist_ok=True)
             p.touch(exist_ok=True)
         # unbuffered: every write is the OS's at once (a killed process loses none of it)
-        self._data = open(self.data_path, "r+b", buffering=0)  # noqa: SIM115
+        self._data: dict[int, Any] = {0: open(self.data_path, "r+b", buffering=0)}  # noqa: SIM115
         self._index = open(self.index_path, "r+b", buffering=0)  # noqa: SIM115
 
+    def data_files(self) -> list[Path]:
+        """The data files in position order, as ``MmapFileList#load`` lists them."""
+        return sorted(
+            (p for p in self.data_dir.iterdir() if p.name.isdigit() and len(p.name) == 20),
+            key=lambda p: int(p.name),
+        )
+
     def read(self) -> tuple[bytes, bytes]:
-        """The two files' bytes, as ``MmapFileList#load`` maps them."""
-        return self.data_path.read_bytes(), self.index_path.read_bytes()
+        """The data files' bytes one after the other (up to the first that is not where the
+        one before it ends), and the index file's."""
+        data = bytearray()
+        for p in self.data_files():
+            if int(p.name) != len(data):
+                break
+            data += p.read_bytes()
+        return bytes(data), self.index_path.read_bytes()
 
     def sync_data(self, buf: bytes | bytearray, from_pos: int) -> None:
-        """Make the data file equal ``buf``, which changed at ``from_pos`` or after."""
-        self._write(self._data, buf, from_pos)
+        """Make the data files equal ``buf``, which changed at ``from_pos`` or after: each
+        file from the one holding ``from_pos`` written, the last cut to its part, and any
+        after it deleted (a truncate back into an earlier file)."""
+        size = self.data_file_size
+        end = len(buf)
+        last = max(0, (end - 1) // size)
+        for k in [k for k in self._data if k > last]:
+            self._data.pop(k).close()
+        for p in self.data_files():
+            if int(p.name) // size > last:
+                p.unlink()
+        view = memoryview(buf)
+        for k in range(min(from_pos // size, last), last + 1):
+            f = self._data.get(k)
+            if f is None:
+                path = self.data_dir / f"{k * size:020d}"
+                path.touch(exist_ok=True)
+                f = self._data[k] = open(path, "r+b", buffering=0)  # noqa: SIM115
+            start = max(from_pos, k * size)
+            f.seek(start - k * size)
+            f.write(view[start : min(end, (k + 1) * size)])
+            f.truncate(min(end, (k + 1) * size) - k * size)
 
     def sync_index(self, buf: bytes | bytearray, from_pos: int) -> None:
-        self._write(self._index, buf, from_pos)
-
-    @staticmethod
-    def _write(f, buf: bytes | bytearray, from_pos: int) -> None:
-        f.seek(from_pos)
-        f.write(memoryview(buf)[from_pos:])
-        f.truncate(len(buf))
+        self._index.seek(from_pos)
+        self._index.write(memoryview(buf)[from_pos:])
+        self._index.truncate(len(buf))
 
     def close(self) -> None:
-        self._data.close()
+        for f in self._data.values():
+            f.close()
+        self._data.clear()
         self._index.close()
 
 
-def recover_entries(data: bytes, index: bytes, magic_max: int) -> tuple[int, bytes, int, int, int]:
-    """``DLedgerMmapFileStore#recover`` over one data file and one index file.
+def recover_entries(
+    data: bytes, index: bytes, magic_max: int, data_file_size: int = 1 << 30
+) -> tuple[int, bytes, int, int, int]:
+    """``DLedgerMmapFileStore#recover`` over the data files (one after the other in ``data``,
+    ``data_file_size`` each) and one index file: a blank moves on to the next data file.
 
     Returns:
         ``(process_offset, index_bytes, last_index, last_term, first_index)``: the data's
@@ -126,6 +175,9 @@ def recover_entries(data: bytes, index: bytes, magic_max: int) -> tuple[int, byt
     need_write_index = False
     out_index = bytearray()
     while pos + BODY_OFFSET <= len(data):
+        if struct.unpack_from(">i", data, pos)[0] == BLANK_MAGIC_CODE:
+            pos = (pos // data_file_size + 1) * data_file_size  # the next file, if any
+            continue
         magic, size, entry_index, entry_term, entry_pos, _c, _cc, _bc, body_size = (
             header.unpack_from(data, pos)
         )

@@ -14,9 +14,12 @@ Here the bytes are held in memory (the node keeps them across a kill, as a disk 
 file names and contents are :meth:`files`. With ``on_disk=True`` (``serve``'s nodes) every
 change is also written through to the data and index files under the config's store paths,
 and a new store recovers from them (``DLedgerMmapFileStore#recover``, ``mqlab.dledger.dledger_files``). A data file is 1 GiB by default
-(``mappedFileSizeForEntryData``): the blank padding 0.2.3 writes when an entry does not fit in
-the rest of a file (``MmapFileList#preAppend``) is not modelled, so an entry that would cross
-a file boundary raises. The clean service is not modelled.
+(``mappedFileSizeForEntryData``; a 4.9.3 broker gives it its ``mappedFileSizeCommitLog``). An
+entry that does not fit in the rest of a file with 8 bytes to spare goes to the start of the
+next one, and the rest is a blank: magic -1, its length, zeros (``MmapFileList#preAppend``,
+``MIN_BLANK_LEN``), on the leader and on each follower alike, so an entry's position is the
+same everywhere. An entry longer than a file is DISK_ERROR. The clean service is not
+modelled.
 
 The checks are 0.2.3's, with its codes: a leader appends (NOT_LEADER, LEADER_TRANSFERRING), a
 follower appends the next index only (INCONSISTENT_INDEX) for its term and leader
@@ -27,12 +30,13 @@ INDEX_OUT_OF_RANGE or INDEX_LESS_THAN_LOCAL_BEGIN.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import MutableMapping
 
 from mqlab.dledger import dledger_entry_coder as coder
 from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_entry import BODY_OFFSET, DLedgerEntry
-from mqlab.dledger.dledger_files import StoreFiles, recover_entries
+from mqlab.dledger.dledger_files import BLANK_MAGIC_CODE, StoreFiles, recover_entries
 from mqlab.dledger.exception import DLedgerException, check
 from mqlab.dledger.member_state import MemberState
 from mqlab.dledger.protocol import DLedgerResponseCode
@@ -49,6 +53,9 @@ MAGIC_1 = 1
 CURRENT_MAGIC = MAGIC_1
 INDEX_UNIT_SIZE = 32
 CHECK_POINT_FILE = "checkpoint"
+#: ``MmapFileList.MIN_BLANK_LEN``: what an entry must leave free at a data file's end
+MIN_BLANK_LEN = 8
+_BLANK = struct.Struct(">ii")
 
 R = DLedgerResponseCode
 
@@ -97,8 +104,9 @@ class DLedgerMmapFileStore:
         self.store_files: StoreFiles | None = None
         if on_disk:
             self.store_files = StoreFiles(
-                config.get_data_store_path(), config.get_index_store_path()
-            )
+                config.get_data_store_path(), config.get_index_store_path(),
+                config.mapped_file_size_for_entry_data,
+            )  # fmt: skip
             self.recover()
 
     # -- files on disk (on_disk=True) ---------------------------------------------------------
@@ -114,7 +122,9 @@ class DLedgerMmapFileStore:
         files = self.store_files
         assert files is not None
         data, index = files.read()
-        end, index, last_index, last_term, _first = recover_entries(data, index, CURRENT_MAGIC)
+        end, index, last_index, last_term, _first = recover_entries(
+            data, index, CURRENT_MAGIC, self.dledger_config.mapped_file_size_for_entry_data
+        )
         self.data = bytearray(data[:end])
         self.index = bytearray(index)
         files.sync_data(self.data, len(self.data))
@@ -175,13 +185,29 @@ class DLedgerMmapFileStore:
             self.store_files.sync_index(self.index, from_pos)
 
     # -- appends ------------------------------------------------------------------------------
-    def _append_data(self, data: bytes) -> int:
+    def _pre_append(self, length: int) -> int:
+        """``MmapFileList#preAppend(len, useBlank=true)``: where ``length`` bytes will land.
+
+        If they and 8 more bytes (``MIN_BLANK_LEN``) do not fit in the rest of the last file,
+        the rest becomes a blank (magic -1, its length, zeros) and they start the next file.
+        Raises DISK_ERROR for more than a file holds (``appendMessage`` fails after the
+        blank, which stays)."""
         pos = len(self.data)
         file_size = self.dledger_config.mapped_file_size_for_entry_data
-        if pos // file_size != (pos + len(data) - 1) // file_size:
+        rest = file_size - pos % file_size
+        if rest < file_size and length + MIN_BLANK_LEN > rest:
+            self.data += _BLANK.pack(BLANK_MAGIC_CODE, rest) + bytes(rest - _BLANK.size)
+            self._sync_data(pos)
+            pos += rest
+        if length > file_size:
             raise DLedgerException(
-                R.DISK_ERROR, f"entry at {pos} ({len(data)} bytes) crosses a data file"
+                R.DISK_ERROR, f"entry of {length} bytes is longer than a data file ({file_size})"
             )
+        return pos
+
+    def _append_data(self, data: bytes) -> int:
+        """``MmapFileList#append(data)``: ``preAppend``, then the bytes; where they landed."""
+        pos = self._pre_append(len(data))
         self.data += data
         self._sync_data(pos)
         return pos
@@ -223,15 +249,17 @@ class DLedgerMmapFileStore:
         """Append a new entry at the next index, in the leader's term (step 1).
 
         ``DLedgerMmapFileStore#appendAsLeader``: index := ledgerEnd + 1, term := currTerm,
-        magic := 1, pos := the data's write position; then the index record.
+        magic := 1, pos := where ``preAppend`` puts it (after a blank: the next file's start);
+        then the hooks, the bytes and the index record.
         """
         ms = self.member_state
         check(ms.is_leader(), R.NOT_LEADER)
         check(ms.transferee is None, R.LEADER_TRANSFERRING)
         next_index = self.ledger_end_index + 1
+        size = entry.compute_size_in_bytes()
         entry = entry.with_(
-            index=next_index, term=ms.curr_term, magic=CURRENT_MAGIC, pos=len(self.data),
-            size=entry.compute_size_in_bytes(),
+            index=next_index, term=ms.curr_term, magic=CURRENT_MAGIC,
+            pos=self._pre_append(size), size=size,
         )  # fmt: skip
         data = coder.encode(entry)
         if self.append_hooks:  # appendAsLeader: each AppendHook on the encoded buffer
@@ -391,12 +419,14 @@ class DLedgerMmapFileStore:
         return f"committedIndex={self.committed_index}\nendIndex={self.ledger_end_index}\n"
 
     def files(self) -> dict[str, bytes]:
-        """The store's files as 0.2.3 names them, relative to ``dledger-<selfId>``: the data
-        file, the index file (one each while they fit) and the checkpoint. The data and index
-        are their written part: 0.2.3's files are ``mappedFileSize`` long, zeros after it."""
+        """The store's files as 0.2.3 names them, relative to ``dledger-<selfId>``: each data
+        file (``mappedFileSizeForEntryData`` of the data, named by its first position), the
+        index file and the checkpoint. The last data file and the index are their written
+        part: 0.2.3's files are ``mappedFileSize`` long, zeros after it."""
         out: dict[str, bytes] = {}
-        if self.data:
-            out[f"data/{offset2file_name(0)}"] = bytes(self.data)
+        size = self.dledger_config.mapped_file_size_for_entry_data
+        for start in range(0, len(self.data), size):
+            out[f"data/{offset2file_name(start)}"] = bytes(self.data[start : start + size])
         if self.index:
             out[f"index/{offset2file_name(0)}"] = bytes(self.index)
         out[CHECK_POINT_FILE] = self.checkpoint_text().encode()

@@ -178,8 +178,11 @@ class DLedgerMixin:
 
     def _add_dledger_node(self, letter: str, k: int, bcfg: Any, scfg: Any) -> BrokerController:
         name = bcfg.broker_name
+        # DLedgerCommitLog's constructor: data files of the broker's mappedFileSizeCommitLog
+        settings = {"mapped_file_size_for_entry_data": scfg.mapped_file_size_commit_log,
+                    **self._dledger_overrides}  # fmt: skip
         cfg = DLedgerConfig(group=name, self_id=f"n{k}", peers=self._dledger_peers(letter),
-                            **self._dledger_overrides)  # fmt: skip
+                            **settings)  # fmt: skip
         server = DLedgerServer(cfg, name=self._dledger_node_name(letter, k))
         scfg.enable_d_leger_commit_log = True
         scfg.d_leger_group = name

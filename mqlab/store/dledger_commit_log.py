@@ -90,9 +90,16 @@ from mqlab.store.status import (
 )
 
 if TYPE_CHECKING:
+    from mqlab.store.config import MessageStoreConfig
     from mqlab.store.default_message_store import DefaultMessageStore
 
-__all__ = ["DLedgerCommitLog", "DLedgerAppendWait", "status_of", "MMAP_BLANK_MAGIC_CODE"]
+__all__ = [
+    "DLedgerCommitLog",
+    "DLedgerAppendWait",
+    "status_of",
+    "MMAP_BLANK_MAGIC_CODE",
+    "dledger_config_from",
+]
 
 C = "DLedgerCommitLog.asyncPutMessage"
 CB = "DLedgerCommitLog.asyncPutMessages"
@@ -220,9 +227,17 @@ def dledger_config_of(store: DefaultMessageStore) -> DLedgerConfig:
     ]  # fmt: skip
     if missing:
         raise ValueError(f"enableDLegerCommitLog=true needs {', '.join(missing)}")
+    return dledger_config_from(cfg, store.root_dir)
+
+
+def dledger_config_from(cfg: MessageStoreConfig, store_base_dir: str) -> DLedgerConfig:
+    """The settings of ``DLedgerCommitLog``'s constructor from a store config: group
+    (DLedger's default when unset), selfId, peers, the data files' size
+    (``mappedFileSizeCommitLog``), the clean service's, ``preferredLeaderId`` and
+    ``enableBatchPush``; the node's files under ``store_base_dir``."""
     return DLedgerConfig(
-        group=cfg.d_leger_group, self_id=cfg.d_leger_self_id, peers=cfg.d_leger_peers,
-        store_base_dir=store.root_dir,
+        group=cfg.d_leger_group or DLedgerConfig.group, self_id=cfg.d_leger_self_id,
+        peers=cfg.d_leger_peers, store_base_dir=store_base_dir,
         mapped_file_size_for_entry_data=cfg.mapped_file_size_commit_log,
         enable_disk_force_clean=cfg.clean_file_forcibly_enable,
         delete_when=cfg.delete_when, file_reserved_hours=cfg.file_reserved_time + 1,

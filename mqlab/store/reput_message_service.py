@@ -30,6 +30,9 @@ _SLAVE = BrokerRole.SLAVE
 #: checkMessageAndReturnSize's answer to an entry it cannot read whole
 _INCOMPLETE = DispatchRequest(-1, False)
 _BLANK_MAGIC = BLANK_MAGIC_CODE.to_bytes(4, "big", signed=True)
+#: ``MmapFileList.BLANK_MAGIC_CODE`` (-1) where a DLedger data file's blank starts: the rest
+#: of the file is empty, which ``DLedgerCommitLog#checkMessageAndReturnSize`` answers size 0
+_DLEDGER_BLANK = b"\xff\xff\xff\xff"
 C_REPUT = "ReputMessageService.doReput"
 
 
@@ -93,6 +96,7 @@ class ReputMessageService:
                 if pos + 8 > end or (
                     pos + int.from_bytes(buf[pos : pos + 4], "big") > end
                     and buf[pos + 4 : pos + 8] != _BLANK_MAGIC
+                    and buf[pos : pos + 4] != _DLEDGER_BLANK
                 ):
                     # the entry is not all there yet: a slave's commit log mid-transfer (an
                     # HA block ends inside a message). Java reads a slice that ends at the

@@ -206,18 +206,21 @@ def test_bench_smoke_on_both_groups_after_the_change(rows, tmp_path) -> None:
 
 @pytest.mark.conformance
 def test_a_batch_is_an_entry_a_message_with_its_own_properties_only(rows) -> None:
-    """``DLedgerCommitLog#asyncPutMessages``, on both groups: a msgId for each message, each
-    214 bytes after the last (a 166-byte message and DLedger's 48-byte entry header); the
-    pull reads 3 × 166 bytes, so no message stored the batch's CLUSTER or WAIT (24 and 10
-    bytes more each, as ``CommitLog`` stores them); the serializer's RuntimeException for a
-    stored message over 4 MiB whose batch body is under it."""
+    """``DLedgerCommitLog#asyncPutMessages``, on both groups: a msgId for each message. The
+    group's data files are 1 KiB: the batch's first message is at 0x2F4 (its entry ends at
+    922), the second does not fit in the 102 bytes left with 8 to spare, so file 0 ends in
+    a blank and the entry starts file 1024 (its message at 0x430), the third follows 214
+    bytes on (a 166-byte message and DLedger's 48-byte entry header). The pull reads 3 × 166
+    bytes across the two files, so no message stored the batch's CLUSTER or WAIT (24 and 10
+    bytes more each, as ``CommitLog`` stores them). A stored message over maxMessageSize
+    (951 of 900 bytes) whose batch body is under it (863): the serializer's
+    RuntimeException."""
     by_step = rows[0]
     for side in ("real", "mqlab"):
-        for step, n in (("batch_leader_q3", 3), ("batch_new_leader_q2", 2)):
+        for step, want in (("batch_leader_q3", [0x2F4, 0x430, 0x506]),
+                           ("batch_new_leader_q2", [0x91C, 0x9F2])):  # fmt: skip
             ids = _ext(getattr(by_step[step], side))["msgId"].split(",")
-            offsets = [int(i[-16:], 16) for i in ids]
-            steps = [offsets[i + 1] - offsets[i] for i in range(n - 1)]
-            assert (len(offsets), steps) == (n, [214] * (n - 1)), (step, side)
+            assert [int(i[-16:], 16) for i in ids] == want, (step, side)
         for step in ("pull_batch_leader", "pull_batch_new_leader"):
             assert " body[498]=" in getattr(by_step[step], side), (step, side)
         assert getattr(by_step["batch_too_big"], side).startswith(

@@ -17,8 +17,8 @@ from mqlab.dledger.member_state import MemberState
 FIRST = "00000000000000000000"
 
 
-def open_store(base: Path, self_id: str = "n0"):
-    cfg = DLedgerConfig(self_id=self_id, peers=PEERS, store_base_dir=str(base))
+def open_store(base: Path, self_id: str = "n0", **config):
+    cfg = DLedgerConfig(self_id=self_id, peers=PEERS, store_base_dir=str(base), **config)
     ms = MemberState(cfg, FileDisk())
     return ms, DLedgerMmapFileStore(cfg, ms, on_disk=True)
 
@@ -120,3 +120,25 @@ def test_a_truncate_is_written_through(tmp_path):
     assert (d / "data" / FIRST).read_bytes() == REAL_DATA[:53]
     assert len((d / "index" / FIRST).read_bytes()) == 32
     store.close_files()
+
+
+def test_data_files_after_the_first_are_written_recovered_and_cut(tmp_path):
+    """224-byte data files: three 108-byte entries fill file 0 (the last 8 bytes a blank)
+    and start file 224. A new store on the files walks past the blank to entry 2; a cut back
+    to entry 0 deletes file 224 and shortens file 0."""
+    ms, store = open_store(tmp_path, mapped_file_size_for_entry_data=224)
+    ms.change_to_leader(0)
+    for i in range(3):
+        store.append_as_leader(DLedgerEntry(body=bytes([i]) * 60))
+    data = node_dir(tmp_path) / "data"
+    second = data / "00000000000000000224"
+    assert (data / FIRST).read_bytes() == bytes(store.data[:224])
+    assert second.read_bytes() == bytes(store.data[224:])
+    written = bytes(store.data)
+    store.close_files()
+    _, again = open_store(tmp_path, mapped_file_size_for_entry_data=224)
+    assert (again.ledger_end_index, bytes(again.data)) == (2, written)
+    assert [e.pos for e in again.entries()] == [0, 108, 224]
+    again.cut_to(0)
+    assert not second.exists() and (data / FIRST).read_bytes() == written[:108]
+    again.close_files()

@@ -159,3 +159,29 @@ def test_the_files_hold_what_0_2_3_writes():
     assert files["data/00000000000000000000"] == REAL_DATA
     assert files["index/00000000000000000000"] == REAL_INDEX
     assert (store.committed_index, store.committed_pos) == (1, 103)
+
+
+def test_an_entry_that_does_not_fit_goes_to_the_next_file_after_a_blank():
+    """224-byte data files, 108-byte entries (60-byte bodies): entry 1 fits with exactly the
+    8 bytes ``preAppend`` wants to spare (108 + 8 = 116 = the rest), entry 2 does not: the
+    last 8 bytes become a blank (magic -1, length 8) and entry 2 starts file 224. A follower
+    appending the same entries puts them at the same positions, blank and all. An entry
+    longer than a file is DISK_ERROR."""
+    ms, store = make(mapped_file_size_for_entry_data=224)
+    ms.curr_term = 1
+    ms.change_to_leader(1)
+    entries = [store.append_as_leader(DLedgerEntry(body=bytes([i]) * 60)) for i in range(3)]
+    assert [(e.pos, e.size) for e in entries] == [(0, 108), (108, 108), (224, 108)]
+    assert bytes(store.data[216:224]) == b"\xff\xff\xff\xff\x00\x00\x00\x08"
+    assert len(store.data) == 332
+    assert [store.get(i).body for i in range(3)] == [bytes([i]) * 60 for i in range(3)]
+    assert sorted(store.files()) == ["checkpoint", "data/00000000000000000000",
+                                     "data/00000000000000000224", "index/00000000000000000000"]  # fmt: skip
+    assert store.files()["data/00000000000000000224"] == coder.encode(entries[2])
+    fms, follower = make("n1", mapped_file_size_for_entry_data=224)
+    fms.curr_term = 1
+    fms.change_to_follower(1, "n0")
+    for e in entries:
+        follower.append_as_follower(coder.decode(coder.encode(e)), 1, "n0")
+    assert bytes(follower.data) == bytes(store.data)
+    assert code_of(lambda: store.append_as_leader(DLedgerEntry(body=bytes(177)))) == R.DISK_ERROR

@@ -123,6 +123,34 @@ def test_a_batch_is_an_entry_a_message_acknowledged_with_the_last(lab: Lab) -> N
     ]
 
 
+def test_a_full_data_file_ends_in_a_blank_and_the_log_goes_on_in_the_next() -> None:
+    """1 KiB data files (the brokers' ``mappedFileSizeCommitLog``, which 4.9.3's
+    ``DLedgerCommitLog`` makes its node's ``mappedFileSizeForEntryData``):
+    four 214-byte entries fill 856 bytes, the fifth does not fit in the 168 left, so the rest
+    is a blank and it lands at 1024 (its message at 0x430) on every node; every node's reput
+    steps over the blank, so all eight messages are consumed. Before, the fifth send failed
+    (DISK_ERROR: "broker busy") and so did every one after it."""
+    lab = Lab(seed=5, dledger=3, store={"mapped_file_size_commit_log": 1024})
+    try:
+        results = [lab.send("TopicTest", f"m{i}").result for i in range(8)]
+        assert [stored_at(r)[1] for r in results] == [
+            0x30, 0x106, 0x1DC, 0x2B2, 0x430, 0x506, 0x5DC, 0x6B2]  # fmt: skip
+        for node in ("n0", "n1", "n2"):
+            st = lab.dledger_server(node).store
+            assert (len(st.data), bytes(st.data[856:864])) == (
+                1880,
+                b"\xff" * 4 + (168).to_bytes(4, "big"),
+            )
+        lab.push_consumer("CG", "TopicTest")
+        lab.advance(5_000)
+        assert sorted(lab.deliveries()["msg_id"]) == sorted(r.msg_id for r in results)
+        for node in ("n0", "n1", "n2"):
+            store = lab.broker(f"broker-a-{node}").message_store
+            assert [store.get_max_offset_in_queue("TopicTest", q) for q in range(4)] == [2, 1, 3, 2]
+    finally:
+        lab.close()
+
+
 def test_leader_killed_a_follower_is_elected_master_and_nothing_acknowledged_is_lost(
     lab: Lab,
 ) -> None:
