@@ -24,10 +24,13 @@ server and three brokers of ``broker-a`` on ``DLedgerCommitLog`` (nodes ``n0``..
 4. the producer sends :data:`AFTER` more, each tried again a second after a failure until a
    broker answers (its route polled every second): the first go to the dead master and fail,
    then the new leader's broker is brokerId 0 and answers; the consumer's pulls move there too;
-5. the consumer goes on until it has every SEND_OK'd one; :func:`check` requires every one of
-   the 32 SEND_OK and consumed.
+5. a batch of :data:`BATCH` to the new master (``DefaultMQProducer#send(Collection)``, one
+   SEND_BATCH_MESSAGE: an entry a message, ``DLedgerCommitLog#asyncPutMessages``);
+6. the consumer goes on until it has every SEND_OK'd one; :func:`check` requires every send
+   (the batch one of them, with an offset msgId for each message) SEND_OK and every one of
+   the 36 messages consumed.
 
-6. :func:`run_dledger_client`: DLedger 0.2.3's own ``DLedgerClient`` (``JavaScenarios``
+7. :func:`run_dledger_client`: DLedger 0.2.3's own ``DLedgerClient`` (``JavaScenarios``
    ``dledger-client``), given every node's DLedger address, the dead one included, asks
    METADATA to find the new leader and GETs entry 0 from it and an index past the log;
    :func:`check_client` requires entry 0 (the first message, index 0 at position 0) and
@@ -46,11 +49,13 @@ from typing import Any
 
 from mqlab.conformance.wire import wait_until
 
-__all__ = ["AFTER", "BEFORE", "CONSUMED_BEFORE_KILL", "MqlabDLedgerBrokers", "RealDLedgerBrokers", "check",
+__all__ = ["AFTER", "BATCH", "BEFORE", "CONSUMED_BEFORE_KILL", "MqlabDLedgerBrokers", "RealDLedgerBrokers", "check",
            "check_client", "run_dledger_client", "run_dledger_failover", "summary"]  # fmt: skip
 
 BEFORE = 16
 AFTER = 16
+#: the batch sent to the new master after them (``JavaScenarios#dledgerFailover``)
+BATCH = 4
 #: the consumer has taken at least this many (from the first master) before the kill
 CONSUMED_BEFORE_KILL = 4
 BROKER_NAME = "broker-a"
@@ -189,9 +194,11 @@ def check(r: dict) -> list[str]:
     """What must hold on either group: every send answered SEND_OK, every one consumed."""
     problems = []
     statuses = [s["status"] for s in r["sends"]]
-    if statuses != ["SEND_OK"] * (BEFORE + AFTER):
+    if statuses != ["SEND_OK"] * (BEFORE + AFTER + 1):
         problems.append(f"sends: {statuses}")
-    want = [f"dl-{i}" for i in range(BEFORE + AFTER)]
+    elif r["sends"][-1].get("offsetMsgIds") != BATCH:
+        problems.append(f"the batch's answer: {r['sends'][-1]}")
+    want = [f"dl-{i}" for i in range(BEFORE + AFTER)] + [f"dl-batch-{i}" for i in range(BATCH)]
     if r["acked"] != want:
         problems.append(f"acknowledged: {r['acked']}")
     if r["missing"]:

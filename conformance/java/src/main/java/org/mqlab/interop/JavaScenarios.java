@@ -1596,7 +1596,8 @@ public final class JavaScenarios {
      * the first one on (at least 4 consumed before the kill); the harness kills the leader (no shutdown); 16 more, each tried again a
      * second after a failure (up to 90 s) until the broker answers, the route polled every second
      * (MQClientInstance#updateTopicRouteInfoFromNameServer) so that the sends and the pulls reach
-     * the new master once the name server lists it; the consumer goes on until it has every
+     * the new master once the name server lists it; then a batch of 4 to the new master (one
+     * SEND_BATCH_MESSAGE); the consumer goes on until it has every
      * SEND_OK'd one (up to 120 s). What a user sees: each send's answer, the failed tries, what
      * was acknowledged and what was consumed (its offsets, kept by the dead master, may be older
      * on the new one: duplicates are allowed).
@@ -1661,6 +1662,22 @@ public final class JavaScenarios {
                     // the topic exists (auto-created by the first send): the consumer starts
                     // and consumes while the rest are sent, through the kill
                     c.start();
+                }
+            }
+            // a batch to the new master (DefaultMQProducer#send(Collection)): one
+            // SEND_BATCH_MESSAGE, an entry a message (DLedgerCommitLog#asyncPutMessages)
+            List<Message> batch = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                batch.add(msg(t, "TagB", "dl-batch-" + i));
+            }
+            SendResult br = p.send(batch);
+            Map<String, Object> bv = sendView(br);
+            bv.put("body", "dl-batch-0..3");
+            bv.put("offsetMsgIds", br.getOffsetMsgId().split(",").length);
+            sends.add(bv);
+            if (br.getSendStatus() == SendStatus.SEND_OK) {
+                for (Message m : batch) {
+                    acked.add(new String(m.getBody()));
                 }
             }
             long end = System.currentTimeMillis() + 120000;
