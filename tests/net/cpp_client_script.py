@@ -49,16 +49,14 @@ def produce(p):
     producer.start()
     results = []
     try:
-        for i, op in enumerate(p["ops"]):
+        for op in p["ops"]:
             if p.get("tolerate"):
                 try:
                     results.append(_send(producer, op))
                 except Exception as e:  # the server is down: record and go on
                     results.append({"error": str(e)[:200]})
-            elif i == 0:
-                results.append(_first_send(producer, op))
             else:
-                results.append(_send(producer, op))
+                results.append(_send_once_more_on_the_clients_own_route_failure(producer, op))
             if op.get("sleep"):
                 time.sleep(op["sleep"])
     finally:
@@ -66,14 +64,17 @@ def produce(p):
     return {"results": results}
 
 
-def _first_send(producer, op):
-    """The producer's first send, tried once more after 0.5 s if the C++ client failed it on
-    its own, before any request: under load its heartbeat thread holds the transport table's
-    lock while it connects to the broker the new route names, and the sending thread gives up
-    on that lock after 3 ms, three times in a row ("send failed of times:1, 3, 5" and "could not
-    find property mq" in its log, the connect completing 11 ms later), which it reports as
-    "No route info of this topic". Seen on both dry runs' mqlab side (cpp/orderly, cpp/batch);
-    a second failure is real and raised."""
+def _send_once_more_on_the_clients_own_route_failure(producer, op):
+    """A send, tried once more after 0.5 s if the C++ client failed it on its own, before any
+    request: under load its heartbeat thread holds the transport table's lock while it
+    connects to a broker the route names, and the sending thread gives up on that lock after
+    3 ms, three times in a row ("send failed of times:1, 3, 5" and "could not find property
+    mq" in its log, the connect completing 11 ms later), which it reports as "No route info of
+    this topic". Seen on both dry runs' mqlab side on a first send (cpp/orderly, cpp/batch).
+    The same message came on a later send with two brokers (tests/net/test_serve.py, dry run
+    BI and a loaded run of session 31), when the client would connect to the second broker;
+    read as the same lock, not confirmed (the client's log was not kept). A second failure is
+    real and raised."""
     try:
         return _send(producer, op)
     except Exception as e:  # noqa: BLE001 — only the client's own route failure is retried
