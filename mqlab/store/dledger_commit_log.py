@@ -382,14 +382,7 @@ class DLedgerCommitLog(CommitLog):
         )
         # step 4: no append
         if future.pos == -1:
-            if traced:
-                code = future.value.code if future.done else None
-                tracer.emit(C, "4", status="OS_PAGECACHE_BUSY",
-                            code=None if code is None else R(code).name)  # fmt: skip
-            return PutMessageResult(
-                PutMessageStatus.OS_PAGECACHE_BUSY,
-                AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR),
-            )
+            return self._not_appended(C, future)
         # step 5: PUT_OK at pos + 48, before the quorum
         wrote_offset = future.pos + BODY_OFFSET
         msg.commit_log_offset = wrote_offset
@@ -417,6 +410,18 @@ class DLedgerCommitLog(CommitLog):
                 "add its DLedgerServer to the driver (4.9.3 starts it with the store)"
             )
         return server
+
+    def _not_appended(self, component: str, future: TimeoutFuture) -> PutMessageResult:
+        """Step 4: ``handleAppend`` appended nothing (``pos == -1``): OS_PAGECACHE_BUSY at once."""
+        tracer = self.store.tracer
+        if tracer is not None and tracer.enabled:
+            code = future.value.code if future.done else None
+            tracer.emit(component, "4", status="OS_PAGECACHE_BUSY",
+                        code=None if code is None else R(code).name)  # fmt: skip
+        return PutMessageResult(
+            PutMessageStatus.OS_PAGECACHE_BUSY,
+            AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR),
+        )
 
     def _wait_for_quorum(
         self, component: str, future: TimeoutFuture, amr: AppendMessageResult, topic: str
@@ -532,14 +537,7 @@ class DLedgerCommitLog(CommitLog):
         ))  # fmt: skip
         # step 4: no append
         if future.pos == -1:
-            if traced:
-                code = future.value.code if future.done else None
-                tracer.emit(CB, "4", status="OS_PAGECACHE_BUSY",
-                            code=None if code is None else R(code).name)  # fmt: skip
-            return PutMessageResult(
-                PutMessageStatus.OS_PAGECACHE_BUSY,
-                AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR),
-            )
+            return self._not_appended(CB, future)
         # step 5: every entry's msgId; the queue moves on by the batch
         positions: list[int] = future.positions  # type: ignore[attr-defined]
         offsets = [
