@@ -47,6 +47,7 @@ the name server lists as brokerId 0. ``Lab(dledger_config={...})`` sets DLedger'
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ from mqlab.dledger.dledger_config import DLedgerConfig
 from mqlab.dledger.dledger_server import DLedgerServer
 from mqlab.dledger.member_state import Role
 from mqlab.lab.journal import journaled
+from mqlab.store.dledger_commit_log import dledger_config_from
 from mqlab.trace.events import Kind
 
 if TYPE_CHECKING:
@@ -178,16 +180,16 @@ class DLedgerMixin:
 
     def _add_dledger_node(self, letter: str, k: int, bcfg: Any, scfg: Any) -> BrokerController:
         name = bcfg.broker_name
-        # DLedgerCommitLog's constructor: data files of the broker's mappedFileSizeCommitLog
-        settings = {"mapped_file_size_for_entry_data": scfg.mapped_file_size_commit_log,
-                    **self._dledger_overrides}  # fmt: skip
-        cfg = DLedgerConfig(group=name, self_id=f"n{k}", peers=self._dledger_peers(letter),
-                            **settings)  # fmt: skip
-        server = DLedgerServer(cfg, name=self._dledger_node_name(letter, k))
         scfg.enable_d_leger_commit_log = True
         scfg.d_leger_group = name
-        scfg.d_leger_peers = cfg.peers
-        scfg.d_leger_self_id = cfg.self_id
+        scfg.d_leger_peers = self._dledger_peers(letter)
+        scfg.d_leger_self_id = f"n{k}"
+        # DLedgerCommitLog's constructor: the node's settings from the broker's keys (data
+        # files of mappedFileSizeCommitLog, preferredLeaderId ...), then the Lab's overrides
+        cfg = dataclasses.replace(
+            dledger_config_from(scfg, DLedgerConfig.store_base_dir), **self._dledger_overrides
+        )
+        server = DLedgerServer(cfg, name=self._dledger_node_name(letter, k))
         self.driver.add_node(server)
         self._dledger_started[server.name] = self.driver.now
         self.dledger_servers[server.name] = server

@@ -112,7 +112,9 @@ class Lab(ClientsMixin, DLedgerMixin):
             brokers (``enableDLegerCommitLog=true``; no ``slaves`` then); the constructor
             runs until each group's leader is registered as brokerId 0.
         dledger_config: ``DLedgerConfig`` field overrides for every DLedger node, e.g.
-            ``{"heart_beat_time_interval_ms": 1000, "max_vote_interval_ms": 2000}``.
+            ``{"heart_beat_time_interval_ms": 1000, "max_vote_interval_ms": 2000}``, over
+            what each node takes from its broker's ``store`` keys (``preferred_leader_id``,
+            ``mapped_file_size_commit_log`` as the data file size), as in 4.9.3.
 
     Raises:
         ValueError: a bad argument (named in the message).

@@ -151,6 +151,22 @@ def test_a_full_data_file_ends_in_a_blank_and_the_log_goes_on_in_the_next() -> N
         lab.close()
 
 
+def test_the_brokers_preferred_leader_id_reaches_the_nodes() -> None:
+    """``preferredLeaderId`` is a broker key that 4.9.3's ``DLedgerCommitLog`` hands its node:
+    seed 5 elects n2 at 653, whose ``checkPreferredLeader`` then hands the lead to n0 (term 2
+    at 1,102); n0's broker is brokerId 0 at 1,103, n1 and n2 at 2 and 3."""
+    lab = Lab(seed=5, dledger=3, store={"preferred_leader_id": "n0"})
+    try:
+        assert (lab.now, lab.dledger_leader()) == (653, "broker-a-n2")
+        assert lab.run_until_elected() == {
+            "leader": "broker-a-n0", "self_id": "n0", "term": 2, "t_ms": 1102,
+        }  # fmt: skip
+        assert (lab.run_until_master(), lab.now) == ("broker-a-n0", 1103)
+        assert route(lab) == {0: N0, 2: N1, 3: N2}
+    finally:
+        lab.close()
+
+
 def test_leader_killed_a_follower_is_elected_master_and_nothing_acknowledged_is_lost(
     lab: Lab,
 ) -> None:
