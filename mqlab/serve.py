@@ -98,11 +98,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from mqlab.broker.broker_configuration import NettyClientConfig
 from mqlab.broker.broker_controller import BrokerController
 from mqlab.broker.config import BrokerConfig, parse_properties
 from mqlab.dledger.dledger_config import DLedgerConfig, parse_peers
 from mqlab.dledger.dledger_server import DLedgerServer
 from mqlab.dledger.net_group import NetDLedgerNodes, loopback_peers
+from mqlab.namesrv.configuration import NettyServerConfig
 from mqlab.namesrv.namesrv_controller import NamesrvConfig, NamesrvController
 from mqlab.runtime.file_sync import FileSyncer
 from mqlab.runtime.net import (
@@ -430,8 +432,33 @@ def load_properties(text: str) -> tuple[BrokerConfig, dict[str, Any], set[str]]:
         for k, v in props.items()
         if k in store_keys
     }
-    broker_config = BrokerConfig.from_properties(text, ignore_keys=store_keys)
+    netty_keys = {*_netty_key_table(NettyServerConfig), *_netty_key_table(NettyClientConfig)}
+    broker_config = BrokerConfig.from_properties(text, ignore_keys={*store_keys, *netty_keys})
     return broker_config, store_values, {k for k in props if k not in store_keys}
+
+
+def _netty_key_table(cls: type) -> dict[str, dataclasses.Field]:
+    """Java name → field of a Netty config, ``listenPort`` aside (``BrokerConfig``'s here)."""
+    return {_camel(f.name): f for f in dataclasses.fields(cls) if f.name != "listen_port"}
+
+
+def load_netty_properties(text: str) -> tuple[NettyServerConfig, NettyClientConfig]:
+    """The ``NettyServerConfig`` and ``NettyClientConfig`` a ``broker.properties`` text gives.
+
+    Mirrors ``BrokerStartup#createBrokerController``'s ``properties2Object`` of the same
+    file into both (a key both have, ``writeBufferHighWaterMark``, sets both).
+
+    Raises:
+        ValueError: a value that does not parse (the message names the key).
+    """
+    props = parse_properties(text)
+    out = []
+    for cls in (NettyServerConfig, NettyClientConfig):
+        keys = _netty_key_table(cls)
+        out.append(cls(**{
+            keys[k].name: _convert_store_value(k, v, keys[k]) for k, v in props.items() if k in keys
+        }))  # fmt: skip
+    return out[0], out[1]
 
 
 def _properties_text(props: dict[str, str]) -> str:
@@ -476,6 +503,8 @@ class MqlabServer:
         self.namesrv_address: str | None = None
         self.brokers: list[BrokerController] = []
         self.store_root: Path | None = None
+        #: the brokers' properties text (``--config`` and ``--property``), for their Netty configs
+        self._netty_text = ""
         self._sink: _TraceSink | None = None
         self._unsubscribe: Any = None
         #: DLedger mode: the nodes run here
@@ -528,6 +557,8 @@ class MqlabServer:
             text = Path(cfg.config).read_text(encoding="utf-8")
         text += _properties_text(cfg.properties)
         base, store_values, given = load_properties(text)
+        load_netty_properties(text)  # a bad Netty value fails here, before anything binds
+        self._netty_text = text
         if cfg.delay_levels is not None:
             store_values["message_delay_level"] = cfg.delay_levels
         if cfg.broker_role is not None:
@@ -722,8 +753,11 @@ class MqlabServer:
             raise
         for (node, bc, sc), sock in zip(broker_cfgs, broker_socks, strict=True):
             bc.name_server_addr = self.namesrv_address
+            netty_server, netty_client = load_netty_properties(self._netty_text)
             broker = BrokerController(bc, sc, name=node, rocketmq_home_dir=self.rocketmq_home_dir,
-                                      dledger_server=self.dledger_servers.get(node))  # fmt: skip
+                                      dledger_server=self.dledger_servers.get(node),
+                                      netty_server_config=netty_server,
+                                      netty_client_config=netty_client)  # fmt: skip
             ha_ports = {c.listen_port + 1 for _, c, _ in broker_cfgs}
             vip = (
                 () if bc.listen_port - 2 in ha_ports else self._bind_vip(bind_host, bc.listen_port)
@@ -868,7 +902,9 @@ class MqlabServer:
             else self._bind_vip(self.config.host, bc.listen_port)
         )
         new = BrokerController(bc, sc, name=old.name, rocketmq_home_dir=old.rocketmq_home_dir,
-                               dledger_server=dledger)  # fmt: skip
+                               dledger_server=dledger,
+                               netty_server_config=old.netty_server_config,
+                               netty_client_config=old.netty_client_config)  # fmt: skip
         bctx = await driver.add_node(new, sock=sock, extra_socks=vip)
         self._sync_in_background(new)
         interval = sc.flush_interval_commit_log

@@ -178,6 +178,11 @@ class BrokerController(Node):
             system property ``rocketmq.home.dir``, else the env ``ROCKETMQ_HOME``, which the
             driver resolves (``serve``) or passes (the simulation). Read only with
             ``aclEnable=true``; None: no ACL file, so only white lists admit anyone.
+        netty_server_config: ``NettyServerConfig`` (``BrokerStartup`` reads it from the same
+            ``broker.conf``); its ``listenPort`` is the broker config's. Shown by
+            GET_BROKER_CONFIG; the drivers read ``serverChannelMaxIdleTimeSeconds``.
+        netty_client_config: ``NettyClientConfig``, likewise; the drivers read
+            ``clientChannelMaxIdleTimeSeconds``.
     """
 
     def __init__(
@@ -188,8 +193,12 @@ class BrokerController(Node):
         name: str | None = None,
         rocketmq_home_dir: str | None = None,
         dledger_server: Any = None,
+        netty_server_config: NettyServerConfig | None = None,
+        netty_client_config: NettyClientConfig | None = None,
     ) -> None:
         self.rocketmq_home_dir = rocketmq_home_dir
+        self.netty_server_config = netty_server_config or NettyServerConfig()
+        self.netty_client_config = netty_client_config or NettyClientConfig()
         #: with ``enableDLegerCommitLog`` (required then): the node's ``DLedgerServer``, a
         #: node of the same driver
         self.dledger_server = dledger_server
@@ -308,8 +317,9 @@ class BrokerController(Node):
         # DefaultMessageStore#start: haService.start() (mechanisms.md "HA replication")
         self.message_store.start_ha(self.ctx, self.ha_server_addr)
         # BrokerController's Configuration over its four config objects (GET/UPDATE_BROKER_CONFIG)
+        self.netty_server_config.listen_port = cfg.listen_port
         self.configuration = BrokerConfiguration(
-            cfg, NettyServerConfig(listen_port=cfg.listen_port), NettyClientConfig(),
+            cfg, self.netty_server_config, self.netty_client_config,
             self.message_store_config, now_ms=now,
         )  # fmt: skip
         self.send_message_processor = SendMessageProcessor(self)
@@ -577,6 +587,15 @@ class BrokerController(Node):
         head = self._schedule_head_due(level, now)
         due = self._schedule_tick_at_or_after(max(now + 1, head if head is not None else now))
         self._arm_schedule_level(level, due - now)
+
+    def channel_max_idle_ms(self, *, server_side: bool) -> int:
+        """``serverChannelMaxIdleTimeSeconds`` on the channels it accepted,
+        ``clientChannelMaxIdleTimeSeconds`` on those it opened (to the name servers, a
+        master, clients it calls back): each ``IdleStateHandler`` of the broker's remoting
+        server and client (120 s unless ``broker.conf`` says otherwise)."""
+        if server_side:
+            return self.netty_server_config.server_channel_max_idle_time_seconds * 1000
+        return self.netty_client_config.client_channel_max_idle_time_seconds * 1000
 
     # -- name server ----------------------------------------------------------------------------------
     def _dledger_role_changed(self, role: BrokerRole, broker_id: int) -> None:

@@ -42,6 +42,11 @@ BROKER_PROPERTIES: dict[str, str] = {
     # differs by side; END_TRANSACTION is compared request by request, the check-back by
     # the interop scenarios
     "transactionCheckInterval": str(30 * 60 * 1000),
+    # Netty keys of the same broker.conf (BrokerStartup reads them into NettyServerConfig and
+    # NettyClientConfig): GET_BROKER_CONFIG compares them; a longer idle limit than 120 s
+    "serverWorkerThreads": "4",
+    "clientWorkerThreads": "2",
+    "serverChannelMaxIdleTimeSeconds": "300",
 }
 
 

@@ -149,3 +149,40 @@ def test_a_served_broker_answers_on_its_vip_channel(tmp_path):
         server.stop()
     assert [a.code for a in answers] == [0, 0]
     assert answers[0].body == answers[1].body and b'"TBW102"' in answers[1].body
+
+
+def test_the_brokers_netty_keys_are_read_shown_and_the_idle_limit_kept(live, tmp_path, capsys):
+    """A ``broker.conf`` with NettyServerConfig / NettyClientConfig keys, as
+    ``BrokerStartup#createBrokerController`` reads them from the same file (before, serve
+    refused them as unknown): GET_BROKER_CONFIG shows them, the broker's listenPort is still
+    its own, and a connection to the broker that sends nothing is closed after
+    ``serverChannelMaxIdleTimeSeconds`` (1 s here) by the broker's idle handler. A value that
+    does not parse is refused before anything binds, naming the key."""
+    import time
+
+    bad = tmp_path / "bad.properties"
+    bad.write_text("serverWorkerThreads=many\n")
+    rc = main(["--config", str(bad), "--namesrv-port", "0", "--broker-port", "0",
+               "--store", str(tmp_path / "s")])  # fmt: skip
+    assert rc == 1
+    assert "'serverWorkerThreads': expected an integer, got 'many'" in capsys.readouterr().err
+    server = live(trace_level="off", properties={
+        "serverChannelMaxIdleTimeSeconds": "1", "serverWorkerThreads": "4",
+        "clientChannelMaxIdleTimeSeconds": "7", "writeBufferHighWaterMark": "65536",
+    })  # fmt: skip
+    addr = server.call(lambda s: s.broker().broker_addr)
+    text = call_sync(addr, RemotingCommand.create_request(26)).body.decode()
+    got = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    assert {k: got[k] for k in ("serverChannelMaxIdleTimeSeconds", "serverWorkerThreads",
+                                "clientChannelMaxIdleTimeSeconds", "writeBufferHighWaterMark",
+                                "listenPort")} == {
+        "serverChannelMaxIdleTimeSeconds": "1", "serverWorkerThreads": "4",
+        "clientChannelMaxIdleTimeSeconds": "7", "writeBufferHighWaterMark": "65536",
+        "listenPort": addr.rsplit(":", 1)[1],
+    }  # fmt: skip
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        t0 = time.monotonic()
+        assert sock.recv(1) == b""  # closed by the broker, nothing sent either way
+        waited = time.monotonic() - t0
+    assert waited >= 0.9, waited  # not at once: the idle limit (the recv's timeout bounds it)
