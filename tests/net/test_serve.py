@@ -67,13 +67,17 @@ def test_serve_config_validates_arguments():
         ServeConfig(trace_level="all")
 
 
+def serve_config_text(tmp_path, text: str) -> int:
+    """``serve --config`` of a broker.properties holding ``text``: its exit code."""
+    cfg = tmp_path / "broker.properties"
+    cfg.write_text(text)
+    return main(["--config", str(cfg), "--namesrv-port", "0", "--broker-port", "0",
+                 "--store", str(tmp_path / "s")])  # fmt: skip
+
+
 def test_cli_bad_config_exits_1_with_the_key(tmp_path, capsys):
     """`serve --config` with an unknown key prints it and exits 1 without serving."""
-    cfg = tmp_path / "broker.properties"
-    cfg.write_text("noSuchKey=1\n")
-    rc = main(["--config", str(cfg), "--namesrv-port", "0", "--broker-port", "0",
-               "--store", str(tmp_path / "s")])  # fmt: skip
-    assert rc == 1
+    assert serve_config_text(tmp_path, "noSuchKey=1\n") == 1
     assert "unknown broker.properties key 'noSuchKey'" in capsys.readouterr().err
 
 
@@ -160,11 +164,7 @@ def test_the_brokers_netty_keys_are_read_shown_and_the_idle_limit_kept(live, tmp
     does not parse is refused before anything binds, naming the key."""
     import time
 
-    bad = tmp_path / "bad.properties"
-    bad.write_text("serverWorkerThreads=many\n")
-    rc = main(["--config", str(bad), "--namesrv-port", "0", "--broker-port", "0",
-               "--store", str(tmp_path / "s")])  # fmt: skip
-    assert rc == 1
+    assert serve_config_text(tmp_path, "serverWorkerThreads=many\n") == 1
     assert "'serverWorkerThreads': expected an integer, got 'many'" in capsys.readouterr().err
     server = live(trace_level="off", properties={
         "serverChannelMaxIdleTimeSeconds": "1", "serverWorkerThreads": "4",
