@@ -100,6 +100,9 @@ class StoreFiles:
             p.touch(exist_ok=True)
         # unbuffered: every write is the OS's at once (a killed process loses none of it)
         self._data: dict[int, Any] = {0: open(self.data_path, "r+b", buffering=0)}  # noqa: SIM115
+        #: the data's length at the last sync (None: not synced yet, so the files on disk
+        #: may hold more than the store keeps)
+        self._known_end: int | None = None
         self._index = open(self.index_path, "r+b", buffering=0)  # noqa: SIM115
 
     def data_files(self) -> list[Path]:
@@ -126,11 +129,13 @@ class StoreFiles:
         size = self.data_file_size
         end = len(buf)
         last = max(0, (end - 1) // size)
-        for k in [k for k in self._data if k > last]:
-            self._data.pop(k).close()
-        for p in self.data_files():
-            if int(p.name) // size > last:
-                p.unlink()
+        if self._known_end is None or end < self._known_end:  # shrank: later files go
+            for k in [k for k in self._data if k > last]:
+                self._data.pop(k).close()
+            for p in self.data_files():
+                if int(p.name) // size > last:
+                    p.unlink()
+        self._known_end = end
         view = memoryview(buf)
         for k in range(min(from_pos // size, last), last + 1):
             f = self._data.get(k)
