@@ -93,13 +93,13 @@ class StoreFiles:
     def __init__(self, data_dir: str, index_dir: str, data_file_size: int = 1 << 30) -> None:
         self.data_dir = Path(data_dir)
         self.data_file_size = data_file_size
-        self.data_path = self.data_dir / FIRST_FILE
         self.index_path = Path(index_dir) / FIRST_FILE
-        for p in (self.data_path, self.index_path):
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.touch(exist_ok=True)
-        # unbuffered: every write is the OS's at once (a killed process loses none of it)
-        self._data: dict[int, Any] = {0: open(self.data_path, "r+b", buffering=0)}  # noqa: SIM115
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.index_path.parent.mkdir(parents=True, exist_ok=True)
+        self.index_path.touch(exist_ok=True)
+        # the data files are opened as they are written (the first append, or the first
+        # file of a log over an old commit log: ``DLedgerMmapFileStore.create_first_file``)
+        self._data: dict[int, Any] = {}
         #: the data's length at the last sync (None: not synced yet, so the files on disk
         #: may hold more than the store keeps)
         self._known_end: int | None = None
@@ -112,23 +112,28 @@ class StoreFiles:
             key=lambda p: int(p.name),
         )
 
-    def read(self) -> tuple[bytes, bytes]:
-        """The data files' bytes one after the other (up to the first that is not where the
-        one before it ends), and the index file's."""
+    def read(self) -> tuple[int, bytes, bytes]:
+        """The first data file's position (0 when there is none), the data files' bytes one
+        after the other from it (up to the first that is not where the one before it ends),
+        and the index file's."""
+        files = self.data_files()
+        start = int(files[0].name) if files else 0
         data = bytearray()
-        for p in self.data_files():
-            if int(p.name) != len(data):
+        for p in files:
+            if int(p.name) != start + len(data):
                 break
             data += p.read_bytes()
-        return bytes(data), self.index_path.read_bytes()
+        return start, bytes(data), self.index_path.read_bytes()
 
-    def sync_data(self, buf: bytes | bytearray, from_pos: int) -> None:
-        """Make the data files equal ``buf``, which changed at ``from_pos`` or after: each
-        file from the one holding ``from_pos`` written, the last cut to its part, and any
-        after it deleted (a truncate back into an earlier file)."""
+    def sync_data(self, buf: bytes | bytearray, from_pos: int, start: int = 0) -> None:
+        """Make the data files equal ``buf``, the data from position ``start`` (a data
+        file's first) on, which changed at position ``from_pos`` or after: each file from
+        the one holding ``from_pos`` written, the last cut to its part, and any after it
+        deleted (a truncate back into an earlier file)."""
         size = self.data_file_size
-        end = len(buf)
-        last = max(0, (end - 1) // size)
+        end = start + len(buf)
+        first = start // size
+        last = max(first, (end - 1) // size)
         if self._known_end is None or end < self._known_end:  # shrank: later files go
             for k in [k for k in self._data if k > last]:
                 self._data.pop(k).close()
@@ -137,16 +142,16 @@ class StoreFiles:
                     p.unlink()
         self._known_end = end
         view = memoryview(buf)
-        for k in range(min(from_pos // size, last), last + 1):
+        for k in range(max(first, min(from_pos // size, last)), last + 1):
             f = self._data.get(k)
             if f is None:
                 path = self.data_dir / f"{k * size:020d}"
                 path.touch(exist_ok=True)
                 f = self._data[k] = open(path, "r+b", buffering=0)  # noqa: SIM115
-            start = max(from_pos, k * size)
-            f.seek(start - k * size)
-            f.write(view[start : min(end, (k + 1) * size)])
-            f.truncate(min(end, (k + 1) * size) - k * size)
+            at = max(from_pos, k * size)
+            f.seek(at - k * size)
+            f.write(view[at - start : min(end, (k + 1) * size) - start])
+            f.truncate(max(0, min(end, (k + 1) * size) - k * size))
 
     def sync_index(self, buf: bytes | bytearray, from_pos: int) -> None:
         self._index.seek(from_pos)
@@ -161,37 +166,39 @@ class StoreFiles:
 
 
 def recover_entries(
-    data: bytes, index: bytes, magic_max: int, data_file_size: int = 1 << 30
+    data: bytes, index: bytes, magic_max: int, data_file_size: int = 1 << 30, start: int = 0
 ) -> tuple[int, bytes, int, int, int]:
-    """``DLedgerMmapFileStore#recover`` over the data files (one after the other in ``data``,
-    ``data_file_size`` each) and one index file: a blank moves on to the next data file.
+    """``DLedgerMmapFileStore#recover`` over the data files (one after the other in ``data``
+    from position ``start``, ``data_file_size`` each) and one index file: a blank moves on to
+    the next data file.
 
     Returns:
-        ``(process_offset, index_bytes, last_index, last_term, first_index)``: the data's
-        valid length, the index bytes to keep (rebuilt where they disagreed), and the last and
-        first entry's index and term (-1 when there is none).
+        ``(process_offset, index_bytes, last_index, last_term, first_index)``: the position
+        where the valid data ends, the index bytes to keep (rebuilt where they disagreed), and
+        the last and first entry's index and term (-1 when there is none).
     """
     import struct
 
     header = struct.Struct(">iiqqqiiii")
     record = struct.Struct(">iqiqq")
-    pos = 0
+    pos = start  # a position; its byte is data[pos - start]
+    limit = start + len(data)
     last_index = last_term = first_index = -1
     need_write_index = False
     out_index = bytearray()
-    while pos + BODY_OFFSET <= len(data):
-        if struct.unpack_from(">i", data, pos)[0] == BLANK_MAGIC_CODE:
+    while pos + BODY_OFFSET <= limit:
+        if struct.unpack_from(">i", data, pos - start)[0] == BLANK_MAGIC_CODE:
             pos = (pos // data_file_size + 1) * data_file_size  # the next file, if any
             continue
         magic, size, entry_index, entry_term, entry_pos, _c, _cc, _bc, body_size = (
-            header.unpack_from(data, pos)
+            header.unpack_from(data, pos - start)
         )
         if not (
             1 <= magic <= magic_max
             and entry_pos == pos
             and body_size + BODY_OFFSET == size
             and size > HEADER_SIZE
-            and pos + size <= len(data)
+            and pos + size <= limit
             and (last_index == -1 or entry_index == last_index + 1)
             and entry_term >= last_term
         ):

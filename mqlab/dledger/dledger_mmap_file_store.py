@@ -81,7 +81,16 @@ class DLedgerMmapFileStore:
         #: where ``checkpoint`` is written when not ``on_disk``: the node's simulated disk
         #: (the dict that also holds ``currterm``); None: nowhere (a bare store)
         self.disk = disk
+        #: the data bytes from :attr:`data_start` on: entry positions are ``data_start +``
+        #: their place in it
         self.data = bytearray()
+        #: the first data file's position (``MmapFileList#getMinOffset``): 0, or on a
+        #: broker's log over an old commit log, where that log ends
+        #: (``DLedgerCommitLog``'s ``dividedCommitlogOffset``, :meth:`create_first_file`)
+        self.data_start = 0
+        #: whether a data file exists (``getMappedFiles().size() > 0``): created by the first
+        #: append or by :meth:`create_first_file`, found by :meth:`recover`
+        self.has_data_files = False
         self.index = bytearray()
         self.ledger_begin_index = -1
         self.ledger_end_index = -1
@@ -121,13 +130,17 @@ class DLedgerMmapFileStore:
         ``checkpoint`` (at most the ledger end)."""
         files = self.store_files
         assert files is not None
-        data, index = files.read()
+        start, data, index = files.read()
+        size = self.dledger_config.mapped_file_size_for_entry_data
         end, index, last_index, last_term, _first = recover_entries(
-            data, index, CURRENT_MAGIC, self.dledger_config.mapped_file_size_for_entry_data
+            data, index, CURRENT_MAGIC, size, start
         )
-        self.data = bytearray(data[:end])
+        self.data_start = start
+        self.has_data_files = bool(files.data_files())
+        self.data = bytearray(data[: end - start])
         self.index = bytearray(index)
-        files.sync_data(self.data, len(self.data))
+        if self.has_data_files:
+            files.sync_data(self.data, end, start)
         files.sync_index(self.index, 0)
         self.ledger_end_index, self.ledger_end_term = last_index, last_term
         if last_index != -1:
@@ -178,7 +191,23 @@ class DLedgerMmapFileStore:
 
     def _sync_data(self, from_pos: int) -> None:
         if self.store_files is not None:
-            self.store_files.sync_data(self.data, from_pos)
+            self.store_files.sync_data(self.data, from_pos, self.data_start)
+
+    @property
+    def end_pos(self) -> int:
+        """Where the data ends (``MmapFileList#getMaxWrotePosition``)."""
+        return self.data_start + len(self.data)
+
+    def create_first_file(self, offset: int) -> None:
+        """``MmapFileList#getLastMappedFile(startOffset)`` with no data file: the first one
+        starts at ``offset`` (on the file-size grid), empty. ``DLedgerCommitLog`` calls it
+        at the end of an old commit log, so that entries follow the old messages."""
+        if self.has_data_files:
+            return
+        size = self.dledger_config.mapped_file_size_for_entry_data
+        self.data_start = offset - offset % size
+        self.has_data_files = True
+        self._sync_data(self.data_start)
 
     def _sync_index(self, from_pos: int) -> None:
         if self.store_files is not None:
@@ -192,7 +221,8 @@ class DLedgerMmapFileStore:
         the rest becomes a blank (magic -1, its length, zeros) and they start the next file.
         Raises DISK_ERROR for more than a file holds (``appendMessage`` fails after the
         blank, which stays)."""
-        pos = len(self.data)
+        pos = self.end_pos
+        self.has_data_files = True
         file_size = self.dledger_config.mapped_file_size_for_entry_data
         rest = file_size - pos % file_size
         if rest < file_size and length + MIN_BLANK_LEN > rest:
@@ -234,14 +264,14 @@ class DLedgerMmapFileStore:
             self.committed_index = self.committed_pos = -1
         else:
             entry = self.get(index)
-            del self.data[entry.pos + entry.size :]
+            del self.data[entry.pos + entry.size - self.data_start :]
             del self.index[(index + 1) * INDEX_UNIT_SIZE :]
             self.ledger_end_index, self.ledger_end_term = index, entry.term
             if self.committed_index > index:
                 self.committed_index, self.committed_pos = index, entry.pos + entry.size
         for i in [i for i in self.write_ms if i > index]:
             del self.write_ms[i]
-        self._sync_data(len(self.data))
+        self._sync_data(self.end_pos)
         self._sync_index(len(self.index))
         self._update_ledger_end_index_and_term()
 
@@ -296,7 +326,8 @@ class DLedgerMmapFileStore:
         data = coder.encode(entry)
         data_pos = self._append_data(data)
         if data_pos != entry.pos:
-            del self.data[data_pos:]  # the Java check fails after the write; keep the log whole
+            # the Java check fails after the write; keep the log whole
+            del self.data[data_pos - self.data_start :]
             self._sync_data(data_pos)
             raise DLedgerException(R.DISK_ERROR, f"{data_pos} != {entry.pos}")
         index_pos = self._append_index(
@@ -335,7 +366,14 @@ class DLedgerMmapFileStore:
         except DLedgerException:
             existed = False
         truncate_pos = entry.pos + entry.size if existed else entry.pos
-        del self.data[truncate_pos:]
+        self._truncate_offset(truncate_pos)
+        if self.end_pos != truncate_pos:
+            # MmapFileList#rebuildWithPos: every data file goes, and the data starts again
+            # at truncatePos (a follower whose log began elsewhere: another divide of an old
+            # commit log, or none)
+            self.data = bytearray()
+            self.data_start = truncate_pos
+            self.has_data_files = True
         self._sync_data(truncate_pos)
         if not existed:
             data_pos = self._append_data(data)
@@ -353,6 +391,22 @@ class DLedgerMmapFileStore:
         self._revise_ledger_begin_index()
         self._update_ledger_end_index_and_term()
         return entry.index
+
+    def _truncate_offset(self, pos: int) -> None:
+        """``MmapFileList#truncateOffset(pos)``: the data ends at ``pos`` when a file holds
+        it (a position past the written end of the last file moves its end there, over
+        zeros); every file after it, or every file when ``pos`` is before the first, goes."""
+        size = self.dledger_config.mapped_file_size_for_entry_data
+        ds = self.data_start
+        if pos < ds:
+            del self.data[:]
+        elif pos <= self.end_pos:
+            del self.data[pos - ds :]
+        elif self.has_data_files:
+            end = self.end_pos
+            last = (end - 1) // size * size if end > ds else ds - ds % size  # the last file
+            if pos < last + size:
+                self.data += bytes(pos - end)
 
     def _revise_ledger_begin_index(self) -> None:
         """``reviseLedgerBeginIndex``: the first entry of the first data file."""
@@ -380,7 +434,8 @@ class DLedgerMmapFileStore:
     def get(self, index: int) -> DLedgerEntry:
         """``DLedgerMmapFileStore#get``: the index record, then the entry's bytes."""
         pos, size = self.get_entry_pos_and_size(index)
-        entry = coder.decode(memoryview(self.data)[pos : pos + size])
+        at = pos - self.data_start
+        entry = coder.decode(memoryview(self.data)[at : at + size])
         check(pos == entry.pos, R.DISK_ERROR, f"{pos} != {entry.pos}")
         return entry
 
@@ -425,8 +480,10 @@ class DLedgerMmapFileStore:
         part: 0.2.3's files are ``mappedFileSize`` long, zeros after it."""
         out: dict[str, bytes] = {}
         size = self.dledger_config.mapped_file_size_for_entry_data
-        for start in range(0, len(self.data), size):
-            out[f"data/{offset2file_name(start)}"] = bytes(self.data[start : start + size])
+        ds = self.data_start
+        end = max(self.end_pos, ds + 1 if self.has_data_files else ds)  # an empty first file
+        for start in range(ds, end, size):
+            out[f"data/{offset2file_name(start)}"] = bytes(self.data[start - ds :][:size])
         if self.index:
             out[f"index/{offset2file_name(0)}"] = bytes(self.index)
         out[CHECK_POINT_FILE] = self.checkpoint_text().encode()

@@ -49,9 +49,9 @@ end wakes the store's reput (``reput_wakeup``: the broker's reput timer), on eve
 ``getMessage(offset,
 size)`` reads the data files directly (not bounded by the committed end, as in 4.9.3).
 
-Not modelled: the mixed log (an old commit log followed by DLedger's, ``dividedCommitlogOffset``),
-the data files' blank padding (``mqlab.dledger.dledger_mmap_file_store``) and the disk
-cleaning. The role switch and ``recoverTopicQueueTable`` on a new leader are
+The mixed log: a node started over an old commit log (``recover_normally``) begins DLedger's
+data at ``dividedCommitlogOffset``, the end of the old log's last file; reads below it go to the
+old log. Not modelled: the disk cleaning. The role switch and ``recoverTopicQueueTable`` on a new leader are
 ``mqlab.broker.dledger_role_change_handler``'s.
 """
 
@@ -186,10 +186,12 @@ class _DataFile:
 
     __slots__ = ("view", "file_from_offset", "wrote_position", "available")
 
-    def __init__(self, data: bytearray, file_from_offset: int, file_size: int) -> None:
-        self.view = _Slices(data, file_from_offset)
+    def __init__(
+        self, data: bytearray, file_from_offset: int, file_size: int, data_start: int = 0
+    ) -> None:
+        self.view = _Slices(data, file_from_offset - data_start)
         self.file_from_offset = file_from_offset
-        self.wrote_position = min(len(data) - file_from_offset, file_size)
+        self.wrote_position = min(data_start + len(data) - file_from_offset, file_size)
         self.available = True
 
 
@@ -266,6 +268,11 @@ class DLedgerCommitLog(CommitLog):
         self.dledger_config = server.config
         #: ``id``: ``selfId``'s number + 1 (n0 → 1).
         self.id = int(server.config.self_id[1:]) + 1
+        #: ``dividedCommitlogOffset``: where an old commit log ends and DLedger's entries
+        #: begin (the end of the old log's last file); -1 without an old log
+        self.divided_commitlog_offset = -1
+        #: ``isInrecoveringOldCommitlog``: the old log is parsed as a ``CommitLog``'s
+        self._in_recovering_old = False
         # a store re-made on the same node (a broker restart) replaces the old one's hooks
         dstore = server.store
         dstore.append_hooks[:] = [h for h in dstore.append_hooks if not _ours(h)]
@@ -311,28 +318,78 @@ class DLedgerCommitLog(CommitLog):
 
     # -- the readable end -----------------------------------------------------------------------
     def get_max_offset(self) -> int:
-        """``getMaxOffset``: DLedger's committed position (0 before any commit)."""
-        committed_pos = self.dledger_file_store.committed_pos
-        return committed_pos if committed_pos > 0 else 0
+        """``getMaxOffset``: DLedger's committed position; before any commit, the first data
+        file's start if that is past 0 (over an old commit log: the old messages are
+        readable), else 0."""
+        store = self.dledger_file_store
+        if store.committed_pos > 0:
+            return store.committed_pos
+        if store.has_data_files and store.data_start > 0:
+            return store.data_start
+        return 0
 
     def get_confirm_offset(self) -> int:
         """``getConfirmOffset``: ``getMaxOffset``."""
         return self.get_max_offset()
 
     def get_min_offset(self) -> int:
-        """``getMinOffset``: the first data file's start (0: files are not deleted here)."""
-        return 0
+        """``getMinOffset``: the old commit log's first file while there is one, else the
+        first data file's start (files are not deleted here)."""
+        if self.mapped_file_queue.mapped_files:
+            return self.mapped_file_queue.get_min_offset()
+        return self.dledger_file_store.data_start
 
     def load(self) -> bool:
+        """``load``: ``CommitLog#load``, the old commit log's files (none on a new node)."""
         return super().load()
 
     def recover_normally(self, max_phy_offset_of_consume_queue: int) -> int:
-        """``DLedgerCommitLog#recover``: DLedger's log is the server's; consume queues
-        beyond its written end are truncated."""
-        max_phy_offset = len(self.dledger_file_store.data)
-        if max_phy_offset_of_consume_queue >= max_phy_offset:
-            self.store.truncate_dirty_logic_files(max_phy_offset)
-        return max_phy_offset
+        """``DLedgerCommitLog#recover`` (4.9.3 calls it for a normal and an abnormal exit).
+
+        With DLedger data files: ``dividedCommitlogOffset`` is the first one's start, and
+        the consume queues beyond DLedger's written end are truncated. The old commit log
+        is not walked again.
+
+        Without (the first start of a node, maybe over an old commit log, "upgrade old
+        cluster" in 4.9.3's docs/en/dledger/deploy_guide.md): the old log is recovered as a
+        ``CommitLog`` (``CommitLog#recoverNormally``: with no file at all, the consume
+        queues are destroyed); if it has a file, a blank (its length, magic
+        ``BLANK_MAGIC_CODE``) is written at the last file's write position unless one is
+        there, the file counts as full, and DLedger's first data file starts where it
+        ends, at ``dividedCommitlogOffset``. Entries follow the old messages, and reads
+        below that offset go to the old log (``getData``, ``getMessage``)."""
+        store = self.dledger_file_store
+        if store.has_data_files:
+            self.divided_commitlog_offset = store.data_start
+            max_phy_offset = store.end_pos
+            if max_phy_offset_of_consume_queue >= max_phy_offset:
+                self.store.truncate_dirty_logic_files(max_phy_offset)
+            return max_phy_offset
+        self._in_recovering_old = True
+        try:
+            super().recover_normally(max_phy_offset_of_consume_queue)
+        finally:
+            self._in_recovering_old = False
+        mf = self.mapped_file_queue.get_last_mapped_file()
+        if mf is None:
+            return 0
+        pos = mf.wrote_position
+        if pos + 8 <= mf.file_size:
+            magic = _I32x2.unpack_from(mf.mm, pos)[1]
+            if magic != BLANK_MAGIC_CODE:  # "Recover old commitlog found a illegal magic code"
+                _I32x2.pack_into(mf.mm, pos, mf.file_size - pos, BLANK_MAGIC_CODE)
+                mf.mm.flush()
+        mf.wrote_position = mf.file_size
+        mf.flushed_position = mf.file_size
+        self.divided_commitlog_offset = mf.file_from_offset + mf.file_size
+        store.create_first_file(self.divided_commitlog_offset)
+        if self.store.tracer is not None and self.store.tracer.enabled:
+            self.store.tracer.emit(
+                "DLedgerCommitLog.recover", "divided", "state",
+                divided_commitlog_offset=self.divided_commitlog_offset,
+                old_wrote_position=mf.file_from_offset + pos,
+            )  # fmt: skip
+        return self.divided_commitlog_offset
 
     # -- put ------------------------------------------------------------------------------------
     def put_message(self, msg: MessageExtBrokerInner, now_ms: int) -> PutMessageResult:
@@ -564,29 +621,49 @@ class DLedgerCommitLog(CommitLog):
 
     # -- reads ----------------------------------------------------------------------------------
     def get_data(self, offset: int) -> tuple[_View, int, int] | None:  # type: ignore[override]
-        """``getData``: the committed bytes from ``offset`` (None at or past ``committedPos``)."""
+        """``getData``: below ``dividedCommitlogOffset`` the old commit log's; else the
+        committed bytes from ``offset`` (None at or past ``committedPos``)."""
+        if offset < self.divided_commitlog_offset:
+            return super().get_data(offset)  # type: ignore[return-value]
         store = self.dledger_file_store
         if offset >= store.committed_pos:
             return None
-        view = _View(bytes(store.data[offset : store.committed_pos]), offset)
+        ds = store.data_start
+        if offset < ds:
+            if offset != 0 or not store.has_data_files:
+                return None
+            # findMappedFileByOffset(0, returnFirstOnNotFound): the first data file from its
+            # start (a node whose log began past 0 without an old log; the reput moves on
+            # to the result's start offset, as 4.9.3's does)
+            first = ds - ds % self.dledger_config.mapped_file_size_for_entry_data
+            mm = bytes(ds - first) + bytes(store.data[: store.committed_pos - ds])
+            return _View(mm, first), 0, len(mm)
+        view = _View(bytes(store.data[offset - ds : store.committed_pos - ds]), offset)
         return view, 0, len(view.mm)
 
     def get_message(self, offset: int, size: int) -> memoryview | None:
-        """``getMessage``: ``size`` bytes of the data files at ``offset``, or None."""
-        data = self.dledger_file_store.data
-        if offset < 0 or offset + size > len(data):
+        """``getMessage``: below ``dividedCommitlogOffset`` the old commit log's; else
+        ``size`` bytes of the data files at ``offset``, or None."""
+        if offset < self.divided_commitlog_offset:
+            return super().get_message(offset, size)
+        store = self.dledger_file_store
+        at = offset - store.data_start
+        if at < 0 or at + size > len(store.data):
             return None
-        return memoryview(bytes(data[offset : offset + size]))
+        return memoryview(bytes(store.data[at : at + size]))
 
     def file_holding(self, offset: int) -> _DataFile | None:  # type: ignore[override]
-        """The data file holding ``offset`` as the pull path reads it, up to what is
+        """The file holding ``offset`` as the pull path reads it: below
+        ``dividedCommitlogOffset`` the old commit log's, else a data file, up to what is
         written now (``MmapFileList#findMappedFileByOffset``)."""
+        if offset < self.divided_commitlog_offset:
+            return super().file_holding(offset)  # type: ignore[return-value]
         size = self.mapped_file_size
-        data = self.dledger_file_store.data
+        store = self.dledger_file_store
         start = offset - offset % size
-        if offset < 0 or start >= len(data):
+        if start < store.data_start or start >= store.end_pos:
             return None
-        return _DataFile(data, start, size)
+        return _DataFile(store.data, start, size, store.data_start)
 
     def roll_next_file(self, offset: int) -> int:
         size = self.dledger_config.mapped_file_size_for_entry_data
@@ -598,6 +675,8 @@ class DLedgerCommitLog(CommitLog):
         """``DLedgerCommitLog#checkMessageAndReturnSize``: an old commit-log entry is
         parsed as such; DLedger's blank → size 0; else skip the 48-byte header, parse the
         message, and ``bufferSize`` := its size + 48."""
+        if self._in_recovering_old:
+            return super().check_message_and_return_size(buf, pos, check_crc, read_body)
         try:
             magic, magic_old = _I32x2.unpack_from(buf, pos)  # type: ignore[arg-type]
             if magic_old in (BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE):

@@ -476,3 +476,124 @@ def test_a_batch_refused_before_any_append(cluster) -> None:
     # the leader's refusals came before getQueueOffsetByKey; the follower's after it
     assert "DLedgerTopic-1" not in store.commit_log.topic_queue_table
     assert stores[follower].commit_log.topic_queue_table["DLedgerTopic-1"] == 0
+
+
+def test_a_group_over_an_old_commit_log_appends_after_its_last_file(tmp_path) -> None:
+    """4.9.3's upgrade path (docs/en/dledger/deploy_guide.md "Upgrade old cluster"): a
+    broker's store copied to three nodes that start with ``enableDLegerCommitLog``.
+    ``DLedgerCommitLog#recover`` ends the old log with a blank at its write position, and
+    DLedger's first data file starts where that file ends (``dividedCommitlogOffset``,
+    4096 here): the old messages keep their offsets and queue offsets, the first entry is
+    at 4096 and its message at 4096 + 48, queue offset 3; a restart finds the divide again
+    from the data file's name."""
+    import shutil
+    import struct
+
+    size = 4096
+    old = MessageStoreConfig(store_path_root_dir=str(tmp_path / "n0"),
+                             mapped_file_size_commit_log=size)  # fmt: skip
+    plain = DefaultMessageStore(old, store_host=STORE_HOST)
+    assert plain.load()
+    offsets = [plain.put_message(_msg(b"old-%d" % i), 1).append_message_result.wrote_offset
+               for i in range(3)]  # fmt: skip
+    assert plain.do_reput() == 3
+    plain.shutdown()
+    assert offsets == [0, 127, 254]
+    for node_id in ("n1", "n2"):
+        shutil.copytree(tmp_path / "n0", tmp_path / node_id)
+    group = DLedgerGroup(3, seed=5, mapped_file_size_for_entry_data=size)
+    stores = {}
+    for node_id in group.ids:
+        cfg = MessageStoreConfig(
+            store_path_root_dir=str(tmp_path / node_id), mapped_file_size_commit_log=size,
+            enable_d_leger_commit_log=True, d_leger_group="default", d_leger_peers=group.peers,
+            d_leger_self_id=node_id,
+        )  # fmt: skip
+        stores[node_id] = DefaultMessageStore(cfg, store_host=STORE_HOST,
+                                              dledger_server=group.server(node_id))  # fmt: skip
+        assert stores[node_id].load()
+    for node_id, s in stores.items():
+        cl = s.commit_log
+        assert (cl.divided_commitlog_offset, s.get_min_phy_offset(), s.get_max_phy_offset()) == (
+            size, 0, size), node_id  # fmt: skip
+        old_file = (tmp_path / node_id / "commitlog" / f"{0:020d}").read_bytes()
+        assert struct.unpack_from(">ii", old_file, 381) == (size - 381, -875286124)
+        files = group.server(node_id).store.files()
+        assert [(k, v) for k, v in files.items() if k.startswith("data/")] == [
+            (f"data/{size:020d}", b"")]  # fmt: skip
+        assert s.get_max_offset_in_queue("DLedgerTopic", 0) == 3
+        got = s.look_message_by_offset(127)
+        assert got is not None and got.body == b"old-1" and got.queue_offset == 1
+    group.run_until(lambda: group.leader() is not None, 10_000)
+    leader = group.leader()
+    r = stores[leader].put_message(_msg(b"new-0"), group.now)
+    group.run_until(lambda: r.replica_request.done, 5_000, slice_ms=1)
+    amr = r.append_message_result
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+    assert (amr.wrote_offset, amr.logics_offset) == (size + 48, 3)
+    assert group.server(leader).store.get(0).pos == size
+    group.run_until(
+        lambda: all(group.server(i).store.committed_index == 0 for i in group.ids), 5_000
+    )
+    for node_id, s in stores.items():
+        assert s.do_reput() == 1, node_id
+        assert [s.get_commit_log_offset_in_queue("DLedgerTopic", 0, q) for q in range(4)] == [
+            0, 127, 254, size + 48]  # fmt: skip
+        assert s.look_message_by_offset(size + 48).body == b"new-0"
+        assert s.get_max_phy_offset() == size + 175
+    # a restart on the same node: the divide is the first data file's start
+    follower = next(i for i in group.ids if i != leader)
+    stores[follower].shutdown()
+    again = DefaultMessageStore(stores[follower].message_store_config, store_host=STORE_HOST,
+                                dledger_server=group.server(follower))  # fmt: skip
+    assert again.load()
+    assert again.commit_log.divided_commitlog_offset == size
+    assert [again.look_message_by_offset(o).body for o in (0, size + 48)] == [b"old-0", b"new-0"]
+
+
+def test_a_node_without_the_old_log_follows_from_the_divide_without_the_old_messages(
+    tmp_path,
+) -> None:
+    """The deploy guide asks for the same old commit log on every node. n2 starts without
+    it, so its log has no data file; the leader's first entry is at 4096. The leader's
+    TRUNCATE there finds n2's data ending at 0, not 4096, and rebuilds its data files at
+    4096 (``DLedgerMmapFileStore#truncate``, ``MmapFileList#rebuildWithPos``): n2 then holds
+    every entry at the leader's positions, but none of the old messages."""
+    import shutil
+
+    size = 4096
+    plain = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=str(tmp_path / "n0"),
+                                                   mapped_file_size_commit_log=size),
+                                store_host=STORE_HOST)  # fmt: skip
+    assert plain.load()
+    plain.put_message(_msg(b"old"), 1)
+    assert plain.do_reput() == 1
+    plain.shutdown()
+    shutil.copytree(tmp_path / "n0", tmp_path / "n1")
+    group = DLedgerGroup(3, seed=5, mapped_file_size_for_entry_data=size)
+    stores = {}
+    for node_id in group.ids:
+        cfg = MessageStoreConfig(
+            store_path_root_dir=str(tmp_path / node_id), mapped_file_size_commit_log=size,
+            enable_d_leger_commit_log=True, d_leger_group="default", d_leger_peers=group.peers,
+            d_leger_self_id=node_id,
+        )  # fmt: skip
+        stores[node_id] = DefaultMessageStore(cfg, store_host=STORE_HOST,
+                                              dledger_server=group.server(node_id))  # fmt: skip
+        assert stores[node_id].load()
+    assert [stores[i].commit_log.divided_commitlog_offset for i in group.ids] == [size, size, -1]
+    group.run_until(lambda: group.leader() in ("n0", "n1"), 20_000)
+    r = stores[group.leader()].put_message(_msg(b"new"), group.now)
+    group.run_until(lambda: r.replica_request.done, 5_000, slice_ms=1)
+    assert r.replica_request.status is PutMessageStatus.PUT_OK
+    assert r.append_message_result.wrote_offset == size + 48
+    group.run_until(
+        lambda: all(group.server(i).store.committed_index == 0 for i in group.ids), 5_000
+    )
+    n2 = group.server("n2").store
+    assert (n2.ledger_end_index, n2.data_start, n2.get(0).pos) == (0, size, size)
+    assert [stores[i].do_reput() for i in group.ids] == [1, 1, 1]
+    assert [stores[i].get_max_offset_in_queue("DLedgerTopic", 0) for i in group.ids] == [2, 2, 2]
+    assert stores["n2"].get_commit_log_offset_in_queue("DLedgerTopic", 0, 1) == size + 48
+    assert stores["n1"].look_message_by_offset(0).body == b"old"
+    assert stores["n2"].look_message_by_offset(0) is None
