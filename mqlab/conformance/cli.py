@@ -100,10 +100,11 @@ def run(args: argparse.Namespace, out=print):
         # the default report is tracked: its run file goes to the git-ignored artifacts/;
         # a report elsewhere gets its run file beside it
         run_file = RUN_FILE if args.report == DEFAULT_REPORT else args.report.with_suffix(".run.md")
-        from mqlab.conformance.dledger_rows import GROUP_DOC
+        from mqlab.conformance import dledger_rows, dledger_upgrade
 
-        write_report(result, args.report, real_label=label,
-                     groups_doc={**GROUPS, "dledger-failover": GROUP_DOC}, codes=codes,
+        groups_doc = {**GROUPS, "dledger-failover": dledger_rows.GROUP_DOC,
+                      "dledger-upgrade": dledger_upgrade.GROUP_DOC}  # fmt: skip
+        write_report(result, args.report, real_label=label, groups_doc=groups_doc, codes=codes,
                      run_file=run_file)  # fmt: skip
         out(f"conformance: report written to {args.report} (this run's timings: {run_file})")
     out(f"conformance: {result.seconds:.0f} s")
@@ -120,8 +121,9 @@ def dledger(result, out=print, *, rows: bool = True):
     """The mixed DLedger group after the scenarios (mqlab/conformance/dledger_mixed.py: an
     mqlab node and two real 4.9.3 nodes, its leader changed four to six times, the mqlab
     leader cut off by a silent partition once); records the ``dledger:`` line and every difference in ``result``; the ``MixedResult`` or None.
-    Then, with ``rows``, the rows across a leader kill (:func:`dledger_rows`; the mixed
-    group's own test leaves them to tests/conformance/test_dledger_rows.py)."""
+    Then, with ``rows``, the rows across a leader kill and an upgrade (:func:`dledger_rows`;
+    the mixed group's own test leaves them to tests/conformance/test_dledger_rows.py and
+    test_dledger_upgrade.py)."""
     import tempfile
     import time
     from pathlib import Path
@@ -149,28 +151,31 @@ def dledger(result, out=print, *, rows: bool = True):
 
 
 def dledger_rows(result, out=print) -> None:
-    """The rows across a leader kill (mqlab/conformance/dledger_rows.py): a real 4.9.3
-    DLedger group and ``serve --dledger-brokers 3``; each row goes into ``result`` (and
-    counts in its tally), a failed start or a wait that gave up into its dledger problems."""
+    """The rows of a real 4.9.3 DLedger group and ``serve --dledger-brokers 3``: across a
+    leader kill (mqlab/conformance/dledger_rows.py), then over a broker's upgraded store
+    (dledger_upgrade.py); each row goes into ``result`` (and counts in its tally), a failed
+    start or a wait that gave up into its dledger problems."""
     import time
 
     from mqlab.conformance.dledger_rows import run_dledger_rows
+    from mqlab.conformance.dledger_upgrade import run_upgrade_rows
     from mqlab.conformance.real_cluster import RealClusterError
     from mqlab.conformance.report import row_line
 
-    started = time.monotonic()
-    try:
-        rows, notes = run_dledger_rows(out, log=lambda r: out(row_line(r, False)))
-    except (RealClusterError, TimeoutError) as e:
-        result.dledger_problems.append(f"dledger rows: {e}")
-        out(f"dledger rows: FAILED: {e}")
-        return
-    result.rows.extend(rows.rows)
-    result.dledger_problems += notes
-    for note in notes:
-        out(f"dledger rows: {note}")
-    out(f"dledger rows: {rows.summary().removeprefix('conformance: ')}, "
-        f"in {time.monotonic() - started:.0f} s")  # fmt: skip
+    for label, run in (("dledger rows", run_dledger_rows), ("dledger upgrade", run_upgrade_rows)):
+        started = time.monotonic()
+        try:
+            rows, notes = run(out, log=lambda r: out(row_line(r, False)))
+        except (RealClusterError, TimeoutError) as e:
+            result.dledger_problems.append(f"{label}: {e}")
+            out(f"{label}: FAILED: {e}")
+            continue
+        result.rows.extend(rows.rows)
+        result.dledger_problems += notes
+        for note in notes:
+            out(f"{label}: {note}")
+        out(f"{label}: {rows.summary().removeprefix('conformance: ')}, "
+            f"in {time.monotonic() - started:.0f} s")  # fmt: skip
 
 
 def replicate(real, result, out=print) -> None:

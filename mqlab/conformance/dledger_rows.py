@@ -218,6 +218,9 @@ class _DLedgerSide:
     slave_addr = ""
     acl_addr = ""
     acl_namesrv_addr = ""
+    #: what :meth:`wait_replicated` asks the followers about
+    topic = TOPIC
+    consumer_group = GROUP
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = Path(workdir)
@@ -253,7 +256,7 @@ class _DLedgerSide:
         return {
             (0 if i == leader else int(i[1:]) + 1): a
             for i, a in self.node_addrs.items()
-            if i not in self.killed
+            if i in NODES and i not in self.killed
         }
 
     def lead(self, node: str) -> None:
@@ -313,11 +316,12 @@ class _DLedgerSide:
         def done() -> bool:
             table = self.table()
             for i, a in self.node_addrs.items():
-                if i in self.killed or table.get(0) == a:
+                if i not in NODES or i in self.killed or table.get(0) == a:
                     continue
-                q = {"topic": TOPIC, "queueId": "0"}
+                q = {"topic": self.topic, "queueId": "0"}
+                cq = {**q, "consumerGroup": self.consumer_group}
                 last[i] = (ask(a, RequestCode.GET_MAX_OFFSET, q),
-                           ask(a, RequestCode.QUERY_CONSUMER_OFFSET, {**q, "consumerGroup": GROUP}))  # fmt: skip
+                           ask(a, RequestCode.QUERY_CONSUMER_OFFSET, cq))  # fmt: skip
             return bool(last) and all(v == (str(max_offset), str(offset)) for v in last.values())
 
         try:
