@@ -328,7 +328,10 @@ def cpp_batch(t: Target, work: Path) -> dict:
     first = {"op": "sync", "topic": "InteropCppBatch", "tags": "TagA", "body": "cb-first"}
     r = _cpp("produce", {"ns": t.namesrv_addr, "group": "cpp_pg_batch",
                          "ops": [first, {"op": "batch", "messages": msgs}]}, work)  # fmt: skip
-    got = _cpp_push(t, work, "InteropCppBatch", "cpp_cg_batch", "*", 5)
+    # 4.9.3 stored the batch as one message (CPP_BATCH_ONE): 2 deliveries there, not 5; the
+    # push then stops at 2 instead of waiting out its 60 s for 3 that never come (and a 1 s
+    # look after either count shows anything more)
+    got = _cpp_push(t, work, "InteropCppBatch", "cpp_cg_batch", "*", 2 if t.kind == "real" else 5)
     bodies = sorted(m["body"] for m in got)
     return {"statuses": [x["status"] for x in r["results"]], "delivered": bodies}
 
