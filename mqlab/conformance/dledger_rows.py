@@ -434,16 +434,21 @@ class MqlabDLedgerSide(_DLedgerSide):
 
 @contextmanager
 def dledger_sides(
-    workdir: Path | None = None, out: Callable[[str], None] = print
-) -> Iterator[tuple[RealDLedgerSide, MqlabDLedgerSide]]:
-    """Both groups started (the real one first, then mqlab's), stopped on exit."""
-    work = Path(workdir or tempfile.mkdtemp(prefix="mqlab-dledger-rows-"))
-    real, mq = RealDLedgerSide(work), MqlabDLedgerSide(work)
+    workdir: Path | None = None,
+    out: Callable[[str], None] = print,
+    *,
+    sides: tuple[type, type] = (RealDLedgerSide, MqlabDLedgerSide),
+    what: str = "dledger rows",
+) -> Iterator[tuple[Any, Any]]:
+    """Both sides started (the real one first, then mqlab's), stopped on exit: by default
+    the two groups; ``sides`` other classes of the same start/stop (``dledger_upgrade``)."""
+    work = Path(workdir or tempfile.mkdtemp(prefix=f"mqlab-{what.replace(' ', '-')}-"))
+    real, mq = sides[0](work), sides[1](work)
     try:
         t0 = time.monotonic()
         real.start()
         mq.start()
-        out(f"dledger rows: groups started in {time.monotonic() - t0:.0f} s (real namesrv "
+        out(f"{what}: started in {time.monotonic() - t0:.0f} s (real namesrv "
             f"{real.namesrv_addr}, mqlab namesrv {mq.namesrv_addr})")  # fmt: skip
         yield real, mq
     finally:

@@ -34,10 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +45,10 @@ from mqlab.conformance.dledger_rows import (
     PROPERTIES,
     MqlabDLedgerSide,
     RealDLedgerSide,
+    dledger_sides,
 )
 from mqlab.conformance.scenario import Scenario, SideAction, Step
 from mqlab.conformance.scenarios.common import pull, query_offset, send_v2, update_offset
-from mqlab.conformance.wire import wait_until
 
 __all__ = [
     "DIVIDED",
@@ -63,7 +60,6 @@ __all__ = [
     "SCENARIO",
     "TOPIC",
     "run_upgrade_rows",
-    "upgrade_sides",
 ]
 
 TOPIC = "cf_dledger_upgrade"
@@ -77,7 +73,6 @@ GROUP_DOC = (
     "A broker upgraded to a DLedger group (4.9.3's deploy guide): its store copied to three "
     "nodes; the old messages' offsets and pulls, new sends after the divide, a pull across it."
 )
-WAIT_S = 90.0
 
 
 def _to(step: Step, node: str) -> Step:
@@ -123,15 +118,36 @@ SCENARIO = Scenario("dledger-upgrade", "dledger_upgrade", [
        "(mqlab/conformance/dledger_upgrade.py).")  # fmt: skip
 
 
-class RealUpgradeSide(RealDLedgerSide):
-    """A real 4.9.3 broker (its own name server, one JVM), then the group on its store."""
+class _Upgrade:
+    """What both sides share: node ``old`` is the plain broker until :meth:`upgrade` stops it
+    (``_stop_and_copy``) and starts the group on the copies; :meth:`stop` stops whichever
+    runs."""
 
     topic = TOPIC
     consumer_group = GROUP
+    plain: Any = None
+    node_addrs: dict[str, str]
 
-    def __init__(self, workdir: Path, jvm_options: list[str] | None = None) -> None:
-        super().__init__(workdir, jvm_options)
-        self.plain: Any = None
+    def _stop_and_copy(self) -> None:
+        raise NotImplementedError
+
+    def upgrade(self) -> None:
+        addr = self.node_addrs["old"]
+        self._stop_and_copy()
+        super().start()  # type: ignore[misc]  # the group's side
+        self.node_addrs = {"old": addr, **self.node_addrs}
+
+    def stop(self) -> None:
+        try:
+            super().stop()  # type: ignore[misc]
+        finally:
+            if self.plain is not None:
+                self.plain.stop()
+                self.plain = None
+
+
+class RealUpgradeSide(_Upgrade, RealDLedgerSide):
+    """A real 4.9.3 broker (its own name server, one JVM), then the group on its store."""
 
     def start(self) -> None:
         from mqlab.conformance.dledger_group import DLEDGER_JVM_OPTIONS
@@ -144,33 +160,16 @@ class RealUpgradeSide(RealDLedgerSide):
         self.namesrv_addr = self.plain.namesrv_addr
         self.node_addrs = {"old": self.plain.broker_addr}
 
-    def upgrade(self) -> None:
-        """Stop the broker, copy its store to the other nodes, start the group on them."""
+    def _stop_and_copy(self) -> None:
+        """SIGTERM (a graceful shutdown); n0's store copied to n1 and n2."""
         self.plain.stop()
         store = self.workdir / "real" / "n0" / "store"
         for node in NODES[1:]:
             shutil.copytree(store, self.workdir / "real" / node / "store")
-        old = self.node_addrs["old"]
-        super().start()
-        self.node_addrs = {"old": old, **self.node_addrs}
-
-    def stop(self) -> None:
-        try:
-            super().stop()
-        finally:
-            if self.plain is not None:
-                self.plain.stop()
 
 
-class MqlabUpgradeSide(MqlabDLedgerSide):
+class MqlabUpgradeSide(_Upgrade, MqlabDLedgerSide):
     """``python -m mqlab serve`` with one broker, then ``--dledger-brokers 3`` on its store."""
-
-    topic = TOPIC
-    consumer_group = GROUP
-
-    def __init__(self, workdir: Path, *, loop: str = "asyncio") -> None:
-        super().__init__(workdir, loop=loop)
-        self.plain: Any = None
 
     def start(self) -> None:
         from mqlab.serve import ServeConfig, ServerThread
@@ -181,52 +180,15 @@ class MqlabUpgradeSide(MqlabDLedgerSide):
             trace_level="off", loop=self.loop,
         ))  # fmt: skip
         self.namesrv_addr = self.plain.namesrv_addr
-        addr = self.plain.call(lambda s: s.brokers[0].broker_addr)
-        self.node_addrs = {"old": addr}
+        self.node_addrs = {"old": self.plain.call(lambda s: s.brokers[0].broker_addr)}
 
-    def upgrade(self) -> None:
-        """Stop the server (gracefully), copy the broker's store to ``broker-a-n<i>``, start
-        ``--dledger-brokers 3`` on the copies."""
+    def _stop_and_copy(self) -> None:
+        """The server stopped (gracefully); the broker's store copied to ``broker-a-n<i>``."""
         self.plain.stop()
         self.plain = None
         old = self.workdir / "mqlab-old" / BROKER
         for node in NODES:
             shutil.copytree(old, self.workdir / "mqlab" / f"{BROKER}-{node}")
-        addr = self.node_addrs["old"]
-        super().start()
-        self.node_addrs = {"old": addr, **self.node_addrs}
-
-    def stop(self) -> None:
-        try:
-            super().stop()
-        finally:
-            if self.plain is not None:
-                self.plain.stop()
-                self.plain = None
-
-
-@contextmanager
-def upgrade_sides(
-    workdir: Path | None = None, out: Callable[[str], None] = print
-) -> Iterator[tuple[RealUpgradeSide, MqlabUpgradeSide]]:
-    """Both plain brokers started (the real one first), stopped on exit with whatever group
-    the upgrade started."""
-    work = Path(workdir or tempfile.mkdtemp(prefix="mqlab-dledger-upgrade-"))
-    real, mq = RealUpgradeSide(work), MqlabUpgradeSide(work)
-    try:
-        t0 = time.monotonic()
-        real.start()
-        mq.start()
-        wait_until(lambda: bool(real.node_addrs and mq.node_addrs), WAIT_S, "both brokers")
-        out(f"dledger upgrade: brokers started in {time.monotonic() - t0:.0f} s")
-        yield real, mq
-    finally:
-        try:
-            mq.stop()
-        finally:
-            real.stop()
-            if workdir is None:
-                shutil.rmtree(work, ignore_errors=True)
 
 
 def run_upgrade_rows(
@@ -236,6 +198,7 @@ def run_upgrade_rows(
     engine's ``Run`` and the sides' notes (waits that gave up)."""
     from mqlab.conformance.engine import run_scenarios
 
-    with upgrade_sides(workdir, out) as (real, mq):
+    sides = (RealUpgradeSide, MqlabUpgradeSide)
+    with dledger_sides(workdir, out, sides=sides, what="dledger upgrade") as (real, mq):
         result = run_scenarios([SCENARIO], real, mq, log=log)
         return result, real.notes + mq.notes

@@ -13,9 +13,9 @@ the divide. One pair of sides for the module (a broker's JVM, then four).
 
 from __future__ import annotations
 
-import re
-
 import pytest
+
+from tests.conformance.test_dledger_rows import _code, _ext, check_rows
 
 #: step -> (the real broker's code, ext fields it must carry)
 REAL_ANSWERS: dict[str, tuple[int, dict[str, str]]] = {
@@ -52,23 +52,9 @@ def rows(java_runner, tmp_path_factory):
     return {r.step: r for r in result.rows}, result, notes, lines
 
 
-def _code(text: str) -> int | None:
-    m = re.match(r"code=(-?\d+)", text)
-    return None if m is None else int(m.group(1))
-
-
-def _ext(text: str) -> dict[str, str]:
-    m = re.search(r" ext=\{([^}]*)\}", text)
-    return {} if m is None else dict(kv.split("=", 1) for kv in m.group(1).split(", "))
-
-
 @pytest.mark.conformance
 def test_no_unexplained_row_and_no_wait_gave_up(rows) -> None:
-    by_step, result, notes, lines = rows
-    bad = [f"{r.step}: {[(d.path, d.real, d.mqlab) for d in r.unexplained]}"
-           for r in result.rows if r.unexplained]  # fmt: skip
-    assert bad == [] and notes == [], "\n".join(bad + notes + lines)
-    assert list(by_step) == list(REAL_ANSWERS)
+    check_rows(*rows, REAL_ANSWERS)
 
 
 @pytest.mark.conformance

@@ -478,28 +478,25 @@ def test_a_batch_refused_before_any_append(cluster) -> None:
     assert stores[follower].commit_log.topic_queue_table["DLedgerTopic-1"] == 0
 
 
-def test_a_group_over_an_old_commit_log_appends_after_its_last_file(tmp_path) -> None:
-    """4.9.3's upgrade path (docs/en/dledger/deploy_guide.md "Upgrade old cluster"): a
-    broker's store copied to three nodes that start with ``enableDLegerCommitLog``.
-    ``DLedgerCommitLog#recover`` ends the old log with a blank at its write position, and
-    DLedger's first data file starts where that file ends (``dividedCommitlogOffset``,
-    4096 here): the old messages keep their offsets and queue offsets, the first entry is
-    at 4096 and its message at 4096 + 48, queue offset 3; a restart finds the divide again
-    from the data file's name."""
-    import shutil
-    import struct
+#: the commit-log (and so DLedger data) file size of the upgrade tests
+UPGRADE_FILE_SIZE = 4096
 
-    size = 4096
+
+def _upgraded(tmp_path: Path, bodies: list[bytes], copies: tuple[str, ...]):
+    """A plain store at ``n0`` that took ``bodies`` (their offsets returned) and stopped; its
+    directory copied to ``copies``; then a 3-node group's stores on ``n0``..``n2`` with
+    ``enableDLegerCommitLog`` (4.9.3's upgrade path), loaded."""
+    import shutil
+
+    size = UPGRADE_FILE_SIZE
     old = MessageStoreConfig(store_path_root_dir=str(tmp_path / "n0"),
                              mapped_file_size_commit_log=size)  # fmt: skip
     plain = DefaultMessageStore(old, store_host=STORE_HOST)
     assert plain.load()
-    offsets = [plain.put_message(_msg(b"old-%d" % i), 1).append_message_result.wrote_offset
-               for i in range(3)]  # fmt: skip
-    assert plain.do_reput() == 3
+    offsets = [plain.put_message(_msg(b), 1).append_message_result.wrote_offset for b in bodies]
+    assert plain.do_reput() == len(bodies)
     plain.shutdown()
-    assert offsets == [0, 127, 254]
-    for node_id in ("n1", "n2"):
+    for node_id in copies:
         shutil.copytree(tmp_path / "n0", tmp_path / node_id)
     group = DLedgerGroup(3, seed=5, mapped_file_size_for_entry_data=size)
     stores = {}
@@ -512,6 +509,23 @@ def test_a_group_over_an_old_commit_log_appends_after_its_last_file(tmp_path) ->
         stores[node_id] = DefaultMessageStore(cfg, store_host=STORE_HOST,
                                               dledger_server=group.server(node_id))  # fmt: skip
         assert stores[node_id].load()
+    return group, stores, offsets
+
+
+def test_a_group_over_an_old_commit_log_appends_after_its_last_file(tmp_path) -> None:
+    """4.9.3's upgrade path (docs/en/dledger/deploy_guide.md "Upgrade old cluster"): a
+    broker's store copied to three nodes that start with ``enableDLegerCommitLog``.
+    ``DLedgerCommitLog#recover`` ends the old log with a blank at its write position, and
+    DLedger's first data file starts where that file ends (``dividedCommitlogOffset``,
+    4096 here): the old messages keep their offsets and queue offsets, the first entry is
+    at 4096 and its message at 4096 + 48, queue offset 3; a restart finds the divide again
+    from the data file's name."""
+    import struct
+
+    size = UPGRADE_FILE_SIZE
+    bodies = [b"old-%d" % i for i in range(3)]
+    group, stores, offsets = _upgraded(tmp_path, bodies, ("n1", "n2"))
+    assert offsets == [0, 127, 254]
     for node_id, s in stores.items():
         cl = s.commit_log
         assert (cl.divided_commitlog_offset, s.get_min_phy_offset(), s.get_max_phy_offset()) == (
@@ -559,28 +573,8 @@ def test_a_node_without_the_old_log_follows_from_the_divide_without_the_old_mess
     TRUNCATE there finds n2's data ending at 0, not 4096, and rebuilds its data files at
     4096 (``DLedgerMmapFileStore#truncate``, ``MmapFileList#rebuildWithPos``): n2 then holds
     every entry at the leader's positions, but none of the old messages."""
-    import shutil
-
-    size = 4096
-    plain = DefaultMessageStore(MessageStoreConfig(store_path_root_dir=str(tmp_path / "n0"),
-                                                   mapped_file_size_commit_log=size),
-                                store_host=STORE_HOST)  # fmt: skip
-    assert plain.load()
-    plain.put_message(_msg(b"old"), 1)
-    assert plain.do_reput() == 1
-    plain.shutdown()
-    shutil.copytree(tmp_path / "n0", tmp_path / "n1")
-    group = DLedgerGroup(3, seed=5, mapped_file_size_for_entry_data=size)
-    stores = {}
-    for node_id in group.ids:
-        cfg = MessageStoreConfig(
-            store_path_root_dir=str(tmp_path / node_id), mapped_file_size_commit_log=size,
-            enable_d_leger_commit_log=True, d_leger_group="default", d_leger_peers=group.peers,
-            d_leger_self_id=node_id,
-        )  # fmt: skip
-        stores[node_id] = DefaultMessageStore(cfg, store_host=STORE_HOST,
-                                              dledger_server=group.server(node_id))  # fmt: skip
-        assert stores[node_id].load()
+    size = UPGRADE_FILE_SIZE
+    group, stores, _ = _upgraded(tmp_path, [b"old"], ("n1",))
     assert [stores[i].commit_log.divided_commitlog_offset for i in group.ids] == [size, size, -1]
     group.run_until(lambda: group.leader() in ("n0", "n1"), 20_000)
     r = stores[group.leader()].put_message(_msg(b"new"), group.now)
