@@ -222,3 +222,60 @@ def test_a_killed_node_restarts_with_its_log_from_its_files(tmp_path):
         assert srv.call(log) == before
         wait_until(lambda: srv.call(lambda s: s.broker(node).message_store.get_max_offset_in_queue(
             "DlTopic", 0)) == 5, 20, "its consume queue rebuilt")  # fmt: skip
+
+
+def test_a_brokers_store_restarted_with_enable_dleger_commit_log_keeps_its_messages(tmp_path):
+    """4.9.3's upgrade path on one machine: ``serve --config`` of a plain broker takes two
+    messages and stops; the same store restarted with the DLedger keys added (a one-node
+    group) serves both old messages at their offsets, and the next send goes after the old
+    commit log's file (``dividedCommitlogOffset``: 4096 + 48), at queue offset 2."""
+    import socket
+
+    from mqlab.common.message_decoder import decodes
+    from mqlab.conformance.wire import call_sync
+    from mqlab.remoting.codes import RequestCode
+    from mqlab.remoting.command import RemotingCommand
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    plain = "brokerClusterName=RaftCluster\nbrokerName=RaftNode00\nmappedFileSizeCommitLog=4096\n"
+    conf = tmp_path / "broker.conf"
+    store = str(tmp_path / "s")
+
+    def offsets(addr: str, body: bytes) -> tuple[int, str]:
+        r = send_v2(addr, "UpTopic", body, group="pg", queue_id=0)
+        assert r.code == 0, r
+        return int(r.ext_fields["msgId"][-16:], 16), r.ext_fields["queueOffset"]
+
+    conf.write_text(plain)
+    with ServerThread(ServeConfig(namesrv_port=0, broker_port=0, config=str(conf),
+                                  store=store)) as srv:  # fmt: skip
+        addr = srv.call(lambda s: s.brokers[0].broker_addr)
+        assert [offsets(addr, b"old-%d" % i) for i in range(2)] == [(0, "0"), (122, "1")]
+    conf.write_text(plain + "enableDLegerCommitLog=true\ndLegerGroup=RaftNode00\n"
+                    f"dLegerPeers=n0-127.0.0.1:{port}\ndLegerSelfId=n0\n")  # fmt: skip
+    with ServerThread(ServeConfig(namesrv_port=0, broker_port=0, config=str(conf),
+                                  store=store)) as srv:  # fmt: skip
+        addr = srv.call(lambda s: s.brokers[0].broker_addr)
+        wait_until(lambda: _broker_addrs(srv.namesrv_addr, "RaftNode00") == {0: addr}, 20,
+                   "the one node's broker at brokerId 0")  # fmt: skip
+        assert offsets(addr, b"new") == (4096 + 48, "2")
+
+        def max_offset() -> str:
+            q = {"topic": "UpTopic", "queueId": "0"}
+            r = call_sync(addr, RemotingCommand.create_request(RequestCode.GET_MAX_OFFSET, q))
+            return r.ext_fields["offset"]
+
+        # the reput dispatches the committed entry on its own thread, as 4.9.3's does
+        wait_until(lambda: max_offset() == "3", 10, "the new message in the consume queue")
+        pull = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, {
+            "consumerGroup": "cg", "topic": "UpTopic", "queueId": "0", "queueOffset": "0",
+            "maxMsgNums": "32", "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0",
+            "subscription": "*", "subVersion": "0", "expressionType": "TAG",
+        })  # fmt: skip
+        r = call_sync(addr, pull)
+        assert (r.code, r.remark) == (0, "FOUND"), r
+        got = [(m.body, m.commit_log_offset, m.queue_offset) for m in decodes(r.body)]
+        assert got == [(b"old-0", 0, 0), (b"old-1", 122, 1), (b"new", 4096 + 48, 2)]
