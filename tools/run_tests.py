@@ -91,7 +91,10 @@ class Group:
 #: (real-broker then notebooks, core then browser) left one lane of 674 s and one of 2156 s
 #: on CI (2026-11-29), since core alone took 1771 s; three lanes (lab still in core) took
 #: 1448 s, core the last by 360 s, with the CPU 44 % busy. Niced, the parts take what the
-#: waiting lane leaves, and the browser tier still gets the CPU when it wants it.
+#: waiting lane leaves, and the browser tier still gets the CPU when it wants it. Dry run BN
+#: (session 32) tried more overlap: browser after net (beside the real broker), core from the
+#: start, the notebooks after core. 32:16 against 31:26 for BM the same day: the browser
+#: tier took 1,471 s beside everything (564 s in BM), spark 1,826 s (1,323): reverted.
 GROUPS = (
     Group(
         "real-broker",

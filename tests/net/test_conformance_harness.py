@@ -1,6 +1,10 @@
 """The conformance engine itself, without Java: rules, comparison, and a self-check run
 of the scenarios against two ``mqlab serve`` instances (every row must be identical or
-explained by a named rule, as mqlab against itself differs only in ports and clocks)."""
+explained by a named rule, as mqlab against itself differs only in ports and clocks).
+
+In tests/net, not tests/conformance: nothing here waits on a JVM, and the self-check is
+``mqlab serve`` over sockets, so it runs in the net group (tools/run_tests.py) rather than
+lengthening the real broker's lane (96 s of it in dry run BM)."""
 
 from __future__ import annotations
 
