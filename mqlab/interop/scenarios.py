@@ -360,22 +360,38 @@ CLIENT_MISSING["node"] = _node_missing
 
 def _npm_ci() -> None:
     """``npm ci`` in interop/node once: concurrent callers (the matrix's two targets) wait on a
-    lock, and the second finds the modules installed."""
+    lock, and the second finds the modules installed.
+
+    Installed means our marker, written once ``npm ci`` has succeeded, names this
+    ``package-lock.json``. ``ali-ons``'s own directory is not enough: it appears while ``npm
+    ci`` still unpacks its dependencies, and a target that saw it then ran the client into
+    missing modules (dry run BQ: both node scenarios exited 1 on the real broker, once the two
+    targets reached them at the same moment)."""
     import fcntl
     import hashlib
     import subprocess
     import tempfile
 
-    if (_NODE_DIR / "node_modules" / "ali-ons").is_dir():
+    lock_hash = hashlib.sha256((_NODE_DIR / "package-lock.json").read_bytes()).hexdigest()
+    marker = _NODE_DIR / "node_modules" / ".mqlab-npm-ci"
+
+    def installed() -> bool:
+        try:
+            return marker.read_text() == lock_hash
+        except OSError:
+            return False
+
+    if installed():
         return
     key = hashlib.sha256(str(_NODE_DIR).encode()).hexdigest()[:16]
     with open(Path(tempfile.gettempdir()) / f"mqlab-npm-ci-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (_NODE_DIR / "node_modules" / "ali-ons").is_dir():
+        if not installed():
             subprocess.run(
                 ["npm", "ci", "--no-audit", "--no-fund"], cwd=_NODE_DIR, check=True,
                 capture_output=True, timeout=600,
             )  # fmt: skip
+            marker.write_text(lock_hash)
 
 
 def _node(args: list[str], timeout_s: float = 90) -> list[dict]:

@@ -208,17 +208,39 @@ def test_go_client_is_built_once_when_two_targets_ask_at_once(monkeypatch, tmp_p
 
 
 def test_npm_ci_runs_once_when_two_targets_ask_at_once(monkeypatch, tmp_path):
-    """Two threads needing the Node.js client at once: one `npm ci`, after which both run."""
+    """Two threads needing the Node.js client at once: one `npm ci`, after which both run.
+    The second comes while `npm ci` has unpacked ``ali-ons`` but not yet the rest (as dry run
+    BQ's real target did) and still waits for the end."""
+    import threading
+    import time
+
     calls = tmp_path / "calls"
     node_dir = tmp_path / "node"
     node_dir.mkdir()
+    (node_dir / "package-lock.json").write_text("{}")
     _fake_tool(tmp_path / "bin", "npm",
-               f'echo ci >> "{calls}"; sleep 1; mkdir -p node_modules/ali-ons')  # fmt: skip
+               f'echo ci >> "{calls}"; mkdir -p node_modules/ali-ons; sleep 1; '
+               "echo x > node_modules/dependency.js")  # fmt: skip
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(scenarios, "_NODE_DIR", node_dir)
-    assert _at_once(scenarios._npm_ci) == [None, None]
+    done = node_dir / "node_modules" / "dependency.js"
+    seen: list[bool] = []
+
+    def call() -> None:
+        scenarios._npm_ci()
+        seen.append(done.is_file())
+
+    first = threading.Thread(target=call)
+    first.start()
+    deadline = time.monotonic() + 30
+    while not (node_dir / "node_modules" / "ali-ons").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    call()  # ali-ons is there, the install is not finished
+    first.join(30)
+    assert seen == [True, True]
     assert calls.read_text() == "ci\n"
-    assert (node_dir / "node_modules" / "ali-ons").is_dir()
+    scenarios._npm_ci()  # installed: no second npm ci
+    assert calls.read_text() == "ci\n"
 
 
 def test_notes_are_kept_per_target_and_left_out_of_the_comparison(fake_targets, tmp_path):
